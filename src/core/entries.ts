@@ -1,0 +1,155 @@
+/**
+ * Session entries: the nodes of a session tree. Field meanings are pi's
+ * (`../shared/reference/pi-behaviour.md` §2.2) so a session exports to pi v3 JSONL.
+ *
+ * Contract:
+ * - every entry has `id`, `parentId` (`null` for a root) and `timestamp` (ISO 8601 string);
+ * - entries are immutable once appended; the leaf moves, entries never change;
+ * - `active_tools_change` is ours (pi ignores it on load, it keeps the file valid);
+ * - an entry of a type Arbor does not know is kept verbatim as {@link UnknownEntry}
+ *   (so export round-trips) and is left out of the context.
+ *
+ * @example
+ * ```ts
+ * const entry: MessageEntry = {
+ *   type: "message", id: "a1b2c3d4", parentId: null, timestamp: new Date().toISOString(),
+ *   message: { role: "user", content: "hi", timestamp: Date.now() },
+ * };
+ * ```
+ */
+import type { AgentMessage, ImageContent, TextContent, ThinkingLevel, Usage } from "./messages.ts";
+
+/** Fields every entry has. */
+export interface EntryBase {
+  id: string;
+  parentId: string | null;
+  /** ISO 8601 timestamp. */
+  timestamp: string;
+}
+
+/** A stored message (user, assistant, toolResult, custom, bashExecution). */
+export interface MessageEntry extends EntryBase {
+  type: "message";
+  message: AgentMessage;
+}
+
+/** The thinking level changed from here on. */
+export interface ThinkingLevelChangeEntry extends EntryBase {
+  type: "thinking_level_change";
+  thinkingLevel: ThinkingLevel;
+}
+
+/** The model changed from here on. */
+export interface ModelChangeEntry extends EntryBase {
+  type: "model_change";
+  provider: string;
+  modelId: string;
+}
+
+/** The set of active tools changed from here on (ours). */
+export interface ActiveToolsChangeEntry extends EntryBase {
+  type: "active_tools_change";
+  toolNames: string[];
+}
+
+/** File operations tracked through compactions and branch summaries. Source: pi. */
+export interface FileOperationsDetails {
+  readFiles: string[];
+  modifiedFiles: string[];
+}
+
+/**
+ * A compaction: the path before `firstKeptEntryId` is replaced by `summary`.
+ * `tokensBefore` is the context size in tokens when it was made.
+ * `retainedTail` (ours) lists the ids kept verbatim, for inspection.
+ */
+export interface CompactionEntry extends EntryBase {
+  type: "compaction";
+  summary: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  retainedTail?: string[];
+  details?: unknown;
+  usage?: Usage;
+  fromHook?: boolean;
+}
+
+/** A summary of an abandoned branch, a child of the new leaf. `fromId` is an entry id or `"root"`. */
+export interface BranchSummaryEntry extends EntryBase {
+  type: "branch_summary";
+  fromId: string;
+  summary: string;
+  details?: unknown;
+  usage?: Usage;
+  fromHook?: boolean;
+}
+
+/** Application state; never in the context. */
+export interface CustomEntry extends EntryBase {
+  type: "custom";
+  customType: string;
+  data?: unknown;
+}
+
+/** An application message that is in the context (as a `custom` message, sent as user). */
+export interface CustomMessageEntry extends EntryBase {
+  type: "custom_message";
+  customType: string;
+  content: string | (TextContent | ImageContent)[];
+  display: boolean;
+  details?: unknown;
+}
+
+/** A label on `targetId`; `label` undefined clears it. The latest label wins. */
+export interface LabelEntry extends EntryBase {
+  type: "label";
+  targetId: string;
+  label?: string;
+}
+
+/** The session's name; empty or undefined clears it. */
+export interface SessionInfoEntry extends EntryBase {
+  type: "session_info";
+  name?: string;
+}
+
+/** An entry type Arbor does not know, kept verbatim for round-trips. */
+export interface UnknownEntry extends EntryBase {
+  type: string;
+  [key: string]: unknown;
+}
+
+/** Every entry kind Arbor understands. */
+export type KnownEntry =
+  | MessageEntry
+  | ThinkingLevelChangeEntry
+  | ModelChangeEntry
+  | ActiveToolsChangeEntry
+  | CompactionEntry
+  | BranchSummaryEntry
+  | CustomEntry
+  | CustomMessageEntry
+  | LabelEntry
+  | SessionInfoEntry;
+
+/** A session entry. */
+export type SessionEntry = KnownEntry | UnknownEntry;
+
+/** The entry types Arbor understands. */
+export const KNOWN_ENTRY_TYPES = [
+  "message",
+  "thinking_level_change",
+  "model_change",
+  "active_tools_change",
+  "compaction",
+  "branch_summary",
+  "custom",
+  "custom_message",
+  "label",
+  "session_info",
+] as const;
+
+/** True if the entry is one of {@link KNOWN_ENTRY_TYPES}. */
+export function isKnownEntry(entry: SessionEntry): entry is KnownEntry {
+  return (KNOWN_ENTRY_TYPES as readonly string[]).includes(entry.type);
+}

@@ -1,0 +1,114 @@
+/**
+ * Typed errors thrown at Arbor's API edge.
+ *
+ * Contract (ours): every error Arbor throws to a caller is an {@link ArborError}
+ * with a stable string `code`. Inside actors errors are data (failed states and
+ * `*.failed` events); these classes are only thrown across the public API.
+ * `ArborError.isInstance(e)` works across duplicate package copies (it checks a
+ * `Symbol.for` marker, the AI SDK's pattern), where `instanceof` would fail.
+ *
+ * @example
+ * ```ts
+ * try { await log.append("s-1", events, { expectedVersion: 3 }); }
+ * catch (error) {
+ *   if (ExpectedVersionConflictError.isInstance(error)) console.log(error.actualVersion);
+ * }
+ * ```
+ */
+const MARKER = Symbol.for("arbor.error");
+
+/** Options shared by every Arbor error: an optional `cause` and structured `details`. */
+export interface ArborErrorOptions {
+  cause?: unknown;
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Base class of every error Arbor throws. `code` is a stable, SCREAMING_SNAKE
+ * identifier callers may switch on; `message` is for humans and may change.
+ *
+ * @example
+ * ```ts
+ * if (ArborError.isInstance(error) && error.code === "SESSION_BUSY") { ... }
+ * ```
+ */
+export class ArborError extends Error {
+  readonly code: string;
+  readonly details: Record<string, unknown>;
+  readonly [MARKER] = true;
+
+  constructor(code: string, message: string, options: ArborErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.name = new.target.name;
+    this.code = code;
+    this.details = options.details ?? {};
+    Object.setPrototypeOf(this, new.target.prototype);
+  }
+
+  /** True for any Arbor error, even one from another copy of the package. */
+  static isInstance(error: unknown): error is ArborError {
+    return typeof error === "object" && error !== null && (error as Record<symbol, unknown>)[MARKER] === true;
+  }
+}
+
+function defineError<C extends string>(code: C, name: string) {
+  const cls = class extends ArborError {
+    static readonly code: C = code;
+    constructor(message: string, options: ArborErrorOptions = {}) {
+      super(code, message, options);
+    }
+    static override isInstance(error: unknown): error is ArborError {
+      return ArborError.isInstance(error) && error.code === code;
+    }
+  };
+  Object.defineProperty(cls, "name", { value: name });
+  return cls;
+}
+
+/** An append's `expectedVersion` did not match the stream's version (code `EXPECTED_VERSION_CONFLICT`). Nothing was written. */
+export class ExpectedVersionConflictError extends ArborError {
+  static readonly code = "EXPECTED_VERSION_CONFLICT";
+  constructor(
+    readonly streamId: string,
+    readonly expectedVersion: string | number,
+    readonly actualVersion: number,
+  ) {
+    super(
+      ExpectedVersionConflictError.code,
+      `Stream "${streamId}" is at version ${actualVersion}, but the append expected ${String(expectedVersion)}. Another writer appended first; reload and retry.`,
+      { details: { streamId, expectedVersion, actualVersion } },
+    );
+  }
+  static override isInstance(error: unknown): error is ExpectedVersionConflictError {
+    return ArborError.isInstance(error) && error.code === ExpectedVersionConflictError.code;
+  }
+}
+
+/** An event failed its type's zod schema, or its type is unknown (code `EVENT_SCHEMA_INVALID`). Nothing was written. */
+export const EventSchemaError = defineError("EVENT_SCHEMA_INVALID", "EventSchemaError");
+/** A known eventId was re-appended with a different payload (code `EVENT_ID_REUSED`). */
+export const EventIdReusedError = defineError("EVENT_ID_REUSED", "EventIdReusedError");
+/** A log file was written by an unknown (newer) schema version (code `LOG_SCHEMA_UNSUPPORTED`). */
+export const LogSchemaError = defineError("LOG_SCHEMA_UNSUPPORTED", "LogSchemaError");
+/** The log was closed before the operation (code `LOG_CLOSED`). */
+export const LogClosedError = defineError("LOG_CLOSED", "LogClosedError");
+/** `prompt()` while a run is active (code `SESSION_BUSY`); steer or follow up instead. Source: pi. */
+export const SessionBusyError = defineError("SESSION_BUSY", "SessionBusyError");
+/** No session with that id (code `SESSION_NOT_FOUND`). */
+export const SessionNotFoundError = defineError("SESSION_NOT_FOUND", "SessionNotFoundError");
+/** No entry with that id in the session (code `ENTRY_NOT_FOUND`). */
+export const EntryNotFoundError = defineError("ENTRY_NOT_FOUND", "EntryNotFoundError");
+/** A session file could not be imported: missing or corrupt header, unreadable file (code `SESSION_IMPORT_FAILED`). */
+export const SessionImportError = defineError("SESSION_IMPORT_FAILED", "SessionImportError");
+/** A harness option failed validation; the message names the field (code `HARNESS_CONFIG_INVALID`). */
+export const HarnessConfigError = defineError("HARNESS_CONFIG_INVALID", "HarnessConfigError");
+/** A path resolved outside the execution root (code `PATH_ESCAPE`). */
+export const PathEscapeError = defineError("PATH_ESCAPE", "PathEscapeError");
+/** An operation that is not allowed in the current state, e.g. `moveTo` while compacting (code `INVALID_STATE`). */
+export const InvalidStateError = defineError("INVALID_STATE", "InvalidStateError");
+/** Compaction refused: nothing to compact, already compacted, cancelled (code `COMPACTION_REFUSED`). */
+export const CompactionError = defineError("COMPACTION_REFUSED", "CompactionError");
+/** A tool definition or tool input is invalid (code `TOOL_INVALID`). */
+export const ToolDefinitionError = defineError("TOOL_INVALID", "ToolDefinitionError");
+/** A model could not be resolved or configured (code `MODEL_CONFIG_INVALID`). */
+export const ModelConfigError = defineError("MODEL_CONFIG_INVALID", "ModelConfigError");

@@ -1,0 +1,97 @@
+/**
+ * The contract between the run actor and a model adapter.
+ *
+ * Contract (source: pi-ai's stream protocol, `../shared/reference/pi-behaviour.md` §8; ours where marked):
+ * - `stream()` never throws and never rejects: failures end the stream with one
+ *   `error` event whose message has stopReason `error` or `aborted` and an `errorMessage`;
+ * - exactly one terminal event (`done` or `error`) ends every stream;
+ * - blocks stream one at a time in content order; `contentIndex` indexes `partial.content`;
+ * - tool-call argument deltas are buffered per tool-call id, never glued across calls;
+ * - every non-terminal event carries `partial`, the assistant message so far;
+ * - `error` carries retry facts (ours): `retryable`, HTTP `status`, `retryAfterMs`,
+ *   and `contextOverflow` when the provider said the context is too long.
+ *
+ * @example
+ * ```ts
+ * for await (const event of client.stream(request, { signal })) {
+ *   if (event.type === "text-delta") process.stdout.write(event.delta);
+ * }
+ * ```
+ */
+import type { AgentMessage, AssistantMessage, ThinkingLevel, ToolCall } from "./messages.ts";
+
+/** A tool as declared to the model (no execute: Arbor's actors run tools). */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  /** JSON Schema of the arguments. */
+  parameters: Record<string, unknown>;
+}
+
+/** Hooks that see the provider wire (ours; applied by adapters that own the HTTP client). */
+export interface ProviderHooks {
+  /** Replace the provider payload (the JSON request body). Return undefined to keep it. */
+  onPayload?: (payload: unknown) => unknown | Promise<unknown>;
+  /** See the HTTP status and headers of the response. */
+  onResponse?: (response: { status: number; headers: Record<string, string> }) => void | Promise<void>;
+}
+
+/** One model call. `messages` are already converted for the model (user, assistant, toolResult). */
+export interface ModelRequest {
+  systemPrompt?: string;
+  messages: AgentMessage[];
+  tools: ModelToolSpec[];
+  thinkingLevel?: ThinkingLevel;
+  /** Output token cap. */
+  maxTokens?: number;
+  temperature?: number;
+  /** Extra HTTP headers (never logged). */
+  headers?: Record<string, string>;
+  /** Per-request timeout in ms. */
+  timeoutMs?: number;
+  /** Provider-specific options passed through (AI SDK `providerOptions`). */
+  providerOptions?: Record<string, Record<string, unknown>>;
+  hooks?: ProviderHooks;
+}
+
+/** Facts about an error that drive retry and overflow recovery. */
+export interface ModelErrorInfo {
+  retryable: boolean;
+  status?: number;
+  /** Server-requested delay in ms (Retry-After / retry-after-ms). */
+  retryAfterMs?: number;
+  contextOverflow?: boolean;
+}
+
+/** Events of one model stream. */
+export type ModelStreamEvent =
+  | { type: "start"; partial: AssistantMessage }
+  | { type: "text-start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "text-delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "text-end"; contentIndex: number; partial: AssistantMessage }
+  | { type: "thinking-start"; contentIndex: number; partial: AssistantMessage }
+  | { type: "thinking-delta"; contentIndex: number; delta: string; partial: AssistantMessage }
+  | { type: "thinking-end"; contentIndex: number; partial: AssistantMessage }
+  | { type: "toolcall-start"; contentIndex: number; id: string; name: string; partial: AssistantMessage }
+  | { type: "toolcall-delta"; contentIndex: number; id: string; delta: string; partial: AssistantMessage }
+  | { type: "toolcall-end"; contentIndex: number; toolCall: ToolCall; partial: AssistantMessage }
+  | { type: "done"; message: AssistantMessage }
+  | { type: "error"; message: AssistantMessage; error: ModelErrorInfo };
+
+/** A model Arbor can stream from. */
+export interface ModelClient {
+  /** e.g. `openai`. */
+  readonly provider: string;
+  /** e.g. `gpt-4o-mini`. */
+  readonly modelId: string;
+  /** e.g. `openai-chat` or `openai-responses`. */
+  readonly api: string;
+  /** Context window in tokens, when known. */
+  readonly contextWindow?: number;
+  /** Max output tokens, when known. */
+  readonly maxTokens?: number;
+  /** Prices in $ per million tokens, when known. */
+  readonly cost?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
+  readonly reasoning?: boolean;
+  stream(request: ModelRequest, options: { signal?: AbortSignal }): AsyncIterable<ModelStreamEvent>;
+}

@@ -1,0 +1,102 @@
+/**
+ * The tool contract Arbor's tool-execution actor runs.
+ *
+ * Contract (source: pi's AgentTool, `../shared/reference/pi-behaviour.md` §1.4; ours where marked):
+ * - `parameters` is the JSON Schema the model sees; arguments are validated once,
+ *   after `prepareArguments` and before `execute` (`validate`);
+ * - a tool signals failure by throwing; the loop turns the throw into an error
+ *   result whose text is the error message;
+ * - `execute` must honour `context.signal` (abort and timeout);
+ * - `executionMode: "sequential"` makes the whole batch sequential;
+ * - `terminate: true` on every result of a batch ends the loop;
+ * - `timeoutMs` (ours) bounds one execution; on expiry the signal aborts and the
+ *   result is an error saying the tool timed out.
+ *
+ * @example
+ * ```ts
+ * const echo = defineTool({
+ *   name: "echo", description: "Echo text",
+ *   parameters: z.object({ text: z.string() }),
+ *   async execute(args) { return { content: [{ type: "text", text: args.text }] }; },
+ * });
+ * ```
+ */
+import { z } from "zod";
+import type { ImageContent, TextContent } from "./messages.ts";
+
+/** What a tool returns. `details` is for UIs and logs, never sent to the model. */
+export interface ToolResult<Details = unknown> {
+  content: (TextContent | ImageContent)[];
+  details?: Details;
+  /** When every result of a batch says terminate, the loop ends after the batch. */
+  terminate?: boolean;
+  /** Lets a tool return an error result without throwing. */
+  isError?: boolean;
+}
+
+/** What `execute` receives besides its arguments. */
+export interface ToolExecuteContext<Context = unknown> {
+  toolCallId: string;
+  /** Aborts on run abort or tool timeout. */
+  signal: AbortSignal;
+  /** Streams a partial result (logged as `tool.updated`). */
+  onUpdate: (partial: ToolResult) => void;
+  /** The harness's `toolContext` value for this call. */
+  context: Context;
+}
+
+/** The outcome of argument validation. */
+export type ToolValidation<Args> = { ok: true; value: Args } | { ok: false; message: string };
+
+/** A tool the agent can call. */
+export interface AgentTool<Args = Record<string, unknown>, Details = unknown, Context = unknown> {
+  name: string;
+  /** Human-readable label for UIs. */
+  label?: string;
+  description: string;
+  /** JSON Schema (an object schema) of the arguments, as sent to the model. */
+  parameters: Record<string, unknown>;
+  /** Compatibility shim run before validation (e.g. parse a JSON string field). Source: pi. */
+  prepareArguments?: (raw: unknown) => unknown;
+  /** Validates prepared arguments; the message names the failing field. */
+  validate: (args: unknown) => ToolValidation<Args>;
+  executionMode?: "sequential" | "parallel";
+  /** Timeout of one execution in ms (ours). Undefined = none. */
+  timeoutMs?: number;
+  execute: (args: Args, context: ToolExecuteContext<Context>) => Promise<ToolResult<Details>>;
+}
+
+/** Options of {@link defineTool}: like {@link AgentTool} but `parameters` is a zod object schema. */
+export interface DefineToolOptions<Schema extends z.ZodType, Details, Context>
+  extends Omit<AgentTool<z.infer<Schema>, Details, Context>, "parameters" | "validate"> {
+  parameters: Schema;
+}
+
+/** Formats a zod error as one line naming each failing field. */
+export function formatZodError(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`)
+    .join("; ");
+}
+
+/**
+ * Defines a tool with a zod schema. The JSON Schema sent to the model is
+ * `z.toJSONSchema(parameters)`; validation is `parameters.safeParse`.
+ */
+export function defineTool<Schema extends z.ZodType, Details = unknown, Context = unknown>(
+  options: DefineToolOptions<Schema, Details, Context>,
+): AgentTool<z.infer<Schema>, Details, Context> {
+  const { parameters, ...rest } = options;
+  const jsonSchema = z.toJSONSchema(parameters, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  delete jsonSchema.$schema;
+  return {
+    ...rest,
+    parameters: jsonSchema,
+    validate(args) {
+      const result = parameters.safeParse(args);
+      return result.success
+        ? { ok: true, value: result.data as z.infer<Schema> }
+        : { ok: false, message: `Invalid arguments for tool "${options.name}": ${formatZodError(result.error)}` };
+    },
+  };
+}

@@ -1,0 +1,149 @@
+/**
+ * The event log contract. Two implementations pass one shared contract suite:
+ * SQLite (`createSqliteEventLog`, the default) and in-memory (`createMemoryEventLog`).
+ *
+ * Guarantees (ours; the design follows Emmett and KurrentDB, see
+ * `../shared/reference/xstate-sqlite-style.md` §3):
+ * - `version` is per stream, from 1, contiguous;
+ * - `globalPosition` is strictly increasing in commit order across the whole log,
+ *   with no gaps at commit time (a physical `deleteStream` removes positions);
+ * - an append is atomic: all of its events are written or none;
+ * - appends made in the same tick are group-committed in one transaction; each
+ *   append keeps its own expected-version check and its own outcome;
+ * - re-appending known eventIds with the same payload is a no-op that returns the
+ *   original positions; a different payload under a known eventId throws
+ *   `EventIdReusedError`;
+ * - every event is validated against its type's zod schema before anything is written.
+ *
+ * @example
+ * ```ts
+ * const log = createSqliteEventLog({ path: "arbor.db" });
+ * await log.append("session-1", [{ type: "session.created", data: {...} }], { expectedVersion: "no_stream" });
+ * log.subscribe({ fromPosition: 0 }).subscribe((event) => console.log(event.globalPosition, event.type));
+ * ```
+ */
+import type { Observable } from "rxjs";
+
+/** Correlation metadata carried by every event. All fields optional. */
+export interface EventMetadata {
+  sessionId?: string;
+  runId?: string;
+  turnId?: string;
+  /** The eventId (or command id) that caused this event. */
+  causationId?: string;
+  [key: string]: unknown;
+}
+
+/** An event to append. `eventId` (UUIDv7) and `schemaVersion` are filled in when absent. */
+export interface NewEvent<Type extends string = string, Data = unknown> {
+  eventId?: string;
+  type: Type;
+  data: Data;
+  schemaVersion?: number;
+  metadata?: EventMetadata;
+  /** ISO 8601; defaults to the commit time. */
+  time?: string;
+}
+
+/** An event as stored in the log. */
+export interface StoredEvent<Type extends string = string, Data = unknown> {
+  eventId: string;
+  streamId: string;
+  /** Position in the stream, from 1, contiguous. */
+  version: number;
+  /** Position across the log, strictly increasing in commit order. */
+  globalPosition: number;
+  /** Dot-namespaced noun.verb, e.g. `run.started`. */
+  type: Type;
+  schemaVersion: number;
+  /** ISO 8601 time of the append. */
+  time: string;
+  data: Data;
+  metadata: EventMetadata;
+}
+
+/**
+ * What the writer expects the stream's version to be:
+ * `"any"` (no check), `"no_stream"` (must not exist), `"stream_exists"` (must exist),
+ * or an exact version number (0 means no stream).
+ */
+export type ExpectedVersion = "any" | "no_stream" | "stream_exists" | number;
+
+/** Options of {@link EventLog.append}. */
+export interface AppendOptions {
+  /** Default `"any"`. */
+  expectedVersion?: ExpectedVersion;
+}
+
+/** The outcome of an append. For an idempotent retry these are the original positions. */
+export interface AppendResult {
+  streamId: string;
+  /** The stream's version after the append (the next expectedVersion). */
+  nextExpectedVersion: number;
+  /** The stored events, in order. */
+  events: StoredEvent[];
+  /** The last event's global position. */
+  lastGlobalPosition: number;
+  /** True if every event was already in the log (an idempotent retry). */
+  duplicate: boolean;
+}
+
+/** Options of {@link EventLog.readStream}. */
+export interface ReadStreamOptions {
+  /** First version to read, inclusive (default 1, or the last version when backwards). */
+  fromVersion?: number;
+  /** Maximum events to return (default: all). */
+  limit?: number;
+  /** Default `"forwards"`. */
+  direction?: "forwards" | "backwards";
+}
+
+/** Options of {@link EventLog.readAll}. */
+export interface ReadAllOptions {
+  /** Read events with globalPosition strictly greater than this (default 0 = from the start). */
+  fromPosition?: number;
+  limit?: number;
+  /** Only these types. */
+  types?: readonly string[];
+}
+
+/** Options of {@link EventLog.subscribe}. */
+export interface SubscribeOptions {
+  /** Deliver events with globalPosition strictly greater than this (default 0). */
+  fromPosition?: number;
+  /** With `streamId`: deliver events with version strictly greater than this. */
+  fromVersion?: number;
+  streamId?: string;
+  types?: readonly string[];
+}
+
+/** Summary of a stream. */
+export interface StreamInfo {
+  streamId: string;
+  version: number;
+  /** ISO 8601 time of the first and last events. */
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** The append-only event log. */
+export interface EventLog {
+  append(streamId: string, events: readonly NewEvent[], options?: AppendOptions): Promise<AppendResult>;
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
+  readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
+  /** The stream's version, 0 if it does not exist. */
+  streamVersion(streamId: string): Promise<number>;
+  listStreams(): Promise<StreamInfo[]>;
+  /** Physically removes a stream's events. Returns the number of events removed. */
+  deleteStream(streamId: string): Promise<number>;
+  /**
+   * Catch-up then live: replays matching events from the log, then tails new
+   * appends, with no gap and no duplicate at the switch. Appends by other
+   * processes on the same SQLite file are seen by polling (see the implementation's
+   * documented tail latency).
+   */
+  subscribe(options?: SubscribeOptions): Observable<StoredEvent>;
+  /** The highest global position in the log, 0 when empty. */
+  headPosition(): Promise<number>;
+  close(): Promise<void>;
+}

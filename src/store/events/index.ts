@@ -1,0 +1,31 @@
+/**
+ * The default event registry: session events plus run events, each at its
+ * current schema version. Logs created without a registry use it.
+ *
+ * @example
+ * ```ts
+ * const registry = createDefaultEventRegistry().register("my.thing_happened", 1, z.object({}));
+ * ```
+ */
+import type { z } from "zod";
+import { createEventRegistry, type EventRegistry } from "./registry.ts";
+import { RUN_EVENT_SCHEMAS } from "./run-events.ts";
+import { SESSION_EVENT_SCHEMAS } from "./session-events.ts";
+
+/** Every built-in event type with its current schema version. */
+export const BUILTIN_EVENT_SCHEMAS: Record<string, { version: number; schema: z.ZodType }> = {
+  ...SESSION_EVENT_SCHEMAS,
+  ...RUN_EVENT_SCHEMAS,
+};
+
+/** A fresh registry holding every built-in event type. */
+export function createDefaultEventRegistry(): EventRegistry {
+  const registry = createEventRegistry();
+  for (const [type, { version, schema }] of Object.entries(BUILTIN_EVENT_SCHEMAS)) {
+    registry.register(type, version, schema);
+  }
+  return registry;
+}
+
+export { createEventRegistry, type EventRegistry } from "./registry.ts";
+export * from "./session-events.ts";

@@ -1,0 +1,111 @@
+/**
+ * Run-lifecycle events logged by the session writer from machine transitions.
+ *
+ * Contract (ours; order is pi's, `../shared/reference/pi-behaviour.md` §1.3):
+ * - names are noun.verb; every event carries `metadata.runId` (and `turnId` inside a turn);
+ * - run events hold **no message content** except `message.delta` (needed to replay a
+ *   stream in progress) and `queue.changed` enqueues (needed to restore queues);
+ *   content lives in `entry.appended` (purista's privacy rule, relaxed where replay needs it);
+ * - a run ends with exactly one of run.finished | run.failed | run.aborted | run.interrupted.
+ *
+ * @example
+ * ```ts
+ * session.events$().pipe(filter((event) => event.type === "tool.finished"));
+ * ```
+ */
+import { z } from "zod";
+import { agentMessageSchema, usageSchema } from "./message-schemas.ts";
+
+const runId = z.string().min(1);
+
+export const runStartedSchema = z.object({
+  runId,
+  kind: z.enum(["prompt", "continue"]),
+  model: z.object({ provider: z.string(), modelId: z.string() }).optional(),
+});
+export const runFinishedSchema = z.object({ runId, turns: z.number().int() });
+export const runFailedSchema = z.object({ runId, error: z.string() });
+export const runAbortedSchema = z.object({ runId, reason: z.string().optional() });
+export const runInterruptedSchema = z.object({ runId, reason: z.string() });
+
+export const turnStartedSchema = z.object({ runId, turnId: z.string(), index: z.number().int() });
+export const turnEndedSchema = z.object({
+  runId,
+  turnId: z.string(),
+  index: z.number().int(),
+  toolCallIds: z.array(z.string()),
+});
+
+const role = z.enum(["user", "assistant", "toolResult", "custom", "bashExecution"]);
+export const messageStartedSchema = z.object({ messageId: z.string(), role });
+export const messageDeltaSchema = z.object({
+  messageId: z.string(),
+  kind: z.enum(["text", "thinking", "toolCall"]),
+  contentIndex: z.number().int(),
+  delta: z.string(),
+  toolCallId: z.string().optional(),
+  toolName: z.string().optional(),
+});
+export const messageEndedSchema = z.object({
+  messageId: z.string(),
+  role,
+  /** The entry holding the finished message. */
+  entryId: z.string(),
+  stopReason: z.string().optional(),
+  usage: usageSchema.optional(),
+});
+
+export const toolStartedSchema = z.object({ toolCallId: z.string(), toolName: z.string() });
+export const toolUpdatedSchema = z.object({ toolCallId: z.string(), toolName: z.string() });
+export const toolFinishedSchema = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  isError: z.boolean(),
+  outcome: z.enum(["succeeded", "failed", "aborted", "timed_out", "blocked", "invalid", "not_found", "skipped"]),
+  /** Wall time of execution in ms. */
+  durationMs: z.number().nonnegative(),
+  /** The entry holding the tool result. */
+  entryId: z.string().optional(),
+});
+
+export const queueChangedSchema = z.object({
+  queue: z.enum(["steering", "followUp"]),
+  action: z.enum(["enqueued", "dequeued", "cleared"]),
+  size: z.number().int().nonnegative(),
+  message: agentMessageSchema.optional(),
+});
+
+export const retryScheduledSchema = z.object({
+  attempt: z.number().int(),
+  delayMs: z.number().nonnegative(),
+  error: z.string(),
+  status: z.number().int().optional(),
+});
+export const retryStartedSchema = z.object({ attempt: z.number().int() });
+export const retryFinishedSchema = z.object({ attempt: z.number().int(), success: z.boolean(), error: z.string().optional() });
+
+export const hookAppliedSchema = z.object({ hook: z.string(), changes: z.array(z.string()) });
+export const hookFailedSchema = z.object({ hook: z.string(), error: z.string() });
+
+/** Run event types with their current schema version and schema. */
+export const RUN_EVENT_SCHEMAS = {
+  "run.started": { version: 1, schema: runStartedSchema },
+  "run.finished": { version: 1, schema: runFinishedSchema },
+  "run.failed": { version: 1, schema: runFailedSchema },
+  "run.aborted": { version: 1, schema: runAbortedSchema },
+  "run.interrupted": { version: 1, schema: runInterruptedSchema },
+  "turn.started": { version: 1, schema: turnStartedSchema },
+  "turn.ended": { version: 1, schema: turnEndedSchema },
+  "message.started": { version: 1, schema: messageStartedSchema },
+  "message.delta": { version: 1, schema: messageDeltaSchema },
+  "message.ended": { version: 1, schema: messageEndedSchema },
+  "tool.started": { version: 1, schema: toolStartedSchema },
+  "tool.updated": { version: 1, schema: toolUpdatedSchema },
+  "tool.finished": { version: 1, schema: toolFinishedSchema },
+  "queue.changed": { version: 1, schema: queueChangedSchema },
+  "retry.scheduled": { version: 1, schema: retryScheduledSchema },
+  "retry.started": { version: 1, schema: retryStartedSchema },
+  "retry.finished": { version: 1, schema: retryFinishedSchema },
+  "hook.applied": { version: 1, schema: hookAppliedSchema },
+  "hook.failed": { version: 1, schema: hookFailedSchema },
+} as const;

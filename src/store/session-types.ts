@@ -1,0 +1,136 @@
+/**
+ * Contracts of the session projections and the session repository
+ * (implemented in `session-tree.ts`, `context.ts`, `session-repository.ts`).
+ *
+ * Contract (ours, entry semantics pi's):
+ * - a {@link SessionView} is a projection of one session stream, updated per
+ *   event (`apply`), never by re-reading the stream;
+ * - `buildContext` never throws on a broken tree: pairing problems are repaired
+ *   and reported in `diagnostics`;
+ * - the leaf is restored from the log (`leaf.moved` and `entry.appended`), not "the last line".
+ *
+ * @example
+ * ```ts
+ * const repo = createSessionRepository({ log });
+ * const session = await repo.create({ cwd: process.cwd() });
+ * await session.appendEntry({ type: "message", message: { role: "user", content: "hi", timestamp: Date.now() } });
+ * const { messages } = session.view.buildContext();
+ * ```
+ */
+import type { Observable } from "rxjs";
+import type { SessionEntry } from "../core/entries.ts";
+import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
+import type { EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
+import type { SessionCreatedData } from "./events/session-events.ts";
+
+/** A problem found while building a context, repaired rather than thrown. */
+export interface ContextDiagnostic {
+  kind: "missing_tool_result" | "orphan_tool_result" | "duplicate_tool_result" | "unknown_entry" | "missing_parent";
+  message: string;
+  entryId?: string;
+  toolCallId?: string;
+}
+
+/** The context sent to the model for one leaf. */
+export interface SessionContext {
+  leafId: string | null;
+  messages: AgentMessage[];
+  thinkingLevel: ThinkingLevel;
+  model: { provider: string; modelId: string } | null;
+  /** From the latest `active_tools_change` on the path; null = all tools. */
+  activeToolNames: string[] | null;
+  diagnostics: ContextDiagnostic[];
+}
+
+/** A node of {@link SessionView.getTree}. */
+export interface SessionTreeNode {
+  entry: SessionEntry;
+  children: SessionTreeNode[];
+  label?: string;
+}
+
+/** Token and cost totals; `null` when no message reported that figure. */
+export interface SessionStats {
+  messages: { user: number; assistant: number; toolResult: number; custom: number; other: number; total: number };
+  toolCalls: number;
+  tokens: { input: number | null; output: number | null; cacheRead: number | null; cacheWrite: number | null; total: number | null };
+  /** US dollars. */
+  cost: number | null;
+  /** Assistant messages whose usage was unknown. */
+  unknownUsageMessages: number;
+}
+
+/** The in-memory projection of one session. */
+export interface SessionView {
+  readonly sessionId: string;
+  readonly info: SessionCreatedData;
+  /** The stream version this view reflects. */
+  readonly version: number;
+  readonly leafId: string | null;
+  readonly name: string | undefined;
+  /** Folds one stored event of this session's stream (events must arrive in version order). */
+  apply(event: StoredEvent): void;
+  getEntry(id: string): SessionEntry | undefined;
+  /** Children ordered by timestamp. */
+  getChildren(id: string): SessionEntry[];
+  /** Root-to-entry path (default: the leaf). Stops silently at a missing parent. */
+  getBranch(fromId?: string | null): SessionEntry[];
+  /** Roots (incl. orphans) with children ordered by time. */
+  getTree(): SessionTreeNode[];
+  /** All entries in append order. */
+  getEntries(): SessionEntry[];
+  getLabel(entryId: string): string | undefined;
+  getStats(): SessionStats;
+  /** Context for `leafId` (default: the current leaf). Incremental for the current leaf. */
+  buildContext(options?: { leafId?: string | null }): SessionContext;
+  /** Emits after every applied event. */
+  readonly changes$: Observable<SessionView>;
+}
+
+/** Input of an entry to append; id, parentId and timestamp are filled in when absent. */
+export type NewEntry = { type: string; id?: string; parentId?: string | null; timestamp?: string } & Record<string, unknown>;
+
+/** A live session: its view plus writes through the log. */
+export interface SessionHandle {
+  readonly id: string;
+  readonly view: SessionView;
+  /**
+   * Appends entries as children of the leaf, one after another (each becomes the
+   * new leaf), plus any extra events, in one atomic append checked against the
+   * view's version. Returns the stored entries.
+   */
+  appendEntries(entries: NewEntry[], options?: { extraEvents?: NewEvent[]; metadata?: EventMetadata }): Promise<SessionEntry[]>;
+  appendEntry(entry: NewEntry, options?: { metadata?: EventMetadata }): Promise<SessionEntry>;
+  /** Appends raw events (e.g. run events) checked against the view's version. */
+  appendEvents(events: NewEvent[]): Promise<StoredEvent[]>;
+  /** Moves the leaf; throws EntryNotFoundError for an unknown id. */
+  moveLeaf(leafId: string | null): Promise<void>;
+  /** Catch-up then live events of this session. */
+  events$(options?: { fromVersion?: number }): Observable<StoredEvent>;
+}
+
+/** One row of {@link SessionRepository.list}. */
+export interface SessionSummary {
+  id: string;
+  name?: string;
+  cwd: string;
+  /** ISO 8601. */
+  created: string;
+  modified: string;
+  messageCount: number;
+  firstMessage: string;
+  parentSessionId?: string;
+}
+
+/** Creates, opens, lists, forks and deletes sessions in one event log. */
+export interface SessionRepository {
+  create(options?: { id?: string; cwd?: string; metadata?: Record<string, unknown>; tenant?: string }): Promise<SessionHandle>;
+  /** Throws SessionNotFoundError. */
+  open(id: string): Promise<SessionHandle>;
+  /** Newest first (by last modification). */
+  list(): Promise<SessionSummary[]>;
+  /** Physically removes the session's events. Throws SessionNotFoundError. */
+  delete(id: string): Promise<void>;
+  /** A new session holding the path root→entryId (default: leaf), recording the parent session and entry. */
+  fork(id: string, options?: { entryId?: string; newId?: string }): Promise<SessionHandle>;
+}
