@@ -1,0 +1,167 @@
+/**
+ * Contract of the agent actor (implemented in `agent.ts`), shared by the harness,
+ * compaction and the CLI.
+ *
+ * Contract (semantics pi's, `../shared/reference/pi-behaviour.md` §1; ours where marked):
+ * - one agent per session, states idle ⇄ running; `prompt()` while running throws
+ *   `SessionBusyError` synchronously;
+ * - steering is polled before the first model call and after each turn; follow-ups
+ *   only when the run would stop;
+ * - every logged event goes through one writer per session (group commit);
+ * - errors inside the actors are data: failed states and `*.failed` events; the
+ *   promise of `prompt()` resolves with the run's outcome, it rejects only for
+ *   API misuse (busy, no messages to continue from).
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({ session, model, tools: [echo] });
+ * const outcome = await agent.prompt("hello");
+ * agent.events$.subscribe((event) => console.log(event.type));
+ * ```
+ */
+import type { Observable } from "rxjs";
+import type { AgentMessage, AssistantMessage, ThinkingLevel, ToolResultMessage } from "../core/messages.ts";
+import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
+import type { AgentTool, ToolResult } from "../core/tools.ts";
+import type { StoredEvent } from "../store/event-log.ts";
+import type { SessionHandle } from "../store/session-types.ts";
+
+/** How many queued messages one poll drains. Source: pi. */
+export type QueueMode = "one-at-a-time" | "all";
+
+/** Retry settings (ms). Source: pi's auto-retry, with purista-style caps. */
+export interface RetrySettings {
+  /** Default 3. 0 disables retries. */
+  maxRetries: number;
+  /** First backoff delay, doubled each attempt (default 2000 ms). */
+  baseDelayMs: number;
+  /** Backoff cap and the largest server-requested delay honoured (default 60000 ms). */
+  maxDelayMs: number;
+}
+
+/** `beforeToolCall` result: block with a reason, or replace the arguments. */
+export interface BeforeToolCallResult {
+  block?: boolean;
+  reason?: string;
+  args?: Record<string, unknown>;
+}
+
+/** `afterToolCall` patch: each present field replaces the result's field. Source: pi. */
+export interface AfterToolCallResult {
+  content?: ToolResult["content"];
+  details?: unknown;
+  isError?: boolean;
+  terminate?: boolean;
+}
+
+/** Hooks the loop calls. All may be async; all receive the run's AbortSignal. */
+export interface LoopHooks {
+  /** Runs after validation. A throw blocks the call (its message is the result). */
+  beforeToolCall?: (
+    input: { toolCallId: string; toolName: string; args: Record<string, unknown>; assistantMessage: AssistantMessage },
+    signal: AbortSignal,
+  ) => Promise<BeforeToolCallResult | undefined> | BeforeToolCallResult | undefined;
+  /** Patches the result field by field. A throw turns the result into an error. */
+  afterToolCall?: (
+    input: { toolCallId: string; toolName: string; args: Record<string, unknown>; result: ToolResult; isError: boolean },
+    signal: AbortSignal,
+  ) => Promise<AfterToolCallResult | undefined> | AfterToolCallResult | undefined;
+  /** Replaces the messages for one model call (not persisted). */
+  transformContext?: (messages: AgentMessage[], signal: AbortSignal) => Promise<AgentMessage[]> | AgentMessage[];
+  /** Converts agent messages to model messages (default: keep user/assistant/toolResult, map custom and summaries to user). */
+  convertToLlm?: (messages: AgentMessage[]) => AgentMessage[] | Promise<AgentMessage[]>;
+  /** Last chance to change the request (stream options, payload hooks). */
+  beforeModelCall?: (request: ModelRequest) => ModelRequest | Promise<ModelRequest>;
+  /**
+   * Called after every turn that will be followed by another model call, before
+   * that call (ours: compaction between turns). May append entries through the
+   * session; returns the messages to continue with, or undefined to keep them.
+   */
+  betweenTurns?: (input: { messages: AgentMessage[]; lastAssistant: AssistantMessage; signal: AbortSignal }) =>
+    Promise<AgentMessage[] | undefined>;
+  /**
+   * Called when the provider reports a context overflow (ours). Return the
+   * compacted messages to retry once with, or undefined to fail the run.
+   */
+  onContextOverflow?: (input: { messages: AgentMessage[]; signal: AbortSignal }) => Promise<AgentMessage[] | undefined>;
+}
+
+/** Options of `createAgent`. */
+export interface AgentOptions {
+  session: SessionHandle;
+  model: ModelClient;
+  tools?: AgentTool<any, any, any>[];
+  /** Tool names sent to the model; default all. */
+  activeToolNames?: string[];
+  systemPrompt?: string;
+  thinkingLevel?: ThinkingLevel;
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  /** Default "parallel". Source: pi. */
+  toolExecution?: "parallel" | "sequential";
+  retry?: Partial<RetrySettings>;
+  hooks?: LoopHooks;
+  /** Passed to each tool's execute (a value, or a function called per tool call). */
+  toolContext?: unknown | ((call: { toolCallId: string; toolName: string }) => unknown);
+  /** Stream options merged into every ModelRequest. */
+  requestDefaults?: Partial<Omit<ModelRequest, "messages" | "tools" | "systemPrompt">>;
+  /** XState inspection observer (see `createArborInspector`). */
+  inspect?: unknown;
+}
+
+/** How a run ended. */
+export interface RunOutcome {
+  runId: string;
+  status: "done" | "failed" | "aborted" | "interrupted";
+  /** Messages appended by this run, in order. */
+  messages: AgentMessage[];
+  lastAssistant?: AssistantMessage;
+  error?: string;
+}
+
+/** A snapshot of the agent for UIs (`agent.state$`). */
+export interface AgentStateSnapshot {
+  status: "idle" | "running";
+  runId?: string;
+  /** The assistant message being streamed, if any. */
+  streamingMessage?: AssistantMessage;
+  /** Tool calls executing now. */
+  pendingToolCalls: string[];
+  steeringQueue: AgentMessage[];
+  followUpQueue: AgentMessage[];
+  thinkingLevel: ThinkingLevel;
+  model: { provider: string; modelId: string };
+  errorMessage?: string;
+}
+
+/** The agent actor's API. */
+export interface Agent {
+  readonly sessionId: string;
+  /** Starts a run. Throws SessionBusyError synchronously while a run is active. */
+  prompt(input: string | AgentMessage | AgentMessage[]): Promise<RunOutcome>;
+  /** Runs from the current context (after a crash, an error, or queued messages). */
+  continue(): Promise<RunOutcome>;
+  steer(message: string | AgentMessage): void;
+  followUp(message: string | AgentMessage): void;
+  clearSteeringQueue(): void;
+  clearFollowUpQueue(): void;
+  clearAllQueues(): void;
+  hasQueuedMessages(): boolean;
+  abort(reason?: string): void;
+  /** Resolves when the agent is idle and its events are committed. */
+  waitForIdle(): Promise<void>;
+  getState(): AgentStateSnapshot;
+  readonly state$: Observable<AgentStateSnapshot>;
+  /** Logged events of this session: catch-up then live. */
+  readonly events$: Observable<StoredEvent>;
+  /** Events of the current and later runs only (live). */
+  readonly runEvents$: Observable<StoredEvent>;
+  setModel(model: ModelClient): Promise<void>;
+  setThinkingLevel(level: ThinkingLevel): Promise<void>;
+  setTools(tools: AgentTool<any, any, any>[], activeToolNames?: string[]): Promise<void>;
+  /** Stops the actor system; pending writes are flushed first. */
+  dispose(): Promise<void>;
+}
+
+/** Re-export for implementers. */
+export type { ToolResultMessage };
