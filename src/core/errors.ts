@@ -90,6 +90,8 @@ export const EventSchemaError = defineError("EVENT_SCHEMA_INVALID", "EventSchema
 export const EventIdReusedError = defineError("EVENT_ID_REUSED", "EventIdReusedError");
 /** A log file was written by an unknown (newer) schema version (code `LOG_SCHEMA_UNSUPPORTED`). */
 export const LogSchemaError = defineError("LOG_SCHEMA_UNSUPPORTED", "LogSchemaError");
+/** A caller passed an invalid argument, e.g. an empty stream id or a negative limit; the message names it (code `INVALID_ARGUMENT`). Nothing was done. */
+export const InvalidArgumentError = defineError("INVALID_ARGUMENT", "InvalidArgumentError");
 /** The log was closed before the operation (code `LOG_CLOSED`). */
 export const LogClosedError = defineError("LOG_CLOSED", "LogClosedError");
 /** `prompt()` while a run is active (code `SESSION_BUSY`); steer or follow up instead. Source: pi. */
