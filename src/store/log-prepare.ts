@@ -1,0 +1,276 @@
+/**
+ * Shared append-side rules of both event logs (ours): argument checks, schema
+ * validation, serialization, expected-version checks and idempotency matching.
+ *
+ * Contract:
+ * - {@link prepareEvents} runs before anything is written; it throws
+ *   `InvalidArgumentError` for a bad stream id or envelope and `EventSchemaError`
+ *   for data that fails its type's zod schema (or is not JSON). It stores the
+ *   schema's parsed output (defaults applied, unknown keys as the schema says);
+ * - `data` and `metadata` are serialized with `JSON.stringify` exactly once here;
+ *   the logs store and compare these strings;
+ * - {@link checkExpectedVersion} throws `ExpectedVersionConflictError`;
+ * - {@link samePayload} decides idempotency: same stream, type, schema version,
+ *   data and metadata (key order ignored). `time` is not compared (it defaults to
+ *   the commit time, so a retry without it would never match).
+ *
+ * @example
+ * ```ts
+ * const prepared = prepareEvents(registry, "s-1", [{ type: "leaf.moved", data: { leafId: null, fromLeafId: null } }]);
+ * checkExpectedVersion("s-1", "no_stream", 0);
+ * ```
+ */
+import { v7 as uuidv7 } from "uuid";
+import { EventSchemaError, ExpectedVersionConflictError, InvalidArgumentError } from "../core/errors.ts";
+import type { EventMetadata, ExpectedVersion, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent } from "./event-log.ts";
+import type { EventRegistry } from "./events/registry.ts";
+
+/** An event checked and serialized for writing. */
+export interface PreparedEvent {
+  eventId: string;
+  /** True if the caller supplied the eventId (only those can be duplicates). */
+  callerEventId: boolean;
+  type: string;
+  schemaVersion: number;
+  /** Caller-supplied ISO time, or undefined to use the commit time. */
+  time: string | undefined;
+  dataJson: string;
+  metadataJson: string;
+}
+
+/** The stored columns of an event, as both logs keep them. */
+export interface EventRecord {
+  globalPosition: number;
+  eventId: string;
+  streamId: string;
+  version: number;
+  type: string;
+  schemaVersion: number;
+  time: string;
+  dataJson: string;
+  metadataJson: string;
+}
+
+const EMPTY_METADATA = "{}";
+
+/** Throws `InvalidArgumentError` unless `streamId` is a non-empty string. */
+export function checkStreamId(streamId: unknown): asserts streamId is string {
+  if (typeof streamId !== "string" || streamId.length === 0) {
+    throw new InvalidArgumentError(`streamId must be a non-empty string, got ${describe(streamId)}.`);
+  }
+}
+
+/** Throws `InvalidArgumentError` unless `value` is undefined or an integer ≥ `min`. */
+export function checkOptionalInteger(name: string, value: unknown, min: number): void {
+  if (value === undefined) return;
+  if (typeof value !== "number" || !Number.isSafeInteger(value) || value < min) {
+    throw new InvalidArgumentError(`${name} must be an integer ≥ ${min}, got ${describe(value)}.`);
+  }
+}
+
+/** Throws `InvalidArgumentError` for an expectedVersion that is none of the four modes. */
+export function checkExpectedVersionArgument(expected: unknown): asserts expected is ExpectedVersion {
+  if (expected === "any" || expected === "no_stream" || expected === "stream_exists") return;
+  if (typeof expected === "number" && Number.isSafeInteger(expected) && expected >= 0) return;
+  throw new InvalidArgumentError(
+    `expectedVersion must be "any", "no_stream", "stream_exists" or an integer ≥ 0, got ${describe(expected)}.`,
+  );
+}
+
+/**
+ * Validates and serializes a batch. Throws `InvalidArgumentError` (bad envelope,
+ * an eventId twice in the batch) or `EventSchemaError` (schema failure, unknown
+ * type, data that is not JSON); the message names the event's index and type.
+ */
+export function prepareEvents(registry: EventRegistry, streamId: string, events: readonly NewEvent[]): PreparedEvent[] {
+  checkStreamId(streamId);
+  if (!Array.isArray(events)) {
+    throw new InvalidArgumentError(`events must be an array of new events, got ${describe(events)}.`);
+  }
+  const prepared: PreparedEvent[] = new Array(events.length);
+  let seen: Set<string> | undefined;
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index];
+    if (typeof event !== "object" || event === null || typeof event.type !== "string") {
+      throw new InvalidArgumentError(`events[${index}] must be an object with a string "type", got ${describe(event)}.`);
+    }
+    const { type } = event;
+    const schemaVersion = event.schemaVersion ?? registry.latestVersion(type);
+    if (schemaVersion === undefined) {
+      throw new EventSchemaError(`events[${index}]: unknown event type "${type}": register its schema before appending it.`, {
+        details: { index, type },
+      });
+    }
+    let data: unknown;
+    try {
+      data = registry.validate(type, schemaVersion, event.data);
+    } catch (error) {
+      if (EventSchemaError.isInstance(error)) {
+        throw new EventSchemaError(`events[${index}]: ${error.message}`, { cause: error, details: { index, ...error.details } });
+      }
+      throw error;
+    }
+    const callerEventId = event.eventId !== undefined;
+    if (callerEventId && (typeof event.eventId !== "string" || event.eventId.length === 0)) {
+      throw new InvalidArgumentError(`events[${index}].eventId must be a non-empty string, got ${describe(event.eventId)}.`);
+    }
+    const eventId = callerEventId ? (event.eventId as string) : uuidv7();
+    if (callerEventId) {
+      seen ??= new Set();
+      if (seen.has(eventId)) throw new InvalidArgumentError(`events[${index}].eventId "${eventId}" appears twice in one append.`);
+      seen.add(eventId);
+    }
+    if (event.time !== undefined && (typeof event.time !== "string" || Number.isNaN(Date.parse(event.time)))) {
+      throw new InvalidArgumentError(`events[${index}].time must be an ISO 8601 string, got ${describe(event.time)}.`);
+    }
+    if (event.metadata !== undefined && (typeof event.metadata !== "object" || event.metadata === null || Array.isArray(event.metadata))) {
+      throw new InvalidArgumentError(`events[${index}].metadata must be an object, got ${describe(event.metadata)}.`);
+    }
+    prepared[index] = {
+      eventId,
+      callerEventId,
+      type,
+      schemaVersion,
+      time: event.time,
+      dataJson: toJson(data, index, type, "data"),
+      metadataJson: event.metadata === undefined ? EMPTY_METADATA : toJson(event.metadata, index, type, "metadata"),
+    };
+  }
+  return prepared;
+}
+
+function toJson(value: unknown, index: number, type: string, field: string): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(value);
+  } catch (error) {
+    throw new EventSchemaError(`events[${index}] ("${type}"): ${field} is not JSON-serializable: ${(error as Error).message}.`, {
+      cause: error,
+      details: { index, type, field },
+    });
+  }
+  if (json === undefined) {
+    throw new EventSchemaError(`events[${index}] ("${type}"): ${field} is not JSON (got ${describe(value)}).`, {
+      details: { index, type, field },
+    });
+  }
+  return json;
+}
+
+/** Throws `ExpectedVersionConflictError` when `actual` does not satisfy `expected`. */
+export function checkExpectedVersion(streamId: string, expected: ExpectedVersion, actual: number): void {
+  const ok =
+    expected === "any" ||
+    (expected === "no_stream" && actual === 0) ||
+    (expected === "stream_exists" && actual > 0) ||
+    expected === actual;
+  if (!ok) throw new ExpectedVersionConflictError(streamId, expected, actual);
+}
+
+/** True if a stored record carries the same payload as a prepared event (idempotent retry). */
+export function samePayload(record: EventRecord, streamId: string, event: PreparedEvent): boolean {
+  if (record.streamId !== streamId || record.type !== event.type || record.schemaVersion !== event.schemaVersion) return false;
+  return jsonEqual(record.dataJson, event.dataJson) && jsonEqual(record.metadataJson, event.metadataJson);
+}
+
+function jsonEqual(left: string, right: string): boolean {
+  if (left === right) return true;
+  return canonical(JSON.parse(left)) === canonical(JSON.parse(right));
+}
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(",")}]`;
+  if (value !== null && typeof value === "object") {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((key) => `${JSON.stringify(key)}:${canonical((value as Record<string, unknown>)[key])}`).join(",")}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/**
+ * Resolves a batch whose caller-supplied eventIds are already known.
+ * Returns the original records when the whole batch is a retry, undefined when
+ * no eventId is known, and throws `EventIdReusedError` otherwise (a different
+ * payload, another stream, or a batch mixing known and new events).
+ */
+export function resolveDuplicates(
+  streamId: string,
+  events: readonly PreparedEvent[],
+  lookup: (eventId: string) => EventRecord | undefined,
+  reused: (message: string, details: Record<string, unknown>) => Error,
+): EventRecord[] | undefined {
+  let found: EventRecord[] | undefined;
+  for (let index = 0; index < events.length; index++) {
+    const event = events[index];
+    const record = event.callerEventId ? lookup(event.eventId) : undefined;
+    if (record === undefined) {
+      if (found !== undefined) {
+        throw reused(
+          `events[${index}] is new but earlier events of the batch are already in the log: a retried append must repeat the original batch exactly.`,
+          { streamId, index },
+        );
+      }
+      continue;
+    }
+    if (!samePayload(record, streamId, event)) {
+      throw reused(
+        `eventId "${event.eventId}" is already in the log (stream "${record.streamId}", version ${record.version}, type "${record.type}") with a different payload.`,
+        { eventId: event.eventId, streamId, existingStreamId: record.streamId, index },
+      );
+    }
+    if (found !== undefined && record.version !== found[found.length - 1].version + 1) {
+      throw reused(`events[${index}] ("${event.eventId}") is already in the log, but not in the order of the original append.`, {
+        streamId,
+        index,
+      });
+    }
+    if (found === undefined) {
+      if (index > 0) {
+        throw reused(`events[${index}] ("${event.eventId}") is already in the log but events before it are new.`, { streamId, index });
+      }
+      found = [];
+    }
+    found.push(record);
+  }
+  return found;
+}
+
+function describe(value: unknown): string {
+  if (value === undefined) return "undefined";
+  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
+  if (typeof value === "object") return value === null ? "null" : Array.isArray(value) ? "an array" : "an object";
+  return `${typeof value} ${String(value)}`;
+}
+
+/** Turns a stored record into the public event (fresh objects on every call). */
+export function toStoredEvent(record: EventRecord): StoredEvent {
+  return {
+    eventId: record.eventId,
+    streamId: record.streamId,
+    version: record.version,
+    globalPosition: record.globalPosition,
+    type: record.type,
+    schemaVersion: record.schemaVersion,
+    time: record.time,
+    data: JSON.parse(record.dataJson) as unknown,
+    metadata: JSON.parse(record.metadataJson) as EventMetadata,
+  };
+}
+
+/** Checks {@link ReadStreamOptions}; throws `InvalidArgumentError` naming the bad field. */
+export function checkReadStreamOptions(options: ReadStreamOptions): void {
+  checkOptionalInteger("readStream: fromVersion", options.fromVersion, 0);
+  checkOptionalInteger("readStream: limit", options.limit, 0);
+  if (options.direction !== undefined && options.direction !== "forwards" && options.direction !== "backwards") {
+    throw new InvalidArgumentError(`readStream: direction must be "forwards" or "backwards", got ${describe(options.direction)}.`);
+  }
+}
+
+/** Checks {@link ReadAllOptions}; throws `InvalidArgumentError` naming the bad field. */
+export function checkReadAllOptions(options: ReadAllOptions): void {
+  checkOptionalInteger("readAll: fromPosition", options.fromPosition, 0);
+  checkOptionalInteger("readAll: limit", options.limit, 0);
+  if (options.types !== undefined && (!Array.isArray(options.types) || options.types.some((type) => typeof type !== "string"))) {
+    throw new InvalidArgumentError("readAll: types must be an array of event type names.");
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * The in-memory event log (ours): same contract as the SQLite log, nothing
+ * persisted. For tests, previews and short-lived sessions.
+ *
+ * Contract (see `event-log.ts` for the shared guarantees):
+ * - an append is validated, checked and applied synchronously when `append()` is
+ *   called, all or nothing; appends issued in the same tick therefore commit in
+ *   call order, each with its own expected-version check and outcome (the
+ *   in-memory counterpart of the SQLite log's group commit);
+ * - events are stored as JSON text and parsed on every read, so callers get
+ *   fresh objects and can never mutate the log (exactly like SQLite);
+ * - subscribers are woken in a microtask after each append and read from their
+ *   own cursor: tail latency is one microtask, in-process only;
+ * - `deleteStream` removes the stream's events; global positions are never reused;
+ * - after `close()` every operation rejects with `LogClosedError` and open
+ *   subscriptions complete.
+ *
+ * @example
+ * ```ts
+ * const log = createMemoryEventLog();
+ * await log.append("s-1", [{ type: "leaf.moved", data: { leafId: null, fromLeafId: null } }], { expectedVersion: "no_stream" });
+ * console.log(await log.streamVersion("s-1")); // 1
+ * ```
+ */
+import type { Observable } from "rxjs";
+import { EventIdReusedError, LogClosedError } from "../core/errors.ts";
+import type {
+  AppendOptions,
+  AppendResult,
+  EventLog,
+  NewEvent,
+  ReadAllOptions,
+  ReadStreamOptions,
+  StoredEvent,
+  StreamInfo,
+  SubscribeOptions,
+} from "./event-log.ts";
+import { createDefaultEventRegistry } from "./events/index.ts";
+import type { EventRegistry } from "./events/registry.ts";
+import {
+  checkExpectedVersion,
+  checkExpectedVersionArgument,
+  checkReadAllOptions,
+  checkReadStreamOptions,
+  checkStreamId,
+  type EventRecord,
+  prepareEvents,
+  resolveDuplicates,
+  toStoredEvent,
+} from "./log-prepare.ts";
+import { type CommitListener, createCatchUpObservable, type SubscriptionFilter } from "./log-subscription.ts";
+
+/** Options of {@link createMemoryEventLog}. */
+export interface MemoryEventLogOptions {
+  /** Event schemas to validate against; default `createDefaultEventRegistry()`. */
+  registry?: EventRegistry;
+}
+
+interface MemoryStream {
+  records: EventRecord[];
+  createdAt: string;
+  updatedAt: string;
+}
+
+/**
+ * Creates an empty in-memory {@link EventLog}.
+ *
+ * Throws nothing; its methods reject with `InvalidArgumentError`,
+ * `EventSchemaError`, `ExpectedVersionConflictError`, `EventIdReusedError` and
+ * `LogClosedError` as documented on the contract.
+ *
+ * @example
+ * ```ts
+ * const log = createMemoryEventLog({ registry: createDefaultEventRegistry().register("note.added", 1, z.object({ text: z.string() })) });
+ * log.subscribe({ fromPosition: 0 }).subscribe((event) => console.log(event.type));
+ * ```
+ */
+export function createMemoryEventLog(options: MemoryEventLogOptions = {}): EventLog {
+  const registry = options.registry ?? createDefaultEventRegistry();
+  /** Every event, ascending global position. */
+  let all: EventRecord[] = [];
+  const byEventId = new Map<string, EventRecord>();
+  const streams = new Map<string, MemoryStream>();
+  const listeners = new Set<CommitListener>();
+  let lastPosition = 0;
+  let closed = false;
+
+  const ensureOpen = (operation: string): void => {
+    if (closed) throw new LogClosedError(`The in-memory event log is closed; cannot ${operation}.`);
+  };
+  const head = (): number => (all.length === 0 ? 0 : all[all.length - 1].globalPosition);
+  const wakeAll = (): void => {
+    for (const listener of listeners) listener.wake();
+  };
+  /** Index of the first record with globalPosition > position. */
+  const firstAfter = (position: number): number => {
+    let low = 0;
+    let high = all.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (all[middle].globalPosition <= position) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  const matches = (record: EventRecord, filter: SubscriptionFilter): boolean =>
+    (filter.streamId === undefined || record.streamId === filter.streamId) &&
+    (filter.types === undefined || filter.types.includes(record.type)) &&
+    (filter.afterVersion === undefined || record.version > filter.afterVersion);
+  const readRange = (after: number, upTo: number, limit: number, filter: SubscriptionFilter): StoredEvent[] => {
+    const out: StoredEvent[] = [];
+    if (filter.streamId !== undefined) {
+      const stream = streams.get(filter.streamId);
+      if (!stream) return out;
+      for (const record of stream.records) {
+        if (out.length >= limit || record.globalPosition > upTo) break;
+        if (record.globalPosition > after && matches(record, filter)) out.push(toStoredEvent(record));
+      }
+      return out;
+    }
+    for (let index = firstAfter(after); index < all.length && out.length < limit; index++) {
+      const record = all[index];
+      if (record.globalPosition > upTo) break;
+      if (matches(record, filter)) out.push(toStoredEvent(record));
+    }
+    return out;
+  };
+
+  const log: EventLog = {
+    async append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
+      ensureOpen("append");
+      const expected = appendOptions.expectedVersion ?? "any";
+      checkExpectedVersionArgument(expected);
+      const prepared = prepareEvents(registry, streamId, events);
+      const duplicates = resolveDuplicates(streamId, prepared, (eventId) => byEventId.get(eventId), reusedError);
+      if (duplicates) {
+        const stored = duplicates.map(toStoredEvent);
+        const last = stored[stored.length - 1];
+        return { streamId, nextExpectedVersion: last.version, events: stored, lastGlobalPosition: last.globalPosition, duplicate: true };
+      }
+      const stream = streams.get(streamId);
+      const current = stream?.records.length ?? 0;
+      checkExpectedVersion(streamId, expected, current);
+      if (prepared.length === 0) {
+        const lastRecord = stream?.records[stream.records.length - 1];
+        return { streamId, nextExpectedVersion: current, events: [], lastGlobalPosition: lastRecord?.globalPosition ?? 0, duplicate: false };
+      }
+      const now = new Date().toISOString();
+      const target = stream ?? { records: [], createdAt: now, updatedAt: now };
+      const records = prepared.map((event, index): EventRecord => ({
+        globalPosition: ++lastPosition,
+        eventId: event.eventId,
+        streamId,
+        version: current + index + 1,
+        type: event.type,
+        schemaVersion: event.schemaVersion,
+        time: event.time ?? now,
+        dataJson: event.dataJson,
+        metadataJson: event.metadataJson,
+      }));
+      for (const record of records) {
+        target.records.push(record);
+        all.push(record);
+        byEventId.set(record.eventId, record);
+      }
+      target.updatedAt = now;
+      if (!stream) streams.set(streamId, target);
+      wakeAll();
+      const stored = records.map(toStoredEvent);
+      return {
+        streamId,
+        nextExpectedVersion: current + records.length,
+        events: stored,
+        lastGlobalPosition: records[records.length - 1].globalPosition,
+        duplicate: false,
+      };
+    },
+
+    async readStream(streamId: string, readOptions: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+      ensureOpen("readStream");
+      checkStreamId(streamId);
+      checkReadStreamOptions(readOptions);
+      const records = streams.get(streamId)?.records ?? [];
+      const limit = readOptions.limit ?? Number.MAX_SAFE_INTEGER;
+      const out: StoredEvent[] = [];
+      if (readOptions.direction === "backwards") {
+        const start = Math.min(readOptions.fromVersion ?? records.length, records.length);
+        for (let version = start; version >= 1 && out.length < limit; version--) out.push(toStoredEvent(records[version - 1]));
+      } else {
+        for (let version = Math.max(readOptions.fromVersion ?? 1, 1); version <= records.length && out.length < limit; version++) {
+          out.push(toStoredEvent(records[version - 1]));
+        }
+      }
+      return out;
+    },
+
+    async readAll(readOptions: ReadAllOptions = {}): Promise<StoredEvent[]> {
+      ensureOpen("readAll");
+      checkReadAllOptions(readOptions);
+      return readRange(readOptions.fromPosition ?? 0, Number.MAX_SAFE_INTEGER, readOptions.limit ?? Number.MAX_SAFE_INTEGER, {
+        types: readOptions.types,
+      });
+    },
+
+    async streamVersion(streamId: string): Promise<number> {
+      ensureOpen("streamVersion");
+      checkStreamId(streamId);
+      return streams.get(streamId)?.records.length ?? 0;
+    },
+
+    async listStreams(): Promise<StreamInfo[]> {
+      ensureOpen("listStreams");
+      return [...streams].map(([streamId, stream]) => ({
+        streamId,
+        version: stream.records.length,
+        createdAt: stream.createdAt,
+        updatedAt: stream.updatedAt,
+      }));
+    },
+
+    async deleteStream(streamId: string): Promise<number> {
+      ensureOpen("deleteStream");
+      checkStreamId(streamId);
+      const stream = streams.get(streamId);
+      if (!stream) return 0;
+      streams.delete(streamId);
+      for (const record of stream.records) byEventId.delete(record.eventId);
+      all = all.filter((record) => record.streamId !== streamId);
+      return stream.records.length;
+    },
+
+    subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
+      ensureOpen("subscribe");
+      return createCatchUpObservable(
+        {
+          head,
+          read: readRange,
+          listen(listener) {
+            if (closed) {
+              queueMicrotask(() => listener.close());
+              return () => {};
+            }
+            listeners.add(listener);
+            return () => listeners.delete(listener);
+          },
+        },
+        subscribeOptions,
+      );
+    },
+
+    async headPosition(): Promise<number> {
+      ensureOpen("headPosition");
+      return head();
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      for (const listener of [...listeners]) listener.close();
+      listeners.clear();
+    },
+  };
+  return log;
+}
+
+function reusedError(message: string, details: Record<string, unknown>): Error {
+  return new EventIdReusedError(message, { details });
+}
