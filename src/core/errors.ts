@@ -92,6 +92,8 @@ export const EventIdReusedError = defineError("EVENT_ID_REUSED", "EventIdReusedE
 export const LogSchemaError = defineError("LOG_SCHEMA_UNSUPPORTED", "LogSchemaError");
 /** A caller passed an invalid argument, e.g. an empty stream id or a negative limit; the message names it (code `INVALID_ARGUMENT`). Nothing was done. */
 export const InvalidArgumentError = defineError("INVALID_ARGUMENT", "InvalidArgumentError");
+/** The event log could not commit (disk full, I/O error, lock wait past the busy timeout); the SQLite error is the `cause` (code `LOG_COMMIT_FAILED`). Nothing of the failed commit was written. */
+export const LogCommitError = defineError("LOG_COMMIT_FAILED", "LogCommitError");
 /** The log was closed before the operation (code `LOG_CLOSED`). */
 export const LogClosedError = defineError("LOG_CLOSED", "LogClosedError");
 /** `prompt()` while a run is active (code `SESSION_BUSY`); steer or follow up instead. Source: pi. */
