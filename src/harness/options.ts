@@ -1,0 +1,281 @@
+/**
+ * `AgentHarnessOptions`: what `createHarness` accepts, its zod schema, and
+ * {@link validateHarnessOptions}, which throws `HarnessConfigError` naming the field.
+ *
+ * Contract (ours; option names are the seed's, stream options pi-ai's `StreamOptions`):
+ * - validation is synchronous and complete before anything is opened or written;
+ * - the error message names the first failing field by its dotted path
+ *   (`streamOptions.timeoutMs`, `models.fast.contextWindow`, `tools[2].name`) and says what
+ *   was expected; `details.issues` lists every failing field;
+ * - cross-field rules: exactly zero or one of `session` / `repository` / `eventLog`; `model`
+ *   must name a registry entry; `activeToolNames` must name given tools; tool names are unique;
+ * - functions and live objects (sessions, logs, models) are checked by shape, never cloned.
+ *
+ * @example
+ * ```ts
+ * validateHarnessOptions({ models: { main: openai("gpt-4o-mini") }, streamOptions: { timeoutMs: -1 } });
+ * // throws HarnessConfigError: Invalid harness option "streamOptions.timeoutMs": Too small: expected number to be >0
+ * ```
+ */
+import type { LanguageModel } from "ai";
+import { z } from "zod";
+import { HarnessConfigError } from "../core/errors.ts";
+import type { ImageContent, ThinkingLevel } from "../core/messages.ts";
+import { THINKING_LEVELS } from "../core/messages.ts";
+import type { ModelClient } from "../core/model-stream.ts";
+import type { AgentTool } from "../core/tools.ts";
+import type { QueueMode, RetrySettings } from "../machines/agent-types.ts";
+import type { Skill } from "../adapters/skills/types.ts";
+import type { EventLog } from "../store/event-log.ts";
+import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
+import type { HarnessHooks } from "./hook-types.ts";
+import { HOOK_NAMES } from "./hook-types.ts";
+import type { JsonSchemaTool } from "./tool-schema.ts";
+
+/** An AI SDK language model object (not a string id: Arbor never resolves models over the network). */
+export type AiSdkLanguageModel = Exclude<LanguageModel, string>;
+
+/** Model facts the registry keeps next to the model. Tokens and $ per million tokens. */
+export interface ModelInfo {
+  /** Context window in tokens. */
+  contextWindow?: number;
+  /** Max output tokens per call. */
+  maxTokens?: number;
+  /** Prices in US$ per million tokens. */
+  cost?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
+  /** True if the model accepts a reasoning effort (thinking level). */
+  reasoning?: boolean;
+}
+
+/** A registry entry: a model with its facts. */
+export interface ModelEntry extends ModelInfo {
+  model: AiSdkLanguageModel | ModelClient;
+}
+
+/** A prompt template as the harness uses it (structurally the template loader's type). */
+export interface PromptTemplateLike {
+  name: string;
+  /** The body, with `$1`, `$@`, … placeholders. */
+  content: string;
+  description?: string;
+}
+
+/** Skills and prompt templates, loaded or to be loaded. */
+export interface HarnessResources {
+  skills?: Skill[];
+  promptTemplates?: PromptTemplateLike[];
+  /** Directories to load skills from with `loadSkills` (added after `skills`). */
+  skillPaths?: string[];
+  /** Files or directories to load templates from with `loadPromptTemplates` (added after `promptTemplates`). */
+  promptTemplatePaths?: string[];
+}
+
+/** What a system-prompt function receives. */
+export interface SystemPromptContext {
+  /** The active tools, in registration order. */
+  tools: { name: string; description: string }[];
+  /** Skills the model may invoke (without `disable-model-invocation`). */
+  skills: Skill[];
+  cwd: string;
+  /** The current date, `YYYY-MM-DD` (local time). */
+  date: string;
+}
+
+/** Stream options, pi-ai's names. Times in ms. */
+export interface HarnessStreamOptions {
+  /** Preferred transport; adapters that cannot honour it ignore it (pi). The AI SDK adapter uses SSE. */
+  transport?: "sse" | "websocket" | "websocket-cached" | "auto";
+  /** Per-request timeout in ms. */
+  timeoutMs?: number;
+  /** Retries of a failed model call (default 3); feeds `retry.maxRetries` unless `retry` sets it. */
+  maxRetries?: number;
+  /** Largest backoff / server-requested delay honoured, ms; feeds `retry.maxDelayMs` unless `retry` sets it. */
+  maxRetryDelayMs?: number;
+  /** Extra HTTP headers on every request. Never logged. */
+  headers?: Record<string, string>;
+  /** Request metadata for providers that take it (OpenAI `metadata`: string values). Never logged. */
+  metadata?: Record<string, string>;
+  /** Prompt-cache retention: `none`, `short` (default), `long` (OpenAI `promptCacheRetention: "24h"`). */
+  cacheRetention?: "none" | "short" | "long";
+}
+
+/** The tool-context option: a value, or a function called once per tool call. */
+export type ToolContextOption = unknown | ((call: { toolCallId: string; toolName: string }) => unknown);
+
+/** Options of `createHarness`. */
+export interface AgentHarnessOptions {
+  /** An open session to drive. Excludes `repository` and `eventLog`. */
+  session?: SessionHandle;
+  /** A repository to create (or, with `sessionId`, open) the session in. */
+  repository?: SessionRepository;
+  /** An event log to build the repository over. */
+  eventLog?: EventLog;
+  /** Path of the SQLite event log when none of session/repository/eventLog is given (default `<cwd>/.arbor/arbor.db`). */
+  eventLogPath?: string;
+  /** Open this session instead of creating one (with repository, eventLog or eventLogPath). */
+  sessionId?: string;
+  /** Working directory of the session and the system prompt (default `process.cwd()`). */
+  cwd?: string;
+  /** Model registry: name → model (AI SDK LanguageModel or Arbor ModelClient) or {model, facts}. */
+  models: Record<string, AiSdkLanguageModel | ModelClient | ModelEntry>;
+  /** The registry name to start with (default: the first). */
+  model?: string;
+  tools?: (AgentTool<any, any, any> | JsonSchemaTool<any>)[];
+  resources?: HarnessResources;
+  systemPrompt?: string | ((context: SystemPromptContext) => string);
+  streamOptions?: HarnessStreamOptions;
+  retry?: Partial<RetrySettings>;
+  thinkingLevel?: ThinkingLevel;
+  /** Tool names sent to the model (default: all). */
+  activeToolNames?: string[];
+  steeringMode?: QueueMode;
+  followUpMode?: QueueMode;
+  /** Default "parallel" (pi). */
+  toolExecution?: "parallel" | "sequential";
+  toolContext?: ToolContextOption;
+  hooks?: HarnessHooks;
+  /** Enables `/skill:name args` in `prompt()` (default true, pi). */
+  enableSkillCommands?: boolean;
+}
+
+const fn = (what: string) => z.custom<(...args: any[]) => unknown>((value) => typeof value === "function", { message: `expected ${what}` });
+const objectWith = (what: string, ...methods: string[]) =>
+  z.custom<object>(
+    (value) => typeof value === "object" && value !== null && methods.every((name) => typeof (value as Record<string, unknown>)[name] === "function"),
+    { message: `expected ${what} (an object with ${methods.join(", ")})` },
+  );
+
+const isModelClient = (value: unknown) => typeof value === "object" && value !== null && typeof (value as ModelClient).stream === "function";
+const isLanguageModel = (value: unknown) =>
+  typeof value === "object" && value !== null && typeof (value as { doStream?: unknown }).doStream === "function" && typeof (value as { modelId?: unknown }).modelId === "string";
+
+const modelObject = z.custom<AiSdkLanguageModel | ModelClient>((value) => isModelClient(value) || isLanguageModel(value), {
+  message: "expected an AI SDK LanguageModel (with doStream) or an Arbor ModelClient (with stream); string model ids are not resolved",
+});
+const positiveInt = z.number().int().positive();
+const price = z.number().nonnegative();
+const modelInfoShape = {
+  contextWindow: positiveInt.optional(),
+  maxTokens: positiveInt.optional(),
+  cost: z.object({ input: price, output: price, cacheRead: price.optional(), cacheWrite: price.optional() }).optional(),
+  reasoning: z.boolean().optional(),
+};
+const modelValue = z.union([modelObject, z.object({ model: modelObject, ...modelInfoShape }).strict()], {
+  error: "expected a LanguageModel, a ModelClient, or { model, contextWindow?, maxTokens?, cost?, reasoning? }",
+});
+
+const toolName = z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/, "expected 1-64 characters of a-z, A-Z, 0-9, _ or -");
+const tool = z.looseObject({
+  name: toolName,
+  description: z.string(),
+  parameters: z.record(z.string(), z.unknown()),
+  execute: fn("a function execute(args, context)"),
+  validate: fn("a function validate(args)").optional(),
+  timeoutMs: positiveInt.optional(),
+  executionMode: z.enum(["sequential", "parallel"]).optional(),
+});
+
+const queueMode = z.enum(["one-at-a-time", "all"]);
+const stringRecord = z.record(z.string(), z.string());
+
+/** The zod schema of {@link AgentHarnessOptions} (shapes and field rules; cross-field rules live in {@link validateHarnessOptions}). */
+export const agentHarnessOptionsSchema = z
+  .object({
+    session: objectWith("a SessionHandle", "appendEntries", "appendEvents", "moveLeaf").optional(),
+    repository: objectWith("a SessionRepository", "create", "open", "fork").optional(),
+    eventLog: objectWith("an EventLog", "append", "readStream", "subscribe").optional(),
+    eventLogPath: z.string().min(1).optional(),
+    sessionId: z.string().min(1).optional(),
+    cwd: z.string().min(1).optional(),
+    models: z.record(z.string().min(1), modelValue).refine((models) => Object.keys(models).length > 0, "expected at least one model"),
+    model: z.string().min(1).optional(),
+    tools: z.array(tool).optional(),
+    resources: z
+      .object({
+        skills: z.array(z.looseObject({ name: z.string(), description: z.string(), filePath: z.string(), body: z.string() })).optional(),
+        promptTemplates: z.array(z.looseObject({ name: z.string().min(1), content: z.string() })).optional(),
+        skillPaths: z.array(z.string().min(1)).optional(),
+        promptTemplatePaths: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .optional(),
+    systemPrompt: z.union([z.string(), fn("a function ({ tools, skills, cwd, date }) => string")], { error: "expected a string or a function" }).optional(),
+    streamOptions: z
+      .object({
+        transport: z.enum(["sse", "websocket", "websocket-cached", "auto"]).optional(),
+        timeoutMs: positiveInt.optional(),
+        maxRetries: z.number().int().nonnegative().optional(),
+        maxRetryDelayMs: z.number().int().nonnegative().optional(),
+        headers: stringRecord.optional(),
+        metadata: stringRecord.optional(),
+        cacheRetention: z.enum(["none", "short", "long"]).optional(),
+      })
+      .strict()
+      .optional(),
+    retry: z
+      .object({ maxRetries: z.number().int().nonnegative().optional(), baseDelayMs: z.number().nonnegative().optional(), maxDelayMs: z.number().nonnegative().optional() })
+      .strict()
+      .optional(),
+    thinkingLevel: z.enum(THINKING_LEVELS as [ThinkingLevel, ...ThinkingLevel[]]).optional(),
+    activeToolNames: z.array(z.string()).optional(),
+    steeringMode: queueMode.optional(),
+    followUpMode: queueMode.optional(),
+    toolExecution: z.enum(["parallel", "sequential"]).optional(),
+    toolContext: z.unknown().optional(),
+    hooks: z
+      .object(Object.fromEntries(HOOK_NAMES.map((name) => [name, z.union([fn("a handler function"), z.array(fn("a handler function"))]).optional()])))
+      .strict()
+      .optional(),
+    enableSkillCommands: z.boolean().optional(),
+  })
+  .strict();
+
+function fieldPath(path: readonly PropertyKey[]): string {
+  return path.reduce<string>((text, key) => (typeof key === "number" ? `${text}[${key}]` : text ? `${text}.${String(key)}` : String(key)), "") || "(options)";
+}
+
+function configError(field: string, message: string, issues: { field: string; message: string }[] = [{ field, message }]): never {
+  throw new HarnessConfigError(`Invalid harness option "${field}": ${message}`, { details: { field, issues } });
+}
+
+/**
+ * Validates options: shapes with {@link agentHarnessOptionsSchema}, then the cross-field rules.
+ * Returns the options unchanged (typed).
+ *
+ * @throws HarnessConfigError (code `HARNESS_CONFIG_INVALID`) naming the first failing field;
+ *   `details.field` is its path and `details.issues` every failing field.
+ * @example
+ * ```ts
+ * try { validateHarnessOptions({ models: {} }); }
+ * catch (error) { if (HarnessConfigError.isInstance(error)) console.error(error.details.field); } // "models"
+ * ```
+ */
+export function validateHarnessOptions(options: AgentHarnessOptions): AgentHarnessOptions {
+  if (typeof options !== "object" || options === null) configError("(options)", "expected an options object");
+  const result = agentHarnessOptionsSchema.safeParse(options);
+  if (!result.success) {
+    const issues = result.error.issues.map((issue) => {
+      // An unrecognized key is reported on its parent: name the key itself.
+      const keys = issue.code === "unrecognized_keys" ? issue.keys : [];
+      return { field: fieldPath(keys.length ? [...issue.path, keys[0]] : issue.path), message: issue.code === "unrecognized_keys" ? "unknown option" : issue.message };
+    });
+    configError(issues[0].field, issues[0].message, issues);
+  }
+  const given = (["session", "repository", "eventLog"] as const).filter((key) => options[key] !== undefined);
+  if (given.length > 1) configError(given[1], `give only one of session, repository or eventLog (got ${given.join(" and ")})`);
+  if (options.session && options.sessionId) configError("sessionId", "sessionId opens a session from a repository or log; it cannot be combined with session");
+  if (options.eventLogPath && given.length > 0) configError("eventLogPath", `eventLogPath is only used when no ${given[0]} is given`);
+  const names = Object.keys(options.models);
+  if (options.model !== undefined && !names.includes(options.model)) configError("model", `"${options.model}" is not in models (${names.join(", ")})`);
+  const toolNames = (options.tools ?? []).map((t) => t.name);
+  toolNames.forEach((name, index) => {
+    if (toolNames.indexOf(name) !== index) configError(`tools[${index}].name`, `duplicate tool name "${name}"`);
+  });
+  options.activeToolNames?.forEach((name, index) => {
+    if (!toolNames.includes(name)) configError(`activeToolNames[${index}]`, `"${name}" is not a given tool (${toolNames.join(", ") || "no tools"})`);
+  });
+  return options;
+}
+
+/** Images accepted by `prompt(text, images)`. */
+export type PromptImages = ImageContent[];
