@@ -1,6 +1,6 @@
 import { MockLanguageModelV3 } from "ai/test";
 import { describe, expect, it } from "vitest";
-import { HarnessConfigError } from "../../src/core/errors.ts";
+import { type ArborError, HarnessConfigError } from "../../src/core/errors.ts";
 import { validateHarnessOptions, type AgentHarnessOptions } from "../../src/harness/options.ts";
 
 const model = new MockLanguageModelV3({ modelId: "mock-1" });
@@ -11,8 +11,8 @@ function fieldOf(options: unknown): string {
     validateHarnessOptions(options as AgentHarnessOptions);
   } catch (error) {
     expect(HarnessConfigError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toContain((error as HarnessConfigError).details.field as string);
-    return (error as HarnessConfigError).details.field as string;
+    expect((error as Error).message).toContain((error as ArborError).details.field as string);
+    return (error as ArborError).details.field as string;
   }
   throw new Error("expected HarnessConfigError");
 }
@@ -70,9 +70,9 @@ describe("validateHarnessOptions", () => {
       validateHarnessOptions({ models: { main: model }, thinkingLevel: "max", steeringMode: "x" } as never);
       expect.unreachable();
     } catch (error) {
-      const issues = (error as HarnessConfigError).details.issues as { field: string }[];
+      const issues = (error as ArborError).details.issues as { field: string }[];
       expect(issues.map((issue) => issue.field).sort()).toEqual(["steeringMode", "thinkingLevel"]);
-      expect((error as HarnessConfigError).code).toBe("HARNESS_CONFIG_INVALID");
+      expect((error as ArborError).code).toBe("HARNESS_CONFIG_INVALID");
     }
   });
 
