@@ -36,6 +36,9 @@ export interface PreparedEvent {
   time: string | undefined;
   dataJson: string;
   metadataJson: string;
+  /** The validated data (returned in the append result; the log keeps only `dataJson`). */
+  data: unknown;
+  metadata: EventMetadata;
 }
 
 /** The stored columns of an event, as both logs keep them. */
@@ -134,6 +137,8 @@ export function prepareEvents(registry: EventRegistry, streamId: string, events:
       time: event.time,
       dataJson: toJson(data, index, type, "data"),
       metadataJson: event.metadata === undefined ? EMPTY_METADATA : toJson(event.metadata, index, type, "metadata"),
+      data,
+      metadata: event.metadata ?? {},
     };
   }
   return prepared;

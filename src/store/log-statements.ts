@@ -1,0 +1,80 @@
+/**
+ * The SQLite event log's prepared statements (ours), prepared once per
+ * connection. Rows come back with the {@link EventRecord} field names.
+ *
+ * Contract:
+ * - `readRange(after, upTo, limit, filter)` returns events with
+ *   `after < global_position ≤ upTo` in ascending global position, at most `limit`
+ *   (-1 = no limit), filtered by stream, types (bound as one JSON array through
+ *   `json_each`) and `version > afterVersion`. Stream-filtered reads use the
+ *   `(stream_id, version)` index; others walk the rowid range;
+ * - nothing here writes outside the statements' own SQL; transactions belong to
+ *   the caller.
+ *
+ * @example
+ * ```ts
+ * const statements = createLogStatements(db);
+ * const rows = statements.readRange(0, Number.MAX_SAFE_INTEGER, 100, { types: ["run.started"] });
+ * ```
+ */
+import type Database from "better-sqlite3";
+import type { EventRecord } from "./log-prepare.ts";
+import type { SubscriptionFilter } from "./log-subscription.ts";
+
+const COLUMNS = `global_position AS globalPosition, event_id AS eventId, stream_id AS streamId, version, type,
+  schema_version AS schemaVersion, time, data AS dataJson, metadata AS metadataJson`;
+
+/** The statements of one connection. */
+export type LogStatements = ReturnType<typeof createLogStatements>;
+
+/** Prepares every statement the log uses on `db` (which must be migrated). */
+export function createLogStatements(db: Database.Database) {
+  const rangeAll = db.prepare(
+    `SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? AND version > ? ORDER BY global_position LIMIT ?`,
+  );
+  const rangeTypes = db.prepare(
+    `SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? AND version > ?
+      AND type IN (SELECT value FROM json_each(?)) ORDER BY global_position LIMIT ?`,
+  );
+  const rangeStream = db.prepare(
+    `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND global_position > ? AND global_position <= ? AND version > ?
+      ORDER BY version LIMIT ?`,
+  );
+  const rangeStreamTypes = db.prepare(
+    `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND global_position > ? AND global_position <= ? AND version > ?
+      AND type IN (SELECT value FROM json_each(?)) ORDER BY version LIMIT ?`,
+  );
+  return {
+    insertEvent: db.prepare(
+      "INSERT INTO events (event_id, stream_id, version, type, schema_version, time, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+    ),
+    insertStream: db.prepare("INSERT INTO streams (stream_id, version, first_position, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
+    updateStream: db.prepare("UPDATE streams SET version = ?, updated_at = ? WHERE stream_id = ?"),
+    selectStreamVersion: db.prepare("SELECT version FROM streams WHERE stream_id = ?").pluck(),
+    selectStreamPosition: db.prepare("SELECT global_position FROM events WHERE stream_id = ? AND version = ?").pluck(),
+    selectByEventId: db.prepare(`SELECT ${COLUMNS} FROM events WHERE event_id = ?`),
+    readStreamForwards: db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version >= ? ORDER BY version LIMIT ?`),
+    readStreamBackwards: db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version <= ? ORDER BY version DESC LIMIT ?`),
+    listStreams: db.prepare(
+      "SELECT stream_id AS streamId, version, created_at AS createdAt, updated_at AS updatedAt FROM streams ORDER BY first_position",
+    ),
+    deleteEvents: db.prepare("DELETE FROM events WHERE stream_id = ?"),
+    deleteStream: db.prepare("DELETE FROM streams WHERE stream_id = ?"),
+    headPosition: db.prepare("SELECT max(global_position) FROM events").pluck(),
+    dataVersion: db.prepare("PRAGMA data_version").pluck(),
+    readRange(after: number, upTo: number, limit: number, filter: SubscriptionFilter): EventRecord[] {
+      const afterVersion = filter.afterVersion ?? 0;
+      const types = filter.types === undefined ? undefined : JSON.stringify(filter.types);
+      if (filter.streamId !== undefined) {
+        return (
+          types === undefined
+            ? rangeStream.all(filter.streamId, after, upTo, afterVersion, limit)
+            : rangeStreamTypes.all(filter.streamId, after, upTo, afterVersion, types, limit)
+        ) as EventRecord[];
+      }
+      return (
+        types === undefined ? rangeAll.all(after, upTo, afterVersion, limit) : rangeTypes.all(after, upTo, afterVersion, types, limit)
+      ) as EventRecord[];
+    },
+  };
+}

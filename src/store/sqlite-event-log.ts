@@ -1,0 +1,437 @@
+/**
+ * The SQLite event log (ours; the default log), on better-sqlite3.
+ *
+ * Contract (see `event-log.ts` for the shared guarantees):
+ * - WAL journal (file logs), `BEGIN IMMEDIATE` for every write, a busy timeout
+ *   (default 5000 ms) so concurrent writers from other processes wait for the lock;
+ * - **group commit**: appends (and deletes) issued in the same tick are queued and
+ *   committed in ONE transaction in a microtask, in call order. Each append runs in
+ *   its own SAVEPOINT and keeps its own expected-version check and outcome, so a
+ *   conflicting append fails alone. If the commit itself fails (I/O error, disk
+ *   full, lock wait past the busy timeout) every writer of the group rejects with
+ *   `LogCommitError` and nothing of the group is written;
+ * - `synchronous` (default `"FULL"`; see {@link SqliteSynchronous} for what each
+ *   level keeps after a crash);
+ * - **tail latency**: in-process subscribers are woken right after the commit, in
+ *   the same tick (a microtask). Appends by other processes on the same file are
+ *   noticed by polling `PRAGMA data_version` every `pollIntervalMs` (default 50 ms,
+ *   only while a subscription is open): latency ≤ pollIntervalMs + one read;
+ * - `deleteStream` physically removes the events: `secure_delete` overwrites the
+ *   freed pages and a WAL checkpoint (TRUNCATE) drops the old page copies when no
+ *   reader holds them;
+ * - opening refuses foreign, non-SQLite or newer-schema files with `LogSchemaError`
+ *   without writing them (see `sqlite-schema.ts`).
+ *
+ * @example
+ * ```ts
+ * const log = createSqliteEventLog({ path: "data/arbor.db" });
+ * const result = await log.append("s-1", [{ type: "leaf.moved", data: { leafId: null, fromLeafId: null } }], { expectedVersion: "no_stream" });
+ * console.log(result.lastGlobalPosition);
+ * ```
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import type { Observable } from "rxjs";
+import { ArborError, EventIdReusedError, InvalidArgumentError, LogClosedError, LogCommitError, LogSchemaError } from "../core/errors.ts";
+import type {
+  AppendOptions,
+  AppendResult,
+  EventLog,
+  ExpectedVersion,
+  NewEvent,
+  ReadAllOptions,
+  ReadStreamOptions,
+  StoredEvent,
+  StreamInfo,
+  SubscribeOptions,
+} from "./event-log.ts";
+import { createDefaultEventRegistry } from "./events/index.ts";
+import type { EventRegistry } from "./events/registry.ts";
+import { createLogStatements } from "./log-statements.ts";
+import {
+  checkExpectedVersion,
+  checkExpectedVersionArgument,
+  checkReadAllOptions,
+  checkReadStreamOptions,
+  checkStreamId,
+  type EventRecord,
+  type PreparedEvent,
+  prepareEvents,
+  resolveDuplicates,
+  toStoredEvent,
+} from "./log-prepare.ts";
+import { type CommitListener, createCatchUpObservable } from "./log-subscription.ts";
+import { inspectLogFile, migrate } from "./sqlite-schema.ts";
+
+/**
+ * SQLite's `synchronous` level, in WAL mode (sqlite.org pragma.html#pragma_synchronous):
+ * - `"OFF"`: no fsync. Survives a process crash; after power loss or an OS crash
+ *   recent commits may be lost AND the file may be corrupt;
+ * - `"NORMAL"`: fsync at checkpoints only. Survives a process crash; after power loss
+ *   the last commits may roll back, the file stays consistent;
+ * - `"FULL"` (default): the WAL is fsynced on every commit. Committed appends survive
+ *   process crashes and power loss (if the disk honours flushes);
+ * - `"EXTRA"`: FULL plus a directory fsync when the WAL is reset; protects against
+ *   losing a commit right after a checkpoint on power loss on some filesystems.
+ */
+export type SqliteSynchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
+
+/** Options of {@link createSqliteEventLog}. */
+export interface SqliteEventLogOptions {
+  /** A file path, or `":memory:"` for a private in-memory database. */
+  path: string;
+  /** Default `"FULL"`. */
+  synchronous?: SqliteSynchronous;
+  /** How long a write waits for another connection's lock, in ms. Default 5000. */
+  busyTimeoutMs?: number;
+  /** How often open subscriptions poll for other processes' appends, in ms. Default 50. */
+  pollIntervalMs?: number;
+  /** Event schemas; default `createDefaultEventRegistry()`. */
+  registry?: EventRegistry;
+}
+
+interface AppendOperation {
+  kind: "append";
+  streamId: string;
+  events: PreparedEvent[];
+  expected: ExpectedVersion;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+  outcome?: { ok: true; value: AppendResult } | { ok: false; error: unknown };
+}
+
+interface DeleteOperation {
+  kind: "delete";
+  streamId: string;
+  resolve(count: number): void;
+  reject(error: unknown): void;
+  outcome?: { ok: true; value: number } | { ok: false; error: unknown };
+}
+
+type WriteOperation = AppendOperation | DeleteOperation;
+
+const SYNCHRONOUS_LEVELS: readonly SqliteSynchronous[] = ["OFF", "NORMAL", "FULL", "EXTRA"];
+
+/**
+ * Opens (creating and migrating if needed) a SQLite event log.
+ *
+ * Throws `InvalidArgumentError` for bad options and `LogSchemaError` for a file
+ * that is not an Arbor log or is from a newer schema version (left untouched).
+ * Its methods reject as documented on {@link EventLog}, plus `LogCommitError`.
+ *
+ * @example
+ * ```ts
+ * const log = createSqliteEventLog({ path: ":memory:", synchronous: "NORMAL" });
+ * ```
+ */
+export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
+  const { path } = options;
+  if (typeof path !== "string" || path.length === 0) throw new InvalidArgumentError('path must be a file path or ":memory:".');
+  const synchronous = options.synchronous ?? "FULL";
+  if (!SYNCHRONOUS_LEVELS.includes(synchronous)) {
+    throw new InvalidArgumentError(`synchronous must be one of ${SYNCHRONOUS_LEVELS.join(", ")}, got ${JSON.stringify(synchronous)}.`);
+  }
+  const busyTimeoutMs = checkPositive("busyTimeoutMs", options.busyTimeoutMs, 5000, 0);
+  const pollIntervalMs = checkPositive("pollIntervalMs", options.pollIntervalMs, 50, 1);
+  const registry = options.registry ?? createDefaultEventRegistry();
+
+  inspectLogFile(path);
+  const db = new Database(path, { timeout: busyTimeoutMs });
+  try {
+    if (path !== ":memory:") db.pragma("journal_mode = WAL");
+    db.pragma(`synchronous = ${synchronous}`);
+    migrate(db, path);
+  } catch (error) {
+    db.close();
+    if (ArborError.isInstance(error)) throw error;
+    throw new LogSchemaError(`Could not open "${path}" as an Arbor event log: ${(error as Error).message}.`, { cause: error, details: { path } });
+  }
+  return openLog(db, registry, pollIntervalMs);
+}
+
+/**
+ * The SQLite event log at `path` with default options, creating parent
+ * directories. Same errors as {@link createSqliteEventLog}.
+ *
+ * @example
+ * ```ts
+ * const log = openEventLog(".arbor/log.db");
+ * ```
+ */
+export function openEventLog(path: string): EventLog {
+  if (typeof path !== "string" || path.length === 0) throw new InvalidArgumentError('openEventLog: path must be a file path or ":memory:".');
+  if (path !== ":memory:") mkdirSync(dirname(path), { recursive: true });
+  return createSqliteEventLog({ path });
+}
+
+function checkPositive(name: string, value: number | undefined, fallback: number, min: number): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== "number" || !Number.isFinite(value) || value < min) {
+    throw new InvalidArgumentError(`${name} must be a number ≥ ${min} (ms), got ${String(value)}.`);
+  }
+  return value;
+}
+
+function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs: number): EventLog {
+  const statements = createLogStatements(db);
+  const listeners = new Set<CommitListener>();
+  let pending: WriteOperation[] = [];
+  let flushScheduled = false;
+  let closed = false;
+  let pollTimer: NodeJS.Timeout | undefined;
+  let lastDataVersion = 0;
+
+  const ensureOpen = (operation: string): void => {
+    if (closed) throw new LogClosedError(`The SQLite event log is closed; cannot ${operation}.`);
+  };
+  const lookupEventId = (eventId: string): EventRecord | undefined => statements.selectByEventId.get(eventId) as EventRecord | undefined;
+
+  const appendOne = (operation: AppendOperation, now: string): AppendResult => {
+    const { streamId, events } = operation;
+    const duplicates = resolveDuplicates(streamId, events, lookupEventId, reusedError);
+    if (duplicates) {
+      const stored = duplicates.map(toStoredEvent);
+      const last = stored[stored.length - 1];
+      return { streamId, nextExpectedVersion: last.version, events: stored, lastGlobalPosition: last.globalPosition, duplicate: true };
+    }
+    const current = (statements.selectStreamVersion.get(streamId) as number | undefined) ?? 0;
+    checkExpectedVersion(streamId, operation.expected, current);
+    if (events.length === 0) {
+      const last = current === 0 ? 0 : (statements.selectStreamPosition.get(streamId, current) as number);
+      return { streamId, nextExpectedVersion: current, events: [], lastGlobalPosition: last, duplicate: false };
+    }
+    const stored: StoredEvent[] = new Array(events.length);
+    let version = current;
+    let position = 0;
+    for (let index = 0; index < events.length; index++) {
+      const event = events[index];
+      version++;
+      const time = event.time ?? now;
+      const info = statements.insertEvent.run(event.eventId, streamId, version, event.type, event.schemaVersion, time, event.dataJson, event.metadataJson);
+      position = Number(info.lastInsertRowid);
+      stored[index] = {
+        eventId: event.eventId,
+        streamId,
+        version,
+        globalPosition: position,
+        type: event.type,
+        schemaVersion: event.schemaVersion,
+        time,
+        data: event.data,
+        metadata: event.metadata,
+      };
+    }
+    if (current === 0) statements.insertStream.run(streamId, version, stored[0].globalPosition, now, now);
+    else statements.updateStream.run(version, now, streamId);
+    return { streamId, nextExpectedVersion: version, events: stored, lastGlobalPosition: position, duplicate: false };
+  };
+
+  const deleteOne = (streamId: string): number => {
+    const removed = statements.deleteEvents.run(streamId).changes;
+    statements.deleteStream.run(streamId);
+    return removed;
+  };
+
+  const runOne = (operation: WriteOperation, now: string): void => {
+    operation.outcome =
+      operation.kind === "append" ? { ok: true, value: appendOne(operation, now) } : { ok: true, value: deleteOne(operation.streamId) };
+  };
+  const runOneInSavepoint = db.transaction(runOne);
+  /** One BEGIN IMMEDIATE transaction for the whole group; per-operation savepoints. */
+  const commitGroup = db.transaction((group: WriteOperation[], now: string) => {
+    if (group.length === 1) {
+      runOne(group[0], now);
+      return;
+    }
+    for (const operation of group) {
+      try {
+        runOneInSavepoint(operation, now);
+      } catch (error) {
+        if (!isOperationError(error)) throw error;
+        operation.outcome = { ok: false, error };
+      }
+    }
+  });
+
+  const flush = (): void => {
+    flushScheduled = false;
+    if (pending.length === 0) return;
+    const group = pending;
+    pending = [];
+    const hasDelete = group.some((operation) => operation.kind === "delete");
+    if (hasDelete) db.pragma("secure_delete = ON");
+    try {
+      commitGroup.immediate(group, new Date().toISOString());
+    } catch (error) {
+      if (group.length === 1 && isOperationError(error)) {
+        group[0].reject(error);
+        return;
+      }
+      const failure = new LogCommitError(`The event log could not commit ${group.length} write(s): ${(error as Error).message}. Nothing of them was written.`, {
+        cause: error,
+        details: { writes: group.length },
+      });
+      for (const operation of group) operation.reject(failure);
+      return;
+    } finally {
+      if (hasDelete) db.pragma("secure_delete = OFF");
+    }
+    let wrote = false;
+    for (const operation of group) {
+      const outcome = operation.outcome;
+      if (outcome?.ok) {
+        wrote = true;
+        (operation.resolve as (value: unknown) => void)(outcome.value);
+      } else {
+        operation.reject(outcome?.error ?? new LogCommitError("The write produced no outcome."));
+      }
+    }
+    if (hasDelete) checkpointQuietly();
+    if (wrote) for (const listener of listeners) listener.wake();
+  };
+
+  const checkpointQuietly = (): void => {
+    try {
+      db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch {
+      // A busy checkpoint is retried by SQLite's automatic checkpoints; the rows are already gone.
+    }
+  };
+
+  const enqueue = (operation: WriteOperation): void => {
+    pending.push(operation);
+    if (!flushScheduled) {
+      flushScheduled = true;
+      queueMicrotask(flush);
+    }
+  };
+
+  const poll = (): void => {
+    if (closed) return;
+    try {
+      const dataVersion = statements.dataVersion.get() as number;
+      if (dataVersion !== lastDataVersion) {
+        lastDataVersion = dataVersion;
+        for (const listener of listeners) listener.wake();
+      }
+    } catch {
+      // The next tick retries; a persistent failure surfaces in the subscription's own read.
+    }
+  };
+  const updatePolling = (): void => {
+    if (listeners.size > 0 && pollTimer === undefined && !closed) {
+      lastDataVersion = statements.dataVersion.get() as number;
+      pollTimer = setInterval(poll, pollIntervalMs);
+      pollTimer.unref();
+    } else if (listeners.size === 0 && pollTimer !== undefined) {
+      clearInterval(pollTimer);
+      pollTimer = undefined;
+    }
+  };
+
+  const head = (): number => (statements.headPosition.get() as number | null) ?? 0;
+
+  return {
+    append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
+      try {
+        ensureOpen("append");
+        const expected = appendOptions.expectedVersion ?? "any";
+        checkExpectedVersionArgument(expected);
+        const prepared = prepareEvents(registry, streamId, events);
+        return new Promise<AppendResult>((resolve, reject) => enqueue({ kind: "append", streamId, events: prepared, expected, resolve, reject }));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    async readStream(streamId: string, readOptions: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+      ensureOpen("readStream");
+      checkStreamId(streamId);
+      checkReadStreamOptions(readOptions);
+      const limit = readOptions.limit ?? -1;
+      const rows =
+        readOptions.direction === "backwards"
+          ? statements.readStreamBackwards.all(streamId, readOptions.fromVersion ?? Number.MAX_SAFE_INTEGER, limit)
+          : statements.readStreamForwards.all(streamId, readOptions.fromVersion ?? 1, limit);
+      return (rows as EventRecord[]).map(toStoredEvent);
+    },
+
+    async readAll(readOptions: ReadAllOptions = {}): Promise<StoredEvent[]> {
+      ensureOpen("readAll");
+      checkReadAllOptions(readOptions);
+      const rows = statements.readRange(readOptions.fromPosition ?? 0, Number.MAX_SAFE_INTEGER, readOptions.limit ?? -1, { types: readOptions.types });
+      return rows.map(toStoredEvent);
+    },
+
+    async streamVersion(streamId: string): Promise<number> {
+      ensureOpen("streamVersion");
+      checkStreamId(streamId);
+      return (statements.selectStreamVersion.get(streamId) as number | undefined) ?? 0;
+    },
+
+    async listStreams(): Promise<StreamInfo[]> {
+      ensureOpen("listStreams");
+      return statements.listStreams.all() as StreamInfo[];
+    },
+
+    deleteStream(streamId: string): Promise<number> {
+      try {
+        ensureOpen("deleteStream");
+        checkStreamId(streamId);
+        return new Promise<number>((resolve, reject) => enqueue({ kind: "delete", streamId, resolve, reject }));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
+      ensureOpen("subscribe");
+      return createCatchUpObservable(
+        {
+          head,
+          read: (after, upTo, limit, filter) => statements.readRange(after, upTo, limit, filter).map(toStoredEvent),
+          listen(listener) {
+            if (closed) {
+              queueMicrotask(() => listener.close());
+              return () => {};
+            }
+            listeners.add(listener);
+            updatePolling();
+            return () => {
+              listeners.delete(listener);
+              updatePolling();
+            };
+          },
+        },
+        subscribeOptions,
+      );
+    },
+
+    async headPosition(): Promise<number> {
+      ensureOpen("headPosition");
+      return head();
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      flush();
+      closed = true;
+      for (const listener of [...listeners]) listener.close();
+      listeners.clear();
+      updatePolling();
+      db.close();
+    },
+  };
+}
+
+/** Errors that fail one operation of a group, not the whole commit. */
+function isOperationError(error: unknown): boolean {
+  if (ArborError.isInstance(error)) return true;
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
+}
+
+function reusedError(message: string, details: Record<string, unknown>): Error {
+  return new EventIdReusedError(message, { details });
+}

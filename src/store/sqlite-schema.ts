@@ -1,0 +1,179 @@
+/**
+ * The SQLite event log's file format and its versioned migrations (ours; table
+ * shape from `xstate-sqlite-style.md` §3.5).
+ *
+ * Contract:
+ * - an Arbor log file carries `PRAGMA application_id = ARBOR_APPLICATION_ID` and
+ *   `PRAGMA user_version = <schema version>` in its header, and one row per applied
+ *   migration in `arbor_migrations(version, name, applied_at)`;
+ * - {@link inspectLogFile} looks at a file WITHOUT writing it (raw header bytes,
+ *   then a read-only connection) and refuses, with `LogSchemaError`:
+ *   a file that is not SQLite, a SQLite database that is not an Arbor log (another
+ *   application id, or tables without our id), and an Arbor log from a newer schema
+ *   version than {@link LOG_SCHEMA_VERSION}. A refused file is never modified;
+ * - {@link migrate} runs inside one `BEGIN IMMEDIATE` transaction, re-checks the
+ *   version under the write lock (two processes may open a new file at once) and
+ *   applies the missing migrations in order, all or nothing.
+ *
+ * Schema version 1:
+ * - `events(global_position INTEGER PRIMARY KEY AUTOINCREMENT, event_id TEXT UNIQUE,
+ *   stream_id, version, type, schema_version, time, data JSON text, metadata JSON text,
+ *   UNIQUE(stream_id, version))`. AUTOINCREMENT: positions are never reused after deletes;
+ * - `streams(stream_id PRIMARY KEY, version, first_position, created_at, updated_at)`.
+ *
+ * @example
+ * ```ts
+ * const state = inspectLogFile("arbor.db"); // { kind: "new" } | { kind: "arbor", version: 1 }
+ * ```
+ */
+import { closeSync, openSync, readSync, statSync } from "node:fs";
+import Database from "better-sqlite3";
+import { LogSchemaError } from "../core/errors.ts";
+
+/** "ARBR" as a big-endian 32-bit integer: the SQLite header's application id of an Arbor log. */
+export const ARBOR_APPLICATION_ID = 0x41524252;
+
+/** One schema migration. */
+export interface LogMigration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Every migration, in version order. The last one's version is {@link LOG_SCHEMA_VERSION}. */
+export const LOG_MIGRATIONS: readonly LogMigration[] = [
+  {
+    version: 1,
+    name: "events-and-streams",
+    sql: `
+      CREATE TABLE arbor_migrations (
+        version INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        applied_at TEXT NOT NULL
+      );
+      CREATE TABLE events (
+        global_position INTEGER PRIMARY KEY AUTOINCREMENT,
+        event_id TEXT NOT NULL UNIQUE,
+        stream_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        schema_version INTEGER NOT NULL,
+        time TEXT NOT NULL,
+        data TEXT NOT NULL,
+        metadata TEXT NOT NULL,
+        UNIQUE (stream_id, version)
+      );
+      CREATE TABLE streams (
+        stream_id TEXT PRIMARY KEY,
+        version INTEGER NOT NULL,
+        first_position INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+    `,
+  },
+];
+
+/** The schema version this build reads and writes. */
+export const LOG_SCHEMA_VERSION = LOG_MIGRATIONS[LOG_MIGRATIONS.length - 1].version;
+
+/** What {@link inspectLogFile} found. */
+export type LogFileState = { kind: "new" } | { kind: "arbor"; version: number };
+
+const SQLITE_MAGIC = "SQLite format 3\u0000";
+
+/**
+ * Classifies `path` without writing it. Throws `LogSchemaError` for a file that
+ * must not be opened as an event log (see the module contract).
+ */
+export function inspectLogFile(path: string): LogFileState {
+  if (path === ":memory:" || path === "") return { kind: "new" };
+  let size: number;
+  try {
+    size = statSync(path).size;
+  } catch {
+    return { kind: "new" };
+  }
+  if (size === 0) return { kind: "new" };
+  const header = Buffer.alloc(16);
+  const fd = openSync(path, "r");
+  try {
+    readSync(fd, header, 0, 16, 0);
+  } finally {
+    closeSync(fd);
+  }
+  if (header.toString("latin1") !== SQLITE_MAGIC) {
+    throw new LogSchemaError(`"${path}" is not a SQLite database, so it is not an Arbor event log. The file was left untouched.`, {
+      details: { path },
+    });
+  }
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return classify(path, readHeader(db));
+  } catch (error) {
+    if (LogSchemaError.isInstance(error)) throw error;
+    throw new LogSchemaError(`"${path}" could not be read as an Arbor event log: ${(error as Error).message}. The file was left untouched.`, {
+      cause: error,
+      details: { path },
+    });
+  } finally {
+    db.close();
+  }
+}
+
+interface HeaderState {
+  applicationId: number;
+  userVersion: number;
+  objects: number;
+}
+
+function readHeader(db: Database.Database): HeaderState {
+  return {
+    applicationId: db.pragma("application_id", { simple: true }) as number,
+    userVersion: db.pragma("user_version", { simple: true }) as number,
+    objects: db.prepare("SELECT count(*) FROM sqlite_schema").pluck().get() as number,
+  };
+}
+
+function classify(path: string, state: HeaderState): LogFileState {
+  if (state.applicationId === ARBOR_APPLICATION_ID) {
+    if (state.userVersion > LOG_SCHEMA_VERSION) {
+      throw new LogSchemaError(
+        `"${path}" is an Arbor event log of schema version ${state.userVersion}, newer than this Arbor's ${LOG_SCHEMA_VERSION}. Upgrade Arbor to open it; the file was left untouched.`,
+        { details: { path, fileVersion: state.userVersion, supportedVersion: LOG_SCHEMA_VERSION } },
+      );
+    }
+    return state.userVersion === 0 && state.objects === 0 ? { kind: "new" } : { kind: "arbor", version: state.userVersion };
+  }
+  if (state.applicationId === 0 && state.objects === 0) return { kind: "new" };
+  throw new LogSchemaError(
+    `"${path}" is a SQLite database but not an Arbor event log (application_id ${state.applicationId}, ${state.objects} schema objects). Refusing to open it; the file was left untouched.`,
+    { details: { path, applicationId: state.applicationId } },
+  );
+}
+
+/**
+ * Brings an open, writable connection to {@link LOG_SCHEMA_VERSION} in one
+ * `BEGIN IMMEDIATE` transaction. Throws `LogSchemaError` if, under the write lock,
+ * the file turns out to be newer or foreign. Returns the versions applied.
+ */
+export function migrate(db: Database.Database, path: string): number[] {
+  const run = db.transaction((): number[] => {
+    const state = classify(path, readHeader(db));
+    const from = state.kind === "new" ? 0 : state.version;
+    const applied: number[] = [];
+    const now = new Date().toISOString();
+    for (const migration of LOG_MIGRATIONS) {
+      if (migration.version <= from) continue;
+      db.exec(migration.sql);
+      db.prepare("INSERT INTO arbor_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(migration.version, migration.name, now);
+      applied.push(migration.version);
+    }
+    if (applied.length > 0) {
+      db.pragma(`application_id = ${ARBOR_APPLICATION_ID}`);
+      db.pragma(`user_version = ${LOG_SCHEMA_VERSION}`);
+    }
+    return applied;
+  });
+  return run.immediate();
+}
