@@ -25,7 +25,14 @@ import type { SessionCreatedData } from "./events/session-events.ts";
 
 /** A problem found while building a context, repaired rather than thrown. */
 export interface ContextDiagnostic {
-  kind: "missing_tool_result" | "orphan_tool_result" | "duplicate_tool_result" | "unknown_entry" | "missing_parent";
+  kind:
+    | "missing_tool_result"
+    | "orphan_tool_result"
+    | "duplicate_tool_result"
+    | "reordered_tool_result"
+    | "unknown_entry"
+    | "missing_parent"
+    | "parent_cycle";
   message: string;
   entryId?: string;
   toolCallId?: string;

@@ -1,0 +1,116 @@
+/**
+ * pi's `convertToLlm`: maps Arbor's {@link AgentMessage}s to the three roles a
+ * provider understands (user, assistant, toolResult).
+ *
+ * Contract (source: pi 0.73.1 `coding-agent/src/core/messages.ts`, exact strings;
+ * `../shared/reference/pi-behaviour.md` §2.5 step 6):
+ * - `user`, `assistant`, `toolResult` pass through unchanged (same object);
+ * - `custom` → a user message; string content becomes one text block;
+ * - `branchSummary` → user text `BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX`;
+ * - `compactionSummary` → user text `COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX`;
+ * - `bashExecution` → user text from {@link bashExecutionToText}; dropped when `excludeFromContext`;
+ * - a message of any other role is dropped;
+ * - order is preserved; the input is never mutated; never throws.
+ * Dropping error/aborted assistants is NOT done here (pi-ai does it per provider; Arbor's model adapter does).
+ *
+ * @example
+ * ```ts
+ * const llm = convertToLlm(session.view.buildContext().messages);
+ * ```
+ */
+import type { AgentMessage, AssistantMessage, BashExecutionMessage, ToolResultMessage, UserMessage } from "./messages.ts";
+
+/** Text placed before a compaction summary (pi's exact string). */
+export const COMPACTION_SUMMARY_PREFIX = `The conversation history before this point was compacted into the following summary:
+
+<summary>
+`;
+/** Text placed after a compaction summary (pi's exact string). */
+export const COMPACTION_SUMMARY_SUFFIX = `
+</summary>`;
+/** Text placed before a branch summary (pi's exact string). */
+export const BRANCH_SUMMARY_PREFIX = `The following is a summary of a branch that this conversation came back from:
+
+<summary>
+`;
+/** Text placed after a branch summary (pi's exact string; note: no newline before it, as in pi). */
+export const BRANCH_SUMMARY_SUFFIX = `</summary>`;
+
+/** A message a provider understands. Source: pi-ai `Message`. */
+export type LlmMessage = UserMessage | AssistantMessage | ToolResultMessage;
+
+/**
+ * The user-visible text of a shell command run by the user (pi's `!cmd`):
+ * "Ran `cmd`" + fenced output or "(no output)" + cancel / exit-code / truncation notes.
+ * Source: pi `bashExecutionToText`.
+ *
+ * @example
+ * ```ts
+ * bashExecutionToText({ role: "bashExecution", command: "ls", output: "", exitCode: 0, cancelled: false, truncated: false, timestamp: 0 });
+ * // "Ran `ls`\n(no output)"
+ * ```
+ */
+export function bashExecutionToText(message: BashExecutionMessage): string {
+  let text = `Ran \`${message.command}\`\n`;
+  text += message.output ? `\`\`\`\n${message.output}\n\`\`\`` : "(no output)";
+  if (message.cancelled) {
+    text += "\n\n(command cancelled)";
+  } else if (message.exitCode !== null && message.exitCode !== undefined && message.exitCode !== 0) {
+    text += `\n\nCommand exited with code ${message.exitCode}`;
+  }
+  if (message.truncated && message.fullOutputPath) {
+    text += `\n\n[Output truncated. Full output: ${message.fullOutputPath}]`;
+  }
+  return text;
+}
+
+/**
+ * Converts context messages to provider messages, exactly as pi 0.73.1 does
+ * (see the module contract above). Returns a new array; never throws.
+ *
+ * @example
+ * ```ts
+ * convertToLlm([{ role: "custom", customType: "note", content: "hi", display: true, timestamp: 1 }]);
+ * // [{ role: "user", content: [{ type: "text", text: "hi" }], timestamp: 1 }]
+ * ```
+ */
+export function convertToLlm(messages: readonly AgentMessage[]): LlmMessage[] {
+  const result: LlmMessage[] = [];
+  for (const message of messages) {
+    switch (message.role) {
+      case "user":
+      case "assistant":
+      case "toolResult":
+        result.push(message);
+        break;
+      case "bashExecution":
+        if (message.excludeFromContext) break;
+        result.push({ role: "user", content: [{ type: "text", text: bashExecutionToText(message) }], timestamp: message.timestamp });
+        break;
+      case "custom":
+        result.push({
+          role: "user",
+          content: typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content,
+          timestamp: message.timestamp,
+        });
+        break;
+      case "branchSummary":
+        result.push({
+          role: "user",
+          content: [{ type: "text", text: BRANCH_SUMMARY_PREFIX + message.summary + BRANCH_SUMMARY_SUFFIX }],
+          timestamp: message.timestamp,
+        });
+        break;
+      case "compactionSummary":
+        result.push({
+          role: "user",
+          content: [{ type: "text", text: COMPACTION_SUMMARY_PREFIX + message.summary + COMPACTION_SUMMARY_SUFFIX }],
+          timestamp: message.timestamp,
+        });
+        break;
+      default:
+        break;
+    }
+  }
+  return result;
+}

@@ -1,0 +1,275 @@
+/**
+ * The context projection: the messages, thinking level, model and active tools
+ * the model sees at one leaf of a session tree.
+ *
+ * Contract (semantics pi's `buildSessionContext`, `../shared/reference/pi-behaviour.md` §2.5; ours where marked):
+ * - the path is root→leaf by `parentId`; `leafId: null` gives an empty context;
+ * - `thinkingLevel` = last `thinking_level_change` on the path (default `"off"`);
+ *   `model` = last of `model_change` {provider, modelId} or assistant message {provider, model}
+ *   on the path (pi's rule: a later assistant overrides an earlier model_change and vice versa);
+ *   `activeToolNames` (ours) = last `active_tools_change`, `null` = all tools;
+ * - the LAST compaction on the path gives a `compactionSummary` first, then the path entries
+ *   before it starting at its `firstKeptEntryId` (none if that id is not on the path), then
+ *   every entry after it;
+ * - emitted: `message` (its message), `custom_message` (as a `custom` message, timestamp = the
+ *   entry's ISO time in ms), `branch_summary` with a non-empty summary (as `branchSummary`);
+ *   nothing else (unknown kinds are reported as `unknown_entry` diagnostics);
+ * - the tool-pairing invariant (`pairing.ts`) is applied to every context;
+ * - ours, where pi would hang or guess: a `parentId` cycle stops the walk (`parent_cycle`), a
+ *   missing parent stops it (`missing_parent`, pi stops silently); an unknown `leafId` throws
+ *   `EntryNotFoundError` (pi silently falls back to the last entry);
+ * - incremental: the context of a leaf is cached; when asked for an entry whose parent is a
+ *   cached leaf, the cached state is extended by that one entry (O(1) amortized plus one array
+ *   copy) instead of re-walking the path. A compaction entry triggers a full rebuild.
+ *
+ * @example
+ * ```ts
+ * const builder = createContextBuilder({ getEntry: (id) => entries.get(id) });
+ * const context = builder.build("a1b2c3d4");
+ * ```
+ */
+import { EntryNotFoundError } from "../core/errors.ts";
+import type { CompactionEntry, SessionEntry } from "../core/entries.ts";
+import { isKnownEntry } from "../core/entries.ts";
+import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
+import { createPairing, type Pairing } from "./pairing.ts";
+import type { ContextDiagnostic, SessionContext } from "./session-types.ts";
+
+/** Read access to a session's entries by id. */
+export interface EntrySource {
+  getEntry(id: string): SessionEntry | undefined;
+}
+
+/** The result of walking from an entry to its root. */
+export interface PathResult {
+  /** Root first. */
+  path: SessionEntry[];
+  diagnostics: ContextDiagnostic[];
+  /** Ids referenced as parents that do not exist (yet). */
+  missingParents: string[];
+}
+
+/**
+ * Walks `parentId` links from `leafId` to the root and returns the path root first.
+ * Stops at a missing parent or a cycle and reports it; never throws, never loops.
+ *
+ * @example
+ * ```ts
+ * const { path } = pathToRoot(source, "a1b2c3d4");
+ * ```
+ */
+export function pathToRoot(source: EntrySource, leafId: string): PathResult {
+  const reversed: SessionEntry[] = [];
+  const diagnostics: ContextDiagnostic[] = [];
+  const missingParents: string[] = [];
+  const seen = new Set<string>();
+  let current = source.getEntry(leafId);
+  while (current) {
+    if (seen.has(current.id)) {
+      diagnostics.push({
+        kind: "parent_cycle",
+        message: `Entry ${current.id} is its own ancestor; the path was cut there.`,
+        entryId: current.id,
+      });
+      break;
+    }
+    seen.add(current.id);
+    reversed.push(current);
+    const parentId: string | null = current.parentId;
+    if (!parentId) break;
+    const parent = source.getEntry(parentId);
+    if (!parent) {
+      missingParents.push(parentId);
+      diagnostics.push({
+        kind: "missing_parent",
+        message: `Entry ${current.id} names parent ${parentId}, which is not in the session; the path starts at ${current.id}.`,
+        entryId: current.id,
+      });
+    }
+    current = parent;
+  }
+  return { path: reversed.reverse(), diagnostics, missingParents };
+}
+
+/** The context message an entry contributes, if any (pi's `appendMessage`). */
+export function entryToMessage(entry: SessionEntry): AgentMessage | undefined {
+  switch (entry.type) {
+    case "message":
+      return (entry as { message: AgentMessage }).message;
+    case "custom_message": {
+      const custom = entry as Extract<SessionEntry, { type: "custom_message" }>;
+      return {
+        role: "custom",
+        customType: custom.customType,
+        content: custom.content,
+        display: custom.display,
+        details: custom.details,
+        timestamp: new Date(custom.timestamp).getTime(),
+      };
+    }
+    case "branch_summary": {
+      const summary = entry as Extract<SessionEntry, { type: "branch_summary" }>;
+      if (!summary.summary) return undefined;
+      return { role: "branchSummary", summary: summary.summary, fromId: summary.fromId, timestamp: new Date(summary.timestamp).getTime() };
+    }
+    default:
+      return undefined;
+  }
+}
+
+interface LeafState {
+  leafId: string;
+  pairing: Pairing;
+  thinkingLevel: ThinkingLevel;
+  model: { provider: string; modelId: string } | null;
+  activeToolNames: string[] | null;
+  diagnostics: ContextDiagnostic[];
+}
+
+function applySettings(state: LeafState, entry: SessionEntry): void {
+  switch (entry.type) {
+    case "thinking_level_change":
+      state.thinkingLevel = (entry as { thinkingLevel: ThinkingLevel }).thinkingLevel;
+      break;
+    case "model_change": {
+      const change = entry as { provider: string; modelId: string };
+      state.model = { provider: change.provider, modelId: change.modelId };
+      break;
+    }
+    case "active_tools_change":
+      state.activeToolNames = [...(entry as { toolNames: string[] }).toolNames];
+      break;
+    case "message": {
+      const message = (entry as { message: AgentMessage }).message;
+      if (message.role === "assistant") state.model = { provider: message.provider, modelId: message.model };
+      break;
+    }
+    default:
+      if (!isKnownEntry(entry)) {
+        state.diagnostics.push({ kind: "unknown_entry", message: `Entry ${entry.id} has unknown type "${entry.type}"; it is kept but not sent to the model.`, entryId: entry.id });
+      }
+  }
+}
+
+function emit(state: LeafState, entry: SessionEntry): void {
+  const message = entryToMessage(entry);
+  if (message) state.pairing.push(message, entry.id);
+}
+
+function buildFull(source: EntrySource, leafId: string): { state: LeafState; missingParents: string[] } {
+  const { path, diagnostics, missingParents } = pathToRoot(source, leafId);
+  const state: LeafState = { leafId, pairing: createPairing(), thinkingLevel: "off", model: null, activeToolNames: null, diagnostics };
+  let compactionIndex = -1;
+  path.forEach((entry, index) => {
+    applySettings(state, entry);
+    if (entry.type === "compaction") compactionIndex = index;
+  });
+  if (compactionIndex < 0) {
+    for (const entry of path) emit(state, entry);
+  } else {
+    const compaction = path[compactionIndex] as CompactionEntry;
+    state.pairing.push(
+      { role: "compactionSummary", summary: compaction.summary, tokensBefore: compaction.tokensBefore, timestamp: new Date(compaction.timestamp).getTime() },
+      compaction.id,
+    );
+    const firstKept = path.findIndex((entry, index) => index < compactionIndex && entry.id === compaction.firstKeptEntryId);
+    if (firstKept >= 0) for (let index = firstKept; index < compactionIndex; index++) emit(state, path[index]);
+    for (let index = compactionIndex + 1; index < path.length; index++) emit(state, path[index]);
+  }
+  return { state, missingParents };
+}
+
+function toContext(state: LeafState): SessionContext {
+  const { messages, diagnostics } = state.pairing.snapshot();
+  return {
+    leafId: state.leafId,
+    messages,
+    thinkingLevel: state.thinkingLevel,
+    model: state.model ? { ...state.model } : null,
+    activeToolNames: state.activeToolNames ? [...state.activeToolNames] : null,
+    diagnostics: [...state.diagnostics, ...diagnostics],
+  };
+}
+
+/** Builds contexts with a small per-leaf cache (see the module contract). */
+export interface ContextBuilder {
+  /** The context at `leafId` (`null` = empty). Throws `EntryNotFoundError` for an unknown id. */
+  build(leafId: string | null): SessionContext;
+  /** Tell the builder an entry was added (invalidates caches that saw it as a missing parent). */
+  entryAdded(entry: SessionEntry): void;
+  /** Drops every cached leaf. */
+  clear(): void;
+  /** Counters for tests and benchmarks: full path walks and one-entry extensions. */
+  readonly stats: { fullBuilds: number; extensions: number };
+}
+
+/** Options of {@link createContextBuilder}. */
+export interface ContextBuilderOptions {
+  /** Leaves kept in the cache (default 8). */
+  cacheSize?: number;
+}
+
+/**
+ * Creates a context builder over an entry source (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const builder = createContextBuilder(view);
+ * builder.build(view.leafId).messages;
+ * ```
+ */
+export function createContextBuilder(source: EntrySource, options: ContextBuilderOptions = {}): ContextBuilder {
+  const cacheSize = Math.max(1, options.cacheSize ?? 8);
+  const cache = new Map<string, LeafState>();
+  const watchedMissing = new Set<string>();
+  const stats = { fullBuilds: 0, extensions: 0 };
+
+  const remember = (state: LeafState) => {
+    cache.delete(state.leafId);
+    cache.set(state.leafId, state);
+    while (cache.size > cacheSize) cache.delete(cache.keys().next().value as string);
+  };
+
+  const stateFor = (leafId: string): LeafState => {
+    const cached = cache.get(leafId);
+    if (cached) return cached;
+    const entry = source.getEntry(leafId);
+    if (!entry) throw new EntryNotFoundError(`No entry "${leafId}" in this session; cannot build its context.`, { details: { leafId } });
+    const parent = entry.parentId && entry.parentId !== entry.id ? cache.get(entry.parentId) : undefined;
+    if (parent && entry.type !== "compaction") {
+      // Extend the parent's state by one entry; the parent leaves the cache (its state is reused).
+      cache.delete(parent.leafId);
+      parent.leafId = leafId;
+      applySettings(parent, entry);
+      emit(parent, entry);
+      stats.extensions += 1;
+      remember(parent);
+      return parent;
+    }
+    const { state, missingParents } = buildFull(source, leafId);
+    for (const id of missingParents) watchedMissing.add(id);
+    stats.fullBuilds += 1;
+    remember(state);
+    return state;
+  };
+
+  return {
+    stats,
+    build(leafId) {
+      if (leafId === null) {
+        return { leafId: null, messages: [], thinkingLevel: "off", model: null, activeToolNames: null, diagnostics: [] };
+      }
+      return toContext(stateFor(leafId));
+    },
+    entryAdded(entry) {
+      if (watchedMissing.has(entry.id)) {
+        watchedMissing.clear();
+        cache.clear();
+      }
+    },
+    clear() {
+      cache.clear();
+      watchedMissing.clear();
+    },
+  };
+}

@@ -1,0 +1,228 @@
+/**
+ * The tool-pairing invariant, checked and repaired on every context built, incrementally.
+ *
+ * Contract (ours; pi only repairs at provider level, `../shared/reference/pi-behaviour.md` §2.5 step 8, §11.1):
+ * - after repair, each tool call of an assistant message is followed by exactly one
+ *   `toolResult` for it, in call order, before the next message of any other role;
+ * - a call without a result gets a synthetic error result (`isError: true`) whose text
+ *   says why, placed where the result belongs (`missing_tool_result`);
+ * - a result with no open call is dropped (`orphan_tool_result`), a second result for the
+ *   same call is dropped (`duplicate_tool_result`), results that arrive out of call order are
+ *   put back in call order (`reordered_tool_result`); every repair is a diagnostic;
+ * - an assistant message with `stopReason` `error` or `aborted` is kept (as pi's
+ *   buildSessionContext keeps it) but its tool calls never ran and are not paired: the model
+ *   adapter drops such messages, as pi-ai does, so a result for one of their calls is an orphan;
+ * - the "window" of an assistant message is the run of `toolResult` messages right after it;
+ *   any other message closes it;
+ * - `push` is O(1) amortized; `snapshot` is O(messages) (one array copy); never throws.
+ *
+ * @example
+ * ```ts
+ * const pairing = createPairing();
+ * pairing.push(assistantWithTwoCalls, "a1");
+ * pairing.push(resultForFirstCall, "t1");
+ * const { messages, diagnostics } = pairing.snapshot(); // second call gets a synthetic result
+ * ```
+ */
+import type { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage } from "../core/messages.ts";
+import type { ContextDiagnostic } from "./session-types.ts";
+
+/** Marker in `details` of a synthetic tool result made by the pairing repair. */
+export const SYNTHETIC_RESULT_DETAILS = { arborSynthetic: true, reason: "missing_tool_result" } as const;
+
+/** The text of a synthetic result for a call that has no result (ours). */
+export function missingResultText(call: ToolCall): string {
+  return (
+    `No result was recorded for tool call "${call.name}" (id ${call.id}): the run ended before this tool finished ` +
+    `(aborted, interrupted or crashed), so it may or may not have run. Check its effects before relying on them.`
+  );
+}
+
+interface Window {
+  assistant: AssistantMessage;
+  entryId: string | undefined;
+  calls: ToolCall[];
+  /** Result per call index. */
+  results: (ToolResultMessage | undefined)[];
+  /** Index of the last call answered, to detect out-of-order results. */
+  lastAnswered: number;
+}
+
+/** The repaired messages and the repairs made. Arrays are fresh copies. */
+export interface PairingSnapshot {
+  messages: AgentMessage[];
+  diagnostics: ContextDiagnostic[];
+}
+
+/** An incremental pairing checker. Feed messages in context order. */
+export interface Pairing {
+  /** Adds the next context message (`entryId` is used in diagnostics). */
+  push(message: AgentMessage, entryId?: string): void;
+  /** The repaired context so far, with synthetic results for open calls. */
+  snapshot(): PairingSnapshot;
+  /** Number of messages pushed. */
+  readonly pushed: number;
+}
+
+function isDeadAssistant(message: AssistantMessage): boolean {
+  return message.stopReason === "error" || message.stopReason === "aborted";
+}
+
+function toolCallsOf(message: AssistantMessage): ToolCall[] {
+  return Array.isArray(message.content) ? message.content.filter((block): block is ToolCall => block?.type === "toolCall") : [];
+}
+
+function synthesize(window: Window, call: ToolCall): ToolResultMessage {
+  return {
+    role: "toolResult",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: [{ type: "text", text: missingResultText(call) }],
+    details: { ...SYNTHETIC_RESULT_DETAILS },
+    isError: true,
+    timestamp: window.assistant.timestamp,
+  };
+}
+
+function missingDiagnostic(window: Window, call: ToolCall): ContextDiagnostic {
+  return {
+    kind: "missing_tool_result",
+    message: `Tool call "${call.name}" (${call.id}) has no result; a synthetic error result was added.`,
+    entryId: window.entryId,
+    toolCallId: call.id,
+  };
+}
+
+/**
+ * Creates an empty incremental pairing checker (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const pairing = createPairing();
+ * for (const message of messages) pairing.push(message);
+ * const repaired = pairing.snapshot().messages;
+ * ```
+ */
+export function createPairing(): Pairing {
+  const closed: AgentMessage[] = [];
+  const diagnostics: ContextDiagnostic[] = [];
+  /** Call ids of closed windows: id → whether it was answered. */
+  const closedCalls = new Map<string, boolean>();
+  /** Call ids of error/aborted assistants. */
+  const deadCalls = new Set<string>();
+  let window: Window | undefined;
+  let pushed = 0;
+
+  const closeWindow = () => {
+    if (!window) return;
+    closed.push(window.assistant);
+    window.calls.forEach((call, index) => {
+      const result = window!.results[index];
+      if (result) {
+        closed.push(result);
+      } else {
+        closed.push(synthesize(window!, call));
+        diagnostics.push(missingDiagnostic(window!, call));
+      }
+      closedCalls.set(call.id, result !== undefined);
+    });
+    window = undefined;
+  };
+
+  const pushResult = (message: ToolResultMessage, entryId: string | undefined) => {
+    const id = message.toolCallId;
+    if (window) {
+      const index = window.calls.findIndex((call, i) => call.id === id && window!.results[i] === undefined);
+      if (index >= 0) {
+        if (index < window.lastAnswered) {
+          diagnostics.push({
+            kind: "reordered_tool_result",
+            message: `The result of tool call ${id} came after a later call's result; it was moved back into call order.`,
+            entryId,
+            toolCallId: id,
+          });
+        }
+        window.results[index] = message;
+        window.lastAnswered = Math.max(window.lastAnswered, index);
+        return;
+      }
+      if (window.calls.some((call) => call.id === id)) {
+        diagnostics.push({
+          kind: "duplicate_tool_result",
+          message: `A second result for tool call ${id} was dropped.`,
+          entryId,
+          toolCallId: id,
+        });
+        return;
+      }
+    }
+    const reason = deadCalls.has(id)
+      ? `its assistant message ended with an error or abort, so the call never ran`
+      : closedCalls.has(id)
+        ? closedCalls.get(id)
+          ? `that call already has a result`
+          : `it arrived after the turn of its call had ended`
+        : `no preceding assistant message made that call`;
+    diagnostics.push({
+      kind: closedCalls.get(id) ? "duplicate_tool_result" : "orphan_tool_result",
+      message: `A result for tool call ${id} (${message.toolName}) was dropped: ${reason}.`,
+      entryId,
+      toolCallId: id,
+    });
+  };
+
+  return {
+    get pushed() {
+      return pushed;
+    },
+    push(message, entryId) {
+      pushed += 1;
+      if (message.role === "toolResult") {
+        pushResult(message, entryId);
+        return;
+      }
+      closeWindow();
+      if (message.role === "assistant") {
+        const calls = toolCallsOf(message);
+        if (isDeadAssistant(message)) {
+          for (const call of calls) deadCalls.add(call.id);
+        } else if (calls.length > 0) {
+          window = { assistant: message, entryId, calls, results: calls.map(() => undefined), lastAnswered: -1 };
+          return;
+        }
+      }
+      closed.push(message);
+    },
+    snapshot() {
+      const messages = closed.slice();
+      const all = diagnostics.slice();
+      if (window) {
+        messages.push(window.assistant);
+        window.calls.forEach((call, index) => {
+          const result = window!.results[index];
+          if (result) {
+            messages.push(result);
+          } else {
+            messages.push(synthesize(window!, call));
+            all.push(missingDiagnostic(window!, call));
+          }
+        });
+      }
+      return { messages, diagnostics: all };
+    },
+  };
+}
+
+/**
+ * Repairs a whole message list at once (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const { messages, diagnostics } = repairToolPairing(context.messages);
+ * ```
+ */
+export function repairToolPairing(messages: readonly AgentMessage[]): PairingSnapshot {
+  const pairing = createPairing();
+  for (const message of messages) pairing.push(message);
+  return pairing.snapshot();
+}

@@ -1,0 +1,153 @@
+/**
+ * A live session: its {@link SessionView} plus writes through the event log.
+ *
+ * Contract (ours; entry ids pi's, `../shared/reference/pi-behaviour.md` §2.1):
+ * - every write is ONE log append checked with `expectedVersion` = the view's version; a stale
+ *   handle (someone else appended) gets `ExpectedVersionConflictError` and writes nothing; call
+ *   `refresh()` to catch up, then retry;
+ * - writes of one handle are serialized (a second call waits for the first), so concurrent calls
+ *   on the same handle never conflict with each other;
+ * - after an append the view applies the stored events the log returned, so the view reflects
+ *   exactly what was stored (schema defaults, ids, versions);
+ * - entry ids are pi-style 8-hex ids, unique in the session (a given `id` must be unique, else
+ *   `InvalidArgumentError`); `parentId` defaults to the leaf (then each entry of the batch to the
+ *   previous one); a given `parentId` must be `null` or an existing entry, else `EntryNotFoundError`;
+ *   `timestamp` defaults to now (ISO 8601);
+ * - an entry or event that fails its schema is rejected by the log (`EventSchemaError`), nothing
+ *   is written and the view is unchanged;
+ * - `moveLeaf` to the current leaf is a no-op (no event);
+ * - `events$` replays the session stream from `fromVersion` (exclusive, default 0) then tails it.
+ *
+ * @example
+ * ```ts
+ * const session = await repo.open(id);
+ * const [entry] = await session.appendEntries([{ type: "message", message: { role: "user", content: "hi", timestamp: Date.now() } }]);
+ * await session.moveLeaf(entry.parentId);
+ * ```
+ */
+import { randomUUID } from "node:crypto";
+import type { Observable } from "rxjs";
+import type { SessionEntry } from "../core/entries.ts";
+import { EntryNotFoundError, InvalidArgumentError } from "../core/errors.ts";
+import type { EventLog, EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
+import { sessionStreamId } from "./events/session-events.ts";
+import type { SessionViewInternals } from "./session-view.ts";
+import type { NewEntry, SessionHandle } from "./session-types.ts";
+
+/** Draws a pi-style 8-hex entry id not in `taken` (100 tries, then a full UUID, as pi does). */
+export function generateEntryId(taken: (id: string) => boolean): string {
+  for (let attempt = 0; attempt < 100; attempt++) {
+    const id = randomUUID().slice(0, 8);
+    if (!taken(id)) return id;
+  }
+  return randomUUID();
+}
+
+/** A {@link SessionHandle} with a way to catch up with writes made elsewhere. */
+export interface ArborSessionHandle extends SessionHandle {
+  readonly view: SessionViewInternals;
+  /** Applies events appended by others since the view's version. Returns how many were applied. */
+  refresh(): Promise<number>;
+}
+
+/**
+ * Wraps a view and a log into a handle (see the module contract). The view must already hold
+ * the session's events.
+ *
+ * @example
+ * ```ts
+ * const handle = createSessionHandle(log, view);
+ * await handle.appendEntry({ type: "session_info", name: "demo" });
+ * ```
+ */
+export function createSessionHandle(log: EventLog, view: SessionViewInternals): ArborSessionHandle {
+  const streamId = sessionStreamId(view.sessionId);
+  let queue: Promise<unknown> = Promise.resolve();
+
+  const serialized = <T>(work: () => Promise<T>): Promise<T> => {
+    const run = queue.then(work, work);
+    queue = run.catch(() => undefined);
+    return run;
+  };
+
+  const appendChecked = async (events: NewEvent[]): Promise<StoredEvent[]> => {
+    const result = await log.append(streamId, events, { expectedVersion: view.version });
+    for (const event of result.events) view.apply(event);
+    return result.events;
+  };
+
+  const withMetadata = (metadata: EventMetadata | undefined): EventMetadata => ({ ...metadata, sessionId: view.sessionId });
+
+  const prepareEntries = (entries: NewEntry[]): SessionEntry[] => {
+    const batchIds = new Set<string>();
+    const taken = (id: string) => batchIds.has(id) || view.getEntry(id) !== undefined;
+    let parentId = view.leafId;
+    return entries.map((input, position) => {
+      if (input.id !== undefined && (typeof input.id !== "string" || input.id.length === 0 || taken(input.id))) {
+        throw new InvalidArgumentError(`Entry ${position} of the batch: id ${JSON.stringify(input.id)} is empty or already used in session ${view.sessionId}.`);
+      }
+      if (input.parentId !== undefined && input.parentId !== null && !taken(input.parentId)) {
+        throw new EntryNotFoundError(`Entry ${position} of the batch: parent "${input.parentId}" is not in session ${view.sessionId}.`, {
+          details: { parentId: input.parentId },
+        });
+      }
+      const id = input.id ?? generateEntryId(taken);
+      batchIds.add(id);
+      const entry = {
+        ...input,
+        id,
+        parentId: input.parentId !== undefined ? input.parentId : parentId,
+        timestamp: input.timestamp ?? new Date().toISOString(),
+      } as SessionEntry;
+      parentId = id;
+      return entry;
+    });
+  };
+
+  const handle: ArborSessionHandle = {
+    id: view.sessionId,
+    view,
+    appendEntries(entries, options = {}) {
+      return serialized(async () => {
+        const prepared = prepareEntries(entries);
+        const metadata = withMetadata(options.metadata);
+        const events: NewEvent[] = prepared.map((entry) => ({ type: "entry.appended", data: { entry }, metadata }));
+        for (const extra of options.extraEvents ?? []) events.push({ ...extra, metadata: { ...metadata, ...extra.metadata } });
+        const stored = await appendChecked(events);
+        const ids = new Set(prepared.map((entry) => entry.id));
+        return stored.flatMap((event) => {
+          if (event.type !== "entry.appended") return [];
+          const entry = (event.data as { entry: SessionEntry }).entry;
+          return ids.has(entry.id) ? [entry] : [];
+        });
+      });
+    },
+    async appendEntry(entry, options = {}) {
+      const [stored] = await handle.appendEntries([entry], options);
+      return stored;
+    },
+    appendEvents(events) {
+      return serialized(() => appendChecked(events.map((event) => ({ ...event, metadata: withMetadata(event.metadata) }))));
+    },
+    moveLeaf(leafId) {
+      return serialized(async () => {
+        if (leafId !== null && !view.getEntry(leafId)) {
+          throw new EntryNotFoundError(`Cannot move the leaf: no entry "${leafId}" in session ${view.sessionId}.`, { details: { leafId } });
+        }
+        if (leafId === view.leafId) return;
+        await appendChecked([{ type: "leaf.moved", data: { leafId, fromLeafId: view.leafId }, metadata: withMetadata(undefined) }]);
+      });
+    },
+    events$(options = {}): Observable<StoredEvent> {
+      return log.subscribe({ streamId, fromVersion: options.fromVersion ?? 0 });
+    },
+    refresh() {
+      return serialized(async () => {
+        const events = await log.readStream(streamId, { fromVersion: view.version + 1 });
+        for (const event of events) view.apply(event);
+        return events.length;
+      });
+    },
+  };
+  return handle;
+}

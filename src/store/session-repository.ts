@@ -1,0 +1,232 @@
+/**
+ * The session repository over one {@link EventLog}: create, open, list, fork, delete, and the
+ * bulk import used by fork and the pi JSONL importer.
+ *
+ * Contract (ours; list fields and fork label handling pi's, `../shared/reference/pi-behaviour.md` §2.7, §2.8):
+ * - a session is the stream `sessionStreamId(id)`, whose first event is `session.created`;
+ * - `create` appends `session.created` with `expectedVersion: "no_stream"`; an existing id throws
+ *   `ExpectedVersionConflictError`; `id` defaults to a UUIDv7, `cwd` to `process.cwd()`;
+ * - `open` reads the stream once and folds it into a fresh view; a missing stream (or one that
+ *   does not start with `session.created`) throws `SessionNotFoundError`; each `open` returns an
+ *   independent handle, so two handles on one session detect each other's writes as conflicts;
+ * - `list` is newest first by `modified` = the latest user/assistant message time (pi), else the
+ *   creation time; `firstMessage` is the first user message text or `"(no messages)"` (pi);
+ *   `messageCount` counts `message` entries of any role on every branch (pi); summaries are cached
+ *   and caught up incrementally from the stored version;
+ * - `delete` physically removes the stream (`log.deleteStream`); unknown id → `SessionNotFoundError`;
+ * - `fork` copies the path root→entry (default: the leaf) without its label entries, then
+ *   re-creates the labels that target path entries (original label timestamps, new ids, chained
+ *   after the path), like pi's `createBranchedSession`; records `parentSessionId`/`parentEntryId`;
+ *   the new leaf is the last copied entry (as pi, whose leaf is the last line); forking at a
+ *   `null` leaf gives an empty session with the parent recorded;
+ * - `importEntries` writes `session.created` and every entry in ONE atomic append: all or nothing.
+ *
+ * @example
+ * ```ts
+ * const repo = createSessionRepository({ log: createSqliteEventLog({ path: "arbor.db" }) });
+ * const session = await repo.create({ cwd: "/work" });
+ * const copy = await repo.fork(session.id);
+ * ```
+ */
+import { v7 as uuidv7 } from "uuid";
+import type { LabelEntry, SessionEntry } from "../core/entries.ts";
+import { EntryNotFoundError, SessionNotFoundError } from "../core/errors.ts";
+import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
+import { sessionIdOfStream, sessionStreamId, type SessionCreatedData } from "./events/session-events.ts";
+import { createSessionHandle, generateEntryId, type ArborSessionHandle } from "./session-handle.ts";
+import type { SessionRepository, SessionSummary } from "./session-types.ts";
+import { createSessionTree, type SessionTree } from "./session-tree.ts";
+import { createSessionView } from "./session-view.ts";
+
+/** Options of {@link createSessionRepository}. */
+export interface SessionRepositoryOptions {
+  log: EventLog;
+}
+
+/** Input of {@link ArborSessionRepository.importEntries}. */
+export interface ImportEntriesOptions {
+  id?: string;
+  cwd?: string;
+  /** ISO 8601; default now. */
+  createdAt?: string;
+  metadata?: Record<string, unknown>;
+  tenant?: string;
+  parentSessionId?: string;
+  parentEntryId?: string;
+  source?: SessionCreatedData["source"];
+  /** Entries in append order, with their ids and parents (kept as they are). */
+  entries: SessionEntry[];
+  /** Leaf after the import; default the last entry. */
+  leafId?: string | null;
+}
+
+/** The repository plus Arbor's bulk import. Every method rejects with the typed errors named in the module contract. */
+export interface ArborSessionRepository extends SessionRepository {
+  create(options?: { id?: string; cwd?: string; metadata?: Record<string, unknown>; tenant?: string }): Promise<ArborSessionHandle>;
+  open(id: string): Promise<ArborSessionHandle>;
+  fork(id: string, options?: { entryId?: string; newId?: string }): Promise<ArborSessionHandle>;
+  /** Creates a session holding `entries`, atomically. */
+  importEntries(options: ImportEntriesOptions): Promise<ArborSessionHandle>;
+  readonly log: EventLog;
+}
+
+function cleanInfo(info: SessionCreatedData): SessionCreatedData {
+  return Object.fromEntries(Object.entries(info).filter(([, value]) => value !== undefined)) as unknown as SessionCreatedData;
+}
+
+/**
+ * Creates a session repository over `log` (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const repo = createSessionRepository({ log: createMemoryEventLog() });
+ * const session = await repo.create();
+ * ```
+ */
+export function createSessionRepository(options: SessionRepositoryOptions): ArborSessionRepository {
+  const { log } = options;
+  const summaries = new Map<string, SessionTree>();
+
+  const load = async (id: string): Promise<ArborSessionHandle> => {
+    const events = await log.readStream(sessionStreamId(id));
+    if (events.length === 0 || events[0].type !== "session.created") {
+      throw new SessionNotFoundError(`No session "${id}" in this event log.`, { details: { sessionId: id } });
+    }
+    const view = createSessionView(id);
+    for (const event of events) view.apply(event);
+    return createSessionHandle(log, view);
+  };
+
+  const createWith = async (info: SessionCreatedData, entries: SessionEntry[], leafId?: string | null): Promise<ArborSessionHandle> => {
+    const metadata = { sessionId: info.sessionId };
+    const events: NewEvent[] = [{ type: "session.created", data: cleanInfo(info), metadata }];
+    for (const entry of entries) events.push({ type: "entry.appended", data: { entry }, metadata });
+    const last = entries.length > 0 ? entries[entries.length - 1].id : null;
+    if (leafId !== undefined && leafId !== last) events.push({ type: "leaf.moved", data: { leafId, fromLeafId: last }, metadata });
+    const result = await log.append(sessionStreamId(info.sessionId), events, { expectedVersion: "no_stream" });
+    const view = createSessionView(info.sessionId);
+    for (const event of result.events) view.apply(event);
+    return createSessionHandle(log, view);
+  };
+
+  const summaryOf = async (id: string): Promise<SessionTree | undefined> => {
+    let tree = summaries.get(id);
+    const events: StoredEvent[] = await log.readStream(sessionStreamId(id), { fromVersion: (tree?.state.version ?? 0) + 1 });
+    if (!tree) {
+      if (events.length === 0 || events[0].type !== "session.created") return undefined;
+      tree = createSessionTree();
+      summaries.set(id, tree);
+    }
+    for (const event of events) tree.apply(event);
+    return tree;
+  };
+
+  const repository: ArborSessionRepository = {
+    log,
+    async create(createOptions = {}) {
+      return createWith(
+        {
+          sessionId: createOptions.id ?? uuidv7(),
+          cwd: createOptions.cwd ?? process.cwd(),
+          createdAt: new Date().toISOString(),
+          metadata: createOptions.metadata,
+          tenant: createOptions.tenant,
+        },
+        [],
+      );
+    },
+    open: load,
+    async list(): Promise<SessionSummary[]> {
+      const streams = await log.listStreams();
+      const rows: SessionSummary[] = [];
+      for (const stream of streams) {
+        const id = sessionIdOfStream(stream.streamId);
+        if (id === undefined) continue;
+        const tree = await summaryOf(id);
+        const info = tree?.state.info;
+        if (!tree || !info) continue;
+        const state = tree.state;
+        const row: SessionSummary = {
+          id,
+          cwd: info.cwd,
+          created: info.createdAt,
+          modified: state.lastActivity !== undefined ? new Date(state.lastActivity).toISOString() : info.createdAt,
+          messageCount: state.messageCount,
+          firstMessage: state.firstUserMessage ?? "(no messages)",
+        };
+        if (state.name !== undefined) row.name = state.name;
+        if (info.parentSessionId !== undefined) row.parentSessionId = info.parentSessionId;
+        rows.push(row);
+      }
+      return rows.sort((a, b) => Date.parse(b.modified) - Date.parse(a.modified) || b.created.localeCompare(a.created));
+    },
+    async delete(id) {
+      const removed = await log.deleteStream(sessionStreamId(id));
+      summaries.delete(id);
+      if (removed === 0) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
+    },
+    async fork(id, forkOptions = {}) {
+      const source = await load(id);
+      const view = source.view;
+      const entryId = forkOptions.entryId ?? view.leafId;
+      if (entryId !== null && !view.getEntry(entryId)) {
+        throw new EntryNotFoundError(`Cannot fork session ${id} at "${entryId}": no such entry.`, { details: { sessionId: id, entryId } });
+      }
+      const path = entryId === null ? [] : view.getBranch(entryId).filter((entry) => entry.type !== "label");
+      const ids = new Set(path.map((entry) => entry.id));
+      const labels: LabelEntry[] = [];
+      let parentId = path.length > 0 ? path[path.length - 1].id : null;
+      // Latest label per target, in pi's label-map order (a re-label keeps its place, a clear removes it).
+      const latestLabels = new Map<string, LabelEntry>();
+      for (const entry of view.getEntries()) {
+        if (entry.type !== "label") continue;
+        const label = entry as LabelEntry;
+        if (label.label) latestLabels.set(label.targetId, label);
+        else latestLabels.delete(label.targetId);
+      }
+      for (const [target, latest] of latestLabels) {
+        if (!ids.has(target)) continue;
+        const label: LabelEntry = {
+          type: "label",
+          id: generateEntryId((candidate) => ids.has(candidate)),
+          parentId,
+          timestamp: latest.timestamp,
+          targetId: target,
+          label: latest.label,
+        };
+        ids.add(label.id);
+        labels.push(label);
+        parentId = label.id;
+      }
+      return createWith(
+        {
+          sessionId: forkOptions.newId ?? uuidv7(),
+          cwd: view.info.cwd,
+          createdAt: new Date().toISOString(),
+          metadata: view.info.metadata,
+          tenant: view.info.tenant,
+          parentSessionId: id,
+          parentEntryId: entryId ?? undefined,
+        },
+        [...path, ...labels],
+      );
+    },
+    async importEntries(importOptions) {
+      return createWith(
+        {
+          sessionId: importOptions.id ?? uuidv7(),
+          cwd: importOptions.cwd ?? process.cwd(),
+          createdAt: importOptions.createdAt ?? new Date().toISOString(),
+          metadata: importOptions.metadata,
+          tenant: importOptions.tenant,
+          parentSessionId: importOptions.parentSessionId,
+          parentEntryId: importOptions.parentEntryId,
+          source: importOptions.source,
+        },
+        importOptions.entries,
+        importOptions.leafId,
+      );
+    },
+  };
+  return repository;
+}

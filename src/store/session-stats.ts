@@ -1,0 +1,98 @@
+/**
+ * Session statistics, folded one entry at a time.
+ *
+ * Contract (ours; pi's `getSessionStats` sums the current context and turns a missing usage
+ * into NaN or a crash, we do not):
+ * - counts cover EVERY `message` entry of the session, on all branches (tokens spent on an
+ *   abandoned branch were still spent): messages by role, tool calls (toolCall blocks of
+ *   assistant messages), token totals and cost (US dollars) from assistant `usage`;
+ * - a token field is the sum of the values that were reported; it stays `null` while no
+ *   assistant message reported it; never NaN, never a made-up 0;
+ * - `tokens.total` sums `usage.totalTokens` where reported;
+ * - `cost` sums `usage.cost.total` where it is a finite number, else stays `null`;
+ * - `unknownUsageMessages` counts assistant messages with no usage or no finite count at all;
+ * - folding is O(content blocks) per entry; `snapshot()` returns a fresh copy.
+ *
+ * @example
+ * ```ts
+ * const stats = createStatsAccumulator();
+ * stats.add(entry);
+ * stats.snapshot().tokens.input; // number | null
+ * ```
+ */
+import type { SessionEntry } from "../core/entries.ts";
+import type { AgentMessage } from "../core/messages.ts";
+import type { SessionStats } from "./session-types.ts";
+
+/** Folds entries into {@link SessionStats}. */
+export interface StatsAccumulator {
+  add(entry: SessionEntry): void;
+  snapshot(): SessionStats;
+}
+
+const TOKEN_FIELDS = [
+  ["input", "input"],
+  ["output", "output"],
+  ["cacheRead", "cacheRead"],
+  ["cacheWrite", "cacheWrite"],
+  ["total", "totalTokens"],
+] as const;
+
+function finite(value: unknown): value is number {
+  return typeof value === "number" && Number.isFinite(value);
+}
+
+/**
+ * Creates an empty statistics accumulator (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const stats = createStatsAccumulator();
+ * for (const entry of view.getEntries()) stats.add(entry);
+ * ```
+ */
+export function createStatsAccumulator(): StatsAccumulator {
+  const stats: SessionStats = {
+    messages: { user: 0, assistant: 0, toolResult: 0, custom: 0, other: 0, total: 0 },
+    toolCalls: 0,
+    tokens: { input: null, output: null, cacheRead: null, cacheWrite: null, total: null },
+    cost: null,
+    unknownUsageMessages: 0,
+  };
+  return {
+    add(entry) {
+      if (entry.type !== "message") return;
+      const message = (entry as { message: AgentMessage }).message;
+      stats.messages.total += 1;
+      switch (message.role) {
+        case "user":
+        case "assistant":
+        case "toolResult":
+        case "custom":
+          stats.messages[message.role] += 1;
+          break;
+        default:
+          stats.messages.other += 1;
+      }
+      if (message.role !== "assistant") return;
+      if (Array.isArray(message.content)) {
+        for (const block of message.content) if (block?.type === "toolCall") stats.toolCalls += 1;
+      }
+      const usage = message.usage as unknown as Partial<Record<string, unknown>> | undefined;
+      let reported = false;
+      for (const [field, source] of TOKEN_FIELDS) {
+        const value = usage?.[source];
+        if (finite(value)) {
+          stats.tokens[field] = (stats.tokens[field] ?? 0) + value;
+          reported = true;
+        }
+      }
+      const cost = (usage?.cost as { total?: unknown } | undefined)?.total;
+      if (finite(cost)) stats.cost = (stats.cost ?? 0) + cost;
+      if (!reported) stats.unknownUsageMessages += 1;
+    },
+    snapshot() {
+      return { ...stats, messages: { ...stats.messages }, tokens: { ...stats.tokens } };
+    },
+  };
+}

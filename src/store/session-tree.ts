@@ -1,0 +1,186 @@
+/**
+ * The tree projection of one session stream, an `@xstate/store` store fed one stored event at a time.
+ *
+ * Contract (ours; tree semantics pi's, `../shared/reference/pi-behaviour.md` §2.4):
+ * - `session.created` sets `info`; `entry.appended` adds the entry and moves the leaf to it;
+ *   `leaf.moved` moves the leaf; any other event type (run events, …) only advances `version`;
+ * - events must arrive in stream order: an event whose version is not `version + 1` is ignored
+ *   (already applied) when lower, and makes `apply` throw `InvalidStateError` when it skips ahead;
+ * - the index (entries by id, children per parent, append order) is append-only and is mutated in
+ *   place for O(1) folds at 100,000 entries; the store's context object is replaced on every
+ *   event, so `store.select(...)` subscribers see each change;
+ * - children are kept ordered by entry timestamp (ties: append order), like pi's getTree;
+ * - labels: latest `label` entry per target wins; an empty or missing label clears (pi);
+ * - name: the latest `session_info` (trimmed); empty clears (pi);
+ * - the leaf is the one the log says, not "the last line": reopening restores it.
+ *
+ * @example
+ * ```ts
+ * const tree = createSessionTree();
+ * for (const event of await log.readStream(sessionStreamId(id))) tree.apply(event);
+ * tree.store.getSnapshot().context.leafId;
+ * ```
+ */
+import { createStore } from "@xstate/store";
+import type { SessionEntry } from "../core/entries.ts";
+import { InvalidStateError } from "../core/errors.ts";
+import type { AgentMessage } from "../core/messages.ts";
+import type { StoredEvent } from "./event-log.ts";
+import type { EntryAppendedData, LeafMovedData, SessionCreatedData } from "./events/session-events.ts";
+import { createStatsAccumulator, type StatsAccumulator } from "./session-stats.ts";
+
+/** Mutable, append-only indexes of a session's entries. */
+export interface TreeIndex {
+  byId: Map<string, SessionEntry>;
+  /** Append order. */
+  order: SessionEntry[];
+  /** parentId → children, by timestamp then append order. Roots are under `null`. */
+  children: Map<string | null, SessionEntry[]>;
+  labels: Map<string, string>;
+  stats: StatsAccumulator;
+}
+
+/** The store's context: scalar facts plus the shared index. */
+export interface SessionTreeContext {
+  version: number;
+  info: SessionCreatedData | undefined;
+  leafId: string | null;
+  name: string | undefined;
+  entryCount: number;
+  messageCount: number;
+  /** Text of the first user message, or undefined. */
+  firstUserMessage: string | undefined;
+  /** Latest user/assistant message time (epoch ms), or undefined. */
+  lastActivity: number | undefined;
+  index: TreeIndex;
+}
+
+function timeOf(entry: SessionEntry): number {
+  const time = Date.parse(entry.timestamp);
+  return Number.isNaN(time) ? 0 : time;
+}
+
+function insertChild(list: SessionEntry[], entry: SessionEntry): void {
+  const time = timeOf(entry);
+  let position = list.length;
+  while (position > 0 && timeOf(list[position - 1]) > time) position -= 1;
+  list.splice(position, 0, entry);
+}
+
+function userText(message: AgentMessage): string {
+  if (message.role !== "user") return "";
+  if (typeof message.content === "string") return message.content;
+  return message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join(" ");
+}
+
+function foldEntry(context: SessionTreeContext, entry: SessionEntry): SessionTreeContext {
+  const { index } = context;
+  if (!index.byId.has(entry.id)) index.order.push(entry);
+  index.byId.set(entry.id, entry);
+  const parentKey = entry.parentId === null || entry.parentId === entry.id ? null : entry.parentId;
+  let siblings = index.children.get(parentKey);
+  if (!siblings) index.children.set(parentKey, (siblings = []));
+  insertChild(siblings, entry);
+  index.stats.add(entry);
+  let { name, messageCount, firstUserMessage, lastActivity } = context;
+  if (entry.type === "label") {
+    const label = entry as { targetId: string; label?: string };
+    if (label.label) index.labels.set(label.targetId, label.label);
+    else index.labels.delete(label.targetId);
+  } else if (entry.type === "session_info") {
+    name = (entry as { name?: string }).name?.trim() || undefined;
+  } else if (entry.type === "message") {
+    const message = (entry as { message: AgentMessage }).message;
+    messageCount += 1;
+    if (firstUserMessage === undefined && message.role === "user") firstUserMessage = userText(message) || undefined;
+    if ((message.role === "user" || message.role === "assistant") && Number.isFinite(message.timestamp)) {
+      lastActivity = Math.max(lastActivity ?? 0, message.timestamp);
+    }
+  }
+  return { ...context, leafId: entry.id, name, messageCount, firstUserMessage, lastActivity, entryCount: index.order.length };
+}
+
+/** Creates the @xstate/store store of one session (exported for inspection and tests). */
+export function createSessionTreeStore() {
+  const context: SessionTreeContext = {
+    version: 0,
+    info: undefined,
+    leafId: null,
+    name: undefined,
+    entryCount: 0,
+    messageCount: 0,
+    firstUserMessage: undefined,
+    lastActivity: undefined,
+    index: { byId: new Map(), order: [], children: new Map(), labels: new Map(), stats: createStatsAccumulator() },
+  };
+  return createStore({
+    context,
+    on: {
+      sessionCreated: (state, event: { version: number; info: SessionCreatedData }) => ({ ...state, version: event.version, info: event.info }),
+      entryAppended: (state, event: { version: number; entry: SessionEntry }) => ({ ...foldEntry(state, event.entry), version: event.version }),
+      leafMoved: (state, event: { version: number; leafId: string | null }) => ({ ...state, version: event.version, leafId: event.leafId }),
+      skipped: (state, event: { version: number }) => ({ ...state, version: event.version }),
+    },
+  });
+}
+
+/** The store type of a session tree. */
+export type SessionTreeStore = ReturnType<typeof createSessionTreeStore>;
+
+/** A session tree: the store plus a typed `apply` for stored events. */
+export interface SessionTree {
+  readonly store: SessionTreeStore;
+  /** The current context (scalars and index). */
+  readonly state: SessionTreeContext;
+  /**
+   * Folds one stored event of the session stream. Returns the folded entry for
+   * `entry.appended`, else undefined. Lower versions are ignored; a gap throws `InvalidStateError`.
+   */
+  apply(event: StoredEvent): { applied: boolean; entry?: SessionEntry };
+}
+
+/**
+ * Creates an empty session tree (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const tree = createSessionTree();
+ * tree.apply(storedEvent);
+ * tree.state.leafId;
+ * ```
+ */
+export function createSessionTree(): SessionTree {
+  const store = createSessionTreeStore();
+  return {
+    store,
+    get state() {
+      return store.getSnapshot().context;
+    },
+    apply(event) {
+      const current = store.getSnapshot().context.version;
+      if (event.version <= current) return { applied: false };
+      if (event.version !== current + 1) {
+        throw new InvalidStateError(
+          `Session stream event version ${event.version} does not follow version ${current}; events must be applied in order.`,
+          { details: { streamId: event.streamId, version: event.version, expected: current + 1 } },
+        );
+      }
+      switch (event.type) {
+        case "session.created":
+          store.trigger.sessionCreated({ version: event.version, info: event.data as SessionCreatedData });
+          return { applied: true };
+        case "entry.appended": {
+          const { entry } = event.data as EntryAppendedData;
+          store.trigger.entryAppended({ version: event.version, entry });
+          return { applied: true, entry };
+        }
+        case "leaf.moved":
+          store.trigger.leafMoved({ version: event.version, leafId: (event.data as LeafMovedData).leafId });
+          return { applied: true };
+        default:
+          store.trigger.skipped({ version: event.version });
+          return { applied: true };
+      }
+    },
+  };
+}

@@ -1,0 +1,151 @@
+/**
+ * The in-memory projection of one session: the tree (`session-tree.ts`) plus the
+ * context builder (`context.ts`), behind the {@link SessionView} contract.
+ *
+ * Contract (ours; semantics pi's where noted in the parts):
+ * - built by folding the session stream's stored events in version order (`apply`), never by
+ *   re-reading the stream; `changes$` emits after every applied event (not for ignored ones);
+ * - `getBranch(fromId)` walks root→entry and stops silently at a missing parent or a cycle (pi);
+ *   an unknown `fromId` gives `[]`;
+ * - `getChildren` and `getTree` order children by timestamp (ties: append order); orphans
+ *   (missing parent, or `parentId === id`) are roots in `getTree` (pi);
+ * - `buildContext()` defaults to the current leaf; an unknown `leafId` throws `EntryNotFoundError`;
+ *   contexts are cached per leaf and extended incrementally (see `context.ts`).
+ *
+ * @example
+ * ```ts
+ * const view = createSessionView("abc");
+ * for (const event of await log.readStream(sessionStreamId("abc"))) view.apply(event);
+ * view.buildContext().messages;
+ * ```
+ */
+import { Subject, type Observable } from "rxjs";
+import type { SessionEntry } from "../core/entries.ts";
+import { InvalidStateError } from "../core/errors.ts";
+import type { StoredEvent } from "./event-log.ts";
+import type { SessionCreatedData } from "./events/session-events.ts";
+import { createContextBuilder, pathToRoot, type ContextBuilder } from "./context.ts";
+import { createSessionTree, type SessionTree } from "./session-tree.ts";
+import type { SessionContext, SessionStats, SessionTreeNode, SessionView } from "./session-types.ts";
+
+/** A {@link SessionView} with access to its store and context builder (for tests and benchmarks). */
+export interface SessionViewInternals extends SessionView {
+  readonly tree: SessionTree;
+  readonly contexts: ContextBuilder;
+  /** Stops `changes$`. */
+  dispose(): void;
+}
+
+/**
+ * Creates an empty view of session `sessionId`; feed it the stream's events with `apply`.
+ * `info` throws `InvalidStateError` until `session.created` was applied.
+ *
+ * @example
+ * ```ts
+ * const view = createSessionView(sessionId);
+ * events.forEach((event) => view.apply(event));
+ * ```
+ */
+export function createSessionView(sessionId: string): SessionViewInternals {
+  const tree = createSessionTree();
+  const index = tree.state.index;
+  const contexts = createContextBuilder({ getEntry: (id) => index.byId.get(id) });
+  const changes = new Subject<SessionView>();
+
+  const view: SessionViewInternals = {
+    sessionId,
+    tree,
+    contexts,
+    get info(): SessionCreatedData {
+      const info = tree.state.info;
+      if (!info) throw new InvalidStateError(`Session ${sessionId} has no session.created event (yet).`);
+      return info;
+    },
+    get version() {
+      return tree.state.version;
+    },
+    get leafId() {
+      return tree.state.leafId;
+    },
+    get name() {
+      return tree.state.name;
+    },
+    get changes$(): Observable<SessionView> {
+      return changes.asObservable();
+    },
+    apply(event: StoredEvent) {
+      const { applied, entry } = tree.apply(event);
+      if (!applied) return;
+      if (entry) contexts.entryAdded(entry);
+      changes.next(view);
+    },
+    getEntry(id) {
+      return index.byId.get(id);
+    },
+    getChildren(id) {
+      return [...(index.children.get(id) ?? [])].filter((child) => child.id !== id);
+    },
+    getBranch(fromId) {
+      const start = fromId === undefined ? tree.state.leafId : fromId;
+      if (start === null || !index.byId.has(start)) return [];
+      return pathToRoot({ getEntry: (id) => index.byId.get(id) }, start).path;
+    },
+    getTree() {
+      return buildTree(index.order, index.children, index.byId, index.labels);
+    },
+    getEntries() {
+      return [...index.order];
+    },
+    getLabel(entryId) {
+      return index.labels.get(entryId);
+    },
+    getStats(): SessionStats {
+      return index.stats.snapshot();
+    },
+    buildContext(options = {}): SessionContext {
+      const leafId = options.leafId === undefined ? tree.state.leafId : options.leafId;
+      return contexts.build(leafId);
+    },
+    dispose() {
+      changes.complete();
+    },
+  };
+  return view;
+}
+
+function buildTree(
+  order: readonly SessionEntry[],
+  children: Map<string | null, SessionEntry[]>,
+  byId: Map<string, SessionEntry>,
+  labels: Map<string, string>,
+): SessionTreeNode[] {
+  const nodes = new Map<string, SessionTreeNode>();
+  const nodeOf = (entry: SessionEntry): SessionTreeNode => {
+    let node = nodes.get(entry.id);
+    if (!node) {
+      node = { entry, children: [] };
+      const label = labels.get(entry.id);
+      if (label !== undefined) node.label = label;
+      nodes.set(entry.id, node);
+    }
+    return node;
+  };
+  // Roots: entries without parent, self-parented, or whose parent is missing; ordered by time then append order.
+  const roots = order.filter((entry) => entry.parentId === null || entry.parentId === entry.id || !byId.has(entry.parentId));
+  roots.sort((a, b) => Date.parse(a.timestamp) - Date.parse(b.timestamp) || 0);
+  const rootNodes = roots.map(nodeOf);
+  const stack = [...rootNodes];
+  const visited = new Set<string>();
+  while (stack.length > 0) {
+    const node = stack.pop()!;
+    if (visited.has(node.entry.id)) continue;
+    visited.add(node.entry.id);
+    for (const child of children.get(node.entry.id) ?? []) {
+      if (child.id === node.entry.id || visited.has(child.id)) continue;
+      const childNode = nodeOf(child);
+      node.children.push(childNode);
+      stack.push(childNode);
+    }
+  }
+  return rootNodes;
+}
