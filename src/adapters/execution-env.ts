@@ -1,0 +1,235 @@
+/**
+ * ExecutionEnv: the directory an agent works in, and the policy that keeps its tools inside it.
+ *
+ * Contract (ours; path spelling rules are pi's `resolveToCwd`, `../shared/reference/pi-behaviour.md` §6):
+ * - `root` is the realpath of the directory the tools may touch; `cwd` is absolute and inside it;
+ * - {@link ExecutionEnv.resolvePath} strips one leading `@`, maps unicode spaces to ' ', expands
+ *   `~` and `~/…` to the home directory, and resolves relative paths against `cwd` (as pi does);
+ * - the result is canonical: the realpath of the deepest existing ancestor plus the missing
+ *   remainder, following dangling symlinks too, computed at every call (so a symlink created
+ *   during the run is seen by the next call);
+ * - a path whose canonical form is outside `root` is refused with {@link PathEscapeError} naming
+ *   the path and the root, unless `allowOutsideRoot` is true. Reads (only reads) may also reach
+ *   `spillDir`, where bash stores full outputs it names in its results;
+ * - a path containing a NUL byte is always refused ({@link PathEscapeError});
+ * - {@link ExecutionEnv.childEnv} is the environment bash children get: only the variables named
+ *   by the allowlist (exact names, or prefixes ending in `*`), plus explicit `env` overrides.
+ * Limits: the check runs at use time, so a symlink swapped in between the check and the open is
+ * not caught (a race of microseconds, documented in docs/tools.md). bash commands are not
+ * confined by this policy (a shell can `cd /`); only their cwd and environment are set.
+ *
+ * @example
+ * ```ts
+ * const env = createExecutionEnv({ root: "/work/project" });
+ * const file = await env.resolvePath("src/index.ts"); // "/work/project/src/index.ts"
+ * await env.resolvePath("../etc/passwd");              // throws PathEscapeError
+ * ```
+ */
+import { lstat, readlink, realpath } from "node:fs/promises";
+import { mkdirSync, realpathSync, statSync } from "node:fs";
+import { homedir, tmpdir } from "node:os";
+import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
+import { HarnessConfigError, PathEscapeError } from "../core/errors.ts";
+
+/**
+ * Environment variables bash children get by default: the ones a shell and common tools need to
+ * work (search path, home, locale, terminal, user, shell, temp dir, time zone), and nothing that
+ * usually carries secrets. `LC_*` is a prefix.
+ */
+export const DEFAULT_ENV_ALLOWLIST: readonly string[] = Object.freeze([
+  "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "TZ",
+]);
+
+/** Options of {@link createExecutionEnv}. */
+export interface ExecutionEnvOptions {
+  /** The directory tools may touch. Must exist. Relative paths resolve against `process.cwd()`. */
+  root: string;
+  /** Working directory; relative to `root` or absolute, must be inside it. Default: `root`. */
+  cwd?: string;
+  /** Variable names (or `PREFIX*`) passed to bash children. Default {@link DEFAULT_ENV_ALLOWLIST}. */
+  envAllowlist?: readonly string[];
+  /** Extra variables for bash children, set after the allowlist filter (they win). */
+  env?: Record<string, string>;
+  /** Turn the root check off (paths outside the root are allowed). NUL bytes are still refused. Default false. */
+  allowOutsideRoot?: boolean;
+  /** Where bash spills full outputs. Default: `<os tmpdir>/arbor-tool-output`. Created on demand. */
+  spillDir?: string;
+}
+
+/** What {@link ExecutionEnv.resolvePath} is asked for: reads may also reach the spill directory. */
+export type PathAccess = "read" | "write";
+
+/** The sandbox the built-in tools run in. See the module contract. */
+export interface ExecutionEnv {
+  /** Realpath of the root directory. */
+  readonly root: string;
+  /** Absolute working directory inside `root` (realpath). */
+  readonly cwd: string;
+  readonly envAllowlist: readonly string[];
+  readonly allowOutsideRoot: boolean;
+  /** Absolute directory for spilled bash output (realpath once created). */
+  readonly spillDir: string;
+  /**
+   * Resolves a tool's path argument to a canonical absolute path inside the root.
+   * @throws PathEscapeError when the path contains a NUL byte or resolves outside the root.
+   */
+  resolvePath(path: string, access?: PathAccess): Promise<string>;
+  /** Expands `@`, unicode spaces and `~`, and resolves against cwd, without any check (pi's `resolveToCwd`). */
+  expandPath(path: string): string;
+  /** The environment for a bash child: allowlisted variables of `process.env` plus overrides. */
+  childEnv(): NodeJS.ProcessEnv;
+  /** Creates the spill directory if needed and returns its path. */
+  ensureSpillDir(): string;
+}
+
+const UNICODE_SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
+const MAX_SYMLINK_HOPS = 40;
+
+/** pi's spelling rules: one leading `@` stripped, unicode spaces → ' ', `~` expanded. */
+function expandSpelling(path: string): string {
+  const stripped = (path.startsWith("@") ? path.slice(1) : path).replace(UNICODE_SPACES, " ");
+  if (stripped === "~") return homedir();
+  if (stripped.startsWith("~/")) return homedir() + stripped.slice(1);
+  return stripped;
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOENT" || code === "ENOTDIR";
+}
+
+/**
+ * The canonical form of an absolute path: realpath of the deepest existing ancestor, then the
+ * missing remainder. A dangling symlink is followed to its target (which is then canonicalized).
+ */
+async function canonicalize(absolute: string, hops = 0): Promise<string> {
+  if (hops > MAX_SYMLINK_HOPS) throw new PathEscapeError(`Too many levels of symbolic links while resolving "${absolute}".`);
+  try {
+    return await realpath(absolute);
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+  }
+  let existing = absolute;
+  const remainder: string[] = [];
+  for (;;) {
+    try {
+      await lstat(existing);
+      break;
+    } catch (error) {
+      if (!isMissing(error)) throw error;
+      const parent = dirname(existing);
+      if (parent === existing) return absolute;
+      remainder.unshift(basename(existing));
+      existing = parent;
+    }
+  }
+  const stats = await lstat(existing);
+  if (stats.isSymbolicLink()) {
+    const target = resolve(dirname(existing), await readlink(existing));
+    return canonicalize(join(target, ...remainder), hops + 1);
+  }
+  try {
+    return join(await realpath(existing), ...remainder);
+  } catch (error) {
+    // An ancestor of `existing` is a dangling link only if something changed under us; walk again.
+    if (!isMissing(error)) throw error;
+    return canonicalize(absolute, hops + 1);
+  }
+}
+
+function isInside(path: string, directory: string): boolean {
+  return path === directory || path.startsWith(directory.endsWith(sep) ? directory : directory + sep);
+}
+
+function matchesAllowlist(name: string, allowlist: readonly string[]): boolean {
+  return allowlist.some((entry) => (entry.endsWith("*") ? name.startsWith(entry.slice(0, -1)) : name === entry));
+}
+
+/**
+ * Creates an {@link ExecutionEnv}. Synchronous: it checks that the root exists and that cwd is a
+ * directory inside it.
+ *
+ * @throws HarnessConfigError when `root` or `cwd` does not exist or is not a directory.
+ * @throws PathEscapeError when `cwd` is outside `root` (and `allowOutsideRoot` is false).
+ * @example
+ * ```ts
+ * const env = createExecutionEnv({ root: repoDir, cwd: "packages/app", envAllowlist: ["PATH", "HOME"] });
+ * ```
+ */
+export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
+  const realDirectory = (path: string, field: string): string => {
+    let real: string;
+    try {
+      real = realpathSync.native(path);
+    } catch (error) {
+      throw new HarnessConfigError(`ExecutionEnv ${field} "${path}" does not exist.`, { cause: error, details: { field, path } });
+    }
+    if (!statSync(real).isDirectory()) {
+      throw new HarnessConfigError(`ExecutionEnv ${field} "${path}" is not a directory.`, { details: { field, path } });
+    }
+    return real;
+  };
+  if (typeof options.root !== "string" || options.root.includes("\0")) {
+    throw new HarnessConfigError("ExecutionEnv root must be a path string without NUL bytes.", { details: { field: "root" } });
+  }
+  const root = realDirectory(resolve(options.root), "root");
+  const allowOutsideRoot = options.allowOutsideRoot === true;
+  const cwd = options.cwd === undefined ? root : realDirectory(resolve(root, options.cwd), "cwd");
+  if (!allowOutsideRoot && !isInside(cwd, root)) {
+    throw new PathEscapeError(`ExecutionEnv cwd "${options.cwd}" resolves to "${cwd}", which is outside the root "${root}".`, {
+      details: { path: options.cwd, resolved: cwd, root },
+    });
+  }
+  const envAllowlist = Object.freeze([...(options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST)]);
+  const overrides = { ...(options.env ?? {}) };
+  let spillDir = resolve(options.spillDir ?? join(tmpdir(), "arbor-tool-output"));
+  let spillReal: string | undefined;
+
+  const expandPath = (path: string): string => {
+    const expanded = expandSpelling(path);
+    return isAbsolute(expanded) ? resolve(expanded) : resolve(cwd, expanded);
+  };
+
+  const ensureSpillDir = (): string => {
+    if (spillReal === undefined) {
+      mkdirSync(spillDir, { recursive: true, mode: 0o700 });
+      spillReal = realpathSync.native(spillDir);
+      spillDir = spillReal;
+    }
+    return spillReal;
+  };
+
+  return {
+    root,
+    cwd,
+    envAllowlist,
+    allowOutsideRoot,
+    get spillDir() {
+      return spillDir;
+    },
+    expandPath,
+    ensureSpillDir,
+    async resolvePath(path: string, access: PathAccess = "write"): Promise<string> {
+      if (typeof path !== "string") {
+        throw new PathEscapeError(`Path must be a string, got ${path === null ? "null" : typeof path}.`, { details: { path, root } });
+      }
+      if (path.includes("\0")) {
+        throw new PathEscapeError(`Path ${JSON.stringify(path)} contains a NUL byte; refused.`, { details: { path, root } });
+      }
+      const canonical = await canonicalize(expandPath(path));
+      if (allowOutsideRoot || isInside(canonical, root)) return canonical;
+      if (access === "read" && spillReal !== undefined && isInside(canonical, spillReal)) return canonical;
+      throw new PathEscapeError(
+        `Path "${path}" resolves to "${canonical}", which is outside the root "${root}". Only paths inside the root are allowed.`,
+        { details: { path, resolved: canonical, root } },
+      );
+    },
+    childEnv(): NodeJS.ProcessEnv {
+      const environment: NodeJS.ProcessEnv = {};
+      for (const [name, value] of Object.entries(process.env)) {
+        if (value !== undefined && matchesAllowlist(name, envAllowlist)) environment[name] = value;
+      }
+      return { ...environment, ...overrides };
+    },
+  };
+}

@@ -1,0 +1,226 @@
+/**
+ * Locating and splicing text replacements for the edit tool.
+ *
+ * Contract (ours, fixing pi 0.73.1 #3554/#5899, `../shared/reference/pi-behaviour.md` §6.4):
+ * - matching happens in a normalized view of the file, splicing in the ORIGINAL text: bytes outside
+ *   the matched regions are never changed, even when fuzzy matching was needed;
+ * - the view maps every normalized character back to its original range. Level "exact": BOM
+ *   stripped and CRLF/CR read as LF (pi's "exact"). Level "fuzzy" (pi's normalizeForFuzzyMatch):
+ *   NFKC per grapheme, smart quotes → ASCII, unicode dashes → '-', unicode spaces → ' ', trailing
+ *   whitespace of each line dropped; leading and interior whitespace are not normalized;
+ * - uniqueness is judged on the exact level first: text found exactly once is used even if its
+ *   fuzzy form occurs more often; text found exactly more than once is a duplicate; only text not
+ *   found exactly is looked for (and counted) in fuzzy space;
+ * - every edit is matched against the original content (not incrementally); overlapping matches,
+ *   empty oldText, not-found, duplicates and no-op results throw `Error`s with pi's texts;
+ * - replacement text gets the line ending of the region it replaces (its first newline), or the
+ *   file's (its first newline) when the region has none; the BOM is kept.
+ *
+ * @example
+ * ```ts
+ * const plan = planEdits("\uFEFFa\r\nb\r\n", [{ oldText: "b\n", newText: "c\n" }], "f.txt");
+ * plan.content; // "\uFEFFa\r\nc\r\n"
+ * ```
+ */
+
+/** One replacement: `oldText` must be unique in the file; `newText` replaces it. Source: pi. */
+export interface TextEdit {
+  oldText: string;
+  newText: string;
+}
+
+/** How one edit was located. Offsets are UTF-16 offsets into the original text without BOM. */
+export interface MatchedEdit {
+  editIndex: number;
+  start: number;
+  end: number;
+  fuzzy: boolean;
+  replacement: string;
+}
+
+/** The result of {@link planEdits}. */
+export interface EditPlan {
+  /** The new file content, BOM and untouched bytes preserved. */
+  content: string;
+  /** The original content without BOM, LF line endings (for diffs). */
+  baseText: string;
+  /** The new content without BOM, LF line endings (for diffs). */
+  newText: string;
+  matches: MatchedEdit[];
+}
+
+/** A normalized view of a text: `text[i]` came from `original.slice(starts[i], ends[i])`. */
+interface View {
+  text: string;
+  starts: number[];
+  ends: number[];
+}
+
+/** Converts CRLF and lone CR to LF. Source: pi's normalizeToLF. */
+export function normalizeToLF(text: string): string {
+  return text.replace(/\r\n/g, "\n").replace(/\r/g, "\n");
+}
+
+function exactView(original: string): View {
+  let text = "";
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (let index = 0; index < original.length; index += 1) {
+    const char = original[index];
+    if (char === "\r") {
+      const width = original[index + 1] === "\n" ? 2 : 1;
+      text += "\n";
+      starts.push(index);
+      ends.push(index + width);
+      index += width - 1;
+      continue;
+    }
+    text += char;
+    starts.push(index);
+    ends.push(index + 1);
+  }
+  return { text, starts, ends };
+}
+
+const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+function fuzzyPiece(grapheme: string): string {
+  if (grapheme === "\r\n" || grapheme === "\r") return "\n";
+  return grapheme
+    .normalize("NFKC")
+    .replace(/[\u2018\u2019\u201A\u201B]/g, "'")
+    .replace(/[\u201C\u201D\u201E\u201F]/g, '"')
+    .replace(/[\u2010\u2011\u2012\u2013\u2014\u2015\u2212]/g, "-")
+    .replace(/[\u00A0\u2002-\u200A\u202F\u205F\u3000]/g, " ");
+}
+
+function fuzzyView(original: string): View {
+  const pieces: { text: string; start: number; end: number }[] = [];
+  for (const { segment, index } of segmenter.segment(original)) {
+    pieces.push({ text: fuzzyPiece(segment), start: index, end: index + segment.length });
+  }
+  // Drop trailing whitespace of every line (pieces before a "\n" piece or the end).
+  let keepUntil = pieces.length;
+  for (let index = pieces.length - 1; index >= -1; index -= 1) {
+    if (index === -1 || pieces[index].text === "\n") {
+      let cut = keepUntil;
+      while (cut > index + 1 && /^\s*$/.test(pieces[cut - 1].text)) cut -= 1;
+      for (let drop = cut; drop < keepUntil; drop += 1) pieces[drop].text = "";
+      keepUntil = index;
+    }
+  }
+  let text = "";
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (const piece of pieces) {
+    for (let offset = 0; offset < piece.text.length; offset += 1) {
+      starts.push(piece.start);
+      ends.push(piece.end);
+    }
+    text += piece.text;
+  }
+  return { text, starts, ends };
+}
+
+/** The fuzzy form of a search string (same rules as the file view). */
+function fuzzyText(text: string): string {
+  return fuzzyView(text).text;
+}
+
+/** Non-overlapping occurrences of `needle` (pi counts with `split`, which is the same). */
+function occurrences(haystack: string, needle: string): { count: number; first: number } {
+  let count = 0;
+  let first = -1;
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length)) {
+    if (count === 0) first = at;
+    count += 1;
+  }
+  return { count, first };
+}
+
+function lineEndingOf(text: string): string {
+  const newline = text.search(/\r\n|\n|\r/);
+  if (newline === -1) return "";
+  return text[newline] === "\r" ? (text[newline + 1] === "\n" ? "\r\n" : "\r") : "\n";
+}
+
+function notFound(path: string, index: number, total: number): Error {
+  return total === 1
+    ? new Error(`Could not find the exact text in ${path}. The old text must match exactly including all whitespace and newlines.`)
+    : new Error(`Could not find edits[${index}] in ${path}. The oldText must match exactly including all whitespace and newlines.`);
+}
+
+function duplicate(path: string, index: number, total: number, count: number): Error {
+  return total === 1
+    ? new Error(`Found ${count} occurrences of the text in ${path}. The text must be unique. Please provide more context to make it unique.`)
+    : new Error(`Found ${count} occurrences of edits[${index}] in ${path}. Each oldText must be unique. Please provide more context to make it unique.`);
+}
+
+/**
+ * Plans (and applies, in memory) replacements on a file's raw text. Pure; throws `Error` with pi's
+ * message texts on empty oldText, not found, duplicates, overlaps, or no change.
+ *
+ * @example
+ * ```ts
+ * planEdits("x = “a”;  \ny = 1;  \n", [{ oldText: 'x = "a";', newText: "x = 2;" }], "f.ts").content;
+ * // "x = 2;  \ny = 1;  \n"  (second line keeps its trailing spaces)
+ * ```
+ */
+export function planEdits(raw: string, edits: readonly TextEdit[], path: string): EditPlan {
+  const bom = raw.startsWith("\uFEFF") ? "\uFEFF" : "";
+  const original = raw.slice(bom.length);
+  const total = edits.length;
+  edits.forEach((edit, index) => {
+    if (normalizeToLF(edit.oldText).length === 0) {
+      throw new Error(total === 1 ? `oldText must not be empty in ${path}.` : `edits[${index}].oldText must not be empty in ${path}.`);
+    }
+  });
+  const exact = exactView(original);
+  let fuzzy: View | undefined;
+  const fileEnding = lineEndingOf(original) || "\n";
+  const matches: MatchedEdit[] = edits.map((edit, editIndex) => {
+    const oldText = normalizeToLF(edit.oldText);
+    let view = exact;
+    let found = occurrences(exact.text, oldText);
+    let matchLength = oldText.length;
+    if (found.count === 0) {
+      fuzzy ??= fuzzyView(original);
+      const fuzzyOld = fuzzyText(oldText);
+      if (fuzzyOld.length > 0) {
+        view = fuzzy;
+        found = occurrences(fuzzy.text, fuzzyOld);
+        matchLength = fuzzyOld.length;
+      }
+    }
+    if (found.count === 0) throw notFound(path, editIndex, total);
+    if (found.count > 1) throw duplicate(path, editIndex, total, found.count);
+    const start = view.starts[found.first];
+    const end = view.ends[found.first + matchLength - 1];
+    const ending = lineEndingOf(original.slice(start, end)) || fileEnding;
+    const replacement = normalizeToLF(edit.newText).replace(/\n/g, ending);
+    return { editIndex, start, end, fuzzy: view !== exact, replacement };
+  });
+  const ordered = [...matches].sort((a, b) => a.start - b.start);
+  for (let index = 1; index < ordered.length; index += 1) {
+    const previous = ordered[index - 1];
+    const current = ordered[index];
+    if (previous.end > current.start) {
+      throw new Error(
+        `edits[${previous.editIndex}] and edits[${current.editIndex}] overlap in ${path}. Merge them into one edit or target disjoint regions.`,
+      );
+    }
+  }
+  let body = original;
+  for (let index = ordered.length - 1; index >= 0; index -= 1) {
+    const match = ordered[index];
+    body = body.slice(0, match.start) + match.replacement + body.slice(match.end);
+  }
+  if (body === original) {
+    throw new Error(
+      total === 1
+        ? `No changes made to ${path}. The replacement produced identical content. This might indicate an issue with special characters or the text not existing as expected.`
+        : `No changes made to ${path}. The replacements produced identical content.`,
+    );
+  }
+  return { content: bom + body, baseText: exact.text, newText: normalizeToLF(body), matches };
+}

@@ -1,0 +1,101 @@
+/**
+ * Small helpers shared by the built-in tools: abort handling, safe file replacement, error text.
+ *
+ * Contract (ours):
+ * - {@link abortable} settles with the operation's outcome, or rejects with
+ *   `Error("Operation aborted")` (pi's text) as soon as the signal aborts;
+ * - {@link replaceFileAtomically} never leaves a half-written file: it writes a temp file next to
+ *   the target, flushes it, copies the target's permission bits, then renames it over the target.
+ *   On failure or abort the temp file is removed and the target is untouched;
+ * - {@link describeFsError} turns a Node fs error into pi's "Error code: X" wording.
+ *
+ * @example
+ * ```ts
+ * const text = await abortable(signal, () => readFile(path, "utf8"));
+ * ```
+ */
+import { randomBytes } from "node:crypto";
+import { open, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+
+/** pi's text for an aborted tool. */
+export const ABORTED_MESSAGE = "Operation aborted";
+
+/** Throws `Error("Operation aborted")` when the signal is aborted. */
+export function throwIfAborted(signal: AbortSignal | undefined): void {
+  if (signal?.aborted) throw new Error(ABORTED_MESSAGE);
+}
+
+/**
+ * Runs `operation`, rejecting with `Error("Operation aborted")` when `signal` aborts first.
+ * The operation itself is not cancelled; callers check the signal between steps.
+ *
+ * @example
+ * ```ts
+ * await abortable(context.signal, async () => { ... });
+ * ```
+ */
+export function abortable<T>(signal: AbortSignal | undefined, operation: () => Promise<T>): Promise<T> {
+  if (signal?.aborted) return Promise.reject(new Error(ABORTED_MESSAGE));
+  if (!signal) return operation();
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(new Error(ABORTED_MESSAGE));
+    signal.addEventListener("abort", onAbort, { once: true });
+    operation().then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Writes `data` to `target` through a flushed temp file and a rename, so the target is either the
+ * old content or the new content, never a mix. Keeps the target's permission bits. `target` must
+ * be a canonical path (no symlink in it), so the rename replaces the real file.
+ *
+ * @throws the fs error when the directory is not writable or the target is a directory.
+ * @example
+ * ```ts
+ * await replaceFileAtomically("/root/a.txt", Buffer.from("hello"), signal);
+ * ```
+ */
+export async function replaceFileAtomically(target: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+  const temp = join(dirname(target), `.${basename(target)}.arbor-${randomBytes(6).toString("hex")}.tmp`);
+  let mode = 0o666 & ~process.umask();
+  try {
+    const existing = await stat(target);
+    if (existing.isDirectory()) {
+      const error: NodeJS.ErrnoException = new Error(`EISDIR: illegal operation on a directory, open '${target}'`);
+      error.code = "EISDIR";
+      throw error;
+    }
+    mode = existing.mode & 0o7777;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
+  }
+  const handle = await open(temp, "wx", mode);
+  try {
+    await handle.writeFile(data);
+    await handle.chmod(mode);
+    await handle.sync();
+    await handle.close();
+    throwIfAborted(signal);
+    await rename(temp, target);
+  } catch (error) {
+    await handle.close().catch(() => undefined);
+    await rm(temp, { force: true });
+    throw error;
+  }
+}
+
+/** pi's wording of an fs error: `"Error code: ENOENT"`, or the message when there is no code. */
+export function describeFsError(error: unknown): string {
+  if (error instanceof Error && "code" in error && typeof error.code === "string") return `Error code: ${error.code}`;
+  return error instanceof Error ? error.message : String(error);
+}

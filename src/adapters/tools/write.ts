@@ -1,0 +1,69 @@
+/**
+ * The `write` tool: create or overwrite a file.
+ *
+ * Contract (parameters and texts: pi 0.73.1 `write`, `../shared/reference/pi-behaviour.md` §6.3; fixes ours):
+ * - parameters `{ path, content }`; `path` goes through {@link ExecutionEnv.resolvePath}
+ *   (PathEscapeError outside the root);
+ * - creates missing parent directories;
+ * - result text `Successfully wrote N bytes to PATH` where N is the true UTF-8 byte count (pi
+ *   reports UTF-16 code units) and PATH is the path as given; `details` is undefined;
+ * - the file is replaced atomically (temp file + rename; permission bits kept), so an abort or a
+ *   crash never leaves it half-written; writes and edits to one file are serialized (keyed by realpath);
+ * - honours `context.signal`: an abort before the rename leaves the file untouched and throws
+ *   `Operation aborted`.
+ *
+ * @example
+ * ```ts
+ * const write = createWriteTool(createExecutionEnv({ root: dir }));
+ * await write.execute({ path: "notes/a.md", content: "héllo" }, context); // "Successfully wrote 6 bytes to notes/a.md"
+ * ```
+ */
+import { mkdir } from "node:fs/promises";
+import { dirname } from "node:path";
+import { z } from "zod";
+import { defineTool, type AgentTool } from "../../core/tools.ts";
+import type { ExecutionEnv } from "../execution-env.ts";
+import { withFileMutationQueue } from "./file-mutation-queue.ts";
+import { abortable, replaceFileAtomically, throwIfAborted } from "./tool-support.ts";
+
+/** Parameters of the write tool (pi's). */
+export const writeParameters = z.object({
+  path: z.string().describe("Path to the file to write (relative or absolute)"),
+  content: z.string().describe("Content to write to the file"),
+});
+
+/** Arguments of the write tool. */
+export type WriteToolInput = z.infer<typeof writeParameters>;
+
+/**
+ * Creates the `write` tool bound to an execution env. See the module contract.
+ *
+ * @example
+ * ```ts
+ * const tool = createWriteTool(env);
+ * ```
+ */
+export function createWriteTool(env: ExecutionEnv): AgentTool<WriteToolInput, undefined> {
+  return defineTool({
+    name: "write",
+    label: "write",
+    description:
+      "Write content to a file. Creates the file if it doesn't exist, overwrites if it does. Automatically creates parent directories.",
+    parameters: writeParameters,
+    async execute({ path, content }, { signal }) {
+      throwIfAborted(signal);
+      const absolutePath = await env.resolvePath(path, "write");
+      return abortable(signal, () =>
+        withFileMutationQueue(absolutePath, async () => {
+          throwIfAborted(signal);
+          await mkdir(dirname(absolutePath), { recursive: true });
+          // Re-check after creating directories: a symlink may have appeared meanwhile.
+          const target = await env.resolvePath(path, "write");
+          const bytes = Buffer.from(content, "utf8");
+          await replaceFileAtomically(target, bytes, signal);
+          return { content: [{ type: "text" as const, text: `Successfully wrote ${bytes.length} bytes to ${path}` }], details: undefined };
+        }),
+      );
+    },
+  });
+}
