@@ -1,0 +1,174 @@
+/**
+ * Frontmatter parsing for skills and prompt templates.
+ *
+ * Contract (ours, following the Agent Skills rules and pi 0.73.1's
+ * `utils/frontmatter.ts`, `../shared/reference/pi-behaviour.md` §5):
+ * - a UTF-8 BOM at the start is dropped and CRLF / CR line endings become LF
+ *   before anything else (pi fails on a BOM; we tolerate it);
+ * - **YAML frontmatter**: the first line is `---` (trailing blanks allowed); the
+ *   block ends at the next line that is exactly `---` (trailing blanks allowed).
+ *   It is parsed with the `yaml` package; an empty block gives `{}`;
+ * - **JSON frontmatter** (the seed's variant): the text starts with `{` and a
+ *   later line is exactly `---`; the text before that line must be one JSON
+ *   object;
+ * - anything else has no frontmatter: `attributes` is `{}` and `body` is the
+ *   whole (normalized) text;
+ * - never throws. A block that is opened but never closed, fails to parse, or is
+ *   not a mapping yields `error` (with a 1-based file line when known),
+ *   `attributes` `{}`; `body` is then the text after the closing line when
+ *   there is one (the boundary is certain), else the whole text.
+ *
+ * `body` is returned untrimmed; callers trim as they need.
+ *
+ * @example
+ * ```ts
+ * const { attributes, body, error } = parseFrontmatter("---\nname: x\n---\nHello");
+ * // attributes = { name: "x" }, body = "Hello", error = undefined
+ * ```
+ */
+import { parseDocument } from "yaml";
+
+/** Which frontmatter syntax a file used. */
+export type FrontmatterKind = "yaml" | "json" | "none";
+
+/** Why a frontmatter block could not be used. */
+export interface FrontmatterError {
+  /** `unclosed`: opened with `---` (or `{`) but no closing `---` line; `invalid`: YAML/JSON syntax error; `not-a-mapping`: parsed to a list or scalar. */
+  kind: "unclosed" | "invalid" | "not-a-mapping";
+  /** Human-readable, one line, names the line when known. */
+  message: string;
+  /** 1-based line in the file where the problem is, when known. */
+  line?: number;
+}
+
+/** The result of {@link parseFrontmatter}. */
+export interface FrontmatterResult {
+  kind: FrontmatterKind;
+  /** Parsed fields; `{}` when there is no usable frontmatter. Values keep their YAML/JSON types. */
+  attributes: Record<string, unknown>;
+  /** Text after the frontmatter block (LF line endings, BOM removed, not trimmed). */
+  body: string;
+  /** Present when a block was found but could not be used. */
+  error?: FrontmatterError;
+  /** True when the block's end was found, so `body` is exactly the text after it (even when `error` is set). */
+  closed: boolean;
+}
+
+/**
+ * Drops a leading UTF-8 BOM and turns CRLF and lone CR into LF.
+ *
+ * @example
+ * ```ts
+ * normalizeText("\uFEFFa\r\nb"); // "a\nb"
+ * ```
+ */
+export function normalizeText(content: string): string {
+  const withoutBom = content.charCodeAt(0) === 0xfeff ? content.slice(1) : content;
+  return withoutBom.replace(/\r\n?/g, "\n");
+}
+
+const DELIMITER = /^---[ \t]*$/;
+
+/** Index (in `lines`) of the first delimiter line after `from`, or -1. */
+function findDelimiter(lines: string[], from: number): number {
+  for (let index = from; index < lines.length; index++) {
+    if (DELIMITER.test(lines[index])) return index;
+  }
+  return -1;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function firstLine(message: string): string {
+  return message.split("\n")[0].trim();
+}
+
+/**
+ * Splits a Markdown file into frontmatter attributes and body. Never throws;
+ * see the module contract for the accepted syntaxes.
+ *
+ * @param content the raw file text (BOM and CRLF allowed)
+ * @example
+ * ```ts
+ * parseFrontmatter('{"description": "d"}\n---\nbody').attributes; // { description: "d" }
+ * ```
+ */
+export function parseFrontmatter(content: string): FrontmatterResult {
+  const text = normalizeText(content);
+  const lines = text.split("\n");
+
+  if (DELIMITER.test(lines[0])) {
+    const end = findDelimiter(lines, 1);
+    if (end === -1) {
+      return {
+        kind: "yaml",
+        attributes: {},
+        body: text,
+        closed: false,
+        error: { kind: "unclosed", message: "frontmatter opened with --- on line 1 is never closed by a --- line", line: 1 },
+      };
+    }
+    const body = lines.slice(end + 1).join("\n");
+    const source = lines.slice(1, end).join("\n");
+    const document = parseDocument(source, { prettyErrors: true });
+    if (document.errors.length > 0) {
+      const error = document.errors[0];
+      const line = error.linePos ? error.linePos[0].line + 1 : undefined;
+      const where = line === undefined ? "" : ` at line ${line}`;
+      const reason = firstLine(error.message).replace(/ at line \d+, column \d+:?$/, "");
+      return {
+        kind: "yaml",
+        attributes: {},
+        body,
+        closed: true,
+        error: { kind: "invalid", message: `invalid YAML frontmatter${where}: ${reason}`, ...(line === undefined ? {} : { line }) },
+      };
+    }
+    const value: unknown = document.toJS({ maxAliasCount: 100 });
+    if (value === null || value === undefined) return { kind: "yaml", attributes: {}, body, closed: true };
+    if (!isMapping(value)) {
+      return {
+        kind: "yaml",
+        attributes: {},
+        body,
+        closed: true,
+        error: { kind: "not-a-mapping", message: `frontmatter must be a YAML mapping of keys to values, got ${Array.isArray(value) ? "a list" : typeof value}`, line: 2 },
+      };
+    }
+    return { kind: "yaml", attributes: value, body, closed: true };
+  }
+
+  if (text.startsWith("{")) {
+    const end = findDelimiter(lines, 0);
+    if (end === -1) return { kind: "none", attributes: {}, body: text, closed: false };
+    const body = lines.slice(end + 1).join("\n");
+    const source = lines.slice(0, end).join("\n");
+    let value: unknown;
+    try {
+      value = JSON.parse(source);
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error);
+      return {
+        kind: "json",
+        attributes: {},
+        body,
+        closed: true,
+        error: { kind: "invalid", message: `invalid JSON frontmatter before the --- on line ${end + 1}: ${reason}`, line: 1 },
+      };
+    }
+    if (!isMapping(value)) {
+      return {
+        kind: "json",
+        attributes: {},
+        body,
+        closed: true,
+        error: { kind: "not-a-mapping", message: "JSON frontmatter must be an object", line: 1 },
+      };
+    }
+    return { kind: "json", attributes: value, body, closed: true };
+  }
+
+  return { kind: "none", attributes: {}, body: text, closed: false };
+}
