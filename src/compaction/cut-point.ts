@@ -1,0 +1,154 @@
+/**
+ * Where to cut a path for compaction: everything before the cut is summarized,
+ * everything from it on is kept verbatim.
+ *
+ * Contract (source: pi 0.73.1 `findCutPoint`, `../shared/reference/pi-behaviour.md`
+ * §3.4, with three deliberate differences, all ours):
+ * - valid cut points are `message` entries with role user, assistant, custom,
+ *   bashExecution (or a summary role), plus `branch_summary` and `custom_message`
+ *   entries; never a tool result, so a call and its results stay together;
+ * - walking back from the end over `message` entries, the first entry where the
+ *   running estimate reaches `keepRecentTokens` selects the first valid cut point at
+ *   or after it; **if there is none (the budget was crossed inside trailing tool
+ *   results) we cut at the last valid point before it** — pi falls back to the
+ *   range start and so summarizes nothing (pi #7201);
+ * - **pairing guard:** if a kept tool result answers a call that would be
+ *   summarized (a result separated from its call, e.g. by an older compaction
+ *   entry, pi #4570), the cut moves back to that call's assistant message;
+ * - the cut then extends back over directly preceding non-message entries
+ *   (settings changes, labels, …), stopping at a message or a compaction (pi);
+ * - a cut at anything but a user message is a split turn when a turn start (user
+ *   or bashExecution message, branch_summary, custom_message) precedes it in range.
+ * Runs in O(n) over the range. Indices are into `entries`; `endIndex` is exclusive.
+ *
+ * @example
+ * ```ts
+ * const cut = findCutPoint(path, 0, path.length, 20_000);
+ * const firstKept = path[cut.firstKeptEntryIndex];
+ * ```
+ */
+import type { MessageEntry, SessionEntry } from "../core/entries.ts";
+import { storedMessage } from "./entry-messages.ts";
+import { estimateTokens } from "./tokens.ts";
+
+/** Where to cut. Source: pi, plus `adjustment` (ours). */
+export interface CutPointResult {
+  /** Index of the first entry kept verbatim. */
+  firstKeptEntryIndex: number;
+  /** Index of the turn start when the cut splits a turn, else -1. */
+  turnStartIndex: number;
+  isSplitTurn: boolean;
+  /**
+   * Ours, when we differ from pi: `"budget-in-tool-results"` (the cut moved to the
+   * last valid point before the budget crossing) and/or `"pairing"` (moved back to
+   * keep a tool result with its call).
+   */
+  adjustments: ("budget-in-tool-results" | "pairing")[];
+}
+
+const CUTTABLE_ROLES = new Set(["user", "assistant", "custom", "bashExecution", "branchSummary", "compactionSummary"]);
+
+/** True if the path may be cut at this entry (never at a tool result). Source: pi. */
+export function isValidCutPoint(entry: SessionEntry): boolean {
+  if (entry.type === "branch_summary" || entry.type === "custom_message") return true;
+  const message = storedMessage(entry);
+  return message !== undefined && CUTTABLE_ROLES.has(message.role);
+}
+
+/** Indices of valid cut points in [startIndex, endIndex), ascending. Source: pi. */
+export function findValidCutPoints(entries: readonly SessionEntry[], startIndex: number, endIndex: number): number[] {
+  const points: number[] = [];
+  for (let index = startIndex; index < endIndex; index++) if (isValidCutPoint(entries[index])) points.push(index);
+  return points;
+}
+
+/**
+ * Index of the entry that starts the turn containing `entryIndex` (a user or
+ * bashExecution message, a branch_summary or a custom_message), searching back
+ * to `startIndex`; -1 if none. Source: pi.
+ */
+export function findTurnStartIndex(entries: readonly SessionEntry[], entryIndex: number, startIndex: number): number {
+  for (let index = entryIndex; index >= startIndex; index--) {
+    const entry = entries[index];
+    if (entry.type === "branch_summary" || entry.type === "custom_message") return index;
+    const role = storedMessage(entry)?.role;
+    if (role === "user" || role === "bashExecution") return index;
+  }
+  return -1;
+}
+
+/** Moves `cut` back until no kept tool result answers a call made before the cut. */
+function guardPairing(entries: readonly SessionEntry[], startIndex: number, endIndex: number, cut: number): number {
+  const callSite = new Map<string, number>();
+  for (let index = startIndex; index < endIndex; index++) {
+    const message = storedMessage(entries[index]);
+    if (message?.role !== "assistant") continue;
+    for (const block of message.content) if (block.type === "toolCall") callSite.set(block.id, index);
+  }
+  let current = cut;
+  for (;;) {
+    let earliest = current;
+    for (let index = current; index < endIndex; index++) {
+      const message = storedMessage(entries[index]);
+      if (message?.role !== "toolResult") continue;
+      const site = callSite.get(message.toolCallId);
+      if (site !== undefined && site < earliest) earliest = site;
+    }
+    if (earliest === current) return current;
+    current = earliest;
+  }
+}
+
+/**
+ * Finds the cut that keeps about `keepRecentTokens` (tokens) of recent messages in
+ * `entries[startIndex, endIndex)`. See the module contract for the rules and for
+ * where it differs from pi on purpose.
+ *
+ * @example
+ * ```ts
+ * const { firstKeptEntryIndex, isSplitTurn } = findCutPoint(path, start, path.length, 20_000);
+ * ```
+ */
+export function findCutPoint(
+  entries: readonly SessionEntry[],
+  startIndex: number,
+  endIndex: number,
+  keepRecentTokens: number,
+): CutPointResult {
+  const cutPoints = findValidCutPoints(entries, startIndex, endIndex);
+  const adjustments: CutPointResult["adjustments"] = [];
+  if (cutPoints.length === 0) return { firstKeptEntryIndex: startIndex, turnStartIndex: -1, isSplitTurn: false, adjustments };
+
+  let cut = cutPoints[0];
+  let accumulated = 0;
+  for (let index = endIndex - 1; index >= startIndex; index--) {
+    const entry = entries[index];
+    if (entry.type !== "message") continue;
+    accumulated += estimateTokens((entry as MessageEntry).message);
+    if (accumulated < keepRecentTokens) continue;
+    const atOrAfter = cutPoints.find((point) => point >= index);
+    if (atOrAfter !== undefined) cut = atOrAfter;
+    else {
+      cut = cutPoints[cutPoints.length - 1];
+      if (cut !== cutPoints[0]) adjustments.push("budget-in-tool-results");
+    }
+    break;
+  }
+
+  const guarded = guardPairing(entries, startIndex, endIndex, cut);
+  if (guarded !== cut) {
+    adjustments.push("pairing");
+    cut = guarded;
+  }
+
+  while (cut > startIndex) {
+    const previous = entries[cut - 1];
+    if (previous.type === "compaction" || previous.type === "message") break;
+    cut--;
+  }
+
+  const cutEntry = entries[cut];
+  const isUser = storedMessage(cutEntry)?.role === "user";
+  const turnStartIndex = isUser ? -1 : findTurnStartIndex(entries, cut, startIndex);
+  return { firstKeptEntryIndex: cut, turnStartIndex, isSplitTurn: !isUser && turnStartIndex !== -1, adjustments };
+}

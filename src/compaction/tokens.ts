@@ -1,0 +1,160 @@
+/**
+ * Token accounting for compaction: a character-based estimate per message and
+ * the context size of a conversation.
+ *
+ * Contract (source: pi 0.73.1 `compaction.ts`, `../shared/reference/pi-behaviour.md` §3.2):
+ * - {@link estimateTokens} is `ceil(chars / 4)`; images in user messages count 0,
+ *   images in tool results and custom messages count 4800 chars (1200 tokens);
+ * - {@link calculateContextTokens} is `totalTokens` when it is a non-zero number,
+ *   otherwise the sum of input, output, cacheRead and cacheWrite;
+ * - {@link estimateContextTokens} takes the last assistant message that ended
+ *   normally (not `error`/`aborted`) and reported usage, and adds estimates of
+ *   everything after it; without one it sums estimates.
+ * Ours: Arbor usage counts may be `null` (unknown). A `null` count adds 0, and an
+ * assistant whose counts are all unknown is treated as having no usage, so the
+ * estimate falls back to chars/4 instead of reporting 0.
+ *
+ * All results are in tokens.
+ *
+ * @example
+ * ```ts
+ * const { tokens } = estimateContextTokens(session.view.buildContext().messages);
+ * if (shouldCompact(tokens, 128_000, settings)) { ... }
+ * ```
+ */
+import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.ts";
+
+/** Characters counted for one image in a tool result or custom message. Source: pi. */
+export const IMAGE_CHARS = 4800;
+
+function blocksChars(content: string | readonly { type: string; text?: string }[], countImages: boolean): number {
+  if (typeof content === "string") return content.length;
+  let chars = 0;
+  for (const block of content) {
+    if (block.type === "text" && block.text) chars += block.text.length;
+    else if (countImages && block.type === "image") chars += IMAGE_CHARS;
+  }
+  return chars;
+}
+
+/**
+ * Estimated size of one message in tokens (`ceil(chars / 4)`, an overestimate for
+ * English text). Source: pi.
+ *
+ * @example
+ * ```ts
+ * estimateTokens({ role: "user", content: "12345678", timestamp: 0 }); // 2
+ * ```
+ */
+export function estimateTokens(message: AgentMessage): number {
+  let chars = 0;
+  switch (message.role) {
+    case "user":
+      chars = blocksChars(message.content, false);
+      break;
+    case "assistant":
+      for (const block of message.content) {
+        if (block.type === "text") chars += block.text.length;
+        else if (block.type === "thinking") chars += block.thinking.length;
+        else if (block.type === "toolCall") chars += block.name.length + JSON.stringify(block.arguments).length;
+      }
+      break;
+    case "custom":
+    case "toolResult":
+      chars = blocksChars(message.content, true);
+      break;
+    case "bashExecution":
+      chars = message.command.length + message.output.length;
+      break;
+    case "branchSummary":
+    case "compactionSummary":
+      chars = message.summary.length;
+      break;
+    default:
+      return 0;
+  }
+  return Math.ceil(chars / 4);
+}
+
+/**
+ * Context size in tokens reported by one model call's usage: `totalTokens` when it
+ * is a non-zero number, else input + output + cacheRead + cacheWrite (unknown
+ * counts add 0). Source: pi (null handling ours).
+ *
+ * @example
+ * ```ts
+ * calculateContextTokens({ input: 900, output: 100, cacheRead: 0, cacheWrite: 0, totalTokens: null }); // 1000
+ * ```
+ */
+export function calculateContextTokens(usage: Usage): number {
+  if (usage.totalTokens) return usage.totalTokens;
+  return (usage.input ?? 0) + (usage.output ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
+}
+
+/** True when at least one usage count is known (non-null). Ours. */
+export function hasKnownUsage(usage: Usage | undefined): usage is Usage {
+  if (!usage) return false;
+  return [usage.totalTokens, usage.input, usage.output, usage.cacheRead, usage.cacheWrite].some(
+    (count) => typeof count === "number",
+  );
+}
+
+/** The usage of an assistant message that ended normally and reported usage, else undefined. Source: pi. */
+export function usableAssistantUsage(message: AgentMessage): Usage | undefined {
+  if (message.role !== "assistant") return undefined;
+  const assistant = message as AssistantMessage;
+  if (assistant.stopReason === "error" || assistant.stopReason === "aborted") return undefined;
+  return hasKnownUsage(assistant.usage) ? assistant.usage : undefined;
+}
+
+/** The result of {@link estimateContextTokens}, in tokens. */
+export interface ContextTokenEstimate {
+  /** usageTokens + trailingTokens. */
+  tokens: number;
+  /** Context tokens reported by the last usable assistant usage (0 if none). */
+  usageTokens: number;
+  /** Estimated tokens of the messages after that assistant (all messages if none). */
+  trailingTokens: number;
+  /** Index of that assistant in `messages`, or null. */
+  lastUsageIndex: number | null;
+}
+
+/**
+ * Size of a context in tokens: the last usable assistant usage plus chars/4
+ * estimates of what came after it. Source: pi.
+ *
+ * @example
+ * ```ts
+ * const { tokens, lastUsageIndex } = estimateContextTokens(messages);
+ * ```
+ */
+export function estimateContextTokens(messages: readonly AgentMessage[]): ContextTokenEstimate {
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const usage = usableAssistantUsage(messages[index]);
+    if (!usage) continue;
+    const usageTokens = calculateContextTokens(usage);
+    let trailingTokens = 0;
+    for (let after = index + 1; after < messages.length; after++) trailingTokens += estimateTokens(messages[after]);
+    return { tokens: usageTokens + trailingTokens, usageTokens, trailingTokens, lastUsageIndex: index };
+  }
+  let estimated = 0;
+  for (const message of messages) estimated += estimateTokens(message);
+  return { tokens: estimated, usageTokens: 0, trailingTokens: estimated, lastUsageIndex: null };
+}
+
+/**
+ * True when compaction should run: `enabled` and `contextTokens > contextWindow −
+ * reserveTokens` (e.g. window 200,000 and reserve 16,384 → above 183,616). Source: pi.
+ *
+ * @example
+ * ```ts
+ * shouldCompact(183_617, 200_000, { enabled: true, reserveTokens: 16_384 }); // true
+ * ```
+ */
+export function shouldCompact(
+  contextTokens: number,
+  contextWindow: number,
+  settings: { enabled: boolean; reserveTokens: number },
+): boolean {
+  return settings.enabled && contextTokens > contextWindow - settings.reserveTokens;
+}
