@@ -112,6 +112,8 @@ export const PathEscapeError = defineError("PATH_ESCAPE", "PathEscapeError");
 export const InvalidStateError = defineError("INVALID_STATE", "InvalidStateError");
 /** Compaction refused: nothing to compact, already compacted, cancelled (code `COMPACTION_REFUSED`). */
 export const CompactionError = defineError("COMPACTION_REFUSED", "CompactionError");
+/** A compaction or branch summary could not be made: the summary model failed or the session changed underneath (code `COMPACTION_FAILED`). Nothing was appended. */
+export const CompactionFailedError = defineError("COMPACTION_FAILED", "CompactionFailedError");
 /** A tool definition or tool input is invalid (code `TOOL_INVALID`). */
 export const ToolDefinitionError = defineError("TOOL_INVALID", "ToolDefinitionError");
 /** A model could not be resolved or configured (code `MODEL_CONFIG_INVALID`). */
