@@ -1,0 +1,110 @@
+/**
+ * The harness model registry: names → Arbor {@link ModelClient}s with their facts
+ * (context window, max output tokens, prices).
+ *
+ * Contract (ours):
+ * - an AI SDK LanguageModel (spec v3) is wrapped with `createAiSdkModelClient`; a spec-v2
+ *   model throws `HarnessConfigError` naming `models.<name>`;
+ * - a ModelClient is used as is; facts given next to it (`{ model, contextWindow, ... }`)
+ *   override the client's own, in a wrapper that delegates `stream` to the client;
+ * - names keep the order they were given; the default is `options.model`, else the first;
+ * - `get` throws `ModelConfigError` for an unknown name; `findByModel` maps a logged
+ *   {provider, modelId} back to a name (first registered wins), for restoring sessions;
+ * - provider wire hooks (`ModelRequest.hooks`) work only with clients that own their HTTP
+ *   client (e.g. `createOpenAIModel`); a bare AI SDK model ignores them.
+ *
+ * @example
+ * ```ts
+ * const registry = createModelRegistry({ fast: openai("gpt-4o-mini"), smart: { model: openai("gpt-5"), contextWindow: 400_000 } });
+ * registry.get("smart").client.contextWindow; // 400000
+ * ```
+ */
+import { createAiSdkModelClient } from "../adapters/model/ai-sdk-client.ts";
+import type { LanguageModelV3 } from "@ai-sdk/provider";
+import { HarnessConfigError, ModelConfigError } from "../core/errors.ts";
+import type { ModelClient } from "../core/model-stream.ts";
+import type { AgentHarnessOptions, ModelEntry, ModelInfo } from "./options.ts";
+
+/** One registry entry. */
+export interface RegisteredModel {
+  /** The registry name. */
+  name: string;
+  client: ModelClient;
+}
+
+/** Names → models. */
+export interface ModelRegistry {
+  /** Registry names in the order given. */
+  names(): string[];
+  /** The name used when none is chosen. */
+  readonly defaultName: string;
+  /** Throws ModelConfigError naming the known models for an unknown name. */
+  get(name: string): RegisteredModel;
+  /** The first entry whose client has this provider and model id. */
+  findByModel(model: { provider: string; modelId: string }): RegisteredModel | undefined;
+}
+
+function isModelClient(value: unknown): value is ModelClient {
+  return typeof value === "object" && value !== null && typeof (value as ModelClient).stream === "function";
+}
+
+function withInfo(client: ModelClient, info: ModelInfo): ModelClient {
+  if (info.contextWindow === undefined && info.maxTokens === undefined && info.cost === undefined && info.reasoning === undefined) return client;
+  return {
+    provider: client.provider,
+    modelId: client.modelId,
+    api: client.api,
+    contextWindow: info.contextWindow ?? client.contextWindow,
+    maxTokens: info.maxTokens ?? client.maxTokens,
+    cost: info.cost ?? client.cost,
+    reasoning: info.reasoning ?? client.reasoning,
+    stream: (request, options) => client.stream(request, options),
+  };
+}
+
+/**
+ * Builds the registry from `options.models`.
+ *
+ * @throws HarnessConfigError naming `models.<name>` for an unsupported model object.
+ * @example
+ * ```ts
+ * const registry = createModelRegistry({ main: createOpenAIModel({ modelId: "gpt-4o-mini" }) });
+ * registry.defaultName; // "main"
+ * ```
+ */
+export function createModelRegistry(models: AgentHarnessOptions["models"], defaultName?: string): ModelRegistry {
+  const entries = new Map<string, RegisteredModel>();
+  for (const [name, value] of Object.entries(models)) {
+    const entry: ModelEntry = isModelClient(value) || !("model" in (value as object)) ? { model: value as ModelEntry["model"] } : (value as ModelEntry);
+    const { model, ...info } = entry;
+    let client: ModelClient;
+    if (isModelClient(model)) {
+      client = withInfo(model, info);
+    } else {
+      const version = (model as { specificationVersion?: string }).specificationVersion;
+      if (version !== "v3") {
+        throw new HarnessConfigError(
+          `Invalid harness option "models.${name}": AI SDK language model spec "${String(version)}" is not supported; use a provider built for AI SDK 6 (spec v3) or pass an Arbor ModelClient`,
+          { details: { field: `models.${name}` } },
+        );
+      }
+      client = createAiSdkModelClient(model as LanguageModelV3, info);
+    }
+    entries.set(name, { name, client });
+  }
+  const names = [...entries.keys()];
+  const chosen = defaultName ?? names[0];
+  if (!entries.has(chosen)) throw new HarnessConfigError(`Invalid harness option "model": "${chosen}" is not in models (${names.join(", ")})`, { details: { field: "model" } });
+  return {
+    names: () => [...names],
+    defaultName: chosen,
+    get(name) {
+      const found = entries.get(name);
+      if (!found) throw new ModelConfigError(`Unknown model "${name}". Registered models: ${names.join(", ")}.`, { details: { name, known: names } });
+      return found;
+    },
+    findByModel({ provider, modelId }) {
+      return [...entries.values()].find((entry) => entry.client.provider === provider && entry.client.modelId === modelId);
+    },
+  };
+}

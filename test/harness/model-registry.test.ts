@@ -1,0 +1,43 @@
+import { MockLanguageModelV3 } from "ai/test";
+import { describe, expect, it } from "vitest";
+import { HarnessConfigError, ModelConfigError } from "../../src/core/errors.ts";
+import type { ModelClient } from "../../src/core/model-stream.ts";
+import { createModelRegistry } from "../../src/harness/model-registry.ts";
+
+const client: ModelClient = {
+  provider: "acme",
+  modelId: "acme-1",
+  api: "acme-api",
+  contextWindow: 1000,
+  async *stream() {},
+};
+
+describe("createModelRegistry", () => {
+  it("wraps AI SDK models, keeps clients, and applies facts given beside a model", () => {
+    const registry = createModelRegistry({
+      mock: { model: new MockLanguageModelV3({ provider: "openai.chat", modelId: "gpt-x" }), contextWindow: 64_000, cost: { input: 1, output: 2 } },
+      acme: client,
+      big: { model: client, contextWindow: 2_000_000 },
+    });
+    expect(registry.names()).toEqual(["mock", "acme", "big"]);
+    expect(registry.defaultName).toBe("mock");
+    expect(registry.get("mock").client).toMatchObject({ provider: "openai", modelId: "gpt-x", contextWindow: 64_000, cost: { input: 1, output: 2 } });
+    expect(registry.get("acme").client).toBe(client);
+    expect(registry.get("big").client.contextWindow).toBe(2_000_000);
+    expect(client.contextWindow).toBe(1000);
+    expect(registry.findByModel({ provider: "acme", modelId: "acme-1" })?.name).toBe("acme");
+    expect(registry.findByModel({ provider: "x", modelId: "y" })).toBeUndefined();
+  });
+
+  it("throws ModelConfigError naming the known models for an unknown name", () => {
+    const registry = createModelRegistry({ acme: client }, "acme");
+    expect(() => registry.get("nope")).toThrow(ModelConfigError);
+    expect(() => registry.get("nope")).toThrow(/Registered models: acme/);
+  });
+
+  it("rejects an AI SDK spec-v2 model naming the field", () => {
+    const legacy = { specificationVersion: "v2", provider: "old", modelId: "m", doStream: async () => ({}) };
+    expect(() => createModelRegistry({ old: legacy as never })).toThrow(HarnessConfigError);
+    expect(() => createModelRegistry({ old: legacy as never })).toThrow(/"models\.old"/);
+  });
+});
