@@ -1,0 +1,4 @@
+import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { runEventLogContract } from "./event-log.contract.ts";
+
+runEventLogContract("in-memory", (registry) => createMemoryEventLog({ registry }));

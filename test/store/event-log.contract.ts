@@ -1,0 +1,307 @@
+/**
+ * The EventLog contract suite, run against every implementation
+ * (`runEventLogContract(name, factory)`). Not a test file itself: the
+ * `event-log-*.test.ts` files call it.
+ */
+import { firstValueFrom, type Observable, take, toArray } from "rxjs";
+import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
+import {
+  EventIdReusedError,
+  EventSchemaError,
+  ExpectedVersionConflictError,
+  InvalidArgumentError,
+  LogClosedError,
+} from "../../src/core/errors.ts";
+import type { EventLog, NewEvent, StoredEvent } from "../../src/store/event-log.ts";
+import { createDefaultEventRegistry, type EventRegistry } from "../../src/store/events/index.ts";
+
+/** A registry with the built-in types plus two test types. */
+export function testRegistry(): EventRegistry {
+  return createDefaultEventRegistry()
+    .register("note.added", 1, z.object({ text: z.string(), n: z.number().optional() }))
+    .register("note.removed", 1, z.object({ n: z.number() }))
+    .register("blob.stored", 1, z.object({ value: z.unknown() }));
+}
+
+/** A `note.added` event. */
+export function note(text: string, extra: Partial<NewEvent> = {}): NewEvent {
+  return { type: "note.added", data: { text }, ...extra };
+}
+
+/** Numbered `note.added` events. */
+export function notes(count: number, prefix = "n"): NewEvent[] {
+  return Array.from({ length: count }, (_, index) => ({ type: "note.added", data: { text: `${prefix}${index}`, n: index } }));
+}
+
+/** Resolves with the first `count` events of `events$`. */
+export function collect(events$: Observable<StoredEvent>, count: number): Promise<StoredEvent[]> {
+  return firstValueFrom(events$.pipe(take(count), toArray()));
+}
+
+/** Creates a fresh, empty log for one test. */
+export type EventLogFactory = (registry: EventRegistry) => EventLog | Promise<EventLog>;
+
+/** Runs the shared contract against `factory`. */
+export function runEventLogContract(name: string, factory: EventLogFactory): void {
+  describe(`EventLog contract: ${name}`, () => {
+    const open: EventLog[] = [];
+    const fresh = async (): Promise<EventLog> => {
+      const log = await factory(testRegistry());
+      open.push(log);
+      return log;
+    };
+    afterEach(async () => {
+      for (const log of open.splice(0)) await log.close();
+    });
+
+    it("numbers versions per stream from 1 and global positions across the log without gaps", async () => {
+      const log = await fresh();
+      expect(await log.headPosition()).toBe(0);
+      expect(await log.streamVersion("a")).toBe(0);
+      const first = await log.append("a", notes(2, "a"));
+      const second = await log.append("b", notes(1, "b"));
+      const third = await log.append("a", notes(3, "c"));
+      expect(first.events.map((event) => [event.version, event.globalPosition])).toEqual([[1, 1], [2, 2]]);
+      expect(second.events.map((event) => [event.version, event.globalPosition])).toEqual([[1, 3]]);
+      expect(third.events.map((event) => [event.version, event.globalPosition])).toEqual([[3, 4], [4, 5], [5, 6]]);
+      expect(third).toMatchObject({ streamId: "a", nextExpectedVersion: 5, lastGlobalPosition: 6, duplicate: false });
+      const all = await log.readAll();
+      expect(all.map((event) => event.globalPosition)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(all.map((event) => event.data)).toEqual(["a0", "a1", "b0", "c0", "c1", "c2"].map((text, index) => ({ text, n: [0, 1, 0, 0, 1, 2][index] })));
+      expect(await log.streamVersion("a")).toBe(5);
+      expect(await log.headPosition()).toBe(6);
+      const event = all[0];
+      expect(event.eventId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      expect(event).toMatchObject({ streamId: "a", type: "note.added", schemaVersion: 1, metadata: {} });
+      expect(Number.isNaN(Date.parse(event.time))).toBe(false);
+    });
+
+    it("keeps metadata, caller times and eventIds", async () => {
+      const log = await fresh();
+      const metadata = { sessionId: "s", runId: "r", turnId: "t", causationId: "c", extra: [1, 2] };
+      await log.append("a", [note("x", { eventId: "id-1", metadata, time: "2026-01-02T03:04:05.000Z" })]);
+      const [event] = await log.readStream("a");
+      expect(event).toMatchObject({ eventId: "id-1", metadata, time: "2026-01-02T03:04:05.000Z" });
+    });
+
+    it("enforces every expectedVersion mode and reports conflicts with the actual version, writing nothing", async () => {
+      const log = await fresh();
+      await expect(log.append("a", [note("x")], { expectedVersion: "stream_exists" })).rejects.toThrow(ExpectedVersionConflictError);
+      await expect(log.append("a", [note("x")], { expectedVersion: 1 })).rejects.toThrow(ExpectedVersionConflictError);
+      await log.append("a", [note("1")], { expectedVersion: "no_stream" });
+      const conflict = await log.append("a", [note("x")], { expectedVersion: "no_stream" }).catch((error: unknown) => error);
+      expect(ExpectedVersionConflictError.isInstance(conflict)).toBe(true);
+      expect(conflict).toMatchObject({ code: "EXPECTED_VERSION_CONFLICT", streamId: "a", expectedVersion: "no_stream", actualVersion: 1 });
+      await expect(log.append("a", [note("x")], { expectedVersion: 0 })).rejects.toMatchObject({ actualVersion: 1 });
+      await log.append("a", [note("2")], { expectedVersion: "stream_exists" });
+      await log.append("a", [note("3")], { expectedVersion: 2 });
+      await expect(log.append("a", [note("stale")], { expectedVersion: 2 })).rejects.toMatchObject({ expectedVersion: 2, actualVersion: 3 });
+      await log.append("a", [note("4")], { expectedVersion: "any" });
+      await log.append("a", [note("5")]);
+      await log.append("b", [note("b")], { expectedVersion: 0 });
+      expect((await log.readStream("a")).map((event) => (event.data as { text: string }).text)).toEqual(["1", "2", "3", "4", "5"]);
+      expect(await log.headPosition()).toBe(6);
+    });
+
+    it("rejects bad arguments with InvalidArgumentError naming the field", async () => {
+      const log = await fresh();
+      await expect(log.append("", [note("x")])).rejects.toThrow(InvalidArgumentError);
+      await expect(log.append("a", [note("x")], { expectedVersion: -1 })).rejects.toThrow(/expectedVersion/);
+      await expect(log.append("a", [note("x")], { expectedVersion: "latest" as never })).rejects.toThrow(/expectedVersion/);
+      await expect(log.append("a", [note("x", { time: "yesterday" })])).rejects.toThrow(/time/);
+      await expect(log.append("a", [note("x", { eventId: "d" }), note("y", { eventId: "d" })])).rejects.toThrow(/twice/);
+      await expect(log.readStream("a", { limit: -1 })).rejects.toThrow(/limit/);
+      await expect(log.readAll({ fromPosition: 1.5 })).rejects.toThrow(/fromPosition/);
+      expect(() => log.subscribe({ fromVersion: 2 })).toThrow(/streamId/);
+      expect(await log.headPosition()).toBe(0);
+    });
+
+    it("writes a batch atomically: one schema-invalid event rejects the whole append and nothing is written", async () => {
+      const log = await fresh();
+      await log.append("a", [note("keep")]);
+      const bad = [note("ok"), { type: "note.added", data: { text: 42 } }, note("ok2")];
+      const error = await log.append("a", bad).catch((caught: unknown) => caught);
+      expect(EventSchemaError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toMatch(/events\[1\].*note\.added.*text/);
+      await expect(log.append("a", [{ type: "nope.happened", data: {} }])).rejects.toThrow(/unknown event type "nope.happened"/i);
+      await expect(log.append("a", [{ type: "blob.stored", data: { value: 10n } }])).rejects.toThrow(/not JSON-serializable/);
+      expect(await log.streamVersion("a")).toBe(1);
+      expect(await log.readAll()).toHaveLength(1);
+      expect(await log.headPosition()).toBe(1);
+    });
+
+    it("treats re-appending the same eventIds as an idempotent no-op returning the original positions", async () => {
+      const log = await fresh();
+      await log.append("other", [note("o")]);
+      const batch = [note("a", { eventId: "e1", metadata: { runId: "r" } }), { type: "note.added", eventId: "e2", data: { n: 1, text: "b" } }];
+      const original = await log.append("a", batch, { expectedVersion: "no_stream" });
+      await log.append("a", [note("later")]);
+      const reordered = [note("a", { eventId: "e1", metadata: { runId: "r" } }), { type: "note.added", eventId: "e2", data: { text: "b", n: 1 } }];
+      const retry = await log.append("a", reordered, { expectedVersion: "no_stream" });
+      expect(retry.duplicate).toBe(true);
+      expect(retry.events.map((event) => [event.eventId, event.version, event.globalPosition])).toEqual([["e1", 1, 2], ["e2", 2, 3]]);
+      expect(retry.events).toEqual(original.events);
+      expect(retry).toMatchObject({ nextExpectedVersion: 2, lastGlobalPosition: 3 });
+      expect(await log.headPosition()).toBe(4);
+      expect(await log.readAll()).toHaveLength(4);
+    });
+
+    it("throws EventIdReusedError for a known eventId with another payload, stream, order or in a mixed batch, writing nothing", async () => {
+      const log = await fresh();
+      await log.append("a", [note("a", { eventId: "e1" }), note("b", { eventId: "e2" })]);
+      await expect(log.append("a", [note("changed", { eventId: "e1" }), note("b", { eventId: "e2" })])).rejects.toThrow(EventIdReusedError);
+      await expect(log.append("a", [note("a", { eventId: "e1", metadata: { runId: "x" } }), note("b", { eventId: "e2" })])).rejects.toThrow(
+        EventIdReusedError,
+      );
+      await expect(log.append("b", [note("a", { eventId: "e1" })])).rejects.toThrow(/different payload/);
+      await expect(log.append("a", [note("b", { eventId: "e2" }), note("a", { eventId: "e1" })])).rejects.toThrow(EventIdReusedError);
+      await expect(log.append("a", [note("a", { eventId: "e1" }), note("b", { eventId: "e2" }), note("c", { eventId: "e3" })])).rejects.toThrow(
+        /already in the log/,
+      );
+      await expect(log.append("a", [note("new", { eventId: "e9" }), note("a", { eventId: "e1" })])).rejects.toMatchObject({
+        code: "EVENT_ID_REUSED",
+      });
+      expect(await log.headPosition()).toBe(2);
+      expect(await log.streamVersion("b")).toBe(0);
+    });
+
+    it("reads a stream forwards and backwards from a version with a limit", async () => {
+      const log = await fresh();
+      await log.append("a", notes(5));
+      await log.append("b", notes(2));
+      const versions = (events: StoredEvent[]) => events.map((event) => event.version);
+      expect(versions(await log.readStream("a"))).toEqual([1, 2, 3, 4, 5]);
+      expect(versions(await log.readStream("a", { fromVersion: 3 }))).toEqual([3, 4, 5]);
+      expect(versions(await log.readStream("a", { fromVersion: 2, limit: 2 }))).toEqual([2, 3]);
+      expect(versions(await log.readStream("a", { direction: "backwards" }))).toEqual([5, 4, 3, 2, 1]);
+      expect(versions(await log.readStream("a", { direction: "backwards", fromVersion: 3, limit: 2 }))).toEqual([3, 2]);
+      expect(versions(await log.readStream("a", { direction: "backwards", fromVersion: 99, limit: 1 }))).toEqual([5]);
+      expect(versions(await log.readStream("a", { fromVersion: 9 }))).toEqual([]);
+      expect(versions(await log.readStream("a", { limit: 0 }))).toEqual([]);
+      expect(await log.readStream("missing")).toEqual([]);
+    });
+
+    it("reads the whole log from a position, with a limit and a type filter", async () => {
+      const log = await fresh();
+      await log.append("a", [note("1"), { type: "note.removed", data: { n: 1 } }, note("2")]);
+      await log.append("b", [{ type: "note.removed", data: { n: 2 } }, note("3")]);
+      const positions = (events: StoredEvent[]) => events.map((event) => event.globalPosition);
+      expect(positions(await log.readAll({ fromPosition: 2 }))).toEqual([3, 4, 5]);
+      expect(positions(await log.readAll({ fromPosition: 1, limit: 2 }))).toEqual([2, 3]);
+      expect(positions(await log.readAll({ types: ["note.removed"] }))).toEqual([2, 4]);
+      expect(positions(await log.readAll({ types: ["note.removed", "note.added"], fromPosition: 3, limit: 1 }))).toEqual([4]);
+      expect(await log.readAll({ types: [] })).toEqual([]);
+      expect(await log.readAll({ fromPosition: 5 })).toEqual([]);
+    });
+
+    it("lists streams in creation order with their versions and times", async () => {
+      const log = await fresh();
+      await log.append("z", notes(1));
+      await log.append("a", notes(2));
+      await log.append("z", notes(2));
+      const streams = await log.listStreams();
+      expect(streams.map(({ streamId, version }) => [streamId, version])).toEqual([["z", 3], ["a", 2]]);
+      for (const stream of streams) expect(Date.parse(stream.updatedAt)).toBeGreaterThanOrEqual(Date.parse(stream.createdAt));
+    });
+
+    it("deletes a stream physically, never reusing its positions", async () => {
+      const log = await fresh();
+      await log.append("a", notes(3));
+      await log.append("b", notes(1));
+      await log.append("a", [note("last", { eventId: "a-last" })]);
+      expect(await log.deleteStream("a")).toBe(4);
+      expect(await log.deleteStream("a")).toBe(0);
+      expect(await log.readStream("a")).toEqual([]);
+      expect(await log.streamVersion("a")).toBe(0);
+      expect((await log.readAll()).map((event) => event.streamId)).toEqual(["b"]);
+      expect((await log.listStreams()).map((stream) => stream.streamId)).toEqual(["b"]);
+      const again = await log.append("a", [note("new", { eventId: "a-last" })], { expectedVersion: "no_stream" });
+      expect(again).toMatchObject({ duplicate: false, nextExpectedVersion: 1 });
+      expect(again.events[0].globalPosition).toBe(6);
+    });
+
+    it("returns copies: mutating what was read does not change the log", async () => {
+      const log = await fresh();
+      await log.append("a", [note("x", { metadata: { runId: "r" } })]);
+      const [event] = await log.readStream("a");
+      (event.data as { text: string }).text = "mutated";
+      event.metadata.runId = "mutated";
+      expect((await log.readStream("a"))[0]).toMatchObject({ data: { text: "x" }, metadata: { runId: "r" } });
+    });
+
+    it("group-commits same-tick appends in call order; a conflicting one fails alone", async () => {
+      const log = await fresh();
+      const results = await Promise.allSettled([
+        log.append("a", notes(2, "first"), { expectedVersion: "no_stream" }),
+        log.append("b", notes(1, "other"), { expectedVersion: "no_stream" }),
+        log.append("a", notes(1, "stale"), { expectedVersion: 0 }),
+        log.append("a", notes(1, "second"), { expectedVersion: 2 }),
+        log.append("a", [{ type: "note.added", data: { text: 1 } }]),
+        log.append("a", notes(1, "third"), { expectedVersion: "stream_exists" }),
+      ]);
+      expect(results.map((result) => result.status)).toEqual(["fulfilled", "fulfilled", "rejected", "fulfilled", "rejected", "fulfilled"]);
+      expect((results[2] as PromiseRejectedResult).reason).toBeInstanceOf(ExpectedVersionConflictError);
+      expect((results[2] as PromiseRejectedResult).reason).toMatchObject({ actualVersion: 2 });
+      expect((results[4] as PromiseRejectedResult).reason).toBeInstanceOf(EventSchemaError);
+      const all = await log.readAll();
+      expect(all.map((event) => `${event.streamId}${event.version}@${event.globalPosition}:${(event.data as { text: string }).text}`)).toEqual([
+        "a1@1:first0",
+        "a2@2:first1",
+        "b1@3:other0",
+        "a3@4:second0",
+        "a4@5:third0",
+      ]);
+    });
+
+    it("subscribes catch-up then live with no gap and no duplicate under concurrent appends", async () => {
+      const log = await fresh();
+      for (let index = 0; index < 10; index++) await log.append(`s${index % 3}`, notes(5, `pre${index}-`));
+      const total = 50 + 300;
+      const received = collect(log.subscribe(), total);
+      const writers = [0, 1, 2].map(async (writer) => {
+        for (let round = 0; round < 20; round++) {
+          const same = [log.append(`w${writer}`, notes(2, `r${round}a`)), log.append(`x${writer}`, notes(1, `r${round}b`))];
+          await Promise.all(same);
+          await log.append(`w${writer}`, notes(2, `r${round}c`));
+        }
+      });
+      await Promise.all(writers);
+      const events = await received;
+      expect(events.map((event) => event.globalPosition)).toEqual(Array.from({ length: total }, (_, index) => index + 1));
+      expect(new Set(events.map((event) => event.eventId)).size).toBe(total);
+      expect(events).toEqual(await log.readAll());
+    });
+
+    it("subscribes to one stream from a version, and to types from a position", async () => {
+      const log = await fresh();
+      await log.append("a", notes(3));
+      await log.append("b", [{ type: "note.removed", data: { n: 1 } }]);
+      const streamEvents = collect(log.subscribe({ streamId: "a", fromVersion: 2 }), 3);
+      const typed = collect(log.subscribe({ types: ["note.removed"], fromPosition: 1 }), 2);
+      await log.append("b", notes(1));
+      await log.append("a", notes(2, "live"));
+      await log.append("c", [{ type: "note.removed", data: { n: 2 } }]);
+      expect((await streamEvents).map((event) => [event.streamId, event.version])).toEqual([["a", 3], ["a", 4], ["a", 5]]);
+      expect((await typed).map((event) => event.globalPosition)).toEqual([4, 8]);
+    });
+
+    it("stops delivering after unsubscribe and completes subscriptions on close", async () => {
+      const log = await factory(testRegistry());
+      await log.append("a", notes(1));
+      const seen: number[] = [];
+      const subscription = log.subscribe().subscribe((event) => seen.push(event.globalPosition));
+      expect(seen).toEqual([1]);
+      subscription.unsubscribe();
+      await log.append("a", notes(1));
+      let completed = false;
+      log.subscribe({ fromPosition: 2 }).subscribe({ complete: () => (completed = true) });
+      await log.close();
+      expect(seen).toEqual([1]);
+      expect(completed).toBe(true);
+      await expect(log.append("a", notes(1))).rejects.toThrow(LogClosedError);
+      await expect(log.readAll()).rejects.toThrow(LogClosedError);
+      await log.close();
+    });
+  });
+}
