@@ -19,9 +19,10 @@ const toolCall = z.looseObject({
   name: z.string(),
   arguments: z.record(z.string(), z.unknown()),
 });
-const count = z.number().finite().nullable();
+/** A token count: null = the provider did not report it; absent = an older pi file did not record it (pi v1 has no totalTokens). */
+const count = z.number().finite().nullable().optional();
 
-/** Usage; counts may be null (unknown). */
+/** Usage; counts may be null (unknown) or absent (old pi files). */
 export const usageSchema = z.looseObject({
   input: count,
   output: count,

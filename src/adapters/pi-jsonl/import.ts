@@ -1,0 +1,127 @@
+/**
+ * Import of a pi session file (format 1, 2 or 3) into a new Arbor session.
+ *
+ * Contract (ours; parsing and migration pi's, see `parse.ts`, `migrate.ts`):
+ * - the source file is only read (`readFile`), never written, truncated or renamed;
+ * - blank and unparseable lines are skipped with a diagnostic naming the line;
+ * - a missing or corrupt header, an unsupported version or an unreadable file throws
+ *   `SessionImportError` and creates nothing;
+ * - every entry is checked against the entry schema; by default one invalid entry refuses the
+ *   whole import (`SessionImportError` listing the first problems with their line numbers),
+ *   with `invalidEntries: "skip"` such entries are skipped with an `invalid_entry` diagnostic;
+ * - entry types Arbor does not know are kept verbatim (they round-trip through export) and are
+ *   left out of the context;
+ * - a repeated entry id gets a fresh id (`duplicate_id` diagnostic); links to it keep pointing
+ *   at the first entry with that id;
+ * - the session and all entries are written in ONE atomic append; the leaf is the last entry
+ *   in file order (pi's leaf on load); `info.source` records the path, original version and id.
+ *
+ * @example
+ * ```ts
+ * const { session, diagnostics } = await importPiSession(repo, "~/.pi/agent/sessions/x.jsonl");
+ * session.view.buildContext().messages;
+ * ```
+ */
+import { randomUUID } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { SessionEntry } from "../../core/entries.ts";
+import { SessionImportError } from "../../core/errors.ts";
+import { sessionEntrySchema } from "../../store/events/message-schemas.ts";
+import type { ArborSessionHandle } from "../../store/session-handle.ts";
+import type { ArborSessionRepository } from "../../store/session-repository.ts";
+import { migratePiEntries } from "./migrate.ts";
+import { parsePiJsonl, type ImportDiagnostic } from "./parse.ts";
+
+/** Options of {@link importPiSession}. */
+export interface ImportPiSessionOptions {
+  /** Arbor session id (default: a new UUIDv7; the pi id is kept in `info.source.originalId`). */
+  id?: string;
+  tenant?: string;
+  metadata?: Record<string, unknown>;
+  /** What to do with an entry that fails the entry schema (default `"reject"`). */
+  invalidEntries?: "reject" | "skip";
+}
+
+/** The result of an import. */
+export interface ImportPiSessionResult {
+  session: ArborSessionHandle;
+  diagnostics: ImportDiagnostic[];
+  /** The file's pi format version before migration. */
+  fromVersion: 1 | 2 | 3;
+}
+
+/** The v3 entries of a pi file's text, validated (see the module contract). Pure; used by the importer and tests. */
+export function piEntriesFromText(
+  text: string,
+  options: { source?: string; invalidEntries?: "reject" | "skip" } = {},
+): { header: Record<string, unknown>; entries: SessionEntry[]; diagnostics: ImportDiagnostic[]; fromVersion: 1 | 2 | 3 } {
+  const source = options.source ?? "the session file";
+  const parsed = parsePiJsonl(text, source);
+  const migrated = migratePiEntries(parsed);
+  const diagnostics = [...parsed.diagnostics, ...migrated.diagnostics];
+  const problems: string[] = [];
+  const entries: SessionEntry[] = [];
+  const seen = new Set<string>();
+  for (const { line, entry } of migrated.lines) {
+    const result = sessionEntrySchema.safeParse(entry);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      const where = issue?.path.length ? issue.path.join(".") : "(entry)";
+      const message = `Line ${line} (type ${JSON.stringify(entry.type)}): ${where}: ${issue?.message ?? "invalid"}`;
+      problems.push(message);
+      diagnostics.push({ kind: "invalid_entry", line, message: `${message}; skipped.` });
+      continue;
+    }
+    const valid = entry as unknown as SessionEntry;
+    if (seen.has(valid.id)) {
+      let id = randomUUID().slice(0, 8);
+      while (seen.has(id)) id = randomUUID().slice(0, 8);
+      diagnostics.push({ kind: "duplicate_id", line, message: `Line ${line}: entry id ${valid.id} was already used; this entry got id ${id}.` });
+      valid.id = id;
+    }
+    seen.add(valid.id);
+    entries.push(valid);
+  }
+  if (problems.length > 0 && (options.invalidEntries ?? "reject") === "reject") {
+    throw new SessionImportError(
+      `${source} has ${problems.length} invalid entr${problems.length === 1 ? "y" : "ies"}; nothing was imported (pass invalidEntries: "skip" to import the rest). ` +
+        problems.slice(0, 5).join("; ") +
+        (problems.length > 5 ? `; … ${problems.length - 5} more` : ""),
+      { details: { problems } },
+    );
+  }
+  return { header: parsed.header, entries, diagnostics, fromVersion: migrated.fromVersion };
+}
+
+/**
+ * Imports the pi session file at `path` into a new session of `repo` (see the module contract).
+ * Throws `SessionImportError`; the log's errors (e.g. `ExpectedVersionConflictError` for a taken id) pass through.
+ *
+ * @example
+ * ```ts
+ * const { session, diagnostics } = await importPiSession(repo, "session.jsonl");
+ * for (const diagnostic of diagnostics) console.warn(diagnostic.line, diagnostic.message);
+ * ```
+ */
+export async function importPiSession(repo: ArborSessionRepository, path: string, options: ImportPiSessionOptions = {}): Promise<ImportPiSessionResult> {
+  const absolute = resolve(path);
+  let text: string;
+  try {
+    text = await readFile(absolute, "utf8");
+  } catch (error) {
+    throw new SessionImportError(`Cannot read pi session file ${absolute}: ${(error as Error).message}`, { cause: error, details: { path: absolute } });
+  }
+  const { header, entries, diagnostics, fromVersion } = piEntriesFromText(text, { source: absolute, invalidEntries: options.invalidEntries });
+  const createdAt = typeof header.timestamp === "string" && !Number.isNaN(Date.parse(header.timestamp)) ? header.timestamp : undefined;
+  const session = await repo.importEntries({
+    id: options.id,
+    cwd: typeof header.cwd === "string" ? header.cwd : "",
+    createdAt,
+    tenant: options.tenant,
+    metadata: options.metadata,
+    source: { kind: "pi-jsonl", path: absolute, version: fromVersion, originalId: header.id as string },
+    entries,
+  });
+  return { session, diagnostics, fromVersion };
+}

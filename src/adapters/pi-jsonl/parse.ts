@@ -1,0 +1,135 @@
+/**
+ * Parsing of pi session files (JSONL): one JSON value per line, the first one the header.
+ *
+ * Contract (pi's `parseSessionEntries` + header check, `../shared/reference/pi-behaviour.md` §2.1, §2.4;
+ * ours where marked):
+ * - lines are split on `\n` (a trailing `\r` is tolerated, as by JSON.parse); a UTF-8 BOM is
+ *   stripped (ours: pi then loses the header);
+ * - blank lines and lines that are not valid JSON are skipped, each with a diagnostic naming
+ *   its 1-based line number (pi skips them silently); a final newline is not a blank line;
+ * - `values` keeps every parsed value in file order, like pi's array (so a v1 compaction's
+ *   `firstKeptEntryIndex` means the same thing); a value that is not a JSON object is reported
+ *   (`not_an_object`) and never becomes an entry;
+ * - the header is the FIRST non-blank line and must be `{"type":"session","id":<string>}`;
+ *   otherwise `SessionImportError` (pi treats such files as empty and later overwrites them);
+ * - never throws for anything but a missing or corrupt header; never touches the file system.
+ *
+ * @example
+ * ```ts
+ * const parsed = parsePiJsonl(readFileSync(path, "utf8"));
+ * parsed.header.id; parsed.lines.length;
+ * ```
+ */
+import { SessionImportError } from "../../core/errors.ts";
+
+/** A problem found while importing, repaired or skipped rather than thrown. */
+export interface ImportDiagnostic {
+  kind:
+    | "blank_line"
+    | "unparseable_line"
+    | "not_an_object"
+    | "extra_header"
+    | "invalid_entry"
+    | "duplicate_id"
+    | "dangling_first_kept"
+    | "migrated";
+  /** 1-based line number in the source file, when the problem is on one line. */
+  line?: number;
+  message: string;
+}
+
+/** A pi session header (other fields are kept). */
+export interface PiSessionHeader {
+  type: "session";
+  id: string;
+  version?: number;
+  timestamp?: string;
+  cwd?: string;
+  parentSession?: string;
+  [key: string]: unknown;
+}
+
+/** One parsed line. `index` is its position in pi's parsed array (header = 0). */
+export interface ParsedLine {
+  line: number;
+  index: number;
+  value: Record<string, unknown>;
+}
+
+/** The result of {@link parsePiJsonl}. */
+export interface ParsedPiFile {
+  header: PiSessionHeader;
+  /** Parsed object lines after the header, in file order. */
+  lines: ParsedLine[];
+  /** Every parsed value in file order (pi's array), header first. */
+  values: unknown[];
+  diagnostics: ImportDiagnostic[];
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Parses pi session JSONL text (see the module contract). Throws `SessionImportError` for a
+ * missing or corrupt header; `source` names the file in messages.
+ *
+ * @example
+ * ```ts
+ * parsePiJsonl('{"type":"session","version":3,"id":"x","timestamp":"…","cwd":"/w"}\n');
+ * ```
+ */
+export function parsePiJsonl(text: string, source = "the session file"): ParsedPiFile {
+  const content = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const rawLines = content.split("\n");
+  if (rawLines.length > 1 && rawLines[rawLines.length - 1] === "") rawLines.pop();
+  const diagnostics: ImportDiagnostic[] = [];
+  const values: unknown[] = [];
+  const lines: ParsedLine[] = [];
+  let header: PiSessionHeader | undefined;
+  rawLines.forEach((raw, position) => {
+    const line = position + 1;
+    if (!raw.trim()) {
+      diagnostics.push({ kind: "blank_line", line, message: `Line ${line} is blank; skipped.` });
+      return;
+    }
+    let value: unknown;
+    try {
+      value = JSON.parse(raw);
+    } catch (error) {
+      if (!header) {
+        throw new SessionImportError(
+          `${source} has a corrupt header: line ${line}, the first non-blank line, is not valid JSON (${(error as Error).message}). A pi session file starts with {"type":"session","id":…}. Nothing was imported.`,
+          { details: { line } },
+        );
+      }
+      diagnostics.push({ kind: "unparseable_line", line, message: `Line ${line} is not valid JSON (${(error as Error).message}); skipped.` });
+      return;
+    }
+    if (!header) {
+      if (!isObject(value) || value.type !== "session" || typeof value.id !== "string") {
+        throw new SessionImportError(
+          `${source} has no pi session header: line ${line} must be {"type":"session","id":<string>,…} but is ${JSON.stringify(value).slice(0, 120)}. Nothing was imported.`,
+          { details: { line } },
+        );
+      }
+      header = value as PiSessionHeader;
+      values.push(value);
+      return;
+    }
+    values.push(value);
+    if (!isObject(value)) {
+      diagnostics.push({ kind: "not_an_object", line, message: `Line ${line} is JSON but not an object; skipped.` });
+      return;
+    }
+    if (value.type === "session") {
+      diagnostics.push({ kind: "extra_header", line, message: `Line ${line} is a second session header; skipped.` });
+      return;
+    }
+    lines.push({ line, index: values.length - 1, value });
+  });
+  if (!header) {
+    throw new SessionImportError(`${source} is empty: a pi session file starts with a {"type":"session",…} header line. Nothing was imported.`);
+  }
+  return { header, lines, values, diagnostics };
+}
