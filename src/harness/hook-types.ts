@@ -28,6 +28,10 @@ import type { CompactionEntry, BranchSummaryEntry, SessionEntry } from "../core/
 import type { AgentMessage, ImageContent, ThinkingLevel } from "../core/messages.ts";
 import type { ModelRequest } from "../core/model-stream.ts";
 import type { ToolResult } from "../core/tools.ts";
+import type { CompactionReason, TreePreparation } from "../compaction/hook-types.ts";
+import type { CompactionPreparation } from "../compaction/prepare.ts";
+
+export type { CompactionReason, TreePreparation };
 
 /** A value or a promise of it. */
 export type Awaitable<T> = T | Promise<T>;
@@ -135,36 +139,29 @@ export interface ToolResultPatch {
 /** `sessionBeforeCompact`: before a compaction is made. Source: pi `session_before_compact`. */
 export interface SessionBeforeCompactEvent {
   /** The compaction engine's preparation (cut point, messages to summarize, tokensBefore). */
-  preparation: unknown;
+  preparation: CompactionPreparation;
   /** The entries of the current branch, root first. */
   branchEntries: SessionEntry[];
   customInstructions?: string;
+  reason: CompactionReason;
   signal: AbortSignal;
 }
-/** `sessionBeforeCompact` result: cancel, or supply the compaction (stored with `fromHook: true`). */
+/**
+ * `sessionBeforeCompact` result: cancel, or supply the compaction (stored with `fromHook: true`;
+ * missing `firstKeptEntryId`/`tokensBefore` default to the preparation's).
+ */
 export interface SessionBeforeCompactResult {
   cancel?: boolean;
-  compaction?: { summary: string; firstKeptEntryId: string; tokensBefore: number; details?: unknown };
+  compaction?: { summary: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown };
 }
 
 /** `sessionCompact`: after the compaction entry is stored. Source: pi `session_compact`. */
 export interface SessionCompactEvent {
   compactionEntry: CompactionEntry;
   fromHook: boolean;
+  reason: CompactionReason;
 }
 
-/** What `moveTo` is about to do. Source: pi's tree-navigation preparation. */
-export interface TreePreparation {
-  targetId: string;
-  oldLeafId: string | null;
-  commonAncestorId: string | null;
-  /** Entries of the abandoned branch, oldest first. */
-  entriesToSummarize: SessionEntry[];
-  userWantsSummary: boolean;
-  customInstructions?: string;
-  replaceInstructions?: boolean;
-  label?: string;
-}
 /** `sessionBeforeTree`: before `moveTo` changes anything. Source: pi `session_before_tree`. */
 export interface SessionBeforeTreeEvent {
   preparation: TreePreparation;

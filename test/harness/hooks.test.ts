@@ -188,7 +188,7 @@ describe("hook runner: each hook's effect", () => {
   });
 
   it("sessionBeforeCompact: first cancel wins; otherwise the last compaction wins", async () => {
-    const event = { preparation: {}, branchEntries: [], signal: new AbortController().signal };
+    const event = { preparation: {} as never, branchEntries: [], reason: "manual" as const, signal: new AbortController().signal };
     const compaction = (summary: string) => ({ compaction: { summary, firstKeptEntryId: "e", tokensBefore: 10 } });
     const cancelled = setup({ sessionBeforeCompact: [() => compaction("x"), () => ({ cancel: true }), () => compaction("y")] });
     expect(await cancelled.runner.sessionBeforeCompact(event)).toEqual({ cancel: true });
