@@ -1,0 +1,198 @@
+/**
+ * Bounded accounting of a command's streamed output for the bash tool.
+ *
+ * Contract (ours; model-visible format follows pi 0.73.1's output accumulator, `../shared/reference/pi-behaviour.md` §6.5):
+ * - bytes are decoded as a UTF-8 stream (split characters across chunks are kept whole);
+ * - memory is bounded: only the lines that can still be shown are kept, and each kept line only
+ *   up to `maxLineChars` characters;
+ * - a line longer than `maxLineChars` UTF-16 code units is clipped in the visible text to its head
+ *   plus `... [truncated, line is SIZE]` (fixes pi #5757, where one giant line filled the budget);
+ * - the visible text is the tail of the (clipped) output within `maxLines` and `maxBytes`
+ *   ({@link truncateTail});
+ * - on ANY truncation (lines, bytes, or a clipped line) the complete raw output is spilled to a
+ *   file (mode 0600) in the spill directory, and its path is returned (fixes pi #2852);
+ * - counts: `totalLines` is `\n`-separated lines (a trailing newline adds an empty line, as pi),
+ *   `totalBytes` is decoded UTF-8 bytes.
+ *
+ * @example
+ * ```ts
+ * const output = new BashOutput({ spillDir: () => env.ensureSpillDir() });
+ * child.stdout.on("data", (chunk) => output.append(chunk));
+ * const snapshot = await output.finish();
+ * ```
+ */
+import { randomBytes } from "node:crypto";
+import { createWriteStream, type WriteStream } from "node:fs";
+import { join } from "node:path";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail, type TruncationResult } from "./truncate.ts";
+
+/** Longest line shown by bash, in UTF-16 code units, before it is clipped (ours). */
+export const BASH_MAX_LINE_CHARS = 2000;
+
+/** Options of {@link BashOutput}. */
+export interface BashOutputOptions {
+  maxLines?: number;
+  maxBytes?: number;
+  maxLineChars?: number;
+  /** Returns (creating it if needed) the directory for spilled output. */
+  spillDir: () => string;
+}
+
+/** A view of the output so far. */
+export interface BashOutputSnapshot {
+  /** The visible text (tail, clipped lines), without notices. */
+  content: string;
+  /** pi's truncation record with whole-output totals; `truncated` is true for line/byte truncation. */
+  truncation: TruncationResult;
+  /** How many lines were clipped. */
+  clippedLines: number;
+  /** Length of the last line in bytes. */
+  lastLineBytes: number;
+  /** The spill file, when anything was truncated or clipped. */
+  fullOutputPath?: string;
+}
+
+interface Line {
+  head: string;
+  bytes: number;
+  clipped: boolean;
+}
+
+const utf8Length = (text: string): number => Buffer.byteLength(text, "utf8");
+
+/** Streaming output accumulator. See the module contract. */
+export class BashOutput {
+  private readonly maxLines: number;
+  private readonly maxBytes: number;
+  private readonly maxLineChars: number;
+  private readonly spillDir: () => string;
+  private readonly decoder = new TextDecoder("utf-8");
+  private lines: Line[] = [];
+  private linesRenderedBytes = 0;
+  private current: Line = { head: "", bytes: 0, clipped: false };
+  private totalLines = 1;
+  private totalBytes = 0;
+  private clippedLines = 0;
+  private pending: Buffer[] = [];
+  private spillPath: string | undefined;
+  private spillStream: WriteStream | undefined;
+  private spillError: Error | undefined;
+
+  constructor(options: BashOutputOptions) {
+    this.maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
+    this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.maxLineChars = options.maxLineChars ?? BASH_MAX_LINE_CHARS;
+    this.spillDir = options.spillDir;
+  }
+
+  /** Adds a raw chunk. */
+  append(chunk: Buffer): void {
+    this.addText(this.decoder.decode(chunk, { stream: true }));
+    if (this.spillStream) this.spillStream.write(chunk);
+    else {
+      this.pending.push(chunk);
+      if (this.needsSpill()) this.startSpill();
+    }
+  }
+
+  /** Flushes the decoder and the spill file; returns the final snapshot. */
+  async finish(): Promise<BashOutputSnapshot> {
+    this.addText(this.decoder.decode());
+    if (this.needsSpill()) this.startSpill();
+    const stream = this.spillStream;
+    if (stream) {
+      await new Promise<void>((resolve) => {
+        stream.end(() => resolve());
+      });
+    }
+    return this.snapshot();
+  }
+
+  /** The current view; spills first when truncation has happened. */
+  snapshot(): BashOutputSnapshot {
+    if (this.needsSpill()) this.startSpill();
+    const visible = [...this.lines, this.current].map((line) => this.render(line)).join("\n");
+    const tail = truncateTail(visible, { maxLines: this.maxLines, maxBytes: this.maxBytes });
+    // Truncated = whole lines were dropped (in memory or by the tail cut); clipping alone is not.
+    const truncated = tail.truncated || tail.outputLines < this.totalLines;
+    const truncation: TruncationResult = {
+      ...tail,
+      truncated,
+      truncatedBy: truncated ? (tail.truncatedBy ?? "lines") : null,
+      totalLines: this.totalLines,
+      totalBytes: this.totalBytes,
+      maxLines: this.maxLines,
+      maxBytes: this.maxBytes,
+    };
+    return {
+      content: tail.content,
+      truncation,
+      clippedLines: this.clippedLines,
+      lastLineBytes: this.current.bytes,
+      ...(this.spillPath && !this.spillError ? { fullOutputPath: this.spillPath } : {}),
+    };
+  }
+
+  private render(line: Line): string {
+    return line.clipped ? `${line.head}... [truncated, line is ${formatSize(line.bytes)}]` : line.head;
+  }
+
+  private needsSpill(): boolean {
+    return this.spillPath === undefined && (this.totalLines > this.maxLines || this.totalBytes > this.maxBytes || this.clippedLines > 0);
+  }
+
+  private startSpill(): void {
+    if (this.spillPath !== undefined) return;
+    this.spillPath = join(this.spillDir(), `arbor-bash-${randomBytes(8).toString("hex")}.log`);
+    this.spillStream = createWriteStream(this.spillPath, { mode: 0o600, flags: "wx" });
+    this.spillStream.on("error", (error) => {
+      this.spillError = error;
+    });
+    for (const chunk of this.pending) this.spillStream.write(chunk);
+    this.pending = [];
+  }
+
+  private addText(text: string): void {
+    if (text.length === 0) return;
+    this.totalBytes += utf8Length(text);
+    const parts = text.split("\n");
+    parts.forEach((part, index) => {
+      if (index > 0) this.endLine();
+      this.extendLine(part);
+    });
+  }
+
+  private extendLine(part: string): void {
+    if (part.length === 0) return;
+    const line = this.current;
+    line.bytes += utf8Length(part);
+    if (line.clipped) return;
+    line.head += part;
+    if (line.head.length > this.maxLineChars) {
+      let cut = this.maxLineChars;
+      const code = line.head.charCodeAt(cut - 1);
+      if (code >= 0xd800 && code <= 0xdbff) cut -= 1; // do not split a surrogate pair
+      line.head = line.head.slice(0, cut);
+      line.clipped = true;
+      this.clippedLines += 1;
+    }
+  }
+
+  private endLine(): void {
+    const line = this.current;
+    this.lines.push(line);
+    this.linesRenderedBytes += utf8Length(this.render(line)) + 1;
+    this.current = { head: "", bytes: 0, clipped: false };
+    this.totalLines += 1;
+    // Drop lines that can no longer be shown: beyond the line limit, or before a suffix that
+    // already exceeds the byte limit.
+    while (
+      this.lines.length >= this.maxLines ||
+      (this.lines.length > 0 && this.linesRenderedBytes - (utf8Length(this.render(this.lines[0])) + 1) > this.maxBytes)
+    ) {
+      const dropped = this.lines.shift();
+      if (!dropped) break;
+      this.linesRenderedBytes -= utf8Length(this.render(dropped)) + 1;
+    }
+  }
+}
