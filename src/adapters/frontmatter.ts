@@ -52,6 +52,8 @@ export interface FrontmatterResult {
   error?: FrontmatterError;
   /** True when the block's end was found, so `body` is exactly the text after it (even when `error` is set). */
   closed: boolean;
+  /** The raw text between the delimiters (YAML) or before the closing `---` (JSON), when the block is closed. */
+  source?: string;
 }
 
 /**
@@ -123,21 +125,23 @@ export function parseFrontmatter(content: string): FrontmatterResult {
         attributes: {},
         body,
         closed: true,
+        source,
         error: { kind: "invalid", message: `invalid YAML frontmatter${where}: ${reason}`, ...(line === undefined ? {} : { line }) },
       };
     }
     const value: unknown = document.toJS({ maxAliasCount: 100 });
-    if (value === null || value === undefined) return { kind: "yaml", attributes: {}, body, closed: true };
+    if (value === null || value === undefined) return { kind: "yaml", attributes: {}, body, closed: true, source };
     if (!isMapping(value)) {
       return {
         kind: "yaml",
         attributes: {},
         body,
         closed: true,
+        source,
         error: { kind: "not-a-mapping", message: `frontmatter must be a YAML mapping of keys to values, got ${Array.isArray(value) ? "a list" : typeof value}`, line: 2 },
       };
     }
-    return { kind: "yaml", attributes: value, body, closed: true };
+    return { kind: "yaml", attributes: value, body, closed: true, source };
   }
 
   if (text.startsWith("{")) {
@@ -155,6 +159,7 @@ export function parseFrontmatter(content: string): FrontmatterResult {
         attributes: {},
         body,
         closed: true,
+        source,
         error: { kind: "invalid", message: `invalid JSON frontmatter before the --- on line ${end + 1}: ${reason}`, line: 1 },
       };
     }
@@ -164,10 +169,11 @@ export function parseFrontmatter(content: string): FrontmatterResult {
         attributes: {},
         body,
         closed: true,
+        source,
         error: { kind: "not-a-mapping", message: "JSON frontmatter must be an object", line: 1 },
       };
     }
-    return { kind: "json", attributes: value, body, closed: true };
+    return { kind: "json", attributes: value, body, closed: true, source };
   }
 
   return { kind: "none", attributes: {}, body: text, closed: false };

@@ -1,0 +1,16 @@
+/**
+ * Prompt templates: loading `/name` command files, argument parsing and
+ * substitution, and slash-command expansion (templates and `/skill:name`).
+ * See each module's contract and docs/skills-and-templates.md.
+ *
+ * @example
+ * ```ts
+ * import { loadPromptTemplates, expandSlashCommand } from "./adapters/prompt-templates/index.ts";
+ * const { templates } = loadPromptTemplates([".arbor/prompts"]);
+ * const { text } = expandSlashCommand("/review src/app.ts", { templates });
+ * ```
+ */
+export * from "./types.ts";
+export * from "./arguments.ts";
+export * from "./load-prompt-templates.ts";
+export * from "./expand.ts";
