@@ -74,6 +74,12 @@ export interface ExecutionEnv {
    * @throws PathEscapeError when the path contains a NUL byte or resolves outside the root.
    */
   resolvePath(path: string, access?: PathAccess): Promise<string>;
+  /**
+   * Like {@link ExecutionEnv.resolvePath} for an already absolute path, without the spelling
+   * rules (no `@`, `~` or unicode-space handling). `path` is the spelling named in errors.
+   * @throws PathEscapeError when the path is not absolute, contains NUL, or resolves outside the root.
+   */
+  checkPath(absolute: string, access?: PathAccess, path?: string): Promise<string>;
   /** Expands `@`, unicode spaces and `~`, and resolves against cwd, without any check (pi's `resolveToCwd`). */
   expandPath(path: string): string;
   /** The environment for a bash child: allowlisted variables of `process.env` plus overrides. */
@@ -216,7 +222,13 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
       if (path.includes("\0")) {
         throw new PathEscapeError(`Path ${JSON.stringify(path)} contains a NUL byte; refused.`, { details: { path, root } });
       }
-      const canonical = await canonicalize(expandPath(path));
+      return this.checkPath(expandPath(path), access, path);
+    },
+    async checkPath(absolute: string, access: PathAccess = "write", path: string = absolute): Promise<string> {
+      if (absolute.includes("\0") || !isAbsolute(absolute)) {
+        throw new PathEscapeError(`Path ${JSON.stringify(path)} is not an absolute path without NUL bytes; refused.`, { details: { path, root } });
+      }
+      const canonical = await canonicalize(absolute);
       if (allowOutsideRoot || isInside(canonical, root)) return canonical;
       if (access === "read" && spillReal !== undefined && isInside(canonical, spillReal)) return canonical;
       throw new PathEscapeError(

@@ -1,0 +1,191 @@
+/**
+ * The `read` tool: read a text file (a window of lines) or an image.
+ *
+ * Contract (parameters, texts, notices: pi 0.73.1 `read`, `../shared/reference/pi-behaviour.md` §6.2; fixes ours):
+ * - parameters `{ path, offset?, limit? }`; `offset` is a 1-based line number, `limit` a line count;
+ *   the path goes through {@link ExecutionEnv.resolvePath} ("read" access: the bash spill
+ *   directory is readable too), trying pi's macOS spellings (narrow NBSP before AM/PM, NFD,
+ *   curly apostrophe) when the file does not exist;
+ * - images are detected by magic bytes (`file-type`), not by extension: jpeg, png, gif, webp are
+ *   returned as `Read image file [MIME]` plus an image part. Arbor does not resize; an image whose
+ *   base64 form exceeds 4.5 MiB is omitted with a note (pi resizes first);
+ * - any other binary file (a detected non-text type, or a NUL byte in the first 8 KiB) gets a note
+ *   naming its type and size instead of garbage (pi returns mojibake);
+ * - text: UTF-8, lines split on `\n`, no line numbers; `Offset N is beyond end of file (M lines total)`;
+ *   output within 2000 lines / 50 KiB ({@link truncateHead}) with pi's continuation notices;
+ *   `details.truncation` when truncated;
+ * - a directory gets a clear error (ours; pi surfaces EISDIR); honours `context.signal`.
+ *
+ * @example
+ * ```ts
+ * const read = createReadTool(env);
+ * await read.execute({ path: "src/index.ts", offset: 100, limit: 50 }, context);
+ * ```
+ */
+import { constants } from "node:fs";
+import { access, open, readFile, stat } from "node:fs/promises";
+import { fileTypeFromBuffer } from "file-type";
+import { z } from "zod";
+import type { ImageContent, TextContent } from "../../core/messages.ts";
+import { defineTool, type AgentTool } from "../../core/tools.ts";
+import type { ExecutionEnv } from "../execution-env.ts";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
+import { abortable, throwIfAborted } from "./tool-support.ts";
+
+/** Parameters of the read tool (pi's). */
+export const readParameters = z.object({
+  path: z.string().describe("Path to the file to read (relative or absolute)"),
+  offset: z.number().optional().describe("Line number to start reading from (1-indexed)"),
+  limit: z.number().optional().describe("Maximum number of lines to read"),
+});
+
+/** Arguments of the read tool. */
+export type ReadToolInput = z.infer<typeof readParameters>;
+
+/** Details of a read (pi's `truncation`, plus `binary` for non-text files, ours). */
+export interface ReadToolDetails {
+  truncation?: TruncationResult;
+  binary?: { mimeType?: string; bytes: number };
+}
+
+const IMAGE_TYPES = new Set(["image/jpeg", "image/png", "image/gif", "image/webp"]);
+/** Base64 payload limit for inline images, in bytes (pi's: 4.5 MiB). */
+const MAX_IMAGE_BASE64_BYTES = 4.5 * 1024 * 1024;
+const SNIFF_BYTES = 8192;
+const TEXT_LIKE = /^(text\/|application\/(xml|json|javascript|x-sh|rtf))|\+xml$/;
+
+async function exists(path: string): Promise<boolean> {
+  return access(path, constants.F_OK).then(
+    () => true,
+    () => false,
+  );
+}
+
+/** pi's read-path fallbacks for macOS screenshot names, each still checked by the env. */
+async function resolveReadPath(env: ExecutionEnv, path: string): Promise<string> {
+  const resolved = await env.resolvePath(path, "read");
+  if (await exists(resolved)) return resolved;
+  const expanded = env.expandPath(path);
+  const amPm = expanded.replace(/ (AM|PM)\./gi, "\u202F$1.");
+  const nfd = expanded.normalize("NFD");
+  for (const variant of [amPm, nfd, expanded.replace(/'/g, "\u2019"), nfd.replace(/'/g, "\u2019")]) {
+    if (variant === expanded) continue;
+    const candidate = await env.checkPath(variant, "read", path);
+    if (await exists(candidate)) return candidate;
+  }
+  return resolved;
+}
+
+async function sniff(path: string): Promise<Buffer> {
+  const handle = await open(path, "r");
+  try {
+    const buffer = Buffer.alloc(SNIFF_BYTES);
+    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await handle.close();
+  }
+}
+
+function readText(text: string, path: string, offset: number | undefined, limit: number | undefined) {
+  const allLines = text.split("\n");
+  const startLine = offset ? Math.max(0, offset - 1) : 0;
+  const startDisplay = startLine + 1;
+  if (startLine >= allLines.length) throw new Error(`Offset ${offset} is beyond end of file (${allLines.length} lines total)`);
+  let selected: string;
+  let userLimited: number | undefined;
+  if (limit !== undefined) {
+    const endLine = Math.min(startLine + limit, allLines.length);
+    selected = allLines.slice(startLine, endLine).join("\n");
+    userLimited = endLine - startLine;
+  } else {
+    selected = allLines.slice(startLine).join("\n");
+  }
+  const truncation = truncateHead(selected);
+  if (truncation.firstLineExceedsLimit) {
+    const size = formatSize(Buffer.byteLength(allLines[startLine], "utf8"));
+    const limitText = formatSize(DEFAULT_MAX_BYTES);
+    return {
+      text: `[Line ${startDisplay} is ${size}, exceeds ${limitText} limit. Use bash: sed -n '${startDisplay}p' ${path} | head -c ${DEFAULT_MAX_BYTES}]`,
+      details: { truncation },
+    };
+  }
+  if (truncation.truncated) {
+    const endDisplay = startDisplay + truncation.outputLines - 1;
+    const limitNote = truncation.truncatedBy === "lines" ? "" : ` (${formatSize(DEFAULT_MAX_BYTES)} limit)`;
+    return {
+      text: `${truncation.content}\n\n[Showing lines ${startDisplay}-${endDisplay} of ${allLines.length}${limitNote}. Use offset=${endDisplay + 1} to continue.]`,
+      details: { truncation },
+    };
+  }
+  if (userLimited !== undefined && startLine + userLimited < allLines.length) {
+    const remaining = allLines.length - (startLine + userLimited);
+    return { text: `${truncation.content}\n\n[${remaining} more lines in file. Use offset=${startLine + userLimited + 1} to continue.]`, details: undefined };
+  }
+  return { text: truncation.content, details: undefined };
+}
+
+/**
+ * Creates the `read` tool bound to an execution env. See the module contract.
+ *
+ * @example
+ * ```ts
+ * const tool = createReadTool(env);
+ * ```
+ */
+export function createReadTool(env: ExecutionEnv): AgentTool<ReadToolInput, ReadToolDetails | undefined> {
+  return defineTool({
+    name: "read",
+    label: "read",
+    description: `Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.`,
+    parameters: readParameters,
+    async execute({ path, offset, limit }, { signal }) {
+      throwIfAborted(signal);
+      return abortable(signal, async () => {
+        const absolutePath = await resolveReadPath(env, path);
+        await access(absolutePath, constants.R_OK);
+        const stats = await stat(absolutePath);
+        if (stats.isDirectory()) throw new Error(`Cannot read ${path}: it is a directory. Use ls to list it.`);
+        const head = await sniff(absolutePath);
+        throwIfAborted(signal);
+        const detected = head.length > 0 ? await fileTypeFromBuffer(head) : undefined;
+        if (detected && IMAGE_TYPES.has(detected.mime)) {
+          const data = (await readFile(absolutePath)).toString("base64");
+          if (data.length >= MAX_IMAGE_BASE64_BYTES) {
+            return {
+              content: [
+                {
+                  type: "text" as const,
+                  text: `Read image file [${detected.mime}]\n[Image omitted: ${formatSize(stats.size)} is above the inline image size limit (${formatSize(MAX_IMAGE_BASE64_BYTES)} as base64) and Arbor does not resize images.]`,
+                },
+              ],
+              details: undefined,
+            };
+          }
+          const content: (TextContent | ImageContent)[] = [
+            { type: "text", text: `Read image file [${detected.mime}]` },
+            { type: "image", data, mimeType: detected.mime },
+          ];
+          return { content, details: undefined };
+        }
+        const binaryType = detected && !TEXT_LIKE.test(detected.mime) ? detected.mime : undefined;
+        if (binaryType || head.includes(0)) {
+          const kind = binaryType ? `${binaryType}, ` : "";
+          return {
+            content: [
+              {
+                type: "text" as const,
+                text: `[${path} is a binary file (${kind}${formatSize(stats.size)}); its content is not shown as text. Use bash tools such as file, xxd or unzip -l to inspect it.]`,
+              },
+            ],
+            details: { binary: { ...(binaryType ? { mimeType: binaryType } : {}), bytes: stats.size } },
+          };
+        }
+        const text = (await readFile(absolutePath)).toString("utf8");
+        throwIfAborted(signal);
+        const { text: output, details } = readText(text, path, offset, limit);
+        return { content: [{ type: "text" as const, text: output }], details };
+      });
+    },
+  });
+}
