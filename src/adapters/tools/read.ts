@@ -27,7 +27,7 @@ import { access, open, readFile, stat } from "node:fs/promises";
 import { fileTypeFromBuffer } from "file-type";
 import { z } from "zod";
 import type { ImageContent, TextContent } from "../../core/messages.ts";
-import { defineTool, type AgentTool } from "../../core/tools.ts";
+import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
 import { abortable, throwIfAborted } from "./tool-support.ts";
@@ -139,7 +139,7 @@ export function createReadTool(env: ExecutionEnv): AgentTool<ReadToolInput, Read
     label: "read",
     description: `Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.`,
     parameters: readParameters,
-    async execute({ path, offset, limit }, { signal }) {
+    async execute({ path, offset, limit }, { signal }): Promise<ToolResult<ReadToolDetails | undefined>> {
       throwIfAborted(signal);
       return abortable(signal, async () => {
         const absolutePath = await resolveReadPath(env, path);
