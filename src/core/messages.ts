@@ -90,6 +90,8 @@ export interface AssistantMessage {
   stopReason: StopReason;
   errorMessage?: string;
   responseId?: string;
+  /** The model id the provider reported in its response, when it differs or is more specific (e.g. a dated snapshot). Source: pi-ai. */
+  responseModel?: string;
   timestamp: number;
 }
 

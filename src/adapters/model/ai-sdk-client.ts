@@ -1,0 +1,222 @@
+/**
+ * `createAiSdkModelClient`: any AI SDK v6 language model (spec `LanguageModelV3`) as an
+ * Arbor {@link ModelClient}.
+ *
+ * Why `doStream` and not `streamText` (ours): Arbor's actors own the loop, tool
+ * execution, validation and retries, so `streamText`'s multi-step loop, tool-input
+ * parsing/validation and retry layer would only add work and failure modes. Its
+ * stream bookkeeping also turns a rotated item id (GitHub Copilot) into a hard
+ * "text part … not found" error. The adapter calls `model.doStream` once per request,
+ * after building the prompt with the AI SDK's own `standardizePrompt` /
+ * `convertToLanguageModelPrompt` (from `ai/internal`, the code `streamText` uses), so
+ * message validation and file handling are the SDK's. No retries happen here.
+ *
+ * Contract (src/core/model-stream.ts; pi-behaviour.md §8):
+ * - `stream()` never throws or rejects; it yields `start`, block events, then exactly one
+ *   terminal `done` or `error`; every non-terminal event carries `partial`;
+ * - failures (invalid prompt, HTTP errors, stream `error` parts, a stream that ends
+ *   without a finish part, timeouts) end with `error`: stopReason `error`, `errorMessage`,
+ *   and retry facts from {@link classifyModelError}; partial content is kept;
+ * - abort via `options.signal` ends with stopReason `aborted`, errorMessage
+ *   "Request was aborted" (pi's wording), partial content kept, within one stream read
+ *   even if the model ignores the signal;
+ * - `request.timeoutMs` aborts the HTTP call after that many ms: stopReason `error`,
+ *   retryable, message "Model request timed out after N ms";
+ * - `request.hooks` are NOT applied here (the adapter does not own the HTTP client);
+ *   {@link createOpenAIModel} applies them;
+ * - request headers go to `doStream` only; nothing returned contains them.
+ *
+ * @example
+ * ```ts
+ * import { openai } from "@ai-sdk/openai";
+ * const client = createAiSdkModelClient(openai.responses("gpt-5-mini"), { contextWindow: 400_000, cost: { input: 0.25, output: 2 } });
+ * for await (const event of client.stream({ messages, tools: [] }, {})) console.log(event.type);
+ * ```
+ */
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3FunctionTool, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { convertToLanguageModelPrompt, standardizePrompt } from "ai/internal";
+import type { ThinkingLevel } from "../../core/messages.ts";
+import type { ModelClient, ModelRequest, ModelStreamEvent } from "../../core/model-stream.ts";
+import { classifyModelError } from "./model-errors.ts";
+import { StreamAssembler } from "./stream-assembler.ts";
+import type { ThinkingLevelMap } from "./thinking.ts";
+import { reasoningProviderOptions } from "./thinking.ts";
+import type { ProviderOptionsRecord } from "./to-model-messages.ts";
+import { toModelMessages } from "./to-model-messages.ts";
+import type { ModelCost } from "./usage.ts";
+
+/** Facts about the model the AI SDK does not know; all optional. */
+export interface AiSdkModelInfo {
+  /** Arbor provider name; default: the AI SDK provider up to the first dot (`openai.chat` → `openai`). */
+  provider?: string;
+  /** Default: the AI SDK model id. */
+  modelId?: string;
+  /** Arbor api name; default: the AI SDK provider with dots as dashes (`openai-chat`). */
+  api?: string;
+  /** Context window in tokens. */
+  contextWindow?: number;
+  /** Max output tokens. */
+  maxTokens?: number;
+  /** Prices in $ per million tokens; enables `usage.cost`. */
+  cost?: ModelCost;
+  /** Whether the model reasons; `false` never sends reasoning options. */
+  reasoning?: boolean;
+  /** Per-level override of the provider's reasoning effort/budget (see thinking.ts). */
+  thinkingLevelMap?: ThinkingLevelMap;
+  /** Replace the built-in thinking-level mapping entirely. */
+  reasoningOptions?: (level: ThinkingLevel) => ProviderOptionsRecord | undefined;
+  /** Provider options sent on every call, below the thinking options and `request.providerOptions`. */
+  providerOptions?: ProviderOptionsRecord;
+}
+
+function mergeProviderOptions(...layers: (ProviderOptionsRecord | undefined)[]): ProviderOptionsRecord | undefined {
+  const merged: ProviderOptionsRecord = {};
+  for (const layer of layers) {
+    if (!layer) continue;
+    for (const [provider, options] of Object.entries(layer)) merged[provider] = { ...merged[provider], ...options };
+  }
+  return Object.keys(merged).length > 0 ? merged : undefined;
+}
+
+/** Resolves when `signal` aborts (never rejects); `undefined` signal never resolves. */
+function whenAborted(signal: AbortSignal | undefined): Promise<"aborted"> {
+  return new Promise((resolve) => {
+    if (!signal) return;
+    if (signal.aborted) resolve("aborted");
+    else signal.addEventListener("abort", () => resolve("aborted"), { once: true });
+  });
+}
+
+/**
+ * Wrap an AI SDK v6 language model (`LanguageModelV3`) as an Arbor {@link ModelClient}.
+ * See the module contract for the event and error semantics. Construction never throws.
+ *
+ * @param model - e.g. `openai.chat("gpt-4o")`, `anthropic("claude-sonnet-4-5")`, or a `MockLanguageModelV3`.
+ * @param info - provider/api naming, context window and max tokens (tokens), prices ($ per million tokens), reasoning mapping.
+ *
+ * @example
+ * ```ts
+ * const client = createAiSdkModelClient(new MockLanguageModelV3({ doStream: async () => ({ stream }) }));
+ * ```
+ */
+export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelInfo = {}): ModelClient {
+  const provider = info.provider ?? model.provider.split(".")[0];
+  const api = info.api ?? model.provider.replace(/\./g, "-");
+  const modelId = info.modelId ?? model.modelId;
+
+  const reasoningOptions = (level: ThinkingLevel | undefined): ProviderOptionsRecord | undefined => {
+    if (!level || level === "off" || info.reasoning === false) return undefined;
+    return info.reasoningOptions ? info.reasoningOptions(level) : reasoningProviderOptions(model.provider, level, info.thinkingLevelMap);
+  };
+
+  async function callOptions(request: ModelRequest, abortSignal: AbortSignal): Promise<LanguageModelV3CallOptions> {
+    const messages = toModelMessages(request.messages, { provider, api, modelId });
+    const standardized = await standardizePrompt({ system: request.systemPrompt, messages });
+    const prompt = await convertToLanguageModelPrompt({
+      prompt: standardized,
+      supportedUrls: await model.supportedUrls,
+      download: undefined,
+      abortSignal,
+    });
+    const tools: LanguageModelV3FunctionTool[] = request.tools.map((tool) => ({
+      type: "function",
+      name: tool.name,
+      description: tool.description,
+      inputSchema: tool.parameters as LanguageModelV3FunctionTool["inputSchema"],
+    }));
+    const providerOptions = mergeProviderOptions(info.providerOptions, reasoningOptions(request.thinkingLevel), request.providerOptions);
+    return {
+      prompt,
+      ...(tools.length > 0 ? { tools, toolChoice: { type: "auto" as const } } : {}),
+      ...(request.maxTokens !== undefined ? { maxOutputTokens: request.maxTokens } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+      ...(request.headers ? { headers: request.headers } : {}),
+      ...(providerOptions ? { providerOptions: providerOptions as LanguageModelV3CallOptions["providerOptions"] } : {}),
+      abortSignal,
+      includeRawChunks: false,
+    };
+  }
+
+  async function* stream(request: ModelRequest, options: { signal?: AbortSignal } = {}): AsyncGenerator<ModelStreamEvent> {
+    const assembler = new StreamAssembler({ api, provider, model: modelId }, info.cost);
+    yield assembler.start();
+
+    const userSignal = options.signal;
+    const timeoutSignal = request.timeoutMs !== undefined ? AbortSignal.timeout(request.timeoutMs) : undefined;
+    const signals = [userSignal, timeoutSignal].filter((signal): signal is AbortSignal => signal !== undefined);
+    const abortSignal = signals.length > 0 ? AbortSignal.any(signals) : new AbortController().signal;
+    const stopped = whenAborted(abortSignal);
+
+    const fail = (error: unknown): ModelStreamEvent => {
+      if (userSignal?.aborted) return assembler.error("Request was aborted", { retryable: false }, "aborted");
+      if (timeoutSignal?.aborted) {
+        return assembler.error(`Model request timed out after ${request.timeoutMs} ms`, { retryable: true }, "error");
+      }
+      const { message, aborted: _aborted, ...facts } = classifyModelError(error);
+      return assembler.error(message, facts, "error");
+    };
+
+    if (abortSignal.aborted) {
+      yield fail(undefined);
+      return;
+    }
+
+    let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
+    try {
+      const started = await Promise.race([
+        (async () => model.doStream(await callOptions(request, abortSignal)))(),
+        stopped,
+      ]);
+      if (started === "aborted") {
+        yield fail(undefined);
+        return;
+      }
+      reader = started.stream.getReader();
+    } catch (error) {
+      yield fail(error);
+      return;
+    }
+
+    let streamError: { error: unknown } | undefined;
+    let finished = false;
+    let ended = false;
+    try {
+      for (;;) {
+        const next = await Promise.race([reader.read(), stopped]);
+        if (next === "aborted") break;
+        if (next.done) {
+          ended = true;
+          break;
+        }
+        const part = next.value;
+        if (part.type === "error") {
+          streamError ??= { error: part.error };
+          continue;
+        }
+        if (part.type === "finish") finished = true;
+        for (const event of assembler.handle(part)) yield event;
+      }
+    } catch (error) {
+      streamError ??= { error };
+    } finally {
+      if (!ended) reader.cancel().catch(() => undefined);
+    }
+
+    for (const event of assembler.closeAll()) yield event;
+    if (abortSignal.aborted) yield fail(undefined);
+    else if (streamError) yield fail(streamError.error);
+    else if (!finished) yield fail(new Error("The model stream ended without a finish event"));
+    else yield assembler.done();
+  }
+
+  return {
+    provider,
+    modelId,
+    api,
+    ...(info.contextWindow !== undefined ? { contextWindow: info.contextWindow } : {}),
+    ...(info.maxTokens !== undefined ? { maxTokens: info.maxTokens } : {}),
+    ...(info.cost !== undefined ? { cost: info.cost } : {}),
+    ...(info.reasoning !== undefined ? { reasoning: info.reasoning } : {}),
+    stream,
+  };
+}

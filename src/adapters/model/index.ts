@@ -1,0 +1,17 @@
+/**
+ * Model adapters: AI SDK language models as Arbor `ModelClient`s, the default OpenAI
+ * provider, message conversion, and error facts. See docs/model-adapter.md.
+ *
+ * @example
+ * ```ts
+ * import { createOpenAIModel } from "./adapters/model/index.ts";
+ * const model = createOpenAIModel({ modelId: "gpt-4o-mini", api: "chat" });
+ * ```
+ */
+export * from "./ai-sdk-client.ts";
+export * from "./model-errors.ts";
+export * from "./openai.ts";
+export * from "./thinking.ts";
+export * from "./to-model-messages.ts";
+export * from "./usage.ts";
+export { StreamAssembler, parseToolArguments } from "./stream-assembler.ts";

@@ -1,0 +1,175 @@
+/**
+ * `createOpenAIModel`: Arbor's default provider, `@ai-sdk/openai` (Chat Completions
+ * or Responses) behind {@link createAiSdkModelClient}, plus the wire hooks.
+ *
+ * Contract (ours; hooks after pi's `onPayload` / `after_provider_response`, pi-behaviour.md §7):
+ * - base URL: `options.baseURL`, else `OPENAI_BASE_URL`, else `https://api.openai.com/v1`;
+ *   API key: `options.apiKey`, else `OPENAI_API_KEY`, read at call time. A missing key does
+ *   not fail construction; each call then ends with an `error` event (stopReason `error`,
+ *   not retryable) whose message names OPENAI_API_KEY, and no HTTP request is made;
+ * - `api`: `"chat"` → `provider.chat(modelId)`, Arbor api `openai-chat`; `"responses"`
+ *   (default) → `provider.responses(modelId)`, api `openai-responses`;
+ * - Responses calls are stateless by default (`store: false`; with reasoning on, also
+ *   `include: ["reasoning.encrypted_content"]`) because Arbor's log, not OpenAI's
+ *   server-side storage, is the history; override with `providerOptions.openai.store`;
+ * - `request.hooks.onPayload(body)` sees the parsed JSON request body before it is sent and
+ *   may return a replacement (undefined keeps it); `request.hooks.onResponse({ status,
+ *   headers })` sees every HTTP response before its body is read. A throwing hook ends the
+ *   call with a non-retryable error naming the hook;
+ * - `options.headers` and `request.headers` are sent on the HTTP call and never appear in
+ *   events, messages or errors.
+ *
+ * @example
+ * ```ts
+ * const model = createOpenAIModel({ modelId: "gpt-4o-mini", api: "chat", contextWindow: 128_000, cost: { input: 0.15, output: 0.6 } });
+ * for await (const event of model.stream({ messages, tools: [] }, { signal })) if (event.type === "done") console.log(event.message);
+ * ```
+ */
+import { createOpenAI } from "@ai-sdk/openai";
+import { ModelConfigError } from "../../core/errors.ts";
+import type { ModelClient, ModelRequest, ModelStreamEvent, ProviderHooks } from "../../core/model-stream.ts";
+import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
+import { createAiSdkModelClient } from "./ai-sdk-client.ts";
+import { StreamAssembler } from "./stream-assembler.ts";
+import type { ThinkingLevelMap } from "./thinking.ts";
+import type { ModelCost } from "./usage.ts";
+
+/** Options of {@link createOpenAIModel}. Token counts in tokens, prices in $ per million tokens. */
+export interface OpenAIModelOptions {
+  /** e.g. `gpt-4o-mini`. Required. */
+  modelId: string;
+  /** Base URL ending in `/v1`; default `OPENAI_BASE_URL`, else OpenAI's. */
+  baseURL?: string;
+  /** Default `OPENAI_API_KEY` (read at call time). */
+  apiKey?: string;
+  /** Wire format; default `"responses"`. */
+  api?: "chat" | "responses";
+  /** Extra headers on every HTTP call (never logged). */
+  headers?: Record<string, string>;
+  contextWindow?: number;
+  maxTokens?: number;
+  cost?: ModelCost;
+  /** Whether the model reasons; `false` never sends reasoning options. */
+  reasoning?: boolean;
+  /** Per-level reasoning effort override, e.g. `{ xhigh: "xhigh" }`. */
+  thinkingLevelMap?: ThinkingLevelMap;
+  /** Provider name in Arbor messages; default `openai`. */
+  name?: string;
+}
+
+function headersRecord(headers: Headers): Record<string, string> {
+  const record: Record<string, string> = {};
+  headers.forEach((value, key) => {
+    record[key] = value;
+  });
+  return record;
+}
+
+class HookError extends Error {
+  readonly isRetryable = false;
+  constructor(hook: string, cause: unknown) {
+    super(`The ${hook} hook failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = "HookError";
+  }
+}
+
+/** A `fetch` that runs the request's provider hooks around the real one. */
+function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
+  return async (input, init) => {
+    let body = init?.body;
+    if (hooks?.onPayload && typeof body === "string") {
+      let replaced: unknown;
+      try {
+        replaced = await hooks.onPayload(JSON.parse(body));
+      } catch (error) {
+        throw new HookError("onPayload", error);
+      }
+      if (replaced !== undefined) body = JSON.stringify(replaced);
+    }
+    const response = await fetch(input, { ...init, body });
+    if (hooks?.onResponse) {
+      try {
+        await hooks.onResponse({ status: response.status, headers: headersRecord(response.headers) });
+      } catch (error) {
+        await response.body?.cancel().catch(() => undefined);
+        throw new HookError("onResponse", error);
+      }
+    }
+    return response;
+  };
+}
+
+/**
+ * Create an OpenAI (or OpenAI-compatible) model client over `@ai-sdk/openai`.
+ * Throws {@link ModelConfigError} (code `MODEL_CONFIG_INVALID`) only for a missing
+ * `modelId` or an unknown `api`; a missing API key is reported per call instead.
+ *
+ * @example
+ * ```ts
+ * const model = createOpenAIModel({ modelId: "gpt-5-mini", baseURL: server.url, apiKey: "test" });
+ * ```
+ */
+export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
+  if (typeof options?.modelId !== "string" || options.modelId.trim() === "") {
+    throw new ModelConfigError("createOpenAIModel: `modelId` must be a non-empty string, e.g. \"gpt-4o-mini\".");
+  }
+  const wire = options.api ?? "responses";
+  if (wire !== "chat" && wire !== "responses") {
+    throw new ModelConfigError(`createOpenAIModel: \`api\` must be "chat" or "responses", got ${JSON.stringify(options.api)}.`);
+  }
+  const provider = options.name ?? "openai";
+  const api = wire === "chat" ? "openai-chat" : "openai-responses";
+  const info: AiSdkModelInfo = {
+    provider,
+    api,
+    modelId: options.modelId,
+    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    ...(options.cost !== undefined ? { cost: options.cost } : {}),
+    ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
+    ...(options.thinkingLevelMap !== undefined ? { thinkingLevelMap: options.thinkingLevelMap } : {}),
+  };
+
+  const clientFor = (request: ModelRequest, apiKey: string): ModelClient => {
+    const openai = createOpenAI({
+      apiKey,
+      baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
+      ...(options.headers ? { headers: options.headers } : {}),
+      fetch: hookedFetch(request.hooks),
+    });
+    const model = wire === "chat" ? openai.chat(options.modelId) : openai.responses(options.modelId);
+    const reasoningOn = request.thinkingLevel !== undefined && request.thinkingLevel !== "off" && options.reasoning !== false;
+    return createAiSdkModelClient(model, {
+      ...info,
+      ...(wire === "responses"
+        ? { providerOptions: { openai: { store: false, ...(reasoningOn ? { include: ["reasoning.encrypted_content"] } : {}) } } }
+        : {}),
+    });
+  };
+
+  async function* stream(request: ModelRequest, streamOptions: { signal?: AbortSignal } = {}): AsyncGenerator<ModelStreamEvent> {
+    const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
+    if (!apiKey) {
+      const assembler = new StreamAssembler({ api, provider, model: options.modelId }, options.cost);
+      yield assembler.start();
+      yield assembler.error(
+        "No OpenAI API key: set the OPENAI_API_KEY environment variable or pass `apiKey` to createOpenAIModel().",
+        { retryable: false },
+        "error",
+      );
+      return;
+    }
+    yield* clientFor(request, apiKey).stream(request, streamOptions);
+  }
+
+  return {
+    provider,
+    modelId: options.modelId,
+    api,
+    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    ...(options.cost !== undefined ? { cost: options.cost } : {}),
+    ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
+    stream,
+  };
+}

@@ -1,0 +1,234 @@
+/**
+ * The only place Arbor messages become AI SDK `ModelMessage`s.
+ *
+ * Contract (source: pi-ai `transformMessages` + per-provider converters, pi-behaviour.md §8; ours where marked):
+ * - input is what `convertToLlm` produced: user, assistant and toolResult messages; any
+ *   other role is treated as a user message built from its text (defensive, ours);
+ * - user text/images → a user message with text and image parts (base64 data + media type);
+ * - assistant text / thinking / tool calls → text, reasoning and tool-call parts in content
+ *   order; provider metadata captured when streaming (signatures, encrypted reasoning, item
+ *   ids, stored as JSON in `textSignature` / `thinkingSignature` / `thoughtSignature`) is sent
+ *   back as `providerOptions`, so reasoning round-trips (pi's thinkingSignature JSON for
+ *   OpenAI Responses and plain Anthropic signatures are understood too);
+ * - assistant messages with stopReason `error` or `aborted` are skipped (pi);
+ * - when `target` is given and an assistant came from another provider/api/model, signatures
+ *   are dropped, redacted thinking is dropped and thinking becomes plain text (pi);
+ * - tool results → `tool` messages with the matching `toolCallId`; `isError` results with
+ *   only text become `error-text` output; results with images become `content` output
+ *   (text + image-data parts; the error flag cannot be expressed there, so the text is
+ *   prefixed with "Error: " when `isError`);
+ * - a tool call without a result gets a synthetic error result "No result provided" before
+ *   the next user/assistant message (pi); a tool result whose call is not in the preceding
+ *   kept assistant message is dropped (ours: pi forwards such orphans and providers answer 400);
+ * - empty text and empty unsigned thinking blocks are skipped; the input is never mutated;
+ *   never throws.
+ *
+ * @example
+ * ```ts
+ * const modelMessages = toModelMessages(context.messages, { provider: "openai.responses", api: "openai-responses", modelId: "gpt-5" });
+ * await streamText({ model, messages: modelMessages });
+ * ```
+ */
+import type { AssistantModelMessage, ModelMessage, ToolModelMessage, ToolResultPart, UserModelMessage } from "ai";
+import type { AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage } from "../../core/messages.ts";
+import { messageText } from "../../core/messages.ts";
+
+/** AI SDK provider options: provider name → options. */
+export type ProviderOptionsRecord = Record<string, Record<string, any>>;
+
+/** The model a conversation is being sent to; decides whether signatures are kept. */
+export interface ModelTarget {
+  provider: string;
+  api: string;
+  modelId: string;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Encode AI SDK provider metadata as a signature string (JSON), or undefined when there
+ * is nothing worth keeping (every value empty/null).
+ *
+ * @example
+ * ```ts
+ * encodeProviderMetadata({ openai: { itemId: "rs_1", reasoningEncryptedContent: "gAAA" } }); // '{"openai":{...}}'
+ * ```
+ */
+export function encodeProviderMetadata(metadata: Record<string, unknown> | undefined): string | undefined {
+  if (!metadata) return undefined;
+  const kept: Record<string, Record<string, unknown>> = {};
+  for (const [provider, values] of Object.entries(metadata)) {
+    if (!isRecord(values)) continue;
+    const entries = Object.entries(values).filter(([, value]) => value !== null && value !== undefined);
+    if (entries.length > 0) kept[provider] = Object.fromEntries(entries);
+  }
+  return Object.keys(kept).length > 0 ? JSON.stringify(kept) : undefined;
+}
+
+/**
+ * Decode a stored signature into AI SDK provider options. Understands our JSON
+ * (`{ provider: {...} }`), pi's OpenAI Responses reasoning item JSON, and a bare
+ * string (taken as an Anthropic signature, or redacted data when `redacted`).
+ */
+export function decodeSignature(signature: string | undefined, options: { redacted?: boolean } = {}): ProviderOptionsRecord | undefined {
+  if (!signature) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(signature);
+  } catch {
+    parsed = undefined;
+  }
+  if (isRecord(parsed)) {
+    if (parsed.type === "reasoning" && typeof parsed.id === "string") {
+      return {
+        openai: {
+          itemId: parsed.id,
+          ...(typeof parsed.encrypted_content === "string" ? { reasoningEncryptedContent: parsed.encrypted_content } : {}),
+        },
+      };
+    }
+    if (Object.values(parsed).every(isRecord)) return parsed as ProviderOptionsRecord;
+    return undefined;
+  }
+  return options.redacted ? { anthropic: { redactedData: signature } } : { anthropic: { signature } };
+}
+
+function userParts(content: string | (TextContent | ImageContent)[]): UserModelMessage["content"] {
+  if (typeof content === "string") return content;
+  const parts: Exclude<UserModelMessage["content"], string> = [];
+  for (const block of content) {
+    if (block.type === "image") parts.push({ type: "image", image: block.data, mediaType: block.mimeType });
+    else if (block.text.length > 0) parts.push({ type: "text", text: block.text });
+  }
+  return parts;
+}
+
+function sameModel(message: AssistantMessage, target: ModelTarget | undefined): boolean {
+  if (!target) return true;
+  return message.provider === target.provider && message.api === target.api && message.model === target.modelId;
+}
+
+function assistantMessage(message: AssistantMessage, target: ModelTarget | undefined): AssistantModelMessage {
+  const keepSignatures = sameModel(message, target);
+  const content: Exclude<AssistantModelMessage["content"], string> = [];
+  for (const block of message.content) {
+    if (block.type === "text") {
+      if (block.text.length === 0) continue;
+      const providerOptions = keepSignatures ? decodeSignature(block.textSignature) : undefined;
+      content.push({ type: "text", text: block.text, ...(providerOptions ? { providerOptions } : {}) });
+    } else if (block.type === "thinking") {
+      if (!keepSignatures) {
+        if (block.redacted || block.thinking.trim() === "") continue;
+        content.push({ type: "text", text: block.thinking });
+        continue;
+      }
+      const providerOptions = decodeSignature(block.thinkingSignature, { redacted: block.redacted });
+      if (!providerOptions && block.thinking.trim() === "") continue;
+      content.push({ type: "reasoning", text: block.redacted ? "" : block.thinking, ...(providerOptions ? { providerOptions } : {}) });
+    } else {
+      const providerOptions = keepSignatures ? decodeSignature(block.thoughtSignature) : undefined;
+      content.push({
+        type: "tool-call",
+        toolCallId: block.id,
+        toolName: block.name,
+        input: block.arguments,
+        ...(providerOptions ? { providerOptions } : {}),
+      });
+    }
+  }
+  return { role: "assistant", content };
+}
+
+function toolResultPart(result: ToolResultMessage): ToolResultPart {
+  const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
+  const hasImages = result.content.some((block) => block.type === "image");
+  if (!hasImages) {
+    return {
+      type: "tool-result",
+      toolCallId: result.toolCallId,
+      toolName: result.toolName,
+      output: result.isError ? { type: "error-text", value: text } : { type: "text", value: text },
+    };
+  }
+  const value = result.content.map((block, index) =>
+    block.type === "text"
+      ? { type: "text" as const, text: result.isError && index === 0 ? `Error: ${block.text}` : block.text }
+      : { type: "image-data" as const, data: block.data, mediaType: block.mimeType },
+  );
+  if (result.isError && result.content[0]?.type !== "text") value.unshift({ type: "text", text: "Error:" });
+  return { type: "tool-result", toolCallId: result.toolCallId, toolName: result.toolName, output: { type: "content", value } };
+}
+
+/**
+ * Convert Arbor messages (after `convertToLlm`) into AI SDK `ModelMessage`s, repairing
+ * tool-call/result pairing on the way (see the module contract). Never throws.
+ *
+ * @param messages - user, assistant and toolResult messages in conversation order.
+ * @param target - the model being called; assistants from other models lose their signatures.
+ * @returns AI SDK messages, without a system message (pass the system prompt separately).
+ *
+ * @example
+ * ```ts
+ * toModelMessages([{ role: "user", content: "hi", timestamp: 0 }]); // [{ role: "user", content: "hi" }]
+ * ```
+ */
+export function toModelMessages(messages: readonly AgentMessage[], target?: ModelTarget): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  let pending: { id: string; name: string }[] = [];
+  let answered = new Set<string>();
+  let toolMessage: ToolModelMessage | undefined;
+
+  const closeToolBatch = () => {
+    const missing = pending.filter((call) => !answered.has(call.id));
+    if (missing.length > 0) {
+      if (!toolMessage) {
+        toolMessage = { role: "tool", content: [] };
+        out.push(toolMessage);
+      }
+      for (const call of missing) {
+        toolMessage.content.push({
+          type: "tool-result",
+          toolCallId: call.id,
+          toolName: call.name,
+          output: { type: "error-text", value: "No result provided" },
+        });
+      }
+    }
+    pending = [];
+    answered = new Set();
+    toolMessage = undefined;
+  };
+
+  for (const message of messages) {
+    if (message.role === "assistant") {
+      closeToolBatch();
+      if (message.stopReason === "error" || message.stopReason === "aborted") continue;
+      const converted = assistantMessage(message, target);
+      if (converted.content.length === 0) continue;
+      out.push(converted);
+      pending = message.content.flatMap((block) => (block.type === "toolCall" ? [{ id: block.id, name: block.name }] : []));
+    } else if (message.role === "toolResult") {
+      const call = pending.find((candidate) => candidate.id === message.toolCallId);
+      if (!call || answered.has(call.id)) continue;
+      answered.add(call.id);
+      if (!toolMessage) {
+        toolMessage = { role: "tool", content: [] };
+        out.push(toolMessage);
+      }
+      toolMessage.content.push(toolResultPart(message));
+    } else {
+      closeToolBatch();
+      if (message.role === "user" || message.role === "custom") {
+        const content = userParts(message.content);
+        if (typeof content === "string" ? content.length > 0 : content.length > 0) out.push({ role: "user", content });
+      } else {
+        const text = messageText(message);
+        if (text.length > 0) out.push({ role: "user", content: text });
+      }
+    }
+  }
+  closeToolBatch();
+  return out;
+}

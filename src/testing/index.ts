@@ -1,0 +1,16 @@
+/**
+ * `arbor/testing`: helpers for testing code built on Arbor without a real provider.
+ *
+ * - {@link startOpenAIServer}: a loopback OpenAI-wire server (Chat Completions and
+ *   Responses) replaying scripted turns and recorded fixtures;
+ * - {@link scriptedModel}: an AI SDK `MockLanguageModelV3` replaying scripted steps.
+ *
+ * @example
+ * ```ts
+ * import { startOpenAIServer, textResponse } from "arbor/testing";
+ * const server = await startOpenAIServer({ responses: [textResponse("hi")] });
+ * ```
+ */
+export * from "./openai-server.ts";
+export * from "./openai-wire.ts";
+export * from "./scripted-model.ts";

@@ -1,0 +1,309 @@
+/**
+ * A loopback HTTP server speaking OpenAI's Chat Completions and Responses wire formats,
+ * for tests (exported to users as `arbor/testing`).
+ *
+ * Contract (ours):
+ * - binds 127.0.0.1 on an ephemeral port; `url` is the base URL ending in `/v1`;
+ * - serves `POST /v1/chat/completions` (SSE when the body has `stream: true`, JSON
+ *   otherwise) and `POST /v1/responses` (SSE); any other path answers 404 with a JSON
+ *   error naming the path;
+ * - every request is recorded in `requests`, in arrival order, BEFORE it is answered:
+ *   method, path, lower-cased headers, and the parsed JSON body (the raw text when it is
+ *   not JSON);
+ * - each request consumes the next scripted response, in `script()` order; when none is
+ *   left it answers 500 with `{"error":{"message":"…no scripted response left…"}}`;
+ * - responses: {@link textResponse}, {@link toolCallResponse}, {@link turnResponse} (rendered
+ *   in the format the request asked for), {@link errorResponse} (any status, body, headers),
+ *   {@link fixtureResponse} / {@link fixtureResponses} (recorded bodies replayed byte for
+ *   byte), {@link hangResponse} (headers and optional partial content, then never
+ *   finishes), {@link streamErrorResponse} (partial content, then a provider error event),
+ *   {@link resetResponse} (partial content, then the socket is destroyed);
+ * - `delayMs` on a streamed response waits that long between SSE frames (for humans and
+ *   demos; tests must not depend on it);
+ * - `close()` destroys open connections (hanging responses included) and resolves when
+ *   the port is released. Never listens on anything but loopback.
+ *
+ * @example
+ * ```ts
+ * const server = await startOpenAIServer();
+ * server.script(textResponse("hello"), toolCallResponse([{ id: "call_1", name: "read", arguments: { path: "a.txt" } }]));
+ * const model = createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "test", api: "chat" });
+ * // ... run; then inspect server.requests[0].body
+ * await server.close();
+ * ```
+ */
+import { readFileSync } from "node:fs";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
+import type { ScriptedToolCall, ScriptedTurn } from "./openai-wire.ts";
+import { renderChatJson, renderChatStream, renderResponsesStream } from "./openai-wire.ts";
+
+/** Timing options of a streamed response. */
+export interface StreamTiming {
+  /** Wait between SSE frames, in ms. Default 0. */
+  delayMs?: number;
+}
+
+/** One scripted answer. Build these with the helper functions. */
+export type ScriptedResponse =
+  | { kind: "turn"; turn: ScriptedTurn; delayMs?: number }
+  | { kind: "frames"; frames: string[]; status: number; headers: Record<string, string>; delayMs?: number }
+  | { kind: "body"; status: number; body: string; headers: Record<string, string> }
+  | { kind: "hang"; turn?: ScriptedTurn }
+  | { kind: "stream-error"; turn: ScriptedTurn; error: Record<string, unknown>; delayMs?: number }
+  | { kind: "reset"; turn?: ScriptedTurn };
+
+/** A request the server received. */
+export interface RecordedRequest {
+  method: string;
+  /** e.g. `/v1/chat/completions`. */
+  path: string;
+  /** Lower-cased header names. */
+  headers: Record<string, string>;
+  /** Parsed JSON body, or the raw text when it is not JSON. */
+  body: any;
+}
+
+/** A running loopback server. */
+export interface OpenAIServer {
+  /** Base URL ending in `/v1`, e.g. `http://127.0.0.1:39123/v1`. */
+  readonly url: string;
+  readonly port: number;
+  /** Every received request, in arrival order. */
+  readonly requests: RecordedRequest[];
+  /** Append responses to the script; each request consumes the next one. */
+  script(...responses: (ScriptedResponse | ScriptedResponse[])[]): void;
+  /** Scripted responses not yet consumed. */
+  remaining(): number;
+  /** Resolves once `count` requests have been received (0 resolves at once). */
+  waitForRequests(count: number): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Options of {@link startOpenAIServer}. */
+export interface OpenAIServerOptions {
+  /** Initial script. */
+  responses?: ScriptedResponse[];
+}
+
+/** Text answer, rendered in the request's wire format. */
+export function textResponse(text: string, options: Omit<ScriptedTurn, "text" | "toolCalls"> & StreamTiming = {}): ScriptedResponse {
+  const { delayMs, ...turn } = options;
+  return { kind: "turn", turn: { ...turn, text }, ...(delayMs !== undefined ? { delayMs } : {}) };
+}
+
+/** Tool calls (optionally after some text), rendered in the request's wire format; finish reason `tool_calls`. */
+export function toolCallResponse(calls: ScriptedToolCall[], options: Omit<ScriptedTurn, "toolCalls"> & StreamTiming = {}): ScriptedResponse {
+  const { delayMs, ...turn } = options;
+  return { kind: "turn", turn: { ...turn, toolCalls: calls }, ...(delayMs !== undefined ? { delayMs } : {}) };
+}
+
+/** Any turn: reasoning, text, tool calls, finish reason, usage. */
+export function turnResponse(turn: ScriptedTurn, timing: StreamTiming = {}): ScriptedResponse {
+  return { kind: "turn", turn, ...timing };
+}
+
+/** An HTTP error: `body` is sent as JSON unless it is a string; e.g. `errorResponse(429, {...}, { "retry-after": "2" })`. */
+export function errorResponse(status: number, body: unknown = { error: { message: `HTTP ${status}`, type: "server_error" } }, headers: Record<string, string> = {}): ScriptedResponse {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return { kind: "body", status, body: text, headers: { "content-type": typeof body === "string" ? "text/plain" : "application/json", ...headers } };
+}
+
+/** Headers (and optional partial content) then nothing, forever: for abort and kill tests. */
+export function hangResponse(partial?: ScriptedTurn | string): ScriptedResponse {
+  return { kind: "hang", ...(partial !== undefined ? { turn: typeof partial === "string" ? { text: partial } : partial } : {}) };
+}
+
+/** Partial content, then a provider error event mid-stream (`{"error":{…}}` on Chat, `error` + `response.failed` on Responses). */
+export function streamErrorResponse(
+  error: { message: string; type?: string; code?: string | null } = { message: "The server had an error while processing your request.", type: "server_error" },
+  partial: ScriptedTurn | string = {},
+  timing: StreamTiming = {},
+): ScriptedResponse {
+  return { kind: "stream-error", turn: typeof partial === "string" ? { text: partial } : partial, error: { type: "server_error", code: null, param: null, ...error }, ...timing };
+}
+
+/** Partial content, then the TCP connection is destroyed (a connection reset mid-stream). */
+export function resetResponse(partial?: ScriptedTurn | string): ScriptedResponse {
+  return { kind: "reset", ...(partial !== undefined ? { turn: typeof partial === "string" ? { text: partial } : partial } : {}) };
+}
+
+function sseFramesOfChunksFile(text: string): string[] {
+  const lines = text.split(/\r?\n/).filter((line) => line.trim() !== "");
+  return [...lines.map((line) => `data: ${line}\n\n`), "data: [DONE]\n\n"];
+}
+
+function sseFramesOfRawBody(text: string): string[] {
+  return text.split(/(?<=\n\n)/).filter((piece) => piece.length > 0);
+}
+
+/**
+ * A recorded fixture as one response: `.chunks.txt` (one JSON chunk per line → SSE + `[DONE]`),
+ * `.sse` / `.bin` (raw SSE replayed as recorded), `.json` (a body; status 200, or 400 when it
+ * is an `{"error":…}` body, unless `options.status`). Throws when the file cannot be read.
+ */
+export function fixtureResponse(path: string, options: { status?: number; headers?: Record<string, string> } & StreamTiming = {}): ScriptedResponse {
+  const text = readFileSync(path, "utf8");
+  if (path.endsWith(".json")) {
+    const isError = /^\s*\{\s*"error"/.test(text);
+    return { kind: "body", status: options.status ?? (isError ? 400 : 200), body: text, headers: { "content-type": "application/json", ...options.headers } };
+  }
+  const frames = path.endsWith(".chunks.txt") ? sseFramesOfChunksFile(text) : sseFramesOfRawBody(text);
+  return { kind: "frames", frames, status: options.status ?? 200, headers: { "content-type": "text/event-stream", ...options.headers }, ...(options.delayMs !== undefined ? { delayMs: options.delayMs } : {}) };
+}
+
+/**
+ * A `.chunks.txt` Responses fixture holding several responses back to back, split at
+ * each `response.created` into one response per turn (each ends with `[DONE]`).
+ */
+export function fixtureResponses(path: string, timing: StreamTiming = {}): ScriptedResponse[] {
+  const lines = readFileSync(path, "utf8").split(/\r?\n/).filter((line) => line.trim() !== "");
+  const turns: string[][] = [];
+  for (const line of lines) {
+    if (turns.length === 0 || /"type"\s*:\s*"response\.created"/.test(line)) turns.push([]);
+    turns[turns.length - 1].push(line);
+  }
+  return turns.map((turn) => ({ kind: "frames", frames: sseFramesOfChunksFile(turn.join("\n")), status: 200, headers: { "content-type": "text/event-stream" }, ...timing }));
+}
+
+function readBody(request: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
+    request.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    request.on("error", reject);
+  });
+}
+
+const wait = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+function sendJson(response: ServerResponse, status: number, body: unknown): void {
+  response.writeHead(status, { "content-type": "application/json" });
+  response.end(JSON.stringify(body));
+}
+
+/**
+ * Start the loopback OpenAI-wire server. See the module contract.
+ *
+ * @example
+ * ```ts
+ * const server = await startOpenAIServer({ responses: [errorResponse(429, { error: { message: "slow down" } }, { "retry-after": "1" })] });
+ * ```
+ */
+export async function startOpenAIServer(options: OpenAIServerOptions = {}): Promise<OpenAIServer> {
+  const queue: ScriptedResponse[] = [...(options.responses ?? [])];
+  const requests: RecordedRequest[] = [];
+  const waiters: { count: number; resolve: () => void }[] = [];
+
+  const serve = async (request: IncomingMessage, response: ServerResponse) => {
+    const text = await readBody(request);
+    let body: any = text;
+    try {
+      body = JSON.parse(text);
+    } catch {
+      /* keep the raw text */
+    }
+    const path = (request.url ?? "/").split("?")[0];
+    const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key.toLowerCase(), Array.isArray(value) ? value.join(", ") : (value ?? "")]));
+    requests.push({ method: request.method ?? "GET", path, headers, body });
+    for (const waiter of waiters.filter((candidate) => requests.length >= candidate.count)) {
+      waiters.splice(waiters.indexOf(waiter), 1);
+      waiter.resolve();
+    }
+
+    const endpoint = path === "/v1/chat/completions" ? "chat" : path === "/v1/responses" ? "responses" : undefined;
+    if (request.method !== "POST" || !endpoint) {
+      sendJson(response, 404, { error: { message: `arbor test server: no route for ${request.method} ${path} (serves POST /v1/chat/completions and POST /v1/responses)`, type: "invalid_request_error" } });
+      return;
+    }
+    const next = queue.shift();
+    if (!next) {
+      sendJson(response, 500, {
+        error: { message: `arbor test server: no scripted response left for ${request.method} ${path} (request #${requests.length}); add more with server.script(...)`, type: "server_error" },
+      });
+      return;
+    }
+    const streaming = endpoint === "responses" || body?.stream === true;
+    const render = (turn: ScriptedTurn, renderOptions: { error?: Record<string, unknown>; final?: boolean } = {}) =>
+      endpoint === "chat" ? renderChatStream(turn, renderOptions) : renderResponsesStream(turn, renderOptions);
+    const writeFrames = async (frames: string[], delayMs = 0) => {
+      for (const piece of frames) {
+        if (response.destroyed) return;
+        response.write(piece);
+        if (delayMs > 0) await wait(delayMs);
+      }
+    };
+    const sseHead = (status = 200, extra: Record<string, string> = {}) =>
+      response.writeHead(status, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", ...extra });
+
+    switch (next.kind) {
+      case "body":
+        response.writeHead(next.status, next.headers);
+        response.end(next.body);
+        return;
+      case "frames":
+        response.writeHead(next.status, next.headers);
+        await writeFrames(next.frames, next.delayMs);
+        response.end();
+        return;
+      case "turn":
+        if (!streaming) {
+          sendJson(response, 200, renderChatJson(next.turn));
+          return;
+        }
+        sseHead();
+        await writeFrames(render(next.turn), next.delayMs);
+        response.end();
+        return;
+      case "stream-error":
+        sseHead();
+        await writeFrames(render(next.turn, { error: next.error }), next.delayMs);
+        response.end();
+        return;
+      case "hang":
+        sseHead();
+        if (next.turn) await writeFrames(render(next.turn, { final: false }));
+        return; // never ends; close() destroys it
+      case "reset":
+        sseHead();
+        if (next.turn) await writeFrames(render(next.turn, { final: false }));
+        // Let the frames reach the client before the reset.
+        await new Promise<void>((resolve) => response.write("", () => resolve()));
+        response.socket?.destroy();
+        return;
+    }
+  };
+
+  const server = createServer((request, response) => {
+    serve(request, response).catch((error: unknown) => {
+      if (!response.headersSent) sendJson(response, 500, { error: { message: `arbor test server failed: ${String(error)}`, type: "server_error" } });
+      else response.destroy();
+    });
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    script(...responses) {
+      for (const response of responses) queue.push(...(Array.isArray(response) ? response : [response]));
+    },
+    remaining: () => queue.length,
+    waitForRequests(count) {
+      if (requests.length >= count) return Promise.resolve();
+      return new Promise((resolve) => waiters.push({ count, resolve }));
+    },
+    close() {
+      return new Promise((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      });
+    },
+  };
+}

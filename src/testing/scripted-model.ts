@@ -1,0 +1,113 @@
+/**
+ * `scriptedModel`: an AI SDK `MockLanguageModelV3` (from `ai/test`) that answers each
+ * `doStream` call with the next scripted step, for unit tests that need no HTTP.
+ *
+ * Contract (ours):
+ * - steps are consumed in order, one per call; a step is an array of v3 stream parts, a
+ *   {@link ScriptedTurn}-like object rendered by {@link streamPartsOf}, an `Error` (the
+ *   call rejects with it, like an HTTP failure), or `"hang"` (a stream that never ends
+ *   but errors with an AbortError when the call's signal aborts);
+ * - when the script is exhausted the call rejects with an Error saying so;
+ * - `model.doStreamCalls` records every call's options (prompt, tools, providerOptions).
+ *
+ * @example
+ * ```ts
+ * const model = scriptedModel([{ toolCalls: [{ id: "c1", name: "read", arguments: { path: "a" } }] }, { text: "done" }]);
+ * const client = createAiSdkModelClient(model);
+ * ```
+ */
+import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { MockLanguageModelV3 } from "ai/test";
+import type { ScriptedTurn } from "./openai-wire.ts";
+import { splitText } from "./openai-wire.ts";
+
+/** One scripted model call. */
+export type ScriptedStep = LanguageModelV3StreamPart[] | ScriptedTurn | Error | "hang";
+
+/**
+ * The v3 stream parts of a turn: reasoning, text, tool-input start/delta/end + tool-call per
+ * call, then `finish` with the usage (`unified` finish reason from `finishReason`).
+ */
+export function streamPartsOf(turn: ScriptedTurn): LanguageModelV3StreamPart[] {
+  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
+  parts.push({ type: "response-metadata", id: turn.id ?? "resp_mock", modelId: turn.model ?? "mock-model" });
+  if (turn.reasoning !== undefined) {
+    parts.push({ type: "reasoning-start", id: "r0" });
+    for (const piece of splitText(turn.reasoning, turn.chunkSize)) parts.push({ type: "reasoning-delta", id: "r0", delta: piece });
+    parts.push({ type: "reasoning-end", id: "r0" });
+  }
+  if (turn.text !== undefined) {
+    parts.push({ type: "text-start", id: "t0" });
+    for (const piece of splitText(turn.text, turn.chunkSize)) parts.push({ type: "text-delta", id: "t0", delta: piece });
+    parts.push({ type: "text-end", id: "t0" });
+  }
+  for (const call of turn.toolCalls ?? []) {
+    const input = typeof call.arguments === "string" ? call.arguments : JSON.stringify(call.arguments);
+    parts.push({ type: "tool-input-start", id: call.id, toolName: call.name });
+    for (const piece of splitText(input, turn.chunkSize ?? 8)) parts.push({ type: "tool-input-delta", id: call.id, delta: piece });
+    parts.push({ type: "tool-input-end", id: call.id });
+    parts.push({ type: "tool-call", toolCallId: call.id, toolName: call.name, input });
+  }
+  const finish = turn.finishReason ?? (turn.toolCalls?.length ? "tool_calls" : "stop");
+  const unified = finish === "tool_calls" ? "tool-calls" : finish === "content_filter" ? "content-filter" : finish;
+  const usage = turn.usage === undefined ? { input: 10, output: 5 } : turn.usage;
+  parts.push({
+    type: "finish",
+    finishReason: { unified, raw: finish },
+    usage: {
+      inputTokens: { total: usage?.input, noCache: usage ? usage.input - (usage.cached ?? 0) : undefined, cacheRead: usage?.cached, cacheWrite: undefined },
+      outputTokens: { total: usage?.output, text: undefined, reasoning: usage?.reasoning },
+    },
+  });
+  return parts;
+}
+
+function abortError(): Error {
+  const error = new Error("This operation was aborted");
+  error.name = "AbortError";
+  return error;
+}
+
+/**
+ * A `MockLanguageModelV3` that replays `steps`, one per `doStream` call.
+ *
+ * @example
+ * ```ts
+ * const model = scriptedModel([{ text: "hi" }, new Error("boom")]);
+ * ```
+ */
+export function scriptedModel(steps: ScriptedStep[], options: { provider?: string; modelId?: string } = {}): MockLanguageModelV3 {
+  const queue = [...steps];
+  let call = 0;
+  return new MockLanguageModelV3({
+    provider: options.provider ?? "mock.scripted",
+    modelId: options.modelId ?? "mock-model",
+    doStream: async ({ abortSignal }) => {
+      call++;
+      const step = queue.shift();
+      if (step === undefined) throw new Error(`scriptedModel: no scripted step left for call #${call}`);
+      if (step instanceof Error) throw step;
+      if (step === "hang") {
+        return {
+          stream: new ReadableStream<LanguageModelV3StreamPart>({
+            start(controller) {
+              controller.enqueue({ type: "stream-start", warnings: [] });
+              const fail = () => controller.error(abortError());
+              if (abortSignal?.aborted) fail();
+              else abortSignal?.addEventListener("abort", fail, { once: true });
+            },
+          }),
+        };
+      }
+      const parts = Array.isArray(step) ? step : streamPartsOf(step);
+      return {
+        stream: new ReadableStream<LanguageModelV3StreamPart>({
+          start(controller) {
+            for (const part of parts) controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      };
+    },
+  });
+}
