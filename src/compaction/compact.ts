@@ -1,0 +1,147 @@
+/**
+ * Running a compaction: the manual `compact()` API and `runCompaction()` used by
+ * the between-turns and overflow hooks.
+ *
+ * Contract (ours; pi's manual compact errors, `../shared/reference/pi-behaviour.md` §3.3):
+ * - one compaction per session at a time (the session lock, `lock.ts`); while it
+ *   runs `moveTo` is refused;
+ * - the summary model is `settings.summarizationModel` if set, else `model`;
+ *   maxTokens = floor(0.8 × reserveTokens);
+ * - the keep-recent budget is `keepRecentTokens`, capped at half the room below
+ *   the threshold when the model's window is known (`effectiveKeepRecentTokens`);
+ * - `signal` (or {@link abortCompaction}) aborts: the outcome is `cancelled` and the
+ *   session is unchanged;
+ * - `runCompaction` never throws: its result is a {@link CompactionOutcome};
+ * - `compact` returns the appended entry or throws: `CompactionError`
+ *   (`COMPACTION_REFUSED`: nothing to compact, already compacted, cancelled by a
+ *   hook or aborted; `details.reason` says which), `CompactionFailedError`
+ *   (`COMPACTION_FAILED`: the summary call failed, a hook threw or supplied an
+ *   invalid compaction, the session changed meanwhile), `InvalidStateError`
+ *   (another compaction or branch summary is running);
+ * - `sessionCompact` is called after the entry is stored; its errors are ignored.
+ *
+ * @example
+ * ```ts
+ * const entry = await compact(session, { model, customInstructions: "keep the failing test names" });
+ * console.log(entry.tokensBefore, entry.firstKeptEntryId);
+ * ```
+ */
+import { createActor, toPromise } from "xstate";
+import type { CompactionEntry } from "../core/entries.ts";
+import { CompactionError, CompactionFailedError, InvalidStateError } from "../core/errors.ts";
+import type { ThinkingLevel } from "../core/messages.ts";
+import type { ModelClient } from "../core/model-stream.ts";
+import type { SessionHandle } from "../store/session-types.ts";
+import { type CompactionOutcome, compactionMachine } from "./compaction.machine.ts";
+import type { FileToolNames } from "./file-ops.ts";
+import type { CompactionHookCallbacks, CompactionReason } from "./hook-types.ts";
+import { acquireSessionLock } from "./lock.ts";
+import {
+  type CompactionSettings,
+  type CompactionSettingsInput,
+  effectiveKeepRecentTokens,
+  resolveCompactionSettings,
+  resolveContextWindow,
+} from "./settings.ts";
+
+/** Options of {@link compact} and {@link runCompaction}. */
+export interface CompactOptions {
+  /** The session's model (used for the summary unless settings name a summarization model). */
+  model: ModelClient;
+  settings?: CompactionSettingsInput;
+  /** Extra focus for the summary ("Additional focus: …"). */
+  customInstructions?: string;
+  /** Default `"manual"`. */
+  reason?: CompactionReason;
+  /** Passed to reasoning models. */
+  thinkingLevel?: ThinkingLevel;
+  hooks?: CompactionHookCallbacks;
+  signal?: AbortSignal;
+  /** Overrides the keep-recent budget (tokens), e.g. a tighter one for overflow recovery. */
+  keepRecentTokens?: number;
+  fileToolNames?: FileToolNames;
+  /** Observes the actor's emitted events (`compaction.started`, `.appended`, `.cancelled`, `.failed`). */
+  onEvent?: (event: { type: string; [key: string]: unknown }) => void;
+}
+
+/**
+ * Runs one compaction of the session's current leaf. Never throws; a busy session
+ * gives `{ status: "failed", reason: "busy" }`.
+ *
+ * @example
+ * ```ts
+ * const outcome = await runCompaction(session, { model, reason: "threshold" });
+ * if (outcome.status === "appended") console.log(outcome.entry.id);
+ * ```
+ */
+export async function runCompaction(session: SessionHandle, options: CompactOptions): Promise<CompactionOutcome | { status: "failed"; reason: "busy"; message: string }> {
+  const settings: CompactionSettings = resolveCompactionSettings(options.settings);
+  const window = resolveContextWindow(settings, options.model);
+  const keepRecentTokens = options.keepRecentTokens ?? effectiveKeepRecentTokens(settings, window);
+  const actor = createActor(compactionMachine, {
+    input: {
+      session,
+      model: settings.summarizationModel ?? options.model,
+      reserveTokens: settings.reserveTokens,
+      keepRecentTokens,
+      reason: options.reason ?? "manual",
+      customInstructions: options.customInstructions,
+      thinkingLevel: options.thinkingLevel,
+      hooks: options.hooks,
+      fileToolNames: options.fileToolNames,
+    },
+  });
+  let release: () => void;
+  try {
+    release = acquireSessionLock(session.id, "compaction", () => actor.send({ type: "ABORT" }));
+  } catch (error) {
+    return { status: "failed", reason: "busy", message: (error as Error).message };
+  }
+  const onAbort = () => actor.send({ type: "ABORT" });
+  try {
+    if (options.onEvent) actor.on("*", (event) => options.onEvent!(event as { type: string }));
+    const done = toPromise(actor);
+    actor.start();
+    if (options.signal?.aborted) onAbort();
+    else options.signal?.addEventListener("abort", onAbort, { once: true });
+    const outcome = await done;
+    if (outcome.status === "appended" && options.hooks?.sessionCompact) {
+      try {
+        await options.hooks.sessionCompact({ compactionEntry: outcome.entry, fromHook: outcome.fromHook, reason: options.reason ?? "manual" });
+      } catch {
+        // Observers cannot undo a stored compaction; their errors are ignored by contract.
+      }
+    }
+    return outcome;
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
+    release();
+  }
+}
+
+/**
+ * Compacts the session now (pi's manual `/compact`). See the module contract for
+ * the errors thrown.
+ *
+ * @example
+ * ```ts
+ * await compact(session, { model, customInstructions: "focus on the DB schema" });
+ * ```
+ */
+export async function compact(session: SessionHandle, options: CompactOptions): Promise<CompactionEntry> {
+  const outcome = await runCompaction(session, options);
+  switch (outcome.status) {
+    case "appended":
+      return outcome.entry;
+    case "cancelled":
+      throw new CompactionError(outcome.reason === "hook" ? "Compaction cancelled by a sessionBeforeCompact hook." : "Compaction aborted; the session is unchanged.", {
+        details: { reason: outcome.reason === "hook" ? "cancelled" : "aborted" },
+      });
+    case "failed":
+      if (outcome.reason === "busy") throw new InvalidStateError(outcome.message, { details: { reason: "busy" } });
+      if (outcome.reason === "empty" || outcome.reason === "already_compacted" || outcome.reason === "nothing_to_compact") {
+        throw new CompactionError(outcome.message, { details: { reason: outcome.reason } });
+      }
+      throw new CompactionFailedError(outcome.message, { details: { reason: outcome.reason } });
+  }
+}

@@ -1,0 +1,310 @@
+/**
+ * The compaction actor: preparing → summarizing → appending → appended, or
+ * cancelled / failed. One run compacts one session once.
+ *
+ * Contract (ours; the steps are pi's `compact()`, `../shared/reference/pi-behaviour.md` §3.3–§3.5):
+ * - `preparing` reads the leaf's path, prepares the cut ({@link prepareCompaction})
+ *   and asks `sessionBeforeCompact`; a refusal (empty, already compacted, nothing
+ *   to compact) ends `failed` with that `reason`; a hook cancel ends `cancelled`;
+ *   a hook-supplied compaction skips `summarizing`;
+ * - `summarizing` calls the summary model without tools (see `summarize.ts`);
+ * - `appending` appends ONE `compaction` entry as a child of the leaf the
+ *   preparation was made from (pi #9178: never of a leaf moved to meanwhile); if the
+ *   session's leaf moved on, it ends `failed` (`reason: "session_changed"`) and
+ *   appends nothing; `usage` of the summary call is recorded on the entry;
+ * - `ABORT` in `preparing` or `summarizing` ends `cancelled` (the summary call's
+ *   signal aborts); in `appending` it is ignored, so `cancelled` always means
+ *   the session is unchanged (same version, same entries);
+ * - errors are data: the output is a {@link CompactionOutcome}, the actor never errors.
+ * Emits `compaction.started`, then one of `compaction.appended`, `compaction.cancelled`,
+ * `compaction.failed` (listen with `actor.on`).
+ *
+ * @example
+ * ```ts
+ * const actor = createActor(compactionMachine, { input: { session, model, settings, reason: "manual" } }).start();
+ * const outcome = await toPromise(actor);
+ * ```
+ */
+import { assign, emit, fromPromise, setup } from "xstate";
+import type { CompactionEntry, SessionEntry } from "../core/entries.ts";
+import type { ThinkingLevel, Usage } from "../core/messages.ts";
+import type { ModelClient } from "../core/model-stream.ts";
+import type { SessionHandle } from "../store/session-types.ts";
+import { storedMessage } from "./entry-messages.ts";
+import type { FileToolNames } from "./file-ops.ts";
+import type { BeforeCompactResult, CompactionHookCallbacks, CompactionReason } from "./hook-types.ts";
+import { type CompactionPreparation, prepareCompaction } from "./prepare.ts";
+import { summarizeCompaction } from "./summarize.ts";
+
+/** Input of the compaction actor. Token figures in tokens. */
+export interface CompactionInput {
+  session: SessionHandle;
+  /** Model that writes the summary (the session's or the summarization model). */
+  model: ModelClient;
+  reserveTokens: number;
+  keepRecentTokens: number;
+  reason: CompactionReason;
+  customInstructions?: string;
+  thinkingLevel?: ThinkingLevel;
+  hooks?: CompactionHookCallbacks;
+  fileToolNames?: FileToolNames;
+}
+
+/** Why a compaction failed. */
+export type CompactionFailureReason = "empty" | "already_compacted" | "nothing_to_compact" | "summary_failed" | "hook_failed" | "hook_invalid" | "session_changed" | "append_failed";
+
+/** The actor's output. */
+export type CompactionOutcome =
+  | { status: "appended"; entry: CompactionEntry; fromHook: boolean; preparation: CompactionPreparation }
+  | { status: "cancelled"; reason: "aborted" | "hook" }
+  | { status: "failed"; reason: CompactionFailureReason; message: string };
+
+interface Ready {
+  summary: string;
+  firstKeptEntryId: string;
+  tokensBefore: number;
+  details?: unknown;
+  usage?: Usage;
+  fromHook: boolean;
+}
+
+interface Context {
+  input: CompactionInput;
+  preparation?: CompactionPreparation;
+  ready?: Ready;
+  outcome?: CompactionOutcome;
+}
+
+type Failure = { failure: { reason: CompactionFailureReason; message: string } } | { cancelled: "aborted" | "hook" };
+
+class OutcomeSignal extends Error {
+  constructor(readonly value: Failure) {
+    super("compaction outcome");
+  }
+}
+
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/** Checks a hook-supplied firstKeptEntryId against the path; returns a problem or undefined. */
+export function checkFirstKept(path: readonly SessionEntry[], firstKeptEntryId: string): string | undefined {
+  const index = path.findIndex((entry) => entry.id === firstKeptEntryId);
+  if (index < 0) return `firstKeptEntryId "${firstKeptEntryId}" is not on the session's current path`;
+  if (storedMessage(path[index])?.role === "toolResult") return `firstKeptEntryId "${firstKeptEntryId}" is a tool result; a compaction must not start at one`;
+  const callsBefore = new Set<string>();
+  for (let at = 0; at < index; at++) {
+    const stored = storedMessage(path[at]);
+    if (stored?.role === "assistant") for (const block of stored.content) if (block.type === "toolCall") callsBefore.add(block.id);
+  }
+  for (let at = index; at < path.length; at++) {
+    const stored = storedMessage(path[at]);
+    if (stored?.role === "toolResult" && callsBefore.has(stored.toolCallId)) {
+      return `firstKeptEntryId "${firstKeptEntryId}" separates tool result ${path[at].id} from its call ${stored.toolCallId}`;
+    }
+  }
+  return undefined;
+}
+
+async function prepareStep(input: CompactionInput, signal: AbortSignal): Promise<{ preparation: CompactionPreparation; ready?: Ready }> {
+  const path = input.session.view.getBranch();
+  const prepared = prepareCompaction(path, { keepRecentTokens: input.keepRecentTokens, reserveTokens: input.reserveTokens }, { fileToolNames: input.fileToolNames });
+  if (!prepared.ok) throw new OutcomeSignal({ failure: { reason: prepared.reason, message: prepared.message } });
+  const preparation = prepared.preparation;
+  let verdict: BeforeCompactResult | undefined | void;
+  if (input.hooks?.sessionBeforeCompact) {
+    try {
+      verdict = await input.hooks.sessionBeforeCompact({
+        preparation,
+        branchEntries: path,
+        customInstructions: input.customInstructions,
+        reason: input.reason,
+        signal,
+      });
+    } catch (error) {
+      throw new OutcomeSignal({ failure: { reason: "hook_failed", message: `sessionBeforeCompact threw: ${message(error)}` } });
+    }
+  }
+  if (signal.aborted) throw new OutcomeSignal({ cancelled: "aborted" });
+  if (verdict?.cancel) throw new OutcomeSignal({ cancelled: "hook" });
+  const supplied = verdict?.compaction;
+  if (!supplied) return { preparation };
+  if (typeof supplied.summary !== "string" || supplied.summary.trim() === "") {
+    throw new OutcomeSignal({ failure: { reason: "hook_invalid", message: "sessionBeforeCompact supplied a compaction with an empty summary" } });
+  }
+  const firstKeptEntryId = supplied.firstKeptEntryId ?? preparation.firstKeptEntryId;
+  const problem = checkFirstKept(path, firstKeptEntryId);
+  if (problem) throw new OutcomeSignal({ failure: { reason: "hook_invalid", message: `sessionBeforeCompact supplied an invalid compaction: ${problem}` } });
+  return {
+    preparation,
+    ready: {
+      summary: supplied.summary,
+      firstKeptEntryId,
+      tokensBefore: supplied.tokensBefore ?? preparation.tokensBefore,
+      details: supplied.details,
+      fromHook: true,
+    },
+  };
+}
+
+async function summarizeStep(input: CompactionInput, preparation: CompactionPreparation, signal: AbortSignal): Promise<Ready> {
+  const result = await summarizeCompaction(preparation, {
+    model: input.model,
+    signal,
+    thinkingLevel: input.thinkingLevel,
+    customInstructions: input.customInstructions,
+  });
+  if (!result.ok) {
+    if (result.aborted || signal.aborted) throw new OutcomeSignal({ cancelled: "aborted" });
+    throw new OutcomeSignal({ failure: { reason: "summary_failed", message: result.message } });
+  }
+  return {
+    summary: result.value.summary,
+    firstKeptEntryId: preparation.firstKeptEntryId,
+    tokensBefore: preparation.tokensBefore,
+    details: result.value.details,
+    usage: result.value.usage,
+    fromHook: false,
+  };
+}
+
+async function appendStep(input: CompactionInput, preparation: CompactionPreparation, ready: Ready): Promise<CompactionEntry> {
+  const { session } = input;
+  if (session.view.leafId !== preparation.preparedLeafId) {
+    throw new OutcomeSignal({
+      failure: {
+        reason: "session_changed",
+        message: `The session moved on while compacting (leaf ${String(session.view.leafId)}, prepared from ${preparation.preparedLeafId}); nothing was appended.`,
+      },
+    });
+  }
+  const keptFrom = preparation.keptEntryIds.indexOf(ready.firstKeptEntryId);
+  try {
+    const entry = await session.appendEntry({
+      type: "compaction",
+      parentId: preparation.preparedLeafId,
+      summary: ready.summary,
+      firstKeptEntryId: ready.firstKeptEntryId,
+      tokensBefore: ready.tokensBefore,
+      ...(keptFrom >= 0 ? { retainedTail: preparation.keptEntryIds.slice(keptFrom) } : {}),
+      ...(ready.details !== undefined ? { details: ready.details } : {}),
+      ...(ready.usage ? { usage: ready.usage } : {}),
+      ...(ready.fromHook ? { fromHook: true } : {}),
+    });
+    return entry as CompactionEntry;
+  } catch (error) {
+    throw new OutcomeSignal({ failure: { reason: "append_failed", message: `Appending the compaction failed: ${message(error)}` } });
+  }
+}
+
+const toOutcome = (error: unknown): CompactionOutcome => {
+  if (error instanceof OutcomeSignal) {
+    const value = error.value;
+    return "cancelled" in value ? { status: "cancelled", reason: value.cancelled } : { status: "failed", ...value.failure };
+  }
+  return { status: "failed", reason: "summary_failed", message: message(error) };
+};
+
+/** The compaction state machine (see the module contract). */
+export const compactionMachine = setup({
+  types: {
+    context: {} as Context,
+    input: {} as CompactionInput,
+    output: {} as CompactionOutcome,
+    events: {} as { type: "ABORT" },
+    emitted: {} as
+      | { type: "compaction.started"; reason: CompactionReason }
+      | { type: "compaction.appended"; entry: CompactionEntry; fromHook: boolean }
+      | { type: "compaction.cancelled"; reason: "aborted" | "hook" }
+      | { type: "compaction.failed"; reason: CompactionFailureReason; message: string },
+  },
+  actors: {
+    prepare: fromPromise<{ preparation: CompactionPreparation; ready?: Ready }, CompactionInput>(({ input, signal }) => prepareStep(input, signal)),
+    summarize: fromPromise<Ready, { input: CompactionInput; preparation: CompactionPreparation }>(({ input, signal }) =>
+      summarizeStep(input.input, input.preparation, signal),
+    ),
+    append: fromPromise<CompactionEntry, { input: CompactionInput; preparation: CompactionPreparation; ready: Ready }>(({ input }) =>
+      appendStep(input.input, input.preparation, input.ready),
+    ),
+  },
+  guards: {
+    isCancel: (_, params: { error: unknown }) => params.error instanceof OutcomeSignal && "cancelled" in params.error.value,
+  },
+  actions: {
+    fail: assign({ outcome: (_, params: { error: unknown }) => toOutcome(params.error) }),
+  },
+}).createMachine({
+  id: "compaction",
+  context: ({ input }) => ({ input }),
+  initial: "preparing",
+  entry: emit(({ context }) => ({ type: "compaction.started" as const, reason: context.input.reason })),
+  states: {
+    preparing: {
+      invoke: {
+        src: "prepare",
+        input: ({ context }) => context.input,
+        onDone: [
+          {
+            guard: ({ event }) => event.output.ready !== undefined,
+            target: "appending",
+            actions: assign({ preparation: ({ event }) => event.output.preparation, ready: ({ event }) => event.output.ready }),
+          },
+          { target: "summarizing", actions: assign({ preparation: ({ event }) => event.output.preparation }) },
+        ],
+        onError: [
+          { guard: { type: "isCancel", params: ({ event }) => ({ error: event.error }) }, target: "cancelled", actions: { type: "fail", params: ({ event }) => ({ error: event.error }) } },
+          { target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: event.error }) } },
+        ],
+      },
+      on: { ABORT: { target: "cancelled", actions: assign({ outcome: { status: "cancelled", reason: "aborted" } }) } },
+    },
+    summarizing: {
+      invoke: {
+        src: "summarize",
+        input: ({ context }) => ({ input: context.input, preparation: context.preparation! }),
+        onDone: { target: "appending", actions: assign({ ready: ({ event }) => event.output }) },
+        onError: [
+          { guard: { type: "isCancel", params: ({ event }) => ({ error: event.error }) }, target: "cancelled", actions: { type: "fail", params: ({ event }) => ({ error: event.error }) } },
+          { target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: event.error }) } },
+        ],
+      },
+      on: { ABORT: { target: "cancelled", actions: assign({ outcome: { status: "cancelled", reason: "aborted" } }) } },
+    },
+    appending: {
+      invoke: {
+        src: "append",
+        input: ({ context }) => ({ input: context.input, preparation: context.preparation!, ready: context.ready! }),
+        onDone: {
+          target: "appended",
+          actions: assign({
+            outcome: ({ context, event }) => ({ status: "appended" as const, entry: event.output, fromHook: context.ready!.fromHook, preparation: context.preparation! }),
+          }),
+        },
+        onError: [
+          { guard: { type: "isCancel", params: ({ event }) => ({ error: event.error }) }, target: "cancelled", actions: { type: "fail", params: ({ event }) => ({ error: event.error }) } },
+          { target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: event.error }) } },
+        ],
+      },
+    },
+    appended: {
+      type: "final",
+      entry: emit(({ context }) => {
+        const outcome = context.outcome as Extract<CompactionOutcome, { status: "appended" }>;
+        return { type: "compaction.appended" as const, entry: outcome.entry, fromHook: outcome.fromHook };
+      }),
+    },
+    cancelled: {
+      type: "final",
+      entry: emit(({ context }) => ({
+        type: "compaction.cancelled" as const,
+        reason: (context.outcome as Extract<CompactionOutcome, { status: "cancelled" }>).reason,
+      })),
+    },
+    failed: {
+      type: "final",
+      entry: emit(({ context }) => {
+        const outcome = context.outcome as Extract<CompactionOutcome, { status: "failed" }>;
+        return { type: "compaction.failed" as const, reason: outcome.reason, message: outcome.message };
+      }),
+    },
+  },
+  output: ({ context }) => context.outcome!,
+});
