@@ -77,7 +77,11 @@ export function pairingProblems(messages: readonly AgentMessage[]): string[] {
     if (message.role === "assistant") {
       for (const id of open) problems.push(`call ${id} has no result before the next assistant`);
       open.clear();
-      for (const block of message.content) if (block.type === "toolCall") open.add(block.id), seen.add(block.id);
+      for (const block of message.content) {
+        if (block.type !== "toolCall") continue;
+        open.add(block.id);
+        seen.add(block.id);
+      }
     } else if (message.role === "toolResult") {
       if (!open.has(message.toolCallId)) problems.push(`result ${message.toolCallId} has no preceding call${seen.has(message.toolCallId) ? " (duplicate)" : ""}`);
       open.delete(message.toolCallId);
