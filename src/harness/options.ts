@@ -26,6 +26,7 @@ import type { ModelClient } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
 import type { QueueMode, RetrySettings } from "../machines/agent-types.ts";
 import type { Skill } from "../adapters/skills/types.ts";
+import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
 import type { EventLog } from "../store/event-log.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import type { HarnessHooks } from "./hook-types.ts";
@@ -52,18 +53,10 @@ export interface ModelEntry extends ModelInfo {
   model: AiSdkLanguageModel | ModelClient;
 }
 
-/** A prompt template as the harness uses it (structurally the template loader's type). */
-export interface PromptTemplateLike {
-  name: string;
-  /** The body, with `$1`, `$@`, … placeholders. */
-  content: string;
-  description?: string;
-}
-
 /** Skills and prompt templates, loaded or to be loaded. */
 export interface HarnessResources {
   skills?: Skill[];
-  promptTemplates?: PromptTemplateLike[];
+  promptTemplates?: PromptTemplate[];
   /** Directories to load skills from with `loadSkills` (added after `skills`). */
   skillPaths?: string[];
   /** Files or directories to load templates from with `loadPromptTemplates` (added after `promptTemplates`). */

@@ -34,7 +34,7 @@ describe("validateHarnessOptions", () => {
         followUpMode: "one-at-a-time",
         toolContext: (call: { toolName: string }) => call.toolName,
         hooks: { toolCall: () => undefined, context: [() => undefined] },
-        resources: { skills: [], promptTemplates: [{ name: "review", content: "Review $1" }] },
+        resources: { skills: [], promptTemplates: [{ name: "review", content: "Review $1", description: "Review", filePath: "/p/review.md", frontmatter: {} }] },
       }),
     ).not.toThrow();
   });
