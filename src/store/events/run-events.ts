@@ -21,19 +21,34 @@ const runId = z.string().min(1);
 export const runStartedSchema = z.object({
   runId,
   kind: z.enum(["prompt", "continue"]),
-  model: z.object({ provider: z.string(), modelId: z.string() }).optional(),
+  model: z.object({ provider: z.string(), modelId: z.string(), api: z.string().optional() }).optional(),
 });
 export const runFinishedSchema = z.object({ runId, turns: z.number().int() });
-export const runFailedSchema = z.object({ runId, error: z.string() });
+export const runFailedSchema = z.object({
+  runId,
+  error: z.string(),
+  /** Stable code when the failure is an Arbor error (e.g. `EXPECTED_VERSION_CONFLICT`). */
+  code: z.string().optional(),
+});
 export const runAbortedSchema = z.object({ runId, reason: z.string().optional() });
-export const runInterruptedSchema = z.object({ runId, reason: z.string() });
+export const runInterruptedSchema = z.object({
+  runId,
+  reason: z.string(),
+  /** Tool calls that got a synthetic "interrupted" result during recovery. */
+  interruptedToolCallIds: z.array(z.string()).optional(),
+  /** The entry of the partial assistant message closed as aborted during recovery. */
+  closedMessageEntryId: z.string().optional(),
+});
 
 export const turnStartedSchema = z.object({ runId, turnId: z.string(), index: z.number().int() });
 export const turnEndedSchema = z.object({
   runId,
   turnId: z.string(),
   index: z.number().int(),
+  /** Tool calls whose results this turn produced, in the assistant's call order. */
   toolCallIds: z.array(z.string()),
+  /** Stop reason of the turn's assistant message, when there was one. */
+  stopReason: z.string().optional(),
 });
 
 const role = z.enum(["user", "assistant", "toolResult", "custom", "bashExecution"]);
@@ -49,10 +64,17 @@ export const messageDeltaSchema = z.object({
 export const messageEndedSchema = z.object({
   messageId: z.string(),
   role,
-  /** The entry holding the finished message. */
-  entryId: z.string(),
+  /** The entry holding the finished message; absent when the message was discarded. */
+  entryId: z.string().optional(),
   stopReason: z.string().optional(),
+  errorMessage: z.string().optional(),
+  /** Usage of this model call (assistant only; counts null when unknown). */
   usage: usageSchema.optional(),
+  /**
+   * True when the message was NOT appended to the session: a failed attempt that
+   * is retried (its deltas stay in the log, the retry's message supersedes it).
+   */
+  discarded: z.boolean().optional(),
 });
 
 export const toolStartedSchema = z.object({ toolCallId: z.string(), toolName: z.string() });
@@ -61,7 +83,7 @@ export const toolFinishedSchema = z.object({
   toolCallId: z.string(),
   toolName: z.string(),
   isError: z.boolean(),
-  outcome: z.enum(["succeeded", "failed", "aborted", "timed_out", "blocked", "invalid", "not_found", "skipped"]),
+  outcome: z.enum(["succeeded", "failed", "aborted", "timed_out", "blocked", "invalid", "not_found", "skipped", "interrupted"]),
   /** Wall time of execution in ms. */
   durationMs: z.number().nonnegative(),
   /** The entry holding the tool result. */
@@ -82,6 +104,7 @@ export const retryScheduledSchema = z.object({
   status: z.number().int().optional(),
 });
 export const retryStartedSchema = z.object({ attempt: z.number().int() });
+
 export const retryFinishedSchema = z.object({ attempt: z.number().int(), success: z.boolean(), error: z.string().optional() });
 
 export const hookAppliedSchema = z.object({ hook: z.string(), changes: z.array(z.string()) });

@@ -1,0 +1,385 @@
+/**
+ * `createAgent`: the agent actor system of one session, behind the {@link Agent} API
+ * of `agent-types.ts`.
+ *
+ * Contract (ours; loop semantics pi 0.73.1's, `../shared/reference/pi-behaviour.md` §1):
+ * - one agent actor per session; `prompt()` while a run is preparing or active throws
+ *   `SessionBusyError` synchronously; `continue()` rejects with `InvalidStateError` when
+ *   there is nothing to continue from (empty session, or a finished assistant reply and
+ *   empty queues); a trailing error/aborted assistant can be continued (the model adapter
+ *   drops it from the request, so the call is a retry);
+ * - crash recovery (`recoverSession`) runs once when the agent is created; every run
+ *   waits for it;
+ * - every logged event goes through ONE session writer (group commit per tick);
+ *   `prompt()` / `continue()` resolve after the run's events are committed, with the
+ *   run's outcome; they never reject for provider or tool failures (errors are data);
+ * - a refused append (another process wrote to the session) fails the run with the
+ *   conflict's message and code, and nothing more is written;
+ * - `events$` is the session's logged events, catch-up then live; `runEvents$` the
+ *   events this agent commits from now on; `state$` replays the current snapshot then changes;
+ * - `setModel` / `setThinkingLevel` / `setTools(…, names)` take effect at the next model
+ *   call and are persisted (`model_change`, `thinking_level_change`, `active_tools_change`)
+ *   at once when idle, else when the run settles (never inside a tool batch).
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({ session, model, tools: [echo] });
+ * const outcome = await agent.prompt("hello");
+ * agent.events$.pipe(filter((event) => event.type === "tool.finished")).subscribe(console.log);
+ * ```
+ */
+import { v7 as uuidv7 } from "uuid";
+import { BehaviorSubject, Subject, type Observable } from "rxjs";
+import { createActor, fromCallback, fromPromise } from "xstate";
+import { convertToLlm } from "../core/convert-to-llm.ts";
+import { ArborError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
+import type { AgentMessage, AssistantMessage, ThinkingLevel } from "../core/messages.ts";
+import type { ModelClient, ModelRequest, ModelStreamEvent } from "../core/model-stream.ts";
+import type { AgentTool } from "../core/tools.ts";
+import type { NewEvent, StoredEvent } from "../store/event-log.ts";
+import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "./agent-types.ts";
+import { agentMachine, drainCount, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
+import { emptyAssistant, errorMessageOf, toAgentMessages } from "./loop-messages.ts";
+import { resolveRetrySettings } from "./loop-retry.ts";
+import type { ToolRuntime } from "./loop-tools.ts";
+import { recoverSession } from "./recovery.ts";
+import { entryEvent } from "./run-records.ts";
+import { runMachine, type ModelCallInput, type RunEvent, type RunOutput } from "./run.machine.ts";
+import { createSessionWriter } from "./session-writer.ts";
+import { provideToolRuntime, toolExecutionMachine } from "./tool-execution.machine.ts";
+
+/**
+ * Creates the agent of `options.session` (see the module contract). Never throws;
+ * recovery failures surface as the rejection of the first `prompt()`/`continue()`.
+ *
+ * @example
+ * ```ts
+ * const agent = createAgent({ session, model: createAiSdkModelClient(languageModel, info) });
+ * await agent.prompt("list the files");
+ * ```
+ */
+export function createAgent(options: AgentOptions): Agent {
+  const { session } = options;
+  const hooks = options.hooks ?? {};
+  const retry = resolveRetrySettings(options.retry);
+  let model: ModelClient = options.model;
+  let tools = new Map<string, AgentTool<any, any, any>>((options.tools ?? []).map((tool) => [tool.name, tool]));
+  let activeToolNames: string[] | null = options.activeToolNames ?? session.view.buildContext().activeToolNames;
+  let thinkingLevel: ThinkingLevel = options.thinkingLevel ?? session.view.buildContext().thinkingLevel;
+  let lastError: string | undefined;
+  const deferredSettings: NewEvent[] = [];
+  const committed$ = new Subject<StoredEvent>();
+  const settled = new Map<string, { resolve: (outcome: RunOutcome) => void; reject: (error: unknown) => void }>();
+
+  const modelInfo = () => ({ provider: model.provider, modelId: model.modelId, api: model.api });
+  const activeTools = () => [...tools.values()].filter((tool) => activeToolNames === null || activeToolNames.includes(tool.name));
+
+  // eslint-disable-next-line prefer-const -- assigned once the machine is built; the writer reports to it.
+  let actor: ReturnType<typeof createActor<typeof agentMachine>> | undefined;
+  const writer = createSessionWriter({
+    session,
+    onError: (error) => {
+      const code = ArborError.isInstance(error) ? error.code : undefined;
+      actor?.send({
+        type: "WRITER.FAILED",
+        error: `The session log refused a write, so the run stopped and wrote nothing more: ${errorMessageOf(error)}`,
+        code,
+      });
+    },
+    onCommitted: (events) => {
+      for (const event of events) committed$.next(event);
+    },
+  });
+  const record = (_: unknown, params: { events: NewEvent[] }) => {
+    writer.push(...params.events);
+    scheduleState();
+  };
+
+  const runtime: ToolRuntime = {
+    getTool: (name) => (activeToolNames === null || activeToolNames.includes(name) ? tools.get(name) : undefined),
+    hooks,
+    toolContext: (call) =>
+      typeof options.toolContext === "function" ? (options.toolContext as (c: typeof call) => unknown)(call) : options.toolContext,
+  };
+
+  const buildRequest = async (messages: AgentMessage[], signal: AbortSignal): Promise<ModelRequest> => {
+    let context = messages;
+    if (hooks.transformContext) context = await hooks.transformContext(context, signal);
+    const llm = hooks.convertToLlm ? await hooks.convertToLlm(context) : convertToLlm(context);
+    let request: ModelRequest = {
+      ...options.requestDefaults,
+      messages: llm,
+      tools: activeTools().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })),
+      thinkingLevel,
+    };
+    if (options.systemPrompt !== undefined) request.systemPrompt = options.systemPrompt;
+    if (hooks.beforeModelCall) request = await hooks.beforeModelCall(request);
+    return request;
+  };
+
+  const failedStream = (message: string, aborted: boolean): ModelStreamEvent => ({
+    type: "error",
+    message: { ...emptyAssistant(modelInfo()), stopReason: aborted ? "aborted" : "error", errorMessage: message },
+    error: { retryable: false },
+  });
+
+  const modelCall = fromCallback<RunEvent, ModelCallInput>(({ input, sendBack }) => {
+    const controller = new AbortController();
+    let live = true;
+    const send = (event: ModelStreamEvent) => {
+      if (live) sendBack({ type: "MODEL.EVENT", event });
+    };
+    void (async () => {
+      try {
+        const request = await buildRequest(input.messages, controller.signal);
+        let terminal = false;
+        for await (const event of model.stream(request, { signal: controller.signal })) {
+          if (!live) return;
+          send(event);
+          if (event.type === "done" || event.type === "error") {
+            terminal = true;
+            break;
+          }
+        }
+        if (!terminal) send(failedStream("The model stream ended without a done or error event.", controller.signal.aborted));
+      } catch (error) {
+        send(failedStream(errorMessageOf(error), controller.signal.aborted));
+      }
+    })();
+    return () => {
+      live = false;
+      controller.abort(new Error("Request was aborted"));
+    };
+  });
+
+  const ready = recoverSession(session).then(() => undefined);
+  ready.catch(() => undefined);
+
+  const prepareRun = fromPromise<PrepareRunOutput, PrepareRunInput>(async ({ input }) => {
+    await ready;
+    const context = session.view.buildContext();
+    const base = {
+      runId: input.runId,
+      kind: input.kind,
+      messages: context.messages,
+      toolExecution: options.toolExecution ?? "parallel",
+      sequentialTools: [...tools.values()].filter((tool) => tool.executionMode === "sequential").map((tool) => tool.name),
+      retry,
+      model: modelInfo(),
+      hasBetweenTurns: hooks.betweenTurns !== undefined,
+      hasOverflowHook: hooks.onContextOverflow !== undefined,
+    } as const;
+    const settings: NewEvent[] = [];
+    const scope = { runId: input.runId };
+    if (!context.model || context.model.provider !== model.provider || context.model.modelId !== model.modelId) {
+      settings.push(entryEvent(scope, { type: "model_change", provider: model.provider, modelId: model.modelId }));
+    }
+    if (context.thinkingLevel !== thinkingLevel) {
+      settings.push(entryEvent(scope, { type: "thinking_level_change", thinkingLevel }));
+    }
+    if (settings.length) writer.push(...settings);
+    if (input.kind === "prompt") return { input: { ...base, prompts: input.prompts } };
+    const last = context.messages[context.messages.length - 1];
+    if (!last && input.steering.length === 0 && input.followUp.length === 0) {
+      throw new InvalidStateError("Cannot continue: the session has no messages to continue from.");
+    }
+    if (!last || (last.role === "assistant" && last.stopReason !== "error" && last.stopReason !== "aborted")) {
+      if (input.steering.length > 0) {
+        const count = drainCount(input.steering, input.steeringMode);
+        return {
+          input: { ...base, prompts: input.steering.slice(0, count), skipInitialSteering: true },
+          drained: { queue: "steering", count },
+        };
+      }
+      if (input.followUp.length > 0) {
+        const count = drainCount(input.followUp, input.followUpMode);
+        return { input: { ...base, prompts: input.followUp.slice(0, count) }, drained: { queue: "followUp", count } };
+      }
+      throw new InvalidStateError(
+        "Cannot continue from message role: assistant. The last reply is complete; prompt, steer or follow up instead.",
+      );
+    }
+    return { input: { ...base, prompts: [] } };
+  });
+
+  const runLogic = runMachine.provide({
+    actions: { record },
+    actors: {
+      modelCall,
+      tool: provideToolRuntime(toolExecutionMachine, runtime),
+      betweenTurns: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[]; lastAssistant: AssistantMessage }>(
+        async ({ input, signal }) => {
+          await writer.flush();
+          return hooks.betweenTurns?.({ messages: input.messages, lastAssistant: input.lastAssistant, signal });
+        },
+      ),
+      contextOverflow: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[] }>(async ({ input, signal }) => {
+        await writer.flush();
+        return hooks.onContextOverflow?.({ messages: input.messages, signal });
+      }),
+    },
+  });
+
+  actor = createActor(
+    agentMachine.provide({ actions: { record }, actors: { run: runLogic, prepareRun } }),
+    {
+      input: { steeringMode: options.steeringMode, followUpMode: options.followUpMode },
+      ...(options.inspect ? { inspect: options.inspect as never } : {}),
+    },
+  );
+
+  const state$ = new BehaviorSubject<AgentStateSnapshot>(snapshotOf());
+  let stateScheduled = false;
+  function scheduleState() {
+    if (stateScheduled) return;
+    stateScheduled = true;
+    queueMicrotask(() => {
+      stateScheduled = false;
+      state$.next(snapshotOf());
+    });
+  }
+  function snapshotOf(): AgentStateSnapshot {
+    const snapshot = actor?.getSnapshot();
+    const run = snapshot?.children.run?.getSnapshot() as
+      | { context?: { input: { runId: string }; partial?: AssistantMessage; batch?: { running: string[]; settled: string[] } }; value?: unknown }
+      | undefined;
+    const running = snapshot !== undefined && !snapshot.matches("idle");
+    const state: AgentStateSnapshot = {
+      status: running ? "running" : "idle",
+      pendingToolCalls: run?.context?.batch ? run.context.batch.running.filter((id) => !run.context!.batch!.settled.includes(id)) : [],
+      steeringQueue: snapshot?.context.steering ?? [],
+      followUpQueue: snapshot?.context.followUp ?? [],
+      thinkingLevel,
+      model: { provider: model.provider, modelId: model.modelId },
+    };
+    const runId = snapshot?.context.request?.runId;
+    if (running && runId) state.runId = runId;
+    if (run?.value === "streaming" && run.context?.partial) state.streamingMessage = run.context.partial;
+    if (lastError) state.errorMessage = lastError;
+    return state;
+  }
+
+  actor.on("agent.run_settled", ({ output }) => {
+    void finishRun(output);
+  });
+  actor.on("agent.run_rejected", ({ runId, error }) => {
+    const pending = settled.get(runId);
+    settled.delete(runId);
+    pending?.reject(error);
+    scheduleState();
+  });
+  actor.subscribe({ next: () => scheduleState(), error: () => undefined });
+  actor.start();
+
+  async function finishRun(output: RunOutput) {
+    if (deferredSettings.length) writer.push(...deferredSettings.splice(0));
+    await writer.flush();
+    lastError = output.status === "failed" ? output.error : undefined;
+    const outcome: RunOutcome = { runId: output.runId, status: output.status, messages: output.messages };
+    if (output.lastAssistant) outcome.lastAssistant = output.lastAssistant;
+    if (output.error) outcome.error = output.error;
+    const pending = settled.get(output.runId);
+    settled.delete(output.runId);
+    scheduleState();
+    pending?.resolve(outcome);
+  }
+
+  const isBusy = () => !actor!.getSnapshot().matches("idle");
+  const start = (event: { type: "PROMPT"; prompts: AgentMessage[] } | { type: "CONTINUE" }): Promise<RunOutcome> => {
+    const runId = uuidv7();
+    const promise = new Promise<RunOutcome>((resolve, reject) => settled.set(runId, { resolve, reject }));
+    actor!.send({ ...event, runId });
+    return promise;
+  };
+
+  const persistSetting = (entry: Record<string, unknown> & { type: string }) => {
+    const event = entryEvent({ runId: "settings" }, entry);
+    if (isBusy()) deferredSettings.push(event);
+    else writer.push(event);
+    return writer.flush();
+  };
+
+  const agent: Agent = {
+    sessionId: session.id,
+    prompt(input) {
+      if (isBusy()) {
+        throw new SessionBusyError("The agent is already running a prompt. Use steer() or followUp() to queue a message.");
+      }
+      return start({ type: "PROMPT", prompts: toAgentMessages(input) });
+    },
+    continue() {
+      if (isBusy()) {
+        return Promise.reject(new SessionBusyError("The agent is already running. Wait for it, or steer()/followUp()."));
+      }
+      return start({ type: "CONTINUE" });
+    },
+    steer(message) {
+      actor!.send({ type: "STEER", message: toAgentMessages(message)[0] });
+    },
+    followUp(message) {
+      actor!.send({ type: "FOLLOW_UP", message: toAgentMessages(message)[0] });
+    },
+    clearSteeringQueue() {
+      actor!.send({ type: "CLEAR", queue: "steering" });
+    },
+    clearFollowUpQueue() {
+      actor!.send({ type: "CLEAR", queue: "followUp" });
+    },
+    clearAllQueues() {
+      actor!.send({ type: "CLEAR", queue: "all" });
+    },
+    hasQueuedMessages() {
+      const context = actor!.getSnapshot().context;
+      return context.steering.length > 0 || context.followUp.length > 0;
+    },
+    abort(reason) {
+      actor!.send({ type: "ABORT", reason });
+    },
+    async waitForIdle() {
+      while (isBusy() || settled.size > 0) {
+        await new Promise<void>((resolve) => {
+          const subscription = state$.subscribe((state) => {
+            if (state.status === "idle") {
+              queueMicrotask(() => subscription.unsubscribe());
+              resolve();
+            }
+          });
+        });
+        if (settled.size > 0) await new Promise((resolve) => setImmediate(resolve));
+      }
+      await writer.flush();
+    },
+    getState: () => snapshotOf(),
+    state$: state$.asObservable(),
+    events$: session.events$(),
+    runEvents$: committed$.asObservable() as Observable<StoredEvent>,
+    async setModel(next) {
+      model = next;
+      scheduleState();
+      await persistSetting({ type: "model_change", provider: next.provider, modelId: next.modelId });
+    },
+    async setThinkingLevel(level) {
+      thinkingLevel = level;
+      scheduleState();
+      await persistSetting({ type: "thinking_level_change", thinkingLevel: level });
+    },
+    async setTools(next, names) {
+      tools = new Map(next.map((tool) => [tool.name, tool]));
+      if (names !== undefined) {
+        activeToolNames = names;
+        await persistSetting({ type: "active_tools_change", toolNames: names });
+      }
+    },
+    async dispose() {
+      if (isBusy()) {
+        actor!.send({ type: "ABORT", reason: "The agent was disposed." });
+        await agent.waitForIdle();
+      }
+      await writer.flush();
+      actor!.stop();
+      state$.complete();
+      committed$.complete();
+    },
+  };
+  return agent;
+}

@@ -1,0 +1,155 @@
+/**
+ * Message builders of the agent loop: prompt normalization, the texts of the
+ * synthetic tool results the loop writes, and the final aborted/error assistant
+ * messages.
+ *
+ * Contract (texts ours unless marked pi; pi-behaviour.md §1.4, §1.7):
+ * - every synthetic tool result is `isError: true` and says plainly whether the
+ *   tool ran; `details.arbor` names the reason (`not_found`, `invalid`, `blocked`,
+ *   `aborted`, `skipped`, `timed_out`, `length`, `interrupted`, `failed`);
+ * - builders are pure apart from `Date.now()` timestamps (epoch ms); they never throw.
+ *
+ * @example
+ * ```ts
+ * const result = syntheticToolResult(call, "skipped", "the run was aborted before it started");
+ * ```
+ */
+import type { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, UserMessage } from "../core/messages.ts";
+import { unknownUsage } from "../core/messages.ts";
+import type { ToolResult } from "../core/tools.ts";
+
+/** Why the loop wrote a tool result itself (or how the tool ended). */
+export type ToolOutcome =
+  | "succeeded"
+  | "failed"
+  | "aborted"
+  | "timed_out"
+  | "blocked"
+  | "invalid"
+  | "not_found"
+  | "skipped"
+  | "interrupted";
+
+/**
+ * Normalizes a `prompt()`/`steer()` input to agent messages: a string becomes a
+ * user message with one text block (pi's shape).
+ *
+ * @example
+ * ```ts
+ * toAgentMessages("hi"); // [{ role: "user", content: [{ type: "text", text: "hi" }], timestamp }]
+ * ```
+ */
+export function toAgentMessages(input: string | AgentMessage | AgentMessage[]): AgentMessage[] {
+  if (typeof input === "string") return [userText(input)];
+  return Array.isArray(input) ? input : [input];
+}
+
+/** A user message with one text block. */
+export function userText(text: string): UserMessage {
+  return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
+}
+
+/** The tool calls of an assistant message, in content (source) order. */
+export function toolCallsOf(message: AssistantMessage | undefined): ToolCall[] {
+  if (!message) return [];
+  return message.content.filter((block): block is ToolCall => block.type === "toolCall");
+}
+
+/** A tool result message for `call` from a tool's {@link ToolResult}. */
+export function toolResultMessage(call: ToolCall, result: ToolResult, isError: boolean): ToolResultMessage {
+  const message: ToolResultMessage = {
+    role: "toolResult",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: result.content,
+    isError,
+    timestamp: Date.now(),
+  };
+  if (result.details !== undefined) message.details = result.details;
+  return message;
+}
+
+/** An error tool result with one text block; `details.arbor` records the reason. */
+export function errorToolResult(call: ToolCall, text: string, reason: ToolOutcome, details?: unknown): ToolResultMessage {
+  return {
+    role: "toolResult",
+    toolCallId: call.id,
+    toolName: call.name,
+    content: [{ type: "text", text }],
+    details: details === undefined ? { arbor: reason } : details,
+    isError: true,
+    timestamp: Date.now(),
+  };
+}
+
+/** Text of the result of a call to a tool that does not exist. Source: pi (exact). */
+export function notFoundText(name: string): string {
+  return `Tool ${name} not found`;
+}
+
+/** Text of the default block reason. Source: pi (exact). */
+export const BLOCKED_TEXT = "Tool execution was blocked";
+
+/** Text of the result of a tool call the loop did not run because the output hit the token limit (ours). */
+export function lengthStopText(call: ToolCall): string {
+  return (
+    `Tool call "${call.name}" was not executed: the response stopped at the output token limit ` +
+    `(stopReason "length"), so its arguments may be truncated. Retry with a shorter call.`
+  );
+}
+
+/** Text of the result of a running tool that the run's abort stopped (ours). */
+export function abortedText(call: ToolCall, reason?: string): string {
+  return `Tool "${call.name}" was aborted while running${reason ? ` (${reason})` : ""}; it did not complete.`;
+}
+
+/** Text of the result of a tool call that never started because the run was aborted (ours, pi #8935). */
+export function skippedText(call: ToolCall, reason?: string): string {
+  return `Tool "${call.name}" did not run: the run was aborted${reason ? ` (${reason})` : ""} before it started.`;
+}
+
+/** Text of the result of a tool that exceeded its `timeoutMs` (ours). */
+export function timedOutText(call: ToolCall, timeoutMs: number): string {
+  return `Tool "${call.name}" timed out after ${timeoutMs} ms and was aborted; it did not complete.`;
+}
+
+/** Text of the synthetic result written by crash recovery (ours). */
+export function interruptedText(call: ToolCall): string {
+  return (
+    `Tool "${call.name}" was interrupted and did not complete: the process running it stopped. ` +
+    `It was not re-run; check its effects before relying on them.`
+  );
+}
+
+/** The message of an unknown thrown value. */
+export function errorMessageOf(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  if (typeof error === "string") return error;
+  try {
+    return JSON.stringify(error) ?? String(error);
+  } catch {
+    return String(error);
+  }
+}
+
+/** An empty assistant message for `model` (used when a stream never started). */
+export function emptyAssistant(model: { provider: string; modelId: string; api: string }): AssistantMessage {
+  return {
+    role: "assistant",
+    content: [],
+    api: model.api,
+    provider: model.provider,
+    model: model.modelId,
+    usage: unknownUsage(),
+    stopReason: "stop",
+    timestamp: Date.now(),
+  };
+}
+
+/**
+ * Closes a (possibly partial) assistant message as aborted, keeping its content.
+ * Default errorMessage "Request was aborted" (pi-ai's text).
+ */
+export function abortedAssistant(partial: AssistantMessage, reason?: string): AssistantMessage {
+  return { ...partial, content: [...partial.content], stopReason: "aborted", errorMessage: reason ?? "Request was aborted" };
+}

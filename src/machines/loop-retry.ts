@@ -1,0 +1,55 @@
+/**
+ * Retry policy of the run actor for failed model calls.
+ *
+ * Contract (pi's auto-retry schedule, `../shared/reference/pi-behaviour.md` §1.8; caps ours):
+ * - only errors the adapter marks `retryable` (429, 5xx, overloaded, connection
+ *   reset, timeouts) are retried, at most `maxRetries` times per model call;
+ * - backoff for attempt n (1-based) is `baseDelayMs · 2^(n−1)`, capped at `maxDelayMs` (ms);
+ * - a server-requested delay (`retryAfterMs`, from Retry-After / retry-after-ms) is
+ *   honoured when it is longer than the backoff; one above `maxDelayMs` is not
+ *   waited for: the call fails at once with a message naming the requested delay (pi's rule);
+ * - context-overflow errors are never retried here (compaction handles them).
+ *
+ * @example
+ * ```ts
+ * const decision = retryDecision({ retryable: true, status: 503 }, 1, resolveRetrySettings({}));
+ * if (decision.retry) setTimeout(again, decision.delayMs);
+ * ```
+ */
+import type { ModelErrorInfo } from "../core/model-stream.ts";
+import type { RetrySettings } from "./agent-types.ts";
+
+/** Defaults: 3 retries, 2000 ms base, 60000 ms cap (pi's). */
+export const DEFAULT_RETRY_SETTINGS: RetrySettings = { maxRetries: 3, baseDelayMs: 2000, maxDelayMs: 60_000 };
+
+/** Fills defaults and clamps negative values to 0. */
+export function resolveRetrySettings(partial: Partial<RetrySettings> | undefined): RetrySettings {
+  const merged = { ...DEFAULT_RETRY_SETTINGS, ...partial };
+  return {
+    maxRetries: Math.max(0, Math.floor(merged.maxRetries)),
+    baseDelayMs: Math.max(0, merged.baseDelayMs),
+    maxDelayMs: Math.max(0, merged.maxDelayMs),
+  };
+}
+
+/** Whether to retry attempt `attempt` (1-based: the first retry is 1), and after how long. */
+export type RetryDecision = { retry: true; delayMs: number } | { retry: false; reason: string };
+
+/** Decides one retry (see the module contract). Pure. */
+export function retryDecision(error: ModelErrorInfo, attempt: number, settings: RetrySettings): RetryDecision {
+  if (!error.retryable || error.contextOverflow) return { retry: false, reason: "not retryable" };
+  if (attempt > settings.maxRetries) {
+    return { retry: false, reason: `gave up after ${settings.maxRetries} retries` };
+  }
+  const backoff = Math.min(settings.maxDelayMs, settings.baseDelayMs * 2 ** (attempt - 1));
+  if (error.retryAfterMs !== undefined) {
+    if (error.retryAfterMs > settings.maxDelayMs) {
+      return {
+        retry: false,
+        reason: `the server asked to wait ${error.retryAfterMs} ms, more than the maximum retry delay of ${settings.maxDelayMs} ms`,
+      };
+    }
+    return { retry: true, delayMs: Math.max(backoff, error.retryAfterMs) };
+  }
+  return { retry: true, delayMs: backoff };
+}

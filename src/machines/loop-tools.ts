@@ -1,0 +1,147 @@
+/**
+ * The side effects of one tool call, used by the tool-execution machine's actors:
+ * preparation (lookup, prepareArguments, validation, beforeToolCall), execution
+ * (with updates, abort and timeout) and finalization (afterToolCall).
+ *
+ * Contract (pi's semantics, `../shared/reference/pi-behaviour.md` §1.4; ours where marked):
+ * - `prepareToolCall` never throws: every failure is a {@link PrepareOutcome} of kind
+ *   `not_found` (pi text "Tool <name> not found"), `invalid` (the validator's message,
+ *   or a throw in `prepareArguments`), or `blocked` (the hook's reason, default
+ *   "Tool execution was blocked"; a throw in the hook blocks with its message);
+ *   arguments replaced by `beforeToolCall` are NOT re-validated (pi);
+ * - `finalizeToolResult` applies `afterToolCall` field by field (each present field
+ *   replaces the original); a throw makes the result an error carrying the message (pi 0.73);
+ * - every hook receives the AbortSignal of the call.
+ *
+ * @example
+ * ```ts
+ * const prepared = await prepareToolCall(runtime, { toolCall, assistantMessage }, signal);
+ * if (prepared.kind === "ready") await tool.execute(prepared.args, context);
+ * ```
+ */
+import type { AssistantMessage, ToolCall } from "../core/messages.ts";
+import type { AgentTool, ToolResult } from "../core/tools.ts";
+import type { LoopHooks } from "./agent-types.ts";
+import { BLOCKED_TEXT, errorMessageOf, notFoundText } from "./loop-messages.ts";
+
+/** What the tool actors need from the agent: the live tool set, hooks and tool context. */
+export interface ToolRuntime {
+  getTool(name: string): AgentTool<any, any, any> | undefined;
+  readonly hooks: LoopHooks;
+  toolContext(call: { toolCallId: string; toolName: string }): unknown;
+}
+
+/** Input of one tool call's preparation. */
+export interface PrepareInput {
+  toolCall: ToolCall;
+  assistantMessage: AssistantMessage;
+}
+
+/** The outcome of preparation. `hookChanged` lists what beforeToolCall changed (for `hook.applied`). */
+export type PrepareOutcome =
+  | { kind: "ready"; args: Record<string, unknown>; timeoutMs?: number; hookChanged: string[] }
+  | { kind: "not_found"; message: string }
+  | { kind: "invalid"; message: string }
+  | { kind: "blocked"; message: string; hookError?: string };
+
+/** Prepares one call (see the module contract). Never throws. */
+export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput, signal: AbortSignal): Promise<PrepareOutcome> {
+  const { toolCall } = input;
+  const tool = runtime.getTool(toolCall.name);
+  if (!tool) return { kind: "not_found", message: notFoundText(toolCall.name) };
+  let args: unknown = toolCall.arguments;
+  try {
+    if (tool.prepareArguments) args = tool.prepareArguments(args);
+    const validation = tool.validate(args);
+    if (!validation.ok) return { kind: "invalid", message: validation.message };
+    args = validation.value;
+  } catch (error) {
+    return { kind: "invalid", message: errorMessageOf(error) };
+  }
+  const hookChanged: string[] = [];
+  if (runtime.hooks.beforeToolCall) {
+    try {
+      const decision = await runtime.hooks.beforeToolCall(
+        {
+          toolCallId: toolCall.id,
+          toolName: toolCall.name,
+          args: args as Record<string, unknown>,
+          assistantMessage: input.assistantMessage,
+        },
+        signal,
+      );
+      if (decision?.block) return { kind: "blocked", message: decision.reason ?? BLOCKED_TEXT };
+      if (decision?.args) {
+        args = decision.args;
+        hookChanged.push("args");
+      }
+    } catch (error) {
+      const message = errorMessageOf(error);
+      return { kind: "blocked", message, hookError: message };
+    }
+  }
+  return { kind: "ready", args: args as Record<string, unknown>, timeoutMs: tool.timeoutMs, hookChanged };
+}
+
+/** Input of finalization: the raw result of execute (or of a throw). */
+export interface FinalizeInput {
+  toolCall: ToolCall;
+  args: Record<string, unknown>;
+  result: ToolResult;
+  isError: boolean;
+}
+
+/** A finalized result, with the fields afterToolCall changed (for `hook.applied`) or its error. */
+export interface FinalizeOutput {
+  result: ToolResult;
+  isError: boolean;
+  hookChanged: string[];
+  hookError?: string;
+}
+
+/** Applies afterToolCall (see the module contract). Never throws. */
+export async function finalizeToolResult(runtime: ToolRuntime, input: FinalizeInput, signal: AbortSignal): Promise<FinalizeOutput> {
+  const hook = runtime.hooks.afterToolCall;
+  if (!hook) return { result: input.result, isError: input.isError, hookChanged: [] };
+  try {
+    const patch = await hook(
+      {
+        toolCallId: input.toolCall.id,
+        toolName: input.toolCall.name,
+        args: input.args,
+        result: input.result,
+        isError: input.isError,
+      },
+      signal,
+    );
+    if (!patch) return { result: input.result, isError: input.isError, hookChanged: [] };
+    const result: ToolResult = { ...input.result };
+    const hookChanged: string[] = [];
+    if (patch.content !== undefined) {
+      result.content = patch.content;
+      hookChanged.push("content");
+    }
+    if (patch.details !== undefined) {
+      result.details = patch.details;
+      hookChanged.push("details");
+    }
+    if (patch.terminate !== undefined) {
+      result.terminate = patch.terminate;
+      hookChanged.push("terminate");
+    }
+    let isError = input.isError;
+    if (patch.isError !== undefined) {
+      isError = patch.isError;
+      hookChanged.push("isError");
+    }
+    return { result, isError, hookChanged };
+  } catch (error) {
+    const message = errorMessageOf(error);
+    return {
+      result: { content: [{ type: "text", text: message }], details: input.result.details },
+      isError: true,
+      hookChanged: [],
+      hookError: message,
+    };
+  }
+}

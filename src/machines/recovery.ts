@@ -1,0 +1,202 @@
+/**
+ * Crash recovery of a session whose last run has no terminal event.
+ *
+ * Contract (ours; pi has no equivalent, `../shared/reference/pi-behaviour.md` §11.8):
+ * - a run is unfinished when its `run.started` has no later `run.finished | run.failed |
+ *   run.aborted | run.interrupted` for the same runId; only the LAST run is considered;
+ * - recovery appends, in ONE atomic append through the session (version-checked, so
+ *   it writes nothing when another writer got there first): a synthetic error result
+ *   for every tool call of the run without a result (text says the tool was interrupted,
+ *   did not complete and was not re-run; `details.arbor = "interrupted"`), the partial
+ *   assistant message rebuilt from its logged deltas and closed with stopReason
+ *   `aborted`, `turn.ended` for an open turn, then `run.interrupted`;
+ * - nothing is re-run and nothing is duplicated: a second call finds the terminal
+ *   event and does nothing (idempotent);
+ * - it assumes no live process still owns the run (a lease is not implemented);
+ * - errors (e.g. `ExpectedVersionConflictError`) are thrown to the caller.
+ *
+ * @example
+ * ```ts
+ * const report = await recoverSession(session);
+ * if (report.recovered) console.log(report.interruptedToolCallIds);
+ * ```
+ */
+import { firstValueFrom, takeWhile, toArray } from "rxjs";
+import type { SessionEntry } from "../core/entries.ts";
+import type { AssistantMessage, ThinkingContent, TextContent, ToolCall, ToolResultMessage } from "../core/messages.ts";
+import { unknownUsage } from "../core/messages.ts";
+import type { NewEvent, StoredEvent } from "../store/event-log.ts";
+import type { SessionHandle } from "../store/session-types.ts";
+import { errorToolResult, interruptedText, toolCallsOf } from "./loop-messages.ts";
+import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
+import { createSessionWriter } from "./session-writer.ts";
+
+/** What recovery did. */
+export interface RecoveryReport {
+  recovered: boolean;
+  runId?: string;
+  interruptedToolCallIds: string[];
+  closedMessageEntryId?: string;
+}
+
+const TERMINAL = new Set(["run.finished", "run.failed", "run.aborted", "run.interrupted"]);
+
+/** The text of the errorMessage of a partial assistant message closed by recovery. */
+export const INTERRUPTED_MESSAGE_TEXT = "Interrupted: the process stopped while this message was streaming; it is incomplete.";
+
+/** Reads the session stream up to the view's version. */
+export async function readSessionEvents(session: SessionHandle): Promise<StoredEvent[]> {
+  const target = session.view.version;
+  if (target <= 0) return [];
+  return firstValueFrom(session.events$().pipe(takeWhile((event) => event.version < target, true), toArray()));
+}
+
+interface Delta {
+  kind: "text" | "thinking" | "toolCall";
+  contentIndex: number;
+  delta: string;
+  toolCallId?: string;
+  toolName?: string;
+}
+
+function rebuildPartial(deltas: Delta[], model: { provider?: string; modelId?: string; api?: string }): AssistantMessage {
+  const blocks = new Map<number, { kind: Delta["kind"]; text: string; id?: string; name?: string }>();
+  for (const delta of deltas) {
+    const block = blocks.get(delta.contentIndex) ?? { kind: delta.kind, text: "" };
+    block.text += delta.delta;
+    block.id ??= delta.toolCallId;
+    block.name ??= delta.toolName;
+    blocks.set(delta.contentIndex, block);
+  }
+  const content: AssistantMessage["content"] = [];
+  for (const index of [...blocks.keys()].sort((a, b) => a - b)) {
+    const block = blocks.get(index)!;
+    if (block.kind === "text") content.push({ type: "text", text: block.text } satisfies TextContent);
+    else if (block.kind === "thinking") content.push({ type: "thinking", thinking: block.text } satisfies ThinkingContent);
+    else {
+      let args: Record<string, unknown> = {};
+      try {
+        const parsed: unknown = JSON.parse(block.text);
+        if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
+      } catch {
+        // Truncated arguments: kept empty; the call never ran and an aborted message is never sent to a model.
+      }
+      content.push({ type: "toolCall", id: block.id ?? `interrupted-${index}`, name: block.name ?? "unknown", arguments: args } satisfies ToolCall);
+    }
+  }
+  return {
+    role: "assistant",
+    content,
+    api: model.api ?? "unknown",
+    provider: model.provider ?? "unknown",
+    model: model.modelId ?? "unknown",
+    usage: unknownUsage(),
+    stopReason: "aborted",
+    errorMessage: INTERRUPTED_MESSAGE_TEXT,
+    timestamp: Date.now(),
+  };
+}
+
+/**
+ * Recovers the session's last unfinished run (see the module contract).
+ * Throws the append's error (e.g. `ExpectedVersionConflictError`) and writes nothing then.
+ */
+export async function recoverSession(session: SessionHandle): Promise<RecoveryReport> {
+  const events = await readSessionEvents(session);
+  let startIndex = -1;
+  for (let index = events.length - 1; index >= 0; index -= 1) {
+    if (events[index].type === "run.started") {
+      startIndex = index;
+      break;
+    }
+  }
+  if (startIndex < 0) return { recovered: false, interruptedToolCallIds: [] };
+  const started = events[startIndex].data as { runId: string; model?: { provider: string; modelId: string; api?: string } };
+  const runId = started.runId;
+  const tail = events.slice(startIndex + 1);
+  if (tail.some((event) => TERMINAL.has(event.type) && (event.data as { runId?: string }).runId === runId)) {
+    return { recovered: false, runId, interruptedToolCallIds: [] };
+  }
+
+  const openMessages = new Map<string, string>();
+  const deltas = new Map<string, Delta[]>();
+  const assistants: AssistantMessage[] = [];
+  const results = new Set<string>();
+  let openTurn: { turnId: string; index: number } | undefined;
+  for (const event of tail) {
+    const data = event.data as Record<string, unknown>;
+    switch (event.type) {
+      case "message.started":
+        openMessages.set(data.messageId as string, data.role as string);
+        break;
+      case "message.ended":
+        openMessages.delete(data.messageId as string);
+        deltas.delete(data.messageId as string);
+        break;
+      case "message.delta": {
+        const list = deltas.get(data.messageId as string) ?? [];
+        list.push(data as unknown as Delta);
+        deltas.set(data.messageId as string, list);
+        break;
+      }
+      case "turn.started":
+        openTurn = { turnId: data.turnId as string, index: data.index as number };
+        break;
+      case "turn.ended":
+        openTurn = undefined;
+        break;
+      case "entry.appended": {
+        const entry = (data as { entry: SessionEntry }).entry;
+        if (entry.type !== "message") break;
+        const message = (entry as { message: AssistantMessage | ToolResultMessage }).message;
+        if (message.role === "assistant" && message.stopReason !== "error" && message.stopReason !== "aborted") assistants.push(message);
+        if (message.role === "toolResult") results.add(message.toolCallId);
+        break;
+      }
+    }
+  }
+
+  const scope = { runId, turnId: openTurn?.turnId };
+  const writes: NewEvent[] = [];
+  const interruptedToolCallIds: string[] = [];
+  for (const assistant of assistants) {
+    for (const call of toolCallsOf(assistant)) {
+      if (results.has(call.id)) continue;
+      const entryId = createEntryId();
+      const messageId = createMessageId();
+      interruptedToolCallIds.push(call.id);
+      writes.push(
+        runEvent(scope, "tool.finished", { toolCallId: call.id, toolName: call.name, isError: true, outcome: "interrupted", durationMs: 0, entryId }),
+        runEvent(scope, "message.started", { messageId, role: "toolResult" }),
+        messageEntryEvent(scope, errorToolResult(call, interruptedText(call), "interrupted"), entryId),
+        runEvent(scope, "message.ended", { messageId, role: "toolResult", entryId }),
+      );
+    }
+  }
+  let closedMessageEntryId: string | undefined;
+  for (const [messageId, role] of openMessages) {
+    if (role !== "assistant") continue;
+    const message = rebuildPartial(deltas.get(messageId) ?? [], started.model ?? {});
+    closedMessageEntryId = createEntryId();
+    writes.push(
+      messageEntryEvent(scope, message, closedMessageEntryId),
+      runEvent(scope, "message.ended", { messageId, role: "assistant", entryId: closedMessageEntryId, stopReason: "aborted", errorMessage: INTERRUPTED_MESSAGE_TEXT, usage: message.usage }),
+    );
+  }
+  if (openTurn) {
+    writes.push(runEvent(scope, "turn.ended", { runId, turnId: openTurn.turnId, index: openTurn.index, toolCallIds: interruptedToolCallIds, stopReason: "aborted" }));
+  }
+  writes.push(
+    runEvent({ runId }, "run.interrupted", {
+      runId,
+      reason: "The process stopped before the run ended; recovered when the session was opened again.",
+      interruptedToolCallIds,
+      ...(closedMessageEntryId ? { closedMessageEntryId } : {}),
+    }),
+  );
+  const writer = createSessionWriter({ session });
+  writer.push(...writes);
+  await writer.flush();
+  if (writer.failure !== undefined) throw writer.failure;
+  return { recovered: true, runId, interruptedToolCallIds, ...(closedMessageEntryId ? { closedMessageEntryId } : {}) };
+}

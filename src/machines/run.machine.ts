@@ -1,0 +1,656 @@
+/**
+ * The run actor: one prompt's (or one continue's) agent loop.
+ *
+ * States (ours; order pi 0.73.1's, `../shared/reference/pi-behaviour.md` §1.3):
+ * `starting` (run.started, turn.started, the prompt messages) → `initialSteering`
+ * (one steering poll before the first model call) → `streaming` (one model call;
+ * `retrying` waits a backoff; `overflow` asks `onContextOverflow`) → `tools` (the
+ * batch, one tool-execution actor per call) → `turnEnding` (turn.ended) →
+ * `steering` poll → `followUp` poll when the run would stop → `betweenTurns` →
+ * `turnStarting` → `streaming` …; final states `done` | `failed` | `aborted` | `interrupted`.
+ *
+ * Contract:
+ * - every logged event is recorded through the `record` action, in transition order
+ *   (the session writer provides it); results are recorded the moment each tool settles;
+ * - tool-result `message.started/ended` follow pi: in a parallel batch they come after
+ *   the whole batch, in the assistant's call order; in a sequential batch right after each call;
+ * - abort reaches the model call and every running tool (their actors stop, their
+ *   signals fire); no tool starts and no model call is made after an abort (ours);
+ * - errors are data: a provider error ends the run `failed` with a persisted assistant
+ *   message (stopReason error); nothing is thrown; the output is a {@link RunOutput};
+ * - queues live in the parent (the agent): polls are `QUEUE.DRAIN` to the parent,
+ *   answered with `QUEUE.DRAINED`.
+ * Side effects are the keyed actors `modelCall`, `tool`, `betweenTurns`,
+ * `contextOverflow` and the action `record`, provided by `agent.ts`.
+ *
+ * @example
+ * ```ts
+ * const logic = runMachine.provide({ actors: { modelCall, tool, betweenTurns, contextOverflow }, actions: { record } });
+ * createActor(logic, { input }).start();
+ * ```
+ */
+import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } from "xstate";
+import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
+import type { ModelStreamEvent } from "../core/model-stream.ts";
+import type { NewEvent } from "../store/event-log.ts";
+import type { RetrySettings } from "./agent-types.ts";
+import { abortedAssistant, emptyAssistant, toolCallsOf } from "./loop-messages.ts";
+import { retryDecision } from "./loop-retry.ts";
+import { assistantEnded, createEntryId, createMessageId, messageEntryEvent, messageRecords, runEvent } from "./run-records.ts";
+import { toolExecutionMachine, type ToolParentEvent } from "./tool-execution.machine.ts";
+import {
+  batchRecords,
+  canSpawnNext,
+  initialBatch,
+  readyToExecute,
+  refuseLengthBatch,
+  settleInBatch,
+  skipUnspawned,
+  type ToolBatch,
+} from "./run-batch.ts";
+
+/** Input of the run actor. */
+export interface RunInput {
+  runId: string;
+  kind: "prompt" | "continue";
+  /** The context before this run (from the session). */
+  messages: AgentMessage[];
+  /** Messages this run appends first (the prompt, or drained queue messages on continue). */
+  prompts: AgentMessage[];
+  /** True when the prompts came from the steering queue (pi: then no initial steering poll). */
+  skipInitialSteering?: boolean;
+  toolExecution: "parallel" | "sequential";
+  /** Names of tools that declare `executionMode: "sequential"`. */
+  sequentialTools: string[];
+  retry: RetrySettings;
+  model: { provider: string; modelId: string; api: string };
+  /** Whether `betweenTurns` / `onContextOverflow` hooks exist. */
+  hasBetweenTurns?: boolean;
+  hasOverflowHook?: boolean;
+}
+
+/** How a run ended. */
+export interface RunOutput {
+  runId: string;
+  status: "done" | "failed" | "aborted" | "interrupted";
+  messages: AgentMessage[];
+  lastAssistant?: AssistantMessage;
+  error?: string;
+  code?: string;
+  turns: number;
+}
+
+/** Events the run actor accepts. */
+export type RunEvent =
+  | { type: "MODEL.EVENT"; event: ModelStreamEvent }
+  | { type: "QUEUE.DRAINED"; queue: "steering" | "followUp"; messages: AgentMessage[] }
+  | { type: "ABORT"; reason?: string }
+  | { type: "INTERRUPT"; reason: string }
+  | { type: "FAIL"; error: string; code?: string }
+  | ToolParentEvent;
+
+/** Events the run actor sends to its parent. */
+export type RunParentEvent = { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string };
+
+/** Input of the `modelCall` actor. */
+export interface ModelCallInput {
+  runId: string;
+  messages: AgentMessage[];
+}
+
+interface RunContext {
+  input: RunInput;
+  messages: AgentMessage[];
+  newMessages: AgentMessage[];
+  pending: AgentMessage[];
+  turnIndex: number;
+  turnId: string;
+  messageId: string;
+  started: boolean;
+  partial?: AssistantMessage;
+  assistant?: AssistantMessage;
+  lastAssistant?: AssistantMessage;
+  attempt: number;
+  retryDelayMs: number;
+  lastError?: { message: AssistantMessage; error: string };
+  overflowTried: boolean;
+  batch?: ToolBatch;
+  hasMoreToolCalls: boolean;
+  stopping?: { status: "aborted" | "interrupted" | "failed"; reason?: string; code?: string };
+}
+
+/** The `record` action by name (resolved against the provided implementation at run time). */
+const recordAction = (events: NewEvent[]) => ({ type: "record", params: { events } }) as never;
+
+const scope = (context: RunContext) => ({ runId: context.input.runId, turnId: context.turnId });
+
+const unprovidedCallback = fromCallback<RunEvent, ModelCallInput>(() => {
+  throw new Error('Actor "modelCall" is not provided.');
+});
+
+/** Appends messages to the context and records them (pi's message_start/message_end). */
+function injectMessages(context: RunContext, messages: AgentMessage[]) {
+  const events: NewEvent[] = [];
+  for (const message of messages) events.push(...messageRecords(message, scope(context)).events);
+  return {
+    events,
+    update: { messages: [...context.messages, ...messages], newMessages: [...context.newMessages, ...messages] },
+  };
+}
+
+/** The run machine (see the module contract). */
+export const runMachine = setup({
+  types: {
+    context: {} as RunContext,
+    events: {} as RunEvent,
+    input: {} as RunInput,
+    output: {} as RunOutput,
+  },
+  actors: {
+    modelCall: unprovidedCallback,
+    tool: toolExecutionMachine,
+    betweenTurns: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[]; lastAssistant: AssistantMessage }>(
+      async () => undefined,
+    ),
+    contextOverflow: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[] }>(async () => undefined),
+  },
+  actions: {
+    /** The writer's inlet: records events in order. Provided by the agent. */
+    record: (_, _params: { events: NewEvent[] }) => {},
+    settleTool: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== "TOOL.SETTLED" || !context.batch) return;
+      const { type: _type, ...settled } = event;
+      const folded = settleInBatch(context.batch, settled, scope(context));
+      enqueue.assign({ batch: folded.batch });
+      if (folded.events.length) enqueue(recordAction(folded.events));
+    }),
+    notePrepared: enqueueActions(({ context, event, enqueue }) => {
+      if (event.type !== "TOOL.PREPARED" || !context.batch || context.stopping) return;
+      const batch = context.batch;
+      if (batch.mode === "sequential") {
+        enqueue.sendTo(`tool:${event.toolCallId}`, { type: "EXECUTE" });
+        enqueue.assign({ batch: { ...batch, prepared: [...batch.prepared, event.toolCallId], running: [...batch.running, event.toolCallId] } });
+      } else {
+        enqueue.assign({ batch: { ...batch, prepared: [...batch.prepared, event.toolCallId] } });
+      }
+    }),
+    spawnNextTool: enqueueActions(({ context, enqueue }) => {
+      const batch = context.batch!;
+      const call = batch.calls[batch.spawned.length];
+      enqueue.assign({ batch: { ...batch, spawned: [...batch.spawned, call.id] } });
+      enqueue(recordAction([runEvent(scope(context), "tool.started", { toolCallId: call.id, toolName: call.name })]));
+      enqueue.spawnChild("tool", { id: `tool:${call.id}`, input: { toolCall: call, assistantMessage: batch.assistant } });
+    }),
+    executePrepared: enqueueActions(({ context, enqueue }) => {
+      const batch = context.batch!;
+      const ids = readyToExecute(batch);
+      if (!ids.length || context.stopping) return;
+      for (const id of ids) enqueue.sendTo(`tool:${id}`, { type: "EXECUTE" });
+      enqueue.assign({ batch: { ...batch, running: [...batch.running, ...ids] } });
+    }),
+    skipUnspawned: enqueueActions(({ context, enqueue }) => {
+      const folded = skipUnspawned(context.batch!, scope(context), context.stopping?.reason);
+      if (!folded.events.length) return;
+      enqueue.assign({ batch: folded.batch });
+      enqueue(recordAction(folded.events));
+    }),
+    refuseLengthToolCalls: enqueueActions(({ context, enqueue }) => {
+      const folded = refuseLengthBatch(initialBatch(context.assistant!, context.input), scope(context));
+      const { results, events, terminate } = batchRecords(folded.batch, scope(context));
+      enqueue.assign({
+        batch: folded.batch,
+        messages: [...context.messages, ...results],
+        newMessages: [...context.newMessages, ...results],
+        hasMoreToolCalls: !terminate,
+      });
+      enqueue(recordAction([...folded.events, ...events]));
+    }),
+    persistLastError: enqueueActions(({ context, enqueue }) => {
+      const failure = context.lastError;
+      if (!failure) return;
+      const records = messageRecords(failure.message, scope(context));
+      enqueue.assign({
+        assistant: failure.message,
+        lastAssistant: failure.message,
+        messages: [...context.messages, failure.message],
+        newMessages: [...context.newMessages, failure.message],
+        stopping: context.stopping ?? { status: "failed", reason: failure.error },
+      });
+      enqueue(recordAction(records.events));
+    }),
+    drain: sendParent(({ context }, params: { queue: "steering" | "followUp" }): RunParentEvent => ({
+      type: "QUEUE.DRAIN",
+      queue: params.queue,
+      runId: context.input.runId,
+    })),
+  },
+  guards: {
+    isAborting: ({ context }) => context.stopping !== undefined,
+    hasToolCalls: ({ context }) => toolCallsOf(context.assistant).length > 0,
+    isLengthStop: ({ context }) => context.assistant?.stopReason === "length",
+    shouldContinueTurns: ({ context }) => context.hasMoreToolCalls || context.pending.length > 0,
+    hasPending: ({ context }) => context.pending.length > 0,
+    hasBetweenTurns: ({ context }) => context.input.hasBetweenTurns === true,
+    batchSettled: ({ context }) => context.batch !== undefined && context.batch.settled.length === context.batch.calls.length,
+  },
+  delays: {
+    retryDelay: ({ context }) => context.retryDelayMs,
+  },
+}).createMachine({
+  id: "run",
+  context: ({ input }) => ({
+    input,
+    messages: [...input.messages],
+    newMessages: [],
+    pending: [],
+    turnIndex: 0,
+    turnId: `${input.runId}:0`,
+    messageId: "",
+    started: false,
+    attempt: 0,
+    retryDelayMs: 0,
+    overflowTried: false,
+    hasMoreToolCalls: false,
+  }),
+  initial: "starting",
+  on: {
+    FAIL: {
+      target: ".failed",
+      actions: assign({ stopping: ({ event }) => ({ status: "failed" as const, reason: event.error, code: event.code }) }),
+    },
+    INTERRUPT: {
+      target: ".interrupted",
+      actions: assign({ stopping: ({ event }) => ({ status: "interrupted" as const, reason: event.reason }) }),
+    },
+  },
+  states: {
+    starting: {
+      entry: enqueueActions(({ context, enqueue }) => {
+        const { input } = context;
+        const events = [
+          runEvent({ runId: input.runId }, "run.started", { runId: input.runId, kind: input.kind, model: input.model }),
+          runEvent(scope(context), "turn.started", { runId: input.runId, turnId: context.turnId, index: 0 }),
+        ];
+        const injected = injectMessages(context, input.prompts);
+        enqueue.assign(injected.update);
+        enqueue({ type: "record", params: { events: [...events, ...injected.events] } });
+      }),
+      always: [{ guard: ({ context }) => context.input.skipInitialSteering === true, target: "streaming" }, { target: "initialSteering" }],
+    },
+    initialSteering: {
+      entry: { type: "drain", params: { queue: "steering" } },
+      on: {
+        "QUEUE.DRAINED": {
+          target: "streaming",
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const injected = injectMessages(context, event.messages);
+            enqueue.assign(injected.update);
+            enqueue({ type: "record", params: { events: injected.events } });
+          }),
+        },
+        ABORT: { target: "aborted", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+      },
+    },
+    streaming: {
+      entry: assign({ messageId: () => createMessageId(), started: false, partial: undefined, assistant: undefined }),
+      invoke: {
+        src: "modelCall",
+        input: ({ context }) => ({ runId: context.input.runId, messages: context.messages }),
+      },
+      on: {
+        "MODEL.EVENT": [
+          {
+            guard: ({ event }) => event.event.type === "done",
+            target: "assistantDone",
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              const message = (event.event as { message: AssistantMessage }).message;
+              const entryId = createEntryId();
+              const events: NewEvent[] = [];
+              if (!context.started) events.push(runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" }));
+              events.push(messageEntryEvent(scope(context), message, entryId), assistantEnded(scope(context), context.messageId, message, entryId));
+              if (context.attempt > 0) events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: true }));
+              enqueue.assign({
+                assistant: message,
+                lastAssistant: message,
+                started: true,
+                attempt: 0,
+                messages: [...context.messages, message],
+                newMessages: [...context.newMessages, message],
+              });
+              enqueue({ type: "record", params: { events } });
+            }),
+          },
+          {
+            guard: ({ event }) => event.event.type === "error",
+            target: "modelFailed",
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              const failure = event.event as Extract<ModelStreamEvent, { type: "error" }>;
+              const message = failure.message;
+              const events: NewEvent[] = [];
+              if (!context.started) events.push(runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" }));
+              const attempt = context.attempt + 1;
+              const decision = retryDecision(failure.error, attempt, context.input.retry);
+              const overflow = failure.error.contextOverflow === true && context.input.hasOverflowHook === true && !context.overflowTried;
+              if (decision.retry || overflow) {
+                events.push(assistantEnded(scope(context), context.messageId, message, undefined));
+                if (decision.retry) {
+                  events.push(
+                    runEvent(scope(context), "retry.scheduled", {
+                      attempt,
+                      delayMs: decision.delayMs,
+                      error: message.errorMessage ?? "error",
+                      ...(failure.error.status === undefined ? {} : { status: failure.error.status }),
+                    }),
+                  );
+                  enqueue.assign({ attempt, retryDelayMs: decision.delayMs });
+                } else {
+                  enqueue.assign({ overflowTried: true, retryDelayMs: -1 });
+                }
+                enqueue.assign({ started: true, lastError: { message, error: message.errorMessage ?? "error" } });
+              } else {
+                const entryId = createEntryId();
+                const withReason: AssistantMessage =
+                  context.attempt > 0 && !decision.retry && message.errorMessage
+                    ? { ...message, errorMessage: `${message.errorMessage} (${decision.reason})` }
+                    : message;
+                events.push(messageEntryEvent(scope(context), withReason, entryId), assistantEnded(scope(context), context.messageId, withReason, entryId));
+                if (context.attempt > 0) {
+                  events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: withReason.errorMessage ?? "error" }));
+                }
+                enqueue.assign({
+                  started: true,
+                  assistant: withReason,
+                  lastAssistant: withReason,
+                  retryDelayMs: -2,
+                  messages: [...context.messages, withReason],
+                  newMessages: [...context.newMessages, withReason],
+                  stopping: withReason.stopReason === "aborted"
+                    ? { status: "aborted" as const, reason: withReason.errorMessage }
+                    : { status: "failed" as const, reason: withReason.errorMessage ?? "The model call failed." },
+                });
+              }
+              enqueue({ type: "record", params: { events } });
+            }),
+          },
+          {
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              const streamEvent = event.event;
+              if (!("partial" in streamEvent)) return;
+              const events: NewEvent[] = [];
+              if (!context.started) events.push(runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" }));
+              if (streamEvent.type === "text-delta" || streamEvent.type === "thinking-delta" || streamEvent.type === "toolcall-delta") {
+                const kind = streamEvent.type === "text-delta" ? "text" : streamEvent.type === "thinking-delta" ? "thinking" : "toolCall";
+                events.push(
+                  runEvent(scope(context), "message.delta", {
+                    messageId: context.messageId,
+                    kind,
+                    contentIndex: streamEvent.contentIndex,
+                    delta: streamEvent.delta,
+                    ...(streamEvent.type === "toolcall-delta" ? { toolCallId: streamEvent.id } : {}),
+                  }),
+                );
+              } else if (streamEvent.type === "toolcall-start") {
+                events.push(
+                  runEvent(scope(context), "message.delta", {
+                    messageId: context.messageId,
+                    kind: "toolCall",
+                    contentIndex: streamEvent.contentIndex,
+                    delta: "",
+                    toolCallId: streamEvent.id,
+                    toolName: streamEvent.name,
+                  }),
+                );
+              }
+              enqueue.assign({ started: true, partial: streamEvent.partial });
+              if (events.length) enqueue({ type: "record", params: { events } });
+            }),
+          },
+        ],
+        ABORT: {
+          target: "turnEnding",
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            const message = abortedAssistant(context.partial ?? emptyAssistant(context.input.model), event.reason);
+            const entryId = createEntryId();
+            const events: NewEvent[] = [];
+            if (!context.started) events.push(runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" }));
+            events.push(messageEntryEvent(scope(context), message, entryId), assistantEnded(scope(context), context.messageId, message, entryId));
+            if (context.attempt > 0) events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: "Aborted" }));
+            enqueue.assign({
+              assistant: message,
+              lastAssistant: message,
+              messages: [...context.messages, message],
+              newMessages: [...context.newMessages, message],
+              stopping: { status: "aborted", reason: event.reason },
+            });
+            enqueue({ type: "record", params: { events } });
+          }),
+        },
+      },
+    },
+    modelFailed: {
+      always: [
+        { guard: ({ context }) => context.retryDelayMs >= 0 && context.stopping === undefined, target: "retrying" },
+        { guard: ({ context }) => context.retryDelayMs === -1, target: "overflow" },
+        { target: "turnEnding" },
+      ],
+    },
+    retrying: {
+      after: {
+        retryDelay: {
+          target: "streaming",
+          actions: enqueueActions(({ context, enqueue }) => {
+            enqueue({ type: "record", params: { events: [runEvent(scope(context), "retry.started", { attempt: context.attempt })] } });
+          }),
+        },
+      },
+      on: {
+        ABORT: {
+          target: "turnEnding",
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            enqueue.assign({ stopping: { status: "aborted", reason: event.reason } });
+            enqueue({
+              type: "record",
+              params: { events: [runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: "Retry cancelled" })] },
+            });
+          }),
+        },
+      },
+    },
+    overflow: {
+      invoke: {
+        src: "contextOverflow",
+        input: ({ context }) => ({ messages: context.messages }),
+        onDone: [
+          {
+            guard: ({ event }) => Array.isArray(event.output),
+            target: "streaming",
+            actions: assign({ messages: ({ event }) => event.output as AgentMessage[] }),
+          },
+          { target: "turnEnding", actions: "persistLastError" },
+        ],
+        onError: { target: "turnEnding", actions: "persistLastError" },
+      },
+      on: {
+        ABORT: { target: "turnEnding", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+      },
+    },
+    assistantDone: {
+      always: [
+        { guard: "isLengthStop", target: "turnEnding", actions: "refuseLengthToolCalls" },
+        { guard: "hasToolCalls", target: "tools" },
+        { target: "turnEnding", actions: assign({ hasMoreToolCalls: false }) },
+      ],
+    },
+    tools: {
+      entry: assign({ batch: ({ context }) => initialBatch(context.assistant!, context.input) }),
+      initial: "next",
+      on: {
+        "TOOL.UPDATED": {
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            enqueue({
+              type: "record",
+              params: { events: [runEvent(scope(context), "tool.updated", { toolCallId: event.toolCallId, toolName: event.toolName })] },
+            });
+          }),
+        },
+        ABORT: {
+          target: ".next",
+          reenter: true,
+          actions: enqueueActions(({ context, event, enqueue }) => {
+            if (context.stopping) return;
+            const batch = context.batch!;
+            enqueue.assign({ stopping: { status: "aborted", reason: event.reason } });
+            for (const id of batch.spawned) {
+              if (!batch.settled.includes(id)) enqueue.sendTo(`tool:${id}`, { type: "ABORT", reason: event.reason });
+            }
+          }),
+        },
+      },
+      states: {
+        next: {
+          always: [
+            { guard: "batchSettled", target: "#run.toolsDone" },
+            { guard: "isAborting", target: "waiting", actions: "skipUnspawned" },
+            { guard: ({ context }) => canSpawnNext(context.batch!), target: "waiting", actions: "spawnNextTool" },
+            { target: "waiting", actions: "executePrepared" },
+          ],
+        },
+        waiting: {
+          always: [{ guard: "batchSettled", target: "#run.toolsDone" }],
+          on: {
+            "TOOL.PREPARED": { target: "next", actions: "notePrepared" },
+            "TOOL.SETTLED": { target: "next", actions: "settleTool" },
+          },
+        },
+      },
+    },
+    toolsDone: {
+      entry: enqueueActions(({ context, enqueue }) => {
+        const batch = context.batch!;
+        const { results, events, terminate } = batchRecords(batch, scope(context));
+        enqueue.assign({
+          messages: [...context.messages, ...results],
+          newMessages: [...context.newMessages, ...results],
+          hasMoreToolCalls: !terminate,
+        });
+        if (events.length) enqueue({ type: "record", params: { events } });
+      }),
+      always: "turnEnding",
+    },
+    turnEnding: {
+      entry: enqueueActions(({ context, enqueue }) => {
+        const data: Record<string, unknown> = {
+          runId: context.input.runId,
+          turnId: context.turnId,
+          index: context.turnIndex,
+          toolCallIds: context.batch?.calls.map((call) => call.id) ?? [],
+        };
+        if (context.assistant) data.stopReason = context.assistant.stopReason;
+        enqueue({ type: "record", params: { events: [runEvent(scope(context), "turn.ended", data)] } });
+      }),
+      always: [
+        { guard: ({ context }) => context.stopping?.status === "aborted", target: "aborted" },
+        { guard: ({ context }) => context.stopping?.status === "failed", target: "failed" },
+        { target: "steering" },
+      ],
+    },
+    steering: {
+      entry: { type: "drain", params: { queue: "steering" } },
+      on: {
+        "QUEUE.DRAINED": [
+          { guard: ({ event }) => event.messages.length > 0, target: "betweenTurns", actions: assign({ pending: ({ event }) => event.messages }) },
+          { guard: ({ context }) => context.hasMoreToolCalls, target: "betweenTurns", actions: assign({ pending: [] }) },
+          { target: "followUp" },
+        ],
+        ABORT: { target: "aborted", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+      },
+    },
+    followUp: {
+      entry: { type: "drain", params: { queue: "followUp" } },
+      on: {
+        "QUEUE.DRAINED": [
+          { guard: ({ event }) => event.messages.length > 0, target: "betweenTurns", actions: assign({ pending: ({ event }) => event.messages }) },
+          { target: "done" },
+        ],
+        ABORT: { target: "aborted", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+      },
+    },
+    betweenTurns: {
+      initial: "deciding",
+      states: {
+        deciding: { always: [{ guard: "hasBetweenTurns", target: "hook" }, { target: "#run.turnStarting" }] },
+        hook: {
+          invoke: {
+            src: "betweenTurns",
+            input: ({ context }) => ({ messages: context.messages, lastAssistant: context.lastAssistant! }),
+            onDone: {
+              target: "#run.turnStarting",
+              actions: assign({ messages: ({ context, event }) => event.output ?? context.messages }),
+            },
+            onError: {
+              target: "#run.failed",
+              actions: assign({ stopping: ({ event }) => ({ status: "failed" as const, reason: `betweenTurns hook failed: ${String((event.error as Error)?.message ?? event.error)}` }) }),
+            },
+          },
+        },
+      },
+      on: {
+        ABORT: { target: "aborted", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+      },
+    },
+    turnStarting: {
+      entry: enqueueActions(({ context, enqueue }) => {
+        const turnIndex = context.turnIndex + 1;
+        const turnId = `${context.input.runId}:${turnIndex}`;
+        const next = { ...context, turnIndex, turnId };
+        const injected = injectMessages(next, context.pending);
+        enqueue.assign({ turnIndex, turnId, pending: [], batch: undefined, assistant: undefined, hasMoreToolCalls: false, ...injected.update });
+        enqueue({
+          type: "record",
+          params: { events: [runEvent(scope(next), "turn.started", { runId: context.input.runId, turnId, index: turnIndex }), ...injected.events] },
+        });
+      }),
+      always: "streaming",
+    },
+    done: {
+      type: "final",
+      entry: enqueueActions(({ context, enqueue }) => {
+        enqueue({ type: "record", params: { events: [runEvent({ runId: context.input.runId }, "run.finished", { runId: context.input.runId, turns: context.turnIndex + 1 })] } });
+      }),
+    },
+    failed: {
+      type: "final",
+      entry: enqueueActions(({ context, enqueue }) => {
+        const data: Record<string, unknown> = { runId: context.input.runId, error: context.stopping?.reason ?? "The run failed." };
+        if (context.stopping?.code) data.code = context.stopping.code;
+        enqueue({ type: "record", params: { events: [runEvent({ runId: context.input.runId }, "run.failed", data)] } });
+      }),
+    },
+    aborted: {
+      type: "final",
+      entry: enqueueActions(({ context, enqueue }) => {
+        const data: Record<string, unknown> = { runId: context.input.runId };
+        if (context.stopping?.reason) data.reason = context.stopping.reason;
+        enqueue({ type: "record", params: { events: [runEvent({ runId: context.input.runId }, "run.aborted", data)] } });
+      }),
+    },
+    interrupted: {
+      type: "final",
+      entry: enqueueActions(({ context, enqueue }) => {
+        enqueue({
+          type: "record",
+          params: { events: [runEvent({ runId: context.input.runId }, "run.interrupted", { runId: context.input.runId, reason: context.stopping?.reason ?? "interrupted" })] },
+        });
+      }),
+    },
+  },
+  output: ({ context }) => {
+    const status = context.stopping?.status ?? "done";
+    const output: RunOutput = { runId: context.input.runId, status, messages: context.newMessages, turns: context.turnIndex + 1 };
+    if (context.lastAssistant) output.lastAssistant = context.lastAssistant;
+    if (context.stopping?.reason && status !== "done") output.error = context.stopping.reason;
+    if (context.stopping?.code) output.code = context.stopping.code;
+    return output;
+  },
+});
+

@@ -1,0 +1,176 @@
+/**
+ * The one writer of a session: every event the agent, run and tool-execution
+ * machines record goes through it, in the order the transitions recorded them.
+ *
+ * Contract (ours):
+ * - **order**: events are appended in `push` order; one append is in flight at a time;
+ * - **group commit**: everything pushed in the same tick is committed in ONE append
+ *   (`SessionHandle.appendEvents`, checked against the view's version), so a tool
+ *   result pushed the moment its tool finishes is durable within one tick (pi #7053);
+ * - **delta coalescing**: consecutive `message.delta` events of the same message,
+ *   block and kind pushed in the same tick become one event (their texts concatenated);
+ * - **entries**: `entry.appended` events are pushed without `parentId`; the writer
+ *   chains them at commit time from the session's current leaf, so entries appended
+ *   by others between two commits (e.g. compaction between turns) are respected;
+ * - **failure**: the first failed append (e.g. `ExpectedVersionConflictError` when
+ *   another process wrote to the same session) poisons the writer: the refused batch
+ *   and everything pushed later are dropped, nothing more is written, and `onError`
+ *   is called once; `flush()` then resolves (it never rejects) and `failure` holds the error.
+ *
+ * @example
+ * ```ts
+ * const writer = createSessionWriter({ session, onError: (error) => console.error(error) });
+ * writer.push({ type: "run.started", data: { runId: "r1", kind: "prompt" }, metadata: { runId: "r1" } });
+ * await writer.flush();
+ * ```
+ */
+import { randomUUID } from "node:crypto";
+import type { SessionEntry } from "../core/entries.ts";
+import type { NewEvent, StoredEvent } from "../store/event-log.ts";
+import type { SessionHandle } from "../store/session-types.ts";
+
+/** Options of {@link createSessionWriter}. */
+export interface SessionWriterOptions {
+  session: SessionHandle;
+  /** Called once with the error of the first failed append. */
+  onError?: (error: unknown) => void;
+  /** Called after each committed batch with the stored events, in order. */
+  onCommitted?: (events: StoredEvent[]) => void;
+}
+
+/** The single writer of one session (see the module contract). */
+export interface SessionWriter {
+  /** Queues events for the next group commit. Ignored once the writer has failed. */
+  push(...events: NewEvent[]): void;
+  /** Resolves when every event pushed so far is committed (or dropped after a failure). Never rejects. */
+  flush(): Promise<void>;
+  /** The error that poisoned the writer, if any. */
+  readonly failure: unknown;
+  /** Number of committed appends (group commits) so far. */
+  readonly commits: number;
+}
+
+/** A fresh entry id: 8 hex characters, like pi's, re-drawn on collision with the view. */
+export function newEntryId(session: SessionHandle, taken?: ReadonlySet<string>): string {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const id = randomUUID().replaceAll("-", "").slice(0, 8);
+    if (!session.view.getEntry(id) && !taken?.has(id)) return id;
+  }
+  return randomUUID();
+}
+
+interface DeltaData {
+  messageId: string;
+  kind: string;
+  contentIndex: number;
+  delta: string;
+  toolCallId?: string;
+}
+
+function sameDeltaTarget(a: NewEvent, b: NewEvent): boolean {
+  if (a.type !== "message.delta" || b.type !== "message.delta") return false;
+  const left = a.data as DeltaData;
+  const right = b.data as DeltaData;
+  return left.messageId === right.messageId && left.kind === right.kind && left.contentIndex === right.contentIndex;
+}
+
+/**
+ * Creates the writer of one session. See the module contract for ordering,
+ * group commit and failure semantics.
+ */
+export function createSessionWriter(options: SessionWriterOptions): SessionWriter {
+  const { session } = options;
+  let buffer: NewEvent[] = [];
+  let inFlight: Promise<void> | undefined;
+  let scheduled = false;
+  let failure: unknown;
+  let commits = 0;
+  const idle: Array<() => void> = [];
+
+  const settleIdle = () => {
+    if (inFlight || scheduled || buffer.length > 0) return;
+    for (const resolve of idle.splice(0)) resolve();
+  };
+
+  const chainEntries = (events: NewEvent[]): NewEvent[] => {
+    let leaf = session.view.leafId;
+    const taken = new Set<string>();
+    const renamed = new Map<string, string>();
+    return events.map((event) => {
+      const data = event.data as { entry?: SessionEntry; entryId?: string };
+      if (event.type !== "entry.appended") {
+        if (typeof data?.entryId === "string" && renamed.has(data.entryId)) {
+          return { ...event, data: { ...data, entryId: renamed.get(data.entryId) } };
+        }
+        return event;
+      }
+      let id = data.entry!.id;
+      if (session.view.getEntry(id) || taken.has(id)) {
+        const fresh = newEntryId(session, taken);
+        renamed.set(id, fresh);
+        id = fresh;
+      }
+      taken.add(id);
+      const entry = { ...data.entry!, id, parentId: leaf } as SessionEntry;
+      leaf = id;
+      return { ...event, data: { entry } };
+    });
+  };
+
+  const commit = async (): Promise<void> => {
+    while (buffer.length > 0 && failure === undefined) {
+      const batch = chainEntries(buffer);
+      buffer = [];
+      try {
+        const stored = await session.appendEvents(batch);
+        commits += 1;
+        options.onCommitted?.(stored);
+      } catch (error) {
+        failure = error;
+        buffer = [];
+        options.onError?.(error);
+      }
+    }
+    buffer = failure === undefined ? buffer : [];
+  };
+
+  const schedule = () => {
+    if (scheduled || inFlight) return;
+    scheduled = true;
+    setImmediate(() => {
+      scheduled = false;
+      inFlight = commit().finally(() => {
+        inFlight = undefined;
+        if (buffer.length > 0 && failure === undefined) schedule();
+        else settleIdle();
+      });
+    });
+  };
+
+  return {
+    push(...events) {
+      if (failure !== undefined) return;
+      for (const event of events) {
+        const last = buffer[buffer.length - 1];
+        if (last && sameDeltaTarget(last, event)) {
+          const merged = { ...(last.data as DeltaData) };
+          merged.delta += (event.data as DeltaData).delta;
+          buffer[buffer.length - 1] = { ...last, data: merged };
+        } else {
+          buffer.push(event);
+        }
+      }
+      schedule();
+    },
+    flush() {
+      if (!inFlight && !scheduled && buffer.length === 0) return Promise.resolve();
+      return new Promise<void>((resolve) => idle.push(resolve));
+    },
+    get failure() {
+      return failure;
+    },
+    get commits() {
+      return commits;
+    },
+  };
+}

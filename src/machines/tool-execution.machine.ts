@@ -1,0 +1,403 @@
+/**
+ * The tool-execution actor: one per tool call, spawned by the run actor.
+ *
+ * States (ours; semantics pi's, `../shared/reference/pi-behaviour.md` §1.4):
+ * `preparing` (lookup, prepareArguments, validation, beforeToolCall)
+ *   → `notFound` | `invalid` | `blocked` (final, error results)
+ *   → `ready` (waits for `EXECUTE`, so a parallel batch can preflight in source order)
+ *   → `executing` (updates; `TIMED_OUT` from the tool's timer) → `finalizing` (afterToolCall)
+ *   → `succeeded` | `failed`; `executing` also ends `aborted` | `timedOut`.
+ * `ABORT` before execution ends in `skipped` (pi #8935: no prepared call starts after
+ * an abort); during execution or finalization it ends in `aborted` at once: the tool's
+ * AbortSignal fires (its actor is stopped) and the result says it did not complete.
+ *
+ * Contract:
+ * - the actor never fails: every path ends in a final state whose `output` is a
+ *   {@link ToolSettled} with a tool result message for the call;
+ * - it tells its parent `TOOL.PREPARED` on entering `ready`, `TOOL.UPDATED` per
+ *   update, and `TOOL.SETTLED` (the same value as the output) on entering any final state;
+ * - side effects live in the actors `prepareToolCall`, `executeTool`, `finalizeToolCall`,
+ *   registered by key: {@link provideToolRuntime} binds them to a {@link ToolRuntime}.
+ *
+ * @example
+ * ```ts
+ * const logic = provideToolRuntime(toolExecutionMachine, runtime);
+ * const actor = createActor(logic, { input: { toolCall, assistantMessage } }).start();
+ * actor.send({ type: "EXECUTE" });
+ * ```
+ */
+import { assign, fromCallback, fromPromise, sendParent, setup } from "xstate";
+import type { AssistantMessage, ToolCall, ToolResultMessage } from "../core/messages.ts";
+import type { ToolResult } from "../core/tools.ts";
+import {
+  abortedText,
+  errorMessageOf,
+  errorToolResult,
+  skippedText,
+  timedOutText,
+  toolResultMessage,
+  type ToolOutcome,
+} from "./loop-messages.ts";
+import {
+  finalizeToolResult,
+  prepareToolCall,
+  type FinalizeInput,
+  type FinalizeOutput,
+  type PrepareInput,
+  type PrepareOutcome,
+  type ToolRuntime,
+} from "./loop-tools.ts";
+
+/** Input of the tool-execution actor. */
+export interface ToolExecutionInput {
+  toolCall: ToolCall;
+  assistantMessage: AssistantMessage;
+}
+
+/** How a tool call ended: its outcome, result message and execution wall time (ms). */
+export interface ToolSettled {
+  toolCallId: string;
+  toolName: string;
+  outcome: ToolOutcome;
+  message: ToolResultMessage;
+  terminate: boolean;
+  durationMs: number;
+  /** Fields a hook changed, and a hook's error message, for `hook.applied` / `hook.failed`. */
+  hooks: { hook: "beforeToolCall" | "afterToolCall"; changes: string[]; error?: string }[];
+}
+
+/** Events the tool-execution actor accepts. */
+export type ToolExecutionEvent =
+  | { type: "EXECUTE" }
+  | { type: "ABORT"; reason?: string }
+  | { type: "TOOL.PROGRESS"; partial: ToolResult }
+  | { type: "TOOL.RETURNED"; result: ToolResult }
+  | { type: "TOOL.THREW"; message: string }
+  | { type: "TOOL.TIMED_OUT"; timeoutMs: number };
+
+/** Events the tool-execution actor sends to its parent. */
+export type ToolParentEvent =
+  | { type: "TOOL.PREPARED"; toolCallId: string }
+  | { type: "TOOL.UPDATED"; toolCallId: string; toolName: string; partial: ToolResult }
+  | ({ type: "TOOL.SETTLED" } & ToolSettled);
+
+interface ToolExecutionContext {
+  toolCall: ToolCall;
+  assistantMessage: AssistantMessage;
+  args: Record<string, unknown>;
+  timeoutMs?: number;
+  startedAt?: number;
+  durationMs: number;
+  outcome?: ToolOutcome;
+  message?: ToolResultMessage;
+  raw?: { result: ToolResult; isError: boolean };
+  terminate: boolean;
+  hooks: ToolSettled["hooks"];
+  abortReason?: string;
+}
+
+/** Input of the `executeTool` actor. */
+export interface ExecuteInput {
+  toolCall: ToolCall;
+  args: Record<string, unknown>;
+  timeoutMs?: number;
+}
+
+const elapsed = (context: ToolExecutionContext) => (context.startedAt === undefined ? 0 : Date.now() - context.startedAt);
+
+const settledOf = (context: ToolExecutionContext): ToolSettled => ({
+  toolCallId: context.toolCall.id,
+  toolName: context.toolCall.name,
+  outcome: context.outcome ?? "failed",
+  message: context.message ?? errorToolResult(context.toolCall, "The tool call ended without a result.", "failed"),
+  terminate: context.terminate,
+  durationMs: context.durationMs,
+  hooks: context.hooks,
+});
+
+/** Throws: the actors must be provided with {@link provideToolRuntime}. */
+const unprovided = (name: string) => () => {
+  throw new Error(`Actor "${name}" is not provided: use provideToolRuntime(machine, runtime).`);
+};
+
+/** The tool-execution machine (see the module contract). */
+export const toolExecutionMachine = setup({
+  types: {
+    context: {} as ToolExecutionContext,
+    events: {} as ToolExecutionEvent,
+    input: {} as ToolExecutionInput,
+    output: {} as ToolSettled,
+  },
+  actors: {
+    prepareToolCall: fromPromise<PrepareOutcome, PrepareInput>(unprovided("prepareToolCall")),
+    executeTool: fromCallback<ToolExecutionEvent, ExecuteInput>(unprovided("executeTool")),
+    finalizeToolCall: fromPromise<FinalizeOutput, FinalizeInput>(unprovided("finalizeToolCall")),
+  },
+  guards: {
+    isReady: (_, params: { outcome: PrepareOutcome }) => params.outcome.kind === "ready",
+    isNotFound: (_, params: { outcome: PrepareOutcome }) => params.outcome.kind === "not_found",
+    isInvalid: (_, params: { outcome: PrepareOutcome }) => params.outcome.kind === "invalid",
+  },
+  actions: {
+    notifySettled: sendParent(({ context }): ToolParentEvent => ({ type: "TOOL.SETTLED", ...settledOf(context) })),
+    notifyPrepared: sendParent(({ context }): ToolParentEvent => ({ type: "TOOL.PREPARED", toolCallId: context.toolCall.id })),
+    rememberAbort: assign({ abortReason: (_, params: { reason?: string }) => params.reason }),
+    applyFinalized: assign(({ context }, params: { output: FinalizeOutput }) => {
+      const { output } = params;
+      const hooks = [...context.hooks];
+      if (output.hookChanged.length || output.hookError) {
+        hooks.push({ hook: "afterToolCall", changes: output.hookChanged, error: output.hookError });
+      }
+      return {
+        outcome: output.isError ? ("failed" as const) : ("succeeded" as const),
+        message: toolResultMessage(context.toolCall, output.result, output.isError),
+        terminate: output.result.terminate === true,
+        hooks,
+      };
+    }),
+  },
+}).createMachine({
+  id: "toolExecution",
+  context: ({ input }) => ({
+    toolCall: input.toolCall,
+    assistantMessage: input.assistantMessage,
+    args: input.toolCall.arguments,
+    durationMs: 0,
+    terminate: false,
+    hooks: [],
+  }),
+  initial: "preparing",
+  states: {
+    preparing: {
+      invoke: {
+        src: "prepareToolCall",
+        input: ({ context }) => ({ toolCall: context.toolCall, assistantMessage: context.assistantMessage }),
+        onDone: [
+          {
+            guard: { type: "isReady", params: ({ event }) => ({ outcome: event.output }) },
+            target: "ready",
+            actions: assign(({ context, event }) => {
+              const outcome = event.output;
+              if (outcome.kind !== "ready") return {};
+              return {
+                args: outcome.args,
+                timeoutMs: outcome.timeoutMs,
+                hooks: outcome.hookChanged.length
+                  ? [...context.hooks, { hook: "beforeToolCall" as const, changes: outcome.hookChanged }]
+                  : context.hooks,
+              };
+            }),
+          },
+          {
+            guard: { type: "isNotFound", params: ({ event }) => ({ outcome: event.output }) },
+            target: "notFound",
+            actions: assign({
+              outcome: "not_found",
+              message: ({ context, event }) =>
+                errorToolResult(context.toolCall, (event.output as { message: string }).message, "not_found"),
+            }),
+          },
+          {
+            guard: { type: "isInvalid", params: ({ event }) => ({ outcome: event.output }) },
+            target: "invalid",
+            actions: assign({
+              outcome: "invalid",
+              message: ({ context, event }) =>
+                errorToolResult(context.toolCall, (event.output as { message: string }).message, "invalid"),
+            }),
+          },
+          {
+            target: "blocked",
+            actions: assign(({ context, event }) => {
+              const outcome = event.output as { message: string; hookError?: string };
+              return {
+                outcome: "blocked" as const,
+                message: errorToolResult(context.toolCall, outcome.message, "blocked"),
+                hooks: outcome.hookError
+                  ? [...context.hooks, { hook: "beforeToolCall" as const, changes: [], error: outcome.hookError }]
+                  : context.hooks,
+              };
+            }),
+          },
+        ],
+        onError: {
+          target: "blocked",
+          actions: assign({
+            outcome: "blocked",
+            message: ({ context, event }) => errorToolResult(context.toolCall, errorMessageOf(event.error), "blocked"),
+          }),
+        },
+      },
+      on: { ABORT: { target: "skipped", actions: { type: "rememberAbort", params: ({ event }) => ({ reason: event.reason }) } } },
+    },
+    ready: {
+      entry: "notifyPrepared",
+      on: {
+        EXECUTE: "executing",
+        ABORT: { target: "skipped", actions: { type: "rememberAbort", params: ({ event }) => ({ reason: event.reason }) } },
+      },
+    },
+    executing: {
+      entry: assign({ startedAt: () => Date.now() }),
+      invoke: {
+        src: "executeTool",
+        input: ({ context }) => ({ toolCall: context.toolCall, args: context.args, timeoutMs: context.timeoutMs }),
+      },
+      on: {
+        "TOOL.PROGRESS": {
+          actions: sendParent(({ context, event }): ToolParentEvent => ({
+            type: "TOOL.UPDATED",
+            toolCallId: context.toolCall.id,
+            toolName: context.toolCall.name,
+            partial: event.partial,
+          })),
+        },
+        "TOOL.RETURNED": {
+          target: "finalizing",
+          actions: assign({
+            durationMs: ({ context }) => elapsed(context),
+            raw: ({ event }) => ({ result: event.result, isError: event.result.isError === true }),
+          }),
+        },
+        "TOOL.THREW": {
+          target: "finalizing",
+          actions: assign({
+            durationMs: ({ context }) => elapsed(context),
+            raw: ({ event }) => ({ result: { content: [{ type: "text" as const, text: event.message }] }, isError: true }),
+          }),
+        },
+        "TOOL.TIMED_OUT": {
+          target: "timedOut",
+          actions: assign({
+            durationMs: ({ context }) => elapsed(context),
+            outcome: "timed_out",
+            message: ({ context, event }) =>
+              errorToolResult(context.toolCall, timedOutText(context.toolCall, event.timeoutMs), "timed_out"),
+          }),
+        },
+        ABORT: {
+          target: "aborted",
+          actions: { type: "rememberAbort", params: ({ event }) => ({ reason: event.reason }) },
+        },
+      },
+    },
+    finalizing: {
+      invoke: {
+        src: "finalizeToolCall",
+        input: ({ context }) => ({
+          toolCall: context.toolCall,
+          args: context.args,
+          result: context.raw!.result,
+          isError: context.raw!.isError,
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => !event.output.isError,
+            target: "succeeded",
+            actions: { type: "applyFinalized", params: ({ event }) => ({ output: event.output }) },
+          },
+          { target: "failed", actions: { type: "applyFinalized", params: ({ event }) => ({ output: event.output }) } },
+        ],
+        onError: {
+          target: "failed",
+          actions: assign({
+            outcome: "failed",
+            message: ({ context, event }) => errorToolResult(context.toolCall, errorMessageOf(event.error), "failed"),
+          }),
+        },
+      },
+      on: {
+        ABORT: { target: "aborted", actions: { type: "rememberAbort", params: ({ event }) => ({ reason: event.reason }) } },
+      },
+    },
+    succeeded: { type: "final", entry: "notifySettled" },
+    failed: { type: "final", entry: "notifySettled" },
+    aborted: {
+      type: "final",
+      entry: [
+        assign({
+          outcome: "aborted",
+          durationMs: ({ context }) => elapsed(context),
+          message: ({ context }) =>
+            errorToolResult(context.toolCall, abortedText(context.toolCall, context.abortReason), "aborted"),
+        }),
+        "notifySettled",
+      ],
+    },
+    timedOut: { type: "final", entry: "notifySettled" },
+    blocked: { type: "final", entry: "notifySettled" },
+    invalid: { type: "final", entry: "notifySettled" },
+    notFound: { type: "final", entry: "notifySettled" },
+    skipped: {
+      type: "final",
+      entry: [
+        assign({
+          outcome: "skipped",
+          message: ({ context }) => errorToolResult(context.toolCall, skippedText(context.toolCall, context.abortReason), "skipped"),
+        }),
+        "notifySettled",
+      ],
+    },
+  },
+  output: ({ context }) => settledOf(context),
+});
+
+/**
+ * Binds the machine's side-effect actors to a {@link ToolRuntime}. The executing
+ * actor owns an AbortController aborted when the actor stops (abort, run end) and
+ * a timer for the tool's `timeoutMs`.
+ *
+ * @example
+ * ```ts
+ * const logic = provideToolRuntime(toolExecutionMachine, { getTool, hooks: {}, toolContext: () => undefined });
+ * ```
+ */
+export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime: ToolRuntime): typeof toolExecutionMachine {
+  return machine.provide({
+    actors: {
+      prepareToolCall: fromPromise<PrepareOutcome, PrepareInput>(({ input, signal }) => prepareToolCall(runtime, input, signal)),
+      finalizeToolCall: fromPromise<FinalizeOutput, FinalizeInput>(({ input, signal }) =>
+        finalizeToolResult(runtime, input, signal),
+      ),
+      executeTool: fromCallback<ToolExecutionEvent, ExecuteInput>(({ input, sendBack }) => {
+        const controller = new AbortController();
+        let live = true;
+        const send = (event: ToolExecutionEvent) => {
+          if (live) sendBack(event);
+        };
+        const timer =
+          input.timeoutMs === undefined
+            ? undefined
+            : setTimeout(() => {
+                send({ type: "TOOL.TIMED_OUT", timeoutMs: input.timeoutMs! });
+              }, input.timeoutMs);
+        const tool = runtime.getTool(input.toolCall.name);
+        const run = async () => {
+          if (!tool) throw new Error(`Tool ${input.toolCall.name} not found`);
+          return tool.execute(input.args, {
+            toolCallId: input.toolCall.id,
+            signal: controller.signal,
+            onUpdate: (partial) => send({ type: "TOOL.PROGRESS", partial }),
+            context: runtime.toolContext({ toolCallId: input.toolCall.id, toolName: input.toolCall.name }),
+          });
+        };
+        run().then(
+          (result) => send({ type: "TOOL.RETURNED", result: normalizeResult(result) }),
+          (error: unknown) => send({ type: "TOOL.THREW", message: errorMessageOf(error) }),
+        );
+        return () => {
+          live = false;
+          if (timer) clearTimeout(timer);
+          controller.abort(new Error("Tool execution stopped"));
+        };
+      }),
+    },
+  });
+}
+
+function normalizeResult(result: ToolResult | undefined): ToolResult {
+  if (!result || !Array.isArray(result.content)) {
+    return { content: [{ type: "text", text: "" }], ...(result ?? {}) } as ToolResult;
+  }
+  return result;
+}
