@@ -1,0 +1,129 @@
+import { describe, expect, it } from "vitest";
+import type { SessionEntry } from "../../src/core/entries.ts";
+import { InvalidStateError } from "../../src/core/errors.ts";
+import type { StoredEvent } from "../../src/store/event-log.ts";
+import { createSessionView } from "../../src/store/session-view.ts";
+
+/** Given events, build a view (the projection spec helper). */
+function given(entries: Partial<SessionEntry>[], extra: { after?: number; event: Omit<StoredEvent, "version" | "globalPosition" | "streamId" | "eventId" | "schemaVersion" | "time" | "metadata"> }[] = []) {
+  const view = createSessionView("t");
+  let version = 0;
+  const push = (type: string, data: unknown) => {
+    version += 1;
+    view.apply({ eventId: `e${version}`, streamId: "session-t", version, globalPosition: version, type, schemaVersion: 1, time: "2026-01-01T00:00:00.000Z", data, metadata: {} });
+  };
+  push("session.created", { sessionId: "t", cwd: "/w", createdAt: "2026-01-01T00:00:00.000Z" });
+  entries.forEach((entry, index) => {
+    push("entry.appended", { entry: { timestamp: `2026-01-01T00:00:${String(index + 10).padStart(2, "0")}.000Z`, ...entry } });
+    for (const item of extra.filter((candidate) => candidate.after === index)) push(item.event.type, item.event.data);
+  });
+  return { view, push };
+}
+
+const msg = (id: string, parentId: string | null, role: "user" | "assistant" = "user", more: Record<string, unknown> = {}): Partial<SessionEntry> => ({
+  type: "message",
+  id,
+  parentId,
+  message:
+    role === "user"
+      ? { role: "user", content: id, timestamp: 1 }
+      : ({ role: "assistant", content: [{ type: "text", text: id }], api: "a", provider: "p", model: "m", stopReason: "stop", timestamp: 2, ...more } as never),
+});
+
+describe("session tree projection", () => {
+  it("indexes entries, children by time, branches root→entry and the leaf", () => {
+    const { view } = given([
+      msg("r", null),
+      { ...msg("late", "r"), timestamp: "2026-01-01T00:09:00.000Z" },
+      { ...msg("early", "r"), timestamp: "2026-01-01T00:01:00.000Z" },
+      msg("x", "early", "assistant"),
+    ]);
+    expect(view.getEntry("x")?.parentId).toBe("early");
+    expect(view.getChildren("r").map((entry) => entry.id)).toEqual(["early", "late"]);
+    expect(view.getBranch("x").map((entry) => entry.id)).toEqual(["r", "early", "x"]);
+    expect(view.getBranch().map((entry) => entry.id)).toEqual(["r", "early", "x"]);
+    expect(view.getBranch("unknown")).toEqual([]);
+    expect(view.leafId).toBe("x");
+    expect(view.getEntries().map((entry) => entry.id)).toEqual(["r", "late", "early", "x"]);
+  });
+
+  it("shows orphans and self-parented entries as roots, never loops", () => {
+    const { view } = given([msg("a", null), msg("orphan", "missing"), msg("self", "self"), msg("b", "a")]);
+    const tree = view.getTree();
+    expect(tree.map((node) => node.entry.id)).toEqual(["a", "orphan", "self"]);
+    expect(tree[0].children.map((node) => node.entry.id)).toEqual(["b"]);
+    expect(view.getBranch("orphan").map((entry) => entry.id)).toEqual(["orphan"]);
+    const context = view.buildContext({ leafId: "self" });
+    expect(context.diagnostics.map((diagnostic) => diagnostic.kind)).toEqual(["parent_cycle"]);
+    expect(view.buildContext({ leafId: "orphan" }).diagnostics.map((diagnostic) => diagnostic.kind)).toEqual(["missing_parent"]);
+  });
+
+  it("restores the leaf from leaf.moved, labels latest-wins, name latest session_info", () => {
+    const { view, push } = given([
+      msg("a", null),
+      msg("b", "a", "assistant"),
+      { type: "label", id: "l1", parentId: "b", targetId: "a", label: "first" },
+      { type: "label", id: "l2", parentId: "l1", targetId: "a", label: "second" },
+      { type: "label", id: "l3", parentId: "l2", targetId: "b", label: "bee" },
+      { type: "label", id: "l4", parentId: "l3", targetId: "b" },
+      { type: "session_info", id: "i1", parentId: "l4", name: "  Named  " },
+    ]);
+    expect(view.getLabel("a")).toBe("second");
+    expect(view.getLabel("b")).toBeUndefined();
+    expect(view.getTree()[0].label).toBe("second");
+    expect(view.name).toBe("Named");
+    push("leaf.moved", { leafId: "a", fromLeafId: "i1" });
+    expect(view.leafId).toBe("a");
+    push("entry.appended", { entry: { type: "session_info", id: "i2", parentId: "a", timestamp: "2026-01-02T00:00:00.000Z", name: "" } });
+    expect(view.name).toBeUndefined();
+    push("leaf.moved", { leafId: null, fromLeafId: "i2" });
+    expect(view.leafId).toBeNull();
+    expect(view.buildContext().messages).toEqual([]);
+  });
+
+  it("ignores event types it does not fold but advances its version; refuses gaps", () => {
+    const { view, push } = given([msg("a", null)]);
+    push("run.started", { runId: "r", kind: "prompt" });
+    expect(view.version).toBe(3);
+    expect(view.getEntries()).toHaveLength(1);
+    // An already-applied version is ignored.
+    view.apply({ eventId: "dup", streamId: "session-t", version: 2, globalPosition: 2, type: "leaf.moved", schemaVersion: 1, time: "", data: { leafId: null, fromLeafId: "a" }, metadata: {} });
+    expect(view.leafId).toBe("a");
+    expect(() =>
+      view.apply({ eventId: "gap", streamId: "session-t", version: 9, globalPosition: 9, type: "leaf.moved", schemaVersion: 1, time: "", data: { leafId: null, fromLeafId: "a" }, metadata: {} }),
+    ).toThrow(InvalidStateError);
+  });
+
+  it("emits changes$ after every applied event and keeps the @xstate/store snapshot current", () => {
+    const { view, push } = given([msg("a", null)]);
+    const seen: number[] = [];
+    const subscription = view.changes$.subscribe((changed) => seen.push(changed.version));
+    const leaves: (string | null)[] = [];
+    const selection = view.tree.store.select((context) => context.leafId).subscribe((leafId) => leaves.push(leafId));
+    push("entry.appended", { entry: { ...msg("b", "a"), timestamp: "2026-01-03T00:00:00.000Z" } });
+    push("leaf.moved", { leafId: "a", fromLeafId: "b" });
+    expect(seen).toEqual([3, 4]);
+    expect(leaves).toEqual(["b", "a"]);
+    subscription.unsubscribe();
+    selection.unsubscribe();
+  });
+
+  it("counts stats on every branch; unknown usage stays null, never NaN or 0", () => {
+    const { view } = given([msg("u", null), msg("a1", "u", "assistant"), msg("a2", "u", "assistant", { content: [{ type: "toolCall", id: "c", name: "n", arguments: {} }] })]);
+    const unknown = view.getStats();
+    expect(unknown.messages).toEqual({ user: 1, assistant: 2, toolResult: 0, custom: 0, other: 0, total: 3 });
+    expect(unknown.toolCalls).toBe(1);
+    expect(unknown.tokens).toEqual({ input: null, output: null, cacheRead: null, cacheWrite: null, total: null });
+    expect(unknown.cost).toBeNull();
+    expect(unknown.unknownUsageMessages).toBe(2);
+    const { view: known } = given([
+      msg("a1", null, "assistant", { usage: { input: 10, output: 5, cacheRead: null, cacheWrite: null, totalTokens: 15, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0.5 } } }),
+      msg("a2", "a1", "assistant", { usage: { input: 1, output: null, cacheRead: 2, cacheWrite: null, totalTokens: null } }),
+      msg("a3", "a2", "assistant"),
+    ]);
+    const stats = known.getStats();
+    expect(stats.tokens).toEqual({ input: 11, output: 5, cacheRead: 2, cacheWrite: null, total: 15 });
+    expect(stats.cost).toBe(0.5);
+    expect(stats.unknownUsageMessages).toBe(1);
+  });
+});
