@@ -1,0 +1,88 @@
+/**
+ * The `find` tool: list files by glob pattern.
+ *
+ * Contract (parameters and texts: pi 0.73.1 `find`, `../shared/reference/pi-behaviour.md` §6.6;
+ * implementation ours, no `fd` needed):
+ * - parameters `{ pattern, path?, limit? }` (limit default 1000); pattern semantics in `file-search.ts`;
+ * - hidden files included, `.gitignore` honoured (hierarchically, from the env root), `.git` skipped;
+ * - output: matching paths relative to the search directory, sorted, one per line, directories
+ *   with a trailing `/`; `No files found matching pattern` when empty;
+ * - notices in one trailing bracket: `N results limit reached. Use limit=2N for more, or refine
+ *   pattern` (only when more exist, ours; pi says so at exactly N too) and `50.0KB limit reached`;
+ *   details `{ resultLimitReached?, truncation? }`;
+ * - `Path not found: ABS` for a missing directory; PathEscapeError outside the root; honours the signal.
+ *
+ * @example
+ * ```ts
+ * await createFindTool(env).execute({ pattern: "src/**\/*.spec.ts" }, context);
+ * ```
+ */
+import { stat } from "node:fs/promises";
+import { z } from "zod";
+import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
+import type { ExecutionEnv } from "../execution-env.ts";
+import { searchFiles } from "./file-search.ts";
+import { abortable, throwIfAborted } from "./tool-support.ts";
+import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
+
+const DEFAULT_LIMIT = 1000;
+
+/** Parameters of the find tool (pi's). */
+export const findParameters = z.object({
+  pattern: z.string().describe("Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"),
+  path: z.string().optional().describe("Directory to search in (default: current directory)"),
+  limit: z.number().optional().describe("Maximum number of results (default: 1000)"),
+});
+
+/** Arguments of the find tool. */
+export type FindToolInput = z.infer<typeof findParameters>;
+
+/** Details of a find result (pi's). */
+export interface FindToolDetails {
+  resultLimitReached?: number;
+  truncation?: TruncationResult;
+}
+
+/**
+ * Creates the `find` tool bound to an execution env. See the module contract.
+ *
+ * @example
+ * ```ts
+ * const tool = createFindTool(env);
+ * ```
+ */
+export function createFindTool(env: ExecutionEnv): AgentTool<FindToolInput, FindToolDetails | undefined> {
+  return defineTool({
+    name: "find",
+    label: "find",
+    description: `Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
+    parameters: findParameters,
+    async execute({ pattern, path, limit }, { signal }): Promise<ToolResult<FindToolDetails | undefined>> {
+      throwIfAborted(signal);
+      return abortable(signal, async () => {
+        const directory = await env.resolvePath(path || ".", "read");
+        const stats = await stat(directory).catch(() => undefined);
+        if (!stats) throw new Error(`Path not found: ${directory}`);
+        if (!stats.isDirectory()) throw new Error(`Not a directory: ${directory}`);
+        const effectiveLimit = Math.max(1, Math.floor(limit ?? DEFAULT_LIMIT));
+        const found = await searchFiles({ directory, top: env.allowOutsideRoot ? directory : env.root, pattern, onlyFiles: false, signal });
+        throwIfAborted(signal);
+        if (found.length === 0) return { content: [{ type: "text", text: "No files found matching pattern" }], details: undefined };
+        const shown = found.slice(0, effectiveLimit);
+        const truncation = truncateHead(shown.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+        const details: FindToolDetails = {};
+        const notices: string[] = [];
+        if (found.length > effectiveLimit) {
+          notices.push(`${effectiveLimit} results limit reached. Use limit=${effectiveLimit * 2} for more, or refine pattern`);
+          details.resultLimitReached = effectiveLimit;
+        }
+        if (truncation.truncated) {
+          notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+          details.truncation = truncation;
+        }
+        const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
+        return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
+      });
+    },
+  });
+}

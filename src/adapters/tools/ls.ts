@@ -1,0 +1,123 @@
+/**
+ * The `ls` tool: list one directory.
+ *
+ * Contract (parameters and texts: pi 0.73.1 `ls`, `../shared/reference/pi-behaviour.md` §6.6; gitignore ours):
+ * - parameters `{ path?, limit? }` (limit default 500);
+ * - entries sorted case-insensitively (pi's `localeCompare` of lower-cased names), dotfiles
+ *   included, `/` suffix on directories (symlinks followed for the suffix), unstatable entries skipped;
+ * - entries ignored by `.gitignore` (rules from the env root down) are hidden, and the count is
+ *   named in the notice `N gitignored entries hidden`; listing an ignored directory explicitly
+ *   shows all its entries; `.git` is listed (it is not gitignored);
+ * - `(empty directory)` when nothing is shown; notices in one trailing bracket:
+ *   `N entries limit reached. Use limit=2N for more`, `50.0KB limit reached`;
+ *   details `{ entryLimitReached?, truncation?, ignoredEntries? }`;
+ * - errors `Path not found: ABS`, `Not a directory: ABS`, `Cannot read directory: MESSAGE`;
+ *   PathEscapeError outside the root; honours the signal.
+ *
+ * @example
+ * ```ts
+ * await createLsTool(env).execute({ path: "src" }, context);
+ * ```
+ */
+import { readdir, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { z } from "zod";
+import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
+import type { ExecutionEnv } from "../execution-env.ts";
+import { GitignoreFilter } from "./gitignore-filter.ts";
+import { abortable, throwIfAborted } from "./tool-support.ts";
+import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
+
+const DEFAULT_LIMIT = 500;
+
+/** Parameters of the ls tool (pi's). */
+export const lsParameters = z.object({
+  path: z.string().optional().describe("Directory to list (default: current directory)"),
+  limit: z.number().optional().describe("Maximum number of entries to return (default: 500)"),
+});
+
+/** Arguments of the ls tool. */
+export type LsToolInput = z.infer<typeof lsParameters>;
+
+/** Details of an ls result (pi's fields plus `ignoredEntries`, ours). */
+export interface LsToolDetails {
+  entryLimitReached?: number;
+  truncation?: TruncationResult;
+  ignoredEntries?: number;
+}
+
+/**
+ * Creates the `ls` tool bound to an execution env. See the module contract.
+ *
+ * @example
+ * ```ts
+ * const tool = createLsTool(env);
+ * ```
+ */
+export function createLsTool(env: ExecutionEnv): AgentTool<LsToolInput, LsToolDetails | undefined> {
+  return defineTool({
+    name: "ls",
+    label: "ls",
+    description: `List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
+    parameters: lsParameters,
+    async execute({ path, limit }, { signal }): Promise<ToolResult<LsToolDetails | undefined>> {
+      throwIfAborted(signal);
+      return abortable(signal, async () => {
+        const directory = await env.resolvePath(path || ".", "read");
+        const stats = await stat(directory).catch(() => undefined);
+        if (!stats) throw new Error(`Path not found: ${directory}`);
+        if (!stats.isDirectory()) throw new Error(`Not a directory: ${directory}`);
+        const effectiveLimit = limit ?? DEFAULT_LIMIT;
+        let names: string[];
+        try {
+          names = await readdir(directory);
+        } catch (error) {
+          throw new Error(`Cannot read directory: ${(error as Error).message}`);
+        }
+        names.sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()));
+        const filter = new GitignoreFilter(env.allowOutsideRoot ? directory : env.root, { skipGitDirectory: false });
+        const listingIgnored = filter.isIgnoredDeep(directory, true);
+        const results: string[] = [];
+        let ignoredEntries = 0;
+        let entryLimitReached = false;
+        for (const name of names) {
+          throwIfAborted(signal);
+          let isDirectory: boolean;
+          try {
+            isDirectory = (await stat(join(directory, name))).isDirectory();
+          } catch {
+            continue;
+          }
+          if (!listingIgnored && filter.isIgnored(join(directory, name), isDirectory)) {
+            ignoredEntries += 1;
+            continue;
+          }
+          if (results.length >= effectiveLimit) {
+            entryLimitReached = true;
+            continue;
+          }
+          results.push(isDirectory ? `${name}/` : name);
+        }
+        const details: LsToolDetails = {};
+        const notices: string[] = [];
+        if (ignoredEntries > 0) details.ignoredEntries = ignoredEntries;
+        if (results.length === 0) {
+          const text = ignoredEntries > 0 ? `(empty directory)\n\n[${ignoredEntries} gitignored entries hidden]` : "(empty directory)";
+          return { content: [{ type: "text", text }], details: ignoredEntries > 0 ? details : undefined };
+        }
+        const truncation = truncateHead(results.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+        if (entryLimitReached) {
+          notices.push(`${effectiveLimit} entries limit reached. Use limit=${effectiveLimit * 2} for more`);
+          details.entryLimitReached = effectiveLimit;
+        }
+        if (truncation.truncated) {
+          notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+          details.truncation = truncation;
+        }
+        if (ignoredEntries > 0) notices.push(`${ignoredEntries} gitignored entries hidden`);
+        const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
+        return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
+      });
+    },
+  });
+}
