@@ -41,7 +41,7 @@ describe("branch entries vs pi 0.73.1", () => {
       const ours = collectEntriesForBranchSummary(session.view, session.view.leafId, target.id);
       const pi = piCollect(session.view as never, session.view.leafId, target.id);
       expect(ours.commonAncestorId).toBe(pi.commonAncestorId);
-      expect(ours.entries.map((entry) => entry.id)).toEqual(pi.entries.map((entry: SessionEntry) => entry.id));
+      expect(ours.entries.map((entry) => entry.id)).toEqual(pi.entries.map((entry: { id: string }) => entry.id));
     }
   });
 });
