@@ -5,8 +5,9 @@
  * Contract (ours):
  * - steps are consumed in order, one per call; a step is an array of v3 stream parts, a
  *   {@link ScriptedTurn}-like object rendered by {@link streamPartsOf}, an `Error` (the
- *   call rejects with it, like an HTTP failure), or `"hang"` (a stream that never ends
- *   but errors with an AbortError when the call's signal aborts);
+ *   call rejects with it, like an HTTP failure), `"hang"` (a stream that never ends
+ *   but errors with an AbortError when the call's signal aborts), or `{ hangAfter }`
+ *   (those parts, without any `finish`, then the same hang);
  * - when the script is exhausted the call rejects with an Error saying so;
  * - `model.doStreamCalls` records every call's options (prompt, tools, providerOptions).
  *
@@ -22,7 +23,7 @@ import type { ScriptedTurn } from "./openai-wire.ts";
 import { splitText } from "./openai-wire.ts";
 
 /** One scripted model call. */
-export type ScriptedStep = LanguageModelV3StreamPart[] | ScriptedTurn | Error | "hang";
+export type ScriptedStep = LanguageModelV3StreamPart[] | ScriptedTurn | Error | "hang" | { hangAfter: LanguageModelV3StreamPart[] | ScriptedTurn };
 
 /**
  * The v3 stream parts of a turn: reasoning, text, tool-input start/delta/end + tool-call per
@@ -87,11 +88,13 @@ export function scriptedModel(steps: ScriptedStep[], options: { provider?: strin
       const step = queue.shift();
       if (step === undefined) throw new Error(`scriptedModel: no scripted step left for call #${call}`);
       if (step instanceof Error) throw step;
-      if (step === "hang") {
+      if (step === "hang" || (typeof step === "object" && "hangAfter" in step)) {
+        const before = step === "hang" ? [] : Array.isArray(step.hangAfter) ? step.hangAfter : streamPartsOf(step.hangAfter);
         return {
           stream: new ReadableStream<LanguageModelV3StreamPart>({
             start(controller) {
               controller.enqueue({ type: "stream-start", warnings: [] });
+              for (const part of before) if (part.type !== "finish" && part.type !== "stream-start") controller.enqueue(part);
               const fail = () => controller.error(abortError());
               if (abortSignal?.aborted) fail();
               else abortSignal?.addEventListener("abort", fail, { once: true });

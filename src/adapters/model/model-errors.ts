@@ -74,6 +74,9 @@ const RETRYABLE_PATTERNS: readonly RegExp[] = [
   /gateway time-?out/i,
   /internal server error/i,
   /server error/i,
+  /server_error/i,
+  /server had an error/i,
+  /api_error/i,
   /fetch failed/i,
   /failed to fetch/i,
   /cannot connect to api/i,
@@ -203,7 +206,8 @@ function messageOf(error: unknown, chain: ErrorShape[]): string {
 function statusOf(chain: ErrorShape[]): number | undefined {
   for (const link of chain) {
     for (const candidate of [link.statusCode, link.status]) {
-      if (typeof candidate === "number" && Number.isInteger(candidate) && candidate >= 100 && candidate <= 599) return candidate;
+      // A 2xx/3xx status on an error means the failure came after the headers (a broken stream): not an HTTP error.
+      if (typeof candidate === "number" && Number.isInteger(candidate) && candidate >= 400 && candidate <= 599) return candidate;
     }
   }
   return undefined;
@@ -248,7 +252,14 @@ export function isAbortError(error: unknown): boolean {
 export function classifyModelError(error: unknown, options: { aborted?: boolean } = {}): ClassifiedModelError {
   const chain = chainOf(error);
   const status = statusOf(chain);
-  const rawMessage = messageOf(error, chain).trim() || "Unknown model error";
+  let rawMessage = messageOf(error, chain).trim() || "Unknown model error";
+  if (status === undefined) {
+    // A broken stream or socket: name the underlying causes ("…: terminated: other side closed").
+    for (const link of chain.slice(1)) {
+      const cause = stringOf(link.message);
+      if (cause && !rawMessage.includes(cause)) rawMessage += `: ${cause}`;
+    }
+  }
   const message = status !== undefined && !rawMessage.startsWith(String(status)) ? `${status} ${rawMessage}` : rawMessage;
   const retryAfterMs = parseRetryAfterMs(headersOf(chain));
 
@@ -277,7 +288,7 @@ export function classifyModelError(error: unknown, options: { aborted?: boolean 
   if (contextOverflow || quota) retryable = false;
   else if (status !== undefined) retryable = isRetryableStatus(status) || (status >= 400 && /overloaded/i.test(message));
   else if (chain[0]?.isRetryable === false) retryable = false;
-  else retryable = timeout || networkCode || sdkSaysRetryable || RETRYABLE_PATTERNS.some((pattern) => pattern.test(message));
+  else retryable = timeout || networkCode || sdkSaysRetryable || texts.some((text) => RETRYABLE_PATTERNS.some((pattern) => pattern.test(text)));
 
   return {
     message,

@@ -50,6 +50,8 @@ interface ToolBuffer {
   name: string;
   input: string;
   ended: boolean;
+  /** The provider's own final input arrived (a `tool-call` part). */
+  final: boolean;
   metadata?: Metadata;
 }
 
@@ -170,6 +172,7 @@ export class StreamAssembler {
           }
         }
         tool.metadata = mergeMetadata(tool.metadata, part.providerMetadata);
+        if (part.input.trim() !== "") tool.final = true;
         this.endTool(part.toolCallId, tool, events, part.input);
         break;
       }
@@ -192,7 +195,11 @@ export class StreamAssembler {
   closeAll(): ModelStreamEvent[] {
     const events: ModelStreamEvent[] = [];
     this.closeOpen(events);
-    for (const [id, tool] of this.tools) if (!tool.ended) this.endTool(id, tool, events, undefined);
+    for (const [id, tool] of this.tools) {
+      if (!tool.ended) this.endTool(id, tool, events, undefined);
+      // Ended early, then more deltas arrived (interleaved calls): the whole buffer counts.
+      else if (!tool.final) (this.message.content[tool.index] as ToolCall).arguments = parseToolArguments(tool.input);
+    }
     return events;
   }
 
@@ -272,7 +279,7 @@ export class StreamAssembler {
     this.closeOpen(events);
     const index = this.message.content.length;
     this.message.content.push({ type: "toolCall", id, name, arguments: {} });
-    const tool: ToolBuffer = { index, name, input: "", ended: false, metadata: mergeMetadata(undefined, metadata) };
+    const tool: ToolBuffer = { index, name, input: "", ended: false, final: false, metadata: mergeMetadata(undefined, metadata) };
     this.tools.set(id, tool);
     this.open = { kind: "toolCall", index, id };
     events.push({ type: "toolcall-start", contentIndex: index, id, name, partial: this.message });
