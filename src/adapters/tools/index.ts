@@ -1,0 +1,77 @@
+/**
+ * The built-in coding tools and their execution sandbox.
+ *
+ * Contract (tool sets: pi 0.73.1, `../shared/reference/pi-behaviour.md` §6): the coding set is
+ * read, bash, edit, write (in that order); the read-only set is read, grep, find, ls. Every tool
+ * is bound to one {@link ExecutionEnv}: paths resolve inside its root, bash runs in its cwd with
+ * its environment allowlist. Tool parameters, result texts and details are pi's, with the fixes
+ * listed in docs/tools.md.
+ *
+ * @example
+ * ```ts
+ * const env = createExecutionEnv({ root: "/work/project" });
+ * const agent = createAgent({ session, model, tools: createCodingTools(env) });
+ * ```
+ */
+import type { AgentTool } from "../../core/tools.ts";
+import type { ExecutionEnv } from "../execution-env.ts";
+import { createBashTool, type BashToolOptions } from "./bash.ts";
+import { createEditTool } from "./edit.ts";
+import { createFindTool } from "./find.ts";
+import { createGrepTool } from "./grep.ts";
+import { createLsTool } from "./ls.ts";
+import { createReadTool } from "./read.ts";
+import { createWriteTool } from "./write.ts";
+
+export { createExecutionEnv, DEFAULT_ENV_ALLOWLIST, type ExecutionEnv, type ExecutionEnvOptions, type PathAccess } from "../execution-env.ts";
+export { createBashTool, bashParameters, type BashToolDetails, type BashToolInput, type BashToolOptions } from "./bash.ts";
+export { BASH_MAX_LINE_CHARS } from "./bash-output.ts";
+export { createEditTool, editParameters, prepareEditArguments, type EditToolDetails, type EditToolInput } from "./edit.ts";
+export { planEdits, type EditPlan, type MatchedEdit, type TextEdit } from "./edit-match.ts";
+export { generateDiffString, type EditDiff } from "./edit-diff.ts";
+export { withFileMutationQueue } from "./file-mutation-queue.ts";
+export { createFindTool, findParameters, type FindToolDetails, type FindToolInput } from "./find.ts";
+export { createGrepTool, grepParameters, type GrepToolDetails, type GrepToolInput } from "./grep.ts";
+export { createLsTool, lsParameters, type LsToolDetails, type LsToolInput } from "./ls.ts";
+export { createReadTool, readParameters, type ReadToolDetails, type ReadToolInput } from "./read.ts";
+export { createWriteTool, writeParameters, type WriteToolInput } from "./write.ts";
+export {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  GREP_MAX_LINE_LENGTH,
+  formatSize,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+  type TruncationOptions,
+  type TruncationResult,
+} from "./truncate.ts";
+
+/** Options of the tool-set factories. */
+export interface ToolSetOptions {
+  bash?: BashToolOptions;
+}
+
+/**
+ * pi's default coding tool set bound to `env`: read, bash, edit, write.
+ *
+ * @example
+ * ```ts
+ * const tools = createCodingTools(createExecutionEnv({ root: process.cwd() }));
+ * ```
+ */
+export function createCodingTools(env: ExecutionEnv, options: ToolSetOptions = {}): AgentTool<any, any>[] {
+  return [createReadTool(env), createBashTool(env, options.bash), createEditTool(env), createWriteTool(env)];
+}
+
+/**
+ * pi's read-only tool set bound to `env`: read, grep, find, ls. None of them changes files or runs commands.
+ *
+ * @example
+ * ```ts
+ * const tools = createReadOnlyTools(createExecutionEnv({ root: repo }));
+ * ```
+ */
+export function createReadOnlyTools(env: ExecutionEnv): AgentTool<any, any>[] {
+  return [createReadTool(env), createGrepTool(env), createFindTool(env), createLsTool(env)];
+}
