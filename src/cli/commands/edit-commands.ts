@@ -1,0 +1,123 @@
+/**
+ * Commands that change sessions without a model: `arbor fork`, `arbor label`,
+ * `arbor rm`, `arbor export`, `arbor import`.
+ *
+ * Contract (ours):
+ * - `fork` creates a new session from the path to `--at` (default: the leaf) and
+ *   prints its id;
+ * - `label` appends a label entry (pi's semantics: it becomes the leaf);
+ * - `rm` physically removes the session's events;
+ * - `export` writes pi v3 JSONL to stdout or `-o FILE`; an existing file is never
+ *   overwritten unless `--force`;
+ * - `import` never writes the source file; it prints the new session id and each
+ *   diagnostic (skipped line, unknown entry kind) on stderr, or all as JSON with `--json`.
+ *
+ * @example
+ * ```sh
+ * arbor import ~/.pi/agent/sessions/x.jsonl && arbor export latest -o copy.jsonl
+ * ```
+ */
+import type { Command } from "commander";
+import { exportPiSession, exportPiSessionToFile, importPiSession } from "../../adapters/pi-jsonl/index.ts";
+import { openStore, resolveEntryId } from "../store-context.ts";
+
+interface DbFlags {
+  db?: string;
+}
+
+function print(text: string): void {
+  process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+}
+
+/** Registers the session-editing commands on `program`. */
+export function registerEditCommands(program: Command, globals: () => DbFlags): void {
+  program
+    .command("fork")
+    .description("Create a new session from the path to an entry (default: the leaf)")
+    .argument("<session>", "session id, unique prefix, or latest")
+    .option("--at <entry>", "fork at this entry")
+    .action(async (reference: string, flags: { at?: string }) => {
+      const store = openStore(globals());
+      try {
+        const session = await store.openSession(reference);
+        const entryId = flags.at === undefined ? undefined : resolveEntryId(session, flags.at);
+        const fork = await store.repo.fork(session.id, { entryId });
+        print(fork.id);
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command("label")
+    .description("Label an entry (an empty label clears it)")
+    .argument("<session>", "session id, unique prefix, or latest")
+    .argument("<entry>", "entry id or unique prefix")
+    .argument("<label>", "the label text")
+    .action(async (reference: string, entryReference: string, label: string) => {
+      const store = openStore(globals());
+      try {
+        const session = await store.openSession(reference);
+        const targetId = resolveEntryId(session, entryReference);
+        const entry = await session.appendEntry(label.trim() === "" ? { type: "label", targetId } : { type: "label", targetId, label });
+        print(entry.id);
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command("rm")
+    .description("Delete a session (its events are physically removed)")
+    .argument("<session>", "session id or unique prefix")
+    .action(async (reference: string) => {
+      const store = openStore(globals());
+      try {
+        const id = await store.resolveSessionId(reference);
+        await store.repo.delete(id);
+        print(`deleted ${id}`);
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command("export")
+    .description("Export a session as pi v3 JSONL")
+    .argument("<session>", "session id, unique prefix, or latest")
+    .option("-o, --output <file>", "write to this file instead of stdout")
+    .option("--force", "overwrite an existing output file")
+    .action(async (reference: string, flags: { output?: string; force?: boolean }) => {
+      const store = openStore(globals());
+      try {
+        const session = await store.openSession(reference);
+        if (flags.output) {
+          await exportPiSessionToFile(session, flags.output, { overwrite: flags.force === true });
+          process.stderr.write(`exported ${session.id} to ${flags.output}\n`);
+        } else {
+          process.stdout.write(exportPiSession(session));
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command("import")
+    .description("Import a pi session file (v1, v2 or v3) into a new session; the file is never written")
+    .argument("<file>", "pi session JSONL file")
+    .option("--json", "print {sessionId, diagnostics} as JSON")
+    .action(async (file: string, flags: { json?: boolean }) => {
+      const store = openStore(globals());
+      try {
+        const { session, diagnostics, fromVersion } = await importPiSession(store.repo, file);
+        if (flags.json) return print(JSON.stringify({ sessionId: session.id, fromVersion, diagnostics }, null, 2));
+        print(session.id);
+        for (const diagnostic of diagnostics) {
+          process.stderr.write(`${diagnostic.line === undefined ? "" : `line ${diagnostic.line}: `}${diagnostic.message}\n`);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+}

@@ -1,0 +1,133 @@
+/**
+ * Read-only commands: `arbor sessions`, `arbor tree`, `arbor context`, `arbor events`.
+ *
+ * Contract (ours): `--json` prints machine-readable JSON (one document, or JSON
+ * lines for events); without it, text for people. `context --json` prints
+ * `{leafId, messages, thinkingLevel, model, diagnostics}` with messages in
+ * Arbor's (pi-compatible) message model. `events --follow` tails live appends,
+ * including other processes', until interrupted.
+ *
+ * @example
+ * ```sh
+ * arbor tree latest
+ * arbor context 0192ab --leaf 3f2a9c1d --json
+ * ```
+ */
+import type { Command } from "commander";
+import { messageText } from "../../core/messages.ts";
+import { renderTree } from "../render-tree.ts";
+import { openStore, resolveEntryId } from "../store-context.ts";
+
+interface DbFlags {
+  db?: string;
+}
+
+function print(text: string): void {
+  process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+}
+
+/** Registers the read-only commands on `program`. */
+export function registerInspectCommands(program: Command, globals: () => DbFlags): void {
+  program
+    .command("sessions")
+    .description("List sessions, newest first")
+    .option("--json", "print JSON")
+    .action(async (flags: { json?: boolean }) => {
+      const store = openStore(globals());
+      try {
+        const sessions = await store.repo.list();
+        if (flags.json) return print(JSON.stringify(sessions, null, 2));
+        if (sessions.length === 0) return print(`No sessions in ${store.dbPath}.`);
+        for (const session of sessions) {
+          const name = session.name ? ` "${session.name}"` : "";
+          const first = session.firstMessage.replace(/\s+/g, " ").slice(0, 60);
+          print(`${session.id}${name}  ${session.modified}  ${session.messageCount} messages  ${first}`);
+        }
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command("tree")
+    .description("Show a session's tree; * marks the leaf")
+    .argument("<session>", "session id, unique prefix, or latest")
+    .option("--json", "print JSON")
+    .action(async (reference: string, flags: { json?: boolean }) => {
+      const store = openStore(globals());
+      try {
+        const session = await store.openSession(reference);
+        const view = session.view;
+        if (flags.json) {
+          return print(JSON.stringify({ sessionId: session.id, leafId: view.leafId, name: view.name, tree: view.getTree() }, null, 2));
+        }
+        print(`session ${session.id}${view.name ? ` "${view.name}"` : ""}`);
+        print(renderTree(view.getTree(), { leafId: view.leafId }) || "(empty)");
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command("context")
+    .description("Show the messages the model would see")
+    .argument("<session>", "session id, unique prefix, or latest")
+    .option("--leaf <entry>", "build the context for this entry instead of the leaf")
+    .option("--json", "print JSON")
+    .action(async (reference: string, flags: { leaf?: string; json?: boolean }) => {
+      const store = openStore(globals());
+      try {
+        const session = await store.openSession(reference);
+        const leafId = flags.leaf === undefined ? undefined : resolveEntryId(session, flags.leaf);
+        const context = session.view.buildContext(leafId === undefined ? undefined : { leafId });
+        if (flags.json) {
+          const { leafId: contextLeaf, messages, thinkingLevel, model, diagnostics } = context;
+          return print(JSON.stringify({ leafId: contextLeaf, messages, thinkingLevel, model, diagnostics }, null, 2));
+        }
+        for (const message of context.messages) {
+          const calls = message.role === "assistant" ? message.content.filter((block) => block.type === "toolCall") : [];
+          print(`[${message.role}] ${messageText(message)}`);
+          for (const call of calls) print(`  → ${call.name}(${JSON.stringify(call.arguments)})`);
+        }
+        for (const diagnostic of context.diagnostics) print(`! ${diagnostic.message}`);
+      } finally {
+        await store.close();
+      }
+    });
+
+  program
+    .command("events")
+    .description("Print a session's logged events")
+    .argument("<session>", "session id, unique prefix, or latest")
+    .option("--from <position>", "start after this global position", "0")
+    .option("--follow", "keep printing new events")
+    .option("--json", "print JSON lines")
+    .action(async (reference: string, flags: { from: string; follow?: boolean; json?: boolean }) => {
+      const store = openStore(globals());
+      const fromPosition = Number(flags.from);
+      if (!Number.isInteger(fromPosition) || fromPosition < 0) {
+        await store.close();
+        throw new Error(`Bad --from "${flags.from}": expected a global position (a whole number ≥ 0).`);
+      }
+      try {
+        const session = await store.openSession(reference);
+        const streamId = `session-${session.id}`;
+        const printEvent = (event: { globalPosition: number; version: number; type: string; time: string; data: unknown }) =>
+          print(flags.json ? JSON.stringify(event) : `${event.globalPosition}\t${event.version}\t${event.time}\t${event.type}`);
+        if (!flags.follow) {
+          const events = await store.repo.log.readStream(streamId);
+          for (const event of events) if (event.globalPosition > fromPosition) printEvent(event);
+          return;
+        }
+        await new Promise<void>((resolve, reject) => {
+          const subscription = store.repo.log.subscribe({ streamId, fromPosition }).subscribe({ next: printEvent, error: reject });
+          process.once("SIGINT", () => {
+            subscription.unsubscribe();
+            resolve();
+          });
+        });
+      } finally {
+        await store.close();
+      }
+    });
+}

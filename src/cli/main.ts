@@ -1,0 +1,51 @@
+/**
+ * The `arbor` command line (commander).
+ *
+ * Contract (ours): `main(argv)` never throws; it returns the process exit code.
+ * Errors print one line on stderr naming what is wrong and what to do
+ * (exit 2 for usage and input errors unless the command says otherwise).
+ * `arbor run` exits 0 when the run is done, 1 when it failed, 130 when aborted.
+ *
+ * @example
+ * ```ts
+ * process.exitCode = await main(process.argv);
+ * ```
+ */
+import { Command, CommanderError } from "commander";
+import { CliError, describeCliError } from "./cli-error.ts";
+import { registerEditCommands } from "./commands/edit-commands.ts";
+import { registerInspectCommands } from "./commands/inspect-commands.ts";
+import { registerModelCommands } from "./commands/model-commands.ts";
+
+/** Builds the program; `exit` records the exit code a command asks for. */
+export function buildProgram(exit: { code: number }): Command {
+  const program = new Command();
+  program
+    .name("arbor")
+    .description("Run coding agents against any OpenAI-compatible endpoint; every step lands in an event log you can branch, fork, export and resume.")
+    .option("--db <path>", "event log file (default: $ARBOR_DB or .arbor/arbor.db)")
+    .showHelpAfterError()
+    .exitOverride();
+  const globals = () => program.opts<{ db?: string }>();
+  registerModelCommands(program, globals, exit);
+  registerInspectCommands(program, globals);
+  registerEditCommands(program, globals);
+  return program;
+}
+
+/** Runs the CLI with `argv` (as `process.argv`); resolves with the exit code. */
+export async function main(argv: string[]): Promise<number> {
+  const exit = { code: 0 };
+  const program = buildProgram(exit);
+  try {
+    await program.parseAsync(argv);
+    return exit.code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version exit 0; usage errors were already printed by commander.
+      return error.exitCode === 0 ? 0 : 2;
+    }
+    process.stderr.write(`${describeCliError(error)}\n`);
+    return error instanceof CliError ? error.exitCode : exit.code !== 0 ? exit.code : 2;
+  }
+}

@@ -1,0 +1,51 @@
+/**
+ * Runs the real `arbor` binary as a child process for end-to-end CLI tests.
+ */
+import { spawn } from "node:child_process";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const arborBin = join(repoRoot, "bin/arbor.js");
+
+export interface CliResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+export interface CliOptions {
+  cwd?: string;
+  env?: NodeJS.ProcessEnv;
+  input?: string;
+  /** Called once with the child, e.g. to send signals. */
+  onSpawn?: (child: import("node:child_process").ChildProcess) => void;
+}
+
+/** Runs `arbor ...args`; resolves when the process exits. */
+export function runArbor(args: string[], options: CliOptions = {}): Promise<CliResult> {
+  return new Promise((resolvePromise, reject) => {
+    const child = spawn(process.execPath, [arborBin, ...args], {
+      cwd: options.cwd ?? repoRoot,
+      env: { ...process.env, ...options.env, NO_COLOR: "1", FORCE_COLOR: "0" },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString("utf8")));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
+    child.on("error", reject);
+    child.on("close", (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
+    if (options.input !== undefined) child.stdin.end(options.input);
+    else child.stdin.end();
+    options.onSpawn?.(child);
+  });
+}
+
+/** A fresh temp directory. */
+export function tempDir(prefix = "arbor-cli-"): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
