@@ -15,10 +15,12 @@
  * - **tail latency**: in-process subscribers are woken right after the commit, in
  *   the same tick (a microtask). Appends by other processes on the same file are
  *   noticed by polling `PRAGMA data_version` every `pollIntervalMs` (default 50 ms,
- *   only while a subscription is open): latency ≤ pollIntervalMs + one read;
+ *   only while a subscription is open; the timer keeps the process alive like an
+ *   open socket until the subscription ends or the log closes): latency ≤
+ *   pollIntervalMs + one read;
  * - `deleteStream` physically removes the events: `secure_delete` overwrites the
- *   freed pages and a WAL checkpoint (TRUNCATE) drops the old page copies when no
- *   reader holds them;
+ *   freed pages and a non-waiting WAL checkpoint (TRUNCATE) drops the old page
+ *   copies; if another connection is busy, the WAL copies go at a later checkpoint;
  * - opening refuses foreign, non-SQLite or newer-schema files with `LogSchemaError`
  *   without writing them (see `sqlite-schema.ts`).
  *
@@ -136,18 +138,23 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   const pollIntervalMs = checkPositive("pollIntervalMs", options.pollIntervalMs, 50, 1);
   const registry = options.registry ?? createDefaultEventRegistry();
 
-  inspectLogFile(path);
-  const db = new Database(path, { timeout: busyTimeoutMs });
+  let db: Database.Database | undefined;
   try {
+    inspectLogFile(path);
+    db = new Database(path, { timeout: busyTimeoutMs });
     if (path !== ":memory:") db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${synchronous}`);
     migrate(db, path);
   } catch (error) {
-    db.close();
+    db?.close();
     if (ArborError.isInstance(error)) throw error;
-    throw new LogSchemaError(`Could not open "${path}" as an Arbor event log: ${(error as Error).message}.`, { cause: error, details: { path } });
+    const code = (error as { code?: unknown }).code;
+    const message = `Could not open "${path}" as an Arbor event log: ${(error as Error).message}.`;
+    // SQLite errors (corrupt file, locked past the timeout) are about the file's content; others (ENOENT, EISDIR, EACCES) about the path.
+    if (typeof code === "string" && code.startsWith("SQLITE_")) throw new LogSchemaError(message, { cause: error, details: { path } });
+    throw new InvalidArgumentError(message, { cause: error, details: { path } });
   }
-  return openLog(db, registry, pollIntervalMs);
+  return openLog(db, registry, pollIntervalMs, busyTimeoutMs);
 }
 
 /**
@@ -173,7 +180,7 @@ function checkPositive(name: string, value: number | undefined, fallback: number
   return value;
 }
 
-function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs: number): EventLog {
+function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs: number, busyTimeoutMs: number): EventLog {
   const statements = createLogStatements(db);
   const listeners = new Set<CommitListener>();
   let pending: WriteOperation[] = [];
@@ -291,11 +298,15 @@ function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs:
     if (wrote) for (const listener of listeners) listener.wake();
   };
 
+  /** Drops old WAL copies of deleted pages without waiting: with readers or a writer elsewhere it gives up at once. */
   const checkpointQuietly = (): void => {
     try {
+      db.pragma("busy_timeout = 0");
       db.pragma("wal_checkpoint(TRUNCATE)");
     } catch {
-      // A busy checkpoint is retried by SQLite's automatic checkpoints; the rows are already gone.
+      // Busy: SQLite's automatic checkpoints overwrite the WAL later; the rows are already gone from the tables.
+    } finally {
+      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
     }
   };
 
@@ -323,7 +334,6 @@ function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs:
     if (listeners.size > 0 && pollTimer === undefined && !closed) {
       lastDataVersion = statements.dataVersion.get() as number;
       pollTimer = setInterval(poll, pollIntervalMs);
-      pollTimer.unref();
     } else if (listeners.size === 0 && pollTimer !== undefined) {
       clearInterval(pollTimer);
       pollTimer = undefined;

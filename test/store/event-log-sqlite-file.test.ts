@@ -97,6 +97,8 @@ describe("SQLite event log file", () => {
     expect(() => createSqliteEventLog({ path: newPath(), busyTimeoutMs: -1 })).toThrow(/busyTimeoutMs/);
     expect(() => createSqliteEventLog({ path: newPath(), pollIntervalMs: 0 })).toThrow(/pollIntervalMs/);
     expect(() => createSqliteEventLog({ path: "" })).toThrow(InvalidArgumentError);
+    expect(() => createSqliteEventLog({ path: join(directory, "missing-dir", "log.db") })).toThrow(InvalidArgumentError);
+    expect(() => createSqliteEventLog({ path: directory })).toThrow(new RegExp(`Could not open "${directory}"`));
   });
 
   it("commits a tick's appends as one transaction: a failed commit rejects every writer and writes nothing", async () => {
