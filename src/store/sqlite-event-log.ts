@@ -74,8 +74,8 @@ import { inspectLogFile, migrate } from "./sqlite-schema.ts";
  *   the last commits may roll back, the file stays consistent;
  * - `"FULL"` (default): the WAL is fsynced on every commit. Committed appends survive
  *   process crashes and power loss (if the disk honours flushes);
- * - `"EXTRA"`: FULL plus a directory fsync when the WAL is reset; protects against
- *   losing a commit right after a checkpoint on power loss on some filesystems.
+ * - `"EXTRA"`: as FULL. Its extra directory fsync applies to rollback-journal
+ *   (DELETE) mode; with WAL it adds nothing. :memory: logs ignore the level.
  */
 export type SqliteSynchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
 
