@@ -3,7 +3,8 @@
  * OpenAI-wire server replaying recorded provider streams: the exact resulting messages.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createOpenAIModel } from "../../src/adapters/model/index.ts";
+import { readFileSync } from "node:fs";
+import { createOpenAIModel, stableResponsesItemIds } from "../../src/adapters/model/index.ts";
 import type { AssistantMessage, ToolCall } from "../../src/core/messages.ts";
 import type { ModelStreamEvent } from "../../src/core/model-stream.ts";
 import type { OpenAIServer } from "../../src/testing/index.ts";
@@ -223,6 +224,23 @@ describe("Responses fixtures", () => {
     if (terminal.type === "error") expect(terminal.error.retryable).toBe(false);
   });
 
+  it("GitHub Copilot rotating item ids: reasoning and text come through whole (@ai-sdk/openai 3 alone crashes)", async () => {
+    server.script(fixtureResponse(fixture("github-copilot-id-rotation.1.chunks.txt")));
+    const { events, terminal, message } = await collect(responses(), userRequest("how many r in strawberry"));
+    expectWellFormed(events);
+    expect(terminal.type).toBe("done");
+    expect(message.content).toEqual([
+      { type: "thinking", thinking: "**Counting character occurrences**", thinkingSignature: JSON.stringify({ openai: { itemId: "capture-id-3" } }) },
+      {
+        type: "text",
+        text: "There are **3** letter **“r”**s in **“strawberry.”**\n\nBreakdown: **s t r a w b e r r y**  \nYou can see **r** at positions **3, 8, and 9**.",
+        textSignature: JSON.stringify({ openai: { itemId: "capture-id-9", phase: "final_answer" } }),
+      },
+    ]);
+    expect(message.stopReason).toBe("stop");
+    expect(message.usage).toEqual({ input: 19, output: 105, cacheRead: 0, cacheWrite: null, totalTokens: 124 });
+  });
+
   it("HTTP 400 for an unsupported temperature (code null)", async () => {
     server.script(fixtureResponse(fixture("reasoning-model-temperature-error.json")));
     const { terminal, message } = await collect(responses(), userRequest());
@@ -230,3 +248,39 @@ describe("Responses fixtures", () => {
     if (terminal.type === "error") expect(terminal.error).toMatchObject({ retryable: false, status: 400 });
   });
 });
+
+describe("stableResponsesItemIds", () => {
+  async function pipe(text: string, chunkSize: number): Promise<string> {
+    const bytes = new TextEncoder().encode(text);
+    const source = new ReadableStream<Uint8Array>({
+      start(controller) {
+        for (let offset = 0; offset < bytes.length; offset += chunkSize) controller.enqueue(bytes.slice(offset, offset + chunkSize));
+        controller.close();
+      },
+    });
+    return new Response(source.pipeThrough(stableResponsesItemIds())).text();
+  }
+
+  it("is a byte-for-byte no-op on a stream with stable ids, however it is chunked", async () => {
+    const body = fixtureFrames("openai-reasoning-encrypted-content.1.chunks.txt");
+    for (const size of [7, 100, 4096]) expect(await pipe(body, size)).toBe(body);
+  });
+
+  it("pins rotated ids to the id announced by output_item.added", async () => {
+    const out = await pipe(fixtureFrames("github-copilot-id-rotation.1.chunks.txt"), 13);
+    const ids = new Set(
+      out
+        .split("\n\n")
+        .filter((frame) => frame.startsWith("data: {"))
+        .map((frame) => JSON.parse(frame.slice(6)))
+        .filter((event) => event.output_index === 0)
+        .map((event) => event.item_id ?? event.item?.id),
+    );
+    expect([...ids]).toEqual(["capture-id-3"]);
+  });
+});
+
+function fixtureFrames(name: string): string {
+  const lines = readFileSync(fixture(name), "utf8").split("\n").filter((line) => line.trim() !== "");
+  return lines.map((line) => `data: ${line}\n\n`).join("") + "data: [DONE]\n\n";
+}

@@ -16,6 +16,8 @@
  *   may return a replacement (undefined keeps it); `request.hooks.onResponse({ status,
  *   headers })` sees every HTTP response before its body is read. A throwing hook ends the
  *   call with a non-retryable error naming the hook;
+ * - Responses SSE passes through {@link stableResponsesItemIds}, so servers that rotate item
+ *   ids mid-item (GitHub Copilot) work with `@ai-sdk/openai` 3.x;
  * - `options.headers` and `request.headers` are sent on the HTTP call and never appear in
  *   events, messages or errors.
  *
@@ -30,6 +32,7 @@ import { ModelConfigError } from "../../core/errors.ts";
 import type { ModelClient, ModelRequest, ModelStreamEvent, ProviderHooks } from "../../core/model-stream.ts";
 import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
 import { createAiSdkModelClient } from "./ai-sdk-client.ts";
+import { stableResponsesItemIds } from "./responses-item-ids.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import type { ModelCost } from "./usage.ts";
@@ -73,7 +76,7 @@ class HookError extends Error {
   }
 }
 
-/** A `fetch` that runs the request's provider hooks around the real one. */
+/** A `fetch` that runs the request's provider hooks around the real one, and pins Responses item ids. */
 function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
   return async (input, init) => {
     let body = init?.body;
@@ -94,6 +97,10 @@ function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
         await response.body?.cancel().catch(() => undefined);
         throw new HookError("onResponse", error);
       }
+    }
+    const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
+    if (response.body && /\/responses(?:\?|$)/.test(url) && response.headers.get("content-type")?.includes("text/event-stream")) {
+      return new Response(response.body.pipeThrough(stableResponsesItemIds()), { status: response.status, statusText: response.statusText, headers: response.headers });
     }
     return response;
   };
