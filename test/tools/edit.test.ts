@@ -1,6 +1,7 @@
 import { chmodSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createEditToolDefinition } from "@mariozechner/pi-coding-agent";
+import fc from "fast-check";
 import { beforeEach, describe, expect, it } from "vitest";
 import { createExecutionEnv, type ExecutionEnv } from "../../src/adapters/execution-env.ts";
 import { createEditTool } from "../../src/adapters/tools/edit.ts";
@@ -126,6 +127,39 @@ describe("edit: pi-compatible behaviour", () => {
     const plan = planEdits(raw, [{ oldText: "a = 'x';", newText: "a = 'y';" }, { oldText: "c = 2;", newText: "c = 3;" }], "f");
     expect(plan.content).toBe("a = 'y';   \nb = 1;\t\nc = 3;\n");
     expect(plan.matches.map((match) => match.fuzzy)).toEqual([true, false]);
+  });
+});
+
+describe("edit: splice invariant (property)", () => {
+  const fuzzyOf = (line: string) =>
+    line
+      .normalize("NFKC")
+      .replace(/[\u2018\u2019]/g, "'")
+      .replace(/[\u201C\u201D]/g, '"')
+      .replace(/[\u2013\u2014]/g, "-")
+      .replace(/\u00A0/g, " ")
+      .trimEnd();
+  const piece = fc.constantFrom("a", "b", " ", "\t", "\u201c", "\u2019", "\u2013", "\u00A0", "=");
+  it("replaces exactly the matched line's text and leaves every other byte as it was", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.array(piece, { maxLength: 12 }), { minLength: 1, maxLength: 8 }),
+        fc.array(fc.constantFrom("\n", "\r\n"), { minLength: 8, maxLength: 8 }),
+        fc.boolean(),
+        fc.nat(),
+        (lineParts, endings, bom, pick) => {
+          const lines = lineParts.map((parts, index) => `M${index}:${parts.join("")}`);
+          const body = lines.map((line, index) => line + endings[index]).join("");
+          const raw = (bom ? "\uFEFF" : "") + body;
+          const target = pick % lines.length;
+          const plan = planEdits(raw, [{ oldText: fuzzyOf(lines[target]), newText: "NEW" }], "f");
+          const start = (bom ? 1 : 0) + lines.slice(0, target).reduce((sum, line, index) => sum + line.length + endings[index].length, 0);
+          const kept = lines[target].replace(/\s+$/u, "").length;
+          expect(plan.content).toBe(raw.slice(0, start) + "NEW" + raw.slice(start + kept));
+        },
+      ),
+      { numRuns: 400 },
+    );
   });
 });
 

@@ -1,7 +1,7 @@
 import { createBashToolDefinition, createEditToolDefinition, createFindToolDefinition, createGrepToolDefinition, createLsToolDefinition, createReadToolDefinition, createWriteToolDefinition } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { createCodingTools, createExecutionEnv, createReadOnlyTools } from "../../src/adapters/tools/index.ts";
-import { runTool, tempDir, textOf } from "./tool-harness.ts";
+import { outcome, runTool, tempDir, textOf } from "./tool-harness.ts";
 
 /** The JSON Schema properties pi sends for a tool (typebox), reduced to name → type/description. */
 function shape(schema: Record<string, any>) {
@@ -45,5 +45,26 @@ describe("tool sets", () => {
     await runTool(edit, { path: "app/main.sh", edits: [{ oldText: "one", newText: "two" }] });
     expect(textOf(await runTool(read, { path: "app/main.sh" }))).toBe("echo two\n");
     expect(textOf(await runTool(bash, { command: "sh app/main.sh" }))).toBe("two\n");
+  });
+
+  it("every tool honours an aborted signal", async () => {
+    const root = tempDir();
+    const env = createExecutionEnv({ root });
+    const controller = new AbortController();
+    controller.abort();
+    const args: Record<string, unknown> = {
+      read: { path: "a" },
+      bash: { command: "true" },
+      edit: { path: "a", edits: [{ oldText: "a", newText: "b" }] },
+      write: { path: "a", content: "x" },
+      grep: { pattern: "a" },
+      find: { pattern: "*" },
+      ls: {},
+    };
+    for (const tool of [...createCodingTools(env), ...createReadOnlyTools(env)]) {
+      const result = await outcome(tool, args[tool.name], { signal: controller.signal });
+      expect(result.error, tool.name).toBe(true);
+      expect(result.text, tool.name).toBe(tool.name === "bash" ? "Command aborted" : "Operation aborted");
+    }
   });
 });
