@@ -47,7 +47,7 @@ function eventsFor(size: number, synchronous: SqliteSynchronous): number {
   return (size === 1 ? 5000 : size === 10 ? 20_000 : 50_000) / scale;
 }
 
-async function measureArbor(path: string, size: number, synchronous: SqliteSynchronous): Promise<number> {
+export async function measureArbor(path: string, size: number, synchronous: SqliteSynchronous): Promise<number> {
   const log = createSqliteEventLog({ path, synchronous, registry: registry() });
   const total = eventsFor(size, synchronous);
   const batches = Array.from({ length: total / size }, (_, index) => batchOf(size, index * size));
@@ -70,7 +70,7 @@ async function measureConcurrent(path: string, synchronous: SqliteSynchronous): 
   return total / (elapsed / 1000);
 }
 
-async function measureBaseline(path: string, size: number, synchronous: SqliteSynchronous): Promise<number> {
+export async function measureBaseline(path: string, size: number, synchronous: SqliteSynchronous): Promise<number> {
   // The same schema: let the log create and migrate the file, then write it raw.
   await createSqliteEventLog({ path, synchronous }).close();
   const db = new Database(path);

@@ -92,13 +92,20 @@ export function prepareEvents(registry: EventRegistry, streamId: string, events:
   }
   const prepared: PreparedEvent[] = new Array(events.length);
   let seen: Set<string> | undefined;
+  // Batches are usually one type: look its latest schema version up once.
+  let latestType: string | undefined;
+  let latestVersion: number | undefined;
   for (let index = 0; index < events.length; index++) {
     const event = events[index];
     if (typeof event !== "object" || event === null || typeof event.type !== "string") {
       throw new InvalidArgumentError(`events[${index}] must be an object with a string "type", got ${describe(event)}.`);
     }
     const { type } = event;
-    const schemaVersion = event.schemaVersion ?? registry.latestVersion(type);
+    if (event.schemaVersion === undefined && type !== latestType) {
+      latestType = type;
+      latestVersion = registry.latestVersion(type);
+    }
+    const schemaVersion = event.schemaVersion ?? latestVersion;
     if (schemaVersion === undefined) {
       throw new EventSchemaError(`events[${index}]: unknown event type "${type}": register its schema before appending it.`, {
         details: { index, type },
