@@ -9,3 +9,14 @@ export type * from "./core/model-stream.ts";
 export type * from "./store/event-log.ts";
 export type * from "./store/session-types.ts";
 export * from "./store/events/index.ts";
+export {
+  createAiSdkModelClient,
+  createOpenAIModel,
+  classifyModelError,
+  isContextOverflowMessage,
+  parseRetryAfterMs,
+  reasoningProviderOptions,
+  toModelMessages,
+  stableResponsesItemIds,
+} from "./adapters/model/index.ts";
+export type { AiSdkModelInfo, OpenAIModelOptions, ClassifiedModelError, ModelCost, ThinkingLevelMap, ModelTarget } from "./adapters/model/index.ts";
