@@ -205,6 +205,29 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
     return spillReal;
   };
 
+  const checkPath = async (absolute: string, access: PathAccess = "write", path: string = absolute): Promise<string> => {
+    if (absolute.includes("\0") || !isAbsolute(absolute)) {
+      throw new PathEscapeError(`Path ${JSON.stringify(path)} is not an absolute path without NUL bytes; refused.`, { details: { path, root } });
+    }
+    const canonical = await canonicalize(absolute);
+    if (allowOutsideRoot || isInside(canonical, root)) return canonical;
+    if (access === "read" && spillReal !== undefined && isInside(canonical, spillReal)) return canonical;
+    throw new PathEscapeError(
+      `Path "${path}" resolves to "${canonical}", which is outside the root "${root}". Only paths inside the root are allowed.`,
+      { details: { path, resolved: canonical, root } },
+    );
+  };
+
+  const resolvePath = async (path: string, access: PathAccess = "write"): Promise<string> => {
+    if (typeof path !== "string") {
+      throw new PathEscapeError(`Path must be a string, got ${path === null ? "null" : typeof path}.`, { details: { path, root } });
+    }
+    if (path.includes("\0")) {
+      throw new PathEscapeError(`Path ${JSON.stringify(path)} contains a NUL byte; refused.`, { details: { path, root } });
+    }
+    return checkPath(expandPath(path), access, path);
+  };
+
   return {
     root,
     cwd,
@@ -215,27 +238,8 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
     },
     expandPath,
     ensureSpillDir,
-    async resolvePath(path: string, access: PathAccess = "write"): Promise<string> {
-      if (typeof path !== "string") {
-        throw new PathEscapeError(`Path must be a string, got ${path === null ? "null" : typeof path}.`, { details: { path, root } });
-      }
-      if (path.includes("\0")) {
-        throw new PathEscapeError(`Path ${JSON.stringify(path)} contains a NUL byte; refused.`, { details: { path, root } });
-      }
-      return this.checkPath(expandPath(path), access, path);
-    },
-    async checkPath(absolute: string, access: PathAccess = "write", path: string = absolute): Promise<string> {
-      if (absolute.includes("\0") || !isAbsolute(absolute)) {
-        throw new PathEscapeError(`Path ${JSON.stringify(path)} is not an absolute path without NUL bytes; refused.`, { details: { path, root } });
-      }
-      const canonical = await canonicalize(absolute);
-      if (allowOutsideRoot || isInside(canonical, root)) return canonical;
-      if (access === "read" && spillReal !== undefined && isInside(canonical, spillReal)) return canonical;
-      throw new PathEscapeError(
-        `Path "${path}" resolves to "${canonical}", which is outside the root "${root}". Only paths inside the root are allowed.`,
-        { details: { path, resolved: canonical, root } },
-      );
-    },
+    checkPath,
+    resolvePath,
     childEnv(): NodeJS.ProcessEnv {
       const environment: NodeJS.ProcessEnv = {};
       for (const [name, value] of Object.entries(process.env)) {

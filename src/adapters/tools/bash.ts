@@ -76,7 +76,7 @@ function killGroup(pid: number | undefined): void {
   }
 }
 
-function describe(snapshot: BashOutputSnapshot, emptyText: string): { text: string; details?: BashToolDetails } {
+function formatOutput(snapshot: BashOutputSnapshot, emptyText: string): { text: string; details?: BashToolDetails } {
   const { truncation, clippedLines, fullOutputPath } = snapshot;
   let text = snapshot.content || emptyText;
   if (!truncation.truncated && clippedLines === 0) return { text };
@@ -127,7 +127,7 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
       const emitUpdate = () => {
         updateTimer = undefined;
         lastUpdateAt = performance.now();
-        const { text, details } = describe(output.snapshot(), "");
+        const { text, details } = formatOutput(output.snapshot(), "");
         onUpdate({ content: [{ type: "text", text }], details });
       };
       const scheduleUpdate = () => {
@@ -197,11 +197,11 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
       updateTimer = undefined;
       const snapshot = await output.finish();
       if (ending.kind === "error") throw new Error(`Failed to run ${shell}: ${ending.error.message}`);
-      if (aborted) throw new Error(withStatus(describe(snapshot, "").text, "Command aborted"));
-      if (timedOut) throw new Error(withStatus(describe(snapshot, "").text, `Command timed out after ${timeout} seconds`));
-      const { text, details } = describe(snapshot, "(no output)");
+      if (aborted) throw new Error(withStatus(formatOutput(snapshot, "").text, "Command aborted"));
+      if (timedOut) throw new Error(withStatus(formatOutput(snapshot, "").text, `Command timed out after ${timeout} seconds`));
+      const { text, details } = formatOutput(snapshot, "(no output)");
       if (ending.code !== 0 && ending.code !== null) throw new Error(withStatus(text, `Command exited with code ${ending.code}`));
-      if (ending.code === null && ending.signal) throw new Error(withStatus(describe(snapshot, "").text, `Command terminated by ${ending.signal}`));
+      if (ending.code === null && ending.signal) throw new Error(withStatus(formatOutput(snapshot, "").text, `Command terminated by ${ending.signal}`));
       return { content: [{ type: "text", text }], details };
     },
   });
