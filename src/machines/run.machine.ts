@@ -37,7 +37,7 @@ import type { RetrySettings } from "./agent-types.ts";
 import { abortedAssistant, emptyAssistant, toolCallsOf } from "./loop-messages.ts";
 import { retryDecision } from "./loop-retry.ts";
 import { assistantEnded, createEntryId, createMessageId, messageEntryEvent, messageRecords, runEvent } from "./run-records.ts";
-import { toolExecutionMachine, type ToolParentEvent } from "./tool-execution.machine.ts";
+import { toolExecutionMachine, type ToolParentEvent, type ToolSettled } from "./tool-execution.machine.ts";
 import {
   batchRecords,
   canSpawnNext,
@@ -87,7 +87,8 @@ export type RunEvent =
   | { type: "ABORT"; reason?: string }
   | { type: "INTERRUPT"; reason: string }
   | { type: "FAIL"; error: string; code?: string }
-  | ToolParentEvent;
+  | ToolParentEvent
+  | { type: `xstate.done.actor.tool:${string}`; output: ToolSettled };
 
 /** Events the run actor sends to its parent. */
 export type RunParentEvent = { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string };
@@ -158,9 +159,8 @@ export const runMachine = setup({
     /** The writer's inlet: records events in order. Provided by the agent. */
     record: (_, _params: { events: NewEvent[] }) => {},
     settleTool: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== "TOOL.SETTLED" || !context.batch) return;
-      const { type: _type, ...settled } = event;
-      const folded = settleInBatch(context.batch, settled, scope(context));
+      if (!event.type.startsWith("xstate.done.actor.tool:") || !context.batch) return;
+      const folded = settleInBatch(context.batch, (event as { output: ToolSettled }).output, scope(context));
       enqueue.assign({ batch: folded.batch });
       if (folded.events.length) enqueue(recordAction(folded.events));
     }),
@@ -519,7 +519,7 @@ export const runMachine = setup({
           always: [{ guard: "batchSettled", target: "#run.toolsDone" }],
           on: {
             "TOOL.PREPARED": { target: "next", actions: "notePrepared" },
-            "TOOL.SETTLED": { target: "next", actions: "settleTool" },
+            "xstate.done.actor.*": { target: "next", actions: "settleTool" },
           },
         },
       },

@@ -14,8 +14,8 @@
  * Contract:
  * - the actor never fails: every path ends in a final state whose `output` is a
  *   {@link ToolSettled} with a tool result message for the call;
- * - it tells its parent `TOOL.PREPARED` on entering `ready`, `TOOL.UPDATED` per
- *   update, and `TOOL.SETTLED` (the same value as the output) on entering any final state;
+ * - it tells its parent `TOOL.PREPARED` on entering `ready` and `TOOL.UPDATED` per
+ *   update; the parent learns the end from the actor's done event (`output`);
  * - side effects live in the actors `prepareToolCall`, `executeTool`, `finalizeToolCall`,
  *   registered by key: {@link provideToolRuntime} binds them to a {@link ToolRuntime}.
  *
@@ -78,8 +78,7 @@ export type ToolExecutionEvent =
 /** Events the tool-execution actor sends to its parent. */
 export type ToolParentEvent =
   | { type: "TOOL.PREPARED"; toolCallId: string }
-  | { type: "TOOL.UPDATED"; toolCallId: string; toolName: string; partial: ToolResult }
-  | ({ type: "TOOL.SETTLED" } & ToolSettled);
+  | { type: "TOOL.UPDATED"; toolCallId: string; toolName: string; partial: ToolResult };
 
 interface ToolExecutionContext {
   toolCall: ToolCall;
@@ -139,7 +138,6 @@ export const toolExecutionMachine = setup({
     isInvalid: (_, params: { outcome: PrepareOutcome }) => params.outcome.kind === "invalid",
   },
   actions: {
-    notifySettled: sendParent(({ context }): ToolParentEvent => ({ type: "TOOL.SETTLED", ...settledOf(context) })),
     notifyPrepared: sendParent(({ context }): ToolParentEvent => ({ type: "TOOL.PREPARED", toolCallId: context.toolCall.id })),
     rememberAbort: assign({ abortReason: (_, params: { reason?: string }) => params.reason }),
     applyFinalized: assign(({ context }, params: { output: FinalizeOutput }) => {
@@ -310,8 +308,8 @@ export const toolExecutionMachine = setup({
         ABORT: { target: "aborted", actions: { type: "rememberAbort", params: ({ event }) => ({ reason: event.reason }) } },
       },
     },
-    succeeded: { type: "final", entry: "notifySettled" },
-    failed: { type: "final", entry: "notifySettled" },
+    succeeded: { type: "final" },
+    failed: { type: "final" },
     aborted: {
       type: "final",
       entry: [
@@ -321,13 +319,12 @@ export const toolExecutionMachine = setup({
           message: ({ context }) =>
             errorToolResult(context.toolCall, abortedText(context.toolCall, context.abortReason), "aborted"),
         }),
-        "notifySettled",
       ],
     },
-    timedOut: { type: "final", entry: "notifySettled" },
-    blocked: { type: "final", entry: "notifySettled" },
-    invalid: { type: "final", entry: "notifySettled" },
-    notFound: { type: "final", entry: "notifySettled" },
+    timedOut: { type: "final" },
+    blocked: { type: "final" },
+    invalid: { type: "final" },
+    notFound: { type: "final" },
     skipped: {
       type: "final",
       entry: [
@@ -335,7 +332,6 @@ export const toolExecutionMachine = setup({
           outcome: "skipped",
           message: ({ context }) => errorToolResult(context.toolCall, skippedText(context.toolCall, context.abortReason), "skipped"),
         }),
-        "notifySettled",
       ],
     },
   },

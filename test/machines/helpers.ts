@@ -55,8 +55,15 @@ export function sleepTool(name: string, mode?: "sequential" | "parallel") {
 }
 
 /** One scripted reply of {@link fakeModel}. */
+export interface ReplyStep {
+  text?: string;
+  toolCalls?: { id: string; name: string; arguments: Record<string, unknown> }[];
+  stopReason?: StopReason;
+  chunks?: number;
+}
+
 export type FakeStep =
-  | { text?: string; toolCalls?: { id: string; name: string; arguments: Record<string, unknown> }[]; stopReason?: StopReason; chunks?: number }
+  | ReplyStep
   | { error: string; info?: Partial<ModelErrorInfo>; partialText?: string }
   | { hang: true; partialText?: string }
   | { gate: Promise<void>; step: FakeStep };
@@ -131,8 +138,9 @@ export function fakeModel(steps: FakeStep[]): FakeModel {
         };
         return;
       }
-      if (step.text) yield* streamText(step.text, step.chunks);
-      for (const call of step.toolCalls ?? []) {
+      const reply = step as ReplyStep;
+      if (reply.text) yield* streamText(reply.text, reply.chunks);
+      for (const call of reply.toolCalls ?? []) {
         const index = partial.content.length;
         const toolCall: ToolCall = { type: "toolCall", id: call.id, name: call.name, arguments: {} };
         partial.content.push(toolCall);
@@ -141,7 +149,7 @@ export function fakeModel(steps: FakeStep[]): FakeModel {
         toolCall.arguments = call.arguments;
         yield { type: "toolcall-end", contentIndex: index, toolCall: { ...toolCall }, partial: clone(partial) };
       }
-      partial.stopReason = step.stopReason ?? (step.toolCalls?.length ? "toolUse" : "stop");
+      partial.stopReason = reply.stopReason ?? (reply.toolCalls?.length ? "toolUse" : "stop");
       yield { type: "done", message: clone(partial) };
     },
   };
