@@ -273,6 +273,30 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
       expect(events).toEqual(await log.readAll());
     });
 
+    it("pages a long catch-up and then goes live without gap or duplicate", async () => {
+      const log = await fresh();
+      for (let batch = 0; batch < 13; batch++) await log.append(`s${batch % 2}`, notes(100, `b${batch}-`));
+      const received = collect(log.subscribe({ fromPosition: 100 }), 1200 + 30);
+      for (let index = 0; index < 30; index++) void log.append("live", notes(1, `l${index}-`));
+      const events = await received;
+      expect(events.map((event) => event.globalPosition)).toEqual(Array.from({ length: 1230 }, (_, index) => index + 101));
+    });
+
+    it("lets a subscriber append in reaction to what it receives (a reactor) without losing events", async () => {
+      const log = await fresh();
+      const reactions = log.subscribe({ types: ["note.added"] }).subscribe((event) => {
+        void log.append("reactions", [{ type: "note.removed", data: { n: event.globalPosition } }]);
+      });
+      const all = collect(log.subscribe(), 20);
+      for (let index = 0; index < 10; index++) await log.append("source", notes(1, `${index}-`));
+      const events = await all;
+      reactions.unsubscribe();
+      expect(events.map((event) => event.globalPosition)).toEqual(Array.from({ length: 20 }, (_, index) => index + 1));
+      const reacted = events.filter((event) => event.type === "note.removed").map((event) => (event.data as { n: number }).n);
+      const sources = events.filter((event) => event.type === "note.added").map((event) => event.globalPosition);
+      expect(reacted.sort((left, right) => left - right)).toEqual(sources);
+    });
+
     it("subscribes to one stream from a version, and to types from a position", async () => {
       const log = await fresh();
       await log.append("a", notes(3));
