@@ -93,7 +93,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
       throw new SessionNotFoundError(`No session "${id}" in this event log.`, { details: { sessionId: id } });
     }
     const view = createSessionView(id);
-    for (const event of events) view.apply(event);
+    view.applyAll(events);
     return createSessionHandle(log, view);
   };
 
@@ -105,7 +105,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
     if (leafId !== undefined && leafId !== last) events.push({ type: "leaf.moved", data: { leafId, fromLeafId: last }, metadata });
     const result = await log.append(sessionStreamId(info.sessionId), events, { expectedVersion: "no_stream" });
     const view = createSessionView(info.sessionId);
-    for (const event of result.events) view.apply(event);
+    view.applyAll(result.events);
     return createSessionHandle(log, view);
   };
 
@@ -117,7 +117,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
       tree = createSessionTree();
       summaries.set(id, tree);
     }
-    for (const event of events) tree.apply(event);
+    tree.applyAll(events);
     return tree;
   };
 

@@ -120,8 +120,31 @@ export function createSessionTreeStore() {
       entryAppended: (state, event: { version: number; entry: SessionEntry }) => ({ ...foldEntry(state, event.entry), version: event.version }),
       leafMoved: (state, event: { version: number; leafId: string | null }) => ({ ...state, version: event.version, leafId: event.leafId }),
       skipped: (state, event: { version: number }) => ({ ...state, version: event.version }),
+      /** Catch-up of many stored events in one transition (opening a session); same fold as one by one. */
+      loaded: (state, event: { events: readonly StoredEvent[] }) => {
+        let next = state;
+        for (const stored of event.events) next = foldStored(next, stored);
+        return next;
+      },
     },
   });
+}
+
+/** The fold of one stored event (the same rules as the per-event store events). */
+function foldStored(state: SessionTreeContext, event: StoredEvent): SessionTreeContext {
+  switch (event.type) {
+    case "session.created":
+      return { ...state, version: event.version, info: event.data as SessionCreatedData };
+    case "entry.appended": {
+      const next = foldEntry(state, (event.data as EntryAppendedData).entry);
+      next.version = event.version;
+      return next;
+    }
+    case "leaf.moved":
+      return { ...state, version: event.version, leafId: (event.data as LeafMovedData).leafId };
+    default:
+      return { ...state, version: event.version };
+  }
 }
 
 /** The store type of a session tree. */
@@ -137,6 +160,11 @@ export interface SessionTree {
    * `entry.appended`, else undefined. Lower versions are ignored; a gap throws `InvalidStateError`.
    */
   apply(event: StoredEvent): { applied: boolean; entry?: SessionEntry };
+  /**
+   * Folds a run of stored events in ONE store transition (catch-up when opening). Same rules as
+   * `apply`; returns the folded entries. Throws `InvalidStateError` on a gap (nothing folded).
+   */
+  applyAll(events: readonly StoredEvent[]): SessionEntry[];
 }
 
 /**
@@ -181,6 +209,23 @@ export function createSessionTree(): SessionTree {
           store.trigger.skipped({ version: event.version });
           return { applied: true };
       }
+    },
+    applyAll(events) {
+      let expected = store.getSnapshot().context.version + 1;
+      const fresh: StoredEvent[] = [];
+      for (const event of events) {
+        if (event.version < expected) continue;
+        if (event.version !== expected) {
+          throw new InvalidStateError(
+            `Session stream event version ${event.version} does not follow version ${expected - 1}; events must be applied in order.`,
+            { details: { streamId: event.streamId, version: event.version, expected } },
+          );
+        }
+        fresh.push(event);
+        expected += 1;
+      }
+      if (fresh.length > 0) store.trigger.loaded({ events: fresh });
+      return fresh.flatMap((event) => (event.type === "entry.appended" ? [(event.data as EntryAppendedData).entry] : []));
     },
   };
 }

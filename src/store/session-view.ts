@@ -32,6 +32,8 @@ import type { SessionContext, SessionStats, SessionTreeNode, SessionView } from 
 export interface SessionViewInternals extends SessionView {
   readonly tree: SessionTree;
   readonly contexts: ContextBuilder;
+  /** Folds many stored events in one store transition (catch-up); `changes$` emits once. Throws `InvalidStateError` on a gap. */
+  applyAll(events: readonly StoredEvent[]): void;
   /** Stops `changes$`. */
   dispose(): void;
 }
@@ -78,6 +80,12 @@ export function createSessionView(sessionId: string): SessionViewInternals {
       if (!applied) return;
       if (entry) contexts.entryAdded(entry);
       changes.next(view);
+    },
+    applyAll(events: readonly StoredEvent[]) {
+      const before = tree.state.version;
+      const entries = tree.applyAll(events);
+      for (const entry of entries) contexts.entryAdded(entry);
+      if (tree.state.version !== before) changes.next(view);
     },
     getEntry(id) {
       return index.byId.get(id);

@@ -94,6 +94,41 @@ describe("session tree projection", () => {
     ).toThrow(InvalidStateError);
   });
 
+  it("folds a catch-up batch (applyAll) exactly like one event at a time", () => {
+    const { view: oneByOne, push } = given([msg("a", null), msg("b", "a", "assistant"), { type: "label", id: "l", parentId: "b", targetId: "a", label: "x" }]);
+    push("leaf.moved", { leafId: "a", fromLeafId: "l" });
+    push("run.started", { runId: "r", kind: "prompt" });
+    const events: StoredEvent[] = [];
+    // Rebuild the same events and fold them in one batch.
+    const { view: source } = given([msg("a", null), msg("b", "a", "assistant"), { type: "label", id: "l", parentId: "b", targetId: "a", label: "x" }]);
+    let version = source.version;
+    const more = [
+      { type: "leaf.moved", data: { leafId: "a", fromLeafId: "l" } },
+      { type: "run.started", data: { runId: "r", kind: "prompt" } },
+    ];
+    const base: StoredEvent[] = [
+      { eventId: "e1", streamId: "session-t", version: 1, globalPosition: 1, type: "session.created", schemaVersion: 1, time: "", data: { sessionId: "t", cwd: "/w", createdAt: "2026-01-01T00:00:00.000Z" }, metadata: {} },
+      ...source.getEntries().map((entry, index) => ({ eventId: `e${index + 2}`, streamId: "session-t", version: index + 2, globalPosition: index + 2, type: "entry.appended", schemaVersion: 1, time: "", data: { entry }, metadata: {} })),
+    ];
+    events.push(...base);
+    for (const item of more) {
+      version += 1;
+      events.push({ eventId: `m${version}`, streamId: "session-t", version, globalPosition: version, type: item.type, schemaVersion: 1, time: "", data: item.data, metadata: {} });
+    }
+    const batch = createSessionView("t");
+    let emitted = 0;
+    batch.changes$.subscribe(() => (emitted += 1));
+    batch.applyAll(events);
+    expect(emitted).toBe(1);
+    expect(batch.version).toBe(oneByOne.version);
+    expect(batch.leafId).toBe("a");
+    expect(batch.getLabel("a")).toBe("x");
+    expect(batch.getEntries()).toEqual(oneByOne.getEntries());
+    expect(batch.buildContext()).toEqual(oneByOne.buildContext());
+    expect(batch.getStats()).toEqual(oneByOne.getStats());
+    expect(() => createSessionView("t").applyAll(events.slice(1))).toThrow(InvalidStateError);
+  });
+
   it("emits changes$ after every applied event and keeps the @xstate/store snapshot current", () => {
     const { view, push } = given([msg("a", null)]);
     const seen: number[] = [];

@@ -1,0 +1,171 @@
+/**
+ * load: open a session of 100,000 entries from a SQLite file and build its leaf's context,
+ * against pi 0.73.1 reading the same session as JSONL: readFile + parseSessionEntries +
+ * migrateSessionEntries + buildSessionContext (what `SessionManager.open` + first turn does).
+ *
+ * Two session shapes, the same entries on both sides:
+ * - "linear": 25,000 turns (user, assistant with a tool call, tool result, assistant text), no
+ *   compaction: the leaf's context is all 100,000 messages (the worst case for both);
+ * - "compacted": the same plus a compaction every 2,000 entries (a realistic long session;
+ *   the leaf's context is the last summary plus the entries after it).
+ * Each side runs 3 times alternating, on files in a temp dir (tmpfs `/dev/shm` when present, or
+ * `ARBOR_BENCH_DIR`); the median counts. The JSON line reports the linear shape (ms, lower is better).
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { performance } from "node:perf_hooks";
+import { buildSessionContext, migrateSessionEntries, parseSessionEntries } from "@mariozechner/pi-coding-agent";
+import { exportPiSession } from "../src/adapters/pi-jsonl/export.ts";
+import { createSessionRepository } from "../src/store/session-repository.ts";
+import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+
+/** A pi-shaped entry used by the session benchmarks. */
+export type BenchEntry = Record<string, unknown> & { type: string; id: string; parentId: string | null; timestamp: string };
+
+const START = Date.UTC(2026, 0, 1);
+
+/**
+ * A linear session of `count` entries made of tool-using turns, with a compaction every
+ * `compactionEvery` entries (0 = none) keeping the last few turns. Deterministic.
+ */
+export function sessionEntries(count: number, options: { compactionEvery: number }): BenchEntry[] {
+  const entries: BenchEntry[] = [];
+  let parentId: string | null = null;
+  let lastUser: string | undefined;
+  const push = (fields: Record<string, unknown> & { type: string }) => {
+    const index = entries.length;
+    const id = index.toString(16).padStart(8, "0");
+    const time = START + index * 1000;
+    const { type, ...rest } = fields;
+    entries.push({ type, id, parentId, timestamp: new Date(time).toISOString(), ...rest });
+    parentId = id;
+    return id;
+  };
+  let turn = 0;
+  let step = 0;
+  let nextCompaction = options.compactionEvery;
+  while (entries.length < count) {
+    const time = START + entries.length * 1000;
+    if (options.compactionEvery > 0 && step === 0 && entries.length >= nextCompaction && lastUser) {
+      push({ type: "compaction", summary: `## Goal\nFix the bugs.\n\n## Progress\n- [x] ${turn} files fixed`, firstKeptEntryId: lastUser, tokensBefore: 150_000 });
+      nextCompaction += options.compactionEvery;
+      continue;
+    }
+    step = (step + 1) % 4;
+    switch ((step + 3) % 4) {
+      case 0:
+        lastUser = push({ type: "message", message: { role: "user", content: [{ type: "text", text: `Please look at src/file${turn}.ts and fix the failing test in it.` }], timestamp: time } });
+        break;
+      case 1:
+        push({
+          type: "message",
+          message: {
+            role: "assistant",
+            content: [{ type: "text", text: "Reading the file first." }, { type: "toolCall", id: `call_${turn}`, name: "read", arguments: { path: `src/file${turn}.ts` } }],
+            api: "anthropic-messages",
+            provider: "anthropic",
+            model: "claude-sonnet-4-5",
+            usage: { input: 1200, output: 80, cacheRead: 0, cacheWrite: 0, totalTokens: 1280, cost: { input: 0.0036, output: 0.0012, cacheRead: 0, cacheWrite: 0, total: 0.0048 } },
+            stopReason: "toolUse",
+            timestamp: time,
+          },
+        });
+        break;
+      case 2:
+        push({
+          type: "message",
+          message: {
+            role: "toolResult",
+            toolCallId: `call_${turn}`,
+            toolName: "read",
+            content: [{ type: "text", text: `export const value${turn} = ${turn};\nexport function double${turn}() {\n  return value${turn} * 2;\n}\n` }],
+            isError: false,
+            timestamp: time,
+          },
+        });
+        break;
+      default:
+        push({
+          type: "message",
+          message: {
+            role: "assistant",
+            content: [{ type: "text", text: `Fixed: double${turn} now returns the right value.` }],
+            api: "anthropic-messages",
+            provider: "anthropic",
+            model: "claude-sonnet-4-5",
+            usage: { input: 1300, output: 40, cacheRead: 1200, cacheWrite: 0, totalTokens: 2540, cost: { input: 0.0039, output: 0.0006, cacheRead: 0.00036, cacheWrite: 0, total: 0.00486 } },
+            stopReason: "stop",
+            timestamp: time,
+          },
+        });
+        turn += 1;
+    }
+  }
+  return entries.slice(0, count);
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+}
+
+async function prepare(dir: string, name: string, entries: BenchEntry[]): Promise<{ dbPath: string; jsonlPath: string }> {
+  const dbPath = join(dir, `${name}.db`);
+  const log = createSqliteEventLog({ path: dbPath, synchronous: "NORMAL" });
+  const session = await createSessionRepository({ log }).importEntries({ id: name, cwd: "/bench", entries: entries as never });
+  const jsonlPath = join(dir, `${name}.jsonl`);
+  writeFileSync(jsonlPath, exportPiSession(session));
+  await log.close();
+  return { dbPath, jsonlPath };
+}
+
+async function arborOpen(dbPath: string, id: string): Promise<{ ms: number; messages: number }> {
+  const started = performance.now();
+  const log = createSqliteEventLog({ path: dbPath });
+  const session = await createSessionRepository({ log }).open(id);
+  const context = session.view.buildContext();
+  const ms = performance.now() - started;
+  await log.close();
+  return { ms, messages: context.messages.length };
+}
+
+function piOpen(jsonlPath: string): { ms: number; messages: number } {
+  const started = performance.now();
+  const fileEntries = parseSessionEntries(readFileSync(jsonlPath, "utf8"));
+  migrateSessionEntries(fileEntries);
+  const context = buildSessionContext(fileEntries.filter((entry) => entry.type !== "session") as never);
+  return { ms: performance.now() - started, messages: context.messages.length };
+}
+
+export default async function loadBench(): Promise<void> {
+  const root = process.env.ARBOR_BENCH_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
+  const dir = mkdtempSync(join(root, "arbor-load-"));
+  try {
+    const rows: Record<string, string | number>[] = [];
+    let headline = { arbor: 0, baseline: 0 };
+    for (const [shape, compactionEvery] of [["linear", 0], ["compacted", 2000]] as const) {
+      const entries = sessionEntries(100_000, { compactionEvery });
+      const { dbPath, jsonlPath } = await prepare(dir, shape, entries);
+      const arbor: number[] = [];
+      const pi: number[] = [];
+      let messages = { arbor: 0, pi: 0 };
+      for (let round = 0; round < 3; round++) {
+        const a = await arborOpen(dbPath, shape);
+        const p = piOpen(jsonlPath);
+        arbor.push(a.ms);
+        pi.push(p.ms);
+        messages = { arbor: a.messages, pi: p.messages };
+      }
+      if (messages.arbor !== messages.pi) throw new Error(`context sizes differ: arbor ${messages.arbor}, pi ${messages.pi}`);
+      rows.push({ shape, entries: entries.length, "context messages": messages.arbor, "arbor ms": median(arbor).toFixed(0), "pi ms": median(pi).toFixed(0), ratio: (median(pi) / median(arbor)).toFixed(2) });
+      if (shape === "linear") headline = { arbor: median(arbor), baseline: median(pi) };
+    }
+    console.table(rows);
+    console.log(
+      JSON.stringify({ bench: "load", arbor: Math.round(headline.arbor), baseline: Math.round(headline.baseline), unit: "ms to open 100k entries + leaf context (linear; lower is better)", ratio: Number((headline.baseline / headline.arbor).toFixed(2)) }),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
