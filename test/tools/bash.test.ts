@@ -133,8 +133,13 @@ describe("bash: fixes over pi", () => {
   it("kills the whole process group on abort", async () => {
     const controller = new AbortController();
     const pidFile = join(root, "bg.pid");
-    const running = outcome(createBashTool(env), { command: `sleep 60 & echo $! > ${pidFile}; echo started; wait` }, { signal: controller.signal });
-    await until(() => existsSync(pidFile) && readFileSync(pidFile, "utf8").trim().length > 0, "the background pid");
+    let seen = "";
+    const running = outcome(
+      createBashTool(env),
+      { command: `sleep 60 & echo $! > ${pidFile}; echo started; wait` },
+      { signal: controller.signal, onUpdate: (partial) => (seen = (partial.content[0] as { text: string }).text) },
+    );
+    await until(() => seen.includes("started"), "the command to start");
     const pid = Number(readFileSync(pidFile, "utf8"));
     controller.abort();
     const result = await running;
