@@ -39,13 +39,27 @@ import type { AddressInfo } from "node:net";
 import type { ScriptedToolCall, ScriptedTurn } from "./openai-wire.ts";
 import { renderChatJson, renderChatStream, renderResponsesStream } from "./openai-wire.ts";
 
-/** Timing options of a streamed response. */
+/**
+ * Timing options of a streamed response.
+ *
+ * @example
+ * ```ts
+ * textResponse("slowly", { delayMs: 20 });
+ * ```
+ */
 export interface StreamTiming {
   /** Wait between SSE frames, in ms. Default 0. */
   delayMs?: number;
 }
 
-/** One scripted answer. Build these with the helper functions. */
+/**
+ * One scripted answer. Build these with the helper functions.
+ *
+ * @example
+ * ```ts
+ * const script: ScriptedResponse[] = [textResponse("hi"), errorResponse(503)];
+ * ```
+ */
 export type ScriptedResponse =
   | { kind: "turn"; turn: ScriptedTurn; delayMs?: number }
   | { kind: "frames"; frames: string[]; status: number; headers: Record<string, string>; delayMs?: number }
@@ -54,7 +68,14 @@ export type ScriptedResponse =
   | { kind: "stream-error"; turn: ScriptedTurn; error: Record<string, unknown>; delayMs?: number }
   | { kind: "reset"; turn?: ScriptedTurn };
 
-/** A request the server received. */
+/**
+ * A request the server received.
+ *
+ * @example
+ * ```ts
+ * const { path, headers, body }: RecordedRequest = server.requests[0];
+ * ```
+ */
 export interface RecordedRequest {
   method: string;
   /** e.g. `/v1/chat/completions`. */
@@ -65,7 +86,14 @@ export interface RecordedRequest {
   body: any;
 }
 
-/** A running loopback server. */
+/**
+ * A running loopback server.
+ *
+ * @example
+ * ```ts
+ * const server: OpenAIServer = await startOpenAIServer();
+ * ```
+ */
 export interface OpenAIServer {
   /** Base URL ending in `/v1`, e.g. `http://127.0.0.1:39123/v1`. */
   readonly url: string;
@@ -81,41 +109,90 @@ export interface OpenAIServer {
   close(): Promise<void>;
 }
 
-/** Options of {@link startOpenAIServer}. */
+/**
+ * Options of {@link startOpenAIServer}.
+ *
+ * @example
+ * ```ts
+ * await startOpenAIServer({ responses: [textResponse("hi")] });
+ * ```
+ */
 export interface OpenAIServerOptions {
   /** Initial script. */
   responses?: ScriptedResponse[];
 }
 
-/** Text answer, rendered in the request's wire format. */
+/**
+ * Text answer, rendered in the request's wire format.
+ *
+ * @example
+ * ```ts
+ * server.script(textResponse("hello", { usage: { input: 12, output: 2 } }));
+ * ```
+ */
 export function textResponse(text: string, options: Omit<ScriptedTurn, "text" | "toolCalls"> & StreamTiming = {}): ScriptedResponse {
   const { delayMs, ...turn } = options;
   return { kind: "turn", turn: { ...turn, text }, ...(delayMs !== undefined ? { delayMs } : {}) };
 }
 
-/** Tool calls (optionally after some text), rendered in the request's wire format; finish reason `tool_calls`. */
+/**
+ * Tool calls (optionally after some text), rendered in the request's wire format; finish reason `tool_calls`.
+ *
+ * @example
+ * ```ts
+ * server.script(toolCallResponse([{ id: "call_1", name: "read", arguments: { path: "a.txt" } }]));
+ * ```
+ */
 export function toolCallResponse(calls: ScriptedToolCall[], options: Omit<ScriptedTurn, "toolCalls"> & StreamTiming = {}): ScriptedResponse {
   const { delayMs, ...turn } = options;
   return { kind: "turn", turn: { ...turn, toolCalls: calls }, ...(delayMs !== undefined ? { delayMs } : {}) };
 }
 
-/** Any turn: reasoning, text, tool calls, finish reason, usage. */
+/**
+ * Any turn: reasoning, text, tool calls, finish reason, usage.
+ *
+ * @example
+ * ```ts
+ * server.script(turnResponse({ reasoning: "thinking", encryptedReasoning: "enc", text: "answer" }));
+ * ```
+ */
 export function turnResponse(turn: ScriptedTurn, timing: StreamTiming = {}): ScriptedResponse {
   return { kind: "turn", turn, ...timing };
 }
 
-/** An HTTP error: `body` is sent as JSON unless it is a string; e.g. `errorResponse(429, {...}, { "retry-after": "2" })`. */
+/**
+ * An HTTP error: `body` is sent as JSON unless it is a string; e.g. `errorResponse(429, {...}, { "retry-after": "2" })`.
+ *
+ * @example
+ * ```ts
+ * server.script(errorResponse(429, { error: { message: "slow down" } }, { "retry-after": "2" }));
+ * ```
+ */
 export function errorResponse(status: number, body: unknown = { error: { message: `HTTP ${status}`, type: "server_error" } }, headers: Record<string, string> = {}): ScriptedResponse {
   const text = typeof body === "string" ? body : JSON.stringify(body);
   return { kind: "body", status, body: text, headers: { "content-type": typeof body === "string" ? "text/plain" : "application/json", ...headers } };
 }
 
-/** Headers (and optional partial content) then nothing, forever: for abort and kill tests. */
+/**
+ * Headers (and optional partial content) then nothing, forever: for abort and kill tests.
+ *
+ * @example
+ * ```ts
+ * server.script(hangResponse("partial text")); // then abort the client
+ * ```
+ */
 export function hangResponse(partial?: ScriptedTurn | string): ScriptedResponse {
   return { kind: "hang", ...(partial !== undefined ? { turn: typeof partial === "string" ? { text: partial } : partial } : {}) };
 }
 
-/** Partial content, then a provider error event mid-stream (`{"error":{…}}` on Chat, `error` + `response.failed` on Responses). */
+/**
+ * Partial content, then a provider error event mid-stream (`{"error":{…}}` on Chat, `error` + `response.failed` on Responses).
+ *
+ * @example
+ * ```ts
+ * server.script(streamErrorResponse({ message: "boom", type: "server_error" }, "half an answ"));
+ * ```
+ */
 export function streamErrorResponse(
   error: { message: string; type?: string; code?: string | null } = { message: "The server had an error while processing your request.", type: "server_error" },
   partial: ScriptedTurn | string = {},
@@ -124,7 +201,14 @@ export function streamErrorResponse(
   return { kind: "stream-error", turn: typeof partial === "string" ? { text: partial } : partial, error: { type: "server_error", code: null, param: null, ...error }, ...timing };
 }
 
-/** Partial content, then the TCP connection is destroyed (a connection reset mid-stream). */
+/**
+ * Partial content, then the TCP connection is destroyed (a connection reset mid-stream).
+ *
+ * @example
+ * ```ts
+ * server.script(resetResponse("cut off"));
+ * ```
+ */
 export function resetResponse(partial?: ScriptedTurn | string): ScriptedResponse {
   return { kind: "reset", ...(partial !== undefined ? { turn: typeof partial === "string" ? { text: partial } : partial } : {}) };
 }
@@ -142,6 +226,11 @@ function sseFramesOfRawBody(text: string): string[] {
  * A recorded fixture as one response: `.chunks.txt` (one JSON chunk per line → SSE + `[DONE]`),
  * `.sse` / `.bin` (raw SSE replayed as recorded), `.json` (a body; status 200, or 400 when it
  * is an `{"error":…}` body, unless `options.status`). Throws when the file cannot be read.
+ *
+ * @example
+ * ```ts
+ * server.script(fixtureResponse("/path/to/openai-text.chunks.txt"));
+ * ```
  */
 export function fixtureResponse(path: string, options: { status?: number; headers?: Record<string, string> } & StreamTiming = {}): ScriptedResponse {
   const text = readFileSync(path, "utf8");
@@ -156,6 +245,11 @@ export function fixtureResponse(path: string, options: { status?: number; header
 /**
  * A `.chunks.txt` Responses fixture holding several responses back to back, split at
  * each `response.created` into one response per turn (each ends with `[DONE]`).
+ *
+ * @example
+ * ```ts
+ * server.script(fixtureResponses("/path/to/openai-reasoning-encrypted-content.1.chunks.txt"));
+ * ```
  */
 export function fixtureResponses(path: string, timing: StreamTiming = {}): ScriptedResponse[] {
   const lines = readFileSync(path, "utf8").split(/\r?\n/).filter((line) => line.trim() !== "");

@@ -20,14 +20,28 @@
  * ```
  */
 
-/** One scripted tool call. `arguments` is sent verbatim when a string, else JSON-encoded. */
+/**
+ * One scripted tool call. `arguments` is sent verbatim when a string, else JSON-encoded.
+ *
+ * @example
+ * ```ts
+ * const call: ScriptedToolCall = { id: "call_1", name: "read", arguments: { path: "a.txt" } };
+ * ```
+ */
 export interface ScriptedToolCall {
   id: string;
   name: string;
   arguments: string | Record<string, unknown>;
 }
 
-/** Usage in tokens; `cached` is part of `input` (OpenAI's accounting). */
+/**
+ * Usage in tokens; `cached` is part of `input` (OpenAI's accounting).
+ *
+ * @example
+ * ```ts
+ * const usage: ScriptedUsage = { input: 100, output: 20, cached: 40 };
+ * ```
+ */
 export interface ScriptedUsage {
   input: number;
   output: number;
@@ -35,7 +49,14 @@ export interface ScriptedUsage {
   reasoning?: number;
 }
 
-/** A model turn to render in whichever wire format the request asked for. */
+/**
+ * A model turn to render in whichever wire format the request asked for.
+ *
+ * @example
+ * ```ts
+ * const turn: ScriptedTurn = { text: "Reading it.", toolCalls: [{ id: "c1", name: "read", arguments: {} }], finishReason: "tool_calls" };
+ * ```
+ */
 export interface ScriptedTurn {
   text?: string;
   /** Reasoning summary text (Responses only; ignored on Chat Completions). */
@@ -57,7 +78,14 @@ export interface ScriptedTurn {
 
 const CREATED = 1_764_460_800;
 
-/** Split text into deltas: fixed-size pieces, or words with their trailing spaces. */
+/**
+ * Split text into deltas: fixed-size pieces, or words with their trailing spaces.
+ *
+ * @example
+ * ```ts
+ * splitText("a bc d"); // ["a ", "bc ", "d"]
+ * ```
+ */
 export function splitText(text: string, chunkSize?: number): string[] {
   if (text.length === 0) return [];
   if (chunkSize && chunkSize > 0) {
@@ -90,7 +118,14 @@ function chatUsage(usage: ScriptedUsage) {
   };
 }
 
-/** Chat Completions SSE frames for a turn; `error` replaces the finish with an error chunk. */
+/**
+ * Chat Completions SSE frames for a turn; `error` replaces the finish with an error chunk.
+ *
+ * @example
+ * ```ts
+ * renderChatStream({ text: "hi" }).at(-1); // "data: [DONE]\n\n"
+ * ```
+ */
 export function renderChatStream(turn: ScriptedTurn, options: { error?: Record<string, unknown>; final?: boolean } = {}): string[] {
   const id = turn.id ?? "chatcmpl-test";
   const model = turn.model ?? "gpt-test";
@@ -123,7 +158,14 @@ export function renderChatStream(turn: ScriptedTurn, options: { error?: Record<s
   return frames;
 }
 
-/** A non-streaming Chat Completions body. */
+/**
+ * A non-streaming Chat Completions body.
+ *
+ * @example
+ * ```ts
+ * renderChatJson({ text: "hi" }).object; // "chat.completion"
+ * ```
+ */
 export function renderChatJson(turn: ScriptedTurn): Record<string, unknown> {
   const usage = turn.usage === undefined ? { input: 10, output: 5 } : turn.usage;
   const toolCalls = (turn.toolCalls ?? []).map((call) => ({ id: call.id, type: "function", function: { name: call.name, arguments: argumentsText(call) } }));
@@ -144,7 +186,14 @@ export function renderChatJson(turn: ScriptedTurn): Record<string, unknown> {
   };
 }
 
-/** Responses API SSE frames for a turn; `error` ends with an `error` event and `response.failed`. */
+/**
+ * Responses API SSE frames for a turn; `error` ends with an `error` event and `response.failed`.
+ *
+ * @example
+ * ```ts
+ * renderResponsesStream({ text: "hi" })[0]; // a response.created frame
+ * ```
+ */
 export function renderResponsesStream(turn: ScriptedTurn, options: { error?: Record<string, unknown>; final?: boolean } = {}): string[] {
   const id = turn.id ?? "resp_test";
   const model = turn.model ?? "gpt-test";

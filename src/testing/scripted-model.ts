@@ -22,12 +22,24 @@ import { MockLanguageModelV3 } from "ai/test";
 import type { ScriptedTurn } from "./openai-wire.ts";
 import { splitText } from "./openai-wire.ts";
 
-/** One scripted model call. */
+/**
+ * One scripted model call.
+ *
+ * @example
+ * ```ts
+ * const steps: ScriptedStep[] = [{ text: "hi" }, new Error("boom"), "hang"];
+ * ```
+ */
 export type ScriptedStep = LanguageModelV3StreamPart[] | ScriptedTurn | Error | "hang" | { hangAfter: LanguageModelV3StreamPart[] | ScriptedTurn };
 
 /**
  * The v3 stream parts of a turn: reasoning, text, tool-input start/delta/end + tool-call per
  * call, then `finish` with the usage (`unified` finish reason from `finishReason`).
+ *
+ * @example
+ * ```ts
+ * streamPartsOf({ text: "hi" }).map((part) => part.type); // [..., "text-delta", "text-end", "finish"]
+ * ```
  */
 export function streamPartsOf(turn: ScriptedTurn): LanguageModelV3StreamPart[] {
   const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];

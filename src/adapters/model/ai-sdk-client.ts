@@ -45,7 +45,14 @@ import type { ProviderOptionsRecord } from "./to-model-messages.ts";
 import { toModelMessages } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
 
-/** Facts about the model the AI SDK does not know; all optional. */
+/**
+ * Facts about the model the AI SDK does not know; all optional.
+ *
+ * @example
+ * ```ts
+ * const info: AiSdkModelInfo = { contextWindow: 128_000, cost: { input: 0.15, output: 0.6 }, thinkingLevelMap: { xhigh: "xhigh" } };
+ * ```
+ */
 export interface AiSdkModelInfo {
   /** Arbor provider name; default: the AI SDK provider up to the first dot (`openai.chat` → `openai`). */
   provider?: string;

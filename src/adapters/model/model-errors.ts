@@ -25,7 +25,14 @@
  */
 import type { ModelErrorInfo } from "../../core/model-stream.ts";
 
-/** Facts about a model error plus a human-readable message for `errorMessage`. */
+/**
+ * Facts about a model error plus a human-readable message for `errorMessage`.
+ *
+ * @example
+ * ```ts
+ * const { message, retryable, retryAfterMs }: ClassifiedModelError = classifyModelError(error);
+ * ```
+ */
 export interface ClassifiedModelError extends ModelErrorInfo {
   /** One line for humans, e.g. `429 Rate limit reached for gpt-4o`. Never contains request headers. */
   message: string;
@@ -229,7 +236,14 @@ function hasName(chain: ErrorShape[], name: string): boolean {
   return chain.some((link) => link.name === name);
 }
 
-/** True for an AbortError / DOMException "AbortError" anywhere in the cause chain. */
+/**
+ * True for an AbortError / DOMException "AbortError" anywhere in the cause chain.
+ *
+ * @example
+ * ```ts
+ * if (isAbortError(error)) return "aborted";
+ * ```
+ */
 export function isAbortError(error: unknown): boolean {
   return hasName(chainOf(error), "AbortError") || hasName(chainOf(error), "ResponseAborted");
 }

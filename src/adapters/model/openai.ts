@@ -37,7 +37,14 @@ import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import type { ModelCost } from "./usage.ts";
 
-/** Options of {@link createOpenAIModel}. Token counts in tokens, prices in $ per million tokens. */
+/**
+ * Options of {@link createOpenAIModel}. Token counts in tokens, prices in $ per million tokens.
+ *
+ * @example
+ * ```ts
+ * const options: OpenAIModelOptions = { modelId: "gpt-4o-mini", api: "chat", baseURL: "http://127.0.0.1:8080/v1" };
+ * ```
+ */
 export interface OpenAIModelOptions {
   /** e.g. `gpt-4o-mini`. Required. */
   modelId: string;

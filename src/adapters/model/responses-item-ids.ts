@@ -20,7 +20,14 @@
 
 type Event = { type?: unknown; output_index?: unknown; item_id?: unknown; item?: { id?: unknown } };
 
-/** A TransformStream over SSE bytes that pins item ids per output index. */
+/**
+ * A TransformStream over SSE bytes that pins item ids per output index.
+ *
+ * @example
+ * ```ts
+ * const fixed = new Response(response.body!.pipeThrough(stableResponsesItemIds()), response);
+ * ```
+ */
 export function stableResponsesItemIds(): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
   const encoder = new TextEncoder();

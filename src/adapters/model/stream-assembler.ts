@@ -67,7 +67,14 @@ function mergeMetadata(into: Metadata | undefined, next: unknown): Metadata | un
   return merged;
 }
 
-/** Parse tool-call arguments: a JSON object, else `{}` (empty input is `{}`). */
+/**
+ * Parse tool-call arguments: a JSON object, else `{}` (empty input is `{}`).
+ *
+ * @example
+ * ```ts
+ * parseToolArguments('{"path":"a.txt"}'); // { path: "a.txt" }; parseToolArguments("oops") → {}
+ * ```
+ */
 export function parseToolArguments(input: string): Record<string, unknown> {
   if (input.trim() === "") return {};
   try {
@@ -78,7 +85,15 @@ export function parseToolArguments(input: string): Record<string, unknown> {
   }
 }
 
-/** Builds one assistant message from stream parts; see the module contract. */
+/**
+ * Builds one assistant message from stream parts; see the module contract.
+ *
+ * @example
+ * ```ts
+ * const assembler = new StreamAssembler({ api: "openai-chat", provider: "openai", model: "gpt-4o" });
+ * const events = [assembler.start(), ...parts.flatMap((part) => assembler.handle(part)), ...assembler.closeAll(), assembler.done()];
+ * ```
+ */
 export class StreamAssembler {
   readonly message: AssistantMessage;
   private open: OpenBlock | undefined;

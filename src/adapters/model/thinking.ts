@@ -24,7 +24,14 @@
 import type { ThinkingLevel } from "../../core/messages.ts";
 import type { ProviderOptionsRecord } from "./to-model-messages.ts";
 
-/** Per-level override of the provider's effort value; `null` sends nothing for that level. */
+/**
+ * Per-level override of the provider's effort value; `null` sends nothing for that level.
+ *
+ * @example
+ * ```ts
+ * const map: ThinkingLevelMap = { xhigh: "xhigh", minimal: null };
+ * ```
+ */
 export type ThinkingLevelMap = Partial<Record<Exclude<ThinkingLevel, "off">, string | null>>;
 
 const OPENAI_EFFORT: Record<Exclude<ThinkingLevel, "off">, string> = {
@@ -35,7 +42,14 @@ const OPENAI_EFFORT: Record<Exclude<ThinkingLevel, "off">, string> = {
   xhigh: "high",
 };
 
-/** Thinking budgets in tokens (pi's defaults). */
+/**
+ * Thinking budgets in tokens (pi's defaults).
+ *
+ * @example
+ * ```ts
+ * THINKING_BUDGETS.medium; // 8192 tokens
+ * ```
+ */
 export const THINKING_BUDGETS: Readonly<Record<Exclude<ThinkingLevel, "off">, number>> = {
   minimal: 1024,
   low: 2048,

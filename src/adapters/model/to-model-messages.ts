@@ -33,10 +33,24 @@ import type { AssistantModelMessage, ModelMessage, ToolModelMessage, ToolResultP
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage } from "../../core/messages.ts";
 import { messageText } from "../../core/messages.ts";
 
-/** AI SDK provider options: provider name → options. */
+/**
+ * AI SDK provider options: provider name → options.
+ *
+ * @example
+ * ```ts
+ * const options: ProviderOptionsRecord = { openai: { reasoningEffort: "low" } };
+ * ```
+ */
 export type ProviderOptionsRecord = Record<string, Record<string, any>>;
 
-/** The model a conversation is being sent to; decides whether signatures are kept. */
+/**
+ * The model a conversation is being sent to; decides whether signatures are kept.
+ *
+ * @example
+ * ```ts
+ * const target: ModelTarget = { provider: "openai", api: "openai-chat", modelId: "gpt-4o" };
+ * ```
+ */
 export interface ModelTarget {
   provider: string;
   api: string;
@@ -71,6 +85,11 @@ export function encodeProviderMetadata(metadata: Record<string, unknown> | undef
  * Decode a stored signature into AI SDK provider options. Understands our JSON
  * (`{ provider: {...} }`), pi's OpenAI Responses reasoning item JSON, and a bare
  * string (taken as an Anthropic signature, or redacted data when `redacted`).
+ *
+ * @example
+ * ```ts
+ * decodeSignature('{"openai":{"itemId":"rs_1"}}'); // { openai: { itemId: "rs_1" } }
+ * ```
  */
 export function decodeSignature(signature: string | undefined, options: { redacted?: boolean } = {}): ProviderOptionsRecord | undefined {
   if (!signature) return undefined;

@@ -23,7 +23,14 @@
 import type { LanguageModelV3Usage } from "@ai-sdk/provider";
 import type { Usage } from "../../core/messages.ts";
 
-/** Prices in $ per million tokens. */
+/**
+ * Prices in $ per million tokens.
+ *
+ * @example
+ * ```ts
+ * const cost: ModelCost = { input: 2.5, output: 10, cacheRead: 1.25 }; // $ per million tokens
+ * ```
+ */
 export interface ModelCost {
   input: number;
   output: number;
