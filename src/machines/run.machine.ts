@@ -495,7 +495,6 @@ export const runMachine = setup({
         },
         ABORT: {
           target: ".next",
-          reenter: true,
           actions: enqueueActions(({ context, event, enqueue }) => {
             if (context.stopping) return;
             const batch = context.batch!;
