@@ -8,7 +8,8 @@
  * - `contend <path> <writer> <rounds>`: appends one event per round to stream
  *   "shared" with the version it just read, retrying on conflict; prints
  *   `{"conflicts":n}`;
- * - `batches <path> <batches> <size>`: appends batches to stream "child", then exits;
+ * - `batches <path> <batches> <size>`: prints `ready`, appends batches to stream
+ *   "child" 20 ms apart, then exits;
  * - `loop <path> <size>`: appends batches of `size` events to stream "loop" forever,
  *   printing `committed <batch>` after each commit (the test kills it with SIGKILL).
  */
@@ -53,9 +54,10 @@ if (mode === "race") {
   await write(JSON.stringify({ conflicts }));
 } else if (mode === "batches") {
   const [batches, size] = [Number(args[0]), Number(args[1])];
+  await write("ready");
   for (let batch = 0; batch < batches; batch++) {
     await log.append("child", Array.from({ length: size }, (_, n) => ({ type: "note.added", data: { text: `b${batch}`, n } })));
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await new Promise((resolve) => setTimeout(resolve, 20));
   }
 } else if (mode === "loop") {
   const size = Number(args[0]);
