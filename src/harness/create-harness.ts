@@ -1,0 +1,177 @@
+/**
+ * `createHarness(options)`: validates the options, builds the model registry, tools and
+ * resources, opens the storage, and drives one session (the harness itself is that
+ * session's {@link HarnessSession}, plus ways to open others).
+ *
+ * Contract (ours; option names the seed's):
+ * - every option is validated before anything is opened or written; a bad option rejects
+ *   with `HarnessConfigError` naming the field (an uncompilable JSON-Schema tool names
+ *   `tools[i].parameters`);
+ * - storage: `session` is used as is (no fork without a repository); `repository` is used as
+ *   is; `eventLog` gets a repository; otherwise a SQLite log at `eventLogPath` (default
+ *   `<cwd>/.arbor/arbor.db`, parent directories created) is opened and closed by `close()`.
+ *   An existing file that is not an Arbor log is refused, never overwritten;
+ * - the session: `sessionId` opens it (`SessionNotFoundError` if absent), else a new one is
+ *   created with `cwd`; `cwd` defaults to the opened session's cwd, else `process.cwd()`;
+ * - tools: `defineTool` tools are used as they are; JSON-Schema tools get an ajv `validate`;
+ *   arguments are validated once, before `toolCall` hooks and `execute`;
+ * - resources: given `skills` / `promptTemplates` first, then those loaded from
+ *   `skillPaths` / `promptTemplatePaths`; load diagnostics are in `resourceDiagnostics`;
+ * - `close()` disposes every session the harness opened (aborting runs, flushing writes),
+ *   then closes a log the harness opened. Idempotent.
+ *
+ * @example
+ * ```ts
+ * const harness = await createHarness({
+ *   models: { main: createOpenAIModel({ modelId: "gpt-4o-mini", api: "chat" }) },
+ *   tools: [readTool],
+ *   resources: { skillPaths: [".arbor/skills"], promptTemplatePaths: [".arbor/prompts"] },
+ *   hooks: { toolCall: ({ toolName }) => (toolName === "bash" ? { block: true, reason: "no shell" } : undefined) },
+ * });
+ * const outcome = await harness.prompt("/review src/app.ts");
+ * await harness.close();
+ * ```
+ */
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { loadPromptTemplates } from "../adapters/prompt-templates/load-prompt-templates.ts";
+import type { PromptTemplateDiagnostic } from "../adapters/prompt-templates/types.ts";
+import { loadSkills } from "../adapters/skills/load-skills.ts";
+import type { SkillDiagnostic } from "../adapters/skills/types.ts";
+import { HarnessConfigError, ToolDefinitionError } from "../core/errors.ts";
+import type { AgentTool } from "../core/tools.ts";
+import { createAgent } from "../machines/agent.ts";
+import type { EventLog } from "../store/event-log.ts";
+import { createSessionRepository } from "../store/session-repository.ts";
+import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
+import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
+import { createHarnessSession, type HarnessSession, type HarnessSessionConfig, type LoadedResources } from "./harness-session.ts";
+import { createModelRegistry, type ModelRegistry } from "./model-registry.ts";
+import { validateHarnessOptions, type AgentHarnessOptions } from "./options.ts";
+import { defineJsonSchemaTool } from "./tool-schema.ts";
+
+/** The harness: its primary session's API plus the shared registry, storage and resources. */
+export interface AgentHarness extends HarnessSession {
+  readonly registry: ModelRegistry;
+  /** Undefined when the harness was given a bare session. */
+  readonly repository: SessionRepository | undefined;
+  /** The tools, normalized (JSON-Schema tools carry an ajv `validate`). */
+  readonly tools: AgentTool<any, any, any>[];
+  /** Problems found loading `skillPaths` / `promptTemplatePaths`. */
+  readonly resourceDiagnostics: { skills: SkillDiagnostic[]; promptTemplates: PromptTemplateDiagnostic[] };
+  /** Opens another session of the repository with the same configuration. Throws SessionNotFoundError. */
+  openSession(id: string): Promise<HarnessSession>;
+  /** Creates another session with the same configuration. */
+  createSession(options?: { cwd?: string; metadata?: Record<string, unknown> }): Promise<HarnessSession>;
+  /** Disposes every session opened here, then closes a log the harness opened. Idempotent. */
+  close(): Promise<void>;
+}
+
+function normalizeTools(tools: AgentHarnessOptions["tools"]): AgentTool<any, any, any>[] {
+  return (tools ?? []).map((tool, index) => {
+    try {
+      return defineJsonSchemaTool(tool);
+    } catch (error) {
+      if (!ToolDefinitionError.isInstance(error)) throw error;
+      throw new HarnessConfigError(`Invalid harness option "tools[${index}].parameters": ${error.message}`, {
+        cause: error,
+        details: { field: `tools[${index}].parameters` },
+      });
+    }
+  });
+}
+
+function loadResources(options: AgentHarnessOptions): { resources: LoadedResources; diagnostics: AgentHarness["resourceDiagnostics"] } {
+  const given = options.resources ?? {};
+  const skills = given.skillPaths?.length ? loadSkills(given.skillPaths) : { skills: [], diagnostics: [] };
+  const templates = given.promptTemplatePaths?.length ? loadPromptTemplates(given.promptTemplatePaths) : { templates: [], diagnostics: [] };
+  return {
+    resources: { skills: [...(given.skills ?? []), ...skills.skills], promptTemplates: [...(given.promptTemplates ?? []), ...templates.templates] },
+    diagnostics: { skills: skills.diagnostics, promptTemplates: templates.diagnostics },
+  };
+}
+
+/**
+ * Creates a harness (see the module contract).
+ *
+ * @throws (rejects) HarnessConfigError naming the field; SessionNotFoundError for an unknown
+ *   `sessionId`; LogSchemaError when `eventLogPath` is not an Arbor log.
+ * @example
+ * ```ts
+ * const harness = await createHarness({ models: { main: model }, eventLog: createMemoryEventLog() });
+ * await harness.prompt("hello");
+ * ```
+ */
+export async function createHarness(options: AgentHarnessOptions): Promise<AgentHarness> {
+  validateHarnessOptions(options);
+  const registry = createModelRegistry(options.models, options.model);
+  const tools = normalizeTools(options.tools);
+  const { resources, diagnostics } = loadResources(options);
+
+  let ownedLog: EventLog | undefined;
+  let repository: SessionRepository | undefined = options.repository;
+  if (!options.session && !repository) {
+    let log = options.eventLog;
+    if (!log) {
+      const path = resolve(options.eventLogPath ?? join(options.cwd ?? process.cwd(), ".arbor", "arbor.db"));
+      mkdirSync(dirname(path), { recursive: true });
+      log = ownedLog = createSqliteEventLog({ path });
+    }
+    repository = createSessionRepository({ log });
+  }
+
+  const sessions = new Set<HarnessSession>();
+  let closed = false;
+  const cwdOf = (handle: SessionHandle) => options.cwd ?? handle.view.info.cwd ?? process.cwd();
+  const open = async (handle: SessionHandle): Promise<HarnessSession> => {
+    const config: HarnessSessionConfig = {
+      options,
+      registry,
+      tools,
+      resources,
+      cwd: cwdOf(handle),
+      repository,
+      createAgent,
+      openForked: open,
+    };
+    const harnessSession = await createHarnessSession(config, handle);
+    sessions.add(harnessSession);
+    return harnessSession;
+  };
+
+  let primaryHandle: SessionHandle;
+  try {
+    primaryHandle =
+      options.session ??
+      (options.sessionId !== undefined
+        ? await repository!.open(options.sessionId)
+        : await repository!.create({ cwd: options.cwd ?? process.cwd() }));
+  } catch (error) {
+    await ownedLog?.close();
+    throw error;
+  }
+  const primary = await open(primaryHandle);
+
+  const harness: AgentHarness = {
+    ...primary,
+    registry,
+    repository,
+    tools,
+    resourceDiagnostics: diagnostics,
+    async openSession(id) {
+      if (!repository) throw new HarnessConfigError('openSession(): the harness was given a bare session; pass "repository" or "eventLog" to open others.', { details: { field: "session" } });
+      return open(await repository.open(id));
+    },
+    async createSession(createOptions = {}) {
+      if (!repository) throw new HarnessConfigError('createSession(): the harness was given a bare session; pass "repository" or "eventLog" to create others.', { details: { field: "session" } });
+      return open(await repository.create({ cwd: createOptions.cwd ?? options.cwd ?? process.cwd(), metadata: createOptions.metadata }));
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      for (const harnessSession of sessions) await harnessSession.dispose();
+      await ownedLog?.close();
+    },
+  };
+  return harness;
+}

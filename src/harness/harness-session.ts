@@ -1,0 +1,366 @@
+/**
+ * The Session API: one session driven by one agent, with the harness's models, tools,
+ * resources and hooks.
+ *
+ * Contract (method semantics pi's Agent / AgentSession, `../shared/reference/pi-behaviour.md` §1, §4, §7;
+ * ours where marked):
+ * - `prompt()` throws `SessionBusyError` synchronously while a run is starting or active;
+ *   it expands `/skill:` and `/template` commands, attaches `nextTurn` custom messages, runs
+ *   `beforeAgentStart`, then resolves with the run's outcome after its events (and every hook
+ *   record) are committed; provider and tool failures are data in the outcome, never rejections;
+ * - the system prompt is rebuilt at every prompt (date, active tools, skills); a
+ *   `beforeAgentStart` replacement lasts for that run only;
+ * - `setModel` / `setThinkingLevel` / `setActiveTools` are logged as `model_change` /
+ *   `thinking_level_change` / `active_tools_change` entries (by the agent: at once when idle,
+ *   after the run otherwise) and then raise `modelUpdate` / `thinkingLevelUpdate` /
+ *   `toolsUpdate`; `setResources` logs a `custom` entry of type `arbor.resources` holding only
+ *   the skill and template names, then raises `resourcesUpdate`;
+ * - explicit options win over what the session logged (model, thinking level, active tools);
+ *   otherwise the session's logged values are restored (ours);
+ * - hook records: `hook.applied` / `hook.failed` are appended to the session stream (metadata:
+ *   runId, toolCallId, handler index — never values); argument and result patches are
+ *   recorded by the loop itself as `beforeToolCall` / `afterToolCall`;
+ * - retry hooks observe the logged `retry.scheduled` / `retry.started` / `retry.finished`
+ *   events, in log order, without blocking the run;
+ * - no API key, header or metadata value is ever written to the log (they only travel in requests).
+ *
+ * @example
+ * ```ts
+ * const outcome = await session.prompt("/review src/app.ts");
+ * await session.setModel("smart");
+ * await session.moveTo(outcome.messages[0] ? someEntryId : otherId, { label: "retry" });
+ * ```
+ */
+import type { Subscription } from "rxjs";
+import type { Observable } from "rxjs";
+import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
+import type { Skill } from "../adapters/skills/types.ts";
+import type { CustomEntry, SessionEntry } from "../core/entries.ts";
+import { EntryNotFoundError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
+import { THINKING_LEVELS, type AgentMessage, type CustomMessage, type ImageContent, type TextContent, type ThinkingLevel } from "../core/messages.ts";
+import type { AgentTool } from "../core/tools.ts";
+import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "../machines/agent-types.ts";
+import type { StoredEvent } from "../store/event-log.ts";
+import type { SessionHandle, SessionRepository, SessionStats } from "../store/session-types.ts";
+import type { HandlerOf, HookName } from "./hook-types.ts";
+import { createHookRunner, type HookRecord, type HookRunner } from "./hooks.ts";
+import { createLoopHooks } from "./loop-hooks.ts";
+import type { ModelRegistry } from "./model-registry.ts";
+import type { AgentHarnessOptions } from "./options.ts";
+import { buildPromptMessages } from "./prompt-input.ts";
+import { buildSystemPrompt } from "./system-prompt.ts";
+import { navigateTo, type BranchSummarizer, type MoveToOptions, type MoveToResult } from "./tree-navigation.ts";
+
+/** Skills and templates in use. */
+export interface LoadedResources {
+  skills: Skill[];
+  promptTemplates: PromptTemplate[];
+}
+
+/** Options of `appendCustomMessage`. Source: pi's `sendMessage`. */
+export interface CustomMessageOptions {
+  /** Shown in UIs (default true). The model always sees it. */
+  display?: boolean;
+  details?: unknown;
+  /** While running: `steer` (default) or `followUp` queue it; `nextTurn` holds it for the next prompt (also when idle). */
+  deliverAs?: "steer" | "followUp" | "nextTurn";
+  /** When idle (and not nextTurn): start a run with the message instead of only appending it. */
+  triggerTurn?: boolean;
+}
+
+/** The agent's snapshot plus the harness's view of the session. */
+export interface HarnessState extends AgentStateSnapshot {
+  sessionId: string;
+  /** Registry name of the current model. */
+  modelName: string;
+  activeToolNames: string[];
+  leafId: string | null;
+  sessionName: string | undefined;
+  /** The base system prompt (before any beforeAgentStart replacement). */
+  systemPrompt: string;
+}
+
+/** One session driven by the harness. See the module contract. */
+export interface HarnessSession {
+  readonly id: string;
+  readonly session: SessionHandle;
+  readonly agent: Agent;
+  prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<RunOutcome>;
+  steer(message: string | AgentMessage): void;
+  followUp(message: string | AgentMessage): void;
+  continue(): Promise<RunOutcome>;
+  abort(reason?: string): void;
+  /** Resolves when idle and every event and hook record is committed. */
+  waitForIdle(): Promise<void>;
+  clearSteeringQueue(): void;
+  clearFollowUpQueue(): void;
+  clearAllQueues(): void;
+  hasQueuedMessages(): boolean;
+  getState(): HarnessState;
+  /** Logged events of this session: catch-up then live. */
+  readonly events$: Observable<StoredEvent>;
+  /** Throws ModelConfigError for an unknown registry name. */
+  setModel(name: string): Promise<void>;
+  /** Throws InvalidArgumentError for an unknown level. */
+  setThinkingLevel(level: ThinkingLevel): Promise<void>;
+  /** Throws InvalidArgumentError naming an unknown tool. */
+  setActiveTools(names: string[]): Promise<void>;
+  setResources(resources: Partial<LoadedResources>): Promise<void>;
+  moveTo(entryId: string, options?: MoveToOptions): Promise<MoveToResult>;
+  /** A new session holding root→entryId (default: the leaf). Needs a repository (InvalidStateError otherwise). */
+  fork(entryId?: string): Promise<HarnessSession>;
+  /** Labels an entry; `undefined` clears. Throws EntryNotFoundError. */
+  label(entryId: string, label: string | undefined): Promise<void>;
+  setName(name: string): Promise<void>;
+  appendCustomEntry(customType: string, data?: unknown): Promise<CustomEntry>;
+  appendCustomMessage(customType: string, content: string | (TextContent | ImageContent)[], options?: CustomMessageOptions): Promise<void>;
+  getStats(): SessionStats;
+  /** Registers a hook handler for this session, after the option handlers; returns its remover. */
+  on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
+  /** Stops the agent (aborting a run) after flushing every write. */
+  dispose(): Promise<void>;
+}
+
+/** What a session needs from its harness. */
+export interface HarnessSessionConfig {
+  options: AgentHarnessOptions;
+  registry: ModelRegistry;
+  tools: AgentTool<any, any, any>[];
+  resources: LoadedResources;
+  cwd: string;
+  repository?: SessionRepository;
+  createAgent: (options: AgentOptions) => Agent;
+  summarizeBranch?: BranchSummarizer;
+  /** Opens a harness session over a forked handle. */
+  openForked: (session: SessionHandle) => Promise<HarnessSession>;
+}
+
+/**
+ * Drives `session` with a new agent (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const harnessSession = await createHarnessSession(config, await repository.create({ cwd }));
+ * ```
+ */
+export async function createHarnessSession(config: HarnessSessionConfig, session: SessionHandle): Promise<HarnessSession> {
+  const { options, registry, tools } = config;
+  const resources: LoadedResources = { skills: [...config.resources.skills], promptTemplates: [...config.resources.promptTemplates] };
+  const logged = session.view.buildContext();
+  let modelName = options.model ?? (logged.model && registry.findByModel(logged.model)?.name) ?? registry.defaultName;
+  let activeToolNames = options.activeToolNames ?? logged.activeToolNames?.filter((name) => tools.some((tool) => tool.name === name)) ?? tools.map((tool) => tool.name);
+  const nextTurn: AgentMessage[] = [];
+  let runSystemPrompt: string | undefined;
+  let starting = false;
+  let records: Promise<void> = Promise.resolve();
+
+  const baseSystemPrompt = () =>
+    buildSystemPrompt({
+      systemPrompt: options.systemPrompt,
+      tools: tools.filter((tool) => activeToolNames.includes(tool.name)),
+      skills: resources.skills,
+      cwd: config.cwd,
+    });
+
+  // eslint-disable-next-line prefer-const -- the record sink reads the agent created below.
+  let agent: Agent;
+  const record = (entry: HookRecord) => {
+    if (entry.type === "hook.applied" && (entry.data.hook === "toolResult" || (entry.data.hook === "toolCall" && !entry.data.changes.includes("block")))) return;
+    const runId = agent?.getState().runId;
+    const event = { type: entry.type, data: entry.data, metadata: { ...entry.metadata, ...(runId ? { runId } : {}) } };
+    records = records.then(() => session.appendEvents([event]).then(() => undefined)).catch(() => undefined);
+  };
+  const runner: HookRunner = createHookRunner({ hooks: options.hooks, record });
+  const loopHooks = createLoopHooks({
+    runner,
+    systemPrompt: () => runSystemPrompt ?? baseSystemPrompt(),
+    model: () => registry.get(modelName),
+    streamOptions: options.streamOptions,
+  });
+  const retry = {
+    ...(options.streamOptions?.maxRetries !== undefined ? { maxRetries: options.streamOptions.maxRetries } : {}),
+    ...(options.streamOptions?.maxRetryDelayMs !== undefined ? { maxDelayMs: options.streamOptions.maxRetryDelayMs } : {}),
+    ...options.retry,
+  };
+  agent = config.createAgent({
+    session,
+    model: registry.get(modelName).client,
+    tools,
+    activeToolNames,
+    thinkingLevel: options.thinkingLevel ?? logged.thinkingLevel,
+    steeringMode: options.steeringMode,
+    followUpMode: options.followUpMode,
+    toolExecution: options.toolExecution,
+    retry,
+    hooks: loopHooks,
+    toolContext: options.toolContext,
+  });
+  if (options.activeToolNames && JSON.stringify(options.activeToolNames) !== JSON.stringify(logged.activeToolNames)) {
+    await agent.setTools(tools, activeToolNames);
+  }
+
+  let retryChain: Promise<void> = Promise.resolve();
+  const retrySubscription: Subscription = agent.runEvents$.subscribe((event) => {
+    const data = event.data as Record<string, unknown>;
+    const hook = event.type === "retry.scheduled" ? "retryScheduled" : event.type === "retry.started" ? "retryAttemptStart" : event.type === "retry.finished" ? "retryFinished" : undefined;
+    if (hook) retryChain = retryChain.then(() => runner.observe(hook, data as never));
+  });
+
+  const isBusy = () => starting || agent.getState().status === "running";
+  const settle = async () => {
+    await retryChain;
+    await records;
+  };
+
+  async function startPrompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<RunOutcome> {
+    try {
+      const built = buildPromptMessages(input, images, {
+        templates: resources.promptTemplates,
+        skills: resources.skills,
+        enableSkillCommands: options.enableSkillCommands,
+      }, nextTurn);
+      nextTurn.length = 0;
+      const base = baseSystemPrompt();
+      const started = await runner.beforeAgentStart({ prompt: built.text, images: images ?? [], messages: built.messages, systemPrompt: base });
+      runSystemPrompt = started.systemPrompt === base ? undefined : started.systemPrompt;
+      starting = false;
+      const outcome = await agent.prompt(started.messages);
+      await settle();
+      return outcome;
+    } finally {
+      starting = false;
+      runSystemPrompt = undefined;
+    }
+  }
+
+  const harnessSession: HarnessSession = {
+    id: session.id,
+    session,
+    agent,
+    prompt(input, images) {
+      if (isBusy()) throw new SessionBusyError("A run is active. Use steer() or followUp() to queue a message, or wait for idle.");
+      starting = true;
+      return startPrompt(input, images);
+    },
+    steer: (message) => agent.steer(message),
+    followUp: (message) => agent.followUp(message),
+    async continue() {
+      const outcome = await agent.continue();
+      await settle();
+      return outcome;
+    },
+    abort: (reason) => agent.abort(reason),
+    async waitForIdle() {
+      await agent.waitForIdle();
+      await settle();
+    },
+    clearSteeringQueue: () => agent.clearSteeringQueue(),
+    clearFollowUpQueue: () => agent.clearFollowUpQueue(),
+    clearAllQueues: () => agent.clearAllQueues(),
+    hasQueuedMessages: () => agent.hasQueuedMessages() || nextTurn.length > 0,
+    getState: () => ({
+      ...agent.getState(),
+      sessionId: session.id,
+      modelName,
+      activeToolNames: [...activeToolNames],
+      leafId: session.view.leafId,
+      sessionName: session.view.name,
+      systemPrompt: baseSystemPrompt(),
+    }),
+    events$: agent.events$,
+    async setModel(name) {
+      const next = registry.get(name);
+      const previous = registry.get(modelName);
+      await agent.setModel(next.client);
+      modelName = name;
+      await runner.observe("modelUpdate", {
+        model: name,
+        provider: next.client.provider,
+        modelId: next.client.modelId,
+        previous: { model: previous.name, provider: previous.client.provider, modelId: previous.client.modelId },
+      });
+      await settle();
+    },
+    async setThinkingLevel(level) {
+      if (!THINKING_LEVELS.includes(level)) throw new InvalidArgumentError(`setThinkingLevel(): "${String(level)}" is not one of ${THINKING_LEVELS.join(", ")}.`);
+      const previous = agent.getState().thinkingLevel;
+      await agent.setThinkingLevel(level);
+      await runner.observe("thinkingLevelUpdate", { thinkingLevel: level, previous });
+      await settle();
+    },
+    async setActiveTools(names) {
+      const unknown = names.filter((name) => !tools.some((tool) => tool.name === name));
+      if (unknown.length) throw new InvalidArgumentError(`setActiveTools(): unknown tool(s) ${unknown.map((name) => `"${name}"`).join(", ")}; known: ${tools.map((tool) => tool.name).join(", ") || "none"}.`);
+      const previous = activeToolNames;
+      activeToolNames = [...names];
+      await agent.setTools(tools, activeToolNames);
+      await runner.observe("toolsUpdate", { activeToolNames: [...activeToolNames], previous });
+      await settle();
+    },
+    async setResources(next) {
+      if (next.skills) resources.skills = [...next.skills];
+      if (next.promptTemplates) resources.promptTemplates = [...next.promptTemplates];
+      const names = { skills: resources.skills.map((skill) => skill.name), promptTemplates: resources.promptTemplates.map((template) => template.name) };
+      await session.appendEntry({ type: "custom", customType: "arbor.resources", data: names });
+      await runner.observe("resourcesUpdate", names);
+      await settle();
+    },
+    async moveTo(entryId, moveOptions) {
+      const result = await navigateTo({ session, hooks: runner, isBusy, summarize: config.summarizeBranch }, entryId, moveOptions);
+      await settle();
+      return result;
+    },
+    async fork(entryId) {
+      if (!config.repository) throw new InvalidStateError("fork(): the harness was given a session without a repository; pass repository or eventLog to fork.");
+      if (entryId !== undefined && !session.view.getEntry(entryId)) throw new EntryNotFoundError(`fork(): no entry "${entryId}" in session ${session.id}.`);
+      await settle();
+      return config.openForked(await config.repository.fork(session.id, entryId === undefined ? {} : { entryId }));
+    },
+    async label(entryId, label) {
+      if (!session.view.getEntry(entryId)) throw new EntryNotFoundError(`label(): no entry "${entryId}" in session ${session.id}.`);
+      await session.appendEntry({ type: "label", targetId: entryId, ...(label === undefined ? {} : { label }) });
+    },
+    async setName(name) {
+      await session.appendEntry({ type: "session_info", name });
+    },
+    async appendCustomEntry(customType, data) {
+      if (typeof customType !== "string" || customType === "") throw new InvalidArgumentError("appendCustomEntry(): customType must be a non-empty string.");
+      return (await session.appendEntry({ type: "custom", customType, ...(data === undefined ? {} : { data }) })) as SessionEntry as CustomEntry;
+    },
+    async appendCustomMessage(customType, content, messageOptions = {}) {
+      if (typeof customType !== "string" || customType === "") throw new InvalidArgumentError("appendCustomMessage(): customType must be a non-empty string.");
+      const message: CustomMessage = {
+        role: "custom",
+        customType,
+        content,
+        display: messageOptions.display ?? true,
+        ...(messageOptions.details === undefined ? {} : { details: messageOptions.details }),
+        timestamp: Date.now(),
+      };
+      if (messageOptions.deliverAs === "nextTurn") {
+        nextTurn.push(message);
+      } else if (isBusy()) {
+        if (messageOptions.deliverAs === "followUp") agent.followUp(message);
+        else agent.steer(message);
+      } else if (messageOptions.triggerTurn) {
+        await harnessSession.prompt(message);
+      } else {
+        await session.appendEntry({
+          type: "custom_message",
+          customType,
+          content,
+          display: message.display,
+          ...(message.details === undefined ? {} : { details: message.details }),
+        });
+      }
+    },
+    getStats: () => session.view.getStats(),
+    on: (name, handler) => runner.on(name, handler),
+    async dispose() {
+      await agent.dispose();
+      retrySubscription.unsubscribe();
+      await settle();
+    },
+  };
+  return harnessSession;
+}

@@ -1,0 +1,137 @@
+/**
+ * Maps the harness hooks onto the agent loop's {@link LoopHooks} and applies the
+ * harness stream options to every model request.
+ *
+ * Contract (ours; hook semantics in `hook-types.ts`):
+ * - `toolCall` → `beforeToolCall`: a block returns `{ block, reason }`; changed input (in place
+ *   or replaced) returns `{ args }`; nothing changed returns undefined;
+ * - `toolResult` → `afterToolCall`: returns only the fields the handlers changed;
+ * - `context` → `transformContext` (one model call, never persisted);
+ * - `beforeModelCall` sets, in order: the run's system prompt, the stream options
+ *   (`headers`, `timeoutMs`, and for OpenAI models `metadata` and `cacheRetention: "long"` →
+ *   `promptCacheRetention: "24h"`), then `beforeProviderRequest` patches, then
+ *   `request.hooks.onPayload` / `onResponse` for `beforeProviderPayload` /
+ *   `afterProviderResponse` when handlers exist (applied by clients that own the HTTP call);
+ * - headers and metadata only ever travel in the request, never into a record.
+ *
+ * @example
+ * ```ts
+ * const hooks = createLoopHooks({ runner, systemPrompt: () => prompt, model: () => registry.get("main"), streamOptions });
+ * createAgent({ session, model, hooks });
+ * ```
+ */
+import type { ModelRequest } from "../core/model-stream.ts";
+import type { LoopHooks } from "../machines/agent-types.ts";
+import type { HookRunner } from "./hooks.ts";
+import type { RegisteredModel } from "./model-registry.ts";
+import type { HarnessStreamOptions } from "./options.ts";
+
+/** What {@link createLoopHooks} reads at call time. */
+export interface LoopHookBindings {
+  runner: HookRunner;
+  /** The system prompt of the current run. */
+  systemPrompt: () => string;
+  /** The current model. */
+  model: () => RegisteredModel;
+  streamOptions?: HarnessStreamOptions;
+}
+
+function sameJson(a: unknown, b: unknown): boolean {
+  try {
+    return JSON.stringify(a) === JSON.stringify(b);
+  } catch {
+    return a === b;
+  }
+}
+
+/**
+ * Provider options implied by the stream options for a provider (OpenAI only, today).
+ *
+ * @example
+ * ```ts
+ * streamProviderOptions("openai", { cacheRetention: "long", metadata: { user: "u1" } });
+ * // { openai: { promptCacheRetention: "24h", metadata: { user: "u1" } } }
+ * ```
+ */
+export function streamProviderOptions(provider: string, options: HarnessStreamOptions | undefined): ModelRequest["providerOptions"] {
+  if (!options || provider !== "openai") return undefined;
+  const openai: Record<string, unknown> = {};
+  if (options.metadata) openai.metadata = { ...options.metadata };
+  if (options.cacheRetention === "long") openai.promptCacheRetention = "24h";
+  return Object.keys(openai).length ? { openai } : undefined;
+}
+
+function mergeProviderOptions(base: ModelRequest["providerOptions"], extra: ModelRequest["providerOptions"]): ModelRequest["providerOptions"] {
+  if (!extra) return base;
+  const merged: NonNullable<ModelRequest["providerOptions"]> = { ...base };
+  for (const [provider, values] of Object.entries(extra)) merged[provider] = { ...values, ...merged[provider] };
+  return merged;
+}
+
+/**
+ * Builds the loop hooks (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const loopHooks = createLoopHooks(bindings);
+ * await loopHooks.transformContext?.(messages, signal);
+ * ```
+ */
+export function createLoopHooks(bindings: LoopHookBindings): LoopHooks {
+  const { runner, streamOptions } = bindings;
+  return {
+    async beforeToolCall({ toolCallId, toolName, args }) {
+      if (!runner.has("toolCall")) return undefined;
+      const before = structuredClone(args);
+      const decision = await runner.toolCall({ toolCallId, toolName, input: args });
+      if (decision.block) return { block: true, reason: decision.reason };
+      return sameJson(before, decision.input) ? undefined : { args: decision.input };
+    },
+    async afterToolCall({ toolCallId, toolName, args, result, isError }) {
+      if (!runner.has("toolResult")) return undefined;
+      const original = { content: result.content, details: result.details, isError, terminate: result.terminate === true };
+      const patched = await runner.toolResult({ toolCallId, toolName, input: args, ...original });
+      const patch: Record<string, unknown> = {};
+      for (const key of ["content", "details", "isError", "terminate"] as const) {
+        if (patched[key] !== original[key]) patch[key] = patched[key];
+      }
+      return Object.keys(patch).length ? patch : undefined;
+    },
+    transformContext: (messages) => runner.context(messages),
+    async beforeModelCall(request) {
+      const { name, client } = bindings.model();
+      let next: ModelRequest = { ...request, systemPrompt: bindings.systemPrompt() };
+      if (streamOptions?.headers) next.headers = { ...streamOptions.headers, ...next.headers };
+      if (streamOptions?.timeoutMs !== undefined && next.timeoutMs === undefined) next.timeoutMs = streamOptions.timeoutMs;
+      next.providerOptions = mergeProviderOptions(next.providerOptions, streamProviderOptions(client.provider, streamOptions));
+      if (next.providerOptions === undefined) delete next.providerOptions;
+      if (runner.has("beforeProviderRequest")) {
+        const options = await runner.beforeProviderRequest({
+          options: {
+            model: name,
+            thinkingLevel: next.thinkingLevel,
+            maxTokens: next.maxTokens,
+            temperature: next.temperature,
+            headers: next.headers,
+            timeoutMs: next.timeoutMs,
+            providerOptions: next.providerOptions,
+          },
+          systemPrompt: next.systemPrompt,
+          toolNames: next.tools.map((tool) => tool.name),
+        });
+        const { model: _model, ...fields } = options;
+        next = { ...next, ...Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) };
+      }
+      const wantsPayload = runner.has("beforeProviderPayload");
+      const wantsResponse = runner.has("afterProviderResponse");
+      if (wantsPayload || wantsResponse) {
+        next.hooks = {
+          ...next.hooks,
+          ...(wantsPayload ? { onPayload: (payload: unknown) => runner.beforeProviderPayload(payload) } : {}),
+          ...(wantsResponse ? { onResponse: (response: { status: number; headers: Record<string, string> }) => runner.observe("afterProviderResponse", response) } : {}),
+        };
+      }
+      return next;
+    },
+  };
+}
