@@ -49,7 +49,7 @@ describe("abort", () => {
       description: "waits until aborted",
       parameters: z.object({}),
       execute: (_args, { signal }) =>
-        new Promise((_, reject) => {
+        new Promise<never>((_, reject) => {
           signals.push(signal);
           signal.addEventListener("abort", () => reject(new Error("stopped")));
         }),
