@@ -1,0 +1,70 @@
+/**
+ * Builds the harness the CLI's model commands run: the OpenAI-compatible model
+ * from flags, pi's coding tools bound to `--cwd`, skills and prompt templates from
+ * the project, and the CLI's event log.
+ *
+ * Contract (ours):
+ * - tools (read, bash, edit, write) can touch only `--cwd` and below (ExecutionEnv root);
+ * - skills load from `<cwd>/.arbor/skills` and `<cwd>/.agents/skills`, templates from
+ *   `<cwd>/.arbor/prompts`, when those directories exist;
+ * - the API key is passed to the model client only; it is never logged.
+ *
+ * @example
+ * ```ts
+ * const { harness } = await createCliHarness({ store, sessionId, cwd: process.cwd(), model: resolveModelSettings(flags) });
+ * ```
+ */
+import { existsSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { createExecutionEnv } from "../adapters/execution-env.ts";
+import { createOpenAIModel } from "../adapters/model/openai.ts";
+import { createCodingTools } from "../adapters/tools/index.ts";
+import type { ModelClient } from "../core/model-stream.ts";
+import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
+import { CliError } from "./cli-error.ts";
+import type { ResolvedModelSettings } from "./config.ts";
+import type { CliStore } from "./store-context.ts";
+
+/** What the model commands need. */
+export interface CliHarness {
+  harness: AgentHarness;
+  model: ModelClient;
+  cwd: string;
+}
+
+/** Builds the model client for the resolved settings. */
+export function createCliModel(settings: ResolvedModelSettings): ModelClient {
+  return createOpenAIModel({
+    modelId: settings.spec.modelId,
+    baseURL: settings.baseURL,
+    apiKey: settings.apiKey,
+    api: settings.api,
+    contextWindow: settings.contextWindow,
+  });
+}
+
+/** Creates the harness over the CLI's store for an existing or new session. */
+export async function createCliHarness(input: {
+  store: CliStore;
+  sessionId?: string;
+  cwd: string;
+  settings: ResolvedModelSettings;
+}): Promise<CliHarness> {
+  const cwd = resolve(input.cwd);
+  if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
+  const model = createCliModel(input.settings);
+  const env = createExecutionEnv({ root: cwd });
+  const skillPaths = [join(cwd, ".arbor", "skills"), join(cwd, ".agents", "skills")].filter((path) => existsSync(path));
+  const promptTemplatePaths = [join(cwd, ".arbor", "prompts")].filter((path) => existsSync(path));
+  const name = `${input.settings.spec.provider}:${input.settings.spec.modelId}`;
+  const harness = await createHarness({
+    repository: input.store.repo,
+    sessionId: input.sessionId,
+    cwd,
+    models: { [name]: { model, ...(input.settings.contextWindow ? { contextWindow: input.settings.contextWindow } : {}) } },
+    model: name,
+    tools: createCodingTools(env),
+    resources: { skillPaths, promptTemplatePaths },
+  });
+  return { harness, model, cwd };
+}

@@ -1,0 +1,122 @@
+/**
+ * Prints a run for people (streamed text, one status line per tool call, a
+ * spinner while waiting) or as JSON lines of the logged events (`--json`).
+ *
+ * Contract (ours):
+ * - text mode: assistant text deltas go to stdout as they are logged; each
+ *   finished tool call prints one line `• name args → ok|error (N ms)`; a provider
+ *   error prints one line on stderr;
+ * - the spinner (ora) runs on stderr only when stdout is a TTY, while waiting for
+ *   the model and while tools run;
+ * - JSON mode: every logged event after `afterPosition`, one JSON object per line;
+ * - `stop()` unsubscribes and clears the spinner.
+ *
+ * @example
+ * ```ts
+ * const printer = printRun(harness.events$, { json: false, afterPosition: head });
+ * await harness.prompt("hi"); printer.stop();
+ * ```
+ */
+import ora, { type Ora } from "ora";
+import type { Observable } from "rxjs";
+import type { AgentMessage, ToolCall } from "../core/messages.ts";
+import type { StoredEvent } from "../store/event-log.ts";
+
+const ARG_PREVIEW = 80;
+
+function preview(args: Record<string, unknown>): string {
+  const text = typeof args.command === "string" ? args.command : typeof args.path === "string" ? args.path : JSON.stringify(args);
+  const flat = text.replace(/\s+/g, " ");
+  return flat.length > ARG_PREVIEW ? `${flat.slice(0, ARG_PREVIEW - 1)}…` : flat;
+}
+
+/** A running printer. */
+export interface RunPrinter {
+  stop(): void;
+}
+
+/** Subscribes to `events$` and prints what happens after `afterPosition`. */
+export function printRun(events$: Observable<StoredEvent>, options: { json: boolean; afterPosition: number }): RunPrinter {
+  const out = process.stdout;
+  const spinnerOn = !options.json && out.isTTY === true;
+  let spinner: Ora | undefined;
+  const spin = (text: string) => {
+    if (!spinnerOn) return;
+    if (!spinner) spinner = ora({ text, stream: process.stderr }).start();
+    else spinner.text = text;
+  };
+  const unspin = () => {
+    spinner?.stop();
+    spinner = undefined;
+  };
+  const calls = new Map<string, ToolCall>();
+  let midLine = false;
+  const write = (text: string) => {
+    unspin();
+    out.write(text);
+    midLine = !text.endsWith("\n");
+  };
+  const line = (text: string) => write(`${midLine ? "\n" : ""}${text}\n`);
+
+  const subscription = events$.subscribe({
+    next(event) {
+      if (event.globalPosition <= options.afterPosition) return;
+      if (options.json) {
+        out.write(`${JSON.stringify(event)}\n`);
+        return;
+      }
+      const data = event.data as Record<string, any>;
+      switch (event.type) {
+        case "turn.started":
+          spin("waiting for the model…");
+          break;
+        case "message.delta":
+          if (data.kind === "text") write(String(data.delta));
+          break;
+        case "entry.appended": {
+          const message = data.entry?.message as AgentMessage | undefined;
+          if (message?.role === "assistant") {
+            for (const block of message.content) if (block.type === "toolCall") calls.set(block.id, block);
+            if (message.stopReason === "error" && message.errorMessage) {
+              unspin();
+              process.stderr.write(`${midLine ? "\n" : ""}arbor: model error: ${message.errorMessage}\n`);
+              midLine = false;
+            }
+          }
+          break;
+        }
+        case "tool.started": {
+          const call = calls.get(String(data.toolCallId));
+          spin(`${String(data.toolName)} ${call ? preview(call.arguments) : ""}`);
+          break;
+        }
+        case "tool.finished": {
+          const call = calls.get(String(data.toolCallId));
+          const status = data.isError ? `error (${String(data.outcome)})` : "ok";
+          line(`• ${String(data.toolName)} ${call ? preview(call.arguments) : ""} → ${status} (${Math.round(Number(data.durationMs))} ms)`);
+          break;
+        }
+        case "retry.scheduled":
+          line(`… retrying in ${Math.round(Number(data.delayMs) / 1000)} s (attempt ${String(data.attempt)}): ${String(data.error)}`);
+          break;
+        case "run.finished":
+        case "run.failed":
+        case "run.aborted":
+        case "run.interrupted":
+          unspin();
+          if (midLine) write("\n");
+          if (event.type === "run.failed") process.stderr.write(`arbor: run failed: ${String(data.error)}\n`);
+          if (event.type === "run.aborted") process.stderr.write("arbor: run aborted\n");
+          break;
+      }
+    },
+  });
+  return {
+    stop() {
+      subscription.unsubscribe();
+      unspin();
+      if (midLine) out.write("\n");
+      midLine = false;
+    },
+  };
+}
