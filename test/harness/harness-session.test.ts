@@ -1,0 +1,167 @@
+import { firstValueFrom, takeWhile, toArray } from "rxjs";
+import { afterEach, describe, expect, it } from "vitest";
+import { loadPromptTemplates } from "../../src/adapters/prompt-templates/load-prompt-templates.ts";
+import { loadSkills } from "../../src/adapters/skills/load-skills.ts";
+import { EntryNotFoundError, HarnessConfigError, InvalidArgumentError, ModelConfigError, SessionBusyError } from "../../src/core/errors.ts";
+import type { CustomMessage } from "../../src/core/messages.ts";
+import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
+import type { HarnessSession } from "../../src/harness/harness-session.ts";
+import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
+import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { scriptedModel } from "../../src/testing/scripted-model.ts";
+
+const echoTool = (name: string) => ({
+  name,
+  description: `${name} tool`,
+  parameters: { type: "object", properties: {} },
+  execute: async () => ({ content: [{ type: "text" as const, text: name }] }),
+});
+
+let harness: AgentHarness | undefined;
+afterEach(async () => {
+  await harness?.close();
+  harness = undefined;
+});
+
+async function events(session: HarnessSession): Promise<StoredEvent[]> {
+  const version = session.session.view.version;
+  return firstValueFrom(session.events$.pipe(takeWhile((event) => event.version < version, true), toArray()));
+}
+
+function make(overrides: Partial<Parameters<typeof createHarness>[0]> = {}, log: EventLog = createMemoryEventLog()) {
+  return createHarness({
+    eventLog: log,
+    cwd: "/w",
+    models: {
+      fast: scriptedModel([{ text: "one" }, { text: "two" }, { text: "three" }], { provider: "openai.chat", modelId: "fast-1" }),
+      smart: scriptedModel([{ text: "smart" }], { provider: "openai.chat", modelId: "smart-1" }),
+    },
+    tools: [echoTool("read"), echoTool("grep")],
+    ...overrides,
+  });
+}
+
+describe("createHarness: configuration", () => {
+  it("rejects a bad option with HarnessConfigError naming the field, before opening anything", async () => {
+    await expect(createHarness({ models: { m: scriptedModel([]) }, streamOptions: { timeoutMs: 0 } })).rejects.toThrow(/"streamOptions\.timeoutMs"/);
+    await expect(createHarness({ models: { m: scriptedModel([]) }, tools: [{ ...echoTool("x"), parameters: { type: "bogus" } }] })).rejects.toThrow(HarnessConfigError);
+    await expect(createHarness({ models: { m: scriptedModel([]) }, tools: [{ ...echoTool("x"), parameters: { type: "bogus" } }] })).rejects.toThrow(/"tools\[0\]\.parameters"/);
+  });
+
+  it("loads real skills and templates from paths and reports their diagnostics", async () => {
+    harness = await make({ resources: { skillPaths: ["/work/shared/real-inputs/skills"], promptTemplatePaths: ["/work/shared/real-inputs/prompts/pi-mono"] } });
+    const expected = loadSkills(["/work/shared/real-inputs/skills"]);
+    expect(harness.resourceDiagnostics.skills).toEqual(expected.diagnostics);
+    expect(harness.resourceDiagnostics.skills.length).toBeGreaterThan(0);
+    expect(harness.getState().systemPrompt).toContain("<available_skills>");
+    expect(loadPromptTemplates(["/work/shared/real-inputs/prompts/pi-mono"]).templates.length).toBeGreaterThan(0);
+  });
+});
+
+describe("Session API", () => {
+  it("prompt() resolves with the outcome and throws SessionBusyError synchronously while running", async () => {
+    harness = await make();
+    const running = harness.prompt("hi");
+    expect(() => harness!.prompt("again")).toThrow(SessionBusyError);
+    const outcome = await running;
+    expect(outcome.status).toBe("done");
+    expect(outcome.lastAssistant?.content).toEqual([{ type: "text", text: "one" }]);
+    expect(harness.getState()).toMatchObject({ status: "idle", modelName: "fast", activeToolNames: ["read", "grep"], sessionName: undefined });
+  });
+
+  it("setModel, setThinkingLevel, setActiveTools and setResources log entries and raise their update hooks in order", async () => {
+    const seen: unknown[] = [];
+    harness = await make({
+      hooks: {
+        modelUpdate: (event) => void seen.push(["model", event]),
+        thinkingLevelUpdate: (event) => void seen.push(["thinking", event]),
+        toolsUpdate: (event) => void seen.push(["tools", event]),
+        resourcesUpdate: (event) => void seen.push(["resources", event]),
+      },
+    });
+    await harness.setModel("smart");
+    await harness.setThinkingLevel("high");
+    await harness.setActiveTools(["grep"]);
+    await harness.setResources({ promptTemplates: loadPromptTemplates(["/work/shared/real-inputs/prompts/pi-mono"]).templates });
+    const entries = harness.session.view.getEntries();
+    expect(entries.map((entry) => entry.type)).toEqual(["model_change", "thinking_level_change", "active_tools_change", "custom"]);
+    expect(entries[0]).toMatchObject({ provider: "openai", modelId: "smart-1" });
+    expect(entries[2]).toMatchObject({ toolNames: ["grep"] });
+    expect(entries[3]).toMatchObject({ customType: "arbor.resources", data: { skills: [], promptTemplates: ["implement", "is", "pr"] } });
+    expect(seen).toEqual([
+      ["model", { model: "smart", provider: "openai", modelId: "smart-1", previous: { model: "fast", provider: "openai", modelId: "fast-1" } }],
+      ["thinking", { thinkingLevel: "high", previous: "off" }],
+      ["tools", { activeToolNames: ["grep"], previous: ["read", "grep"] }],
+      ["resources", { skills: [], promptTemplates: ["implement", "is", "pr"] }],
+    ]);
+    const outcome = await harness.prompt("go");
+    expect(outcome.lastAssistant?.content).toEqual([{ type: "text", text: "smart" }]);
+    expect(harness.session.view.buildContext()).toMatchObject({ thinkingLevel: "high", activeToolNames: ["grep"], model: { provider: "openai", modelId: "smart-1" } });
+  });
+
+  it("rejects unknown models, levels and tools with typed errors, writing nothing", async () => {
+    harness = await make();
+    const version = harness.session.view.version;
+    await expect(harness.setModel("nope")).rejects.toThrow(ModelConfigError);
+    await expect(harness.setThinkingLevel("max" as never)).rejects.toThrow(InvalidArgumentError);
+    await expect(harness.setActiveTools(["read", "bash"])).rejects.toThrow(/"bash"/);
+    await expect(harness.label("nope", "x")).rejects.toThrow(EntryNotFoundError);
+    expect(harness.session.view.version).toBe(version);
+  });
+
+  it("records a throwing observer as hook.failed and carries on", async () => {
+    harness = await make({ hooks: { modelUpdate: () => { throw new Error("observer broke"); } } });
+    await harness.setModel("smart");
+    const failed = (await events(harness)).filter((event) => event.type === "hook.failed");
+    expect(failed.map((event) => event.data)).toEqual([{ hook: "modelUpdate", error: "observer broke" }]);
+  });
+
+  it("custom entries, custom messages (now and next turn), labels, names and stats", async () => {
+    harness = await make();
+    const entry = await harness.appendCustomEntry("app.state", { step: 1 });
+    expect(entry).toMatchObject({ type: "custom", customType: "app.state", data: { step: 1 } });
+    await harness.appendCustomMessage("app.note", "visible note", { display: true, details: { k: 1 } });
+    await harness.appendCustomMessage("app.later", "held for the next prompt", { deliverAs: "nextTurn", display: false });
+    expect(harness.hasQueuedMessages()).toBe(true);
+    const outcome = await harness.prompt("hello");
+    expect(outcome.messages.map((message) => message.role)).toEqual(["user", "custom", "assistant"]);
+    expect((outcome.messages[1] as CustomMessage).content).toBe("held for the next prompt");
+    const context = harness.session.view.buildContext().messages;
+    expect(context.map((message) => message.role)).toEqual(["custom", "user", "custom", "assistant"]);
+    await harness.label(entry.id, "start");
+    await harness.setName("demo session");
+    expect(harness.session.view.getLabel(entry.id)).toBe("start");
+    expect(harness.getState().sessionName).toBe("demo session");
+    expect(harness.getStats().messages).toMatchObject({ user: 1, assistant: 1 });
+  });
+
+  it("moveTo with a hook summary, then fork at an entry into a new session with the same configuration", async () => {
+    harness = await make({ hooks: { sessionBeforeTree: () => ({ summary: { summary: "explored greetings" } }) } });
+    await harness.prompt("first");
+    await harness.prompt("second");
+    const assistants = harness.session.view.getEntries().filter((e) => e.type === "message" && (e as { message: { role: string } }).message.role === "assistant");
+    expect(assistants).toHaveLength(2);
+    const assistantId = assistants[0].id;
+    const moved = await harness.moveTo(assistantId, { summarize: true });
+    expect(moved.summaryEntry).toMatchObject({ type: "branch_summary", summary: "explored greetings", fromHook: true });
+    expect(harness.session.view.buildContext().messages.map((message) => message.role)).toEqual(["user", "assistant", "branchSummary"]);
+    const forked = await harness.fork(assistantId);
+    expect(forked.id).not.toBe(harness.id);
+    expect(forked.session.view.getEntries().map((e) => e.type)).toEqual(["model_change", "message", "message"]);
+    expect(forked.getState().modelName).toBe("fast");
+    await expect(harness.fork("nope")).rejects.toThrow(EntryNotFoundError);
+  });
+
+  it("reopening a session restores its logged model unless the options name one", async () => {
+    const log = createMemoryEventLog();
+    harness = await make({}, log);
+    await harness.setModel("smart");
+    const id = harness.id;
+    await harness.close();
+    harness = await make({ sessionId: id }, log);
+    expect(harness.getState().modelName).toBe("smart");
+    await harness.close();
+    harness = await make({ sessionId: id, model: "fast" }, log);
+    expect(harness.getState().modelName).toBe("fast");
+  });
+});
