@@ -18,7 +18,8 @@
  *   `attributes` `{}`; `body` is then the text after the closing line when
  *   there is one (the boundary is certain), else the whole text.
  *
- * `body` is returned untrimmed; callers trim as they need.
+ * `body` is returned untrimmed; callers trim as they need. {@link readResourceFile}
+ * reads such files (strict UTF-8, at most 1 MiB).
  *
  * @example
  * ```ts
@@ -26,7 +27,43 @@
  * // attributes = { name: "x" }, body = "Hello", error = undefined
  * ```
  */
+import { readFileSync, statSync } from "node:fs";
 import { parseDocument } from "yaml";
+
+/** Largest skill or template file Arbor reads, in bytes (1 MiB); bigger files are refused, not truncated. */
+export const MAX_RESOURCE_FILE_BYTES = 1024 * 1024;
+
+/** The outcome of {@link readResourceFile}: the text, or why it could not be used. */
+export type ResourceFileRead =
+  | { ok: true; text: string }
+  | { ok: false; reason: "read-failed" | "file-too-large" | "encoding-invalid"; message: string };
+
+/**
+ * Reads a skill or template file as strict UTF-8, refusing files over
+ * {@link MAX_RESOURCE_FILE_BYTES} (checked with `stat` before reading) and
+ * bytes that are not valid UTF-8 (a binary file). Never throws.
+ *
+ * @example
+ * ```ts
+ * const read = readResourceFile("/skills/pdf/SKILL.md");
+ * if (read.ok) parseFrontmatter(read.text);
+ * ```
+ */
+export function readResourceFile(path: string, maxBytes = MAX_RESOURCE_FILE_BYTES): ResourceFileRead {
+  let bytes: Buffer;
+  try {
+    const size = statSync(path).size;
+    if (size > maxBytes) return { ok: false, reason: "file-too-large", message: `file is ${size} bytes, over the ${maxBytes} allowed` };
+    bytes = readFileSync(path);
+  } catch (error) {
+    return { ok: false, reason: "read-failed", message: `cannot read file: ${error instanceof Error ? error.message : String(error)}` };
+  }
+  try {
+    return { ok: true, text: new TextDecoder("utf-8", { fatal: true }).decode(bytes) };
+  } catch {
+    return { ok: false, reason: "encoding-invalid", message: "file is not valid UTF-8 text" };
+  }
+}
 
 /** Which frontmatter syntax a file used. */
 export type FrontmatterKind = "yaml" | "json" | "none";

@@ -68,6 +68,15 @@ describe("loadPromptTemplates rules", () => {
     ]);
   });
 
+  it("refuses a template that is not UTF-8 text", () => {
+    const path = join(root, "p", "bin.md");
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, Buffer.from([0x2f, 0xff, 0xfe, 0xfd]));
+    const { templates, diagnostics } = loadPromptTemplates([join(root, "p")]);
+    expect(templates).toEqual([]);
+    expect(diagnostics).toEqual([expect.objectContaining({ severity: "error", code: "encoding-invalid", path })]);
+  });
+
   it("loads a single .md file path and refuses other files", () => {
     const file = write("solo.md", "solo $@");
     const other = write("solo.txt", "x");

@@ -114,6 +114,24 @@ describe("discovery", () => {
     expect(skills.map((skill) => skill.name)).toEqual(["ok"]);
   });
 
+  it("lets a !pattern re-include what an earlier pattern excluded", () => {
+    write(".gitignore", "drafts/*\n!drafts/keep\n");
+    write("drafts/keep/SKILL.md", skillFile("keep"));
+    write("drafts/wip/SKILL.md", skillFile("wip"));
+    expect(loadSkills([root]).skills.map((skill) => skill.name)).toEqual(["keep"]);
+  });
+
+  it("refuses files over 1 MiB and files that are not UTF-8, without reading them into a skill", () => {
+    const big = write("big/SKILL.md", skillFile("big") + "x".repeat(1024 * 1024));
+    const binary = write("binary/SKILL.md", Buffer.concat([Buffer.from(skillFile("binary")), Buffer.from([0xff, 0xfe, 0x00, 0xc3])]));
+    const { skills, diagnostics } = loadSkills([root]);
+    expect(skills).toEqual([]);
+    expect(diagnostics.map((diagnostic) => [diagnostic.code, diagnostic.path])).toEqual([
+      ["file-too-large", big],
+      ["encoding-invalid", binary],
+    ]);
+  });
+
   it("follows symlinks, loads one real file once, and survives a symlink cycle", () => {
     write("real/linked/SKILL.md", skillFile("linked"));
     symlinkSync(join(root, "real"), join(root, "alias"));

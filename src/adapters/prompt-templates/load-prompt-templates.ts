@@ -25,6 +25,8 @@
  * - a name with whitespace or an empty name cannot be typed as `/name`:
  *   skipped with `name-invalid`. Two templates with one name: the first wins,
  *   the later gets `name-collision` (pi keeps both and silently uses the first);
+ * - a file that cannot be read, is over 1 MiB or is not UTF-8 is skipped
+ *   (`read-failed`, `file-too-large`, `encoding-invalid`);
  * - never throws: every problem is a diagnostic.
  *
  * @example
@@ -32,11 +34,11 @@
  * const { templates } = loadPromptTemplates(["~/.arbor/prompts", ".arbor/prompts"]);
  * ```
  */
-import { readFileSync, readdirSync, statSync } from "node:fs";
+import { readdirSync, statSync } from "node:fs";
 import { homedir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseDocument } from "yaml";
-import { parseFrontmatter } from "../frontmatter.ts";
+import { parseFrontmatter, readResourceFile } from "../frontmatter.ts";
 import type { LoadPromptTemplatesResult, PromptTemplate, PromptTemplateDiagnostic } from "./types.ts";
 
 /** Characters of the first body line used as a fallback description (pi). */
@@ -92,13 +94,9 @@ function loadTemplateFile(filePath: string): FileResult {
     diagnostics: [{ severity: "error", code, message, path: filePath, ...(line === undefined ? {} : { line }) }],
   });
   if (name === "" || /\s/.test(name)) return skip("name-invalid", `template name "${name}" is empty or contains whitespace, so /${name} cannot be typed; not loaded`);
-  let raw: string;
-  try {
-    raw = readFileSync(filePath, "utf8");
-  } catch (error) {
-    return skip("read-failed", `cannot read template: ${errorMessage(error)}`);
-  }
-  const parsed = parseFrontmatter(raw);
+  const read = readResourceFile(filePath);
+  if (!read.ok) return skip(read.reason, `${read.message}; template not loaded`);
+  const parsed = parseFrontmatter(read.text);
   const diagnostics: PromptTemplateDiagnostic[] = [];
   if (parsed.error?.kind === "unclosed") {
     return skip("frontmatter-unclosed", `${parsed.error.message}, so the body's start is unknown; not loaded`, parsed.error.line);

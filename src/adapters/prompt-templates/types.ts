@@ -32,7 +32,8 @@ export interface PromptTemplate {
 /**
  * Stable diagnostic codes.
  * Errors (file skipped): `frontmatter-unclosed`, `name-invalid`, `name-collision`,
- * `read-failed`, `path-missing`, `path-unsupported`.
+ * `read-failed`, `file-too-large` (over 1 MiB), `encoding-invalid` (not UTF-8),
+ * `path-missing`, `path-unsupported`.
  * Warnings (loaded): `frontmatter-invalid`, `description-invalid`.
  */
 export type PromptTemplateDiagnosticCode =
@@ -42,6 +43,8 @@ export type PromptTemplateDiagnosticCode =
   | "name-invalid"
   | "name-collision"
   | "read-failed"
+  | "file-too-large"
+  | "encoding-invalid"
   | "path-missing"
   | "path-unsupported";
 

@@ -16,8 +16,8 @@
  *   directory's name, so every such skill warned);
  * - frontmatter: YAML (Agent Skills), or the seed's JSON object followed by
  *   `---`; BOM and CRLF tolerated (see `../frontmatter.ts`);
- * - skipped with an `error` diagnostic: no frontmatter, unclosed or invalid
- *   frontmatter, missing/blank/non-string description. Loaded with a `warning`:
+ * - skipped with an `error` diagnostic: unreadable, over 1 MiB or not UTF-8,
+ *   no frontmatter, unclosed or invalid frontmatter, missing/blank/non-string description. Loaded with a `warning`:
  *   name ≠ directory, > 64 chars, characters outside `[a-z0-9-]`, leading or
  *   trailing `-`, `--`, a non-string name (falls back to the directory name),
  *   description > 1024 chars, a non-boolean `disable-model-invocation` (treated
@@ -35,10 +35,10 @@
  * const { skills, diagnostics } = loadSkills(["~/.arbor/skills", ".arbor/skills"]);
  * ```
  */
-import { existsSync, readFileSync, readdirSync, realpathSync, statSync, type Dirent } from "node:fs";
+import { existsSync, readdirSync, realpathSync, statSync, type Dirent } from "node:fs";
 import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { parseFrontmatter } from "../frontmatter.ts";
+import { parseFrontmatter, readResourceFile } from "../frontmatter.ts";
 import { IgnoreRules } from "./ignore-rules.ts";
 import type { LoadSkillsResult, Skill, SkillDiagnostic } from "./types.ts";
 
@@ -86,13 +86,9 @@ function nameWarnings(name: string, expected: string, path: string): SkillDiagno
  * file stem (root-level `.md`): the fallback name and what the name must equal.
  */
 function loadSkillFile(filePath: string, expectedName: string): FileResult {
-  let raw: string;
-  try {
-    raw = readFileSync(filePath, "utf8");
-  } catch (error) {
-    return { diagnostics: [{ severity: "error", code: "read-failed", message: `cannot read skill file: ${errorMessage(error)}`, path: filePath }] };
-  }
-  const parsed = parseFrontmatter(raw);
+  const read = readResourceFile(filePath);
+  if (!read.ok) return { diagnostics: [{ severity: "error", code: read.reason, message: `${read.message}; skill not loaded`, path: filePath }] };
+  const parsed = parseFrontmatter(read.text);
   const skip = (code: SkillDiagnostic["code"], message: string, line?: number): FileResult => ({
     diagnostics: [{ severity: "error", code, message, path: filePath, ...(line === undefined ? {} : { line }) }],
   });

@@ -41,6 +41,7 @@ export interface Skill {
  * Errors (file skipped): `frontmatter-missing`, `frontmatter-unclosed`,
  * `frontmatter-invalid`, `description-missing`, `description-invalid`,
  * `name-collision` (the later skill of that name), `read-failed`,
+ * `file-too-large` (over 1 MiB), `encoding-invalid` (not UTF-8),
  * `path-missing`, `path-unsupported`.
  * Warnings (loaded): `name-mismatch`, `name-too-long`, `name-invalid-chars`,
  * `name-hyphen-edge`, `name-consecutive-hyphens`, `name-invalid`,
@@ -63,6 +64,8 @@ export type SkillDiagnosticCode =
   | "disable-model-invocation-invalid"
   | "name-collision"
   | "read-failed"
+  | "file-too-large"
+  | "encoding-invalid"
   | "path-missing"
   | "path-unsupported"
   | "nested-skill-ignored";
