@@ -117,6 +117,8 @@ export interface RunOutcome {
   messages: AgentMessage[];
   lastAssistant?: AssistantMessage;
   error?: string;
+  /** Stable code when the run failed on an Arbor error, e.g. `EXPECTED_VERSION_CONFLICT` (ours). */
+  code?: string;
 }
 
 /** A snapshot of the agent for UIs (`agent.state$`). */

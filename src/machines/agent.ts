@@ -80,11 +80,7 @@ export function createAgent(options: AgentOptions): Agent {
     session,
     onError: (error) => {
       const code = ArborError.isInstance(error) ? error.code : undefined;
-      actor?.send({
-        type: "WRITER.FAILED",
-        error: `The session log refused a write, so the run stopped and wrote nothing more: ${errorMessageOf(error)}`,
-        code,
-      });
+      actor?.send({ type: "WRITER.FAILED", error: writerFailureMessage(error), code });
     },
     onCommitted: (events) => {
       for (const event of events) committed$.next(event);
@@ -157,6 +153,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   const prepareRun = fromPromise<PrepareRunOutput, PrepareRunInput>(async ({ input }) => {
     await ready;
+    if (writer.failure !== undefined) throw writer.failure;
     const context = session.view.buildContext();
     const base = {
       runId: input.runId,
@@ -271,13 +268,20 @@ export function createAgent(options: AgentOptions): Agent {
   actor.subscribe({ next: () => scheduleState(), error: () => undefined });
   actor.start();
 
-  async function finishRun(output: RunOutput) {
+  async function finishRun(settledOutput: RunOutput) {
+    let output = settledOutput;
     if (deferredSettings.length) writer.push(...deferredSettings.splice(0));
     await writer.flush();
+    if (writer.failure !== undefined) {
+      // The log refused a write (another writer): nothing of this run after that point is stored.
+      output = { ...output, status: "failed", error: writerFailureMessage(writer.failure) };
+      if (ArborError.isInstance(writer.failure)) output.code = writer.failure.code;
+    }
     lastError = output.status === "failed" ? output.error : undefined;
     const outcome: RunOutcome = { runId: output.runId, status: output.status, messages: output.messages };
     if (output.lastAssistant) outcome.lastAssistant = output.lastAssistant;
     if (output.error) outcome.error = output.error;
+    if (output.code) outcome.code = output.code;
     const pending = settled.get(output.runId);
     settled.delete(output.runId);
     scheduleState();
@@ -382,4 +386,8 @@ export function createAgent(options: AgentOptions): Agent {
     },
   };
   return agent;
+}
+
+function writerFailureMessage(error: unknown): string {
+  return `The session log refused a write, so the run stopped and wrote nothing more: ${errorMessageOf(error)}`;
 }

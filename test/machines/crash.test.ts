@@ -1,0 +1,133 @@
+/**
+ * Crash tests: a child process runs a real run (SQLite file, real @ai-sdk/openai
+ * client, loopback OpenAI server) and is SIGKILLed mid-stream, mid-tool, and
+ * between two tool results. Reopening must recover: valid pairing, the partial
+ * message closed as aborted, synthetic "interrupted" results, nothing duplicated,
+ * and a working continue().
+ */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
+import { afterEach, describe, expect, it } from "vitest";
+import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
+import type { AssistantMessage, ToolResultMessage } from "../../src/core/messages.ts";
+import { createAgent } from "../../src/machines/agent.ts";
+import { recoverSession } from "../../src/machines/recovery.ts";
+import { createSessionRepository } from "../../src/store/session-repository.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { hangResponse, startOpenAIServer, textResponse, toolCallResponse } from "../../src/testing/openai-server.ts";
+import { tempDbPath } from "./helpers.ts";
+
+const CHILD = fileURLToPath(new URL("./fixtures/crash-child.ts", import.meta.url));
+const closers: (() => Promise<unknown>)[] = [];
+afterEach(async () => {
+  for (const close of closers.splice(0)) await close();
+});
+
+async function crashAt(mode: "mid-stream" | "mid-tool" | "between-results") {
+  const server = await startOpenAIServer();
+  closers.push(() => server.close());
+  const path = tempDbPath();
+  const setupLog = createSqliteEventLog({ path });
+  const session = await createSessionRepository({ log: setupLog }).create({ cwd: "/tmp" });
+  await setupLog.close();
+  if (mode === "mid-stream") server.script(hangResponse("partial answer that never"));
+  if (mode === "mid-tool") server.script(toolCallResponse([{ id: "call_stuck", name: "stuck", arguments: {} }]));
+  if (mode === "between-results") {
+    server.script(toolCallResponse([
+      { id: "call_stuck", name: "stuck", arguments: {} },
+      { id: "call_quick", name: "quick", arguments: {} },
+    ]));
+  }
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, path, session.id, server.url, mode], { stdio: ["ignore", "pipe", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr += String(chunk)));
+  const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
+  await new Promise<void>((resolve, reject) => {
+    child.stdout.on("data", (chunk) => {
+      if (String(chunk).includes("KILL_ME")) resolve();
+    });
+    child.on("exit", () => reject(new Error(`child exited before the kill point: ${stderr}`)));
+  });
+  child.kill("SIGKILL");
+  expect(await exited).toBe("SIGKILL");
+
+  const log = createSqliteEventLog({ path });
+  closers.push(() => log.close());
+  const reopened = await createSessionRepository({ log }).open(session.id);
+  return { server, log, session: reopened };
+}
+
+function checkPairing(messages: { role: string }[]) {
+  const calls: string[] = [];
+  const results: string[] = [];
+  for (const message of messages) {
+    if (message.role === "assistant") {
+      const assistant = message as AssistantMessage;
+      if (assistant.stopReason === "aborted" || assistant.stopReason === "error") continue;
+      for (const block of assistant.content) if (block.type === "toolCall") calls.push(block.id);
+    }
+    if (message.role === "toolResult") results.push((message as ToolResultMessage).toolCallId);
+  }
+  expect(results.sort()).toEqual(calls.sort());
+}
+
+describe("crash recovery (SIGKILL of a real run)", () => {
+  it("mid-stream: the partial message is closed as aborted and continue() works", async () => {
+    const { server, session } = await crashAt("mid-stream");
+    const agent = createAgent({ session, model: createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "test", api: "chat" }) });
+    server.script(textResponse("a whole answer"));
+    const outcome = await agent.continue();
+    expect(outcome.status).toBe("done");
+    const context = session.view.buildContext();
+    expect(context.diagnostics).toEqual([]);
+    const summary = context.messages.map((m) => `${m.role}:${m.role === "assistant" ? m.stopReason : ""}`);
+    expect(summary).toEqual(["user:", "assistant:aborted", "assistant:stop"]);
+    const partial = context.messages[1] as AssistantMessage;
+    expect(partial.content[0]).toMatchObject({ type: "text" });
+    expect((partial.content[0] as { text: string }).text.length).toBeGreaterThan(0);
+    expect(partial.errorMessage).toMatch(/Interrupted/);
+    await agent.dispose();
+  }, 60_000);
+
+  it("mid-tool: the running tool gets an 'interrupted' result and is not re-run", async () => {
+    const { server, session, log } = await crashAt("mid-tool");
+    const agent = createAgent({ session, model: createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "test", api: "chat" }) });
+    server.script(textResponse("ok, it was interrupted"));
+    const outcome = await agent.continue();
+    expect(outcome.status).toBe("done");
+    const context = session.view.buildContext();
+    expect(context.diagnostics).toEqual([]);
+    checkPairing(context.messages);
+    const result = context.messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
+    expect(result).toMatchObject({ toolCallId: "call_stuck", isError: true });
+    expect((result.content[0] as { text: string }).text).toMatch(/interrupted and did not complete.*not re-run/);
+    const events = await log.readStream(`session-${session.id}`);
+    expect(events.filter((e) => e.type === "run.interrupted")).toHaveLength(1);
+    expect(events.filter((e) => e.type === "tool.started").map((e) => (e.data as { toolCallId: string }).toolCallId)).toEqual(["call_stuck"]);
+    // The continued request carried the synthetic result for the interrupted call.
+    const body = server.requests.at(-1)!.body as { messages: { role: string; tool_call_id?: string }[] };
+    expect(body.messages.filter((m) => m.role === "tool").map((m) => m.tool_call_id)).toEqual(["call_stuck"]);
+    await agent.dispose();
+  }, 60_000);
+
+  it("between two results: the finished sibling survives, the other is interrupted", async () => {
+    const { server, session } = await crashAt("between-results");
+    expect(await recoverSession(session)).toMatchObject({ recovered: true, interruptedToolCallIds: ["call_stuck"] });
+    // Idempotent: the run now has its terminal event.
+    expect(await recoverSession(session)).toMatchObject({ recovered: false });
+    const agent = createAgent({ session, model: createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "test", api: "chat" }) });
+    server.script(textResponse("done"));
+    expect((await agent.continue()).status).toBe("done");
+    const context = session.view.buildContext();
+    // Results are committed in completion order; the context puts them back in call order.
+    expect(context.diagnostics.map((d) => d.kind)).toEqual(["reordered_tool_result"]);
+    checkPairing(context.messages);
+    const results = context.messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
+    expect(results.map((m) => [m.toolCallId, m.isError])).toEqual([
+      ["call_stuck", true],
+      ["call_quick", false],
+    ]);
+    expect(context.messages.filter((m) => m.role === "user")).toHaveLength(1);
+    await agent.dispose();
+  }, 60_000);
+});

@@ -1,0 +1,105 @@
+/**
+ * One active run per session: a second prompt in-process is refused; a second
+ * writer on the same SQLite file (its own connection, as another process has) gets
+ * its append refused by the version check, reports the conflict and writes nothing.
+ * Recovery over synthetic logs (no run, finished run, unfinished run).
+ */
+import { describe, expect, it } from "vitest";
+import { SessionBusyError } from "../../src/core/errors.ts";
+import { createAgent } from "../../src/machines/agent.ts";
+import { recoverSession } from "../../src/machines/recovery.ts";
+import { createSessionRepository } from "../../src/store/session-repository.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { fakeModel, memorySession, sessionEvents, tempDbPath } from "./helpers.ts";
+
+describe("one active run per session", () => {
+  it("a second prompt in the same process gets SessionBusyError and changes nothing", async () => {
+    const { log, session } = await memorySession();
+    const agent = createAgent({ session, model: fakeModel([{ text: "one" }]) });
+    const first = agent.prompt("one");
+    expect(() => agent.prompt("two")).toThrow(SessionBusyError);
+    await first;
+    const users = session.view.buildContext().messages.filter((m) => m.role === "user");
+    expect(users).toHaveLength(1);
+    expect((await sessionEvents(log, session.id)).filter((e) => e.type === "run.started")).toHaveLength(1);
+  });
+
+  it("a second writer on the same SQLite file is refused by the version check and writes nothing", async () => {
+    const path = tempDbPath();
+    const logA = createSqliteEventLog({ path });
+    const sessionA = await createSessionRepository({ log: logA }).create({ cwd: "/tmp" });
+    const logB = createSqliteEventLog({ path });
+    const sessionB = await createSessionRepository({ log: logB }).open(sessionA.id);
+    try {
+      const agentA = createAgent({ session: sessionA, model: fakeModel([{ text: "from A" }]) });
+      expect((await agentA.prompt("hello from A")).status).toBe("done");
+      const versionAfterA = await logA.streamVersion(`session-${sessionA.id}`);
+
+      const agentB = createAgent({ session: sessionB, model: fakeModel([{ text: "from B" }]) });
+      const outcome = await agentB.prompt("hello from B");
+      expect(outcome.status).toBe("failed");
+      expect(outcome.code).toBe("EXPECTED_VERSION_CONFLICT");
+      expect(outcome.error).toMatch(/refused a write.*Another writer appended first/);
+      expect(await logA.streamVersion(`session-${sessionA.id}`)).toBe(versionAfterA);
+      const stored = await logA.readStream(`session-${sessionA.id}`);
+      expect(JSON.stringify(stored)).not.toContain("hello from B");
+      await agentA.dispose();
+      await agentB.dispose();
+    } finally {
+      await logB.close();
+      await logA.close();
+    }
+  });
+});
+
+describe("recoverSession", () => {
+  it("does nothing for a session without runs or whose last run ended", async () => {
+    const { session } = await memorySession();
+    expect(await recoverSession(session)).toEqual({ recovered: false, interruptedToolCallIds: [] });
+    await createAgent({ session, model: fakeModel([{ text: "ok" }]) }).prompt("go");
+    expect(await recoverSession(session)).toMatchObject({ recovered: false });
+  });
+
+  it("closes an unfinished run: results for calls without one, the open turn, run.interrupted", async () => {
+    const { log, session } = await memorySession();
+    const runId = "run-1";
+    const meta = { runId };
+    await session.appendEvents([
+      { type: "run.started", data: { runId, kind: "prompt", model: { provider: "p", modelId: "m", api: "a" } }, metadata: meta },
+      { type: "turn.started", data: { runId, turnId: "t0", index: 0 }, metadata: meta },
+    ]);
+    await session.appendEntries([
+      { type: "message", message: { role: "user", content: "go", timestamp: 1 } },
+      {
+        type: "message",
+        message: {
+          role: "assistant",
+          content: [
+            { type: "toolCall", id: "c1", name: "read", arguments: {} },
+            { type: "toolCall", id: "c2", name: "read", arguments: {} },
+          ],
+          api: "a",
+          provider: "p",
+          model: "m",
+          usage: { input: 1, output: 1, cacheRead: null, cacheWrite: null, totalTokens: 2 },
+          stopReason: "toolUse",
+          timestamp: 2,
+        },
+      },
+      { type: "message", message: { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "r1" }], isError: false, timestamp: 3 } },
+    ]);
+    const report = await recoverSession(session);
+    expect(report).toMatchObject({ recovered: true, runId, interruptedToolCallIds: ["c2"] });
+    const context = session.view.buildContext();
+    expect(context.diagnostics).toEqual([]);
+    const last = context.messages.at(-1)!;
+    expect(last).toMatchObject({ role: "toolResult", toolCallId: "c2", isError: true });
+    const types = (await sessionEvents(log, session.id)).map((e) => e.type);
+    expect(types.slice(-3)).toEqual(["message.ended", "turn.ended", "run.interrupted"]);
+    // continue() then runs from the repaired context.
+    const model = fakeModel([{ text: "resumed" }]);
+    const outcome = await createAgent({ session, model }).continue();
+    expect(outcome.status).toBe("done");
+    expect(model.requests[0].messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult"]);
+  });
+});
