@@ -1,0 +1,226 @@
+/**
+ * End-to-end tests of `arbor run` on the real wire: a real CLI process, a real
+ * SQLite file, and real HTTP from @ai-sdk/openai to a loopback OpenAI-wire server
+ * (the server runs in this test process).
+ */
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { buildSessionContext, migrateSessionEntries, parseSessionEntries } from "@mariozechner/pi-coding-agent";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import {
+  fixtureResponse,
+  hangResponse,
+  startOpenAIServer,
+  textResponse,
+  toolCallResponse,
+  type OpenAIServer,
+} from "../../src/testing/index.ts";
+import { runArbor, tempDir } from "./cli-helpers.ts";
+
+const FIXTURES = existsSync("/work/shared/real-inputs/openai-fixtures")
+  ? "/work/shared/real-inputs/openai-fixtures"
+  : join(process.cwd(), "../shared/real-inputs/openai-fixtures");
+const SAMPLE = join(FIXTURES, "../../oracle/sample-session.jsonl");
+
+let server: OpenAIServer;
+let dir: string;
+let db: string;
+
+beforeEach(async () => {
+  server = await startOpenAIServer();
+  dir = tempDir();
+  db = join(dir, "arbor.db");
+});
+afterEach(async () => {
+  await server.close();
+});
+
+const modelArgs = () => ["--db", db, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir];
+const env = { OPENAI_API_KEY: "test-key" };
+
+async function contextOf(sessionId: string, leaf?: string) {
+  const result = await runArbor(["--db", db, "context", sessionId, "--json", ...(leaf ? ["--leaf", leaf] : [])]);
+  expect(result.code, result.stderr).toBe(0);
+  return JSON.parse(result.stdout) as { leafId: string; messages: any[]; diagnostics: unknown[] };
+}
+
+async function latestSessionId(): Promise<string> {
+  const result = await runArbor(["--db", db, "sessions", "--json"]);
+  return (JSON.parse(result.stdout) as { id: string }[])[0].id;
+}
+
+/** Waits (bounded by count, not time assertions) until the log holds an event matching `predicate`. */
+async function waitForEvent(predicate: (type: string, data: any) => boolean): Promise<void> {
+  for (let attempt = 0; attempt < 600; attempt++) {
+    if (existsSync(db)) {
+      const log = createSqliteEventLog({ path: db });
+      try {
+        const events = await log.readAll();
+        if (events.some((event) => predicate(event.type, event.data))) return;
+      } catch {
+        // The file may be mid-creation; try again.
+      } finally {
+        await log.close();
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("the expected event never appeared in the log");
+}
+
+function piContextsOf(jsonl: string) {
+  const entries = parseSessionEntries(jsonl) as { type: string; id: string; parentId: string | null }[];
+  migrateSessionEntries(entries as never);
+  return entries.filter((entry) => entry.type !== "session");
+}
+
+describe("arbor run on the real wire", { timeout: 180_000 }, () => {
+  it("does a coding task with bash, write, edit and read; tree, context and pi agree", async () => {
+    writeFileSync(join(dir, "notes.txt"), "alpha\nbeta\n");
+    server.script(
+      toolCallResponse([{ id: "call_bash", name: "bash", arguments: { command: "ls" } }]),
+      toolCallResponse([{ id: "call_write", name: "write", arguments: { path: "src/hello.txt", content: "hello world\n" } }]),
+      toolCallResponse([{ id: "call_edit", name: "edit", arguments: { path: "notes.txt", edits: [{ oldText: "beta", newText: "gamma" }] } }]),
+      toolCallResponse([{ id: "call_read", name: "read", arguments: { path: "notes.txt" } }]),
+      textResponse("Done: wrote src/hello.txt and changed beta to gamma."),
+    );
+    const result = await runArbor([...modelArgs(), "make the changes"], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain("Done: wrote src/hello.txt");
+    expect(result.stdout.match(/^• /gm)).toHaveLength(4); // one status line per tool call
+    expect(readFileSync(join(dir, "notes.txt"), "utf8")).toBe("alpha\ngamma\n");
+    expect(readFileSync(join(dir, "src/hello.txt"), "utf8")).toBe("hello world\n");
+    // The last request carried the read result, paired with its call.
+    const lastBody = server.requests.at(-1)!.body;
+    expect(JSON.stringify(lastBody.messages)).toContain("alpha\\ngamma");
+
+    const sessionId = await latestSessionId();
+    const tree = await runArbor(["--db", db, "tree", sessionId]);
+    for (const name of ["bash", "write", "edit", "read"]) expect(tree.stdout).toContain(`calls ${name}`);
+    const context = await contextOf(sessionId);
+    expect(context.diagnostics).toEqual([]);
+    expect(context.messages.map((message) => message.role)).toEqual([
+      "user", "assistant", "toolResult", "assistant", "toolResult", "assistant", "toolResult", "assistant", "toolResult", "assistant",
+    ]);
+
+    const exported = await runArbor(["--db", db, "export", sessionId]);
+    const piEntries = piContextsOf(exported.stdout);
+    const parents = new Set(piEntries.map((entry) => entry.parentId));
+    const leaves = piEntries.filter((entry) => !parents.has(entry.id));
+    expect(leaves.length).toBeGreaterThan(0);
+    for (const entry of leaves) {
+      const ours = await contextOf(sessionId, entry.id);
+      expect(ours.messages).toEqual(JSON.parse(JSON.stringify(buildSessionContext(piEntries as never, entry.id).messages)));
+    }
+  });
+
+  it("replays recorded parallel tool calls to unknown tools: paired error results, in call order", async () => {
+    server.script(
+      fixtureResponse(join(FIXTURES, "f82268f2fefd5cfbc7eeb59c297688be2f6ca0849a6e4f17851b517310841d9b.bin")),
+      fixtureResponse(join(FIXTURES, "e2aad469b71d1d4894ff833ea147020a9d875eb7ce644a0ff355581690a4cbfd.bin")),
+    );
+    const result = await runArbor([...modelArgs(), "weather and stocks"], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(server.requests).toHaveLength(2);
+    const messages = server.requests[1].body.messages as any[];
+    const assistant = messages.find((message) => message.role === "assistant");
+    const callIds = (assistant.tool_calls as { id: string }[]).map((call) => call.id);
+    expect(callIds).toHaveLength(2);
+    const toolMessages = messages.filter((message) => message.role === "tool");
+    expect(toolMessages.map((message) => message.tool_call_id)).toEqual(callIds);
+    for (const message of toolMessages) expect(JSON.stringify(message.content)).toMatch(/not found/i);
+    expect(result.stdout).toContain("unable to provide real-time weather");
+  });
+
+  it("SIGINT mid-tool kills the tool, exits 130, and the session continues", async () => {
+    const pidFile = join(dir, "pid.txt");
+    server.script(toolCallResponse([{ id: "call_sleep", name: "bash", arguments: { command: `echo $$ > ${pidFile}; sleep 60` } }]));
+    const run = runArbor([...modelArgs(), "wait a minute"], {
+      env,
+      onSpawn: (child) => {
+        const timer = setInterval(() => {
+          if (existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "") {
+            clearInterval(timer);
+            child.kill("SIGINT");
+          }
+        }, 50);
+        child.on("close", () => clearInterval(timer));
+      },
+    });
+    const result = await run;
+    expect(result.code, result.stderr).toBe(130);
+    const shellPid = Number(readFileSync(pidFile, "utf8"));
+    expect(() => process.kill(shellPid, 0)).toThrow(); // the tool's process group is gone
+
+    const sessionId = await latestSessionId();
+    const context = await contextOf(sessionId);
+    expect(context.diagnostics).toEqual([]);
+    const toolResult = context.messages.find((message) => message.role === "toolResult");
+    expect(toolResult.toolCallId).toBe("call_sleep");
+    expect(toolResult.isError).toBe(true);
+
+    server.script(textResponse("Carrying on."));
+    const again = await runArbor(["--db", db, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "--session", sessionId, "go on"], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stdout).toContain("Carrying on.");
+    const sent = JSON.stringify(server.requests.at(-1)!.body.messages);
+    expect(sent).toContain("call_sleep");
+    expect(sent).toContain("go on");
+  });
+
+  it("SIGKILL mid-stream, then run --continue recovers without duplicating a message", async () => {
+    server.script(hangResponse("Partial answ"));
+    let cli: import("node:child_process").ChildProcess | undefined;
+    const run = runArbor([...modelArgs(), "tell me something"], { env, onSpawn: (child) => (cli = child) });
+    await waitForEvent((type, data) => type === "message.delta" && data.kind === "text");
+    cli!.kill("SIGKILL");
+    const killed = await run;
+    expect(killed.signal).toBe("SIGKILL");
+
+    server.script(textResponse("Here is the whole answer."));
+    const resumed = await runArbor(["--db", db, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "--continue"], { env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain("Here is the whole answer.");
+    const sessionId = await latestSessionId();
+    const events = await runArbor(["--db", db, "events", sessionId, "--json"]);
+    expect(events.stdout).toContain('"run.interrupted"');
+    const context = await contextOf(sessionId);
+    expect(context.diagnostics).toEqual([]);
+    const users = context.messages.filter((message) => message.role === "user");
+    expect(users).toHaveLength(1);
+    expect(context.messages.at(-1).content[0].text).toBe("Here is the whole answer.");
+    // The model was asked once for the prompt and once on continue; the prompt was sent once each time.
+    const lastSent = server.requests.at(-1)!.body.messages as { role: string }[];
+    expect(lastSent.filter((message) => message.role === "user")).toHaveLength(1);
+  });
+
+  it("imports a pi session, checks out an old entry, runs a turn on the new branch, and pi reads the export", async () => {
+    const imported = await runArbor(["--db", db, "import", SAMPLE]);
+    const sessionId = imported.stdout.trim().split("\n")[0];
+    const checkout = await runArbor(["--db", db, "checkout", sessionId, "a0000002"]);
+    expect(checkout.code, checkout.stderr).toBe(0);
+    server.script(textResponse("On the new branch."));
+    const result = await runArbor(["--db", db, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "--session", sessionId, "branch off here"], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const ours = await contextOf(sessionId);
+    expect(ours.messages.map((message) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant", "user", "assistant"]);
+
+    const out = join(dir, "export.jsonl");
+    const exported = await runArbor(["--db", db, "export", sessionId, "-o", out]);
+    expect(exported.code, exported.stderr).toBe(0);
+    const piEntries = piContextsOf(readFileSync(out, "utf8"));
+    const piContext = buildSessionContext(piEntries as never); // pi's leaf: the last line
+    expect(JSON.parse(JSON.stringify(piContext.messages))).toEqual(ours.messages);
+  });
+
+  it("a missing key prints one line, exits non-zero, and keeps the prompt", async () => {
+    const result = await runArbor([...modelArgs(), "remember me"], { env: { OPENAI_API_KEY: "" } });
+    expect(result.code).toBe(2);
+    expect(result.stderr.trim().split("\n")).toHaveLength(1);
+    expect(result.stderr).toMatch(/OPENAI_API_KEY/);
+    const context = await contextOf(await latestSessionId());
+    expect(context.messages.map((message) => message.content)).toEqual(["remember me"]);
+    expect(server.requests).toHaveLength(0);
+  });
+});
