@@ -132,7 +132,14 @@ describe("Chat Completions fixtures", () => {
     const { events, message } = await collect(chat(), userRequest("weather", { tools: [weatherTool] }));
     expectWellFormed(events);
     expect(toolCalls(message)).toEqual([{ id: "call_00_ioIn7yN9p1ZOMNpDLwd4MgAF", name: "weather", arguments: { location: "San Francisco" } }]);
-    expect(message.content).toHaveLength(1); // the empty content delta leaves no empty text block
+    // reasoning_content (ignored by @ai-sdk/openai) is read from the raw chunks, as pi does;
+    // the empty content delta leaves no empty text block.
+    expect(message.content.map((block) => block.type)).toEqual(["thinking", "toolCall"]);
+    expect(message.content[0]).toEqual({
+      type: "thinking",
+      thinking: 'The user is asking for the weather in San Francisco. I need to use the weather tool to get this information. Let me invoke the weather tool with the location parameter set to "San Francisco".',
+      thinkingSignature: "reasoning_content",
+    });
     expect(message.stopReason).toBe("toolUse");
     expect(message.usage).toEqual({ input: 19, output: 83, cacheRead: 320, cacheWrite: null, totalTokens: 422 });
   });
@@ -146,11 +153,13 @@ describe("Chat Completions fixtures", () => {
     expect(message.usage).toMatchObject({ input: 295, output: 22, totalTokens: 317 });
   });
 
-  it("xai: the whole call in one delta after reasoning_content; cost_in_usd_ticks ignored", async () => {
+  it("xai: ~225 reasoning_content deltas, then the whole call in one delta; cost_in_usd_ticks ignored", async () => {
     server.script(fixtureResponse(fixture("xai-tool-call.chunks.txt")));
     const { events, message } = await collect(chat(), userRequest("weather", { tools: [weatherTool] }));
     expectWellFormed(events);
     expect(toolCalls(message)).toEqual([{ id: "call_79382389", name: "weather", arguments: { location: "San Francisco" } }]);
+    expect(message.content.map((block) => block.type)).toEqual(["thinking", "toolCall"]);
+    expect(events.filter((event) => event.type === "thinking-delta").length).toBeGreaterThan(200);
     expect(message.stopReason).toBe("toolUse");
     expect(message.responseModel).toBe("grok-3-mini");
   });

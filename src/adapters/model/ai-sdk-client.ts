@@ -72,6 +72,12 @@ export interface AiSdkModelInfo {
   thinkingLevelMap?: ThinkingLevelMap;
   /** Replace the built-in thinking-level mapping entirely. */
   reasoningOptions?: (level: ThinkingLevel) => ProviderOptionsRecord | undefined;
+  /**
+   * Read `reasoning_content` / `reasoning` / `reasoning_text` from raw Chat Completions chunks
+   * (DeepSeek, xAI, vLLM… behind `@ai-sdk/openai`'s chat model, which ignores them).
+   * Default: true for provider `openai.chat`, false otherwise (other providers parse their own).
+   */
+  chatReasoningFields?: boolean;
   /** Provider options sent on every call, below the thinking options and `request.providerOptions`. */
   providerOptions?: ProviderOptionsRecord;
 }
@@ -110,6 +116,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
   const provider = info.provider ?? model.provider.split(".")[0];
   const api = info.api ?? model.provider.replace(/\./g, "-");
   const modelId = info.modelId ?? model.modelId;
+  const chatReasoningFields = info.chatReasoningFields ?? model.provider === "openai.chat";
 
   const reasoningOptions = (level: ThinkingLevel | undefined): ProviderOptionsRecord | undefined => {
     if (!level || level === "off" || info.reasoning === false) return undefined;
@@ -140,12 +147,12 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
       ...(request.headers ? { headers: request.headers } : {}),
       ...(providerOptions ? { providerOptions: providerOptions as LanguageModelV3CallOptions["providerOptions"] } : {}),
       abortSignal,
-      includeRawChunks: false,
+      includeRawChunks: chatReasoningFields,
     };
   }
 
   async function* stream(request: ModelRequest, options: { signal?: AbortSignal } = {}): AsyncGenerator<ModelStreamEvent> {
-    const assembler = new StreamAssembler({ api, provider, model: modelId }, info.cost);
+    const assembler = new StreamAssembler({ api, provider, model: modelId }, info.cost, { chatReasoningFields });
     yield assembler.start();
 
     const userSignal = options.signal;

@@ -22,7 +22,10 @@
  *   error ("The provider stopped the response (content filter)"), error → error;
  *   other/unknown → toolUse when the message has tool calls, else stop; a `stop` with
  *   tool calls is toolUse (pi);
- * - provider-executed tool calls and their results are ignored (Arbor runs its own tools).
+ * - provider-executed tool calls and their results are ignored (Arbor runs its own tools);
+ * - with `chatReasoningFields`, reasoning text in raw Chat Completions deltas
+ *   (`reasoning_content`, `reasoning`, `reasoning_text`) becomes thinking blocks whose
+ *   `thinkingSignature` is the field name (pi's convention).
  *
  * @example
  * ```ts
@@ -38,6 +41,9 @@ import type { ModelCost } from "./usage.ts";
 import { toUsage } from "./usage.ts";
 
 type Metadata = Record<string, Record<string, unknown>>;
+
+/** Chat Completions delta fields that carry reasoning text (pi 0.73.1's list, in its order). */
+export const RAW_REASONING_FIELDS = ["reasoning_content", "reasoning", "reasoning_text"] as const;
 
 interface OpenBlock {
   kind: "text" | "thinking" | "toolCall";
@@ -104,7 +110,20 @@ export class StreamAssembler {
   private finishReason: { unified: string; raw: string | undefined } | undefined;
   private pendingText: { id: string; metadata: Metadata | undefined } | undefined;
 
-  constructor(base: Pick<AssistantMessage, "api" | "provider" | "model">, private readonly cost?: ModelCost) {
+  private rawReasoningBlocks = 0;
+
+  /**
+   * @param base - provenance copied into the message.
+   * @param cost - prices in $ per million tokens, for `usage.cost`.
+   * @param options.chatReasoningFields - read `reasoning_content` / `reasoning` / `reasoning_text`
+   *   from raw Chat Completions chunks (DeepSeek, xAI, vLLM, llama.cpp…), as pi does; for
+   *   providers whose AI SDK package does not parse them (`openai.chat`). Needs `raw` parts.
+   */
+  constructor(
+    base: Pick<AssistantMessage, "api" | "provider" | "model">,
+    private readonly cost?: ModelCost,
+    private readonly options: { chatReasoningFields?: boolean } = {},
+  ) {
     this.message = {
       role: "assistant",
       content: [],
@@ -194,6 +213,9 @@ export class StreamAssembler {
       case "response-metadata":
         if (part.id) this.message.responseId = part.id;
         if (part.modelId) this.message.responseModel = part.modelId;
+        break;
+      case "raw":
+        if (this.options.chatReasoningFields) this.rawReasoning(part.rawValue, events);
         break;
       case "finish":
         this.closeOpen(events);
@@ -339,6 +361,23 @@ export class StreamAssembler {
       if (this.metadata.get(open.index)?.anthropic?.redactedData !== undefined) block.redacted = true;
       events.push({ type: "thinking-end", contentIndex: open.index, partial: this.message });
     }
+  }
+
+  /** pi's rule: the first non-empty of `reasoning_content`, `reasoning`, `reasoning_text` on the delta. */
+  private rawReasoning(raw: unknown, events: ModelStreamEvent[]): void {
+    const delta = (raw as { choices?: { delta?: Record<string, unknown> }[] } | null)?.choices?.[0]?.delta;
+    if (!delta || typeof delta !== "object") return;
+    const field = RAW_REASONING_FIELDS.find((name) => typeof delta[name] === "string" && (delta[name] as string).length > 0);
+    if (!field) return;
+    const text = delta[field] as string;
+    let index: number;
+    if (this.open?.kind === "thinking" && this.open.id.startsWith("chat-reasoning:")) index = this.open.index;
+    else {
+      index = this.openText("thinking", `chat-reasoning:${this.rawReasoningBlocks++}`, events, undefined);
+      (this.message.content[index] as ThinkingContent).thinkingSignature = field;
+    }
+    (this.message.content[index] as ThinkingContent).thinking += text;
+    events.push({ type: "thinking-delta", contentIndex: index, delta: text, partial: this.message });
   }
 
   private addMetadata(index: number, metadata: unknown): void {

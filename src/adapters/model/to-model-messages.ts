@@ -93,6 +93,8 @@ export function encodeProviderMetadata(metadata: Record<string, unknown> | undef
  */
 export function decodeSignature(signature: string | undefined, options: { redacted?: boolean } = {}): ProviderOptionsRecord | undefined {
   if (!signature) return undefined;
+  // pi's Chat Completions convention: the signature names the delta field the reasoning came in.
+  if (signature === "reasoning_content" || signature === "reasoning" || signature === "reasoning_text") return undefined;
   let parsed: unknown;
   try {
     parsed = JSON.parse(signature);
