@@ -77,25 +77,47 @@ export function findTurnStartIndex(entries: readonly SessionEntry[], entryIndex:
   return -1;
 }
 
-/** Moves `cut` back until no kept tool result answers a call made before the cut. */
+/**
+ * Moves `cut` back until no kept tool result answers a call made before the cut.
+ * O(kept entries) when nothing needs moving (the common case).
+ */
 function guardPairing(entries: readonly SessionEntry[], startIndex: number, endIndex: number, cut: number): number {
-  const callSite = new Map<string, number>();
-  for (let index = startIndex; index < endIndex; index++) {
-    const message = storedMessage(entries[index]);
-    if (message?.role !== "assistant") continue;
-    for (const block of message.content) if (block.type === "toolCall") callSite.set(block.id, index);
-  }
   let current = cut;
+  let scannedFrom = endIndex;
+  const needed = new Set<string>();
   for (;;) {
-    let earliest = current;
-    for (let index = current; index < endIndex; index++) {
+    // Results kept from `current` on whose calls are not kept.
+    for (let index = scannedFrom - 1; index >= current; index--) {
       const message = storedMessage(entries[index]);
-      if (message?.role !== "toolResult") continue;
-      const site = callSite.get(message.toolCallId);
-      if (site !== undefined && site < earliest) earliest = site;
+      if (message?.role === "toolResult") needed.add(message.toolCallId);
+      else if (message?.role === "assistant") for (const block of message.content) if (block.type === "toolCall") needed.delete(block.id);
     }
+    scannedFrom = current;
+    if (needed.size === 0) return current;
+    let earliest = current;
+    for (let index = current - 1; index >= startIndex && needed.size > 0; index--) {
+      const message = storedMessage(entries[index]);
+      if (message?.role !== "assistant") continue;
+      for (const block of message.content) {
+        if (block.type === "toolCall" && needed.has(block.id)) {
+          needed.delete(block.id);
+          earliest = index;
+        }
+      }
+    }
+    // Calls not found in range are left to the context's pairing repair.
+    needed.clear();
     if (earliest === current) return current;
+    // Re-check the newly kept span [earliest, current) for results answering calls before it.
+    const previous = current;
     current = earliest;
+    for (let index = previous - 1; index >= current; index--) {
+      const message = storedMessage(entries[index]);
+      if (message?.role === "toolResult") needed.add(message.toolCallId);
+      else if (message?.role === "assistant") for (const block of message.content) if (block.type === "toolCall") needed.delete(block.id);
+    }
+    scannedFrom = current;
+    if (needed.size === 0) return current;
   }
 }
 
