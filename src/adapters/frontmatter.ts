@@ -166,7 +166,14 @@ export function parseFrontmatter(content: string): FrontmatterResult {
         error: { kind: "invalid", message: `invalid YAML frontmatter${where}: ${reason}`, ...(line === undefined ? {} : { line }) },
       };
     }
-    const value: unknown = document.toJS({ maxAliasCount: 100 });
+    let value: unknown;
+    try {
+      value = document.toJS({ maxAliasCount: 100 });
+    } catch (error) {
+      // yaml throws here for alias bombs ("Excessive alias count ...").
+      const reason = error instanceof Error ? error.message : String(error);
+      return { kind: "yaml", attributes: {}, body, closed: true, source, error: { kind: "invalid", message: `invalid YAML frontmatter: ${reason}`, line: 2 } };
+    }
     if (value === null || value === undefined) return { kind: "yaml", attributes: {}, body, closed: true, source };
     if (!isMapping(value)) {
       return {

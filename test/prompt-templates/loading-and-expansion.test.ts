@@ -68,6 +68,14 @@ describe("loadPromptTemplates rules", () => {
     ]);
   });
 
+  it("recovers fields line by line from invalid frontmatter without choking on hostile YAML", () => {
+    const bomb = `a: [&x [1, 1, 1, 1, 1, 1, 1, 1, 1, 1], ${Array.from({ length: 30 }, () => "[*x, *x, *x, *x, *x, *x, *x, *x, *x, *x]").join(", ")}]`;
+    write("p/hostile.md", `---\ndescription: Still described\nargument-hint: (x: y)\n${bomb}\n---\nBody $1\n`);
+    const { templates, diagnostics } = loadPromptTemplates([join(root, "p")]);
+    expect(templates).toMatchObject([{ name: "hostile", description: "Still described", argumentHint: "(x: y)", content: "Body $1" }]);
+    expect(diagnostics.map((diagnostic) => diagnostic.code)).toEqual(["frontmatter-invalid"]);
+  });
+
   it("refuses a template that is not UTF-8 text", () => {
     const path = join(root, "p", "bin.md");
     mkdirSync(dirname(path), { recursive: true });

@@ -71,7 +71,12 @@ function recoverFields(source: string): Record<string, unknown> {
   for (const { key, lines } of chunks) {
     if (key in fields) continue;
     const document = parseDocument(lines.join("\n"));
-    const value: unknown = document.errors.length === 0 ? document.toJS() : undefined;
+    let value: unknown;
+    try {
+      value = document.errors.length === 0 ? document.toJS({ maxAliasCount: 100 }) : undefined;
+    } catch {
+      value = undefined; // alias bomb: keep the raw text
+    }
     if (typeof value === "object" && value !== null && !Array.isArray(value) && key in value) {
       fields[key] = (value as Record<string, unknown>)[key];
     } else {
