@@ -94,3 +94,41 @@ describe("findCutPoint vs pi 0.73.1", () => {
     expect(ours.isSplitTurn).toBe(true);
   });
 });
+
+describe("pairing guard on shuffled sessions", () => {
+  it("never keeps a tool result whose call is summarized, and only ever moves the cut back", () => {
+    let moved = 0;
+    fc.assert(
+      fc.property(pathArb(40), fc.array(fc.nat(), { maxLength: 4 }), fc.integer({ min: 1, max: 20000 }), (base, inserts, keep) => {
+        // Insert steering-like user messages right after some assistants with tool calls (between a call and its result).
+        const path = [...base];
+        for (const seed of inserts) {
+          const callers = path.flatMap((entry, index) => (msg(entry)?.role === "assistant" && (msg(entry) as { content: { type: string }[] }).content.some((b) => b.type === "toolCall") ? [index] : []));
+          if (callers.length === 0) break;
+          const at = callers[seed % callers.length] + 1;
+          path.splice(at, 0, { type: "message", id: `steer${seed}_${at}`, parentId: null, timestamp: path[at - 1].timestamp, message: { role: "user", content: "s".repeat(seed % 3000), timestamp: 0 } } as SessionEntry);
+        }
+        if (path.length === 0) return;
+        const ours = findCutPoint(path, 0, path.length, keep);
+        const pi = piFindCutPoint(asPi(path), 0, path.length, keep);
+        const callsBefore = new Set<string>();
+        for (let index = 0; index < ours.firstKeptEntryIndex; index++) {
+          const m = msg(path[index]);
+          if (m?.role === "assistant") for (const block of m.content) if (block.type === "toolCall") callsBefore.add(block.id);
+        }
+        for (let index = ours.firstKeptEntryIndex; index < path.length; index++) {
+          const m = msg(path[index]);
+          if (m?.role === "toolResult") expect(callsBefore.has(m.toolCallId)).toBe(false);
+        }
+        if (ours.adjustments.includes("pairing")) {
+          moved++;
+          if (!ours.adjustments.includes("budget-in-tool-results")) expect(ours.firstKeptEntryIndex).toBeLessThan(pi.firstKeptEntryIndex);
+        } else if (ours.adjustments.length === 0) {
+          expect(ours.firstKeptEntryIndex).toBe(pi.firstKeptEntryIndex);
+        }
+      }),
+      { numRuns: 400, seed: 4570 },
+    );
+    expect(moved).toBeGreaterThan(5);
+  });
+});
