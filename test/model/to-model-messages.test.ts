@@ -119,6 +119,32 @@ describe("toModelMessages", () => {
     ]);
   });
 
+  it("splits pi's composite Responses ids (call|item) for the same model; makes ids portable for another model", () => {
+    const composite = `call_abc|fc_${"x".repeat(60)}`;
+    const longForeign = `toolu+${"y".repeat(70)}`;
+    const messages: AgentMessage[] = [
+      { role: "user", content: "go", timestamp: 0 },
+      assistant([call(composite), call(longForeign)], { api: "openai-responses", provider: "openai", model: "gpt-5" }),
+      result(composite, "one"),
+      result(longForeign, "two"),
+    ];
+    const same = toModelMessages(messages, { provider: "openai", api: "openai-responses", modelId: "gpt-5" });
+    expect((same[1].content as { toolCallId: string; providerOptions?: unknown }[])[0]).toMatchObject({ toolCallId: "call_abc", providerOptions: { openai: { itemId: `fc_${"x".repeat(60)}` } } });
+    expect((same[2].content as { toolCallId: string }[]).map((part) => part.toolCallId)).toEqual(["call_abc", longForeign]);
+
+    const other = toModelMessages(messages, { provider: "openai", api: "openai-chat", modelId: "gpt-4o" });
+    const callIds = (other[1].content as { toolCallId: string }[]).map((part) => part.toolCallId);
+    const resultIds = (other[2].content as { toolCallId: string }[]).map((part) => part.toolCallId);
+    expect(callIds[0]).toBe("call_abc");
+    expect(callIds[1]).toMatch(/^[A-Za-z0-9_-]{1,40}$/);
+    expect(callIds[1]).not.toBe(longForeign);
+    expect(resultIds).toEqual(callIds);
+    // Distinct long ids stay distinct after shortening.
+    const twin = toModelMessages([assistant([call(`${longForeign}1`), call(`${longForeign}2`)], { provider: "anthropic" })], { provider: "openai", api: "openai-chat", modelId: "gpt-4o" });
+    const [first, second] = (twin[0].content as { toolCallId: string }[]).map((part) => part.toolCallId);
+    expect(first).not.toBe(second);
+  });
+
   it("understands pi's OpenAI Responses reasoning-item signature", () => {
     expect(decodeSignature(JSON.stringify({ type: "reasoning", id: "rs_9", summary: [], encrypted_content: "enc" }))).toEqual({ openai: { itemId: "rs_9", reasoningEncryptedContent: "enc" } });
     expect(encodeProviderMetadata({ openai: { itemId: null } })).toBeUndefined();

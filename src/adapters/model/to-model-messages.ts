@@ -13,6 +13,10 @@
  * - assistant messages with stopReason `error` or `aborted` are skipped (pi);
  * - when `target` is given and an assistant came from another provider/api/model, signatures
  *   are dropped, redacted thinking is dropped and thinking becomes plain text (pi);
+ * - tool-call ids: pi's OpenAI Responses `call_id|item_id` ids send the call id (the item id
+ *   goes to providerOptions); for an assistant from another model, ids are made portable
+ *   (`[A-Za-z0-9_-]`, ≤ 40 chars, hash-suffixed when shortened; pi truncates), and the
+ *   matching results use the same id;
  * - tool results → `tool` messages with the matching `toolCallId`; `isError` results with
  *   only text become `error-text` output; results with images become `content` output
  *   (text + image-data parts; the error flag cannot be expressed there, so the text is
@@ -131,7 +135,30 @@ function sameModel(message: AssistantMessage, target: ModelTarget | undefined): 
   return message.provider === target.provider && message.api === target.api && message.model === target.modelId;
 }
 
-function assistantMessage(message: AssistantMessage, target: ModelTarget | undefined): AssistantModelMessage {
+/** FNV-1a, 32 bit, as 8 hex digits: a stable short suffix for shortened ids. */
+function shortHash(text: string): string {
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < text.length; index++) {
+    hash ^= text.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash.toString(16).padStart(8, "0");
+}
+
+/**
+ * The tool-call id to send. pi's OpenAI Responses ids are `call_id|item_id`: the call id is
+ * sent (the item id goes to providerOptions). For another model the id is made portable:
+ * only `[A-Za-z0-9_-]`, at most 40 characters (OpenAI's limit; Anthropic allows 64), with a
+ * hash suffix when shortened so distinct ids stay distinct.
+ */
+function wireToolCallId(id: string, keepSignatures: boolean): string {
+  const callId = id.includes("|") ? id.slice(0, id.indexOf("|")) : id;
+  if (keepSignatures) return callId;
+  const portable = callId.replace(/[^A-Za-z0-9_-]/g, "_");
+  return portable.length <= 40 ? portable : `${portable.slice(0, 31)}_${shortHash(callId)}`;
+}
+
+function assistantMessage(message: AssistantMessage, target: ModelTarget | undefined, ids: Map<string, string>): AssistantModelMessage {
   const keepSignatures = sameModel(message, target);
   const content: Exclude<AssistantModelMessage["content"], string> = [];
   for (const block of message.content) {
@@ -149,10 +176,14 @@ function assistantMessage(message: AssistantMessage, target: ModelTarget | undef
       if (!providerOptions && block.thinking.trim() === "") continue;
       content.push({ type: "reasoning", text: block.redacted ? "" : block.thinking, ...(providerOptions ? { providerOptions } : {}) });
     } else {
-      const providerOptions = keepSignatures ? decodeSignature(block.thoughtSignature) : undefined;
+      let providerOptions = keepSignatures ? decodeSignature(block.thoughtSignature) : undefined;
+      const pipe = block.id.indexOf("|");
+      if (keepSignatures && pipe > 0 && !providerOptions) providerOptions = { openai: { itemId: block.id.slice(pipe + 1) } };
+      const toolCallId = wireToolCallId(block.id, keepSignatures);
+      ids.set(block.id, toolCallId);
       content.push({
         type: "tool-call",
-        toolCallId: block.id,
+        toolCallId,
         toolName: block.name,
         input: block.arguments,
         ...(providerOptions ? { providerOptions } : {}),
@@ -162,13 +193,13 @@ function assistantMessage(message: AssistantMessage, target: ModelTarget | undef
   return { role: "assistant", content };
 }
 
-function toolResultPart(result: ToolResultMessage): ToolResultPart {
+function toolResultPart(result: ToolResultMessage, toolCallId: string): ToolResultPart {
   const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
   const hasImages = result.content.some((block) => block.type === "image");
   if (!hasImages) {
     return {
       type: "tool-result",
-      toolCallId: result.toolCallId,
+      toolCallId,
       toolName: result.toolName,
       output: result.isError ? { type: "error-text", value: text } : { type: "text", value: text },
     };
@@ -179,7 +210,7 @@ function toolResultPart(result: ToolResultMessage): ToolResultPart {
       : { type: "image-data" as const, data: block.data, mediaType: block.mimeType },
   );
   if (result.isError && result.content[0]?.type !== "text") value.unshift({ type: "text", text: "Error:" });
-  return { type: "tool-result", toolCallId: result.toolCallId, toolName: result.toolName, output: { type: "content", value } };
+  return { type: "tool-result", toolCallId, toolName: result.toolName, output: { type: "content", value } };
 }
 
 /**
@@ -198,6 +229,7 @@ function toolResultPart(result: ToolResultMessage): ToolResultPart {
 export function toModelMessages(messages: readonly AgentMessage[], target?: ModelTarget): ModelMessage[] {
   const out: ModelMessage[] = [];
   let pending: { id: string; name: string }[] = [];
+  const ids = new Map<string, string>();
   let answered = new Set<string>();
   let toolMessage: ToolModelMessage | undefined;
 
@@ -211,7 +243,7 @@ export function toModelMessages(messages: readonly AgentMessage[], target?: Mode
       for (const call of missing) {
         toolMessage.content.push({
           type: "tool-result",
-          toolCallId: call.id,
+          toolCallId: ids.get(call.id) ?? call.id,
           toolName: call.name,
           output: { type: "error-text", value: "No result provided" },
         });
@@ -226,7 +258,7 @@ export function toModelMessages(messages: readonly AgentMessage[], target?: Mode
     if (message.role === "assistant") {
       closeToolBatch();
       if (message.stopReason === "error" || message.stopReason === "aborted") continue;
-      const converted = assistantMessage(message, target);
+      const converted = assistantMessage(message, target, ids);
       if (converted.content.length === 0) continue;
       out.push(converted);
       pending = message.content.flatMap((block) => (block.type === "toolCall" ? [{ id: block.id, name: block.name }] : []));
@@ -238,7 +270,7 @@ export function toModelMessages(messages: readonly AgentMessage[], target?: Mode
         toolMessage = { role: "tool", content: [] };
         out.push(toolMessage);
       }
-      toolMessage.content.push(toolResultPart(message));
+      toolMessage.content.push(toolResultPart(message, ids.get(call.id) ?? call.id));
     } else {
       closeToolBatch();
       if (message.role === "user" || message.role === "custom") {
