@@ -17,7 +17,14 @@
  */
 import { ArborError, type ArborErrorOptions } from "../../core/errors.ts";
 
-/** A server configuration is invalid (code `MCP_CONFIG_INVALID`); the message names the field. Nothing was started. */
+/**
+ * A server configuration is invalid (code `MCP_CONFIG_INVALID`); the message names the field. Nothing was started.
+ *
+ * @example
+ * ```ts
+ * new McpConfigError("Invalid MCP server configuration: servers[0].url: must be an http:// or https:// URL");
+ * ```
+ */
 export class McpConfigError extends ArborError {
   static readonly code = "MCP_CONFIG_INVALID";
   constructor(message: string, options: ArborErrorOptions = {}) {
@@ -28,7 +35,15 @@ export class McpConfigError extends ArborError {
   }
 }
 
-/** A tool call failed: the server answered with an error or `isError`, or the call timed out (code `MCP_TOOL_FAILED`). */
+/**
+ * A tool call failed: the server answered with an error or `isError`, or the call timed out (code `MCP_TOOL_FAILED`).
+ * `details` is `{ server, tool }`.
+ *
+ * @example
+ * ```ts
+ * if (McpToolError.isInstance(error)) console.warn(error.details.server, error.message);
+ * ```
+ */
 export class McpToolError extends ArborError {
   static readonly code = "MCP_TOOL_FAILED";
   constructor(message: string, options: ArborErrorOptions = {}) {
@@ -39,7 +54,15 @@ export class McpToolError extends ArborError {
   }
 }
 
-/** The tool's server has exited, or the connection was closed (code `MCP_SERVER_UNAVAILABLE`). */
+/**
+ * The tool's server has exited, or the connection was closed (code `MCP_SERVER_UNAVAILABLE`).
+ * `details` is `{ server, tool }`.
+ *
+ * @example
+ * ```ts
+ * if (McpServerUnavailableError.isInstance(error)) await reconnect(error.details.server as string);
+ * ```
+ */
 export class McpServerUnavailableError extends ArborError {
   static readonly code = "MCP_SERVER_UNAVAILABLE";
   constructor(message: string, options: ArborErrorOptions = {}) {

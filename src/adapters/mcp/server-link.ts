@@ -47,7 +47,18 @@ function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-/** A connection to one server; also its public {@link McpServerStatus}. */
+/**
+ * A connection to one server; also its public {@link McpServerStatus}. Internal to
+ * `connectMcpServers` (not re-exported from the MCP index).
+ *
+ * @example
+ * ```ts
+ * const link = new McpServerLink(config, timeouts, report);
+ * const listed = await link.start();
+ * const result = await link.call(listed[0].name, {}, context);
+ * await link.close();
+ * ```
+ */
 export class McpServerLink implements McpServerStatus {
   state: McpServerState = "connecting";
   toolNames: string[] = [];
