@@ -35,8 +35,21 @@ import type { Subscription } from "rxjs";
 import type { Observable } from "rxjs";
 import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
 import type { Skill } from "../adapters/skills/types.ts";
-import type { CustomEntry, SessionEntry } from "../core/entries.ts";
+import type { CompactionEntry, CustomEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
+
+/** Options of `moveTo`. Source: pi's `navigateTree`. */
+export interface MoveToOptions {
+  /** Summarize the abandoned branch (a `sessionBeforeTree` hook may supply the summary; else the current model writes it). */
+  summarize?: boolean;
+  customInstructions?: string;
+  /** Use `customInstructions` as the whole summary prompt. */
+  replaceInstructions?: boolean;
+  /** Label for the summary entry (or, without a summary, the target). */
+  label?: string;
+  signal?: AbortSignal;
+}
+export type { MoveToResult };
 import { THINKING_LEVELS, type AgentMessage, type CustomMessage, type ImageContent, type TextContent, type ThinkingLevel } from "../core/messages.ts";
 import type { AgentTool } from "../core/tools.ts";
 import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "../machines/agent-types.ts";
@@ -49,7 +62,10 @@ import type { ModelRegistry } from "./model-registry.ts";
 import type { AgentHarnessOptions } from "./options.ts";
 import { buildPromptMessages } from "./prompt-input.ts";
 import { buildSystemPrompt } from "./system-prompt.ts";
-import { navigateTo, type BranchSummarizer, type MoveToOptions, type MoveToResult } from "./tree-navigation.ts";
+import { moveTo as moveLeafTo, type MoveToResult } from "../compaction/branch-summary.ts";
+import { compact as compactSession } from "../compaction/compact.ts";
+import { createCompactionHooks } from "../compaction/hooks.ts";
+import type { CompactionHookCallbacks, TreeHookCallbacks } from "../compaction/hook-types.ts";
 
 /** Skills and templates in use. */
 export interface LoadedResources {
@@ -106,7 +122,16 @@ export interface HarnessSession {
   /** Throws InvalidArgumentError naming an unknown tool. */
   setActiveTools(names: string[]): Promise<void>;
   setResources(resources: Partial<LoadedResources>): Promise<void>;
+  /**
+   * Moves the leaf (pi's navigateTree; `src/compaction/branch-summary.ts`). Throws SessionBusyError
+   * while a run is active, InvalidStateError while compacting, EntryNotFoundError for an unknown id.
+   */
   moveTo(entryId: string, options?: MoveToOptions): Promise<MoveToResult>;
+  /**
+   * Compacts the current branch now (manual compaction, `sessionBeforeCompact` / `sessionCompact` hooks).
+   * Throws SessionBusyError while a run is active; CompactionError / CompactionFailedError as the compaction module does.
+   */
+  compact(customInstructions?: string): Promise<CompactionEntry>;
   /** A new session holding root→entryId (default: the leaf). Needs a repository (InvalidStateError otherwise). */
   fork(entryId?: string): Promise<HarnessSession>;
   /** Labels an entry; `undefined` clears. Throws EntryNotFoundError. */
@@ -130,7 +155,6 @@ export interface HarnessSessionConfig {
   cwd: string;
   repository?: SessionRepository;
   createAgent: (options: AgentOptions) => Agent;
-  summarizeBranch?: BranchSummarizer;
   /** Opens a harness session over a forked handle. */
   openForked: (session: SessionHandle) => Promise<HarnessSession>;
 }
@@ -177,6 +201,22 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     model: () => registry.get(modelName),
     streamOptions: options.streamOptions,
   });
+  const compactionCallbacks: CompactionHookCallbacks = {
+    sessionBeforeCompact: (event) => runner.sessionBeforeCompact(event),
+    sessionCompact: (event) => runner.observe("sessionCompact", event),
+  };
+  const treeCallbacks: TreeHookCallbacks = {
+    sessionBeforeTree: (event) => runner.sessionBeforeTree(event),
+    sessionTree: (event) => runner.observe("sessionTree", event),
+  };
+  const currentModel = () => registry.get(modelName).client;
+  const compactionHooks = createCompactionHooks({
+    session,
+    model: currentModel,
+    settings: options.compaction,
+    hooks: compactionCallbacks,
+    thinkingLevel: () => agent?.getState().thinkingLevel,
+  });
   const retry = {
     ...(options.streamOptions?.maxRetries !== undefined ? { maxRetries: options.streamOptions.maxRetries } : {}),
     ...(options.streamOptions?.maxRetryDelayMs !== undefined ? { maxDelayMs: options.streamOptions.maxRetryDelayMs } : {}),
@@ -192,7 +232,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     followUpMode: options.followUpMode,
     toolExecution: options.toolExecution,
     retry,
-    hooks: loopHooks,
+    hooks: { ...loopHooks, ...compactionHooks },
     toolContext: options.toolContext,
   });
   if (options.activeToolNames && JSON.stringify(options.activeToolNames) !== JSON.stringify(logged.activeToolNames)) {
@@ -305,10 +345,27 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       await runner.observe("resourcesUpdate", names);
       await settle();
     },
-    async moveTo(entryId, moveOptions) {
-      const result = await navigateTo({ session, hooks: runner, isBusy, summarize: config.summarizeBranch }, entryId, moveOptions);
-      await settle();
-      return result;
+    async moveTo(entryId, moveOptions = {}) {
+      if (isBusy()) throw new SessionBusyError("moveTo(): a run is active; abort it or wait for idle first.");
+      try {
+        return await moveLeafTo(session, entryId, { ...moveOptions, model: currentModel(), settings: options.compaction, hooks: treeCallbacks });
+      } finally {
+        await settle();
+      }
+    },
+    async compact(customInstructions) {
+      if (isBusy()) throw new SessionBusyError("compact(): a run is active; abort it or wait for idle first.");
+      try {
+        return await compactSession(session, {
+          model: currentModel(),
+          settings: options.compaction,
+          customInstructions,
+          thinkingLevel: agent.getState().thinkingLevel,
+          hooks: compactionCallbacks,
+        });
+      } finally {
+        await settle();
+      }
     },
     async fork(entryId) {
       if (!config.repository) throw new InvalidStateError("fork(): the harness was given a session without a repository; pass repository or eventLog to fork.");

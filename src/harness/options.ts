@@ -27,6 +27,7 @@ import type { AgentTool } from "../core/tools.ts";
 import type { QueueMode, RetrySettings } from "../machines/agent-types.ts";
 import type { Skill } from "../adapters/skills/types.ts";
 import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
+import { resolveCompactionSettings, type CompactionSettingsInput } from "../compaction/settings.ts";
 import type { EventLog } from "../store/event-log.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import type { HarnessHooks } from "./hook-types.ts";
@@ -129,6 +130,8 @@ export interface AgentHarnessOptions {
   hooks?: HarnessHooks;
   /** Enables `/skill:name args` in `prompt()` (default true, pi). */
   enableSkillCommands?: boolean;
+  /** Compaction settings (automatic compaction between turns and on overflow; pi's defaults). */
+  compaction?: CompactionSettingsInput;
 }
 
 const fn = (what: string) => z.custom<(...args: any[]) => unknown>((value) => typeof value === "function", { message: `expected ${what}` });
@@ -220,6 +223,7 @@ export const agentHarnessOptionsSchema = z
       .strict()
       .optional(),
     enableSkillCommands: z.boolean().optional(),
+    compaction: z.looseObject({}).optional(),
   })
   .strict();
 
@@ -253,6 +257,15 @@ export function validateHarnessOptions(options: AgentHarnessOptions): AgentHarne
       return { field: fieldPath(keys.length ? [...issue.path, keys[0]] : issue.path), message: issue.code === "unrecognized_keys" ? "unknown option" : issue.message };
     });
     configError(issues[0].field, issues[0].message, issues);
+  }
+  if (options.compaction !== undefined) {
+    try {
+      resolveCompactionSettings(options.compaction);
+    } catch (error) {
+      const issue = ((error as { details?: { issues?: { path: PropertyKey[]; message: string; code?: string; keys?: string[] }[] } }).details?.issues ?? [])[0];
+      const path = issue ? (issue.code === "unrecognized_keys" && issue.keys?.length ? [...issue.path, issue.keys[0]] : issue.path) : [];
+      configError(fieldPath(["compaction", ...path]), issue?.code === "unrecognized_keys" ? "unknown option" : (issue?.message ?? (error as Error).message));
+    }
   }
   const given = (["session", "repository", "eventLog"] as const).filter((key) => options[key] !== undefined);
   if (given.length > 1) configError(given[1], `give only one of session, repository or eventLog (got ${given.join(" and ")})`);

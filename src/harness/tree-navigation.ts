@@ -1,6 +1,9 @@
 /**
- * `moveTo`: tree navigation of a harness session, with the `sessionBeforeTree` /
- * `sessionTree` hooks and an optional branch summary.
+ * `navigateTo`: model-free tree navigation with the `sessionBeforeTree` / `sessionTree`
+ * hooks and an optional branch summary from a hook or a caller-supplied summarizer.
+ * (A harness session's `moveTo` uses `src/compaction/branch-summary.ts` instead, which can
+ * also generate the summary with the session's model; this module serves callers without a
+ * model, e.g. the CLI's label-only moves.)
  *
  * Contract (semantics pi's `navigateTree`, `../shared/reference/pi-behaviour.md` §4; ours where marked):
  * - moving to the current leaf is a no-op (`{ cancelled: false, changed: false }`), no hook runs;

@@ -165,3 +165,90 @@ describe("Session API", () => {
     expect(harness.getState().modelName).toBe("fast");
   });
 });
+
+describe("Session API: moveTo and compact through the compaction module, with hooks", () => {
+  async function twoTurns(overrides: Partial<Parameters<typeof createHarness>[0]> = {}, extraSteps: { text: string }[] = []) {
+    const created = await createHarness({
+      eventLog: createMemoryEventLog(),
+      cwd: "/w",
+      models: { fast: { model: scriptedModel([{ text: "one" }, { text: "two" }, ...extraSteps], { provider: "openai.chat", modelId: "fast-1" }), contextWindow: 100_000 } },
+      ...overrides,
+    });
+    await created.prompt("first question");
+    await created.prompt("second question");
+    const messages = created.session.view.getEntries().filter((entry) => entry.type === "message");
+    return { harness: created, firstAssistant: messages[1].id, secondUser: messages[2].id };
+  }
+
+  it("a sessionBeforeTree cancel writes nothing; the first cancel wins over later handlers", async () => {
+    let later = false;
+    const setup = await twoTurns({ hooks: { sessionBeforeTree: [() => ({ cancel: true }), () => { later = true; }] } });
+    harness = setup.harness;
+    const version = harness.session.view.version;
+    const result = await harness.moveTo(setup.firstAssistant, { summarize: true });
+    expect(result.cancelled).toBe(true);
+    expect(later).toBe(false);
+    await harness.waitForIdle();
+    expect(harness.session.view.getEntries().length).toBe(5);
+    expect(harness.session.view.leafId).not.toBe(setup.firstAssistant);
+    expect((await events(harness)).filter((event) => event.type === "hook.applied").map((event) => event.data)).toEqual([{ hook: "sessionBeforeTree", changes: ["cancel"] }]);
+    expect(harness.session.view.version).toBe(version + 1);
+  });
+
+  it("a hook-supplied summary and label land in one append; sessionTree observes it; a user target returns its text", async () => {
+    const seen: unknown[] = [];
+    const setup = await twoTurns({
+      hooks: {
+        sessionBeforeTree: ({ preparation }) => ({ summary: { summary: `abandoned ${preparation.entriesToSummarize.length} entries` }, label: "hooked" }),
+        sessionTree: (event) => void seen.push(event),
+      },
+    });
+    harness = setup.harness;
+    const result = await harness.moveTo(setup.secondUser, { summarize: true });
+    expect(result).toMatchObject({ newLeafId: setup.firstAssistant, editorText: "second question" });
+    expect(result.summaryEntry).toMatchObject({ summary: "abandoned 1 entries", fromHook: true, parentId: setup.firstAssistant });
+    expect(result.labelEntry).toMatchObject({ targetId: result.summaryEntry!.id, label: "hooked" });
+    expect(seen).toEqual([expect.objectContaining({ newLeafId: setup.firstAssistant, fromHook: true })]);
+  });
+
+  it("without a hook summary the current model writes it", async () => {
+    const setup = await twoTurns({}, [{ text: "MODEL-WRITTEN SUMMARY" }]);
+    harness = setup.harness;
+    const result = await harness.moveTo(setup.firstAssistant, { summarize: true });
+    expect(result.summaryEntry?.summary).toContain("MODEL-WRITTEN SUMMARY");
+    expect(result.summaryEntry).not.toHaveProperty("fromHook");
+  });
+
+  it("moveTo and compact refuse while a run is active", async () => {
+    const setup = await twoTurns({}, [{ text: "three" }]);
+    harness = setup.harness;
+    const running = harness.prompt("third");
+    await expect(harness.moveTo(setup.firstAssistant)).rejects.toThrow(SessionBusyError);
+    await expect(harness.compact()).rejects.toThrow(SessionBusyError);
+    await running;
+  });
+
+  it("compact(): sessionBeforeCompact supplies the summary (fromHook) and sessionCompact observes the entry", async () => {
+    const seen: unknown[] = [];
+    const setup = await twoTurns({
+      compaction: { keepRecentTokens: 1 },
+      hooks: {
+        sessionBeforeCompact: ({ reason }) => ({ compaction: { summary: `hook summary (${reason})` } }),
+        sessionCompact: ({ compactionEntry, fromHook, reason }) => void seen.push([compactionEntry.summary, fromHook, reason]),
+      },
+    });
+    harness = setup.harness;
+    const entry = await harness.compact("keep the questions");
+    expect(entry).toMatchObject({ type: "compaction", summary: "hook summary (manual)", fromHook: true });
+    expect(seen).toEqual([["hook summary (manual)", true, "manual"]]);
+    expect(harness.session.view.buildContext().messages[0]).toMatchObject({ role: "compactionSummary", summary: "hook summary (manual)" });
+  });
+
+  it("compact(): a sessionBeforeCompact cancel refuses the compaction and writes no entry", async () => {
+    const setup = await twoTurns({ compaction: { keepRecentTokens: 1 }, hooks: { sessionBeforeCompact: () => ({ cancel: true }) } });
+    harness = setup.harness;
+    const count = harness.session.view.getEntries().length;
+    await expect(harness.compact()).rejects.toThrow(/cancel/i);
+    expect(harness.session.view.getEntries().length).toBe(count);
+  });
+});

@@ -60,6 +60,8 @@ describe("validateHarnessOptions", () => {
     ["a typo'd top-level option", { models: { main: model }, tool: [] }, "tool"],
     ["session and repository together", { models: { main: model }, session: { appendEntries() {}, appendEvents() {}, moveLeaf() {} }, repository: { create() {}, open() {}, fork() {} } }, "repository"],
     ["a session that is not one", { models: { main: model }, session: {} }, "session"],
+    ["a negative compaction reserve", { models: { main: model }, compaction: { reserveTokens: -1 } }, "compaction.reserveTokens"],
+    ["an unknown compaction setting", { models: { main: model }, compaction: { keepRecent: 5 } }, "compaction.keepRecent"],
     ["a template without content", { models: { main: model }, resources: { promptTemplates: [{ name: "x" }] } }, "resources.promptTemplates[0].content"],
   ])("names the field for %s", (_label, options, field) => {
     expect(fieldOf(options)).toBe(field);
