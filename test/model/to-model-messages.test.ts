@@ -5,7 +5,7 @@
 import { pathToFileURL } from "node:url";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { decodeSignature, encodeProviderMetadata, toModelMessages } from "../../src/adapters/model/index.ts";
+import { decodeSignature, encodeProviderMetadata, toModelMessages, wellFormed } from "../../src/adapters/model/index.ts";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/core/messages.ts";
 import { unknownUsage } from "../../src/core/messages.ts";
 
@@ -148,6 +148,20 @@ describe("toModelMessages", () => {
   it("understands pi's OpenAI Responses reasoning-item signature", () => {
     expect(decodeSignature(JSON.stringify({ type: "reasoning", id: "rs_9", summary: [], encrypted_content: "enc" }))).toEqual({ openai: { itemId: "rs_9", reasoningEncryptedContent: "enc" } });
     expect(encodeProviderMetadata({ openai: { itemId: null } })).toBeUndefined();
+  });
+
+  it("replaces unpaired surrogates with U+FFFD everywhere, keeps valid pairs", () => {
+    expect(wellFormed("a\uD800b")).toBe("a\uFFFDb");
+    expect(wellFormed("\uDC00x\uD83D\uDE00")).toBe("\uFFFDx\uD83D\uDE00");
+    expect(wellFormed("\uD800")).toBe("\uFFFD"); // twice in a row: no regex state leaks
+    expect(wellFormed("\uD800")).toBe("\uFFFD");
+    const converted = toModelMessages([
+      { role: "user", content: "bad\uD800", timestamp: 0 },
+      assistant([call("c1")]),
+      result("c1", "bin\uDFFF"),
+    ]);
+    expect(converted[0]).toEqual({ role: "user", content: "bad\uFFFD" });
+    expect((converted[2].content as { output: { value: string } }[])[0].output.value).toBe("bin\uFFFD");
   });
 
   it("custom-like roles become user text; the input is not mutated", () => {

@@ -42,7 +42,7 @@ import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import { reasoningProviderOptions } from "./thinking.ts";
 import type { ProviderOptionsRecord } from "./to-model-messages.ts";
-import { toModelMessages } from "./to-model-messages.ts";
+import { toModelMessages, wellFormed } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
 
 /**
@@ -125,7 +125,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
 
   async function callOptions(request: ModelRequest, abortSignal: AbortSignal): Promise<LanguageModelV3CallOptions> {
     const messages = toModelMessages(request.messages, { provider, api, modelId });
-    const standardized = await standardizePrompt({ system: request.systemPrompt, messages });
+    const standardized = await standardizePrompt({ system: request.systemPrompt === undefined ? undefined : wellFormed(request.systemPrompt), messages });
     const prompt = await convertToLanguageModelPrompt({
       prompt: standardized,
       supportedUrls: await model.supportedUrls,

@@ -24,6 +24,7 @@
  * - a tool call without a result gets a synthetic error result "No result provided" before
  *   the next user/assistant message (pi); a tool result whose call is not in the preceding
  *   kept assistant message is dropped (ours: pi forwards such orphans and providers answer 400);
+ * - unpaired UTF-16 surrogates in any text become U+FFFD (pi's `sanitizeSurrogates`);
  * - empty text and empty unsigned thinking blocks are skipped; the input is never mutated;
  *   never throws.
  *
@@ -59,6 +60,23 @@ export interface ModelTarget {
   provider: string;
   api: string;
   modelId: string;
+}
+
+const LONE_SURROGATE_SOURCE = "[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]";
+const HAS_LONE_SURROGATE = new RegExp(LONE_SURROGATE_SOURCE);
+const LONE_SURROGATES = new RegExp(LONE_SURROGATE_SOURCE, "g");
+
+/**
+ * Replace unpaired UTF-16 surrogates (from binary tool output, cut strings) with U+FFFD:
+ * providers reject them as invalid Unicode (pi's `sanitizeSurrogates`).
+ *
+ * @example
+ * ```ts
+ * wellFormed("ok\uD800"); // "ok\uFFFD"
+ * ```
+ */
+export function wellFormed(text: string): string {
+  return HAS_LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, "\uFFFD") : text;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -121,11 +139,11 @@ export function decodeSignature(signature: string | undefined, options: { redact
 }
 
 function userParts(content: string | (TextContent | ImageContent)[]): UserModelMessage["content"] {
-  if (typeof content === "string") return content;
+  if (typeof content === "string") return wellFormed(content);
   const parts: Exclude<UserModelMessage["content"], string> = [];
   for (const block of content) {
     if (block.type === "image") parts.push({ type: "image", image: block.data, mediaType: block.mimeType });
-    else if (block.text.length > 0) parts.push({ type: "text", text: block.text });
+    else if (block.text.length > 0) parts.push({ type: "text", text: wellFormed(block.text) });
   }
   return parts;
 }
@@ -165,16 +183,16 @@ function assistantMessage(message: AssistantMessage, target: ModelTarget | undef
     if (block.type === "text") {
       if (block.text.length === 0) continue;
       const providerOptions = keepSignatures ? decodeSignature(block.textSignature) : undefined;
-      content.push({ type: "text", text: block.text, ...(providerOptions ? { providerOptions } : {}) });
+      content.push({ type: "text", text: wellFormed(block.text), ...(providerOptions ? { providerOptions } : {}) });
     } else if (block.type === "thinking") {
       if (!keepSignatures) {
         if (block.redacted || block.thinking.trim() === "") continue;
-        content.push({ type: "text", text: block.thinking });
+        content.push({ type: "text", text: wellFormed(block.thinking) });
         continue;
       }
       const providerOptions = decodeSignature(block.thinkingSignature, { redacted: block.redacted });
       if (!providerOptions && block.thinking.trim() === "") continue;
-      content.push({ type: "reasoning", text: block.redacted ? "" : block.thinking, ...(providerOptions ? { providerOptions } : {}) });
+      content.push({ type: "reasoning", text: block.redacted ? "" : wellFormed(block.thinking), ...(providerOptions ? { providerOptions } : {}) });
     } else {
       let providerOptions = keepSignatures ? decodeSignature(block.thoughtSignature) : undefined;
       const pipe = block.id.indexOf("|");
@@ -194,7 +212,7 @@ function assistantMessage(message: AssistantMessage, target: ModelTarget | undef
 }
 
 function toolResultPart(result: ToolResultMessage, toolCallId: string): ToolResultPart {
-  const text = result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
+  const text = wellFormed(result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n"));
   const hasImages = result.content.some((block) => block.type === "image");
   if (!hasImages) {
     return {
@@ -206,7 +224,7 @@ function toolResultPart(result: ToolResultMessage, toolCallId: string): ToolResu
   }
   const value = result.content.map((block, index) =>
     block.type === "text"
-      ? { type: "text" as const, text: result.isError && index === 0 ? `Error: ${block.text}` : block.text }
+      ? { type: "text" as const, text: wellFormed(result.isError && index === 0 ? `Error: ${block.text}` : block.text) }
       : { type: "image-data" as const, data: block.data, mediaType: block.mimeType },
   );
   if (result.isError && result.content[0]?.type !== "text") value.unshift({ type: "text", text: "Error:" });
@@ -277,7 +295,7 @@ export function toModelMessages(messages: readonly AgentMessage[], target?: Mode
         const content = userParts(message.content);
         if (typeof content === "string" ? content.length > 0 : content.length > 0) out.push({ role: "user", content });
       } else {
-        const text = messageText(message);
+        const text = wellFormed(messageText(message));
         if (text.length > 0) out.push({ role: "user", content: text });
       }
     }
