@@ -9,7 +9,10 @@
  *   its own SAVEPOINT and keeps its own expected-version check and outcome, so a
  *   conflicting append fails alone. If the commit itself fails (I/O error, disk
  *   full, lock wait past the busy timeout) every writer of the group rejects with
- *   `LogCommitError` and nothing of the group is written;
+ *   `LogCommitError` and nothing of the group is written (`log-group-commit.ts`);
+ * - better-sqlite3 is synchronous: a commit waiting for another process's write
+ *   lock blocks this event loop for up to `busyTimeoutMs`. Keep other-process
+ *   writes short (one writer process per file is the intended shape);
  * - `synchronous` (default `"FULL"`; see {@link SqliteSynchronous} for what each
  *   level keeps after a crash);
  * - **tail latency**: in-process subscribers are woken right after the commit, in
@@ -35,12 +38,11 @@ import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Observable } from "rxjs";
-import { ArborError, EventIdReusedError, InvalidArgumentError, LogClosedError, LogCommitError, LogSchemaError } from "../core/errors.ts";
+import { ArborError, InvalidArgumentError, LogClosedError, LogSchemaError } from "../core/errors.ts";
 import type {
   AppendOptions,
   AppendResult,
   EventLog,
-  ExpectedVersion,
   NewEvent,
   ReadAllOptions,
   ReadStreamOptions,
@@ -50,17 +52,15 @@ import type {
 } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
+import { createGroupCommitWriter } from "./log-group-commit.ts";
 import { createLogStatements } from "./log-statements.ts";
 import {
-  checkExpectedVersion,
   checkExpectedVersionArgument,
   checkReadAllOptions,
   checkReadStreamOptions,
   checkStreamId,
   type EventRecord,
-  type PreparedEvent,
   prepareEvents,
-  resolveDuplicates,
   toStoredEvent,
 } from "./log-prepare.ts";
 import { type CommitListener, createCatchUpObservable } from "./log-subscription.ts";
@@ -93,25 +93,6 @@ export interface SqliteEventLogOptions {
   registry?: EventRegistry;
 }
 
-interface AppendOperation {
-  kind: "append";
-  streamId: string;
-  events: PreparedEvent[];
-  expected: ExpectedVersion;
-  resolve(result: AppendResult): void;
-  reject(error: unknown): void;
-  outcome?: { ok: true; value: AppendResult } | { ok: false; error: unknown };
-}
-
-interface DeleteOperation {
-  kind: "delete";
-  streamId: string;
-  resolve(count: number): void;
-  reject(error: unknown): void;
-  outcome?: { ok: true; value: number } | { ok: false; error: unknown };
-}
-
-type WriteOperation = AppendOperation | DeleteOperation;
 
 const SYNCHRONOUS_LEVELS: readonly SqliteSynchronous[] = ["OFF", "NORMAL", "FULL", "EXTRA"];
 
@@ -183,8 +164,6 @@ function checkPositive(name: string, value: number | undefined, fallback: number
 function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs: number, busyTimeoutMs: number): EventLog {
   const statements = createLogStatements(db);
   const listeners = new Set<CommitListener>();
-  let pending: WriteOperation[] = [];
-  let flushScheduled = false;
   let closed = false;
   let pollTimer: NodeJS.Timeout | undefined;
   let lastDataVersion = 0;
@@ -192,131 +171,16 @@ function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs:
   const ensureOpen = (operation: string): void => {
     if (closed) throw new LogClosedError(`The SQLite event log is closed; cannot ${operation}.`);
   };
-  const lookupEventId = (eventId: string): EventRecord | undefined => statements.selectByEventId.get(eventId) as EventRecord | undefined;
-
-  const appendOne = (operation: AppendOperation, now: string): AppendResult => {
-    const { streamId, events } = operation;
-    const duplicates = resolveDuplicates(streamId, events, lookupEventId, reusedError);
-    if (duplicates) {
-      const stored = duplicates.map(toStoredEvent);
-      const last = stored[stored.length - 1];
-      return { streamId, nextExpectedVersion: last.version, events: stored, lastGlobalPosition: last.globalPosition, duplicate: true };
-    }
-    const current = (statements.selectStreamVersion.get(streamId) as number | undefined) ?? 0;
-    checkExpectedVersion(streamId, operation.expected, current);
-    if (events.length === 0) {
-      const last = current === 0 ? 0 : (statements.selectStreamPosition.get(streamId, current) as number);
-      return { streamId, nextExpectedVersion: current, events: [], lastGlobalPosition: last, duplicate: false };
-    }
-    const stored: StoredEvent[] = new Array(events.length);
-    let version = current;
-    let position = 0;
-    for (let index = 0; index < events.length; index++) {
-      const event = events[index];
-      version++;
-      const time = event.time ?? now;
-      const info = statements.insertEvent.run(event.eventId, streamId, version, event.type, event.schemaVersion, time, event.dataJson, event.metadataJson);
-      position = Number(info.lastInsertRowid);
-      stored[index] = {
-        eventId: event.eventId,
-        streamId,
-        version,
-        globalPosition: position,
-        type: event.type,
-        schemaVersion: event.schemaVersion,
-        time,
-        data: event.data,
-        metadata: event.metadata,
-      };
-    }
-    if (current === 0) statements.insertStream.run(streamId, version, stored[0].globalPosition, now, now);
-    else statements.updateStream.run(version, now, streamId);
-    return { streamId, nextExpectedVersion: version, events: stored, lastGlobalPosition: position, duplicate: false };
-  };
-
-  const deleteOne = (streamId: string): number => {
-    const removed = statements.deleteEvents.run(streamId).changes;
-    statements.deleteStream.run(streamId);
-    return removed;
-  };
-
-  const runOne = (operation: WriteOperation, now: string): void => {
-    operation.outcome =
-      operation.kind === "append" ? { ok: true, value: appendOne(operation, now) } : { ok: true, value: deleteOne(operation.streamId) };
-  };
-  const runOneInSavepoint = db.transaction(runOne);
-  /** One BEGIN IMMEDIATE transaction for the whole group; per-operation savepoints. */
-  const commitGroup = db.transaction((group: WriteOperation[], now: string) => {
-    if (group.length === 1) {
-      runOne(group[0], now);
-      return;
-    }
-    for (const operation of group) {
-      try {
-        runOneInSavepoint(operation, now);
-      } catch (error) {
-        if (!isOperationError(error)) throw error;
-        operation.outcome = { ok: false, error };
-      }
-    }
+  const writer = createGroupCommitWriter({
+    db,
+    statements,
+    busyTimeoutMs,
+    onCommitted: () => {
+      for (const listener of listeners) listener.wake();
+    },
   });
-
-  const flush = (): void => {
-    flushScheduled = false;
-    if (pending.length === 0) return;
-    const group = pending;
-    pending = [];
-    const hasDelete = group.some((operation) => operation.kind === "delete");
-    if (hasDelete) db.pragma("secure_delete = ON");
-    try {
-      commitGroup.immediate(group, new Date().toISOString());
-    } catch (error) {
-      if (group.length === 1 && isOperationError(error)) {
-        group[0].reject(error);
-        return;
-      }
-      const failure = new LogCommitError(`The event log could not commit ${group.length} write(s): ${(error as Error).message}. Nothing of them was written.`, {
-        cause: error,
-        details: { writes: group.length },
-      });
-      for (const operation of group) operation.reject(failure);
-      return;
-    } finally {
-      if (hasDelete) db.pragma("secure_delete = OFF");
-    }
-    let wrote = false;
-    for (const operation of group) {
-      const outcome = operation.outcome;
-      if (outcome?.ok) {
-        wrote = true;
-        (operation.resolve as (value: unknown) => void)(outcome.value);
-      } else {
-        operation.reject(outcome?.error ?? new LogCommitError("The write produced no outcome."));
-      }
-    }
-    if (hasDelete) checkpointQuietly();
-    if (wrote) for (const listener of listeners) listener.wake();
-  };
-
-  /** Drops old WAL copies of deleted pages without waiting: with readers or a writer elsewhere it gives up at once. */
-  const checkpointQuietly = (): void => {
-    try {
-      db.pragma("busy_timeout = 0");
-      db.pragma("wal_checkpoint(TRUNCATE)");
-    } catch {
-      // Busy: SQLite's automatic checkpoints overwrite the WAL later; the rows are already gone from the tables.
-    } finally {
-      db.pragma(`busy_timeout = ${busyTimeoutMs}`);
-    }
-  };
-
-  const enqueue = (operation: WriteOperation): void => {
-    pending.push(operation);
-    if (!flushScheduled) {
-      flushScheduled = true;
-      queueMicrotask(flush);
-    }
-  };
+  const enqueue = writer.enqueue;
+  const flush = writer.flush;
 
   const poll = (): void => {
     if (closed) return;
@@ -433,15 +297,4 @@ function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs:
       db.close();
     },
   };
-}
-
-/** Errors that fail one operation of a group, not the whole commit. */
-function isOperationError(error: unknown): boolean {
-  if (ArborError.isInstance(error)) return true;
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === "string" && code.startsWith("SQLITE_CONSTRAINT");
-}
-
-function reusedError(message: string, details: Record<string, unknown>): Error {
-  return new EventIdReusedError(message, { details });
 }
