@@ -5,7 +5,15 @@
 import { pathToFileURL } from "node:url";
 import { join } from "node:path";
 import fc from "fast-check";
-import { calculateContextTokens as piCalculateContextTokens, estimateTokens as piEstimateTokens, serializeConversation as piSerialize } from "@mariozechner/pi-coding-agent";
+import { readFileSync } from "node:fs";
+import {
+  calculateContextTokens as piCalculateContextTokens,
+  convertToLlm as piConvertToLlm,
+  estimateTokens as piEstimateTokens,
+  migrateSessionEntries,
+  parseSessionEntries,
+  serializeConversation as piSerialize,
+} from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../src/core/entries.ts";
 import type { AgentMessage } from "../../src/core/messages.ts";
@@ -153,5 +161,34 @@ describe("prepareCompaction vs pi 0.73.1", () => {
     expect([...result.preparation.fileOps.read]).toContain("old/read.ts");
     expect([...result.preparation.fileOps.edited]).toContain("old/mod.ts");
     expect([...result.preparation.fileOps.written]).toContain("src/b.ts");
+  });
+});
+
+describe("a real pi session (v1 fixture from pi's own tests, migrated by pi)", () => {
+  const text = readFileSync("/work/shared/real-inputs/sessions/pi-v1-large-session-prefix25.jsonl", "utf8");
+  const parsed = parseSessionEntries(text) as unknown[];
+  migrateSessionEntries(parsed as never);
+  const path = parsed.filter((entry) => (entry as { type: string }).type !== "session") as SessionEntry[];
+
+  it("prepares the same compaction as pi for every keep budget where pi is right", () => {
+    expect(path.length).toBe(24);
+    let compared = 0;
+    for (const keep of [50, 200, 1000, 2000, 4000, 8000, 12000, 20000]) {
+      const ours = prepareCompaction(path, settings(keep));
+      const pi = piCompaction.prepareCompaction(path, settings(keep))!;
+      if (!ours.ok) {
+        expect(ours.reason).toBe("nothing_to_compact");
+        expect(pi.messagesToSummarize.length + pi.turnPrefixMessages.length).toBe(0);
+        continue;
+      }
+      expect(ours.preparation.tokensBefore).toBe(pi.tokensBefore);
+      if (ours.preparation.cut.adjustments.length > 0) continue;
+      expect(ours.preparation.firstKeptEntryId).toBe(pi.firstKeptEntryId);
+      expect(ours.preparation.messagesToSummarize).toEqual(pi.messagesToSummarize);
+      expect(ours.preparation.turnPrefixMessages).toEqual(pi.turnPrefixMessages);
+      expect(serializeConversation(ours.preparation.messagesToSummarize)).toBe(piSerialize(piConvertToLlm(pi.messagesToSummarize as never)));
+      compared++;
+    }
+    expect(compared).toBeGreaterThanOrEqual(4);
   });
 });
