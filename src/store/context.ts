@@ -32,12 +32,19 @@ import { EntryNotFoundError } from "../core/errors.ts";
 import type { CompactionEntry, SessionEntry } from "../core/entries.ts";
 import { isKnownEntry } from "../core/entries.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
+import { roleOf } from "./lazy-entries.ts";
 import { createPairing, type Pairing } from "./pairing.ts";
 import type { ContextDiagnostic, SessionContext } from "./session-types.ts";
 
 /** Read access to a session's entries by id. */
 export interface EntrySource {
+  /** The full entry. */
   getEntry(id: string): SessionEntry | undefined;
+  /**
+   * Optional cheap look-up that may return a stub (id, parentId, type, timestamp, role) of an
+   * entry not read yet (see `lazy-entries.ts`); used to walk paths without reading content.
+   */
+  peek?(id: string): SessionEntry | undefined;
 }
 
 /** The result of walking from an entry to its root. */
@@ -157,24 +164,52 @@ function emit(state: LeafState, entry: SessionEntry): void {
 }
 
 function buildFull(source: EntrySource, leafId: string): { state: LeafState; missingParents: string[] } {
-  const { path, diagnostics, missingParents } = pathToRoot(source, leafId);
+  // Walk and plan on cheap look-ups; read full entries only where content is needed.
+  const peek = source.peek ? { getEntry: (id: string) => source.peek!(id) } : source;
+  const { path, diagnostics, missingParents } = pathToRoot(peek, leafId);
   const state: LeafState = { leafId, pairing: createPairing(), thinkingLevel: "off", model: null, activeToolNames: null, diagnostics };
   let compactionIndex = -1;
+  let thinkingIndex = -1;
+  let modelIndex = -1;
+  let toolsIndex = -1;
   path.forEach((entry, index) => {
-    applySettings(state, entry);
-    if (entry.type === "compaction") compactionIndex = index;
+    switch (entry.type) {
+      case "thinking_level_change":
+        thinkingIndex = index;
+        break;
+      case "model_change":
+        modelIndex = index;
+        break;
+      case "active_tools_change":
+        toolsIndex = index;
+        break;
+      case "compaction":
+        compactionIndex = index;
+        break;
+      case "message":
+        if (roleOf(entry) === "assistant") modelIndex = index;
+        break;
+      default:
+        if (!isKnownEntry(entry)) applySettings(state, entry);
+    }
   });
+  const read = (index: number): SessionEntry => (source.peek ? (source.getEntry(path[index].id) ?? path[index]) : path[index]);
+  for (const index of [thinkingIndex, modelIndex, toolsIndex]) if (index >= 0) applySettings(state, read(index));
+  const emitAt = (index: number) => {
+    const type = path[index].type;
+    if (type === "message" || type === "custom_message" || type === "branch_summary") emit(state, read(index));
+  };
   if (compactionIndex < 0) {
-    for (const entry of path) emit(state, entry);
+    for (let index = 0; index < path.length; index++) emitAt(index);
   } else {
-    const compaction = path[compactionIndex] as CompactionEntry;
+    const compaction = read(compactionIndex) as CompactionEntry;
     state.pairing.push(
       { role: "compactionSummary", summary: compaction.summary, tokensBefore: compaction.tokensBefore, timestamp: new Date(compaction.timestamp).getTime() },
       compaction.id,
     );
     const firstKept = path.findIndex((entry, index) => index < compactionIndex && entry.id === compaction.firstKeptEntryId);
-    if (firstKept >= 0) for (let index = firstKept; index < compactionIndex; index++) emit(state, path[index]);
-    for (let index = compactionIndex + 1; index < path.length; index++) emit(state, path[index]);
+    if (firstKept >= 0) for (let index = firstKept; index < compactionIndex; index++) emitAt(index);
+    for (let index = compactionIndex + 1; index < path.length; index++) emitAt(index);
   }
   return { state, missingParents };
 }

@@ -19,7 +19,10 @@
  *   after the path), like pi's `createBranchedSession`; records `parentSessionId`/`parentEntryId`;
  *   the new leaf is the last copied entry (as pi, whose leaf is the last line); forking at a
  *   `null` leaf gives an empty session with the parent recorded;
- * - `importEntries` writes `session.created` and every entry in ONE atomic append: all or nothing.
+ * - `importEntries` writes `session.created` and every entry in ONE atomic append: all or nothing;
+ * - with a snapshot store (`session-snapshots.ts`), `open` restores the latest valid checkpoint and
+ *   folds only the events after it (entry content is read lazily), and writes a new checkpoint when
+ *   it folded at least `checkpointEvery` events; `delete` also deletes the snapshot.
  *
  * @example
  * ```ts
@@ -35,12 +38,20 @@ import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
 import { sessionIdOfStream, sessionStreamId, type SessionCreatedData } from "./events/session-events.ts";
 import { createSessionHandle, generateEntryId, type ArborSessionHandle } from "./session-handle.ts";
 import type { SessionRepository, SessionSummary } from "./session-types.ts";
-import { createSessionTree, type SessionTree } from "./session-tree.ts";
-import { createSessionView } from "./session-view.ts";
+import { createSessionTree, snapshotOf, type SessionTree } from "./session-tree.ts";
+import type { SessionSnapshotStore } from "./session-snapshots.ts";
+import { createSessionView, type SessionViewInternals } from "./session-view.ts";
 
 /** Options of {@link createSessionRepository}. */
 export interface SessionRepositoryOptions {
   log: EventLog;
+  /** Projection snapshots (checkpoints) for fast opening of large sessions; optional. */
+  snapshots?: SessionSnapshotStore;
+  /**
+   * With `snapshots`: `open` writes a checkpoint when it had to fold at least this many events
+   * from the log (default 1000). Checkpoints are incremental.
+   */
+  checkpointEvery?: number;
 }
 
 /** Input of {@link ArborSessionRepository.importEntries}. */
@@ -87,13 +98,42 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
   const { log } = options;
   const summaries = new Map<string, SessionTree>();
 
-  const load = async (id: string): Promise<ArborSessionHandle> => {
-    const events = await log.readStream(sessionStreamId(id));
-    if (events.length === 0 || events[0].type !== "session.created") {
-      throw new SessionNotFoundError(`No session "${id}" in this event log.`, { details: { sessionId: id } });
+  const { snapshots } = options;
+  const checkpointEvery = Math.max(0, options.checkpointEvery ?? 1000);
+  const notFound = (id: string) => new SessionNotFoundError(`No session "${id}" in this event log.`, { details: { sessionId: id } });
+
+  const checkpoint = (view: SessionViewInternals, firstEventId: string, storedCount: number, folded: number) => {
+    if (!snapshots || folded < Math.max(1, checkpointEvery)) return;
+    const order = view.tree.state.index.order;
+    snapshots.write(view.sessionId, snapshotOf(view.tree.state), firstEventId, storedCount, order.slice(storedCount));
+  };
+
+  /** Restores from a valid snapshot plus the log's tail, or returns undefined. */
+  const loadFromSnapshot = async (id: string): Promise<ArborSessionHandle | undefined> => {
+    const stored = snapshots?.read(id);
+    if (!snapshots || !stored) return undefined;
+    const streamId = sessionStreamId(id);
+    const [first] = await log.readStream(streamId, { fromVersion: 1, limit: 1 });
+    if (!first || first.eventId !== stored.firstEventId || (await log.streamVersion(streamId)) < stored.snapshot.version) {
+      snapshots.delete(id);
+      return undefined;
     }
+    const tail = await log.readStream(streamId, { fromVersion: stored.snapshot.version + 1 });
+    const view = createSessionView(id);
+    view.restore(stored.snapshot, snapshots.loader(id));
+    view.applyAll(tail);
+    checkpoint(view, stored.firstEventId, stored.entryCount, tail.length);
+    return createSessionHandle(log, view);
+  };
+
+  const load = async (id: string): Promise<ArborSessionHandle> => {
+    const restored = await loadFromSnapshot(id);
+    if (restored) return restored;
+    const events = await log.readStream(sessionStreamId(id));
+    if (events.length === 0 || events[0].type !== "session.created") throw notFound(id);
     const view = createSessionView(id);
     view.applyAll(events);
+    checkpoint(view, events[0].eventId, 0, events.length);
     return createSessionHandle(log, view);
   };
 
@@ -163,6 +203,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
     async delete(id) {
       const removed = await log.deleteStream(sessionStreamId(id));
       summaries.delete(id);
+      snapshots?.delete(id);
       if (removed === 0) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
     },
     async fork(id, forkOptions = {}) {

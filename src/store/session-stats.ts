@@ -43,7 +43,7 @@ function finite(value: unknown): value is number {
 }
 
 /**
- * Creates an empty statistics accumulator (see the module contract).
+ * Creates a statistics accumulator, empty or continuing from `initial` (a snapshot), see the module contract.
  *
  * @example
  * ```ts
@@ -51,14 +51,16 @@ function finite(value: unknown): value is number {
  * for (const entry of view.getEntries()) stats.add(entry);
  * ```
  */
-export function createStatsAccumulator(): StatsAccumulator {
-  const stats: SessionStats = {
-    messages: { user: 0, assistant: 0, toolResult: 0, custom: 0, other: 0, total: 0 },
-    toolCalls: 0,
-    tokens: { input: null, output: null, cacheRead: null, cacheWrite: null, total: null },
-    cost: null,
-    unknownUsageMessages: 0,
-  };
+export function createStatsAccumulator(initial?: SessionStats): StatsAccumulator {
+  const stats: SessionStats = initial
+    ? { ...initial, messages: { ...initial.messages }, tokens: { ...initial.tokens } }
+    : {
+        messages: { user: 0, assistant: 0, toolResult: 0, custom: 0, other: 0, total: 0 },
+        toolCalls: 0,
+        tokens: { input: null, output: null, cacheRead: null, cacheWrite: null, total: null },
+        cost: null,
+        unknownUsageMessages: 0,
+      };
   return {
     add(entry) {
       if (entry.type !== "message") return;

@@ -27,7 +27,9 @@ import { InvalidStateError } from "../core/errors.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import type { StoredEvent } from "./event-log.ts";
 import type { EntryAppendedData, LeafMovedData, SessionCreatedData } from "./events/session-events.ts";
+import { roleOf, STUB_SEQ, type EntryLoader, type EntryStub } from "./lazy-entries.ts";
 import { createStatsAccumulator, type StatsAccumulator } from "./session-stats.ts";
+import type { SessionStats } from "./session-types.ts";
 
 /** Mutable, append-only indexes of a session's entries. */
 export interface TreeIndex {
@@ -38,6 +40,24 @@ export interface TreeIndex {
   children: Map<string | null, SessionEntry[]>;
   labels: Map<string, string>;
   stats: StatsAccumulator;
+  /** Reads stubbed entries (sessions restored from a snapshot). */
+  loader?: EntryLoader;
+  /** Entries still stubbed. */
+  stubCount: number;
+}
+
+/** The tree's state in a storable form: scalars plus a skeleton of every entry (no content). */
+export interface TreeSnapshot {
+  version: number;
+  info: SessionCreatedData;
+  leafId: string | null;
+  name: string | undefined;
+  messageCount: number;
+  firstUserMessage: string | undefined;
+  lastActivity: number | undefined;
+  labels: [string, string][];
+  stats: SessionStats;
+  skeleton: { ids: string[]; parents: (string | null)[]; types: string[]; roles: (string | null)[]; timestamps: string[] };
 }
 
 /** The store's context: scalar facts plus the shared index. */
@@ -61,10 +81,75 @@ function timeOf(entry: SessionEntry): number {
 }
 
 function insertChild(list: SessionEntry[], entry: SessionEntry): void {
+  if (list.length === 0) {
+    list.push(entry);
+    return;
+  }
   const time = timeOf(entry);
   let position = list.length;
   while (position > 0 && timeOf(list[position - 1]) > time) position -= 1;
   list.splice(position, 0, entry);
+}
+
+function addToIndex(index: TreeIndex, entry: SessionEntry): void {
+  if (!index.byId.has(entry.id)) index.order.push(entry);
+  index.byId.set(entry.id, entry);
+  const parentKey = entry.parentId === null || entry.parentId === entry.id ? null : entry.parentId;
+  let siblings = index.children.get(parentKey);
+  if (!siblings) index.children.set(parentKey, (siblings = []));
+  insertChild(siblings, entry);
+}
+
+function emptyIndex(stats?: SessionStats): TreeIndex {
+  return { byId: new Map(), order: [], children: new Map(), labels: new Map(), stats: createStatsAccumulator(stats), stubCount: 0 };
+}
+
+function restoreContext(snapshot: TreeSnapshot, loader: EntryLoader): SessionTreeContext {
+  const index = emptyIndex(snapshot.stats);
+  index.loader = loader;
+  const { ids, parents, types, roles, timestamps } = snapshot.skeleton;
+  for (let seq = 0; seq < ids.length; seq++) {
+    const stub = { type: types[seq], id: ids[seq], parentId: parents[seq], timestamp: timestamps[seq], [STUB_SEQ]: seq } as EntryStub;
+    if (roles[seq] !== null) stub.role = roles[seq] as string;
+    addToIndex(index, stub);
+  }
+  index.stubCount = index.order.length;
+  for (const [target, label] of snapshot.labels) index.labels.set(target, label);
+  return {
+    version: snapshot.version,
+    info: snapshot.info,
+    leafId: snapshot.leafId,
+    name: snapshot.name,
+    entryCount: index.order.length,
+    messageCount: snapshot.messageCount,
+    firstUserMessage: snapshot.firstUserMessage,
+    lastActivity: snapshot.lastActivity,
+    index,
+  };
+}
+
+/** The storable form of a tree context (no entry content is read). */
+export function snapshotOf(context: SessionTreeContext): TreeSnapshot {
+  if (!context.info) throw new InvalidStateError("Cannot snapshot a session without its session.created event.");
+  const order = context.index.order;
+  return {
+    version: context.version,
+    info: context.info,
+    leafId: context.leafId,
+    name: context.name,
+    messageCount: context.messageCount,
+    firstUserMessage: context.firstUserMessage,
+    lastActivity: context.lastActivity,
+    labels: [...context.index.labels],
+    stats: context.index.stats.snapshot(),
+    skeleton: {
+      ids: order.map((entry) => entry.id),
+      parents: order.map((entry) => entry.parentId),
+      types: order.map((entry) => entry.type),
+      roles: order.map((entry) => roleOf(entry) ?? null),
+      timestamps: order.map((entry) => entry.timestamp),
+    },
+  };
 }
 
 function userText(message: AgentMessage): string {
@@ -75,12 +160,7 @@ function userText(message: AgentMessage): string {
 
 function foldEntry(context: SessionTreeContext, entry: SessionEntry): SessionTreeContext {
   const { index } = context;
-  if (!index.byId.has(entry.id)) index.order.push(entry);
-  index.byId.set(entry.id, entry);
-  const parentKey = entry.parentId === null || entry.parentId === entry.id ? null : entry.parentId;
-  let siblings = index.children.get(parentKey);
-  if (!siblings) index.children.set(parentKey, (siblings = []));
-  insertChild(siblings, entry);
+  addToIndex(index, entry);
   index.stats.add(entry);
   let { name, messageCount, firstUserMessage, lastActivity } = context;
   if (entry.type === "label") {
@@ -111,7 +191,7 @@ export function createSessionTreeStore() {
     messageCount: 0,
     firstUserMessage: undefined,
     lastActivity: undefined,
-    index: { byId: new Map(), order: [], children: new Map(), labels: new Map(), stats: createStatsAccumulator() },
+    index: emptyIndex(),
   };
   return createStore({
     context,
@@ -120,6 +200,8 @@ export function createSessionTreeStore() {
       entryAppended: (state, event: { version: number; entry: SessionEntry }) => ({ ...foldEntry(state, event.entry), version: event.version }),
       leafMoved: (state, event: { version: number; leafId: string | null }) => ({ ...state, version: event.version, leafId: event.leafId }),
       skipped: (state, event: { version: number }) => ({ ...state, version: event.version }),
+      /** Replaces an EMPTY tree with a snapshot's state (entries stay stubs until read). */
+      restored: (state, event: { snapshot: TreeSnapshot; loader: EntryLoader }) => (state.version === 0 ? restoreContext(event.snapshot, event.loader) : state),
       /** Catch-up of many stored events in one transition (opening a session); same fold as one by one. */
       loaded: (state, event: { events: readonly StoredEvent[] }) => {
         let next = state;
@@ -165,6 +247,8 @@ export interface SessionTree {
    * `apply`; returns the folded entries. Throws `InvalidStateError` on a gap (nothing folded).
    */
   applyAll(events: readonly StoredEvent[]): SessionEntry[];
+  /** Starts an empty tree from a snapshot; throws `InvalidStateError` if the tree is not empty. */
+  restore(snapshot: TreeSnapshot, loader: EntryLoader): void;
 }
 
 /**
@@ -226,6 +310,10 @@ export function createSessionTree(): SessionTree {
       }
       if (fresh.length > 0) store.trigger.loaded({ events: fresh });
       return fresh.flatMap((event) => (event.type === "entry.appended" ? [(event.data as EntryAppendedData).entry] : []));
+    },
+    restore(snapshot, loader) {
+      if (store.getSnapshot().context.version !== 0) throw new InvalidStateError("A snapshot can only be restored into an empty session tree.");
+      store.trigger.restored({ snapshot, loader });
     },
   };
 }

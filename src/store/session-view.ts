@@ -25,13 +25,16 @@ import { InvalidStateError } from "../core/errors.ts";
 import type { StoredEvent } from "./event-log.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import { createContextBuilder, pathToRoot, type ContextBuilder } from "./context.ts";
-import { createSessionTree, type SessionTree } from "./session-tree.ts";
+import { materialize, materializeAll, type EntryLoader } from "./lazy-entries.ts";
+import { createSessionTree, type SessionTree, type TreeSnapshot } from "./session-tree.ts";
 import type { SessionContext, SessionStats, SessionTreeNode, SessionView } from "./session-types.ts";
 
 /** A {@link SessionView} with access to its store and context builder (for tests and benchmarks). */
 export interface SessionViewInternals extends SessionView {
   readonly tree: SessionTree;
   readonly contexts: ContextBuilder;
+  /** Starts an empty view from a projection snapshot (entries are read lazily through `loader`). */
+  restore(snapshot: TreeSnapshot, loader: EntryLoader): void;
   /** Folds many stored events in one store transition (catch-up); `changes$` emits once. Throws `InvalidStateError` on a gap. */
   applyAll(events: readonly StoredEvent[]): void;
   /** Stops `changes$`. */
@@ -50,8 +53,13 @@ export interface SessionViewInternals extends SessionView {
  */
 export function createSessionView(sessionId: string): SessionViewInternals {
   const tree = createSessionTree();
-  const index = tree.state.index;
-  const contexts = createContextBuilder({ getEntry: (id) => index.byId.get(id) });
+  // The index object is replaced when a snapshot is restored: always read it from the tree.
+  const indexOf = () => tree.state.index;
+  const full = (id: string) => {
+    const index = indexOf();
+    return materialize(index, index.byId.get(id));
+  };
+  const contexts = createContextBuilder({ getEntry: full, peek: (id) => indexOf().byId.get(id) });
   const changes = new Subject<SessionView>();
 
   const view: SessionViewInternals = {
@@ -81,6 +89,10 @@ export function createSessionView(sessionId: string): SessionViewInternals {
       if (entry) contexts.entryAdded(entry);
       changes.next(view);
     },
+    restore(snapshot: TreeSnapshot, loader: EntryLoader) {
+      tree.restore(snapshot, loader);
+      contexts.clear();
+    },
     applyAll(events: readonly StoredEvent[]) {
       const before = tree.state.version;
       const entries = tree.applyAll(events);
@@ -88,27 +100,32 @@ export function createSessionView(sessionId: string): SessionViewInternals {
       if (tree.state.version !== before) changes.next(view);
     },
     getEntry(id) {
-      return index.byId.get(id);
+      return full(id);
     },
     getChildren(id) {
-      return [...(index.children.get(id) ?? [])].filter((child) => child.id !== id);
+      const index = indexOf();
+      return (index.children.get(id) ?? []).filter((child) => child.id !== id).map((child) => materialize(index, child));
     },
     getBranch(fromId) {
       const start = fromId === undefined ? tree.state.leafId : fromId;
-      if (start === null || !index.byId.has(start)) return [];
-      return pathToRoot({ getEntry: (id) => index.byId.get(id) }, start).path;
+      if (start === null || !indexOf().byId.has(start)) return [];
+      return pathToRoot({ getEntry: full }, start).path;
     },
     getTree() {
+      const index = indexOf();
+      materializeAll(index);
       return buildTree(index.order, index.children, index.byId, index.labels);
     },
     getEntries() {
+      const index = indexOf();
+      materializeAll(index);
       return [...index.order];
     },
     getLabel(entryId) {
-      return index.labels.get(entryId);
+      return indexOf().labels.get(entryId);
     },
     getStats(): SessionStats {
-      return index.stats.snapshot();
+      return indexOf().stats.snapshot();
     },
     buildContext(options = {}): SessionContext {
       const leafId = options.leafId === undefined ? tree.state.leafId : options.leafId;

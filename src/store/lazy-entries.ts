@@ -1,0 +1,74 @@
+/**
+ * Lazily materialized entries of a session restored from a projection snapshot.
+ *
+ * Contract (ours):
+ * - a restored session's index holds STUBS (id, parentId, type, timestamp, and the message role)
+ *   in place of entries; the full entry is read from the snapshot store on first access and
+ *   then replaces the stub everywhere in the index (byId, append order, children), once;
+ * - tree walks (paths, children, leaf, context planning) use stubs and never force a read;
+ *   only entries whose content is needed (context messages, the last settings entries, callers
+ *   of `getEntry`/`getEntries`/`getTree`) are read;
+ * - stubs never leave the view: every public accessor returns full entries.
+ *
+ * @example
+ * ```ts
+ * const entry = materialize(index, index.byId.get(id)!);
+ * ```
+ */
+import type { SessionEntry } from "../core/entries.ts";
+import type { TreeIndex } from "./session-tree.ts";
+
+/** Marks a stub; the value is the entry's position in append order. */
+export const STUB_SEQ = Symbol.for("arbor.entryStub");
+
+/** Reads full entries of a snapshot by append position. Synchronous. */
+export interface EntryLoader {
+  load(seq: number): SessionEntry;
+  /** Every snapshot entry, in append order. */
+  loadAll(): SessionEntry[];
+}
+
+/** A stand-in for an entry not read yet. */
+export type EntryStub = SessionEntry & { role?: string; [STUB_SEQ]: number };
+
+/** True if `entry` is a stub. */
+export function isStub(entry: SessionEntry): entry is EntryStub {
+  return (entry as Partial<EntryStub>)[STUB_SEQ] !== undefined;
+}
+
+/** The message role of a `message` entry or stub, else undefined (no read). */
+export function roleOf(entry: SessionEntry): string | undefined {
+  if (entry.type !== "message") return undefined;
+  return isStub(entry) ? entry.role : (entry as { message?: { role?: string } }).message?.role;
+}
+
+function replace(index: TreeIndex, stub: EntryStub, full: SessionEntry): void {
+  const seq = stub[STUB_SEQ];
+  if (index.order[seq] === stub) index.order[seq] = full;
+  if (index.byId.get(stub.id) === stub) index.byId.set(stub.id, full);
+  const parentKey = stub.parentId === null || stub.parentId === stub.id ? null : stub.parentId;
+  const siblings = index.children.get(parentKey);
+  const position = siblings ? siblings.indexOf(stub) : -1;
+  if (siblings && position >= 0) siblings[position] = full;
+  index.stubCount -= 1;
+}
+
+/** The full entry for `entry` (reading it from the snapshot if it is a stub). */
+export function materialize(index: TreeIndex, entry: SessionEntry): SessionEntry;
+export function materialize(index: TreeIndex, entry: SessionEntry | undefined): SessionEntry | undefined;
+export function materialize(index: TreeIndex, entry: SessionEntry | undefined): SessionEntry | undefined {
+  if (!entry || !isStub(entry) || !index.loader) return entry;
+  const full = index.loader.load(entry[STUB_SEQ]);
+  replace(index, entry, full);
+  return full;
+}
+
+/** Reads every remaining stub in one pass. */
+export function materializeAll(index: TreeIndex): void {
+  if (index.stubCount === 0 || !index.loader) return;
+  const all = index.loader.loadAll();
+  for (let seq = 0; seq < index.order.length; seq++) {
+    const entry = index.order[seq];
+    if (isStub(entry)) replace(index, entry, all[entry[STUB_SEQ]]);
+  }
+}

@@ -1,0 +1,151 @@
+/**
+ * Projection snapshots (checkpoints) of sessions, in their own SQLite file, so a large session
+ * opens without re-reading and re-folding its whole stream.
+ *
+ * Contract (ours):
+ * - a snapshot is a CACHE derived from the event log, never a source of truth: it holds the tree
+ *   state at a stream `version` (scalars, labels, stats, a skeleton of every entry) plus every
+ *   entry's JSON, keyed by append position; opening restores it and folds the log's events after
+ *   `version`; entry content is read lazily, one entry at a time, when first needed;
+ * - a snapshot is used only if the stream still starts with the same first event id and is at
+ *   least at `version`; otherwise it is deleted and the session is folded from the log;
+ * - writes are incremental (entries are immutable: only entries appended since the last
+ *   checkpoint are written) and atomic (one transaction); the file uses WAL with
+ *   `synchronous = NORMAL`: a crash can lose the latest checkpoint, which only costs time;
+ * - `delete` removes a session's snapshot rows; the repository calls it when a session is
+ *   deleted, so no copy of a deleted session's content survives here (`secure_delete` is on);
+ * - a file of another snapshot schema version is refused with `LogSchemaError`, never misread.
+ *
+ * @example
+ * ```ts
+ * const snapshots = createSqliteSnapshotStore({ path: "arbor.snapshots.db" });
+ * const repo = createSessionRepository({ log, snapshots });
+ * ```
+ */
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import Database from "better-sqlite3";
+import type { SessionEntry } from "../core/entries.ts";
+import { LogSchemaError } from "../core/errors.ts";
+import type { EntryLoader } from "./lazy-entries.ts";
+import type { TreeSnapshot } from "./session-tree.ts";
+
+const SCHEMA_VERSION = 1;
+
+/** A stored snapshot with the identity of the stream it was taken from. */
+export interface StoredSnapshot {
+  snapshot: TreeSnapshot;
+  /** The stream's first event id (detects a deleted and re-created session). */
+  firstEventId: string;
+  /** Entries stored (append positions 0 … entryCount-1). */
+  entryCount: number;
+}
+
+/** Stores projection snapshots. Synchronous (entry reads happen inside synchronous accessors). */
+export interface SessionSnapshotStore {
+  read(sessionId: string): StoredSnapshot | undefined;
+  /** Reads entries of the stored snapshot of `sessionId` by append position. */
+  loader(sessionId: string): EntryLoader;
+  /**
+   * Stores `snapshot`; `entries` are the entries at append positions `fromSeq`, `fromSeq + 1`, …
+   * (those not stored yet). Atomic.
+   */
+  write(sessionId: string, snapshot: TreeSnapshot, firstEventId: string, fromSeq: number, entries: readonly SessionEntry[]): void;
+  delete(sessionId: string): void;
+  close(): void;
+}
+
+/** Options of {@link createSqliteSnapshotStore}. */
+export interface SqliteSnapshotStoreOptions {
+  /** File path or `:memory:`. */
+  path: string;
+}
+
+/**
+ * Opens (or creates) a snapshot store in a SQLite file (see the module contract).
+ * Throws `LogSchemaError` for a file of another snapshot schema version.
+ *
+ * @example
+ * ```ts
+ * const store = createSqliteSnapshotStore({ path: ":memory:" });
+ * ```
+ */
+export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): SessionSnapshotStore {
+  if (options.path !== ":memory:") mkdirSync(dirname(options.path), { recursive: true });
+  const db = new Database(options.path);
+  const version = db.pragma("user_version", { simple: true }) as number;
+  const tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number;
+  if (version !== SCHEMA_VERSION && !(version === 0 && tables === 0)) {
+    db.close();
+    throw new LogSchemaError(`${options.path} is not an Arbor snapshot file of schema version ${SCHEMA_VERSION} (found user_version ${version}); it was not modified.`);
+  }
+  db.pragma("journal_mode = WAL");
+  db.pragma("synchronous = NORMAL");
+  db.pragma("secure_delete = ON");
+  db.exec(`
+    CREATE TABLE IF NOT EXISTS session_snapshots (
+      session_id TEXT PRIMARY KEY,
+      first_event_id TEXT NOT NULL,
+      version INTEGER NOT NULL,
+      entry_count INTEGER NOT NULL,
+      state TEXT NOT NULL,
+      written_at TEXT NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS session_snapshot_entries (
+      session_id TEXT NOT NULL,
+      seq INTEGER NOT NULL,
+      entry TEXT NOT NULL,
+      PRIMARY KEY (session_id, seq)
+    ) WITHOUT ROWID;
+  `);
+  db.pragma(`user_version = ${SCHEMA_VERSION}`);
+
+  const selectSnapshot = db.prepare("SELECT first_event_id, entry_count, state FROM session_snapshots WHERE session_id = ?");
+  const selectEntry = db.prepare("SELECT entry FROM session_snapshot_entries WHERE session_id = ? AND seq = ?").pluck();
+  const selectEntries = db.prepare("SELECT entry FROM session_snapshot_entries WHERE session_id = ? AND seq < ? ORDER BY seq").pluck();
+  const upsertSnapshot = db.prepare(
+    "INSERT OR REPLACE INTO session_snapshots (session_id, first_event_id, version, entry_count, state, written_at) VALUES (?, ?, ?, ?, ?, ?)",
+  );
+  const upsertEntry = db.prepare("INSERT OR REPLACE INTO session_snapshot_entries (session_id, seq, entry) VALUES (?, ?, ?)");
+  const deleteEntries = db.prepare("DELETE FROM session_snapshot_entries WHERE session_id = ?");
+  const deleteSnapshot = db.prepare("DELETE FROM session_snapshots WHERE session_id = ?");
+
+  const write = db.transaction((sessionId: string, snapshot: TreeSnapshot, firstEventId: string, fromSeq: number, entries: readonly SessionEntry[]) => {
+    entries.forEach((entry, offset) => upsertEntry.run(sessionId, fromSeq + offset, JSON.stringify(entry)));
+    upsertSnapshot.run(sessionId, firstEventId, snapshot.version, fromSeq + entries.length, JSON.stringify(snapshot), new Date().toISOString());
+  });
+  const remove = db.transaction((sessionId: string) => {
+    deleteEntries.run(sessionId);
+    deleteSnapshot.run(sessionId);
+  });
+
+  return {
+    read(sessionId) {
+      const row = selectSnapshot.get(sessionId) as { first_event_id: string; entry_count: number; state: string } | undefined;
+      if (!row) return undefined;
+      return { snapshot: JSON.parse(row.state) as TreeSnapshot, firstEventId: row.first_event_id, entryCount: row.entry_count };
+    },
+    loader(sessionId) {
+      const count = (selectSnapshot.get(sessionId) as { entry_count: number } | undefined)?.entry_count ?? 0;
+      return {
+        load(seq) {
+          const text = selectEntry.get(sessionId, seq) as string | undefined;
+          if (text === undefined) throw new LogSchemaError(`Snapshot of session ${sessionId} has no entry at position ${seq}; delete the snapshot file to rebuild it.`);
+          return JSON.parse(text) as SessionEntry;
+        },
+        loadAll() {
+          return (selectEntries.all(sessionId, count) as string[]).map((text) => JSON.parse(text) as SessionEntry);
+        },
+      };
+    },
+    write(sessionId, snapshot, firstEventId, fromSeq, entries) {
+      write(sessionId, snapshot, firstEventId, fromSeq, entries);
+    },
+    delete(sessionId) {
+      remove(sessionId);
+    },
+    close() {
+      db.close();
+    },
+  };
+}

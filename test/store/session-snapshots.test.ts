@@ -1,0 +1,140 @@
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { afterAll, describe, expect, it } from "vitest";
+import { LogSchemaError } from "../../src/core/errors.ts";
+import type { AgentMessage } from "../../src/core/messages.ts";
+import { createSessionRepository } from "../../src/store/session-repository.ts";
+import { createSqliteSnapshotStore, type SessionSnapshotStore } from "../../src/store/session-snapshots.ts";
+import type { SessionView } from "../../src/store/session-types.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+
+const dir = mkdtempSync(join(tmpdir(), "arbor-snap-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: Date.now() });
+const assistant = (text: string, model = "m"): AgentMessage => ({
+  role: "assistant",
+  content: [{ type: "text", text }],
+  api: "a",
+  provider: "p",
+  model,
+  usage: { input: 3, output: 4, cacheRead: null, cacheWrite: null, totalTokens: 7 },
+  stopReason: "stop",
+  timestamp: Date.now(),
+});
+
+/** Counts entry reads of a snapshot store. */
+function counting(store: SessionSnapshotStore) {
+  const counts = { load: 0, loadAll: 0 };
+  const wrapped: SessionSnapshotStore = {
+    ...store,
+    loader(sessionId) {
+      const inner = store.loader(sessionId);
+      return {
+        load: (seq) => (counts.load++, inner.load(seq)),
+        loadAll: () => (counts.loadAll++, inner.loadAll()),
+      };
+    },
+  };
+  return { store: wrapped, counts };
+}
+
+function expectSameView(actual: SessionView, expected: SessionView) {
+  expect(actual.version).toBe(expected.version);
+  expect(actual.leafId).toBe(expected.leafId);
+  expect(actual.name).toBe(expected.name);
+  expect(actual.getStats()).toEqual(expected.getStats());
+  for (const entry of expected.getEntries()) {
+    expect(actual.buildContext({ leafId: entry.id })).toEqual(expected.buildContext({ leafId: entry.id }));
+    expect(actual.getLabel(entry.id)).toBe(expected.getLabel(entry.id));
+    expect(actual.getChildren(entry.id)).toEqual(expected.getChildren(entry.id));
+  }
+  expect(actual.getEntries()).toEqual(expected.getEntries());
+  expect(actual.getTree()).toEqual(expected.getTree());
+}
+
+describe("session snapshots (checkpoints)", () => {
+  it("restores a checkpoint plus the log's tail exactly like folding the whole stream, reading content lazily", async () => {
+    const log = createSqliteEventLog({ path: join(dir, "a.db") });
+    const raw = createSqliteSnapshotStore({ path: join(dir, "a.snapshots.db") });
+    const { store, counts } = counting(raw);
+    const plain = createSessionRepository({ log });
+    const withSnapshots = createSessionRepository({ log, snapshots: store, checkpointEvery: 1 });
+
+    const session = await plain.create({ id: "s" });
+    const entries = await session.appendEntries(Array.from({ length: 40 }, (_, index) => ({ type: "message", message: index % 2 ? assistant(`a${index}`) : user(`u${index}`) })));
+    await session.appendEntry({ type: "label", targetId: entries[3].id, label: "three" });
+    await session.appendEntry({ type: "compaction", summary: "S", firstKeptEntryId: entries[36].id, tokensBefore: 99 });
+    const afterCompaction = await session.appendEntry({ type: "message", message: user("after compaction") });
+    await session.moveLeaf(entries[20].id);
+    await session.appendEntry({ type: "message", message: user("branch") });
+
+    // First open folds the log and writes the checkpoint.
+    await withSnapshots.open("s");
+    expect(raw.read("s")?.entryCount).toBe(44);
+
+    // More events after the checkpoint.
+    await session.appendEntry({ type: "session_info", name: "snap" });
+    await session.moveLeaf(afterCompaction.id);
+    await session.appendEntry({ type: "message", message: assistant("tail", "m2") });
+
+    const restored = await withSnapshots.open("s");
+    // Building the leaf's context read only what it needs: the compaction, the kept entries
+    // (36..39) and the entry after it; not the 36 compacted ones, not the other branch.
+    expect(restored.view.buildContext().messages).toHaveLength(7);
+    expect(counts.loadAll).toBe(0);
+    expect(counts.load).toBe(6);
+    const reference = await plain.open("s");
+    expectSameView(restored.view, reference.view);
+    // The tail was checkpointed incrementally.
+    expect(raw.read("s")).toMatchObject({ entryCount: 46, snapshot: { version: reference.view.version } });
+
+    // Writes through a restored handle work and are seen by the next open.
+    await restored.appendEntry({ type: "message", message: user("more") });
+    expectSameView((await withSnapshots.open("s")).view, (await plain.open("s")).view);
+    raw.close();
+    await log.close();
+  });
+
+  it("ignores a snapshot of a deleted and re-created session, and deletes snapshots with the session", async () => {
+    const log = createSqliteEventLog({ path: join(dir, "b.db") });
+    const snapshots = createSqliteSnapshotStore({ path: join(dir, "b.snapshots.db") });
+    const repo = createSessionRepository({ log, snapshots, checkpointEvery: 1 });
+    const first = await repo.create({ id: "same" });
+    await first.appendEntry({ type: "message", message: user("old secret") });
+    await repo.open("same");
+    expect(snapshots.read("same")).toBeDefined();
+    await repo.delete("same");
+    expect(snapshots.read("same")).toBeUndefined();
+    snapshots.close();
+    const file = readFileSync(join(dir, "b.snapshots.db"));
+    expect(file.includes(Buffer.from("old secret"))).toBe(false);
+
+    // A stale snapshot (written by an older process) of a re-created session is not used.
+    const again = createSqliteSnapshotStore({ path: join(dir, "b.snapshots.db") });
+    const second = await createSessionRepository({ log }).create({ id: "same" });
+    await second.appendEntry({ type: "message", message: user("new") });
+    const other = await createSessionRepository({ log }).create({ id: "donor" });
+    await other.appendEntries([{ type: "message", message: user("x") }, { type: "message", message: user("y") }, { type: "message", message: user("z") }]);
+    const donor = await createSessionRepository({ log, snapshots: again, checkpointEvery: 1 }).open("donor");
+    const stale = again.read("donor")!;
+    again.write("same", { ...stale.snapshot, info: { ...stale.snapshot.info, sessionId: "same" } }, "not-the-first-event", 0, donor.view.getEntries());
+    const opened = await createSessionRepository({ log, snapshots: again }).open("same");
+    expect(opened.view.buildContext().messages.map((message) => (message as { content: string }).content)).toEqual(["new"]);
+    expect(again.read("same")).toBeUndefined();
+    again.close();
+    await log.close();
+  });
+
+  it("refuses a file of another snapshot schema version without touching it", () => {
+    const path = join(dir, "foreign.db");
+    const db = new Database(path);
+    db.exec("CREATE TABLE t (x); PRAGMA user_version = 7;");
+    db.close();
+    const before = readFileSync(path);
+    expect(() => createSqliteSnapshotStore({ path })).toThrow(LogSchemaError);
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});
