@@ -6,7 +6,7 @@
  *   the matched regions are never changed, even when fuzzy matching was needed;
  * - the view maps every normalized character back to its original range. Level "exact": BOM
  *   stripped and CRLF/CR read as LF (pi's "exact"). Level "fuzzy" (pi's normalizeForFuzzyMatch):
- *   NFKC per grapheme, smart quotes → ASCII, unicode dashes → '-', unicode spaces → ' ', trailing
+ *   NFKC per cluster (a code point with its combining marks), smart quotes → ASCII, unicode dashes → '-', unicode spaces → ' ', trailing
  *   whitespace of each line dropped; leading and interior whitespace are not normalized;
  * - uniqueness is judged on the exact level first: text found exactly once is used even if its
  *   fuzzy form occurs more often; text found exactly more than once is a duplicate; only text not
@@ -52,8 +52,10 @@ export interface EditPlan {
 /** A normalized view of a text: `text[i]` came from `original.slice(starts[i], ends[i])`. */
 interface View {
   text: string;
-  starts: number[];
-  ends: number[];
+  /** Original offset where normalized character `index` starts. */
+  start(index: number): number;
+  /** Original offset where normalized character `index` ends. */
+  end(index: number): number;
 }
 
 /** Converts CRLF and lone CR to LF. Source: pi's normalizeToLF. */
@@ -61,32 +63,54 @@ export function normalizeToLF(text: string): string {
   return text.replace(/\r\n/g, "\n").replace(/\r/g, "\n");
 }
 
+/** Exact level: CRLF and lone CR read as LF. Identity mapping when the text has no CR. */
 function exactView(original: string): View {
-  let text = "";
-  const starts: number[] = [];
-  const ends: number[] = [];
-  for (let index = 0; index < original.length; index += 1) {
-    const char = original[index];
-    if (char === "\r") {
-      const width = original[index + 1] === "\n" ? 2 : 1;
-      text += "\n";
-      starts.push(index);
-      ends.push(index + width);
-      index += width - 1;
-      continue;
+  if (!original.includes("\r")) return { text: original, start: (index) => index, end: (index) => index + 1 };
+  // crlfAt: normalized positions of "\n" characters that stand for a two-unit CRLF (sorted).
+  const crlfAt: number[] = [];
+  const text = original.replace(/\r\n?/g, (match, offset: number) => {
+    if (match.length === 2) crlfAt.push(offset - crlfAt.length);
+    return "\n";
+  });
+  const before = (index: number) => {
+    let low = 0;
+    let high = crlfAt.length;
+    while (low < high) {
+      const middle = (low + high) >> 1;
+      if (crlfAt[middle] < index) low = middle + 1;
+      else high = middle;
     }
-    text += char;
-    starts.push(index);
-    ends.push(index + 1);
-  }
-  return { text, starts, ends };
+    return low;
+  };
+  return {
+    text,
+    start: (index) => index + before(index),
+    end: (index) => {
+      const shift = before(index);
+      return index + shift + (crlfAt[shift] === index ? 2 : 1);
+    },
+  };
 }
 
-const segmenter = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+/**
+ * Clusters normalized as one unit: a code point with its combining marks. (Not
+ * `Intl.Segmenter`: it is quadratic on long strings in Node 20.)
+ */
+const CLUSTER = /\P{M}\p{M}*|\p{M}+/suy;
 
-function fuzzyPiece(grapheme: string): string {
-  if (grapheme === "\r\n" || grapheme === "\r") return "\n";
-  return grapheme
+const pieceCache = new Map<string, string>();
+
+function fuzzyPiece(cluster: string): string {
+  let piece = pieceCache.get(cluster);
+  if (piece === undefined) {
+    piece = normalizeCluster(cluster);
+    if (pieceCache.size < 4096) pieceCache.set(cluster, piece);
+  }
+  return piece;
+}
+
+function normalizeCluster(cluster: string): string {
+  return cluster
     .normalize("NFKC")
     .replace(/[\u2018\u2019\u201A\u201B]/g, "'")
     .replace(/[\u201C\u201D\u201E\u201F]/g, '"')
@@ -94,32 +118,52 @@ function fuzzyPiece(grapheme: string): string {
     .replace(/[\u00A0\u2002-\u200A\u202F\u205F\u3000]/g, " ");
 }
 
+/** Fuzzy level (pi's normalizeForFuzzyMatch), each normalized character mapped to its cluster. */
 function fuzzyView(original: string): View {
-  const pieces: { text: string; start: number; end: number }[] = [];
-  for (const { segment, index } of segmenter.segment(original)) {
-    pieces.push({ text: fuzzyPiece(segment), start: index, end: index + segment.length });
+  const texts: string[] = [];
+  const starts: number[] = [];
+  const ends: number[] = [];
+  for (let index = 0; index < original.length; ) {
+    const code = original.charCodeAt(index);
+    const next = index + 1 < original.length ? original.charCodeAt(index + 1) : 0;
+    let piece: string;
+    let width: number;
+    if (code === 13) {
+      piece = "\n";
+      width = next === 10 ? 2 : 1;
+    } else if (code < 0x80 && next < 0x300) {
+      piece = original[index];
+      width = 1; // ASCII not followed by a combining mark: unchanged by every rule
+    } else {
+      CLUSTER.lastIndex = index;
+      const cluster = CLUSTER.exec(original)?.[0] ?? original[index];
+      piece = fuzzyPiece(cluster);
+      width = cluster.length;
+    }
+    texts.push(piece);
+    starts.push(index);
+    ends.push(index + width);
+    index += width;
   }
   // Drop trailing whitespace of every line (pieces before a "\n" piece or the end).
-  let keepUntil = pieces.length;
-  for (let index = pieces.length - 1; index >= -1; index -= 1) {
-    if (index === -1 || pieces[index].text === "\n") {
+  let keepUntil = texts.length;
+  for (let index = texts.length - 1; index >= -1; index -= 1) {
+    if (index === -1 || texts[index] === "\n") {
       let cut = keepUntil;
-      while (cut > index + 1 && /^\s*$/.test(pieces[cut - 1].text)) cut -= 1;
-      for (let drop = cut; drop < keepUntil; drop += 1) pieces[drop].text = "";
+      while (cut > index + 1 && /^\s*$/.test(texts[cut - 1])) cut -= 1;
+      for (let drop = cut; drop < keepUntil; drop += 1) texts[drop] = "";
       keepUntil = index;
     }
   }
-  let text = "";
-  const starts: number[] = [];
-  const ends: number[] = [];
-  for (const piece of pieces) {
-    for (let offset = 0; offset < piece.text.length; offset += 1) {
-      starts.push(piece.start);
-      ends.push(piece.end);
+  const charStarts: number[] = [];
+  const charEnds: number[] = [];
+  texts.forEach((piece, index) => {
+    for (let offset = 0; offset < piece.length; offset += 1) {
+      charStarts.push(starts[index]);
+      charEnds.push(ends[index]);
     }
-    text += piece.text;
-  }
-  return { text, starts, ends };
+  });
+  return { text: texts.join(""), start: (index) => charStarts[index], end: (index) => charEnds[index] };
 }
 
 /** The fuzzy form of a search string (same rules as the file view). */
@@ -194,8 +238,8 @@ export function planEdits(raw: string, edits: readonly TextEdit[], path: string)
     }
     if (found.count === 0) throw notFound(path, editIndex, total);
     if (found.count > 1) throw duplicate(path, editIndex, total, found.count);
-    const start = view.starts[found.first];
-    const end = view.ends[found.first + matchLength - 1];
+    const start = view.start(found.first);
+    const end = view.end(found.first + matchLength - 1);
     const ending = lineEndingOf(original.slice(start, end)) || fileEnding;
     const replacement = normalizeToLF(edit.newText).replace(/\n/g, ending);
     return { editIndex, start, end, fuzzy: view !== exact, replacement };
