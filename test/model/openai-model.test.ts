@@ -59,6 +59,16 @@ describe("configuration", () => {
     }
   });
 
+  it("model-level providerOptions override Arbor's defaults; request options override both", async () => {
+    server.script(textResponse("a"), textResponse("b"));
+    const client = model("responses", { providerOptions: { openai: { store: true, user: "u-1" } } });
+    await collect(client, userRequest());
+    await collect(client, userRequest("hi", { providerOptions: { openai: { user: "u-2" } } }));
+    const [first, second] = server.requests.slice(-2).map((request) => request.body);
+    expect(first).toMatchObject({ store: true, user: "u-1" });
+    expect(second).toMatchObject({ store: true, user: "u-2" });
+  });
+
   it("rejects a missing modelId or an unknown api with ModelConfigError", () => {
     expect(() => createOpenAIModel({ modelId: "" })).toThrow(ModelConfigError);
     expect(() => createOpenAIModel({ modelId: "m", api: "completions" as never })).toThrow(/"chat" or "responses"/);

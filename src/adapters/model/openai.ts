@@ -35,6 +35,7 @@ import { createAiSdkModelClient } from "./ai-sdk-client.ts";
 import { stableResponsesItemIds } from "./responses-item-ids.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
+import type { ProviderOptionsRecord } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
 
 /**
@@ -65,6 +66,11 @@ export interface OpenAIModelOptions {
   thinkingLevelMap?: ThinkingLevelMap;
   /** Provider name in Arbor messages; default `openai`. */
   name?: string;
+  /**
+   * AI SDK provider options on every call, over Arbor's defaults (`store: false`…) and under
+   * `request.providerOptions`; e.g. `{ openai: { serviceTier: "flex" } }`.
+   */
+  providerOptions?: ProviderOptionsRecord;
 }
 
 function headersRecord(headers: Headers): Record<string, string> {
@@ -153,12 +159,10 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     });
     const model = wire === "chat" ? openai.chat(options.modelId) : openai.responses(options.modelId);
     const reasoningOn = request.thinkingLevel !== undefined && request.thinkingLevel !== "off" && options.reasoning !== false;
-    return createAiSdkModelClient(model, {
-      ...info,
-      ...(wire === "responses"
-        ? { providerOptions: { openai: { store: false, ...(reasoningOn ? { include: ["reasoning.encrypted_content"] } : {}) } } }
-        : {}),
-    });
+    const defaults: ProviderOptionsRecord = wire === "responses" ? { openai: { store: false, ...(reasoningOn ? { include: ["reasoning.encrypted_content"] } : {}) } } : {};
+    const providerOptions: ProviderOptionsRecord = { ...defaults };
+    for (const [key, value] of Object.entries(options.providerOptions ?? {})) providerOptions[key] = { ...providerOptions[key], ...value };
+    return createAiSdkModelClient(model, { ...info, ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}) });
   };
 
   async function* stream(request: ModelRequest, streamOptions: { signal?: AbortSignal } = {}): AsyncGenerator<ModelStreamEvent> {
