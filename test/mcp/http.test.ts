@@ -2,7 +2,7 @@
  * MCP tools over Streamable HTTP: server-everything serving on a loopback port.
  */
 import { createServer as createHttpServer, type IncomingHttpHeaders } from "node:http";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { connectMcpServers, McpServerUnavailableError, McpToolError, type McpConnection } from "../../src/adapters/mcp/index.ts";
 import { startEverythingHttp, toolContext } from "./helpers.ts";
 
@@ -43,6 +43,27 @@ describe("Streamable HTTP", () => {
       expect(McpToolError.isInstance(error) || McpServerUnavailableError.isInstance(error)).toBe(true);
     } finally {
       await connection.close();
+    }
+  });
+});
+
+describe("Streamable HTTP server killed mid-call", () => {
+  it("fails the pending call once the SDK stops reconnecting, long before the call timeout", async () => {
+    const other = await startEverythingHttp();
+    // The call timeout is far beyond the test timeout: only loss detection can end the call.
+    const connection = await connectMcpServers([{ name: "dying", transport: "http", url: other.url }], { callTimeoutMs: 600_000 });
+    try {
+      const context = toolContext();
+      const pending = connection.tools.find((tool) => tool.name === "dying__trigger-long-running-operation")!.execute({ duration: 300, steps: 300 }, context);
+      await vi.waitFor(() => expect(context.updates.length).toBeGreaterThan(0), { timeout: 20_000 });
+      await other.stop();
+      const error = await pending.catch((caught: unknown) => caught);
+      expect(McpServerUnavailableError.isInstance(error)).toBe(true);
+      expect((error as Error).message).toMatch(/^lost the connection to MCP server "dying" \(.*\) while tool "trigger-long-running-operation" was running$/);
+      expect(connection.diagnostics.some((diagnostic) => diagnostic.code === "transport-error")).toBe(true);
+    } finally {
+      await connection.close();
+      await other.stop();
     }
   });
 });

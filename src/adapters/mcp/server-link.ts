@@ -11,7 +11,10 @@
  *   `state: "exited"` and reports one `server-exited` diagnostic with the tail
  *   of its stderr; pending calls reject at once (the SDK rejects them when the
  *   transport closes) and later calls throw `McpServerUnavailableError`
- *   without touching the transport. No automatic restart;
+ *   without touching the transport. No automatic restart. Over Streamable
+ *   HTTP, once the SDK gives up reconnecting a response stream, the pending
+ *   calls of that server fail with `McpServerUnavailableError` (their answers
+ *   can no longer arrive); later calls try the server again;
  * - `isError` results and protocol errors throw `McpToolError`;
  * - `close()` is idempotent; stdio children get stdin closed, then SIGTERM,
  *   then SIGKILL (the SDK's sequence, 2 s apart).
@@ -36,6 +39,8 @@ import type { McpDiagnostic, McpServerState, McpServerStatus } from "./types.ts"
 const STDERR_TAIL_CHARS = 2000;
 const MAX_TRANSPORT_ERRORS = 10;
 const CLIENT_INFO = { name: "arbor", version: "0.1.0" };
+/** The SDK's Streamable HTTP message once it stops reconnecting a response stream. */
+const GAVE_UP = /Maximum reconnection attempts/i;
 
 /** Timeouts of one link, in ms. */
 export interface McpLinkTimeouts {
@@ -68,6 +73,7 @@ export class McpServerLink implements McpServerStatus {
   private stderrTail = "";
   private transportErrors = 0;
   private closing?: Promise<void>;
+  private readonly pending = new Map<AbortController, string>();
 
   constructor(
     readonly config: McpServerConfig,
@@ -124,8 +130,11 @@ export class McpServerLink implements McpServerStatus {
       this.diagnose("error", "server-exited", `MCP server "${this.name}" ${what}; its tools now return errors${this.stderrNote()}`);
     };
     this.client.onerror = (error) => {
-      if (this.state !== "connected" || ++this.transportErrors > MAX_TRANSPORT_ERRORS) return;
-      this.diagnose("warning", "transport-error", `MCP server "${this.name}" transport error: ${messageOf(error)}`);
+      if (this.state !== "connected") return;
+      const message = messageOf(error);
+      if (++this.transportErrors <= MAX_TRANSPORT_ERRORS) this.diagnose("warning", "transport-error", `MCP server "${this.name}" transport error: ${message}`);
+      // Streamable HTTP gave up re-opening the response stream: answers to pending calls can no longer arrive.
+      if (GAVE_UP.test(message)) this.failPending(`lost the connection to MCP server "${this.name}" (${message})`);
     };
     try {
       this.transport = this.createTransport();
@@ -172,10 +181,12 @@ export class McpServerLink implements McpServerStatus {
       throw new McpServerUnavailableError(`MCP server "${this.name}" ${why}, so tool "${toolName}" cannot run${this.stderrNote()}`, { details });
     }
     const timeout = this.config.callTimeoutMs ?? this.timeouts.callTimeoutMs;
+    const lost = new AbortController();
+    this.pending.set(lost, toolName);
     let result: Awaited<ReturnType<Client["callTool"]>>;
     try {
       result = await this.client.callTool({ name: toolName, arguments: args }, undefined, {
-        signal: context.signal,
+        signal: AbortSignal.any([context.signal, lost.signal]),
         timeout,
         onprogress: (progress) => {
           const total = progress.total === undefined ? "" : `/${progress.total}`;
@@ -185,6 +196,7 @@ export class McpServerLink implements McpServerStatus {
       });
     } catch (error) {
       if (context.signal.aborted) throw context.signal.reason ?? error;
+      if (lost.signal.aborted) throw lost.signal.reason;
       const state = this.state as McpServerState; // may have changed while the call was pending
       if (state === "closed") {
         throw new McpServerUnavailableError(`MCP server "${this.name}" was closed while tool "${toolName}" was running`, { cause: error, details });
@@ -196,6 +208,8 @@ export class McpServerLink implements McpServerStatus {
         throw new McpToolError(`MCP tool "${toolName}" on server "${this.name}" did not answer within ${timeout} ms`, { cause: error, details });
       }
       throw new McpToolError(`MCP server "${this.name}" failed tool "${toolName}": ${messageOf(error)}`, { cause: error, details });
+    } finally {
+      this.pending.delete(lost);
     }
     const content = mapMcpContent(result as { content?: unknown; structuredContent?: unknown });
     if (result.isError === true) {
@@ -206,6 +220,14 @@ export class McpServerLink implements McpServerStatus {
       ...(result._meta === undefined ? {} : { meta: result._meta }),
     };
     return { content, details: { ...details, ...extra } };
+  }
+
+  /** Fails every pending call with `McpServerUnavailableError` (their answers can no longer arrive). */
+  private failPending(reason: string): void {
+    for (const [controller, toolName] of this.pending) {
+      controller.abort(new McpServerUnavailableError(`${reason} while tool "${toolName}" was running`, { details: { server: this.name, tool: toolName } }));
+    }
+    this.pending.clear();
   }
 
   /** Closes the connection (idempotent). */
