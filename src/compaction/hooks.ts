@@ -18,6 +18,9 @@
  *   reported through `onEvent`; these hooks never throw;
  * - `model` and `thinkingLevel` may be functions, read at each call (the agent's
  *   model can change); `settings.summarizationModel` writes the summary when set;
+ * - {@link compactIfNeeded} is the same threshold check on the session's current
+ *   context, for a harness to call before a new prompt (pi checks at every prompt);
+ * - usage reported before the latest compaction is ignored (pi's stale-usage rule);
  * - throws `HarnessConfigError` at creation when `reserveTokens` does not leave room
  *   in a configured numeric `contextWindow`.
  *
@@ -35,7 +38,8 @@ import { runCompaction } from "./compact.ts";
 import type { FileToolNames } from "./file-ops.ts";
 import type { CompactionHookCallbacks, CompactionReason } from "./hook-types.ts";
 import { type CompactionSettingsInput, effectiveKeepRecentTokens, resolveCompactionSettings, resolveContextWindow } from "./settings.ts";
-import { estimateContextTokens, shouldCompact } from "./tokens.ts";
+import { estimateFreshContextTokens, shouldCompact } from "./tokens.ts";
+import type { CompactionOutcome } from "./compaction.machine.ts";
 
 /** What the hooks report (ours). */
 export type CompactionHookEvent =
@@ -111,7 +115,7 @@ export function createCompactionHooks(options: CompactionHooksOptions): Required
       const model = currentModel();
       const window = resolveContextWindow(settings, model);
       if (window === undefined) return undefined;
-      const contextTokens = estimateContextTokens(messages).tokens;
+      const contextTokens = estimateFreshContextTokens(messages).tokens;
       const compacting = shouldCompact(contextTokens, window, settings);
       report({ type: "compaction.checked", reason: "threshold", contextTokens, contextWindow: window, threshold: window - settings.reserveTokens, compacting });
       if (!compacting) return undefined;
@@ -120,9 +124,40 @@ export function createCompactionHooks(options: CompactionHooksOptions): Required
     async onContextOverflow({ messages, signal }) {
       if (!settings.enabled) return undefined;
       const window = resolveContextWindow(settings, currentModel());
-      const estimate = estimateContextTokens(messages).tokens;
+      const estimate = estimateFreshContextTokens(messages).tokens;
       const keep = Math.max(1, Math.min(effectiveKeepRecentTokens(settings, window), Math.floor(estimate / 2)));
       return compactNow("overflow", keep, signal);
     },
   };
+}
+
+/**
+ * Compacts the session if its current context is over the threshold (pi's check at
+ * the start of every prompt). Returns the outcome, or undefined when no compaction
+ * was needed (disabled, window unknown, under the threshold). Never throws.
+ *
+ * @example
+ * ```ts
+ * await compactIfNeeded({ session, model, settings });
+ * await agent.prompt(text);
+ * ```
+ */
+export async function compactIfNeeded(options: CompactionHooksOptions & { signal?: AbortSignal }): Promise<CompactionOutcome | { status: "failed"; reason: "busy"; message: string } | undefined> {
+  const settings = resolveCompactionSettings(options.settings);
+  if (!settings.enabled) return undefined;
+  const model = typeof options.model === "function" ? options.model() : options.model;
+  const window = resolveContextWindow(settings, model);
+  if (window === undefined) return undefined;
+  const tokens = estimateFreshContextTokens(options.session.view.buildContext().messages).tokens;
+  if (!shouldCompact(tokens, window, settings)) return undefined;
+  return runCompaction(options.session, {
+    model,
+    settings: options.settings,
+    reason: "threshold",
+    keepRecentTokens: effectiveKeepRecentTokens(settings, window),
+    thinkingLevel: typeof options.thinkingLevel === "function" ? options.thinkingLevel() : options.thinkingLevel,
+    hooks: options.hooks,
+    signal: options.signal,
+    fileToolNames: options.fileToolNames,
+  });
 }

@@ -143,6 +143,36 @@ export function estimateContextTokens(messages: readonly AgentMessage[]): Contex
 }
 
 /**
+ * Like {@link estimateContextTokens}, but ignores usage reported before the latest
+ * compaction summary in `messages` (by timestamp): that usage measured the context
+ * before it was compacted. Source: pi's stale-usage rule (`_checkCompaction`), as a
+ * pure function (ours).
+ *
+ * @example
+ * ```ts
+ * const { tokens } = estimateFreshContextTokens(session.view.buildContext().messages);
+ * ```
+ */
+export function estimateFreshContextTokens(messages: readonly AgentMessage[]): ContextTokenEstimate {
+  let compactedAt = -Infinity;
+  for (const message of messages) if (message.role === "compactionSummary") compactedAt = Math.max(compactedAt, message.timestamp);
+  if (compactedAt === -Infinity) return estimateContextTokens(messages);
+  for (let index = messages.length - 1; index >= 0; index--) {
+    const message = messages[index];
+    const usage = usableAssistantUsage(message);
+    if (!usage) continue;
+    if (message.timestamp <= compactedAt) break;
+    const usageTokens = calculateContextTokens(usage);
+    let trailingTokens = 0;
+    for (let after = index + 1; after < messages.length; after++) trailingTokens += estimateTokens(messages[after]);
+    return { tokens: usageTokens + trailingTokens, usageTokens, trailingTokens, lastUsageIndex: index };
+  }
+  let estimated = 0;
+  for (const message of messages) estimated += estimateTokens(message);
+  return { tokens: estimated, usageTokens: 0, trailingTokens: estimated, lastUsageIndex: null };
+}
+
+/**
  * True when compaction should run: `enabled` and `contextTokens > contextWindow −
  * reserveTokens` (e.g. window 200,000 and reserve 16,384 → above 183,616). Source: pi.
  *

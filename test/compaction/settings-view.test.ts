@@ -2,13 +2,13 @@
 import { describe, expect, it } from "vitest";
 import { compact } from "../../src/compaction/compact.ts";
 import { compactionView } from "../../src/compaction/compaction-view.ts";
-import { createCompactionHooks } from "../../src/compaction/hooks.ts";
+import { compactIfNeeded, createCompactionHooks } from "../../src/compaction/hooks.ts";
 import { isContextOverflow } from "../../src/compaction/overflow.ts";
 import { DEFAULT_COMPACTION_SETTINGS, effectiveKeepRecentTokens, resolveCompactionSettings, resolveContextWindow } from "../../src/compaction/settings.ts";
-import { shouldCompact } from "../../src/compaction/tokens.ts";
+import { estimateContextTokens, estimateFreshContextTokens, shouldCompact } from "../../src/compaction/tokens.ts";
 import { HarnessConfigError } from "../../src/core/errors.ts";
 import type { AssistantMessage } from "../../src/core/messages.ts";
-import { appendTurns, assistant, newSession, summaryModel } from "./fixtures.ts";
+import { appendTurns, assistant, newSession, summaryModel, user } from "./fixtures.ts";
 
 describe("settings", () => {
   it("defaults to pi's figures and resolves the window per model", () => {
@@ -76,5 +76,25 @@ describe("compactionView", () => {
     // The estimate after is the chars/4 size of the context right after the entry.
     const context = session.view.buildContext().messages;
     expect(context[0]).toMatchObject({ role: "compactionSummary", summary: second.summary });
+  });
+});
+
+describe("compactIfNeeded and stale usage", () => {
+  it("compacts over the threshold once, then ignores usage reported before the compaction", async () => {
+    const { session } = await newSession();
+    await appendTurns(session, 4);
+    await session.appendEntries([{ type: "message", message: user("one more") }, { type: "message", message: assistant("big context", [], 9000) }]);
+    const { client, mock } = summaryModel([{ text: "S" }, { text: "P" }]);
+    const options = { session, model: client, settings: { contextWindow: 10_000, reserveTokens: 2000, keepRecentTokens: 3000 } };
+    const outcome = await compactIfNeeded(options);
+    expect(outcome?.status).toBe("appended");
+    const calls = mock.doStreamCalls.length;
+    const context = session.view.buildContext().messages;
+    // The kept assistant still carries the pre-compaction usage (9000 tokens) ...
+    expect(estimateContextTokens(context).tokens).toBeGreaterThan(8000);
+    // ... which the fresh estimate ignores, so no second compaction happens.
+    expect(estimateFreshContextTokens(context).tokens).toBeLessThan(8000);
+    expect(await compactIfNeeded(options)).toBeUndefined();
+    expect(mock.doStreamCalls).toHaveLength(calls);
   });
 });
