@@ -86,7 +86,7 @@ const SQLITE_MAGIC = "SQLite format 3\u0000";
  * Classifies `path` without writing it. Throws `LogSchemaError` for a file that
  * must not be opened as an event log (see the module contract).
  */
-export function inspectLogFile(path: string): LogFileState {
+export function inspectLogFile(path: string, supportedVersion: number = LOG_SCHEMA_VERSION): LogFileState {
   if (path === ":memory:" || path === "") return { kind: "new" };
   let size: number;
   try {
@@ -109,7 +109,7 @@ export function inspectLogFile(path: string): LogFileState {
   }
   const db = new Database(path, { readonly: true, fileMustExist: true });
   try {
-    return classify(path, readHeader(db));
+    return classify(path, readHeader(db), supportedVersion);
   } catch (error) {
     if (LogSchemaError.isInstance(error)) throw error;
     throw new LogSchemaError(`"${path}" could not be read as an Arbor event log: ${(error as Error).message}. The file was left untouched.`, {
@@ -135,12 +135,12 @@ function readHeader(db: Database.Database): HeaderState {
   };
 }
 
-function classify(path: string, state: HeaderState): LogFileState {
+function classify(path: string, state: HeaderState, supportedVersion: number): LogFileState {
   if (state.applicationId === ARBOR_APPLICATION_ID) {
-    if (state.userVersion > LOG_SCHEMA_VERSION) {
+    if (state.userVersion > supportedVersion) {
       throw new LogSchemaError(
-        `"${path}" is an Arbor event log of schema version ${state.userVersion}, newer than this Arbor's ${LOG_SCHEMA_VERSION}. Upgrade Arbor to open it; the file was left untouched.`,
-        { details: { path, fileVersion: state.userVersion, supportedVersion: LOG_SCHEMA_VERSION } },
+        `"${path}" is an Arbor event log of schema version ${state.userVersion}, newer than this Arbor's ${supportedVersion}. Upgrade Arbor to open it; the file was left untouched.`,
+        { details: { path, fileVersion: state.userVersion, supportedVersion } },
       );
     }
     return state.userVersion === 0 && state.objects === 0 ? { kind: "new" } : { kind: "arbor", version: state.userVersion };
@@ -153,17 +153,20 @@ function classify(path: string, state: HeaderState): LogFileState {
 }
 
 /**
- * Brings an open, writable connection to {@link LOG_SCHEMA_VERSION} in one
- * `BEGIN IMMEDIATE` transaction. Throws `LogSchemaError` if, under the write lock,
- * the file turns out to be newer or foreign. Returns the versions applied.
+ * Brings an open, writable connection to the last of `migrations` (default
+ * {@link LOG_MIGRATIONS}, i.e. {@link LOG_SCHEMA_VERSION}) in one `BEGIN IMMEDIATE`
+ * transaction: all missing migrations apply, or none (a failing one rolls back
+ * the lot and its error is rethrown). Throws `LogSchemaError` if, under the write
+ * lock, the file turns out to be newer or foreign. Returns the versions applied.
  */
-export function migrate(db: Database.Database, path: string): number[] {
+export function migrate(db: Database.Database, path: string, migrations: readonly LogMigration[] = LOG_MIGRATIONS): number[] {
+  const latest = migrations[migrations.length - 1].version;
   const run = db.transaction((): number[] => {
-    const state = classify(path, readHeader(db));
+    const state = classify(path, readHeader(db), latest);
     const from = state.kind === "new" ? 0 : state.version;
     const applied: number[] = [];
     const now = new Date().toISOString();
-    for (const migration of LOG_MIGRATIONS) {
+    for (const migration of migrations) {
       if (migration.version <= from) continue;
       db.exec(migration.sql);
       db.prepare("INSERT INTO arbor_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(migration.version, migration.name, now);
@@ -171,7 +174,7 @@ export function migrate(db: Database.Database, path: string): number[] {
     }
     if (applied.length > 0) {
       db.pragma(`application_id = ${ARBOR_APPLICATION_ID}`);
-      db.pragma(`user_version = ${LOG_SCHEMA_VERSION}`);
+      db.pragma(`user_version = ${latest}`);
     }
     return applied;
   });

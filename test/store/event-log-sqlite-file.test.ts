@@ -9,7 +9,7 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidArgumentError, LogCommitError, LogSchemaError } from "../../src/core/errors.ts";
-import { ARBOR_APPLICATION_ID, LOG_SCHEMA_VERSION } from "../../src/store/sqlite-schema.ts";
+import { ARBOR_APPLICATION_ID, LOG_MIGRATIONS, LOG_SCHEMA_VERSION, migrate } from "../../src/store/sqlite-schema.ts";
 import { createSqliteEventLog, openEventLog } from "../../src/store/sqlite-event-log.ts";
 import { note, notes, testRegistry } from "./event-log.contract.ts";
 
@@ -74,6 +74,29 @@ describe("SQLite event log file", () => {
     expect(snapshot(path)).toEqual(before);
     expect(() => openEventLog(path)).toThrow(LogSchemaError);
     expect(snapshot(path)).toEqual(before);
+  });
+
+  it("migrates an older file to a newer schema all or nothing, and this build then refuses the newer file", async () => {
+    const path = newPath();
+    const log = createSqliteEventLog({ path, registry: testRegistry() });
+    await log.append("a", notes(3));
+    await log.close();
+    const broken = [...LOG_MIGRATIONS, { version: 2, name: "broken", sql: "CREATE INDEX events_by_type ON events (type); CREATE TABLE events (x);" }];
+    const working = [...LOG_MIGRATIONS, { version: 2, name: "events-by-type", sql: "CREATE INDEX events_by_type ON events (type, global_position);" }];
+    const db = new Database(path);
+    expect(() => migrate(db, path, broken)).toThrow(/already exists/);
+    expect(db.pragma("user_version", { simple: true })).toBe(1);
+    expect(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'events_by_type'").pluck().get()).toBe(0);
+    expect(migrate(db, path, working)).toEqual([2]);
+    expect(migrate(db, path, working)).toEqual([]);
+    expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.prepare("SELECT version, name FROM arbor_migrations ORDER BY version").all()).toEqual([
+      { version: 1, name: "events-and-streams" },
+      { version: 2, name: "events-by-type" },
+    ]);
+    expect(db.prepare("SELECT count(*) FROM events").pluck().get()).toBe(3);
+    db.close();
+    expect(() => createSqliteEventLog({ path })).toThrow(/schema version 2, newer than this Arbor's 1/);
   });
 
   it("refuses a SQLite database that is not an Arbor log, and a file that is not SQLite, leaving both untouched", () => {
