@@ -30,23 +30,23 @@
  */
 import { v7 as uuidv7 } from "uuid";
 import { BehaviorSubject, Subject, type Observable } from "rxjs";
-import { createActor, fromCallback, fromPromise } from "xstate";
+import { createActor, fromPromise } from "xstate";
 import { convertToLlm } from "../core/convert-to-llm.ts";
 import { ArborError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import type { AgentMessage, AssistantMessage, ThinkingLevel } from "../core/messages.ts";
-import type { ModelClient, ModelRequest, ModelStreamEvent } from "../core/model-stream.ts";
+import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
 import type { NewEvent, StoredEvent } from "../store/event-log.ts";
 import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "./agent-types.ts";
 import { agentMachine, drainCount, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
-import { emptyAssistant, errorMessageOf, toAgentMessages } from "./loop-messages.ts";
+import { errorMessageOf, toAgentMessages } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
 import { recoverSession } from "./recovery.ts";
 import { entryEvent } from "./run-records.ts";
-import { runMachine, type ModelCallInput, type RunEvent, type RunOutput } from "./run.machine.ts";
+import { provideRunLogic } from "./run-logic.ts";
+import type { RunOutput } from "./run.machine.ts";
 import { createSessionWriter } from "./session-writer.ts";
-import { provideToolRuntime, toolExecutionMachine } from "./tool-execution.machine.ts";
 
 /**
  * Creates the agent of `options.session` (see the module contract). Never throws;
@@ -113,41 +113,6 @@ export function createAgent(options: AgentOptions): Agent {
     return request;
   };
 
-  const failedStream = (message: string, aborted: boolean): ModelStreamEvent => ({
-    type: "error",
-    message: { ...emptyAssistant(modelInfo()), stopReason: aborted ? "aborted" : "error", errorMessage: message },
-    error: { retryable: false },
-  });
-
-  const modelCall = fromCallback<RunEvent, ModelCallInput>(({ input, sendBack }) => {
-    const controller = new AbortController();
-    let live = true;
-    const send = (event: ModelStreamEvent) => {
-      if (live) sendBack({ type: "MODEL.EVENT", event });
-    };
-    void (async () => {
-      try {
-        const request = await buildRequest(input.messages, controller.signal);
-        let terminal = false;
-        for await (const event of model.stream(request, { signal: controller.signal })) {
-          if (!live) return;
-          send(event);
-          if (event.type === "done" || event.type === "error") {
-            terminal = true;
-            break;
-          }
-        }
-        if (!terminal) send(failedStream("The model stream ended without a done or error event.", controller.signal.aborted));
-      } catch (error) {
-        send(failedStream(errorMessageOf(error), controller.signal.aborted));
-      }
-    })();
-    return () => {
-      live = false;
-      controller.abort(new Error("Request was aborted"));
-    };
-  });
-
   const ready = recoverSession(session).then(() => undefined);
   ready.catch(() => undefined);
 
@@ -199,22 +164,13 @@ export function createAgent(options: AgentOptions): Agent {
     return { input: { ...base, prompts: [] } };
   });
 
-  const runLogic = runMachine.provide({
-    actions: { record },
-    actors: {
-      modelCall,
-      tool: provideToolRuntime(toolExecutionMachine, runtime),
-      betweenTurns: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[]; lastAssistant: AssistantMessage }>(
-        async ({ input, signal }) => {
-          await writer.flush();
-          return hooks.betweenTurns?.({ messages: input.messages, lastAssistant: input.lastAssistant, signal });
-        },
-      ),
-      contextOverflow: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[] }>(async ({ input, signal }) => {
-        await writer.flush();
-        return hooks.onContextOverflow?.({ messages: input.messages, signal });
-      }),
-    },
+  const runLogic = provideRunLogic({
+    record: (events) => record(undefined, { events }),
+    getModel: () => model,
+    buildRequest,
+    runtime,
+    hooks,
+    flush: () => writer.flush(),
   });
 
   actor = createActor(

@@ -160,13 +160,16 @@ export const runMachine = setup({
     record: (_, _params: { events: NewEvent[] }) => {},
     settleTool: enqueueActions(({ context, event, enqueue }) => {
       if (!event.type.startsWith("xstate.done.actor.tool:") || !context.batch) return;
-      const folded = settleInBatch(context.batch, (event as { output: ToolSettled }).output, scope(context));
+      const settled = (event as { output: ToolSettled }).output;
+      if (!context.batch.spawned.includes(settled.toolCallId)) return;
+      const folded = settleInBatch(context.batch, settled, scope(context));
       enqueue.assign({ batch: folded.batch });
       if (folded.events.length) enqueue(recordAction(folded.events));
     }),
     notePrepared: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "TOOL.PREPARED" || !context.batch || context.stopping) return;
       const batch = context.batch;
+      if (!batch.spawned.includes(event.toolCallId) || batch.prepared.includes(event.toolCallId)) return;
       if (batch.mode === "sequential") {
         enqueue.sendTo(`tool:${event.toolCallId}`, { type: "EXECUTE" });
         enqueue.assign({ batch: { ...batch, prepared: [...batch.prepared, event.toolCallId], running: [...batch.running, event.toolCallId] } });
@@ -294,6 +297,7 @@ export const runMachine = setup({
     streaming: {
       entry: assign({ messageId: () => createMessageId(), started: false, partial: undefined, assistant: undefined }),
       invoke: {
+        id: "model",
         src: "modelCall",
         input: ({ context }) => ({ runId: context.input.runId, messages: context.messages }),
       },

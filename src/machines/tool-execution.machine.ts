@@ -168,6 +168,7 @@ export const toolExecutionMachine = setup({
   states: {
     preparing: {
       invoke: {
+        id: "prepare",
         src: "prepareToolCall",
         input: ({ context }) => ({ toolCall: context.toolCall, assistantMessage: context.assistantMessage }),
         onDone: [
@@ -238,6 +239,7 @@ export const toolExecutionMachine = setup({
     executing: {
       entry: assign({ startedAt: () => Date.now() }),
       invoke: {
+        id: "execute",
         src: "executeTool",
         input: ({ context }) => ({ toolCall: context.toolCall, args: context.args, timeoutMs: context.timeoutMs }),
       },
@@ -281,6 +283,7 @@ export const toolExecutionMachine = setup({
     },
     finalizing: {
       invoke: {
+        id: "finalize",
         src: "finalizeToolCall",
         input: ({ context }) => ({
           toolCall: context.toolCall,

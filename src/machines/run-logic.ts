@@ -1,0 +1,99 @@
+/**
+ * Binds the run machine's keyed actors and its `record` action to real
+ * dependencies: the model (read per call, so `setModel` applies at the next call),
+ * the request builder, the tool runtime, the hooks and the session writer.
+ *
+ * Contract (ours):
+ * - `modelCall` builds the request (transformContext → convertToLlm →
+ *   beforeModelCall), streams it with an AbortSignal that fires when the actor
+ *   stops (abort, run end), and turns every failure (a throwing hook, a throwing
+ *   client, a stream without a terminal event) into one `error` stream event: the
+ *   run never sees an exception;
+ * - `betweenTurns` / `contextOverflow` flush the writer before calling the hook, so
+ *   the hook reads a session that holds everything the run produced so far.
+ *
+ * @example
+ * ```ts
+ * const runLogic = provideRunLogic({ record, getModel: () => model, buildRequest, runtime, hooks, flush: () => writer.flush() });
+ * ```
+ */
+import { fromCallback, fromPromise } from "xstate";
+import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
+import type { ModelClient, ModelRequest, ModelStreamEvent } from "../core/model-stream.ts";
+import type { NewEvent } from "../store/event-log.ts";
+import type { LoopHooks } from "./agent-types.ts";
+import { emptyAssistant, errorMessageOf } from "./loop-messages.ts";
+import type { ToolRuntime } from "./loop-tools.ts";
+import { runMachine, type ModelCallInput, type RunEvent } from "./run.machine.ts";
+import { provideToolRuntime, toolExecutionMachine } from "./tool-execution.machine.ts";
+
+/** What the run's actors need. */
+export interface RunDependencies {
+  record: (events: NewEvent[]) => void;
+  getModel: () => ModelClient;
+  buildRequest: (messages: AgentMessage[], signal: AbortSignal) => Promise<ModelRequest>;
+  runtime: ToolRuntime;
+  hooks: LoopHooks;
+  flush: () => Promise<void>;
+}
+
+/** The run machine with its actors and `record` bound to `deps` (see the module contract). */
+export function provideRunLogic(deps: RunDependencies): typeof runMachine {
+  const failedStream = (model: ModelClient, message: string, aborted: boolean): ModelStreamEvent => ({
+    type: "error",
+    message: {
+      ...emptyAssistant({ provider: model.provider, modelId: model.modelId, api: model.api }),
+      stopReason: aborted ? "aborted" : "error",
+      errorMessage: message,
+    },
+    error: { retryable: false },
+  });
+
+  const modelCall = fromCallback<RunEvent, ModelCallInput>(({ input, sendBack }) => {
+    const controller = new AbortController();
+    const model = deps.getModel();
+    let live = true;
+    const send = (event: ModelStreamEvent) => {
+      if (live) sendBack({ type: "MODEL.EVENT", event });
+    };
+    void (async () => {
+      try {
+        const request = await deps.buildRequest(input.messages, controller.signal);
+        let terminal = false;
+        for await (const event of model.stream(request, { signal: controller.signal })) {
+          if (!live) return;
+          send(event);
+          if (event.type === "done" || event.type === "error") {
+            terminal = true;
+            break;
+          }
+        }
+        if (!terminal) send(failedStream(model, "The model stream ended without a done or error event.", controller.signal.aborted));
+      } catch (error) {
+        send(failedStream(model, errorMessageOf(error), controller.signal.aborted));
+      }
+    })();
+    return () => {
+      live = false;
+      controller.abort(new Error("Request was aborted"));
+    };
+  });
+
+  return runMachine.provide({
+    actions: { record: (_, params: { events: NewEvent[] }) => deps.record(params.events) },
+    actors: {
+      modelCall,
+      tool: provideToolRuntime(toolExecutionMachine, deps.runtime),
+      betweenTurns: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[]; lastAssistant: AssistantMessage }>(
+        async ({ input, signal }) => {
+          await deps.flush();
+          return deps.hooks.betweenTurns?.({ messages: input.messages, lastAssistant: input.lastAssistant, signal });
+        },
+      ),
+      contextOverflow: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[] }>(async ({ input, signal }) => {
+        await deps.flush();
+        return deps.hooks.onContextOverflow?.({ messages: input.messages, signal });
+      }),
+    },
+  });
+}
