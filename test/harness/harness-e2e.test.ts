@@ -16,6 +16,7 @@ const PROMPTS = "/work/shared/real-inputs/prompts/pi-mono";
 const API_KEY = "sk-test-SECRETKEY-0f9d8c7b6a";
 const HEADER_VALUE = "hdr-SECRET-VALUE-5e4d3c";
 const MODEL_HEADER_VALUE = "model-hdr-SECRET-7a7a7a";
+const METADATA_VALUE = "meta-SECRET-9c9c9c";
 
 type ChatMessage = { role: string; content: unknown; tool_call_id?: string };
 const textOf = (message: ChatMessage) =>
@@ -62,7 +63,7 @@ describe("harness end to end over the OpenAI wire (real @ai-sdk/openai client, l
       ],
       resources: { skillPaths: [SKILLS], promptTemplatePaths: [PROMPTS] },
       systemPrompt: "You are the e2e assistant.",
-      streamOptions: { headers: { "x-api-secret": HEADER_VALUE }, timeoutMs: 20_000 },
+      streamOptions: { headers: { "x-api-secret": HEADER_VALUE }, metadata: { customer: METADATA_VALUE }, timeoutMs: 20_000 },
       hooks: {
         toolCall: [
           ({ toolName }) => void order.push(`toolCall:${toolName}`),
@@ -92,6 +93,7 @@ describe("harness end to end over the OpenAI wire (real @ai-sdk/openai client, l
     expect(request0.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(request0.headers["x-api-secret"]).toBe(HEADER_VALUE);
     expect(request0.body.user).toBe("payload-hook");
+    expect(request0.body.metadata).toEqual({ customer: METADATA_VALUE });
     const messages0 = request0.body.messages as ChatMessage[];
     expect(textOf(messages0[0])).toContain("You are the e2e assistant.");
     expect(textOf(messages0[0])).toContain("<name>webapp-testing</name>");
@@ -140,7 +142,7 @@ describe("harness end to end over the OpenAI wire (real @ai-sdk/openai client, l
     expect(files).toContain("arbor.db");
     for (const name of files) {
       const bytes = readFileSync(join(dir, name));
-      for (const secret of [API_KEY, HEADER_VALUE, MODEL_HEADER_VALUE]) expect(bytes.includes(Buffer.from(secret)), `${secret} in ${name}`).toBe(false);
+      for (const secret of [API_KEY, HEADER_VALUE, MODEL_HEADER_VALUE, METADATA_VALUE]) expect(bytes.includes(Buffer.from(secret)), `${secret} in ${name}`).toBe(false);
       expect(bytes.includes(Buffer.from("CONTEXT-HOOK-MARKER"))).toBe(false);
     }
     // Sanity: the scan can find things that were logged.

@@ -252,3 +252,56 @@ describe("Session API: moveTo and compact through the compaction module, with ho
     expect(harness.session.view.getEntries().length).toBe(count);
   });
 });
+
+describe("Session API: tools through the agent loop", () => {
+  it("toolCall mutates input, toolResult patches the result, toolContext is called per call, JSON-Schema arguments are validated before the hooks", async () => {
+    const contexts: unknown[] = [];
+    const executed: unknown[] = [];
+    let hookCalls = 0;
+    harness = await createHarness({
+      eventLog: createMemoryEventLog(),
+      models: {
+        main: scriptedModel(
+          [
+            { toolCalls: [{ id: "c1", name: "lookup", arguments: { key: "alpha" } }, { id: "c2", name: "lookup", arguments: { key: 7 } }] },
+            { text: "finished" },
+          ],
+          { provider: "openai.chat", modelId: "m" },
+        ),
+      },
+      tools: [
+        {
+          name: "lookup",
+          description: "Look a key up",
+          parameters: { type: "object", properties: { key: { type: "string" } }, required: ["key"] },
+          execute: async (args: Record<string, unknown>, context: { context: unknown }) => {
+            executed.push(args);
+            contexts.push(context.context);
+            return { content: [{ type: "text", text: `value of ${String(args.key)}` }], details: { raw: true } };
+          },
+        },
+      ],
+      toolContext: ({ toolCallId, toolName }: { toolCallId: string; toolName: string }) => ({ tenant: "acme", toolCallId, toolName }),
+      hooks: {
+        toolCall: ({ input }) => {
+          hookCalls++;
+          input.key = String(input.key).toUpperCase();
+        },
+        toolResult: [({ content }) => ({ content: [...content, { type: "text", text: " (cached)" }] }), ({ details }) => ({ details: { ...(details as object), audited: true } })],
+      },
+    });
+    const outcome = await harness.prompt("look up alpha and 7");
+    expect(outcome.status).toBe("done");
+    expect(executed).toEqual([{ key: "ALPHA" }]);
+    expect(hookCalls).toBe(1); // the invalid call c2 was refused by validation before any hook ran
+    expect(contexts).toEqual([{ tenant: "acme", toolCallId: "c1", toolName: "lookup" }]);
+    const results = outcome.messages.filter((message) => message.role === "toolResult");
+    expect(results[0]).toMatchObject({ toolCallId: "c1", isError: false, details: { raw: true, audited: true }, content: [{ type: "text", text: "value of ALPHA" }, { type: "text", text: " (cached)" }] });
+    expect(results[1]).toMatchObject({ toolCallId: "c2", isError: true });
+    expect(JSON.stringify(results[1])).toContain("key: must be string");
+    const applied = (await events(harness)).filter((event) => event.type === "hook.applied").map((event) => event.data);
+    expect(applied).toContainEqual({ hook: "beforeToolCall", changes: ["args"] });
+    expect(applied).toContainEqual({ hook: "afterToolCall", changes: ["content", "details"] });
+    expect(JSON.stringify(applied)).not.toContain("ALPHA");
+  });
+});

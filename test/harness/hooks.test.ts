@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { AgentMessage, UserMessage } from "../../src/core/messages.ts";
 import { createHookRunner, type HookRecord } from "../../src/harness/hooks.ts";
-import type { HarnessHooks, SessionBeforeTreeEvent, ToolResultEvent } from "../../src/harness/hook-types.ts";
+import { HOOK_NAMES, type HarnessHooks, type SessionBeforeTreeEvent, type ToolResultEvent } from "../../src/harness/hook-types.ts";
 
 const user = (text: string): UserMessage => ({ role: "user", content: text, timestamp: 1 });
 
@@ -225,5 +225,45 @@ describe("hook runner: each hook's effect", () => {
     await runner.toolResult({ toolCallId: "c", toolName: "t", input: {}, content: [], details: undefined, isError: false, terminate: false });
     await runner.beforeProviderPayload({});
     expect(records).toEqual([]);
+  });
+});
+
+describe("hook runner: every hook runs its handlers in registration order", () => {
+  const signal = new AbortController().signal;
+  const invocations: Record<string, (runner: ReturnType<typeof createHookRunner>) => Promise<unknown>> = {
+    beforeAgentStart: (r) => r.beforeAgentStart({ prompt: "p", images: [], messages: [], systemPrompt: "s" }),
+    context: (r) => r.context([user("a")]),
+    beforeProviderRequest: (r) => r.beforeProviderRequest({ options: { model: "m" }, toolNames: [] }),
+    beforeProviderPayload: (r) => r.beforeProviderPayload({}),
+    afterProviderResponse: (r) => r.observe("afterProviderResponse", { status: 200, headers: {} }),
+    toolCall: (r) => r.toolCall({ toolCallId: "c", toolName: "t", input: {} }),
+    toolResult: (r) => r.toolResult({ toolCallId: "c", toolName: "t", input: {}, content: [], details: undefined, isError: false, terminate: false }),
+    sessionBeforeCompact: (r) => r.sessionBeforeCompact({ preparation: {} as never, branchEntries: [], reason: "manual", signal }),
+    sessionCompact: (r) => r.observe("sessionCompact", { compactionEntry: {} as never, fromHook: false, reason: "manual" }),
+    sessionBeforeTree: (r) => r.sessionBeforeTree(treeEvent()),
+    sessionTree: (r) => r.observe("sessionTree", { newLeafId: null, oldLeafId: null }),
+    retryScheduled: (r) => r.observe("retryScheduled", { attempt: 1, delayMs: 1, error: "e" }),
+    retryAttemptStart: (r) => r.observe("retryAttemptStart", { attempt: 1 }),
+    retryFinished: (r) => r.observe("retryFinished", { attempt: 1, success: true }),
+    modelUpdate: (r) => r.observe("modelUpdate", { model: "m", provider: "p", modelId: "m", previous: { model: "n", provider: "p", modelId: "n" } }),
+    thinkingLevelUpdate: (r) => r.observe("thinkingLevelUpdate", { thinkingLevel: "low", previous: "off" }),
+    toolsUpdate: (r) => r.observe("toolsUpdate", { activeToolNames: [], previous: [] }),
+    resourcesUpdate: (r) => r.observe("resourcesUpdate", { skills: [], promptTemplates: [] }),
+  };
+
+  it("covers every hook name", () => {
+    expect(Object.keys(invocations).sort()).toEqual([...HOOK_NAMES].sort());
+  });
+
+  it.each([...HOOK_NAMES])("%s: option handlers, then on() handlers, each awaited", async (name) => {
+    const seen: string[] = [];
+    const slow = async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      seen.push("option-1");
+    };
+    const { runner } = setup({ [name]: [slow, () => void seen.push("option-2")] } as HarnessHooks);
+    runner.on(name, (() => void seen.push("on-1")) as never);
+    await invocations[name](runner);
+    expect(seen).toEqual(["option-1", "option-2", "on-1"]);
   });
 });
