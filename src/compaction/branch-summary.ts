@@ -50,7 +50,14 @@ import { type CompactionSettingsInput, FALLBACK_CONTEXT_WINDOW, resolveCompactio
 import { callSummaryModel } from "./summarize.ts";
 import { estimateTokens } from "./tokens.ts";
 
-/** Max output tokens of a branch summary call. Source: pi. */
+/**
+ * Max output tokens of a branch summary call. Source: pi.
+ *
+ * @example
+ * ```ts
+ * request.maxTokens = BRANCH_SUMMARY_MAX_TOKENS; // 2048
+ * ```
+ */
 export const BRANCH_SUMMARY_MAX_TOKENS = 2048;
 
 /**
@@ -127,7 +134,14 @@ export function prepareBranchEntries(
   return { messages, fileOps, totalTokens };
 }
 
-/** Outcome of {@link summarizeBranch}. */
+/**
+ * Outcome of {@link summarizeBranch}.
+ *
+ * @example
+ * ```ts
+ * const outcome: BranchSummaryOutcome = await summarizeBranch(entries, { model, reserveTokens: 16_384 });
+ * ```
+ */
 export type BranchSummaryOutcome =
   | { ok: true; summary: string; details: { readFiles: string[]; modifiedFiles: string[] }; usage?: Usage }
   | { ok: false; aborted: boolean; message: string };
@@ -169,7 +183,14 @@ export async function summarizeBranch(
   return { ok: true, summary, details: { readFiles, modifiedFiles }, usage: result.usage };
 }
 
-/** Options of {@link moveTo}. */
+/**
+ * Options of {@link moveTo}.
+ *
+ * @example
+ * ```ts
+ * const options: MoveToOptions = { summarize: true, label: "sqlite attempt", model };
+ * ```
+ */
 export interface MoveToOptions {
   /** Summarize the abandoned branch (needs `model`). */
   summarize?: boolean;
@@ -186,7 +207,14 @@ export interface MoveToOptions {
   fileToolNames?: FileToolNames;
 }
 
-/** Result of {@link moveTo}. */
+/**
+ * Result of {@link moveTo}.
+ *
+ * @example
+ * ```ts
+ * const { newLeafId, editorText, summaryEntry }: MoveToResult = await moveTo(session, id, options);
+ * ```
+ */
 export interface MoveToResult {
   oldLeafId: string | null;
   newLeafId: string | null;

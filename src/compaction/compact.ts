@@ -44,7 +44,14 @@ import {
   resolveContextWindow,
 } from "./settings.ts";
 
-/** Options of {@link compact} and {@link runCompaction}. */
+/**
+ * Options of {@link compact} and {@link runCompaction}.
+ *
+ * @example
+ * ```ts
+ * const options: CompactOptions = { model, settings: { keepRecentTokens: 8000 }, customInstructions: "keep SQL" };
+ * ```
+ */
 export interface CompactOptions {
   /** The session's model (used for the summary unless settings name a summarization model). */
   model: ModelClient;

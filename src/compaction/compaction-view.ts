@@ -24,7 +24,14 @@ import type { SessionHandle, SessionView } from "../store/session-types.ts";
 import { entryMessage, pathContextMessages } from "./entry-messages.ts";
 import { estimateTokens } from "./tokens.ts";
 
-/** One compaction on the path. Token figures in tokens. */
+/**
+ * One compaction on the path. Token figures in tokens.
+ *
+ * @example
+ * ```ts
+ * const [first]: CompactionViewItem[] = compactionView(session);
+ * ```
+ */
 export interface CompactionViewItem {
   entryId: string;
   /** ISO 8601. */

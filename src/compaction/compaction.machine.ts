@@ -36,7 +36,14 @@ import type { BeforeCompactResult, CompactionHookCallbacks, CompactionReason } f
 import { type CompactionPreparation, prepareCompaction } from "./prepare.ts";
 import { summarizeCompaction } from "./summarize.ts";
 
-/** Input of the compaction actor. Token figures in tokens. */
+/**
+ * Input of the compaction actor. Token figures in tokens.
+ *
+ * @example
+ * ```ts
+ * const input: CompactionInput = { session, model, reserveTokens: 16_384, keepRecentTokens: 20_000, reason: "manual" };
+ * ```
+ */
 export interface CompactionInput {
   session: SessionHandle;
   /** Model that writes the summary (the session's or the summarization model). */
@@ -50,10 +57,24 @@ export interface CompactionInput {
   fileToolNames?: FileToolNames;
 }
 
-/** Why a compaction failed. */
+/**
+ * Why a compaction failed.
+ *
+ * @example
+ * ```ts
+ * if (outcome.status === "failed" && outcome.reason === "nothing_to_compact") return;
+ * ```
+ */
 export type CompactionFailureReason = "empty" | "already_compacted" | "nothing_to_compact" | "summary_failed" | "hook_failed" | "hook_invalid" | "session_changed" | "append_failed";
 
-/** The actor's output. */
+/**
+ * The actor's output.
+ *
+ * @example
+ * ```ts
+ * const outcome: CompactionOutcome = await toPromise(createActor(compactionMachine, { input }).start());
+ * ```
+ */
 export type CompactionOutcome =
   | { status: "appended"; entry: CompactionEntry; fromHook: boolean; preparation: CompactionPreparation }
   | { status: "cancelled"; reason: "aborted" | "hook" }
@@ -85,7 +106,14 @@ class OutcomeSignal extends Error {
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/** Checks a hook-supplied firstKeptEntryId against the path; returns a problem or undefined. */
+/**
+ * Checks a hook-supplied firstKeptEntryId against the path; returns a problem or undefined.
+ *
+ * @example
+ * ```ts
+ * const problem = checkFirstKept(session.view.getBranch(), hookCompaction.firstKeptEntryId); // undefined when valid
+ * ```
+ */
 export function checkFirstKept(path: readonly SessionEntry[], firstKeptEntryId: string): string | undefined {
   const index = path.findIndex((entry) => entry.id === firstKeptEntryId);
   if (index < 0) return `firstKeptEntryId "${firstKeptEntryId}" is not on the session's current path`;
@@ -203,7 +231,14 @@ const toOutcome = (error: unknown): CompactionOutcome => {
   return { status: "failed", reason: "summary_failed", message: message(error) };
 };
 
-/** The compaction state machine (see the module contract). */
+/**
+ * The compaction state machine (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const actor = createActor(compactionMachine, { input }); actor.on("compaction.failed", (e) => console.warn(e.message)); actor.start();
+ * ```
+ */
 export const compactionMachine = setup({
   types: {
     context: {} as Context,

@@ -31,7 +31,14 @@ import type { MessageEntry, SessionEntry } from "../core/entries.ts";
 import { storedMessage } from "./entry-messages.ts";
 import { estimateTokens } from "./tokens.ts";
 
-/** Where to cut. Source: pi, plus `adjustment` (ours). */
+/**
+ * Where to cut. Source: pi, plus `adjustment` (ours).
+ *
+ * @example
+ * ```ts
+ * const { firstKeptEntryIndex, isSplitTurn, adjustments }: CutPointResult = findCutPoint(path, 0, path.length, 20_000);
+ * ```
+ */
 export interface CutPointResult {
   /** Index of the first entry kept verbatim. */
   firstKeptEntryIndex: number;
@@ -48,14 +55,28 @@ export interface CutPointResult {
 
 const CUTTABLE_ROLES = new Set(["user", "assistant", "custom", "bashExecution", "branchSummary", "compactionSummary"]);
 
-/** True if the path may be cut at this entry (never at a tool result). Source: pi. */
+/**
+ * True if the path may be cut at this entry (never at a tool result). Source: pi.
+ *
+ * @example
+ * ```ts
+ * path.filter(isValidCutPoint); // never a tool result
+ * ```
+ */
 export function isValidCutPoint(entry: SessionEntry): boolean {
   if (entry.type === "branch_summary" || entry.type === "custom_message") return true;
   const message = storedMessage(entry);
   return message !== undefined && CUTTABLE_ROLES.has(message.role);
 }
 
-/** Indices of valid cut points in [startIndex, endIndex), ascending. Source: pi. */
+/**
+ * Indices of valid cut points in [startIndex, endIndex), ascending. Source: pi.
+ *
+ * @example
+ * ```ts
+ * const points = findValidCutPoints(path, 0, path.length); // ascending indices
+ * ```
+ */
 export function findValidCutPoints(entries: readonly SessionEntry[], startIndex: number, endIndex: number): number[] {
   const points: number[] = [];
   for (let index = startIndex; index < endIndex; index++) if (isValidCutPoint(entries[index])) points.push(index);
@@ -66,6 +87,11 @@ export function findValidCutPoints(entries: readonly SessionEntry[], startIndex:
  * Index of the entry that starts the turn containing `entryIndex` (a user or
  * bashExecution message, a branch_summary or a custom_message), searching back
  * to `startIndex`; -1 if none. Source: pi.
+ *
+ * @example
+ * ```ts
+ * const start = findTurnStartIndex(path, cutIndex, 0); // -1 when no turn start precedes
+ * ```
  */
 export function findTurnStartIndex(entries: readonly SessionEntry[], entryIndex: number, startIndex: number): number {
   for (let index = entryIndex; index >= startIndex; index--) {

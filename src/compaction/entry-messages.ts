@@ -22,7 +22,14 @@
 import type { BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry, SessionEntry } from "../core/entries.ts";
 import type { AgentMessage } from "../core/messages.ts";
 
-/** The stored message of a `message` entry, else undefined. */
+/**
+ * The stored message of a `message` entry, else undefined.
+ *
+ * @example
+ * ```ts
+ * const message = storedMessage(entry); // undefined unless entry.type === "message"
+ * ```
+ */
 export function storedMessage(entry: SessionEntry): AgentMessage | undefined {
   return entry.type === "message" ? (entry as MessageEntry).message : undefined;
 }
@@ -69,7 +76,14 @@ export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
   }
 }
 
-/** Index of the last compaction entry in `path`, or -1. */
+/**
+ * Index of the last compaction entry in `path`, or -1.
+ *
+ * @example
+ * ```ts
+ * const index = lastCompactionIndex(path); // -1 without a compaction
+ * ```
+ */
 export function lastCompactionIndex(path: readonly SessionEntry[], before = path.length): number {
   for (let index = before - 1; index >= 0; index--) if (path[index].type === "compaction") return index;
   return -1;

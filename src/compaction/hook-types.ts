@@ -26,16 +26,37 @@
 import type { BranchSummaryEntry, CompactionEntry, SessionEntry } from "../core/entries.ts";
 import type { CompactionPreparation } from "./prepare.ts";
 
-/** Why a compaction runs. Source: pi. */
+/**
+ * Why a compaction runs. Source: pi.
+ *
+ * @example
+ * ```ts
+ * const reason: CompactionReason = "threshold";
+ * ```
+ */
 export type CompactionReason = "manual" | "threshold" | "overflow";
 
-/** Result of `sessionBeforeCompact`. */
+/**
+ * Result of `sessionBeforeCompact`.
+ *
+ * @example
+ * ```ts
+ * const result: BeforeCompactResult = { compaction: { summary: "## Goal\n…" } };
+ * ```
+ */
 export interface BeforeCompactResult {
   cancel?: boolean;
   compaction?: { summary: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown };
 }
 
-/** Compaction callbacks. */
+/**
+ * Compaction callbacks.
+ *
+ * @example
+ * ```ts
+ * const hooks: CompactionHookCallbacks = { sessionCompact: ({ compactionEntry }) => console.log(compactionEntry.id) };
+ * ```
+ */
 export interface CompactionHookCallbacks {
   sessionBeforeCompact?: (event: {
     preparation: CompactionPreparation;
@@ -48,7 +69,14 @@ export interface CompactionHookCallbacks {
   sessionCompact?: (event: { compactionEntry: CompactionEntry; fromHook: boolean; reason: CompactionReason }) => void | Promise<void>;
 }
 
-/** What `sessionBeforeTree` sees. */
+/**
+ * What `sessionBeforeTree` sees.
+ *
+ * @example
+ * ```ts
+ * const count = (preparation: TreePreparation) => preparation.entriesToSummarize.length;
+ * ```
+ */
 export interface TreePreparation {
   targetId: string;
   oldLeafId: string | null;
@@ -61,7 +89,14 @@ export interface TreePreparation {
   label?: string;
 }
 
-/** Result of `sessionBeforeTree`. */
+/**
+ * Result of `sessionBeforeTree`.
+ *
+ * @example
+ * ```ts
+ * const result: BeforeTreeResult = { label: "abandoned", customInstructions: "list failed approaches" };
+ * ```
+ */
 export interface BeforeTreeResult {
   cancel?: boolean;
   summary?: { summary: string; details?: unknown };
@@ -70,7 +105,14 @@ export interface BeforeTreeResult {
   label?: string;
 }
 
-/** Branch navigation callbacks. */
+/**
+ * Branch navigation callbacks.
+ *
+ * @example
+ * ```ts
+ * const hooks: TreeHookCallbacks = { sessionBeforeTree: ({ preparation }) => (preparation.userWantsSummary ? undefined : { cancel: true }) };
+ * ```
+ */
 export interface TreeHookCallbacks {
   sessionBeforeTree?: (event: { preparation: TreePreparation; signal: AbortSignal }) =>
     BeforeTreeResult | undefined | void | Promise<BeforeTreeResult | undefined | void>;

@@ -41,13 +41,27 @@ import { type CompactionSettingsInput, effectiveKeepRecentTokens, resolveCompact
 import { estimateFreshContextTokens, shouldCompact } from "./tokens.ts";
 import type { CompactionOutcome } from "./compaction.machine.ts";
 
-/** What the hooks report (ours). */
+/**
+ * What the hooks report (ours).
+ *
+ * @example
+ * ```ts
+ * const log = (event: CompactionHookEvent) => console.log(event.type, event.reason);
+ * ```
+ */
 export type CompactionHookEvent =
   | { type: "compaction.checked"; reason: CompactionReason; contextTokens: number; contextWindow: number; threshold: number; compacting: boolean }
   | { type: "compaction.appended"; reason: CompactionReason; entryId: string; tokensBefore: number }
   | { type: "compaction.skipped"; reason: CompactionReason; status: "cancelled" | "failed"; detail: string };
 
-/** Options of {@link createCompactionHooks}. */
+/**
+ * Options of {@link createCompactionHooks}.
+ *
+ * @example
+ * ```ts
+ * const options: CompactionHooksOptions = { session, model, settings: { contextWindow: 128_000 } };
+ * ```
+ */
 export interface CompactionHooksOptions {
   session: SessionHandle;
   /** The session's model, or a function returning the current one. */

@@ -16,7 +16,14 @@
  */
 import { InvalidStateError } from "../core/errors.ts";
 
-/** What holds the lock. */
+/**
+ * What holds the lock.
+ *
+ * @example
+ * ```ts
+ * const kind: SessionLockKind | undefined = sessionLockHolder(session.id);
+ * ```
+ */
 export type SessionLockKind = "compaction" | "branch-summary";
 
 interface Holder {
@@ -26,12 +33,26 @@ interface Holder {
 
 const holders = new Map<string, Holder>();
 
-/** True while a compaction (not a branch summary) runs on the session. */
+/**
+ * True while a compaction (not a branch summary) runs on the session.
+ *
+ * @example
+ * ```ts
+ * if (isCompacting(session.id)) console.log("compacting…");
+ * ```
+ */
 export function isCompacting(sessionId: string): boolean {
   return holders.get(sessionId)?.kind === "compaction";
 }
 
-/** What holds the session's lock, if anything. */
+/**
+ * What holds the session's lock, if anything.
+ *
+ * @example
+ * ```ts
+ * sessionLockHolder(session.id); // "compaction" | "branch-summary" | undefined
+ * ```
+ */
 export function sessionLockHolder(sessionId: string): SessionLockKind | undefined {
   return holders.get(sessionId)?.kind;
 }
@@ -61,7 +82,14 @@ export function acquireSessionLock(sessionId: string, kind: SessionLockKind, abo
   };
 }
 
-/** Aborts the compaction or branch summary running on the session. Returns false if none runs. */
+/**
+ * Aborts the compaction or branch summary running on the session. Returns false if none runs.
+ *
+ * @example
+ * ```ts
+ * abortCompaction(session.id); // true if something was running
+ * ```
+ */
 export function abortCompaction(sessionId: string, reason = "aborted"): boolean {
   const holder = holders.get(sessionId);
   if (!holder) return false;

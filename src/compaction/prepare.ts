@@ -30,7 +30,14 @@ import { entryMessage, lastCompactionIndex, pathContextMessages } from "./entry-
 import { addFileOpsFromDetails, createFileOps, extractFileOpsFromMessage, type FileOps, type FileToolNames } from "./file-ops.ts";
 import { estimateContextTokens, estimateTokens } from "./tokens.ts";
 
-/** Everything the summarizer needs. Token figures are in tokens. */
+/**
+ * Everything the summarizer needs. Token figures are in tokens.
+ *
+ * @example
+ * ```ts
+ * const result = prepareCompaction(path, settings); if (result.ok) console.log(result.preparation.keptEntryIds.length);
+ * ```
+ */
 export interface CompactionPreparation {
   /** The leaf the preparation was made from; the compaction entry is appended as its child. */
   preparedLeafId: string;
@@ -54,10 +61,24 @@ export interface CompactionPreparation {
   settings: { keepRecentTokens: number; reserveTokens: number };
 }
 
-/** Why a compaction cannot be prepared. */
+/**
+ * Why a compaction cannot be prepared.
+ *
+ * @example
+ * ```ts
+ * if (!result.ok && result.reason === "already_compacted") return;
+ * ```
+ */
 export type CompactionRefusal = "empty" | "already_compacted" | "nothing_to_compact";
 
-/** The outcome of {@link prepareCompaction}. */
+/**
+ * The outcome of {@link prepareCompaction}.
+ *
+ * @example
+ * ```ts
+ * const result: PrepareCompactionResult = prepareCompaction(path, { keepRecentTokens: 20_000, reserveTokens: 16_384 });
+ * ```
+ */
 export type PrepareCompactionResult =
   | { ok: true; preparation: CompactionPreparation }
   | { ok: false; reason: CompactionRefusal; message: string };

@@ -21,7 +21,14 @@
  */
 import type { AgentMessage, BashExecutionMessage } from "../core/messages.ts";
 
-/** Longest tool result text kept in a serialized conversation (characters). Source: pi. */
+/**
+ * Longest tool result text kept in a serialized conversation (characters). Source: pi.
+ *
+ * @example
+ * ```ts
+ * serializeConversation([longToolResult]); // cut after TOOL_RESULT_MAX_CHARS (2000) characters
+ * ```
+ */
 export const TOOL_RESULT_MAX_CHARS = 2000;
 
 function truncate(text: string, maxChars: number): string {

@@ -24,7 +24,14 @@ import { HarnessConfigError } from "../core/errors.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import { formatZodError } from "../core/tools.ts";
 
-/** Resolved compaction settings (all token figures in tokens). */
+/**
+ * Resolved compaction settings (all token figures in tokens).
+ *
+ * @example
+ * ```ts
+ * const settings: CompactionSettings = resolveCompactionSettings({ reserveTokens: 8192 });
+ * ```
+ */
 export interface CompactionSettings {
   /** Automatic compaction (between turns and on overflow). Manual compaction works regardless. */
   enabled: boolean;
@@ -40,7 +47,14 @@ export interface CompactionSettings {
   branchSummaryReserveTokens: number;
 }
 
-/** Defaults. Source: pi. */
+/**
+ * Defaults. Source: pi.
+ *
+ * @example
+ * ```ts
+ * DEFAULT_COMPACTION_SETTINGS.keepRecentTokens; // 20000
+ * ```
+ */
 export const DEFAULT_COMPACTION_SETTINGS: Readonly<CompactionSettings> = Object.freeze({
   enabled: true,
   reserveTokens: 16384,
@@ -48,7 +62,14 @@ export const DEFAULT_COMPACTION_SETTINGS: Readonly<CompactionSettings> = Object.
   branchSummaryReserveTokens: 16384,
 });
 
-/** Window used by branch summarization when the model's window is unknown. Source: pi. */
+/**
+ * Window used by branch summarization when the model's window is unknown. Source: pi.
+ *
+ * @example
+ * ```ts
+ * const window = resolveContextWindow(settings, model) ?? FALLBACK_CONTEXT_WINDOW;
+ * ```
+ */
 export const FALLBACK_CONTEXT_WINDOW = 128_000;
 
 const positiveInt = z.number().int().positive();
@@ -64,7 +85,14 @@ const settingsSchema = z.strictObject({
   branchSummaryReserveTokens: positiveInt.optional(),
 });
 
-/** Input of {@link resolveCompactionSettings}: any subset of the settings. */
+/**
+ * Input of {@link resolveCompactionSettings}: any subset of the settings.
+ *
+ * @example
+ * ```ts
+ * const input: CompactionSettingsInput = { enabled: false };
+ * ```
+ */
 export type CompactionSettingsInput = Partial<CompactionSettings>;
 
 /**

@@ -35,19 +35,40 @@ import {
 } from "./prompts.ts";
 import { serializeConversation } from "./serialize.ts";
 
-/** Outcome of one summary call. */
+/**
+ * Outcome of one summary call.
+ *
+ * @example
+ * ```ts
+ * const result: SummaryCallResult = await callSummaryModel(text, 1024, { model });
+ * ```
+ */
 export type SummaryCallResult =
   | { ok: true; text: string; usage: Usage }
   | { ok: false; aborted: boolean; message: string; usage?: Usage };
 
-/** Options shared by summary calls. */
+/**
+ * Options shared by summary calls.
+ *
+ * @example
+ * ```ts
+ * const options: SummaryCallOptions = { model, signal: controller.signal, thinkingLevel: "low" };
+ * ```
+ */
 export interface SummaryCallOptions {
   model: ModelClient;
   signal?: AbortSignal;
   thinkingLevel?: ThinkingLevel;
 }
 
-/** Adds two usages; a count stays null only if both are null. */
+/**
+ * Adds two usages; a count stays null only if both are null.
+ *
+ * @example
+ * ```ts
+ * addUsage(history.usage, prefix.usage).output; // null only when both are null
+ * ```
+ */
 export function addUsage(a: Usage, b: Usage): Usage {
   const add = (x: number | null, y: number | null) => (x === null && y === null ? null : (x ?? 0) + (y ?? 0));
   const sum: Usage = {
@@ -109,7 +130,14 @@ export async function callSummaryModel(text: string, maxTokens: number, options:
   return { ok: false, aborted: signal?.aborted === true, message: "the model stream ended without a result" };
 }
 
-/** A compaction summary ready to store. */
+/**
+ * A compaction summary ready to store.
+ *
+ * @example
+ * ```ts
+ * const result = await summarizeCompaction(preparation, { model }); if (result.ok) store(result.value satisfies CompactionSummary);
+ * ```
+ */
 export interface CompactionSummary {
   summary: string;
   details: { readFiles: string[]; modifiedFiles: string[] };

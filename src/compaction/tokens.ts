@@ -24,7 +24,14 @@
  */
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.ts";
 
-/** Characters counted for one image in a tool result or custom message. Source: pi. */
+/**
+ * Characters counted for one image in a tool result or custom message. Source: pi.
+ *
+ * @example
+ * ```ts
+ * estimateTokens(toolResultWithOneImage); // IMAGE_CHARS / 4 = 1200
+ * ```
+ */
 export const IMAGE_CHARS = 4800;
 
 function blocksChars(content: string | readonly { type: string; text?: string }[], countImages: boolean): number {
@@ -91,7 +98,14 @@ export function calculateContextTokens(usage: Usage): number {
   return (usage.input ?? 0) + (usage.output ?? 0) + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0);
 }
 
-/** True when at least one usage count is known (non-null). Ours. */
+/**
+ * True when at least one usage count is known (non-null). Ours.
+ *
+ * @example
+ * ```ts
+ * hasKnownUsage({ input: null, output: null, cacheRead: null, cacheWrite: null, totalTokens: null }); // false
+ * ```
+ */
 export function hasKnownUsage(usage: Usage | undefined): usage is Usage {
   if (!usage) return false;
   return [usage.totalTokens, usage.input, usage.output, usage.cacheRead, usage.cacheWrite].some(
@@ -99,7 +113,14 @@ export function hasKnownUsage(usage: Usage | undefined): usage is Usage {
   );
 }
 
-/** The usage of an assistant message that ended normally and reported usage, else undefined. Source: pi. */
+/**
+ * The usage of an assistant message that ended normally and reported usage, else undefined. Source: pi.
+ *
+ * @example
+ * ```ts
+ * usableAssistantUsage(erroredAssistant); // undefined: error/aborted usage is ignored
+ * ```
+ */
 export function usableAssistantUsage(message: AgentMessage): Usage | undefined {
   if (message.role !== "assistant") return undefined;
   const assistant = message as AssistantMessage;
@@ -107,7 +128,14 @@ export function usableAssistantUsage(message: AgentMessage): Usage | undefined {
   return hasKnownUsage(assistant.usage) ? assistant.usage : undefined;
 }
 
-/** The result of {@link estimateContextTokens}, in tokens. */
+/**
+ * The result of {@link estimateContextTokens}, in tokens.
+ *
+ * @example
+ * ```ts
+ * const { tokens, lastUsageIndex }: ContextTokenEstimate = estimateContextTokens(messages);
+ * ```
+ */
 export interface ContextTokenEstimate {
   /** usageTokens + trailingTokens. */
   tokens: number;
