@@ -258,7 +258,14 @@ export type HandlerOf<Name extends HookName> = HookHandler<HookSignatures[Name][
 /** Handlers by hook: one function or a list (run in list order). */
 export type HarnessHooks = { [Name in HookName]?: HandlerOf<Name> | HandlerOf<Name>[] };
 
-/** Every hook name, in the order of the issue's table. */
+/**
+ * Every hook name, in the order of docs/hooks.md's table.
+ *
+ * @example
+ * ```ts
+ * for (const name of HOOK_NAMES) harness.on(name, () => void metrics.increment(`hook.${name}`));
+ * ```
+ */
 export const HOOK_NAMES: readonly HookName[] = [
   "beforeAgentStart",
   "context",

@@ -174,7 +174,15 @@ const tool = z.looseObject({
 const queueMode = z.enum(["one-at-a-time", "all"]);
 const stringRecord = z.record(z.string(), z.string());
 
-/** The zod schema of {@link AgentHarnessOptions} (shapes and field rules; cross-field rules live in {@link validateHarnessOptions}). */
+/**
+ * The zod schema of {@link AgentHarnessOptions} (shapes and field rules; cross-field rules live in
+ * {@link validateHarnessOptions}, which callers should use: it throws `HarnessConfigError`).
+ *
+ * @example
+ * ```ts
+ * agentHarnessOptionsSchema.safeParse({ models: {} }).success; // false
+ * ```
+ */
 export const agentHarnessOptionsSchema = z
   .object({
     session: objectWith("a SessionHandle", "appendEntries", "appendEvents", "moveLeaf").optional(),

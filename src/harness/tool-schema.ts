@@ -46,7 +46,14 @@ function engineFor(schema: Record<string, unknown>): Ajv {
   return engine;
 }
 
-/** Formats ajv errors as one line naming each failing field. */
+/**
+ * Formats ajv errors as one line naming each failing field (dotted paths; `(root)` for the object).
+ *
+ * @example
+ * ```ts
+ * formatAjvErrors(check.errors); // "query: must have required property 'query'; limit: must be integer"
+ * ```
+ */
 export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefined): string {
   if (!errors?.length) return "(root): invalid";
   return errors

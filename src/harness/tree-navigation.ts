@@ -78,7 +78,15 @@ export interface NavigationContext {
   summarize?: BranchSummarizer;
 }
 
-/** The abandoned branch and the common ancestor of the old leaf and the target. */
+/**
+ * The abandoned branch (old leaf back to, excluding, the deepest common ancestor with the
+ * target; oldest first) and that ancestor. Source: pi.
+ *
+ * @example
+ * ```ts
+ * const { entries, commonAncestorId } = collectAbandonedBranch(session, session.view.leafId, targetId);
+ * ```
+ */
 export function collectAbandonedBranch(session: SessionHandle, oldLeafId: string | null, targetId: string): { commonAncestorId: string | null; entries: SessionEntry[] } {
   if (oldLeafId === null) return { commonAncestorId: null, entries: [] };
   const targetPath = new Set(session.view.getBranch(targetId).map((entry) => entry.id));
