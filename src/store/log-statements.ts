@@ -6,8 +6,8 @@
  * - `readRange(after, upTo, limit, filter)` returns events with
  *   `after < global_position ≤ upTo` in ascending global position, at most `limit`
  *   (-1 = no limit), filtered by stream, types (bound as one JSON array through
- *   `json_each`) and `version > afterVersion`. Stream-filtered reads use the
- *   `(stream_id, version)` index; others walk the rowid range;
+ *   `json_each`) and `version > afterVersion`. Stream-filtered reads seek the
+ *   `(stream_id, version)` index from the cursor's version; others walk the rowid range;
  * - nothing here writes outside the statements' own SQL; transactions belong to
  *   the caller.
  *
@@ -36,12 +36,17 @@ export function createLogStatements(db: Database.Database) {
     `SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? AND version > ?
       AND type IN (SELECT value FROM json_each(?)) ORDER BY global_position LIMIT ?`,
   );
+  // Stream reads seek the (stream_id, version) index: first the last version at or before the
+  // position cursor (walking down from the stream's end, so live reads touch only new rows), then forwards.
+  const streamVersionAt = db
+    .prepare("SELECT version FROM events WHERE stream_id = ? AND global_position <= ? ORDER BY version DESC LIMIT 1")
+    .pluck();
   const rangeStream = db.prepare(
-    `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND global_position > ? AND global_position <= ? AND version > ?
+    `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version > ? AND global_position > ? AND global_position <= ?
       ORDER BY version LIMIT ?`,
   );
   const rangeStreamTypes = db.prepare(
-    `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND global_position > ? AND global_position <= ? AND version > ?
+    `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version > ? AND global_position > ? AND global_position <= ?
       AND type IN (SELECT value FROM json_each(?)) ORDER BY version LIMIT ?`,
   );
   return {
@@ -66,10 +71,12 @@ export function createLogStatements(db: Database.Database) {
       const afterVersion = filter.afterVersion ?? 0;
       const types = filter.types === undefined ? undefined : JSON.stringify(filter.types);
       if (filter.streamId !== undefined) {
+        const seen = after === 0 ? 0 : ((streamVersionAt.get(filter.streamId, after) as number | undefined) ?? 0);
+        const fromVersion = Math.max(afterVersion, seen);
         return (
           types === undefined
-            ? rangeStream.all(filter.streamId, after, upTo, afterVersion, limit)
-            : rangeStreamTypes.all(filter.streamId, after, upTo, afterVersion, types, limit)
+            ? rangeStream.all(filter.streamId, fromVersion, after, upTo, limit)
+            : rangeStreamTypes.all(filter.streamId, fromVersion, after, upTo, types, limit)
         ) as EventRecord[];
       }
       return (

@@ -92,13 +92,13 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
   const wakeAll = (): void => {
     for (const listener of listeners) listener.wake();
   };
-  /** Index of the first record with globalPosition > position. */
-  const firstAfter = (position: number): number => {
+  /** Index of the first record of `records` (ascending positions) with globalPosition > position. */
+  const firstAfter = (records: readonly EventRecord[], position: number): number => {
     let low = 0;
-    let high = all.length;
+    let high = records.length;
     while (low < high) {
       const middle = (low + high) >>> 1;
-      if (all[middle].globalPosition <= position) low = middle + 1;
+      if (records[middle].globalPosition <= position) low = middle + 1;
       else high = middle;
     }
     return low;
@@ -109,17 +109,10 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
     (filter.afterVersion === undefined || record.version > filter.afterVersion);
   const readRange = (after: number, upTo: number, limit: number, filter: SubscriptionFilter): StoredEvent[] => {
     const out: StoredEvent[] = [];
-    if (filter.streamId !== undefined) {
-      const stream = streams.get(filter.streamId);
-      if (!stream) return out;
-      for (const record of stream.records) {
-        if (out.length >= limit || record.globalPosition > upTo) break;
-        if (record.globalPosition > after && matches(record, filter)) out.push(toStoredEvent(record));
-      }
-      return out;
-    }
-    for (let index = firstAfter(after); index < all.length && out.length < limit; index++) {
-      const record = all[index];
+    const records = filter.streamId === undefined ? all : streams.get(filter.streamId)?.records;
+    if (!records) return out;
+    for (let index = firstAfter(records, after); index < records.length && out.length < limit; index++) {
+      const record = records[index];
       if (record.globalPosition > upTo) break;
       if (matches(record, filter)) out.push(toStoredEvent(record));
     }
