@@ -194,14 +194,20 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     let streamError: { error: unknown } | undefined;
     let finished = false;
     let ended = false;
+    // Abort cancels the reader, which settles a pending read even when the model ignores
+    // its abortSignal. (Racing every read against the signal would pile reactions onto one
+    // pending promise: memory and GC cost growing with the stream.)
+    const activeReader = reader;
+    const cancelOnAbort = () => void activeReader.cancel().catch(() => undefined);
+    abortSignal.addEventListener("abort", cancelOnAbort, { once: true });
     try {
       for (;;) {
-        const next = await Promise.race([reader.read(), stopped]);
-        if (next === "aborted") break;
+        const next = await reader.read();
         if (next.done) {
           ended = true;
           break;
         }
+        if (abortSignal.aborted) break;
         const part = next.value;
         if (part.type === "error") {
           streamError ??= { error: part.error };
@@ -213,6 +219,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     } catch (error) {
       streamError ??= { error };
     } finally {
+      abortSignal.removeEventListener("abort", cancelOnAbort);
       if (!ended) reader.cancel().catch(() => undefined);
     }
 
