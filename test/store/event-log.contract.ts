@@ -310,6 +310,23 @@ export function runEventLogContract(name: string, factory: EventLogFactory): voi
       expect((await typed).map((event) => event.globalPosition)).toEqual([4, 8]);
     });
 
+    it("keeps a stream subscription going across a delete and re-creation of the stream", async () => {
+      const log = await fresh();
+      await log.append("a", notes(3, "old"));
+      const received = collect(log.subscribe({ streamId: "a" }), 5);
+      await log.append("b", notes(1));
+      await log.deleteStream("a");
+      await log.append("a", notes(2, "new"), { expectedVersion: "no_stream" });
+      const events = await received;
+      expect(events.map((event) => [event.version, (event.data as { text: string }).text])).toEqual([
+        [1, "old0"],
+        [2, "old1"],
+        [3, "old2"],
+        [1, "new0"],
+        [2, "new1"],
+      ]);
+    });
+
     it("stops delivering after unsubscribe and completes subscriptions on close", async () => {
       const log = await factory(testRegistry());
       await log.append("a", notes(1));
