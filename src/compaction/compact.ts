@@ -13,8 +13,8 @@
  *   session is unchanged;
  * - `runCompaction` never throws: its result is a {@link CompactionOutcome};
  * - `compact` returns the appended entry or throws: `CompactionError`
- *   (`COMPACTION_REFUSED`: nothing to compact, already compacted, cancelled by a
- *   hook or aborted; `details.reason` says which), `CompactionFailedError`
+ *   (`COMPACTION_REFUSED`: nothing to compact, already compacted, a tool batch in
+ *   flight, cancelled by a hook or aborted; `details.reason` says which), `CompactionFailedError`
  *   (`COMPACTION_FAILED`: the summary call failed, a hook threw or supplied an
  *   invalid compaction, the session changed meanwhile), `InvalidStateError`
  *   (another compaction or branch summary is running);
@@ -146,7 +146,7 @@ export async function compact(session: SessionHandle, options: CompactOptions): 
       });
     case "failed":
       if (outcome.reason === "busy") throw new InvalidStateError(outcome.message, { details: { reason: "busy" } });
-      if (outcome.reason === "empty" || outcome.reason === "already_compacted" || outcome.reason === "nothing_to_compact") {
+      if (outcome.reason === "empty" || outcome.reason === "already_compacted" || outcome.reason === "nothing_to_compact" || outcome.reason === "tool_batch_in_flight") {
         throw new CompactionError(outcome.message, { details: { reason: outcome.reason } });
       }
       throw new CompactionFailedError(outcome.message, { details: { reason: outcome.reason } });

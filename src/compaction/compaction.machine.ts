@@ -12,6 +12,9 @@
  *   preparation was made from (pi #9178: never of a leaf moved to meanwhile); if the
  *   session's leaf moved on, it ends `failed` (`reason: "session_changed"`) and
  *   appends nothing; `usage` of the summary call is recorded on the entry;
+ * - never while a tool batch is in flight: if the path's last assistant message has
+ *   calls without results (checked when preparing and again before appending), it
+ *   ends `failed` (`reason: "tool_batch_in_flight"`) and appends nothing;
  * - `ABORT` in `preparing` or `summarizing` ends `cancelled` (the summary call's
  *   signal aborts); in `appending` it is ignored, so `cancelled` always means
  *   the session is unchanged (same version, same entries);
@@ -65,7 +68,16 @@ export interface CompactionInput {
  * if (outcome.status === "failed" && outcome.reason === "nothing_to_compact") return;
  * ```
  */
-export type CompactionFailureReason = "empty" | "already_compacted" | "nothing_to_compact" | "summary_failed" | "hook_failed" | "hook_invalid" | "session_changed" | "append_failed";
+export type CompactionFailureReason =
+  | "empty"
+  | "already_compacted"
+  | "nothing_to_compact"
+  | "tool_batch_in_flight"
+  | "summary_failed"
+  | "hook_failed"
+  | "hook_invalid"
+  | "session_changed"
+  | "append_failed";
 
 /**
  * The actor's output.
@@ -132,8 +144,44 @@ export function checkFirstKept(path: readonly SessionEntry[], firstKeptEntryId: 
   return undefined;
 }
 
+/**
+ * Tool calls of the path's last assistant message that have no result after it yet,
+ * i.e. a tool batch in flight. Empty when none.
+ *
+ * @example
+ * ```ts
+ * if (pendingToolCalls(session.view.getBranch()).length > 0) console.log("wait for the batch");
+ * ```
+ */
+export function pendingToolCalls(path: readonly SessionEntry[]): string[] {
+  for (let index = path.length - 1; index >= 0; index--) {
+    const stored = storedMessage(path[index]);
+    if (stored?.role !== "assistant") continue;
+    const open = new Set(stored.content.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])));
+    for (let after = index + 1; after < path.length; after++) {
+      const later = storedMessage(path[after]);
+      if (later?.role === "toolResult") open.delete(later.toolCallId);
+    }
+    return [...open];
+  }
+  return [];
+}
+
+function refuseInFlight(path: readonly SessionEntry[]): void {
+  const pending = pendingToolCalls(path);
+  if (pending.length > 0) {
+    throw new OutcomeSignal({
+      failure: {
+        reason: "tool_batch_in_flight",
+        message: `A tool batch is in flight (no result yet for ${pending.join(", ")}); a compaction now would separate calls from their results. Nothing was appended.`,
+      },
+    });
+  }
+}
+
 async function prepareStep(input: CompactionInput, signal: AbortSignal): Promise<{ preparation: CompactionPreparation; ready?: Ready }> {
   const path = input.session.view.getBranch();
+  refuseInFlight(path);
   const prepared = prepareCompaction(path, { keepRecentTokens: input.keepRecentTokens, reserveTokens: input.reserveTokens }, { fileToolNames: input.fileToolNames });
   if (!prepared.ok) throw new OutcomeSignal({ failure: { reason: prepared.reason, message: prepared.message } });
   const preparation = prepared.preparation;
@@ -204,6 +252,7 @@ async function appendStep(input: CompactionInput, preparation: CompactionPrepara
       },
     });
   }
+  refuseInFlight(session.view.getBranch());
   const keptFrom = preparation.keptEntryIds.indexOf(ready.firstKeptEntryId);
   try {
     const entry = await session.appendEntry({

@@ -7,7 +7,7 @@ import { compact, runCompaction } from "../../src/compaction/compact.ts";
 import { isCompacting } from "../../src/compaction/lock.ts";
 import type { CompactionEntry } from "../../src/core/entries.ts";
 import { CompactionError, CompactionFailedError, InvalidStateError } from "../../src/core/errors.ts";
-import { appendTurns, newSession, pairingProblems, summaryModel } from "./fixtures.ts";
+import { appendTurns, assistant, newSession, pairingProblems, summaryModel, toolResult, user } from "./fixtures.ts";
 
 const settings = { reserveTokens: 4096, keepRecentTokens: 2500 };
 const SUMMARY = "## Goal\nFix files.\n\n## Next Steps\n1. Continue";
@@ -175,5 +175,24 @@ describe("compact()", () => {
     const outcome = await runCompaction(session, { model: client, settings });
     expect(outcome).toMatchObject({ status: "failed", reason: "summary_failed" });
     expect((outcome as { message: string }).message).toMatch(/empty summary/);
+  });
+});
+
+describe("tool batches in flight", () => {
+  it("refuses to compact while the last assistant's tool calls have no results yet", async () => {
+    const { session } = await newSession();
+    await appendTurns(session, 6);
+    await session.appendEntries([
+      { type: "message", message: user("one more file") },
+      { type: "message", message: assistant("", [{ id: "live1", name: "read", arguments: { path: "x" } }, { id: "live2", name: "read", arguments: { path: "y" } }]) },
+      { type: "message", message: toolResult("live1", "read", "first result landed") },
+    ]);
+    const { client, mock } = summaryModel([]);
+    const version = session.view.version;
+    const outcome = await runCompaction(session, { model: client, settings, reason: "manual" });
+    expect(outcome).toMatchObject({ status: "failed", reason: "tool_batch_in_flight" });
+    expect((outcome as { message: string }).message).toMatch(/no result yet for live2/);
+    expect(mock.doStreamCalls).toHaveLength(0);
+    expect(session.view.version).toBe(version);
   });
 });
