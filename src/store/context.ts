@@ -45,6 +45,8 @@ export interface EntrySource {
    * entry not read yet (see `lazy-entries.ts`); used to walk paths without reading content.
    */
   peek?(id: string): SessionEntry | undefined;
+  /** Optional hint: these entries are about to be read (lets a lazy source read them in bulk). */
+  prefetch?(ids: readonly string[]): void;
 }
 
 /** The result of walking from an entry to its root. */
@@ -199,15 +201,19 @@ function buildFull(source: EntrySource, leafId: string): { state: LeafState; mis
     const type = path[index].type;
     if (type === "message" || type === "custom_message" || type === "branch_summary") emit(state, read(index));
   };
-  if (compactionIndex < 0) {
+  const compaction = compactionIndex < 0 ? undefined : (read(compactionIndex) as CompactionEntry);
+  const firstKept = compaction ? path.findIndex((entry, index) => index < compactionIndex && entry.id === compaction.firstKeptEntryId) : -1;
+  if (source.prefetch) {
+    const from = compaction ? (firstKept >= 0 ? firstKept : compactionIndex + 1) : 0;
+    source.prefetch(path.slice(from).map((entry) => entry.id));
+  }
+  if (!compaction) {
     for (let index = 0; index < path.length; index++) emitAt(index);
   } else {
-    const compaction = read(compactionIndex) as CompactionEntry;
     state.pairing.push(
       { role: "compactionSummary", summary: compaction.summary, tokensBefore: compaction.tokensBefore, timestamp: new Date(compaction.timestamp).getTime() },
       compaction.id,
     );
-    const firstKept = path.findIndex((entry, index) => index < compactionIndex && entry.id === compaction.firstKeptEntryId);
     if (firstKept >= 0) for (let index = firstKept; index < compactionIndex; index++) emitAt(index);
     for (let index = compactionIndex + 1; index < path.length; index++) emitAt(index);
   }

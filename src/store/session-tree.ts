@@ -158,26 +158,33 @@ function userText(message: AgentMessage): string {
   return message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join(" ");
 }
 
-function foldEntry(context: SessionTreeContext, entry: SessionEntry): SessionTreeContext {
+/** Folds one entry into `context` IN PLACE (callers pass a fresh copy). */
+function foldEntryInto(context: SessionTreeContext, entry: SessionEntry): void {
   const { index } = context;
   addToIndex(index, entry);
   index.stats.add(entry);
-  let { name, messageCount, firstUserMessage, lastActivity } = context;
   if (entry.type === "label") {
     const label = entry as { targetId: string; label?: string };
     if (label.label) index.labels.set(label.targetId, label.label);
     else index.labels.delete(label.targetId);
   } else if (entry.type === "session_info") {
-    name = (entry as { name?: string }).name?.trim() || undefined;
+    context.name = (entry as { name?: string }).name?.trim() || undefined;
   } else if (entry.type === "message") {
     const message = (entry as { message: AgentMessage }).message;
-    messageCount += 1;
-    if (firstUserMessage === undefined && message.role === "user") firstUserMessage = userText(message) || undefined;
+    context.messageCount += 1;
+    if (context.firstUserMessage === undefined && message.role === "user") context.firstUserMessage = userText(message) || undefined;
     if ((message.role === "user" || message.role === "assistant") && Number.isFinite(message.timestamp)) {
-      lastActivity = Math.max(lastActivity ?? 0, message.timestamp);
+      context.lastActivity = Math.max(context.lastActivity ?? 0, message.timestamp);
     }
   }
-  return { ...context, leafId: entry.id, name, messageCount, firstUserMessage, lastActivity, entryCount: index.order.length };
+  context.leafId = entry.id;
+  context.entryCount = index.order.length;
+}
+
+function foldEntry(context: SessionTreeContext, entry: SessionEntry): SessionTreeContext {
+  const next = { ...context };
+  foldEntryInto(next, entry);
+  return next;
 }
 
 /** Creates the @xstate/store store of one session (exported for inspection and tests). */
@@ -204,8 +211,8 @@ export function createSessionTreeStore() {
       restored: (state, event: { snapshot: TreeSnapshot; loader: EntryLoader }) => (state.version === 0 ? restoreContext(event.snapshot, event.loader) : state),
       /** Catch-up of many stored events in one transition (opening a session); same fold as one by one. */
       loaded: (state, event: { events: readonly StoredEvent[] }) => {
-        let next = state;
-        for (const stored of event.events) next = foldStored(next, stored);
+        const next = { ...state };
+        for (const stored of event.events) foldStoredInto(next, stored);
         return next;
       },
     },
@@ -213,20 +220,22 @@ export function createSessionTreeStore() {
 }
 
 /** The fold of one stored event (the same rules as the per-event store events). */
-function foldStored(state: SessionTreeContext, event: StoredEvent): SessionTreeContext {
+/** Folds one stored event into `state` IN PLACE (the same rules as the per-event store events). */
+function foldStoredInto(state: SessionTreeContext, event: StoredEvent): void {
   switch (event.type) {
     case "session.created":
-      return { ...state, version: event.version, info: event.data as SessionCreatedData };
-    case "entry.appended": {
-      const next = foldEntry(state, (event.data as EntryAppendedData).entry);
-      next.version = event.version;
-      return next;
-    }
+      state.info = event.data as SessionCreatedData;
+      break;
+    case "entry.appended":
+      foldEntryInto(state, (event.data as EntryAppendedData).entry);
+      break;
     case "leaf.moved":
-      return { ...state, version: event.version, leafId: (event.data as LeafMovedData).leafId };
+      state.leafId = (event.data as LeafMovedData).leafId;
+      break;
     default:
-      return { ...state, version: event.version };
+      break;
   }
+  state.version = event.version;
 }
 
 /** The store type of a session tree. */

@@ -25,9 +25,12 @@ import { InvalidStateError } from "../core/errors.ts";
 import type { StoredEvent } from "./event-log.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import { createContextBuilder, pathToRoot, type ContextBuilder } from "./context.ts";
-import { materialize, materializeAll, type EntryLoader } from "./lazy-entries.ts";
+import { isStub, materialize, materializeAll, type EntryLoader } from "./lazy-entries.ts";
 import { createSessionTree, type SessionTree, type TreeSnapshot } from "./session-tree.ts";
 import type { SessionContext, SessionStats, SessionTreeNode, SessionView } from "./session-types.ts";
+
+/** Above this many stubs to read, a context build reads every snapshot entry in one query. */
+const BULK_READ_THRESHOLD = 2048;
 
 /** A {@link SessionView} with access to its store and context builder (for tests and benchmarks). */
 export interface SessionViewInternals extends SessionView {
@@ -59,7 +62,18 @@ export function createSessionView(sessionId: string): SessionViewInternals {
     const index = indexOf();
     return materialize(index, index.byId.get(id));
   };
-  const contexts = createContextBuilder({ getEntry: full, peek: (id) => indexOf().byId.get(id) });
+  const contexts = createContextBuilder({
+    getEntry: full,
+    peek: (id) => indexOf().byId.get(id),
+    prefetch(ids) {
+      // Many stubs to read: one bulk read beats one query per entry.
+      const index = indexOf();
+      if (index.stubCount < BULK_READ_THRESHOLD || ids.length < BULK_READ_THRESHOLD) return;
+      let stubs = 0;
+      for (const id of ids) if (isStub(index.byId.get(id) ?? ({} as never))) stubs += 1;
+      if (stubs >= BULK_READ_THRESHOLD) materializeAll(index);
+    },
+  });
   const changes = new Subject<SessionView>();
 
   const view: SessionViewInternals = {
