@@ -4,7 +4,9 @@
  *
  * Contract (method semantics pi's Agent / AgentSession, `../shared/reference/pi-behaviour.md` §1, §4, §7;
  * ours where marked):
- * - `prompt()` throws `SessionBusyError` synchronously while a run is starting or active;
+ * - `prompt()` throws `SessionBusyError` synchronously while a run is starting or active; an
+ *   `abort()` while the prompt is still being prepared (expansion, `beforeAgentStart`) aborts the
+ *   run as soon as it starts, so the outcome is `aborted` (ours);
  *   it expands `/skill:` and `/template` commands, attaches `nextTurn` custom messages, runs
  *   `beforeAgentStart`, then resolves with the run's outcome after its events (and every hook
  *   record) are committed; provider and tool failures are data in the outcome, never rejections;
@@ -176,6 +178,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   const nextTurn: AgentMessage[] = [];
   let runSystemPrompt: string | undefined;
   let starting = false;
+  /** An abort() that arrived while the prompt was being prepared (before the agent started). */
+  let pendingAbort: { reason?: string } | undefined;
   let records: Promise<void> = Promise.resolve();
 
   const baseSystemPrompt = () =>
@@ -264,11 +268,14 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       const started = await runner.beforeAgentStart({ prompt: built.text, images: images ?? [], messages: built.messages, systemPrompt: base });
       runSystemPrompt = started.systemPrompt === base ? undefined : started.systemPrompt;
       starting = false;
-      const outcome = await agent.prompt(started.messages);
+      const running = agent.prompt(started.messages);
+      if (pendingAbort) agent.abort(pendingAbort.reason);
+      const outcome = await running;
       await settle();
       return outcome;
     } finally {
       starting = false;
+      pendingAbort = undefined;
       runSystemPrompt = undefined;
     }
   }
@@ -289,7 +296,10 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       await settle();
       return outcome;
     },
-    abort: (reason) => agent.abort(reason),
+    abort(reason) {
+      if (starting) pendingAbort = { reason };
+      agent.abort(reason);
+    },
     async waitForIdle() {
       await agent.waitForIdle();
       await settle();

@@ -305,3 +305,17 @@ describe("Session API: tools through the agent loop", () => {
     expect(JSON.stringify(applied)).not.toContain("ALPHA");
   });
 });
+
+describe("Session API: abort while the prompt is being prepared", () => {
+  it("an abort during beforeAgentStart ends the run as aborted", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    harness = await make({ hooks: { beforeAgentStart: () => gate } });
+    const running = harness.prompt("hello");
+    harness.abort("user pressed escape");
+    release();
+    const outcome = await running;
+    expect(outcome.status).toBe("aborted");
+    expect(harness.getState().status).toBe("idle");
+  });
+});
