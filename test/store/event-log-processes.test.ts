@@ -8,10 +8,11 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import type { StoredEvent } from "../../src/store/event-log.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
-import { collect, testRegistry } from "./event-log.contract.ts";
+import { collect, notes, testRegistry } from "./event-log.contract.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const script = join(root, "test/store/fixtures-log/log-writer.ts");
@@ -149,7 +150,12 @@ describe("SQLite event log across processes", () => {
     const log = createSqliteEventLog({ path, registry: testRegistry() });
     const events = await log.readStream("loop");
     expect(await log.headPosition()).toBe(events.length);
+    const next = await log.append("loop", notes(1), { expectedVersion: events.length });
+    expect(next.events[0]).toMatchObject({ version: events.length + 1, globalPosition: events.length + 1 });
     await log.close();
+    const raw = new Database(path, { readonly: true });
+    expect(raw.pragma("integrity_check", { simple: true })).toBe("ok");
+    raw.close();
     expect(events.length % size).toBe(0);
     expect(events.map((event) => event.version)).toEqual(Array.from({ length: events.length }, (_, index) => index + 1));
     const batches = events.length / size;
