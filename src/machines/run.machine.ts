@@ -291,7 +291,7 @@ export const runMachine = setup({
             enqueue({ type: "record", params: { events: injected.events } });
           }),
         },
-        ABORT: { target: "aborted", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+        ABORT: { target: "turnEnding", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
       },
     },
     streaming: {
