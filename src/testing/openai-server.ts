@@ -4,8 +4,8 @@
  *
  * Contract (ours):
  * - binds 127.0.0.1 on an ephemeral port; `url` is the base URL ending in `/v1`;
- * - serves `POST /v1/chat/completions` (SSE when the body has `stream: true`, JSON
- *   otherwise) and `POST /v1/responses` (SSE); any other path answers 404 with a JSON
+ * - serves `POST /v1/chat/completions` and `POST /v1/responses`: SSE when the body has
+ *   `stream: true`, JSON otherwise (scripted turns; recorded bodies are sent as recorded); any other path answers 404 with a JSON
  *   error naming the path;
  * - every request is recorded in `requests`, in arrival order, BEFORE it is answered:
  *   method, path, lower-cased headers, and the parsed JSON body (the raw text when it is
@@ -36,7 +36,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ScriptedToolCall, ScriptedTurn } from "./openai-wire.ts";
-import { renderChatJson, renderChatStream, renderResponsesStream } from "./openai-wire.ts";
+import { renderChatJson, renderChatStream, renderResponsesJson, renderResponsesStream } from "./openai-wire.ts";
 
 export { fixtureResponse, fixtureResponses } from "./openai-fixtures.ts";
 
@@ -271,7 +271,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
       });
       return;
     }
-    const streaming = endpoint === "responses" || body?.stream === true;
+    const streaming = body?.stream === true;
     const render = (turn: ScriptedTurn, renderOptions: { error?: Record<string, unknown>; final?: boolean } = {}) =>
       endpoint === "chat" ? renderChatStream(turn, renderOptions) : renderResponsesStream(turn, renderOptions);
     const writeFrames = async (frames: string[], delayMs = 0) => {
@@ -296,7 +296,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
         return;
       case "turn":
         if (!streaming) {
-          sendJson(response, 200, renderChatJson(next.turn));
+          sendJson(response, 200, endpoint === "chat" ? renderChatJson(next.turn) : renderResponsesJson(next.turn));
           return;
         }
         sseHead();

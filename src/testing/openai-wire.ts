@@ -6,7 +6,8 @@
  * - Chat Completions SSE: a role chunk, text deltas, tool-call chunks (the first chunk of
  *   a call carries `index`, `id`, `type`, `name` and `arguments:""`, then argument
  *   pieces), a `finish_reason` chunk, a `choices:[]` usage chunk, then `[DONE]`;
- * - Chat Completions JSON (`stream: false`): one `chat.completion` object;
+ * - Chat Completions JSON (`stream: false`): one `chat.completion` object; Responses JSON:
+ *   the final `response` object;
  * - Responses SSE: `response.created`, reasoning items (summary deltas, optional
  *   `encrypted_content`), a message item (`output_text` deltas), function-call items
  *   (`function_call_arguments.delta` pieces), then `response.completed` (or
@@ -293,4 +294,19 @@ export function renderResponsesStream(turn: ScriptedTurn, options: { error?: Rec
     emit("response.completed", { response: response("completed", { output, usage: usageBody }) });
   }
   return frames;
+}
+
+/**
+ * A non-streaming Responses body (`stream: false`): the final `response` object of
+ * {@link renderResponsesStream} (status, output items, usage).
+ *
+ * @example
+ * ```ts
+ * renderResponsesJson({ text: "hi" }).status; // "completed"
+ * ```
+ */
+export function renderResponsesJson(turn: ScriptedTurn): Record<string, unknown> {
+  const frames = renderResponsesStream(turn);
+  const last = JSON.parse(frames[frames.length - 1].slice("data: ".length)) as { response: Record<string, unknown> };
+  return last.response;
 }

@@ -44,8 +44,8 @@ describe("startOpenAIServer", () => {
   it("records every request (path, lower-cased headers, parsed body) and answers in script order", async () => {
     server = await startOpenAIServer({ responses: [textResponse("one")] });
     server.script(textResponse("two"));
-    const first = await (await post("/chat/completions", { model: "m", messages: [], stream: false }, { "X-Trace": "t1" })).json();
-    const second = await (await post("/chat/completions", { model: "m", messages: [], stream: false })).json();
+    const first = (await (await post("/chat/completions", { model: "m", messages: [], stream: false }, { "X-Trace": "t1" })).json()) as any;
+    const second = (await (await post("/chat/completions", { model: "m", messages: [], stream: false })).json()) as any;
     expect(first.choices[0].message.content).toBe("one");
     expect(second.choices[0].message.content).toBe("two");
     expect(server.requests).toHaveLength(2);
@@ -57,10 +57,10 @@ describe("startOpenAIServer", () => {
     server = await startOpenAIServer();
     const exhausted = await post("/chat/completions", { stream: true });
     expect(exhausted.status).toBe(500);
-    expect((await exhausted.json()).error.message).toMatch(/no scripted response left for POST \/v1\/chat\/completions \(request #1\)/);
+    expect(((await exhausted.json()) as any).error.message).toMatch(/no scripted response left for POST \/v1\/chat\/completions \(request #1\)/);
     const missing = await post("/embeddings", {});
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error.message).toMatch(/no route for POST \/v1\/embeddings/);
+    expect(((await missing.json()) as any).error.message).toMatch(/no route for POST \/v1\/embeddings/);
   });
 
   it("renders tool calls as Chat SSE: id/type/name on the first delta, arguments in pieces, usage, [DONE]", async () => {
@@ -94,6 +94,20 @@ describe("startOpenAIServer", () => {
     expect(events.map((event) => event.sequence_number)).toEqual(events.map((_, index) => index));
   });
 
+  it("answers non-streaming requests with JSON, usable by the AI SDK's generateText on both APIs", async () => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
+    const { generateText } = await import("ai");
+    server = await startOpenAIServer({ responses: [textResponse("chat json"), toolCallResponse([{ id: "call_9", name: "read", arguments: { path: "p" } }], { text: "calling" })] });
+    const openai = createOpenAI({ baseURL: server.url, apiKey: "k" });
+    const chat = await generateText({ model: openai.chat("gpt-test"), prompt: "hi", maxRetries: 0 });
+    expect(chat.text).toBe("chat json");
+    expect(chat.usage.inputTokens).toBe(10);
+    const responses = await generateText({ model: openai.responses("gpt-test"), prompt: "hi", maxRetries: 0 });
+    expect(responses.text).toBe("calling");
+    expect(responses.toolCalls.map((call) => [call.toolCallId, call.toolName, call.input])).toEqual([["call_9", "read", { path: "p" }]]);
+    expect(server.requests.map((request) => request.body.stream ?? false)).toEqual([false, false]);
+  });
+
   it("replays fixtures byte for byte (.bin raw SSE) and splits multi-response chunk files", async () => {
     const { readFileSync } = await import("node:fs");
     const raw = `${FIXTURES}/e2aad469b71d1d4894ff833ea147020a9d875eb7ce644a0ff355581690a4cbfd.bin`;
@@ -101,7 +115,7 @@ describe("startOpenAIServer", () => {
     expect(await (await post("/chat/completions", { stream: true })).text()).toBe(readFileSync(raw, "utf8"));
     const quota = await post("/chat/completions", {});
     expect(quota.status).toBe(429);
-    expect((await quota.json()).error.code).toBe("insufficient_quota");
+    expect(((await quota.json()) as any).error.code).toBe("insufficient_quota");
     const turns = fixtureResponses(`${FIXTURES}/openai-reasoning-encrypted-content.1.chunks.txt`);
     expect(turns.map((turn) => (turn.kind === "frames" ? turn.frames.filter((frame) => frame.includes('"response.created"')).length : -1))).toEqual([1, 1, 1, 1]);
   });
