@@ -100,7 +100,16 @@ export function pathToRoot(source: EntrySource, leafId: string): PathResult {
   return { path: reversed.reverse(), diagnostics, missingParents };
 }
 
-/** The context message an entry contributes, if any (pi's `appendMessage`). */
+/**
+ * The context message an entry contributes, if any (pi's `appendMessage`): `message` → its
+ * message, `custom_message` → a `custom` message (timestamp in ms from the entry's ISO time),
+ * `branch_summary` with a non-empty summary → `branchSummary`; anything else → undefined.
+ *
+ * @example
+ * ```ts
+ * entryToMessage({ type: "custom_message", id: "x", parentId: null, timestamp: "2026-01-01T00:00:00Z", customType: "n", content: "hi", display: true });
+ * ```
+ */
 export function entryToMessage(entry: SessionEntry): AgentMessage | undefined {
   switch (entry.type) {
     case "message":

@@ -31,12 +31,26 @@ export interface EntryLoader {
 /** A stand-in for an entry not read yet. */
 export type EntryStub = SessionEntry & { role?: string; [STUB_SEQ]: number };
 
-/** True if `entry` is a stub. */
+/**
+ * True if `entry` is a stub.
+ *
+ * @example
+ * ```ts
+ * if (isStub(entry)) entry = materialize(index, entry);
+ * ```
+ */
 export function isStub(entry: SessionEntry): entry is EntryStub {
   return (entry as Partial<EntryStub>)[STUB_SEQ] !== undefined;
 }
 
-/** The message role of a `message` entry or stub, else undefined (no read). */
+/**
+ * The message role of a `message` entry or stub, else undefined (never reads content).
+ *
+ * @example
+ * ```ts
+ * roleOf(entry) === "assistant";
+ * ```
+ */
 export function roleOf(entry: SessionEntry): string | undefined {
   if (entry.type !== "message") return undefined;
   return isStub(entry) ? entry.role : (entry as { message?: { role?: string } }).message?.role;
@@ -53,7 +67,14 @@ function replace(index: TreeIndex, stub: EntryStub, full: SessionEntry): void {
   index.stubCount -= 1;
 }
 
-/** The full entry for `entry` (reading it from the snapshot if it is a stub). */
+/**
+ * The full entry for `entry` (reading it from the snapshot if it is a stub, once).
+ *
+ * @example
+ * ```ts
+ * const full = materialize(index, index.byId.get(id));
+ * ```
+ */
 export function materialize(index: TreeIndex, entry: SessionEntry): SessionEntry;
 export function materialize(index: TreeIndex, entry: SessionEntry | undefined): SessionEntry | undefined;
 export function materialize(index: TreeIndex, entry: SessionEntry | undefined): SessionEntry | undefined {
@@ -63,7 +84,14 @@ export function materialize(index: TreeIndex, entry: SessionEntry | undefined): 
   return full;
 }
 
-/** Reads every remaining stub in one pass. */
+/**
+ * Reads every remaining stub in one bulk read.
+ *
+ * @example
+ * ```ts
+ * materializeAll(index); // index.stubCount === 0
+ * ```
+ */
 export function materializeAll(index: TreeIndex): void {
   if (index.stubCount === 0 || !index.loader) return;
   const all = index.loader.loadAll();

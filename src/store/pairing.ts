@@ -27,10 +27,25 @@
 import type { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage } from "../core/messages.ts";
 import type { ContextDiagnostic } from "./session-types.ts";
 
-/** Marker in `details` of a synthetic tool result made by the pairing repair. */
+/**
+ * Marker in `details` of a synthetic tool result made by the pairing repair (ours).
+ *
+ * @example
+ * ```ts
+ * const synthetic = (message.details as { arborSynthetic?: boolean })?.arborSynthetic === true;
+ * ```
+ */
 export const SYNTHETIC_RESULT_DETAILS = { arborSynthetic: true, reason: "missing_tool_result" } as const;
 
-/** The text of a synthetic result for a call that has no result (ours). */
+/**
+ * The text of a synthetic result for a call that has no result (ours): names the tool and call
+ * id and says the tool may or may not have run.
+ *
+ * @example
+ * ```ts
+ * missingResultText({ type: "toolCall", id: "c1", name: "bash", arguments: {} });
+ * ```
+ */
 export function missingResultText(call: ToolCall): string {
   return (
     `No result was recorded for tool call "${call.name}" (id ${call.id}): the run ended before this tool finished ` +

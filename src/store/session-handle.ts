@@ -34,7 +34,14 @@ import { sessionStreamId } from "./events/session-events.ts";
 import type { SessionViewInternals } from "./session-view.ts";
 import type { NewEntry, SessionHandle } from "./session-types.ts";
 
-/** Draws a pi-style 8-hex entry id not in `taken` (100 tries, then a full UUID, as pi does). */
+/**
+ * Draws a pi-style 8-hex entry id not in `taken` (100 tries, then a full UUID, as pi does).
+ *
+ * @example
+ * ```ts
+ * const id = generateEntryId((candidate) => view.getEntry(candidate) !== undefined);
+ * ```
+ */
 export function generateEntryId(taken: (id: string) => boolean): string {
   for (let attempt = 0; attempt < 100; attempt++) {
     const id = randomUUID().slice(0, 8);

@@ -128,7 +128,15 @@ function restoreContext(snapshot: TreeSnapshot, loader: EntryLoader): SessionTre
   };
 }
 
-/** The storable form of a tree context (no entry content is read). */
+/**
+ * The storable form of a tree context (no entry content is read). Throws `InvalidStateError`
+ * before `session.created`.
+ *
+ * @example
+ * ```ts
+ * const snapshot = snapshotOf(view.tree.state);
+ * ```
+ */
 export function snapshotOf(context: SessionTreeContext): TreeSnapshot {
   if (!context.info) throw new InvalidStateError("Cannot snapshot a session without its session.created event.");
   const order = context.index.order;
@@ -187,7 +195,15 @@ function foldEntry(context: SessionTreeContext, entry: SessionEntry): SessionTre
   return next;
 }
 
-/** Creates the @xstate/store store of one session (exported for inspection and tests). */
+/**
+ * Creates the @xstate/store store of one session (exported for inspection and tests).
+ *
+ * @example
+ * ```ts
+ * const store = createSessionTreeStore();
+ * store.select((context) => context.leafId).subscribe(console.log);
+ * ```
+ */
 export function createSessionTreeStore() {
   const context: SessionTreeContext = {
     version: 0,

@@ -29,7 +29,14 @@ function viewOf(session: SessionHandle | SessionView): SessionView {
   return "view" in session ? session.view : session;
 }
 
-/** The entries in export order: append order with the leaf entry moved last. */
+/**
+ * The entries in export order: append order with the leaf entry moved last (pi's leaf is the last line).
+ *
+ * @example
+ * ```ts
+ * piExportOrder(session.view).at(-1)?.id === session.view.leafId;
+ * ```
+ */
 export function piExportOrder(view: SessionView): SessionEntry[] {
   const entries = view.getEntries();
   const leafId = view.leafId;

@@ -51,7 +51,15 @@ export interface ImportPiSessionResult {
   fromVersion: 1 | 2 | 3;
 }
 
-/** The v3 entries of a pi file's text, validated (see the module contract). Pure; used by the importer and tests. */
+/**
+ * The v3 entries of a pi file's text, parsed, migrated and validated (see the module contract).
+ * Pure; used by the importer and tests. Throws `SessionImportError`.
+ *
+ * @example
+ * ```ts
+ * const { entries, diagnostics } = piEntriesFromText(text, { invalidEntries: "skip" });
+ * ```
+ */
 export function piEntriesFromText(
   text: string,
   options: { source?: string; invalidEntries?: "reject" | "skip" } = {},

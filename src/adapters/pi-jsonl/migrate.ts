@@ -48,7 +48,14 @@ function freshId(taken: Set<string>): string {
   return randomUUID();
 }
 
-/** The header's format version (1, 2 or 3). Throws `SessionImportError` for anything else. */
+/**
+ * The header's format version (1, 2 or 3; missing = 1, as pi). Throws `SessionImportError` for anything else.
+ *
+ * @example
+ * ```ts
+ * piFileVersion({ type: "session", id: "x" }); // 1
+ * ```
+ */
 export function piFileVersion(header: { version?: unknown }): 1 | 2 | 3 {
   const version = header.version ?? 1;
   if (version === 1 || version === 2 || version === 3) return version;
