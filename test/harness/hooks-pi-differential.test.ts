@@ -62,7 +62,7 @@ describe("hook combination matches pi 0.73.1's ExtensionRunner", () => {
       () => undefined,
       (event) => ({ details: { seenContent: event.content[0].text } }),
     ];
-    const event = { toolName: "t", toolCallId: "c", input: {}, content: [{ type: "text", text: "raw" }], details: { a: 1 }, isError: false };
+    const event = { toolName: "t", toolCallId: "c", input: {}, content: [{ type: "text" as const, text: "raw" }], details: { a: 1 }, isError: false };
     const theirs = await piRunner({ tool_result: list }).runner.emitToolResult({ type: "tool_result", ...event });
     const ours = await arborRunner({ toolResult: list as never }).runner.toolResult({ ...event, terminate: false });
     expect({ content: ours.content, details: ours.details, isError: ours.isError }).toEqual(theirs);
