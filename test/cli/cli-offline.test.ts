@@ -19,7 +19,7 @@ function piContexts(jsonl: string) {
   return { body, context: (leafId?: string) => buildSessionContext(body as never, leafId) };
 }
 
-describe("arbor CLI without a model", () => {
+describe("arbor CLI without a model", { timeout: 180_000 }, () => {
   it("imports a pi session, shows it, and exports it so that pi sees the same context for every leaf", async () => {
     const dir = tempDir();
     const db = join(dir, "arbor.db");

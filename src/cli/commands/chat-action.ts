@@ -1,0 +1,94 @@
+/**
+ * `arbor chat [--session ID]`: an interactive session.
+ *
+ * Contract (ours; queue semantics pi's):
+ * - a line typed while the agent works is queued as steering; `/followup text`
+ *   queues a follow-up;
+ * - commands: `/tree`, `/checkout <entry> [--summarize]`, `/compact [instructions]`,
+ *   `/label <entry> <label>`, `/name <name>`, `/exit`; `/skill:name args` and prompt
+ *   templates `/name args` are expanded by the harness;
+ * - Ctrl-C aborts a running run; when idle it exits (as does end of input).
+ *
+ * @example
+ * ```sh
+ * arbor chat --model openai:gpt-4o-mini
+ * ```
+ */
+import { createInterface } from "node:readline";
+import { compact } from "../../compaction/compact.ts";
+import type { RunOutcome } from "../../machines/agent-types.ts";
+import { createCliHarness } from "../agent-setup.ts";
+import { CliError, describeCliError } from "../cli-error.ts";
+import { resolveModelSettings, type ModelFlags } from "../config.ts";
+import { renderTree } from "../render-tree.ts";
+import { printRun } from "../run-printer.ts";
+import { openStore, resolveEntryId } from "../store-context.ts";
+
+/** `arbor chat` (loaded lazily by `registerChatCommand`). */
+export async function chatAction(flags: ModelFlags & { session?: string; cwd?: string }, globals: { db?: string }): Promise<void> {
+      const settings = resolveModelSettings(flags);
+      if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
+      const store = openStore(globals);
+      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : undefined;
+      const { harness, model } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings });
+      const printer = printRun(harness.events$, { json: false, afterPosition: await store.repo.log.headPosition() });
+      process.stderr.write(`session ${harness.id} (type /exit to leave)\n`);
+      const lines = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
+      let running: Promise<RunOutcome> | undefined;
+      const say = (text: string) => process.stdout.write(`${text}\n`);
+      const start = (work: () => Promise<RunOutcome>) => {
+        running = work().finally(() => {
+          running = undefined;
+          lines.prompt();
+        });
+        running.catch((error: unknown) => say(describeCliError(error)));
+      };
+      const handle = async (line: string) => {
+        const text = line.trim();
+        if (!text) return;
+        if (text === "/exit" || text === "/quit") return lines.close();
+        if (text.startsWith("/followup ")) return harness.followUp(text.slice("/followup ".length));
+        if (text === "/tree") return say(renderTree(harness.session.view.getTree(), { leafId: harness.session.view.leafId }));
+        if (running) return harness.steer(text);
+        const [command, ...rest] = text.split(/\s+/);
+        switch (command) {
+          case "/checkout": {
+            const target = resolveEntryId(harness.session as never, rest[0] ?? "");
+            const result = await harness.moveTo(target, { summarize: rest.includes("--summarize") });
+            say(`leaf ${result.newLeafId ?? "(root)"}${result.editorText ? `\n${result.editorText}` : ""}`);
+            return;
+          }
+          case "/compact": {
+            const entry = await compact(harness.session, { model, customInstructions: rest.join(" ") || undefined });
+            return say(`compacted: ${entry.tokensBefore} tokens before; keeps from ${entry.firstKeptEntryId}`);
+          }
+          case "/label":
+            await harness.label(resolveEntryId(harness.session as never, rest[0] ?? ""), rest.slice(1).join(" ") || undefined);
+            return say("labelled");
+          case "/name":
+            await harness.setName(rest.join(" "));
+            return say("named");
+          default:
+            return start(() => harness.prompt(text));
+        }
+      };
+      process.on("SIGINT", () => {
+        if (running) harness.abort("interrupted by the user (Ctrl-C)");
+        else lines.close();
+      });
+      lines.setPrompt("> ");
+      lines.prompt();
+      lines.on("line", (line) => {
+        handle(line)
+          .catch((error: unknown) => say(describeCliError(error)))
+          .finally(() => {
+            if (!running) lines.prompt();
+          });
+      });
+      await new Promise<void>((resolve) => lines.once("close", () => resolve()));
+      if (running) await running.catch(() => undefined);
+      await harness.waitForIdle();
+      printer.stop();
+      await harness.close();
+      await store.close();
+    }

@@ -1,0 +1,117 @@
+/**
+ * The bodies of the model commands (`run`, `checkout`, `compact`), loaded lazily by
+ * `model-commands.ts` so that model-free commands start fast. Contracts: see
+ * `model-commands.ts`.
+ *
+ * @example
+ * ```ts
+ * await runAction(["hello"], { model: "openai:gpt-4o-mini" }, { db: undefined }, { code: 0 });
+ * ```
+ */
+import { compact } from "../../compaction/compact.ts";
+import { createHookRunner } from "../../harness/hooks.ts";
+import { navigateTo } from "../../harness/tree-navigation.ts";
+import { createCliHarness } from "../agent-setup.ts";
+import { CliError } from "../cli-error.ts";
+import { resolveModelSettings, type ModelFlags } from "../config.ts";
+import { printRun } from "../run-printer.ts";
+import { openStore, resolveEntryId } from "../store-context.ts";
+
+interface DbFlags {
+  db?: string;
+}
+
+async function readStdin(): Promise<string> {
+  if (process.stdin.isTTY) return "";
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString("utf8").trim();
+}
+
+const EXIT_CODES = { done: 0, failed: 1, aborted: 130, interrupted: 1 } as const;
+
+/** `arbor run`. */
+export async function runAction(words: string[], flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
+    const settings = resolveModelSettings(flags);
+    const prompt = words.length > 0 ? words.join(" ") : await readStdin();
+    const store = openStore(globals);
+    try {
+      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
+      if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
+      const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings });
+      try {
+        if (!settings.apiKey) {
+          if (prompt) await harness.session.appendEntry({ type: "message", message: { role: "user", content: prompt, timestamp: Date.now() } });
+          throw new CliError(
+            `No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env). Your prompt is saved in session ${harness.id}; resume with: arbor run --session ${harness.id}`,
+          );
+        }
+        const head = await store.repo.log.headPosition();
+        const printer = printRun(harness.events$, { json: flags.json === true, afterPosition: head });
+        let interrupted = false;
+        const onSigint = () => {
+          if (interrupted) process.exit(130);
+          interrupted = true;
+          harness.abort("interrupted by the user (Ctrl-C)");
+        };
+        process.on("SIGINT", onSigint);
+        try {
+          const outcome = prompt ? await harness.prompt(prompt) : await harness.continue();
+          await harness.waitForIdle();
+          exit.code = EXIT_CODES[outcome.status];
+          if (!flags.json) process.stderr.write(`session ${harness.id}\n`);
+        } finally {
+          process.off("SIGINT", onSigint);
+          printer.stop();
+        }
+      } finally {
+        await harness.close();
+      }
+    } finally {
+      await store.close();
+    }
+  }
+
+/** `arbor checkout`. */
+export async function checkoutAction(reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string }, globals: DbFlags): Promise<void> {
+    const store = openStore(globals);
+    try {
+      const session = await store.openSession(reference);
+      const targetId = resolveEntryId(session, entryReference);
+      let result;
+      if (flags.summarize) {
+        const { harness } = await createCliHarness({ store, sessionId: session.id, cwd: session.view.info.cwd || process.cwd(), settings: resolveModelSettings(flags) });
+        try {
+          result = await harness.moveTo(targetId, { summarize: true, label: flags.label });
+        } finally {
+          await harness.close();
+        }
+      } else {
+        result = await navigateTo({ session, hooks: createHookRunner(), isBusy: () => false }, targetId, { label: flags.label });
+      }
+      if (result.cancelled) throw new CliError("Checkout cancelled by a hook; nothing changed.", 1);
+      process.stdout.write(`leaf ${result.newLeafId ?? "(root)"}\n`);
+      if (result.editorText !== undefined) process.stdout.write(`\n${result.editorText}\n`);
+    } finally {
+      await store.close();
+    }
+  }
+
+/** `arbor compact`. */
+export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string }, globals: DbFlags): Promise<void> {
+    const settings = resolveModelSettings(flags);
+    if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
+    const store = openStore(globals);
+    try {
+      const sessionId = await store.resolveSessionId(reference);
+      const { harness, model } = await createCliHarness({ store, sessionId, cwd: process.cwd(), settings });
+      try {
+        const entry = await compact(harness.session, { model, customInstructions: flags.instructions });
+        process.stdout.write(`compaction ${entry.id}: ${entry.tokensBefore} tokens before; keeps from ${entry.firstKeptEntryId}\n`);
+      } finally {
+        await harness.close();
+      }
+    } finally {
+      await store.close();
+    }
+  }
