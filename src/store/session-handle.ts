@@ -120,6 +120,7 @@ export function createSessionHandle(log: EventLog, view: SessionViewInternals): 
         const metadata = withMetadata(options.metadata);
         const events: NewEvent[] = prepared.map((entry) => ({ type: "entry.appended", data: { entry }, metadata }));
         for (const extra of options.extraEvents ?? []) events.push({ ...extra, metadata: { ...metadata, ...extra.metadata } });
+        if (events.length === 0) return [];
         const stored = await appendChecked(events);
         const ids = new Set(prepared.map((entry) => entry.id));
         return stored.flatMap((event) => {
