@@ -319,3 +319,41 @@ describe("Session API: abort while the prompt is being prepared", () => {
     expect(harness.getState().status).toBe("idle");
   });
 });
+
+describe("Session API: automatic compaction between turns", () => {
+  it("compacts at the threshold mid-run, through sessionBeforeCompact (reason threshold) and sessionCompact", async () => {
+    const seen: string[] = [];
+    harness = await createHarness({
+      eventLog: createMemoryEventLog(),
+      models: {
+        main: {
+          model: scriptedModel(
+            [
+              { text: "early reply", usage: { input: 100, output: 10 } },
+              { toolCalls: [{ id: "c1", name: "noop", arguments: {} }], usage: { input: 5000, output: 10 } },
+              { text: "after compaction", usage: { input: 300, output: 10 } },
+            ],
+            { provider: "openai.chat", modelId: "m" },
+          ),
+          contextWindow: 4000,
+        },
+      },
+      tools: [echoTool("noop")],
+      compaction: { reserveTokens: 1000, keepRecentTokens: 1 },
+      hooks: {
+        sessionBeforeCompact: ({ reason }) => {
+          seen.push(`before:${reason}`);
+          return { compaction: { summary: "summary from the hook" } };
+        },
+        sessionCompact: ({ reason, fromHook }) => void seen.push(`after:${reason}:${fromHook}`),
+      },
+    });
+    await harness.prompt("warm up");
+    const outcome = await harness.prompt("use the tool");
+    expect(outcome.status).toBe("done");
+    expect(outcome.lastAssistant?.content).toEqual([{ type: "text", text: "after compaction" }]);
+    expect(seen).toEqual(["before:threshold", "after:threshold:true"]);
+    const compaction = harness.session.view.getEntries().find((entry) => entry.type === "compaction");
+    expect(compaction).toMatchObject({ summary: "summary from the hook", fromHook: true });
+  });
+});
