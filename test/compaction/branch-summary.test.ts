@@ -97,6 +97,25 @@ describe("moveTo", () => {
     expect(trees).toEqual([{ newLeafId: target.id, oldLeafId: expect.any(String), summaryEntry: result.summaryEntry, fromHook: true }]);
   });
 
+  it("without a summary only the leaf moves (a label then targets the target); the current leaf is a no-op", async () => {
+    const { session } = await newSession();
+    await appendTurns(session, 2, 50);
+    const { client, mock } = summaryModel([]);
+    const leaf = session.view.leafId;
+    expect(await moveTo(session, leaf!, { summarize: true, model: client })).toEqual({ oldLeafId: leaf, newLeafId: leaf });
+    const target = session.view.getEntries()[1];
+    const version = session.view.version;
+    const plain = await moveTo(session, target.id);
+    expect(plain).toEqual({ oldLeafId: leaf, newLeafId: target.id });
+    expect(session.view.leafId).toBe(target.id);
+    expect(session.view.version).toBe(version + 1);
+    const other = session.view.getEntries()[6];
+    const labelled = await moveTo(session, other.id, { label: "here" });
+    expect(labelled.labelEntry).toMatchObject({ type: "label", targetId: other.id, parentId: other.id, label: "here" });
+    expect(session.view.leafId).toBe(labelled.labelEntry!.id);
+    expect(mock.doStreamCalls).toHaveLength(0);
+  });
+
   it("a cancel from sessionBeforeTree, or an abort during the summary, leaves the session unchanged", async () => {
     const { session } = await newSession("sqlite");
     await appendTurns(session, 3, 50);
