@@ -193,6 +193,17 @@ describe("abort", () => {
   });
 });
 
+describe("idle timeout", () => {
+  it("a stream that stalls after some text ends with a retryable error, text kept; a flowing stream is not cut", async () => {
+    const stalled = await collect(createAiSdkModelClient(scriptedModel([{ hangAfter: { text: "so far" } }]), { idleTimeoutMs: 50 }), userRequest());
+    expect(stalled.message).toMatchObject({ stopReason: "error", content: [{ type: "text", text: "so far" }] });
+    expect(stalled.message.errorMessage).toMatch(/sent nothing for 50 ms/);
+    expect(stalled.terminal.type === "error" && stalled.terminal.error.retryable).toBe(true);
+    const flowing = await collect(createAiSdkModelClient(scriptedModel([{ text: "all good" }]), { idleTimeoutMs: 60_000 }), userRequest());
+    expect(flowing.message.stopReason).toBe("stop");
+  });
+});
+
 describe("request building", () => {
   it("sends the system prompt, converted messages, function tools, caps and headers", async () => {
     const model = scriptedModel([{ text: "ok" }], { provider: "openai.chat" });

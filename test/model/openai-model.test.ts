@@ -159,6 +159,15 @@ describe("abort over HTTP", () => {
   });
 });
 
+describe("stalls over HTTP", () => {
+  it("idleTimeoutMs ends a connection that stops sending, partial text kept, retryable", async () => {
+    server.script(hangResponse("stalled here"));
+    const { terminal, message } = await collect(model("chat", { idleTimeoutMs: 100 }), userRequest());
+    expect(message).toMatchObject({ stopReason: "error", content: [{ type: "text", text: "stalled here" }] });
+    expect(terminal.type === "error" && terminal.error.retryable).toBe(true);
+  });
+});
+
 describe("thinking on the wire", () => {
   it("Responses: effort and summary, encrypted reasoning requested; Chat: reasoning_effort; off sends none", async () => {
     server.script(textResponse("1"), textResponse("2"), textResponse("3"));

@@ -21,7 +21,8 @@
  *   "Request was aborted" (pi's wording), partial content kept, within one stream read
  *   even if the model ignores the signal;
  * - `request.timeoutMs` aborts the HTTP call after that many ms: stopReason `error`,
- *   retryable, message "Model request timed out after N ms";
+ *   retryable, message "Model request timed out after N ms"; `info.idleTimeoutMs` does the
+ *   same when nothing arrives for that long ("The model sent nothing for N ms…");
  * - `request.hooks` are NOT applied here (the adapter does not own the HTTP client);
  *   {@link createOpenAIModel} applies them;
  * - request headers go to `doStream` only; nothing returned contains them.
@@ -78,6 +79,12 @@ export interface AiSdkModelInfo {
    * Default: true for provider `openai.chat`, false otherwise (other providers parse their own).
    */
   chatReasoningFields?: boolean;
+  /**
+   * Cancel a call when the model sends nothing (no headers, no stream part) for this many ms:
+   * a stalled connection then ends with a retryable error instead of hanging. Default: off
+   * (reasoning models on Chat Completions can be silent for minutes while they think).
+   */
+  idleTimeoutMs?: number;
   /** Provider options sent on every call, below the thinking options and `request.providerOptions`. */
   providerOptions?: ProviderOptionsRecord;
 }
@@ -157,7 +164,14 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
 
     const userSignal = options.signal;
     const timeoutSignal = request.timeoutMs !== undefined ? AbortSignal.timeout(request.timeoutMs) : undefined;
-    const signals = [userSignal, timeoutSignal].filter((signal): signal is AbortSignal => signal !== undefined);
+    const idle = info.idleTimeoutMs !== undefined && info.idleTimeoutMs > 0 ? new AbortController() : undefined;
+    let idleTimer: ReturnType<typeof setTimeout> | undefined;
+    const touch = () => {
+      if (!idle) return;
+      clearTimeout(idleTimer);
+      idleTimer = setTimeout(() => idle.abort(), info.idleTimeoutMs);
+    };
+    const signals = [userSignal, timeoutSignal, idle?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
     const abortSignal = signals.length > 0 ? AbortSignal.any(signals) : new AbortController().signal;
     const stopped = whenAborted(abortSignal);
 
@@ -165,6 +179,9 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
       if (userSignal?.aborted) return assembler.error("Request was aborted", { retryable: false }, "aborted");
       if (timeoutSignal?.aborted) {
         return assembler.error(`Model request timed out after ${request.timeoutMs} ms`, { retryable: true }, "error");
+      }
+      if (idle?.signal.aborted) {
+        return assembler.error(`The model sent nothing for ${info.idleTimeoutMs} ms; the request was cancelled`, { retryable: true }, "error");
       }
       const { message, aborted: _aborted, ...facts } = classifyModelError(error);
       return assembler.error(message, facts, "error");
@@ -176,17 +193,20 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     }
 
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
+    touch();
     try {
       const started = await Promise.race([
         (async () => model.doStream(await callOptions(request, abortSignal)))(),
         stopped,
       ]);
       if (started === "aborted") {
+        clearTimeout(idleTimer);
         yield fail(undefined);
         return;
       }
       reader = started.stream.getReader();
     } catch (error) {
+      clearTimeout(idleTimer);
       yield fail(error);
       return;
     }
@@ -203,6 +223,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     try {
       for (;;) {
         const next = await reader.read();
+        touch();
         if (next.done) {
           ended = true;
           break;
@@ -219,6 +240,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     } catch (error) {
       streamError ??= { error };
     } finally {
+      clearTimeout(idleTimer);
       abortSignal.removeEventListener("abort", cancelOnAbort);
       if (!ended) reader.cancel().catch(() => undefined);
     }

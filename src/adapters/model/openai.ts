@@ -66,6 +66,8 @@ export interface OpenAIModelOptions {
   thinkingLevelMap?: ThinkingLevelMap;
   /** Provider name in Arbor messages; default `openai`. */
   name?: string;
+  /** Cancel a call after this many ms without any data (see `AiSdkModelInfo.idleTimeoutMs`). Default: off. */
+  idleTimeoutMs?: number;
   /**
    * AI SDK provider options on every call, over Arbor's defaults (`store: false`…) and under
    * `request.providerOptions`; e.g. `{ openai: { serviceTier: "flex" } }`.
@@ -148,6 +150,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     ...(options.cost !== undefined ? { cost: options.cost } : {}),
     ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
     ...(options.thinkingLevelMap !== undefined ? { thinkingLevelMap: options.thinkingLevelMap } : {}),
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
   };
 
   const clientFor = (request: ModelRequest, apiKey: string): ModelClient => {
