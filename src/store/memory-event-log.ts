@@ -50,7 +50,14 @@ import {
 } from "./log-prepare.ts";
 import { type CommitListener, createCatchUpObservable, type SubscriptionFilter } from "./log-subscription.ts";
 
-/** Options of {@link createMemoryEventLog}. */
+/**
+ * Options of {@link createMemoryEventLog}.
+ *
+ * @example
+ * ```ts
+ * const log = createMemoryEventLog({ registry: createDefaultEventRegistry().register("note.added", 1, z.object({ text: z.string() })) });
+ * ```
+ */
 export interface MemoryEventLogOptions {
   /** Event schemas to validate against; default `createDefaultEventRegistry()`. */
   registry?: EventRegistry;

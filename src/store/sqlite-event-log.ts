@@ -76,10 +76,22 @@ import { inspectLogFile, migrate } from "./sqlite-schema.ts";
  *   process crashes and power loss (if the disk honours flushes);
  * - `"EXTRA"`: as FULL. Its extra directory fsync applies to rollback-journal
  *   (DELETE) mode; with WAL it adds nothing. :memory: logs ignore the level.
+ *
+ * @example
+ * ```ts
+ * const scratch = createSqliteEventLog({ path: "scratch.db", synchronous: "NORMAL" }); // faster, may lose the last commits on power loss
+ * ```
  */
 export type SqliteSynchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
 
-/** Options of {@link createSqliteEventLog}. */
+/**
+ * Options of {@link createSqliteEventLog}. Times are in ms.
+ *
+ * @example
+ * ```ts
+ * const options: SqliteEventLogOptions = { path: ".arbor/log.db", synchronous: "FULL", busyTimeoutMs: 5000, pollIntervalMs: 50 };
+ * ```
+ */
 export interface SqliteEventLogOptions {
   /** A file path, or `":memory:"` for a private in-memory database. */
   path: string;
