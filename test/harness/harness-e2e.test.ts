@@ -177,4 +177,19 @@ describe("harness end to end over the OpenAI wire (real @ai-sdk/openai client, l
     harness.on("beforeAgentStart", () => undefined);
     expect(harness.getState().systemPrompt).not.toContain("RUN-ONLY-INSTRUCTION");
   });
+  it("streamOptions: maxRetries 0 disables retries; cacheRetention long reaches the OpenAI body", async () => {
+    const scheduled: number[] = [];
+    harness = await createHarness({
+      eventLogPath: join(dir, "arbor.db"),
+      models: { main: createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: API_KEY, api: "chat" }) },
+      streamOptions: { maxRetries: 0, cacheRetention: "long" },
+      hooks: { retryScheduled: ({ attempt }) => void scheduled.push(attempt) },
+    });
+    server.script(errorResponse(503), textResponse("never reached"));
+    const outcome = await harness.prompt("hello");
+    expect(outcome.status).toBe("failed");
+    expect(server.requests).toHaveLength(1);
+    expect(scheduled).toEqual([]);
+    expect(server.requests[0].body.prompt_cache_retention).toBe("24h");
+  });
 });
