@@ -11,7 +11,8 @@
  *   the threshold when the model's window is known (`effectiveKeepRecentTokens`);
  * - `signal` (or {@link abortCompaction}) aborts: the outcome is `cancelled` and the
  *   session is unchanged;
- * - `runCompaction` never throws: its result is a {@link CompactionOutcome};
+ * - `runCompaction` returns a {@link CompactionOutcome} for everything that can go
+ *   wrong while compacting; it throws only `HarnessConfigError` for invalid `settings`;
  * - `compact` returns the appended entry or throws: `CompactionError`
  *   (`COMPACTION_REFUSED`: nothing to compact, already compacted, a tool batch in
  *   flight, cancelled by a hook or aborted; `details.reason` says which), `CompactionFailedError`
@@ -72,8 +73,8 @@ export interface CompactOptions {
 }
 
 /**
- * Runs one compaction of the session's current leaf. Never throws; a busy session
- * gives `{ status: "failed", reason: "busy" }`.
+ * Runs one compaction of the session's current leaf. A busy session gives
+ * `{ status: "failed", reason: "busy" }`; only invalid `settings` throw (`HarnessConfigError`).
  *
  * @example
  * ```ts
