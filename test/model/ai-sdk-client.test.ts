@@ -202,6 +202,16 @@ describe("idle timeout", () => {
     const flowing = await collect(createAiSdkModelClient(scriptedModel([{ text: "all good" }]), { idleTimeoutMs: 60_000 }), userRequest());
     expect(flowing.message.stopReason).toBe("stop");
   });
+
+  it("time the consumer spends on an event does not count as model silence", async () => {
+    const client = createAiSdkModelClient(scriptedModel([{ text: "one two three" }]), { idleTimeoutMs: 30 });
+    let last: ModelStreamEvent | undefined;
+    for await (const event of client.stream(userRequest(), {})) {
+      last = event;
+      await new Promise((resolve) => setTimeout(resolve, 60)); // a slow consumer, e.g. a blocked writer
+    }
+    expect(last?.type).toBe("done");
+  });
 });
 
 describe("request building", () => {

@@ -166,11 +166,11 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     const timeoutSignal = request.timeoutMs !== undefined ? AbortSignal.timeout(request.timeoutMs) : undefined;
     const idle = info.idleTimeoutMs !== undefined && info.idleTimeoutMs > 0 ? new AbortController() : undefined;
     let idleTimer: ReturnType<typeof setTimeout> | undefined;
-    const touch = () => {
-      if (!idle) return;
-      clearTimeout(idleTimer);
-      idleTimer = setTimeout(() => idle.abort(), info.idleTimeoutMs);
+    // The idle clock runs only while we wait on the model, never while the consumer handles events.
+    const startIdleClock = () => {
+      if (idle) idleTimer = setTimeout(() => idle.abort(), info.idleTimeoutMs);
     };
+    const stopIdleClock = () => clearTimeout(idleTimer);
     const signals = [userSignal, timeoutSignal, idle?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
     const abortSignal = signals.length > 0 ? AbortSignal.any(signals) : new AbortController().signal;
     const stopped = whenAborted(abortSignal);
@@ -193,20 +193,20 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     }
 
     let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
-    touch();
+    startIdleClock();
     try {
       const started = await Promise.race([
         (async () => model.doStream(await callOptions(request, abortSignal)))(),
         stopped,
       ]);
+      stopIdleClock();
       if (started === "aborted") {
-        clearTimeout(idleTimer);
         yield fail(undefined);
         return;
       }
       reader = started.stream.getReader();
     } catch (error) {
-      clearTimeout(idleTimer);
+      stopIdleClock();
       yield fail(error);
       return;
     }
@@ -222,8 +222,9 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     abortSignal.addEventListener("abort", cancelOnAbort, { once: true });
     try {
       for (;;) {
+        startIdleClock();
         const next = await reader.read();
-        touch();
+        stopIdleClock();
         if (next.done) {
           ended = true;
           break;
@@ -240,7 +241,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     } catch (error) {
       streamError ??= { error };
     } finally {
-      clearTimeout(idleTimer);
+      stopIdleClock();
       abortSignal.removeEventListener("abort", cancelOnAbort);
       if (!ended) reader.cancel().catch(() => undefined);
     }
