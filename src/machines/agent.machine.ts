@@ -4,7 +4,8 @@
  * Contract (ours; queue semantics pi's, `../shared/reference/pi-behaviour.md` §1.5):
  * - owns the steering and follow-up queues (FIFO), each drained one-at-a-time
  *   (the head) or all at once; every change is recorded as `queue.changed`
- *   (enqueues carry the message so a reader can restore the queues);
+ *   (enqueues carry the message); `QUEUE.RESTORE` puts back the queues folded from
+ *   the log when the agent is created (not recorded again);
  * - `PROMPT` / `CONTINUE` are accepted only in `idle`; `preparing` invokes the keyed
  *   actor `prepareRun` (waits for recovery, builds the run's input, may refuse a
  *   continue), then `running` spawns exactly one run actor (id `run`);
@@ -66,7 +67,8 @@ export type AgentEvent =
   | { type: "ABORT"; reason?: string }
   | { type: "INTERRUPT"; reason: string }
   | { type: "WRITER.FAILED"; error: string; code?: string }
-  | { type: "QUEUE.DRAIN"; queue: QueueName; runId: string };
+  | { type: "QUEUE.DRAIN"; queue: QueueName; runId: string }
+  | { type: "QUEUE.RESTORE"; steering: AgentMessage[]; followUp: AgentMessage[] };
 
 /** Events the agent actor emits to `agent.ts`. */
 export type AgentEmitted =
@@ -153,6 +155,13 @@ export const agentMachine = setup({
     STEER: { actions: "enqueue" },
     FOLLOW_UP: { actions: "enqueue" },
     CLEAR: { actions: "clear" },
+    // Queues restored from the log (not recorded again); messages queued since go after them.
+    "QUEUE.RESTORE": {
+      actions: assign(({ context, event }) => ({
+        steering: [...event.steering, ...context.steering],
+        followUp: [...event.followUp, ...context.followUp],
+      })),
+    },
     SET_MODE: {
       actions: assign(({ event }) => (event.queue === "steering" ? { steeringMode: event.mode } : { followUpMode: event.mode })),
     },

@@ -8,8 +8,9 @@
  *   there is nothing to continue from (empty session, or a finished assistant reply and
  *   empty queues); a trailing error/aborted assistant can be continued (the model adapter
  *   drops it from the request, so the call is a retry);
- * - crash recovery (`recoverSession`) runs once when the agent is created; every run
- *   waits for it;
+ * - crash recovery runs once when the agent is created (the steering and follow-up
+ *   queues are restored from `queue.changed`, then `recoverSession` closes an
+ *   unfinished run); every run waits for it;
  * - every logged event goes through ONE session writer (group commit per tick);
  *   `prompt()` / `continue()` resolve after the run's events are committed, with the
  *   run's outcome; they never reject for provider or tool failures (errors are data);
@@ -42,7 +43,7 @@ import { agentMachine, drainCount, type PrepareRunInput, type PrepareRunOutput }
 import { errorMessageOf, toAgentMessages } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
-import { recoverSession } from "./recovery.ts";
+import { readSessionEvents, recoverSession, restoreQueues } from "./recovery.ts";
 import { entryEvent } from "./run-records.ts";
 import { provideRunLogic } from "./run-logic.ts";
 import type { RunOutput } from "./run.machine.ts";
@@ -113,7 +114,12 @@ export function createAgent(options: AgentOptions): Agent {
     return request;
   };
 
-  const ready = recoverSession(session).then(() => undefined);
+  // Recovery first (queues restored from the log, then an unfinished run closed); runs wait for it.
+  const ready = (async () => {
+    const queues = restoreQueues(await readSessionEvents(session));
+    if (queues.steering.length > 0 || queues.followUp.length > 0) actor?.send({ type: "QUEUE.RESTORE", ...queues });
+    await recoverSession(session);
+  })();
   ready.catch(() => undefined);
 
   const prepareRun = fromPromise<PrepareRunOutput, PrepareRunInput>(async ({ input }) => {

@@ -23,7 +23,7 @@
  */
 import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import type { SessionEntry } from "../core/entries.ts";
-import type { AssistantMessage, ThinkingContent, TextContent, ToolCall, ToolResultMessage } from "../core/messages.ts";
+import type { AgentMessage, AssistantMessage, ThinkingContent, TextContent, ToolCall, ToolResultMessage } from "../core/messages.ts";
 import { unknownUsage } from "../core/messages.ts";
 import type { NewEvent, StoredEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
@@ -95,6 +95,36 @@ function rebuildPartial(deltas: Delta[], model: { provider?: string; modelId?: s
     errorMessage: INTERRUPTED_MESSAGE_TEXT,
     timestamp: Date.now(),
   };
+}
+
+/** The steering and follow-up queues as the log last recorded them. */
+export interface RestoredQueues {
+  steering: AgentMessage[];
+  followUp: AgentMessage[];
+}
+
+/**
+ * Folds `queue.changed` events into the queues' contents: `enqueued` appends its
+ * message, `dequeued` keeps the last `size` messages (polls take from the head),
+ * `cleared` empties the queue. Pure.
+ *
+ * @example
+ * ```ts
+ * const { steering, followUp } = restoreQueues(await readSessionEvents(session));
+ * ```
+ */
+export function restoreQueues(events: readonly StoredEvent[]): RestoredQueues {
+  const queues: RestoredQueues = { steering: [], followUp: [] };
+  for (const event of events) {
+    if (event.type !== "queue.changed") continue;
+    const data = event.data as { queue: keyof RestoredQueues; action: string; size: number; message?: AgentMessage };
+    const queue = queues[data.queue];
+    if (!queue) continue;
+    if (data.action === "enqueued" && data.message) queue.push(data.message);
+    else if (data.action === "dequeued") queue.splice(0, Math.max(0, queue.length - data.size));
+    else if (data.action === "cleared") queue.length = 0;
+  }
+  return queues;
 }
 
 /**

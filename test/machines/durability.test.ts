@@ -103,3 +103,27 @@ describe("recoverSession", () => {
     expect(model.requests[0].messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult"]);
   });
 });
+
+describe("queue restore", () => {
+  it("a new agent on the session gets back the queued messages the log recorded", async () => {
+    const { session } = await memorySession();
+    const first = createAgent({ session, model: fakeModel([]) });
+    first.followUp("later please");
+    first.steer("s1");
+    first.steer("s2");
+    await first.waitForIdle();
+    await first.dispose();
+    const model = fakeModel([{ text: "a" }, { text: "b" }, { text: "c" }]);
+    const second = createAgent({ session, model, steeringMode: "all" });
+    const outcome = await second.prompt("go");
+    expect(outcome.status).toBe("done");
+    const users = outcome.messages.filter((m) => m.role === "user").map((m) => JSON.stringify((m as { content: unknown }).content));
+    expect(users).toEqual([
+      JSON.stringify([{ type: "text", text: "go" }]),
+      JSON.stringify([{ type: "text", text: "s1" }]),
+      JSON.stringify([{ type: "text", text: "s2" }]),
+      JSON.stringify([{ type: "text", text: "later please" }]),
+    ]);
+    expect(second.hasQueuedMessages()).toBe(false);
+  });
+});

@@ -293,3 +293,47 @@ describe("queues and busy", () => {
     expect(changes).toEqual(["enqueued", "enqueued", "cleared", "cleared"]);
   });
 });
+
+describe("compaction hook points", () => {
+  it("betweenTurns runs before every further model call, after the turn is committed, and may replace the messages", async () => {
+    const { session } = await memorySession();
+    const model = fakeModel([{ toolCalls: [{ id: "A", name: "fast", arguments: { ms: 1 } }] }, { text: "ok" }]);
+    const seen: number[] = [];
+    const outcome = await createAgent({
+      session,
+      model,
+      tools: [sleepTool("fast")],
+      hooks: {
+        betweenTurns: async ({ messages, lastAssistant }) => {
+          seen.push(session.view.buildContext().messages.length, messages.length);
+          expect(lastAssistant.stopReason).toBe("toolUse");
+          return [{ role: "user", content: "summary of everything", timestamp: 1 }];
+        },
+      },
+    }).prompt("go");
+    expect(outcome.status).toBe("done");
+    expect(seen).toEqual([3, 3]);
+    expect(model.requests[1].messages).toEqual([{ role: "user", content: "summary of everything", timestamp: 1 }]);
+  });
+
+  it("onContextOverflow gets one retry with compacted messages; the overflowing attempt is not appended", async () => {
+    const { session } = await memorySession();
+    const model = fakeModel([{ error: "context too long", info: { retryable: false, contextOverflow: true } }, { text: "fits now" }]);
+    const outcome = await createAgent({
+      session,
+      model,
+      hooks: { onContextOverflow: async () => [{ role: "user", content: "compacted", timestamp: 1 }] },
+    }).prompt("go");
+    expect(outcome.status).toBe("done");
+    expect(model.requests[1].messages).toEqual([{ role: "user", content: "compacted", timestamp: 1 }]);
+    expect(session.view.buildContext().messages.filter((m) => m.role === "assistant")).toHaveLength(1);
+  });
+
+  it("without an overflow recovery the overflow error is persisted and the run fails", async () => {
+    const { session } = await memorySession();
+    const model = fakeModel([{ error: "context too long", info: { retryable: false, contextOverflow: true } }]);
+    const outcome = await createAgent({ session, model, hooks: { onContextOverflow: async () => undefined } }).prompt("go");
+    expect(outcome.status).toBe("failed");
+    expect(session.view.buildContext().messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "error", errorMessage: "context too long" });
+  });
+});
