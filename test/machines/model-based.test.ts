@@ -217,10 +217,15 @@ describe("run machine: shortest paths to every state, executed", () => {
       states: { running: {}, finished: { type: "final" } },
     });
     const actor = createActor(parent).start();
+    // Every child is logic registered by key, so the whole tree persists (the dev build
+    // XState runs under vitest throws for inline actors).
+    const persisted = JSON.stringify(actor.getPersistedSnapshot());
+    expect(persisted).toContain('"src":"run"');
     if (abortIndex >= 0) {
       const run = actor.getSnapshot().children.run as AnyActorRef;
       const before = steps[abortIndex].before;
       await waitFor(run, (snapshot) => snapshot.matches(before.value) && (!JSON.stringify(before.value).includes("tools") || snapshot.context.batch?.settled.length === (before.context as any).batch?.settled.length), { timeout: 5000 });
+      expect(() => JSON.stringify(actor.getPersistedSnapshot())).not.toThrow();
       run.send({ type: "ABORT" });
     }
     const done = await waitFor(actor, (snapshot) => snapshot.status === "done", { timeout: 10_000 });
