@@ -3,7 +3,9 @@
  *
  * Contract (budgets pi's, `../shared/reference/pi-behaviour.md` §3.5 and §4; the rest ours):
  * - compaction history: maxTokens = floor(0.8 × reserveTokens); turn prefix:
- *   floor(0.5 × reserveTokens); branch summary: 2048 (tokens);
+ *   floor(0.5 × reserveTokens); branch summary: 2048 (tokens); each capped at the
+ *   model's own `maxTokens` when the ModelClient declares one (ours: pi would send
+ *   a cap the provider rejects);
  * - the request has no tools and the system prompt {@link SUMMARY_SYSTEM_PROMPT};
  *   the session's thinking level is passed only when the model reasons and it is not `off`;
  * - the returned text is the assistant's text blocks joined with newlines; the
@@ -106,7 +108,7 @@ export async function callSummaryModel(text: string, maxTokens: number, options:
     systemPrompt: SUMMARY_SYSTEM_PROMPT,
     messages,
     tools: [],
-    maxTokens,
+    maxTokens: model.maxTokens !== undefined ? Math.min(maxTokens, model.maxTokens) : maxTokens,
     ...(model.reasoning && thinkingLevel && thinkingLevel !== "off" ? { thinkingLevel } : {}),
   };
   try {

@@ -196,3 +196,13 @@ describe("tool batches in flight", () => {
     expect(session.view.version).toBe(version);
   });
 });
+
+describe("summary budget", () => {
+  it("caps maxTokens at the model's own output limit when it declares one", async () => {
+    const { session } = await newSession();
+    await appendTurns(session, 6);
+    const { client, mock } = summaryModel([{ text: "S" }, { text: "P" }], { maxTokens: 1000 });
+    await compact(session, { model: client, settings });
+    expect(mock.doStreamCalls.map((call) => call.maxOutputTokens)).toEqual([1000, 1000]);
+  });
+});

@@ -62,7 +62,7 @@ export async function appendTurns(session: SessionHandle, turns: number, size = 
 }
 
 /** A ModelClient over the real AI SDK adapter, answering each call with the next step. */
-export function summaryModel(steps: ScriptedStep[], info: { contextWindow?: number } = {}) {
+export function summaryModel(steps: ScriptedStep[], info: { contextWindow?: number; maxTokens?: number } = {}) {
   const mock = scriptedModel(steps);
   const client: ModelClient = createAiSdkModelClient(mock, { provider: "openai", modelId: "gpt-test", ...info });
   return { client, mock };
