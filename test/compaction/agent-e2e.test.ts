@@ -63,7 +63,7 @@ function compactionsOutsideBatches(path: SessionEntry[]): string[] {
   return problems;
 }
 
-describe("compaction in agent runs", () => {
+describe("compaction in agent runs", { timeout: 60_000 }, () => {
   let server: OpenAIServer;
   let summarizer: OpenAIServer;
   let dir: string;
