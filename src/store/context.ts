@@ -47,6 +47,8 @@ export interface EntrySource {
   peek?(id: string): SessionEntry | undefined;
   /** Optional hint: these entries are about to be read (lets a lazy source read them in bulk). */
   prefetch?(ids: readonly string[]): void;
+  /** Optional: the number of entries; lets the path walk skip per-step cycle bookkeeping. */
+  size?(): number;
 }
 
 /** The result of walking from an entry to its root. */
@@ -71,10 +73,15 @@ export function pathToRoot(source: EntrySource, leafId: string): PathResult {
   const reversed: SessionEntry[] = [];
   const diagnostics: ContextDiagnostic[] = [];
   const missingParents: string[] = [];
-  const seen = new Set<string>();
+  // With a known size, a walk longer than the session proves a cycle: redo it with bookkeeping.
+  const limit = source.size?.();
+  const seen = limit === undefined ? new Set<string>() : undefined;
   let current = source.getEntry(leafId);
   while (current) {
-    if (seen.has(current.id)) {
+    if (limit !== undefined && reversed.length > limit) {
+      return pathToRoot({ getEntry: (id) => source.getEntry(id) }, leafId);
+    }
+    if (seen?.has(current.id)) {
       diagnostics.push({
         kind: "parent_cycle",
         message: `Entry ${current.id} is its own ancestor; the path was cut there.`,
@@ -82,7 +89,7 @@ export function pathToRoot(source: EntrySource, leafId: string): PathResult {
       });
       break;
     }
-    seen.add(current.id);
+    seen?.add(current.id);
     reversed.push(current);
     const parentId: string | null = current.parentId;
     if (!parentId) break;
@@ -176,7 +183,7 @@ function emit(state: LeafState, entry: SessionEntry): void {
 
 function buildFull(source: EntrySource, leafId: string): { state: LeafState; missingParents: string[] } {
   // Walk and plan on cheap look-ups; read full entries only where content is needed.
-  const peek = source.peek ? { getEntry: (id: string) => source.peek!(id) } : source;
+  const peek = source.peek ? { getEntry: (id: string) => source.peek!(id), size: source.size } : source;
   const { path, diagnostics, missingParents } = pathToRoot(peek, leafId);
   const state: LeafState = { leafId, pairing: createPairing(), thinkingLevel: "off", model: null, activeToolNames: null, diagnostics };
   let compactionIndex = -1;

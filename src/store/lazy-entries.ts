@@ -24,6 +24,8 @@ export const STUB_SEQ = Symbol.for("arbor.entryStub");
 /** Reads full entries of a snapshot by append position. Synchronous. */
 export interface EntryLoader {
   load(seq: number): SessionEntry;
+  /** The entries at these positions, in the same order (one bulk read). */
+  loadMany(seqs: readonly number[]): SessionEntry[];
   /** Every snapshot entry, in append order. */
   loadAll(): SessionEntry[];
 }
@@ -61,7 +63,7 @@ function replace(index: TreeIndex, stub: EntryStub, full: SessionEntry): void {
   if (index.order[seq] === stub) index.order[seq] = full;
   if (index.byId.get(stub.id) === stub) index.byId.set(stub.id, full);
   const parentKey = stub.parentId === null || stub.parentId === stub.id ? null : stub.parentId;
-  const siblings = index.children.get(parentKey);
+  const siblings = index.children?.get(parentKey);
   const position = siblings ? siblings.indexOf(stub) : -1;
   if (siblings && position >= 0) siblings[position] = full;
   index.stubCount -= 1;
@@ -82,6 +84,24 @@ export function materialize(index: TreeIndex, entry: SessionEntry | undefined): 
   const full = index.loader.load(entry[STUB_SEQ]);
   replace(index, entry, full);
   return full;
+}
+
+/**
+ * Reads these stubs in one bulk read (full entries and non-stubs are left alone).
+ *
+ * @example
+ * ```ts
+ * materializeMany(index, path);
+ * ```
+ */
+export function materializeMany(index: TreeIndex, entries: readonly SessionEntry[]): void {
+  if (!index.loader) return;
+  const stubs = entries.filter(isStub);
+  if (stubs.length === 0) return;
+  const loaded = index.loader.loadMany(stubs.map((stub) => stub[STUB_SEQ]));
+  stubs.forEach((stub, position) => {
+    if (index.byId.get(stub.id) === stub || index.order[stub[STUB_SEQ]] === stub) replace(index, stub, loaded[position]);
+  });
 }
 
 /**

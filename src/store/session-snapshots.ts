@@ -103,6 +103,7 @@ export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): 
   const selectSnapshot = db.prepare("SELECT first_event_id, entry_count, state FROM session_snapshots WHERE session_id = ?");
   const selectEntry = db.prepare("SELECT entry FROM session_snapshot_entries WHERE session_id = ? AND seq = ?").pluck();
   const selectEntries = db.prepare("SELECT entry FROM session_snapshot_entries WHERE session_id = ? AND seq < ? ORDER BY seq").pluck();
+  const selectRange = db.prepare("SELECT seq, entry FROM session_snapshot_entries WHERE session_id = ? AND seq BETWEEN ? AND ?").raw();
   const upsertSnapshot = db.prepare(
     "INSERT OR REPLACE INTO session_snapshots (session_id, first_event_id, version, entry_count, state, written_at) VALUES (?, ?, ?, ?, ?, ?)",
   );
@@ -132,6 +133,23 @@ export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): 
           const text = selectEntry.get(sessionId, seq) as string | undefined;
           if (text === undefined) throw new LogSchemaError(`Snapshot of session ${sessionId} has no entry at position ${seq}; delete the snapshot file to rebuild it.`);
           return JSON.parse(text) as SessionEntry;
+        },
+        loadMany(seqs) {
+          if (seqs.length === 0) return [];
+          let low = seqs[0];
+          let high = seqs[0];
+          for (const seq of seqs) {
+            if (seq < low) low = seq;
+            if (seq > high) high = seq;
+          }
+          // A context's entries are mostly contiguous: one range scan, unless it would read far more than asked.
+          if (high - low + 1 > seqs.length * 4) return seqs.map((seq) => this.load(seq));
+          const texts = new Map<number, string>();
+          for (const [seq, text] of selectRange.all(sessionId, low, high) as [number, string][]) texts.set(seq, text);
+          return seqs.map((seq) => {
+            const text = texts.get(seq);
+            return text === undefined ? this.load(seq) : (JSON.parse(text) as SessionEntry);
+          });
         },
         loadAll() {
           return (selectEntries.all(sessionId, count) as string[]).map((text) => JSON.parse(text) as SessionEntry);

@@ -36,8 +36,12 @@ export interface TreeIndex {
   byId: Map<string, SessionEntry>;
   /** Append order. */
   order: SessionEntry[];
-  /** parentId → children, by timestamp then append order. Roots are under `null`. */
-  children: Map<string | null, SessionEntry[]>;
+  /**
+   * parentId → children, by timestamp then append order; roots under `null`. Built on first use
+   * (`childrenIndex`) and then kept up to date; `undefined` until then, so folds and restores
+   * that never list children do not pay for it.
+   */
+  children: Map<string | null, SessionEntry[]> | undefined;
   labels: Map<string, string>;
   stats: StatsAccumulator;
   /** Reads stubbed entries (sessions restored from a snapshot). */
@@ -91,17 +95,39 @@ function insertChild(list: SessionEntry[], entry: SessionEntry): void {
   list.splice(position, 0, entry);
 }
 
-function addToIndex(index: TreeIndex, entry: SessionEntry): void {
-  if (!index.byId.has(entry.id)) index.order.push(entry);
-  index.byId.set(entry.id, entry);
+function addChild(children: Map<string | null, SessionEntry[]>, entry: SessionEntry): void {
   const parentKey = entry.parentId === null || entry.parentId === entry.id ? null : entry.parentId;
-  let siblings = index.children.get(parentKey);
-  if (!siblings) index.children.set(parentKey, (siblings = []));
+  let siblings = children.get(parentKey);
+  if (!siblings) children.set(parentKey, (siblings = []));
   insertChild(siblings, entry);
 }
 
+function addToIndex(index: TreeIndex, entry: SessionEntry): void {
+  if (!index.byId.has(entry.id)) index.order.push(entry);
+  index.byId.set(entry.id, entry);
+  if (index.children) addChild(index.children, entry);
+}
+
+/**
+ * The children index of `index`, built from the append order on first use (the same order an
+ * incremental build gives).
+ *
+ * @example
+ * ```ts
+ * childrenIndex(view.tree.state.index).get(null); // the roots
+ * ```
+ */
+export function childrenIndex(index: TreeIndex): Map<string | null, SessionEntry[]> {
+  if (!index.children) {
+    const children = new Map<string | null, SessionEntry[]>();
+    for (const entry of index.order) addChild(children, entry);
+    index.children = children;
+  }
+  return index.children;
+}
+
 function emptyIndex(stats?: SessionStats): TreeIndex {
-  return { byId: new Map(), order: [], children: new Map(), labels: new Map(), stats: createStatsAccumulator(stats), stubCount: 0 };
+  return { byId: new Map(), order: [], children: undefined, labels: new Map(), stats: createStatsAccumulator(stats), stubCount: 0 };
 }
 
 function restoreContext(snapshot: TreeSnapshot, loader: EntryLoader): SessionTreeContext {

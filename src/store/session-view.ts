@@ -25,12 +25,12 @@ import { InvalidStateError } from "../core/errors.ts";
 import type { StoredEvent } from "./event-log.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import { createContextBuilder, pathToRoot, type ContextBuilder } from "./context.ts";
-import { isStub, materialize, materializeAll, type EntryLoader } from "./lazy-entries.ts";
-import { createSessionTree, type SessionTree, type TreeSnapshot } from "./session-tree.ts";
+import { isStub, materialize, materializeAll, materializeMany, type EntryLoader } from "./lazy-entries.ts";
+import { childrenIndex, createSessionTree, type SessionTree, type TreeSnapshot } from "./session-tree.ts";
 import type { SessionContext, SessionStats, SessionTreeNode, SessionView } from "./session-types.ts";
 
-/** Above this many stubs to read, a context build reads every snapshot entry in one query. */
-const BULK_READ_THRESHOLD = 2048;
+/** From this many stubs to read, a context build reads them in one query (all of them when they are most of the session). */
+const BULK_READ_THRESHOLD = 32;
 
 /** A {@link SessionView} with access to its store and context builder (for tests and benchmarks). */
 export interface SessionViewInternals extends SessionView {
@@ -68,11 +68,17 @@ export function createSessionView(sessionId: string): SessionViewInternals {
     prefetch(ids) {
       // Many stubs to read: one bulk read beats one query per entry.
       const index = indexOf();
-      if (index.stubCount < BULK_READ_THRESHOLD || ids.length < BULK_READ_THRESHOLD) return;
-      let stubs = 0;
-      for (const id of ids) if (isStub(index.byId.get(id) ?? ({} as never))) stubs += 1;
-      if (stubs >= BULK_READ_THRESHOLD) materializeAll(index);
+      if (index.stubCount === 0 || ids.length < BULK_READ_THRESHOLD) return;
+      const stubs: SessionEntry[] = [];
+      for (const id of ids) {
+        const entry = index.byId.get(id);
+        if (entry && isStub(entry)) stubs.push(entry);
+      }
+      if (stubs.length < BULK_READ_THRESHOLD) return;
+      if (stubs.length * 2 >= index.stubCount) materializeAll(index);
+      else materializeMany(index, stubs);
     },
+    size: () => indexOf().byId.size,
   });
   const changes = new Subject<SessionView>();
 
@@ -118,7 +124,7 @@ export function createSessionView(sessionId: string): SessionViewInternals {
     },
     getChildren(id) {
       const index = indexOf();
-      return (index.children.get(id) ?? []).filter((child) => child.id !== id).map((child) => materialize(index, child));
+      return (childrenIndex(index).get(id) ?? []).filter((child) => child.id !== id).map((child) => materialize(index, child));
     },
     getBranch(fromId) {
       const start = fromId === undefined ? tree.state.leafId : fromId;
@@ -128,7 +134,7 @@ export function createSessionView(sessionId: string): SessionViewInternals {
     getTree() {
       const index = indexOf();
       materializeAll(index);
-      return buildTree(index.order, index.children, index.byId, index.labels);
+      return buildTree(index.order, childrenIndex(index), index.byId, index.labels);
     },
     getEntries() {
       const index = indexOf();

@@ -27,13 +27,14 @@ const assistant = (text: string, model = "m"): AgentMessage => ({
 
 /** Counts entry reads of a snapshot store. */
 function counting(store: SessionSnapshotStore) {
-  const counts = { load: 0, loadAll: 0 };
+  const counts = { load: 0, loadMany: 0, loadAll: 0 };
   const wrapped: SessionSnapshotStore = {
     ...store,
     loader(sessionId) {
       const inner = store.loader(sessionId);
       return {
         load: (seq) => (counts.load++, inner.load(seq)),
+        loadMany: (seqs) => (counts.loadMany += seqs.length, inner.loadMany(seqs)),
         loadAll: () => (counts.loadAll++, inner.loadAll()),
       };
     },
@@ -136,5 +137,32 @@ describe("session snapshots (checkpoints)", () => {
     const before = readFileSync(path);
     expect(() => createSqliteSnapshotStore({ path })).toThrow(LogSchemaError);
     expect(readFileSync(path).equals(before)).toBe(true);
+  });
+});
+
+describe("session snapshots: bulk reads", () => {
+  it("reads a long context's entries in one range read, and equals folding the log", async () => {
+    const log = createSqliteEventLog({ path: join(dir, "c.db") });
+    const raw = createSqliteSnapshotStore({ path: join(dir, "c.snapshots.db") });
+    const { store, counts } = counting(raw);
+    const plain = createSessionRepository({ log });
+    const session = await plain.create({ id: "long" });
+    const first = await session.appendEntries(Array.from({ length: 300 }, (_, index) => ({ type: "message", message: index % 2 ? assistant(`a${index}`) : user(`u${index}`) })));
+    await session.appendEntry({ type: "compaction", summary: "S", firstKeptEntryId: first[250].id, tokensBefore: 1 });
+    await session.appendEntries(Array.from({ length: 100 }, (_, index) => ({ type: "message", message: user(`after ${index}`) })));
+    await createSessionRepository({ log, snapshots: store, checkpointEvery: 1 }).open("long");
+    const restored = await createSessionRepository({ log, snapshots: store }).open("long");
+    const context = restored.view.buildContext();
+    expect(context).toEqual((await plain.open("long")).view.buildContext());
+    expect(context.messages).toHaveLength(1 + 50 + 100);
+    // 150 message entries plus the compaction entry, each read once; almost all in the bulk read.
+    expect(counts.loadMany + counts.load).toBe(151);
+    expect(counts.load).toBeLessThanOrEqual(3);
+    expect(counts.loadAll).toBe(0);
+    // Asking for everything reads the rest in one pass.
+    expect(restored.view.getEntries()).toEqual((await plain.open("long")).view.getEntries());
+    expect(counts.loadAll).toBe(1);
+    raw.close();
+    await log.close();
   });
 });
