@@ -17,6 +17,8 @@
  *   arguments are validated once, before `toolCall` hooks and `execute`;
  * - resources: given `skills` / `promptTemplates` first, then those loaded from
  *   `skillPaths` / `promptTemplatePaths`; load diagnostics are in `resourceDiagnostics`;
+ * - `harness.on()` registers a handler on every session of the harness, open or opened later;
+ *   a session's own `on()` affects that session only;
  * - `close()` disposes every session the harness opened (aborting runs, flushing writes),
  *   then closes a log the harness opened. Idempotent.
  *
@@ -46,6 +48,7 @@ import { createSessionRepository } from "../store/session-repository.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { createHarnessSession, type HarnessSession, type HarnessSessionConfig, type LoadedResources } from "./harness-session.ts";
+import type { HandlerOf, HookName } from "./hook-types.ts";
 import { createModelRegistry, type ModelRegistry } from "./model-registry.ts";
 import { validateHarnessOptions, type AgentHarnessOptions } from "./options.ts";
 import { defineJsonSchemaTool } from "./tool-schema.ts";
@@ -63,6 +66,12 @@ export interface AgentHarness extends HarnessSession {
   openSession(id: string): Promise<HarnessSession>;
   /** Creates another session with the same configuration. */
   createSession(options?: { cwd?: string; metadata?: Record<string, unknown> }): Promise<HarnessSession>;
+  /**
+   * Registers a hook handler on every session of this harness: the open ones and those opened
+   * later (after their option handlers). A session's own `on()` affects that session only.
+   * Returns a function that removes it everywhere.
+   */
+  on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
   /** Disposes every session opened here, then closes a log the harness opened. Idempotent. */
   close(): Promise<void>;
 }
@@ -121,6 +130,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
   }
 
   const sessions = new Set<HarnessSession>();
+  const sharedHandlers: { name: HookName; handler: HandlerOf<any>; removers: (() => void)[] }[] = [];
   let closed = false;
   const cwdOf = (handle: SessionHandle) => options.cwd ?? handle.view.info.cwd ?? process.cwd();
   const open = async (handle: SessionHandle): Promise<HarnessSession> => {
@@ -135,6 +145,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       openForked: open,
     };
     const harnessSession = await createHarnessSession(config, handle);
+    for (const shared of sharedHandlers) shared.removers.push(harnessSession.on(shared.name, shared.handler));
     sessions.add(harnessSession);
     return harnessSession;
   };
@@ -165,6 +176,16 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     async createSession(createOptions = {}) {
       if (!repository) throw new HarnessConfigError('createSession(): the harness was given a bare session; pass "repository" or "eventLog" to create others.', { details: { field: "session" } });
       return open(await repository.create({ cwd: createOptions.cwd ?? options.cwd ?? process.cwd(), metadata: createOptions.metadata }));
+    },
+    on(name, handler) {
+      const shared = { name, handler: handler as HandlerOf<any>, removers: [] as (() => void)[] };
+      for (const harnessSession of sessions) shared.removers.push(harnessSession.on(name, handler));
+      sharedHandlers.push(shared);
+      return () => {
+        const at = sharedHandlers.indexOf(shared);
+        if (at >= 0) sharedHandlers.splice(at, 1);
+        for (const remove of shared.removers.splice(0)) remove();
+      };
     },
     async close() {
       if (closed) return;

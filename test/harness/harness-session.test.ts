@@ -357,3 +357,21 @@ describe("Session API: automatic compaction between turns", () => {
     expect(compaction).toMatchObject({ summary: "summary from the hook", fromHook: true });
   });
 });
+
+describe("harness.on", () => {
+  it("applies to the primary session and to sessions opened later; its remover removes it everywhere", async () => {
+    const seen: string[] = [];
+    harness = await make();
+    const remove = harness.on("thinkingLevelUpdate", ({ thinkingLevel }) => void seen.push(thinkingLevel));
+    const other = await harness.createSession();
+    const ownOnly = await harness.createSession();
+    ownOnly.on("thinkingLevelUpdate", () => void seen.push("own"));
+    await harness.setThinkingLevel("low");
+    await other.setThinkingLevel("medium");
+    await ownOnly.setThinkingLevel("high");
+    expect(seen).toEqual(["low", "medium", "high", "own"]);
+    remove();
+    await other.setThinkingLevel("off");
+    expect(seen).toHaveLength(4);
+  });
+});
