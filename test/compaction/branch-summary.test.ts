@@ -116,6 +116,29 @@ describe("moveTo", () => {
     expect(mock.doStreamCalls).toHaveLength(0);
   });
 
+  it("custom instructions are appended as extra focus, or replace the prompt; a hook can override them", async () => {
+    const { session } = await newSession();
+    await appendTurns(session, 2, 50);
+    const start = session.view.leafId!;
+    const target = session.view.getEntries()[1];
+    const { client, mock } = summaryModel([{ text: "a" }, { text: "b" }]);
+    await moveTo(session, target.id, { summarize: true, model: client, customInstructions: "name the files" });
+    const appended = JSON.stringify(mock.doStreamCalls[0].prompt);
+    expect(appended).toContain("## Next Steps");
+    expect(appended).toContain("Additional focus: name the files");
+    await session.moveLeaf(start);
+    await moveTo(session, target.id, {
+      summarize: true,
+      model: client,
+      customInstructions: "ignored",
+      hooks: { sessionBeforeTree: () => ({ customInstructions: "ONLY THIS", replaceInstructions: true }) },
+    });
+    const replaced = JSON.stringify(mock.doStreamCalls[1].prompt);
+    expect(replaced).toContain("</conversation>\\n\\nONLY THIS");
+    expect(replaced).not.toContain("## Next Steps");
+    expect(replaced).not.toContain("ignored");
+  });
+
   it("a cancel from sessionBeforeTree, or an abort during the summary, leaves the session unchanged", async () => {
     const { session } = await newSession("sqlite");
     await appendTurns(session, 3, 50);
