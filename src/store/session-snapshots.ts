@@ -32,6 +32,35 @@ import type { TreeSnapshot } from "./session-tree.ts";
 
 const SCHEMA_VERSION = 1;
 
+const SEPARATOR = "\u0001";
+const NULL_MARK = "\u0000";
+
+/** A string column as one joined string ("C…"), or JSON ("J…") when a value holds a marker. */
+function encodeColumn(values: readonly (string | null)[]): string {
+  const plain = values.every((value) => value === null || (value !== NULL_MARK && !value.includes(SEPARATOR)));
+  return plain ? `C${values.map((value) => value ?? NULL_MARK).join(SEPARATOR)}` : `J${JSON.stringify(values)}`;
+}
+
+function decodeColumn(text: string, count: number): (string | null)[] {
+  if (text[0] === "J") return JSON.parse(text.slice(1)) as (string | null)[];
+  if (count === 0) return [];
+  return text
+    .slice(1)
+    .split(SEPARATOR)
+    .map((value) => (value === NULL_MARK ? null : value));
+}
+
+type Skeleton = TreeSnapshot["skeleton"];
+
+function encodeSkeleton(skeleton: Skeleton): string[] {
+  return [encodeColumn(skeleton.ids), encodeColumn(skeleton.parents), encodeColumn(skeleton.types), encodeColumn(skeleton.roles), encodeColumn(skeleton.timestamps)];
+}
+
+function decodeSkeleton(columns: string[], count: number): Skeleton {
+  const [ids, parents, types, roles, timestamps] = columns.map((column) => decodeColumn(column, count));
+  return { ids: ids as string[], parents, types: types as string[], roles, timestamps: timestamps as string[] };
+}
+
 /** A stored snapshot with the identity of the stream it was taken from. */
 export interface StoredSnapshot {
   snapshot: TreeSnapshot;
@@ -89,6 +118,11 @@ export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): 
       version INTEGER NOT NULL,
       entry_count INTEGER NOT NULL,
       state TEXT NOT NULL,
+      skeleton_ids TEXT NOT NULL,
+      skeleton_parents TEXT NOT NULL,
+      skeleton_types TEXT NOT NULL,
+      skeleton_roles TEXT NOT NULL,
+      skeleton_timestamps TEXT NOT NULL,
       written_at TEXT NOT NULL
     );
     CREATE TABLE IF NOT EXISTS session_snapshot_entries (
@@ -100,12 +134,15 @@ export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): 
   `);
   db.pragma(`user_version = ${SCHEMA_VERSION}`);
 
-  const selectSnapshot = db.prepare("SELECT first_event_id, entry_count, state FROM session_snapshots WHERE session_id = ?");
+  const selectSnapshot = db.prepare(
+    "SELECT first_event_id, entry_count, state, skeleton_ids, skeleton_parents, skeleton_types, skeleton_roles, skeleton_timestamps FROM session_snapshots WHERE session_id = ?",
+  );
+  const selectCount = db.prepare("SELECT entry_count FROM session_snapshots WHERE session_id = ?").pluck();
   const selectEntry = db.prepare("SELECT entry FROM session_snapshot_entries WHERE session_id = ? AND seq = ?").pluck();
   const selectEntries = db.prepare("SELECT entry FROM session_snapshot_entries WHERE session_id = ? AND seq < ? ORDER BY seq").pluck();
   const selectRange = db.prepare("SELECT seq, entry FROM session_snapshot_entries WHERE session_id = ? AND seq BETWEEN ? AND ?").raw();
   const upsertSnapshot = db.prepare(
-    "INSERT OR REPLACE INTO session_snapshots (session_id, first_event_id, version, entry_count, state, written_at) VALUES (?, ?, ?, ?, ?, ?)",
+    "INSERT OR REPLACE INTO session_snapshots (session_id, first_event_id, version, entry_count, state, skeleton_ids, skeleton_parents, skeleton_types, skeleton_roles, skeleton_timestamps, written_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
   const upsertEntry = db.prepare("INSERT OR REPLACE INTO session_snapshot_entries (session_id, seq, entry) VALUES (?, ?, ?)");
   const deleteEntries = db.prepare("DELETE FROM session_snapshot_entries WHERE session_id = ?");
@@ -113,7 +150,8 @@ export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): 
 
   const write = db.transaction((sessionId: string, snapshot: TreeSnapshot, firstEventId: string, fromSeq: number, entries: readonly SessionEntry[]) => {
     entries.forEach((entry, offset) => upsertEntry.run(sessionId, fromSeq + offset, JSON.stringify(entry)));
-    upsertSnapshot.run(sessionId, firstEventId, snapshot.version, fromSeq + entries.length, JSON.stringify(snapshot), new Date().toISOString());
+    const { skeleton, ...state } = snapshot;
+    upsertSnapshot.run(sessionId, firstEventId, snapshot.version, fromSeq + entries.length, JSON.stringify(state), ...encodeSkeleton(skeleton), new Date().toISOString());
   });
   const remove = db.transaction((sessionId: string) => {
     deleteEntries.run(sessionId);
@@ -122,12 +160,17 @@ export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): 
 
   return {
     read(sessionId) {
-      const row = selectSnapshot.get(sessionId) as { first_event_id: string; entry_count: number; state: string } | undefined;
+      const row = selectSnapshot.get(sessionId) as Record<string, string> & { entry_count: number } | undefined;
       if (!row) return undefined;
-      return { snapshot: JSON.parse(row.state) as TreeSnapshot, firstEventId: row.first_event_id, entryCount: row.entry_count };
+      const skeleton = decodeSkeleton(
+        [row.skeleton_ids, row.skeleton_parents, row.skeleton_types, row.skeleton_roles, row.skeleton_timestamps],
+        row.entry_count,
+      );
+      const state = JSON.parse(row.state) as Omit<TreeSnapshot, "skeleton">;
+      return { snapshot: { ...state, skeleton }, firstEventId: row.first_event_id, entryCount: row.entry_count };
     },
     loader(sessionId) {
-      const count = (selectSnapshot.get(sessionId) as { entry_count: number } | undefined)?.entry_count ?? 0;
+      const count = (selectCount.get(sessionId) as number | undefined) ?? 0;
       return {
         load(seq) {
           const text = selectEntry.get(sessionId, seq) as string | undefined;

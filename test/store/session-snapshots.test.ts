@@ -166,3 +166,29 @@ describe("session snapshots: bulk reads", () => {
     await log.close();
   });
 });
+
+describe("session snapshots: skeleton encoding", () => {
+  it("round-trips ids and timestamps holding the column separator or empty strings", async () => {
+    const log = createSqliteEventLog({ path: join(dir, "d.db") });
+    const snapshots = createSqliteSnapshotStore({ path: join(dir, "d.snapshots.db") });
+    const plain = createSessionRepository({ log });
+    const odd = "a\u0001b";
+    await plain.importEntries({
+      id: "odd",
+      entries: [
+        { type: "message", id: odd, parentId: null, timestamp: "", message: user("x") },
+        { type: "message", id: "\u0000", parentId: odd, timestamp: "2026-01-01T00:00:00.000Z", message: user("y") },
+        { type: "custom", id: "c", parentId: "", timestamp: "t", customType: "k" },
+      ],
+    });
+    await createSessionRepository({ log, snapshots, checkpointEvery: 1 }).open("odd");
+    const stored = snapshots.read("odd")!;
+    expect(stored.snapshot.skeleton.ids).toEqual([odd, "\u0000", "c"]);
+    expect(stored.snapshot.skeleton.parents).toEqual([null, odd, ""]);
+    expect(stored.snapshot.skeleton.timestamps).toEqual(["", "2026-01-01T00:00:00.000Z", "t"]);
+    const restored = await createSessionRepository({ log, snapshots }).open("odd");
+    expectSameView(restored.view, (await plain.open("odd")).view);
+    snapshots.close();
+    await log.close();
+  });
+});
