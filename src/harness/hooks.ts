@@ -23,6 +23,7 @@
  * const messages = await runner.context(history); // last message only; records = [{ type: "hook.applied", ... }]
  * ```
  */
+import { InvalidArgumentError } from "../core/errors.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import {
   HOOK_NAMES,
@@ -67,7 +68,7 @@ export type TreeDecision = SessionBeforeTreeResult & { cancel: boolean };
 
 /** Runs hook handlers. See the module contract. */
 export interface HookRunner {
-  /** Registers a handler after the existing ones; returns a function that removes it. */
+  /** Registers a handler after the existing ones; returns a function that removes it. Throws InvalidArgumentError for an unknown hook or a non-function. */
   on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
   /** True if at least one handler is registered for `name`. */
   has(name: HookName): boolean;
@@ -161,7 +162,8 @@ export function createHookRunner(options: HookRunnerOptions = {}): HookRunner {
   return {
     on(name, handler) {
       const bucket = handlers.get(name);
-      if (!bucket) throw new TypeError(`Unknown hook "${String(name)}". Known hooks: ${HOOK_NAMES.join(", ")}.`);
+      if (!bucket) throw new InvalidArgumentError(`Unknown hook "${String(name)}". Known hooks: ${HOOK_NAMES.join(", ")}.`);
+      if (typeof handler !== "function") throw new InvalidArgumentError(`on("${name}"): the handler must be a function.`);
       bucket.push(handler as HandlerOf<any>);
       return () => {
         const at = bucket.indexOf(handler as HandlerOf<any>);

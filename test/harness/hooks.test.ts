@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { InvalidArgumentError } from "../../src/core/errors.ts";
 import type { AgentMessage, UserMessage } from "../../src/core/messages.ts";
 import { createHookRunner, type HookRecord } from "../../src/harness/hooks.ts";
 import { HOOK_NAMES, type HarnessHooks, type SessionBeforeTreeEvent, type ToolResultEvent } from "../../src/harness/hook-types.ts";
@@ -42,7 +43,9 @@ describe("hook runner: ordering", () => {
 
   it("rejects an unknown hook name", () => {
     const { runner } = setup();
+    expect(() => runner.on("nope" as never, () => {})).toThrow(InvalidArgumentError);
     expect(() => runner.on("nope" as never, () => {})).toThrow(/Unknown hook "nope"/);
+    expect(() => runner.on("context", "not a function" as never)).toThrow(/must be a function/);
   });
 });
 
