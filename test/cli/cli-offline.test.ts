@@ -3,14 +3,14 @@
  * the real `arbor` binary: import, sessions, tree, context, export (read back by
  * pi), fork, label, rm, events, and clear errors for bad references.
  */
-import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildSessionContext, migrateSessionEntries, parseSessionEntries } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { runArbor, tempDir } from "./cli-helpers.ts";
+import { sharedPath } from "../shared-dir.ts";
 
-const sample = "/work/shared/oracle/sample-session.jsonl";
-const sharedSample = existsSync(sample) ? sample : join(process.cwd(), "../shared/oracle/sample-session.jsonl");
+const sharedSample = sharedPath("oracle/sample-session.jsonl");
 
 function piContexts(jsonl: string) {
   const entries = parseSessionEntries(jsonl) as { type: string; id: string; parentId: string | null }[];

@@ -17,11 +17,10 @@ import {
   type OpenAIServer,
 } from "../../src/testing/index.ts";
 import { runArbor, tempDir } from "./cli-helpers.ts";
+import { sharedPath } from "../shared-dir.ts";
 
-const FIXTURES = existsSync("/work/shared/real-inputs/openai-fixtures")
-  ? "/work/shared/real-inputs/openai-fixtures"
-  : join(process.cwd(), "../shared/real-inputs/openai-fixtures");
-const SAMPLE = join(FIXTURES, "../../oracle/sample-session.jsonl");
+const FIXTURES = sharedPath("real-inputs/openai-fixtures");
+const SAMPLE = sharedPath("oracle/sample-session.jsonl");
 
 let server: OpenAIServer;
 let dir: string;

@@ -8,9 +8,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
 import { describe, expect, it } from "vitest";
 import { expandSlashCommand, formatPromptTemplateInvocation, loadPromptTemplates } from "../../src/adapters/prompt-templates/index.ts";
 import type { PromptTemplateDiagnosticCode } from "../../src/adapters/prompt-templates/index.ts";
+import { sharedPath } from "../shared-dir.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const ROOT = resolve(here, "../../../shared/real-inputs/prompts");
+const ROOT = sharedPath("real-inputs/prompts");
 const DIRS = [ROOT, join(ROOT, "claudesidian"), join(ROOT, "pi-mono"), join(ROOT, "wshobson-commands")];
 
 type PiTemplate = { name: string; description: string; argumentHint?: unknown; content: string; filePath: string };

@@ -3,12 +3,12 @@
  */
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { dirname, join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { formatSkillInvocation, formatSkillsForSystemPrompt, loadSkills } from "../../src/adapters/skills/index.ts";
+import { sharedPath } from "../shared-dir.ts";
 
-const REAL = resolve(dirname(fileURLToPath(import.meta.url)), "../../../shared/real-inputs/skills");
+const REAL = sharedPath("real-inputs/skills");
 
 let root: string;
 beforeEach(() => {

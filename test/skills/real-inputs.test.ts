@@ -3,14 +3,14 @@
  * differential checks against pi 0.73.1's loader and catalog.
  */
 import { readdirSync } from "node:fs";
-import { dirname, join, relative, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join, relative } from "node:path";
 import { AgentSession, formatSkillsForPrompt, loadSkills as piLoadSkills } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
 import { formatSkillInvocation, formatSkillsForSystemPrompt, loadSkills } from "../../src/adapters/skills/index.ts";
 import type { SkillDiagnosticCode } from "../../src/adapters/skills/index.ts";
+import { sharedPath } from "../shared-dir.ts";
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../shared/real-inputs/skills");
+const ROOT = sharedPath("real-inputs/skills");
 
 function listFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) =>
