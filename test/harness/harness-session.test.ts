@@ -375,3 +375,50 @@ describe("harness.on", () => {
     expect(seen).toHaveLength(4);
   });
 });
+
+describe("appendCustomMessage while a run is active", () => {
+  it("deliverAs steer joins the run after the tool batch; followUp after the run would stop", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let started!: () => void;
+    const toolStarted = new Promise<void>((resolve) => (started = resolve));
+    harness = await createHarness({
+      eventLog: createMemoryEventLog(),
+      models: {
+        main: scriptedModel(
+          [{ toolCalls: [{ id: "c1", name: "wait", arguments: {} }] }, { text: "saw the steer" }, { text: "saw the follow-up" }],
+          { provider: "openai.chat", modelId: "m" },
+        ),
+      },
+      tools: [
+        {
+          name: "wait",
+          description: "Waits",
+          parameters: { type: "object", properties: {} },
+          execute: async () => {
+            started();
+            await gate;
+            return { content: [{ type: "text" as const, text: "waited" }] };
+          },
+        },
+      ],
+    });
+    const running = harness.prompt("go");
+    await toolStarted;
+    await harness.appendCustomMessage("monitor", "disk almost full", { deliverAs: "steer" });
+    await harness.appendCustomMessage("monitor", "also: rotate logs", { deliverAs: "followUp" });
+    expect(harness.hasQueuedMessages()).toBe(true);
+    release();
+    const outcome = await running;
+    expect(outcome.messages.map((message) => (message.role === "custom" ? `custom:${message.content}` : message.role))).toEqual([
+      "user",
+      "assistant",
+      "toolResult",
+      "custom:disk almost full",
+      "assistant",
+      "custom:also: rotate logs",
+      "assistant",
+    ]);
+    expect(harness.hasQueuedMessages()).toBe(false);
+  });
+});
