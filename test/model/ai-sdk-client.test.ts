@@ -253,6 +253,39 @@ describe("request building", () => {
     ]);
   });
 
+  it("Anthropic-style signed and redacted thinking round-trips into the next call's prompt", async () => {
+    const parts: LanguageModelV3StreamPart[] = [
+      { type: "reasoning-start", id: "r0" },
+      { type: "reasoning-delta", id: "r0", delta: "weighing options" },
+      { type: "reasoning-end", id: "r0", providerMetadata: { anthropic: { signature: "sig-123" } } },
+      { type: "reasoning-start", id: "r1", providerMetadata: { anthropic: { redactedData: "opaque==" } } },
+      { type: "reasoning-end", id: "r1" },
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "Answer." },
+      { type: "text-end", id: "t" },
+      finish(),
+    ];
+    const model = scriptedModel([parts, { text: "again" }], { provider: "anthropic.messages", modelId: "claude-test" });
+    const client = createAiSdkModelClient(model);
+    const first = await collect(client, userRequest("think", { thinkingLevel: "medium" }));
+    expect(first.message.content).toEqual([
+      { type: "thinking", thinking: "weighing options", thinkingSignature: JSON.stringify({ anthropic: { signature: "sig-123" } }) },
+      { type: "thinking", thinking: "", thinkingSignature: JSON.stringify({ anthropic: { redactedData: "opaque==" } }), redacted: true },
+      { type: "text", text: "Answer." },
+    ]);
+    await collect(client, { messages: [{ role: "user", content: "think", timestamp: 0 }, first.message, { role: "user", content: "more", timestamp: 0 }], tools: [] });
+    const assistant = model.doStreamCalls[1].prompt[1];
+    expect(assistant).toEqual({
+      role: "assistant",
+      content: [
+        { type: "reasoning", text: "weighing options", providerOptions: { anthropic: { signature: "sig-123" } } },
+        { type: "reasoning", text: "", providerOptions: { anthropic: { redactedData: "opaque==" } } },
+        { type: "text", text: "Answer." },
+      ],
+    });
+    expect(model.doStreamCalls[0].providerOptions).toEqual({ anthropic: { thinking: { type: "enabled", budgetTokens: 8192 } } });
+  });
+
   it("reasoningProviderOptions for other providers", () => {
     expect(reasoningProviderOptions("openai.chat", "minimal")).toEqual({ openai: { reasoningEffort: "minimal" } });
     expect(reasoningProviderOptions("anthropic.messages", "medium")).toEqual({ anthropic: { thinking: { type: "enabled", budgetTokens: 8192 } } });
