@@ -26,9 +26,18 @@ describe("abort", () => {
     const { log, session } = await memorySession();
     const model = fakeModel([{ hang: true, partialText: "partial answer" }, { text: "never" }]);
     const agent = createAgent({ session, model });
-    const deltas = waitFor(agent, "message.delta");
+    let streamed = "";
+    const allDeltas = deferred();
+    agent.runEvents$.subscribe((event) => {
+      if (event.type !== "message.delta") return;
+      streamed += (event.data as { delta: string }).delta;
+      if (streamed === "partial answer") allDeltas.resolve();
+    });
     const outcome = agent.prompt("go");
-    await deltas;
+    await allDeltas.promise;
+    // A reader replays the stream in progress from the committed deltas.
+    const inProgress = (await sessionEvents(log, session.id)).filter((e) => e.type === "message.delta").map((e) => (e.data as { delta: string }).delta);
+    expect(inProgress.join("")).toBe("partial answer");
     agent.abort("user pressed stop");
     const result = await outcome;
     expect(result.status).toBe("aborted");
