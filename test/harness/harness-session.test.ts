@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
 import { loadPromptTemplates } from "../../src/adapters/prompt-templates/load-prompt-templates.ts";
@@ -46,6 +49,22 @@ describe("createHarness: configuration", () => {
     await expect(createHarness({ models: { m: scriptedModel([]) }, streamOptions: { timeoutMs: 0 } })).rejects.toThrow(/"streamOptions\.timeoutMs"/);
     await expect(createHarness({ models: { m: scriptedModel([]) }, tools: [{ ...echoTool("x"), parameters: { type: "bogus" } }] })).rejects.toThrow(HarnessConfigError);
     await expect(createHarness({ models: { m: scriptedModel([]) }, tools: [{ ...echoTool("x"), parameters: { type: "bogus" } }] })).rejects.toThrow(/"tools\[0\]\.parameters"/);
+  });
+
+  it("refuses an eventLogPath that is not an Arbor log and leaves the file untouched; creates missing directories", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "arbor-harness-path-"));
+    try {
+      const notes = join(dir, "notes.txt");
+      writeFileSync(notes, "my precious notes\n");
+      await expect(createHarness({ models: { m: scriptedModel([]) }, eventLogPath: notes })).rejects.toThrow();
+      expect(readFileSync(notes, "utf8")).toBe("my precious notes\n");
+      harness = await createHarness({ models: { m: scriptedModel([]) }, eventLogPath: join(dir, "deep", "er", "arbor.db") });
+      expect(existsSync(join(dir, "deep", "er", "arbor.db"))).toBe(true);
+      await harness.close();
+      harness = undefined;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("loads real skills and templates from paths and reports their diagnostics", async () => {
