@@ -53,6 +53,7 @@ describe("abort", () => {
   it("mid-tool aborts every running tool through its signal, gives each an aborted result, and calls no model", async () => {
     const { log, session } = await memorySession();
     const signals: AbortSignal[] = [];
+    const bothRunning = deferred();
     const wait = defineTool({
       name: "wait",
       description: "waits until aborted",
@@ -60,15 +61,14 @@ describe("abort", () => {
       execute: (_args, { signal }) =>
         new Promise<never>((_, reject) => {
           signals.push(signal);
+          if (signals.length === 2) bothRunning.resolve();
           signal.addEventListener("abort", () => reject(new Error("stopped")));
         }),
     });
     const model = fakeModel([{ toolCalls: [{ id: "A", name: "wait", arguments: {} }, { id: "B", name: "wait", arguments: {} }] }, { text: "never" }]);
     const agent = createAgent({ session, model, tools: [wait] });
-    const running = waitFor(agent, "tool.started", (data) => data.toolCallId === "B");
     const outcome = agent.prompt("go");
-    await running;
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    await bothRunning.promise;
     agent.abort();
     const result = await outcome;
     expect(result.status).toBe("aborted");
@@ -236,12 +236,16 @@ describe("observables", () => {
     const agent = createAgent({ session, model: fakeModel([{ text: "one" }, { text: "two" }]), tools: [sleepTool("fast")] });
     await agent.prompt("first");
     const seen: string[] = [];
-    const subscription = agent.events$.subscribe((event) => seen.push(event.type));
+    const secondFinished = deferred();
+    const subscription = agent.events$.subscribe((event) => {
+      seen.push(event.type);
+      if (seen.filter((type) => type === "run.finished").length === 2) secondFinished.resolve();
+    });
     const states: string[] = [];
     const stateSubscription = agent.state$.subscribe((state) => states.push(state.status));
     await agent.prompt("second");
     await agent.waitForIdle();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await secondFinished.promise;
     subscription.unsubscribe();
     stateSubscription.unsubscribe();
     expect(seen[0]).toBe("session.created");
