@@ -1,0 +1,115 @@
+/**
+ * Types of the Session API (`harness-session.ts` implements them).
+ *
+ * Contract: see `harness-session.ts`; method semantics are pi's Agent / AgentSession
+ * (`../shared/reference/pi-behaviour.md` §1, §4, §7), ours where marked there.
+ *
+ * @example
+ * ```ts
+ * const state: HarnessState = session.getState();
+ * if (state.status === "idle") await session.prompt("next step");
+ * ```
+ */
+import type { Observable } from "rxjs";
+import type { MoveToResult } from "../compaction/branch-summary.ts";
+import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
+import type { Skill } from "../adapters/skills/types.ts";
+import type { CompactionEntry, CustomEntry } from "../core/entries.ts";
+import type { AgentMessage, ImageContent, TextContent, ThinkingLevel } from "../core/messages.ts";
+import type { Agent, AgentStateSnapshot, RunOutcome } from "../machines/agent-types.ts";
+import type { StoredEvent } from "../store/event-log.ts";
+import type { SessionHandle, SessionStats } from "../store/session-types.ts";
+import type { HandlerOf, HookName } from "./hook-types.ts";
+
+export type { MoveToResult };
+
+/** Options of `moveTo`. Source: pi's `navigateTree`. */
+export interface MoveToOptions {
+  /** Summarize the abandoned branch (a `sessionBeforeTree` hook may supply the summary; else the current model writes it). */
+  summarize?: boolean;
+  customInstructions?: string;
+  /** Use `customInstructions` as the whole summary prompt. */
+  replaceInstructions?: boolean;
+  /** Label for the summary entry (or, without a summary, the target). */
+  label?: string;
+  signal?: AbortSignal;
+}
+
+/** Skills and templates in use. */
+export interface LoadedResources {
+  skills: Skill[];
+  promptTemplates: PromptTemplate[];
+}
+
+/** Options of `appendCustomMessage`. Source: pi's `sendMessage`. */
+export interface CustomMessageOptions {
+  /** Shown in UIs (default true). The model always sees it. */
+  display?: boolean;
+  details?: unknown;
+  /** While running: `steer` (default) or `followUp` queue it; `nextTurn` holds it for the next prompt (also when idle). */
+  deliverAs?: "steer" | "followUp" | "nextTurn";
+  /** When idle (and not nextTurn): start a run with the message instead of only appending it. */
+  triggerTurn?: boolean;
+}
+
+/** The agent's snapshot plus the harness's view of the session. */
+export interface HarnessState extends AgentStateSnapshot {
+  sessionId: string;
+  /** Registry name of the current model. */
+  modelName: string;
+  activeToolNames: string[];
+  leafId: string | null;
+  sessionName: string | undefined;
+  /** The base system prompt (before any beforeAgentStart replacement). */
+  systemPrompt: string;
+}
+
+/** One session driven by the harness. See the module contract. */
+export interface HarnessSession {
+  readonly id: string;
+  readonly session: SessionHandle;
+  readonly agent: Agent;
+  prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<RunOutcome>;
+  steer(message: string | AgentMessage): void;
+  followUp(message: string | AgentMessage): void;
+  continue(): Promise<RunOutcome>;
+  abort(reason?: string): void;
+  /** Resolves when idle and every event and hook record is committed. */
+  waitForIdle(): Promise<void>;
+  clearSteeringQueue(): void;
+  clearFollowUpQueue(): void;
+  clearAllQueues(): void;
+  hasQueuedMessages(): boolean;
+  getState(): HarnessState;
+  /** Logged events of this session: catch-up then live. */
+  readonly events$: Observable<StoredEvent>;
+  /** Throws ModelConfigError for an unknown registry name. */
+  setModel(name: string): Promise<void>;
+  /** Throws InvalidArgumentError for an unknown level. */
+  setThinkingLevel(level: ThinkingLevel): Promise<void>;
+  /** Throws InvalidArgumentError naming an unknown tool. */
+  setActiveTools(names: string[]): Promise<void>;
+  setResources(resources: Partial<LoadedResources>): Promise<void>;
+  /**
+   * Moves the leaf (pi's navigateTree; `src/compaction/branch-summary.ts`). Throws SessionBusyError
+   * while a run is active, InvalidStateError while compacting, EntryNotFoundError for an unknown id.
+   */
+  moveTo(entryId: string, options?: MoveToOptions): Promise<MoveToResult>;
+  /**
+   * Compacts the current branch now (manual compaction, `sessionBeforeCompact` / `sessionCompact` hooks).
+   * Throws SessionBusyError while a run is active; CompactionError / CompactionFailedError as the compaction module does.
+   */
+  compact(customInstructions?: string): Promise<CompactionEntry>;
+  /** A new session holding root→entryId (default: the leaf). Needs a repository (InvalidStateError otherwise). */
+  fork(entryId?: string): Promise<HarnessSession>;
+  /** Labels an entry; `undefined` clears. Throws EntryNotFoundError. */
+  label(entryId: string, label: string | undefined): Promise<void>;
+  setName(name: string): Promise<void>;
+  appendCustomEntry(customType: string, data?: unknown): Promise<CustomEntry>;
+  appendCustomMessage(customType: string, content: string | (TextContent | ImageContent)[], options?: CustomMessageOptions): Promise<void>;
+  getStats(): SessionStats;
+  /** Registers a hook handler for this session, after the option handlers; returns its remover. */
+  on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
+  /** Stops the agent (aborting a run) after flushing every write. */
+  dispose(): Promise<void>;
+}
