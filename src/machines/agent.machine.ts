@@ -27,10 +27,24 @@ import type { QueueMode } from "./agent-types.ts";
 import { runEvent } from "./run-records.ts";
 import { runMachine, type RunInput, type RunOutput } from "./run.machine.ts";
 
-/** Which queue. */
+/**
+ * Which queue.
+ *
+ * @example
+ * ```ts
+ * const queue: QueueName = "steering";
+ * ```
+ */
 export type QueueName = "steering" | "followUp";
 
-/** Input of the agent actor. */
+/**
+ * Input of the agent actor.
+ *
+ * @example
+ * ```ts
+ * createActor(agentMachine, { input: { steeringMode: "all" } });
+ * ```
+ */
 export interface AgentMachineInput {
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
@@ -39,7 +53,14 @@ export interface AgentMachineInput {
   followUp?: AgentMessage[];
 }
 
-/** Input of the `prepareRun` actor. */
+/**
+ * Input of the `prepareRun` actor.
+ *
+ * @example
+ * ```ts
+ * const input: PrepareRunInput = { runId, kind: "continue", prompts: [], steering: [], followUp: [], steeringMode: "all", followUpMode: "all" };
+ * ```
+ */
 export interface PrepareRunInput {
   runId: string;
   kind: "prompt" | "continue";
@@ -50,13 +71,27 @@ export interface PrepareRunInput {
   followUpMode: QueueMode;
 }
 
-/** Output of `prepareRun`: the run's input, and the queue messages it took. */
+/**
+ * Output of `prepareRun`: the run's input, and the queue messages it took.
+ *
+ * @example
+ * ```ts
+ * const output: PrepareRunOutput = { input: runInput, drained: { queue: "followUp", count: 1 } };
+ * ```
+ */
 export interface PrepareRunOutput {
   input: RunInput;
   drained?: { queue: QueueName; count: number };
 }
 
-/** Events of the agent actor. */
+/**
+ * Events of the agent actor.
+ *
+ * @example
+ * ```ts
+ * actor.send({ type: "STEER", message: userText("focus on tests") });
+ * ```
+ */
 export type AgentEvent =
   | { type: "PROMPT"; runId: string; prompts: AgentMessage[] }
   | { type: "CONTINUE"; runId: string }
@@ -70,7 +105,14 @@ export type AgentEvent =
   | { type: "QUEUE.DRAIN"; queue: QueueName; runId: string }
   | { type: "QUEUE.RESTORE"; steering: AgentMessage[]; followUp: AgentMessage[] };
 
-/** Events the agent actor emits to `agent.ts`. */
+/**
+ * Events the agent actor emits to `agent.ts`.
+ *
+ * @example
+ * ```ts
+ * actor.on("agent.run_settled", ({ output }) => console.log(output.status));
+ * ```
+ */
 export type AgentEmitted =
   | { type: "agent.run_settled"; output: RunOutput }
   | { type: "agent.run_rejected"; runId: string; error: unknown };
@@ -85,7 +127,14 @@ interface AgentContext {
   abortPending?: string | true;
 }
 
-/** How many messages one poll takes from a queue. Source: pi. */
+/**
+ * How many messages one poll takes from a queue. Source: pi.
+ *
+ * @example
+ * ```ts
+ * drainCount([a, b], "one-at-a-time"); // 1
+ * ```
+ */
 export function drainCount(queue: readonly AgentMessage[], mode: QueueMode): number {
   return mode === "all" ? queue.length : Math.min(1, queue.length);
 }
@@ -95,7 +144,14 @@ const recordAction = (events: NewEvent[]) => ({ type: "record", params: { events
 const queueChanged = (runId: string | undefined, queue: QueueName, action: string, size: number, message?: AgentMessage) =>
   runEvent({ runId: runId ?? "none" }, "queue.changed", { queue, action, size, ...(message ? { message } : {}) });
 
-/** The agent machine (see the module contract). */
+/**
+ * The agent machine (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const actor = createActor(agentMachine.provide({ actors: { run, prepareRun }, actions: { record } }), { input: {} }).start();
+ * ```
+ */
 export const agentMachine = setup({
   types: {
     context: {} as AgentContext,

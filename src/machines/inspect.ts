@@ -28,7 +28,14 @@
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createInspectorServer } from "@statelyai/inspect/server";
 
-/** Options of {@link createArborInspector}. */
+/**
+ * Options of {@link createArborInspector}.
+ *
+ * @example
+ * ```ts
+ * createArborInspector({ port: 8099, redact: true, autoOpen: false });
+ * ```
+ */
 export interface ArborInspectorOptions {
   /** Port of the local inspector server (default 8080). */
   port?: number;
@@ -40,7 +47,14 @@ export interface ArborInspectorOptions {
   redact?: boolean;
 }
 
-/** A running inspector: pass `inspect` to `createAgent({ inspect })`. */
+/**
+ * A running inspector: pass `inspect` to `createAgent({ inspect })`.
+ *
+ * @example
+ * ```ts
+ * const { inspect, url, stop } = createArborInspector();
+ * ```
+ */
 export interface ArborInspector {
   /** The XState inspection observer. */
   readonly inspect: unknown;

@@ -18,7 +18,14 @@ import type { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, UserM
 import { unknownUsage } from "../core/messages.ts";
 import type { ToolResult } from "../core/tools.ts";
 
-/** Why the loop wrote a tool result itself (or how the tool ended). */
+/**
+ * Why the loop wrote a tool result itself (or how the tool ended).
+ *
+ * @example
+ * ```ts
+ * const outcome: ToolOutcome = "timed_out";
+ * ```
+ */
 export type ToolOutcome =
   | "succeeded"
   | "failed"
@@ -44,18 +51,39 @@ export function toAgentMessages(input: string | AgentMessage | AgentMessage[]): 
   return Array.isArray(input) ? input : [input];
 }
 
-/** A user message with one text block. */
+/**
+ * A user message with one text block.
+ *
+ * @example
+ * ```ts
+ * userText("hello"); // { role: "user", content: [{ type: "text", text: "hello" }], timestamp }
+ * ```
+ */
 export function userText(text: string): UserMessage {
   return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
 }
 
-/** The tool calls of an assistant message, in content (source) order. */
+/**
+ * The tool calls of an assistant message, in content (source) order.
+ *
+ * @example
+ * ```ts
+ * toolCallsOf(assistant).map((call) => call.id);
+ * ```
+ */
 export function toolCallsOf(message: AssistantMessage | undefined): ToolCall[] {
   if (!message) return [];
   return message.content.filter((block): block is ToolCall => block.type === "toolCall");
 }
 
-/** A tool result message for `call` from a tool's {@link ToolResult}. */
+/**
+ * A tool result message for `call` from a tool's {@link ToolResult}.
+ *
+ * @example
+ * ```ts
+ * toolResultMessage(call, { content: [{ type: "text", text: "ok" }] }, false);
+ * ```
+ */
 export function toolResultMessage(call: ToolCall, result: ToolResult, isError: boolean): ToolResultMessage {
   const message: ToolResultMessage = {
     role: "toolResult",
@@ -69,7 +97,14 @@ export function toolResultMessage(call: ToolCall, result: ToolResult, isError: b
   return message;
 }
 
-/** An error tool result with one text block; `details.arbor` records the reason. */
+/**
+ * An error tool result with one text block; `details.arbor` records the reason.
+ *
+ * @example
+ * ```ts
+ * errorToolResult(call, "Tool read not found", "not_found");
+ * ```
+ */
 export function errorToolResult(call: ToolCall, text: string, reason: ToolOutcome, details?: unknown): ToolResultMessage {
   return {
     role: "toolResult",
@@ -82,15 +117,36 @@ export function errorToolResult(call: ToolCall, text: string, reason: ToolOutcom
   };
 }
 
-/** Text of the result of a call to a tool that does not exist. Source: pi (exact). */
+/**
+ * Text of the result of a call to a tool that does not exist. Source: pi (exact).
+ *
+ * @example
+ * ```ts
+ * notFoundText("read"); // "Tool read not found"
+ * ```
+ */
 export function notFoundText(name: string): string {
   return `Tool ${name} not found`;
 }
 
-/** Text of the default block reason. Source: pi (exact). */
+/**
+ * Text of the default block reason. Source: pi (exact).
+ *
+ * @example
+ * ```ts
+ * errorToolResult(call, BLOCKED_TEXT, "blocked");
+ * ```
+ */
 export const BLOCKED_TEXT = "Tool execution was blocked";
 
-/** Text of the result of a tool call the loop did not run because the output hit the token limit (ours). */
+/**
+ * Text of the result of a tool call the loop did not run because the output hit the token limit (ours).
+ *
+ * @example
+ * ```ts
+ * errorToolResult(call, lengthStopText(call), "skipped");
+ * ```
+ */
 export function lengthStopText(call: ToolCall): string {
   return (
     `Tool call "${call.name}" was not executed: the response stopped at the output token limit ` +
@@ -98,22 +154,50 @@ export function lengthStopText(call: ToolCall): string {
   );
 }
 
-/** Text of the result of a running tool that the run's abort stopped (ours). */
+/**
+ * Text of the result of a running tool that the run's abort stopped (ours).
+ *
+ * @example
+ * ```ts
+ * abortedText(call, "user pressed stop");
+ * ```
+ */
 export function abortedText(call: ToolCall, reason?: string): string {
   return `Tool "${call.name}" was aborted while running${reason ? ` (${reason})` : ""}; it did not complete.`;
 }
 
-/** Text of the result of a tool call that never started because the run was aborted (ours, pi #8935). */
+/**
+ * Text of the result of a tool call that never started because the run was aborted (ours, pi #8935).
+ *
+ * @example
+ * ```ts
+ * skippedText(call); // 'Tool "read" did not run: the run was aborted before it started.'
+ * ```
+ */
 export function skippedText(call: ToolCall, reason?: string): string {
   return `Tool "${call.name}" did not run: the run was aborted${reason ? ` (${reason})` : ""} before it started.`;
 }
 
-/** Text of the result of a tool that exceeded its `timeoutMs` (ours). */
+/**
+ * Text of the result of a tool that exceeded its `timeoutMs` (ours).
+ *
+ * @example
+ * ```ts
+ * timedOutText(call, 5000);
+ * ```
+ */
 export function timedOutText(call: ToolCall, timeoutMs: number): string {
   return `Tool "${call.name}" timed out after ${timeoutMs} ms and was aborted; it did not complete.`;
 }
 
-/** Text of the synthetic result written by crash recovery (ours). */
+/**
+ * Text of the synthetic result written by crash recovery (ours).
+ *
+ * @example
+ * ```ts
+ * errorToolResult(call, interruptedText(call), "interrupted");
+ * ```
+ */
 export function interruptedText(call: ToolCall): string {
   return (
     `Tool "${call.name}" was interrupted and did not complete: the process running it stopped. ` +
@@ -121,7 +205,14 @@ export function interruptedText(call: ToolCall): string {
   );
 }
 
-/** The message of an unknown thrown value. */
+/**
+ * The message of an unknown thrown value.
+ *
+ * @example
+ * ```ts
+ * errorMessageOf(new Error("boom")); // "boom"
+ * ```
+ */
 export function errorMessageOf(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === "string") return error;
@@ -132,7 +223,14 @@ export function errorMessageOf(error: unknown): string {
   }
 }
 
-/** An empty assistant message for `model` (used when a stream never started). */
+/**
+ * An empty assistant message for `model` (used when a stream never started).
+ *
+ * @example
+ * ```ts
+ * emptyAssistant({ provider: "openai", modelId: "gpt-4o-mini", api: "openai-chat" });
+ * ```
+ */
 export function emptyAssistant(model: { provider: string; modelId: string; api: string }): AssistantMessage {
   return {
     role: "assistant",
@@ -149,6 +247,11 @@ export function emptyAssistant(model: { provider: string; modelId: string; api: 
 /**
  * Closes a (possibly partial) assistant message as aborted, keeping its content.
  * Default errorMessage "Request was aborted" (pi-ai's text).
+ *
+ * @example
+ * ```ts
+ * abortedAssistant(partial); // stopReason "aborted", errorMessage "Request was aborted"
+ * ```
  */
 export function abortedAssistant(partial: AssistantMessage, reason?: string): AssistantMessage {
   return { ...partial, content: [...partial.content], stopReason: "aborted", errorMessage: reason ?? "Request was aborted" };

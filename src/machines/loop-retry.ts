@@ -19,10 +19,24 @@
 import type { ModelErrorInfo } from "../core/model-stream.ts";
 import type { RetrySettings } from "./agent-types.ts";
 
-/** Defaults: 3 retries, 2000 ms base, 60000 ms cap (pi's). */
+/**
+ * Defaults: 3 retries, 2000 ms base, 60000 ms cap (pi's).
+ *
+ * @example
+ * ```ts
+ * resolveRetrySettings({ ...DEFAULT_RETRY_SETTINGS, maxRetries: 5 });
+ * ```
+ */
 export const DEFAULT_RETRY_SETTINGS: RetrySettings = { maxRetries: 3, baseDelayMs: 2000, maxDelayMs: 60_000 };
 
-/** Fills defaults and clamps negative values to 0. */
+/**
+ * Fills defaults and clamps negative values to 0.
+ *
+ * @example
+ * ```ts
+ * resolveRetrySettings({ baseDelayMs: 500 }); // { maxRetries: 3, baseDelayMs: 500, maxDelayMs: 60000 }
+ * ```
+ */
 export function resolveRetrySettings(partial: Partial<RetrySettings> | undefined): RetrySettings {
   const merged = { ...DEFAULT_RETRY_SETTINGS, ...partial };
   return {
@@ -32,10 +46,24 @@ export function resolveRetrySettings(partial: Partial<RetrySettings> | undefined
   };
 }
 
-/** Whether to retry attempt `attempt` (1-based: the first retry is 1), and after how long. */
+/**
+ * Whether to retry attempt `attempt` (1-based: the first retry is 1), and after how long.
+ *
+ * @example
+ * ```ts
+ * const decision: RetryDecision = retryDecision({ retryable: true }, 1, settings);
+ * ```
+ */
 export type RetryDecision = { retry: true; delayMs: number } | { retry: false; reason: string };
 
-/** Decides one retry (see the module contract). Pure. */
+/**
+ * Decides one retry (see the module contract). Pure.
+ *
+ * @example
+ * ```ts
+ * retryDecision({ retryable: true, retryAfterMs: 3000 }, 1, settings); // { retry: true, delayMs: 3000 }
+ * ```
+ */
 export function retryDecision(error: ModelErrorInfo, attempt: number, settings: RetrySettings): RetryDecision {
   if (!error.retryable || error.contextOverflow) return { retry: false, reason: "not retryable" };
   if (attempt > settings.maxRetries) {

@@ -24,27 +24,55 @@ import type { AgentTool, ToolResult } from "../core/tools.ts";
 import type { LoopHooks } from "./agent-types.ts";
 import { BLOCKED_TEXT, errorMessageOf, notFoundText } from "./loop-messages.ts";
 
-/** What the tool actors need from the agent: the live tool set, hooks and tool context. */
+/**
+ * What the tool actors need from the agent: the live tool set, hooks and tool context.
+ *
+ * @example
+ * ```ts
+ * const runtime: ToolRuntime = { getTool: (name) => tools.get(name), hooks: {}, toolContext: () => undefined };
+ * ```
+ */
 export interface ToolRuntime {
   getTool(name: string): AgentTool<any, any, any> | undefined;
   readonly hooks: LoopHooks;
   toolContext(call: { toolCallId: string; toolName: string }): unknown;
 }
 
-/** Input of one tool call's preparation. */
+/**
+ * Input of one tool call's preparation.
+ *
+ * @example
+ * ```ts
+ * await prepareToolCall(runtime, { toolCall, assistantMessage }, signal);
+ * ```
+ */
 export interface PrepareInput {
   toolCall: ToolCall;
   assistantMessage: AssistantMessage;
 }
 
-/** The outcome of preparation. `hookChanged` lists what beforeToolCall changed (for `hook.applied`). */
+/**
+ * The outcome of preparation. `hookChanged` lists what beforeToolCall changed (for `hook.applied`).
+ *
+ * @example
+ * ```ts
+ * if (outcome.kind === "ready") console.log(outcome.args);
+ * ```
+ */
 export type PrepareOutcome =
   | { kind: "ready"; args: Record<string, unknown>; timeoutMs?: number; hookChanged: string[] }
   | { kind: "not_found"; message: string }
   | { kind: "invalid"; message: string }
   | { kind: "blocked"; message: string; hookError?: string };
 
-/** Prepares one call (see the module contract). Never throws. */
+/**
+ * Prepares one call (see the module contract). Never throws.
+ *
+ * @example
+ * ```ts
+ * const outcome = await prepareToolCall(runtime, { toolCall, assistantMessage }, signal);
+ * ```
+ */
 export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput, signal: AbortSignal): Promise<PrepareOutcome> {
   const { toolCall } = input;
   const tool = runtime.getTool(toolCall.name);
@@ -83,7 +111,14 @@ export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput,
   return { kind: "ready", args: args as Record<string, unknown>, timeoutMs: tool.timeoutMs, hookChanged };
 }
 
-/** Input of finalization: the raw result of execute (or of a throw). */
+/**
+ * Input of finalization: the raw result of execute (or of a throw).
+ *
+ * @example
+ * ```ts
+ * await finalizeToolResult(runtime, { toolCall, args, result, isError: false }, signal);
+ * ```
+ */
 export interface FinalizeInput {
   toolCall: ToolCall;
   args: Record<string, unknown>;
@@ -91,7 +126,14 @@ export interface FinalizeInput {
   isError: boolean;
 }
 
-/** A finalized result, with the fields afterToolCall changed (for `hook.applied`) or its error. */
+/**
+ * A finalized result, with the fields afterToolCall changed (for `hook.applied`) or its error.
+ *
+ * @example
+ * ```ts
+ * const { result, isError } = await finalizeToolResult(runtime, input, signal);
+ * ```
+ */
 export interface FinalizeOutput {
   result: ToolResult;
   isError: boolean;
@@ -99,7 +141,14 @@ export interface FinalizeOutput {
   hookError?: string;
 }
 
-/** Applies afterToolCall (see the module contract). Never throws. */
+/**
+ * Applies afterToolCall (see the module contract). Never throws.
+ *
+ * @example
+ * ```ts
+ * const { result, isError } = await finalizeToolResult(runtime, { toolCall, args, result: raw, isError: false }, signal);
+ * ```
+ */
 export async function finalizeToolResult(runtime: ToolRuntime, input: FinalizeInput, signal: AbortSignal): Promise<FinalizeOutput> {
   const hook = runtime.hooks.afterToolCall;
   if (!hook) return { result: input.result, isError: input.isError, hookChanged: [] };

@@ -31,7 +31,14 @@ import { errorToolResult, interruptedText, toolCallsOf } from "./loop-messages.t
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
 import { createSessionWriter } from "./session-writer.ts";
 
-/** What recovery did. */
+/**
+ * What recovery did.
+ *
+ * @example
+ * ```ts
+ * const { recovered, interruptedToolCallIds } = await recoverSession(session);
+ * ```
+ */
 export interface RecoveryReport {
   recovered: boolean;
   runId?: string;
@@ -41,10 +48,24 @@ export interface RecoveryReport {
 
 const TERMINAL = new Set(["run.finished", "run.failed", "run.aborted", "run.interrupted"]);
 
-/** The text of the errorMessage of a partial assistant message closed by recovery. */
+/**
+ * The text of the errorMessage of a partial assistant message closed by recovery.
+ *
+ * @example
+ * ```ts
+ * if (message.errorMessage === INTERRUPTED_MESSAGE_TEXT) console.log("closed by recovery");
+ * ```
+ */
 export const INTERRUPTED_MESSAGE_TEXT = "Interrupted: the process stopped while this message was streaming; it is incomplete.";
 
-/** Reads the session stream up to the view's version. */
+/**
+ * Reads the session stream up to the view's version.
+ *
+ * @example
+ * ```ts
+ * const events = await readSessionEvents(session);
+ * ```
+ */
 export async function readSessionEvents(session: SessionHandle): Promise<StoredEvent[]> {
   const target = session.view.version;
   if (target <= 0) return [];
@@ -97,7 +118,14 @@ function rebuildPartial(deltas: Delta[], model: { provider?: string; modelId?: s
   };
 }
 
-/** The steering and follow-up queues as the log last recorded them. */
+/**
+ * The steering and follow-up queues as the log last recorded them.
+ *
+ * @example
+ * ```ts
+ * const { steering, followUp }: RestoredQueues = restoreQueues(events);
+ * ```
+ */
 export interface RestoredQueues {
   steering: AgentMessage[];
   followUp: AgentMessage[];
@@ -130,6 +158,11 @@ export function restoreQueues(events: readonly StoredEvent[]): RestoredQueues {
 /**
  * Recovers the session's last unfinished run (see the module contract).
  * Throws the append's error (e.g. `ExpectedVersionConflictError`) and writes nothing then.
+ *
+ * @example
+ * ```ts
+ * const report = await recoverSession(session);
+ * ```
  */
 export async function recoverSession(session: SessionHandle): Promise<RecoveryReport> {
   const events = await readSessionEvents(session);

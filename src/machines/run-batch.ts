@@ -24,7 +24,14 @@ import { errorToolResult, lengthStopText, skippedText, toolCallsOf, type ToolOut
 import { createEntryId, createMessageId, messageEntryEvent, runEvent, type RecordScope } from "./run-records.ts";
 import type { ToolSettled } from "./tool-execution.machine.ts";
 
-/** The state of one tool batch. */
+/**
+ * The state of one tool batch.
+ *
+ * @example
+ * ```ts
+ * const batch: ToolBatch = initialBatch(assistant, { toolExecution: "parallel", sequentialTools: [] });
+ * ```
+ */
 export interface ToolBatch {
   assistant: AssistantMessage;
   calls: ToolCall[];
@@ -36,7 +43,14 @@ export interface ToolBatch {
   results: Record<string, { message: ToolResultMessage; terminate: boolean; entryId: string; outcome: ToolOutcome }>;
 }
 
-/** A fresh batch for the tool calls of `assistant`. */
+/**
+ * A fresh batch for the tool calls of `assistant`.
+ *
+ * @example
+ * ```ts
+ * initialBatch(assistant, { toolExecution: "parallel", sequentialTools: ["bash"] }).mode;
+ * ```
+ */
 export function initialBatch(
   assistant: AssistantMessage,
   options: { toolExecution: "parallel" | "sequential"; sequentialTools: string[] },
@@ -55,14 +69,28 @@ export function initialBatch(
   };
 }
 
-/** True when the next call may be spawned (see the module contract). */
+/**
+ * True when the next call may be spawned (see the module contract).
+ *
+ * @example
+ * ```ts
+ * if (canSpawnNext(batch)) spawn(batch.calls[batch.spawned.length]);
+ * ```
+ */
 export function canSpawnNext(batch: ToolBatch): boolean {
   if (batch.spawned.length >= batch.calls.length) return false;
   const ready = batch.mode === "parallel" ? [...batch.prepared, ...batch.settled] : batch.settled;
   return batch.spawned.every((id) => ready.includes(id));
 }
 
-/** Prepared calls of a fully preflighted parallel batch that have not been told to execute. */
+/**
+ * Prepared calls of a fully preflighted parallel batch that have not been told to execute.
+ *
+ * @example
+ * ```ts
+ * for (const id of readyToExecute(batch)) send(id, { type: "EXECUTE" });
+ * ```
+ */
 export function readyToExecute(batch: ToolBatch): string[] {
   if (batch.mode !== "parallel" || batch.spawned.length < batch.calls.length) return [];
   if (!batch.spawned.every((id) => batch.prepared.includes(id) || batch.settled.includes(id))) return [];
@@ -80,6 +108,11 @@ function messageEvents(scope: RecordScope, message: ToolResultMessage, entryId: 
 /**
  * Folds one settled call: records `hook.*`, `tool.finished` and the result entry
  * (plus its message events in a sequential batch). Ignores a second settle of a call.
+ *
+ * @example
+ * ```ts
+ * const { batch: next, events } = settleInBatch(batch, settled, { runId, turnId });
+ * ```
  */
 export function settleInBatch(batch: ToolBatch, settled: ToolSettled, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
   if (batch.settled.includes(settled.toolCallId)) return { batch, events: [] };
@@ -117,6 +150,11 @@ export function settleInBatch(batch: ToolBatch, settled: ToolSettled, scope: Rec
 /**
  * Gives every call that was never spawned a "skipped" result (the run was aborted
  * before it started; no tool.* events: it never started).
+ *
+ * @example
+ * ```ts
+ * const { batch: next, events } = skipUnspawned(batch, { runId }, "user pressed stop");
+ * ```
  */
 export function skipUnspawned(batch: ToolBatch, scope: RecordScope, reason?: string): { batch: ToolBatch; events: NewEvent[] } {
   let next = batch;
@@ -139,6 +177,11 @@ export function skipUnspawned(batch: ToolBatch, scope: RecordScope, reason?: str
 /**
  * A batch for an assistant message that stopped for `length`: no call runs, each
  * gets an error result saying its arguments may be truncated (ours; later pi).
+ *
+ * @example
+ * ```ts
+ * const { batch: next, events } = refuseLengthBatch(initialBatch(assistant, input), { runId });
+ * ```
  */
 export function refuseLengthBatch(batch: ToolBatch, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
   let next: ToolBatch = { ...batch, mode: "sequential" };
@@ -164,6 +207,11 @@ export function refuseLengthBatch(batch: ToolBatch, scope: RecordScope): { batch
 /**
  * The end of a batch: the results in call order, the tool-result message events
  * of a parallel batch (pi's order), and whether every result said terminate.
+ *
+ * @example
+ * ```ts
+ * const { results, events, terminate } = batchRecords(batch, { runId, turnId });
+ * ```
  */
 export function batchRecords(batch: ToolBatch, scope: RecordScope): { results: ToolResultMessage[]; events: NewEvent[]; terminate: boolean } {
   const results: ToolResultMessage[] = [];

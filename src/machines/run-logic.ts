@@ -27,7 +27,14 @@ import type { ToolRuntime } from "./loop-tools.ts";
 import { runMachine, type ModelCallInput, type RunEvent } from "./run.machine.ts";
 import { provideToolRuntime, toolExecutionMachine } from "./tool-execution.machine.ts";
 
-/** What the run's actors need. */
+/**
+ * What the run's actors need.
+ *
+ * @example
+ * ```ts
+ * provideRunLogic({ record, getModel: () => model, buildRequest, runtime, hooks: {}, flush });
+ * ```
+ */
 export interface RunDependencies {
   record: (events: NewEvent[]) => void;
   getModel: () => ModelClient;
@@ -37,7 +44,14 @@ export interface RunDependencies {
   flush: () => Promise<void>;
 }
 
-/** The run machine with its actors and `record` bound to `deps` (see the module contract). */
+/**
+ * The run machine with its actors and `record` bound to `deps` (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const run = provideRunLogic({ record: (events) => writer.push(...events), getModel: () => model, buildRequest, runtime, hooks, flush: () => writer.flush() });
+ * ```
+ */
 export function provideRunLogic(deps: RunDependencies): typeof runMachine {
   const failedStream = (model: ModelClient, message: string, aborted: boolean): ModelStreamEvent => ({
     type: "error",

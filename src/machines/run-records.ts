@@ -18,30 +18,65 @@ import { randomUUID } from "node:crypto";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { EventMetadata, NewEvent } from "../store/event-log.ts";
 
-/** A fresh 8-hex entry id (pi's shape; the writer re-draws on a collision). */
+/**
+ * A fresh 8-hex entry id (pi's shape; the writer re-draws on a collision).
+ *
+ * @example
+ * ```ts
+ * createEntryId(); // e.g. "3f9a0c12"
+ * ```
+ */
 export function createEntryId(): string {
   return randomUUID().replaceAll("-", "").slice(0, 8);
 }
 
-/** A fresh message id for `message.*` events (UUID). */
+/**
+ * A fresh message id for `message.*` events (UUID).
+ *
+ * @example
+ * ```ts
+ * runEvent(scope, "message.started", { messageId: createMessageId(), role: "user" });
+ * ```
+ */
 export function createMessageId(): string {
   return randomUUID();
 }
 
-/** Correlation of one recorded event. */
+/**
+ * Correlation of one recorded event.
+ *
+ * @example
+ * ```ts
+ * const scope: RecordScope = { runId: "r1", turnId: "r1:0" };
+ * ```
+ */
 export interface RecordScope {
   runId: string;
   turnId?: string;
 }
 
-/** A run event with the scope's metadata. */
+/**
+ * A run event with the scope's metadata.
+ *
+ * @example
+ * ```ts
+ * runEvent({ runId: "r1" }, "run.finished", { runId: "r1", turns: 2 });
+ * ```
+ */
 export function runEvent(scope: RecordScope, type: string, data: unknown): NewEvent {
   const metadata: EventMetadata = { runId: scope.runId };
   if (scope.turnId) metadata.turnId = scope.turnId;
   return { type, data, metadata };
 }
 
-/** The `entry.appended` event persisting one message (pi's entry shape), with the entry id. */
+/**
+ * The `entry.appended` event persisting one message (pi's entry shape), with the entry id.
+ *
+ * @example
+ * ```ts
+ * writer.push(messageEntryEvent({ runId }, userText("hi")));
+ * ```
+ */
 export function messageEntryEvent(scope: RecordScope, message: AgentMessage, entryId = createEntryId()): NewEvent {
   const timestamp = new Date().toISOString();
   const entry =
@@ -60,14 +95,28 @@ export function messageEntryEvent(scope: RecordScope, message: AgentMessage, ent
   return { ...runEvent(scope, "entry.appended", { entry }) };
 }
 
-/** The `entry.appended` event of a non-message entry (settings changes: model, thinking level, tools). */
+/**
+ * The `entry.appended` event of a non-message entry (settings changes: model, thinking level, tools).
+ *
+ * @example
+ * ```ts
+ * writer.push(entryEvent({ runId }, { type: "model_change", provider: "openai", modelId: "gpt-4o-mini" }));
+ * ```
+ */
 export function entryEvent(scope: RecordScope, entry: Record<string, unknown> & { type: string }): NewEvent {
   return runEvent(scope, "entry.appended", {
     entry: { ...entry, id: createEntryId(), parentId: null, timestamp: new Date().toISOString() },
   });
 }
 
-/** The role recorded in `message.*` events (synthetic summary roles are recorded as custom). */
+/**
+ * The role recorded in `message.*` events (synthetic summary roles are recorded as custom).
+ *
+ * @example
+ * ```ts
+ * recordedRole(message); // "user" | "assistant" | …
+ * ```
+ */
 export function recordedRole(message: AgentMessage): "user" | "assistant" | "toolResult" | "custom" | "bashExecution" {
   switch (message.role) {
     case "user":
@@ -84,6 +133,11 @@ export function recordedRole(message: AgentMessage): "user" | "assistant" | "too
 /**
  * The complete record of a non-streamed message: `message.started`,
  * `entry.appended`, `message.ended` (pi's message_start / message_end, persisted).
+ *
+ * @example
+ * ```ts
+ * const { entryId, events } = messageRecords(userText("hi"), { runId, turnId });
+ * ```
  */
 export function messageRecords(message: AgentMessage, scope: RecordScope): { entryId: string; events: NewEvent[] } {
   const entryId = createEntryId();
@@ -99,7 +153,14 @@ export function messageRecords(message: AgentMessage, scope: RecordScope): { ent
   };
 }
 
-/** `message.ended` for an assistant message (with stop reason, error and usage). */
+/**
+ * `message.ended` for an assistant message (with stop reason, error and usage).
+ *
+ * @example
+ * ```ts
+ * writer.push(assistantEnded(scope, messageId, assistant, entryId));
+ * ```
+ */
 export function assistantEnded(
   scope: RecordScope,
   messageId: string,

@@ -49,7 +49,14 @@ import {
   type ToolBatch,
 } from "./run-batch.ts";
 
-/** Input of the run actor. */
+/**
+ * Input of the run actor.
+ *
+ * @example
+ * ```ts
+ * createActor(runLogic, { input: { runId, kind: "prompt", messages: [], prompts: [userText("hi")], toolExecution: "parallel", sequentialTools: [], retry, model } });
+ * ```
+ */
 export interface RunInput {
   runId: string;
   kind: "prompt" | "continue";
@@ -69,7 +76,14 @@ export interface RunInput {
   hasOverflowHook?: boolean;
 }
 
-/** How a run ended. */
+/**
+ * How a run ended.
+ *
+ * @example
+ * ```ts
+ * const output: RunOutput = (await toPromise(runActor));
+ * ```
+ */
 export interface RunOutput {
   runId: string;
   status: "done" | "failed" | "aborted" | "interrupted";
@@ -80,7 +94,14 @@ export interface RunOutput {
   turns: number;
 }
 
-/** Events the run actor accepts. */
+/**
+ * Events the run actor accepts.
+ *
+ * @example
+ * ```ts
+ * runActor.send({ type: "ABORT", reason: "user pressed stop" });
+ * ```
+ */
 export type RunEvent =
   | { type: "MODEL.EVENT"; event: ModelStreamEvent }
   | { type: "QUEUE.DRAINED"; queue: "steering" | "followUp"; messages: AgentMessage[] }
@@ -90,10 +111,24 @@ export type RunEvent =
   | ToolParentEvent
   | { type: `xstate.done.actor.tool:${string}`; output: ToolSettled };
 
-/** Events the run actor sends to its parent. */
+/**
+ * Events the run actor sends to its parent.
+ *
+ * @example
+ * ```ts
+ * on: { "QUEUE.DRAIN": { actions: "drain" } }
+ * ```
+ */
 export type RunParentEvent = { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string };
 
-/** Input of the `modelCall` actor. */
+/**
+ * Input of the `modelCall` actor.
+ *
+ * @example
+ * ```ts
+ * fromCallback<RunEvent, ModelCallInput>(({ input, sendBack }) => { … });
+ * ```
+ */
 export interface ModelCallInput {
   runId: string;
   messages: AgentMessage[];
@@ -139,7 +174,14 @@ function injectMessages(context: RunContext, messages: AgentMessage[]) {
   };
 }
 
-/** The run machine (see the module contract). */
+/**
+ * The run machine (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const actor = createActor(provideRunLogic(deps), { input }).start();
+ * ```
+ */
 export const runMachine = setup({
   types: {
     context: {} as RunContext,

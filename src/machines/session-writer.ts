@@ -29,7 +29,14 @@ import type { SessionEntry } from "../core/entries.ts";
 import type { NewEvent, StoredEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 
-/** Options of {@link createSessionWriter}. */
+/**
+ * Options of {@link createSessionWriter}.
+ *
+ * @example
+ * ```ts
+ * createSessionWriter({ session, onError: console.error, onCommitted: (events) => console.log(events.length) });
+ * ```
+ */
 export interface SessionWriterOptions {
   session: SessionHandle;
   /** Called once with the error of the first failed append. */
@@ -38,7 +45,14 @@ export interface SessionWriterOptions {
   onCommitted?: (events: StoredEvent[]) => void;
 }
 
-/** The single writer of one session (see the module contract). */
+/**
+ * The single writer of one session (see the module contract).
+ *
+ * @example
+ * ```ts
+ * writer.push(event); await writer.flush();
+ * ```
+ */
 export interface SessionWriter {
   /** Queues events for the next group commit. Ignored once the writer has failed. */
   push(...events: NewEvent[]): void;
@@ -50,7 +64,14 @@ export interface SessionWriter {
   readonly commits: number;
 }
 
-/** A fresh entry id: 8 hex characters, like pi's, re-drawn on collision with the view. */
+/**
+ * A fresh entry id: 8 hex characters, like pi's, re-drawn on collision with the view.
+ *
+ * @example
+ * ```ts
+ * const id = newEntryId(session);
+ * ```
+ */
 export function newEntryId(session: SessionHandle, taken?: ReadonlySet<string>): string {
   for (let attempt = 0; attempt < 100; attempt += 1) {
     const id = randomUUID().replaceAll("-", "").slice(0, 8);
@@ -77,6 +98,11 @@ function sameDeltaTarget(a: NewEvent, b: NewEvent): boolean {
 /**
  * Creates the writer of one session. See the module contract for ordering,
  * group commit and failure semantics.
+ *
+ * @example
+ * ```ts
+ * const writer = createSessionWriter({ session });
+ * ```
  */
 export function createSessionWriter(options: SessionWriterOptions): SessionWriter {
   const { session } = options;

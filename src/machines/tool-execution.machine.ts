@@ -48,13 +48,27 @@ import {
   type ToolRuntime,
 } from "./loop-tools.ts";
 
-/** Input of the tool-execution actor. */
+/**
+ * Input of the tool-execution actor.
+ *
+ * @example
+ * ```ts
+ * createActor(logic, { input: { toolCall, assistantMessage } });
+ * ```
+ */
 export interface ToolExecutionInput {
   toolCall: ToolCall;
   assistantMessage: AssistantMessage;
 }
 
-/** How a tool call ended: its outcome, result message and execution wall time (ms). */
+/**
+ * How a tool call ended: its outcome, result message and execution wall time (ms).
+ *
+ * @example
+ * ```ts
+ * const { outcome, message }: ToolSettled = toolActor.getSnapshot().output!;
+ * ```
+ */
 export interface ToolSettled {
   toolCallId: string;
   toolName: string;
@@ -66,7 +80,14 @@ export interface ToolSettled {
   hooks: { hook: "beforeToolCall" | "afterToolCall"; changes: string[]; error?: string }[];
 }
 
-/** Events the tool-execution actor accepts. */
+/**
+ * Events the tool-execution actor accepts.
+ *
+ * @example
+ * ```ts
+ * toolActor.send({ type: "EXECUTE" });
+ * ```
+ */
 export type ToolExecutionEvent =
   | { type: "EXECUTE" }
   | { type: "ABORT"; reason?: string }
@@ -75,7 +96,14 @@ export type ToolExecutionEvent =
   | { type: "TOOL.THREW"; message: string }
   | { type: "TOOL.TIMED_OUT"; timeoutMs: number };
 
-/** Events the tool-execution actor sends to its parent. */
+/**
+ * Events the tool-execution actor sends to its parent.
+ *
+ * @example
+ * ```ts
+ * on: { "TOOL.PREPARED": { actions: "notePrepared" } }
+ * ```
+ */
 export type ToolParentEvent =
   | { type: "TOOL.PREPARED"; toolCallId: string }
   | { type: "TOOL.UPDATED"; toolCallId: string; toolName: string; partial: ToolResult };
@@ -95,7 +123,14 @@ interface ToolExecutionContext {
   abortReason?: string;
 }
 
-/** Input of the `executeTool` actor. */
+/**
+ * Input of the `executeTool` actor.
+ *
+ * @example
+ * ```ts
+ * fromCallback<ToolExecutionEvent, ExecuteInput>(({ input, sendBack }) => { … });
+ * ```
+ */
 export interface ExecuteInput {
   toolCall: ToolCall;
   args: Record<string, unknown>;
@@ -119,7 +154,14 @@ const unprovided = (name: string) => () => {
   throw new Error(`Actor "${name}" is not provided: use provideToolRuntime(machine, runtime).`);
 };
 
-/** The tool-execution machine (see the module contract). */
+/**
+ * The tool-execution machine (see the module contract).
+ *
+ * @example
+ * ```ts
+ * createActor(provideToolRuntime(toolExecutionMachine, runtime), { input }).start();
+ * ```
+ */
 export const toolExecutionMachine = setup({
   types: {
     context: {} as ToolExecutionContext,
