@@ -35,10 +35,10 @@ export interface ModelFlags {
   apiKeyEnv?: string;
 }
 
-/** The database path for these flags; creates its directory. */
-export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+/** The database path for these flags; creates its directory unless `create: false`. */
+export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), options: { create?: boolean } = {}): string {
   const path = resolve(cwd, flag ?? env.ARBOR_DB ?? ".arbor/arbor.db");
-  mkdirSync(dirname(path), { recursive: true });
+  if (options.create !== false) mkdirSync(dirname(path), { recursive: true });
   return path;
 }
 
@@ -65,18 +65,29 @@ export interface ResolvedModelSettings {
   contextWindow?: number;
 }
 
-/** Resolves model flags; the key may be missing (the caller reports it after saving the prompt). */
-export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv = process.env): ResolvedModelSettings {
-  const spec = parseModelSpec(flags.model ?? env.ARBOR_MODEL);
+/** Endpoint settings a session recorded on an earlier run (never a key). */
+export interface RecordedEndpoint {
+  model?: string;
+  baseURL?: string;
+  api?: string;
+  contextWindow?: number;
+}
+
+/**
+ * Resolves model flags; the key may be missing (the caller reports it after saving
+ * the prompt). Order: flags, then the environment, then what the session recorded.
+ */
+export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv = process.env, recorded: RecordedEndpoint = {}): ResolvedModelSettings {
+  const spec = parseModelSpec(flags.model ?? env.ARBOR_MODEL ?? recorded.model);
   if (spec.provider !== "openai") {
     throw new CliError(
       `Unknown provider "${spec.provider}": the CLI speaks the OpenAI wire protocol; use --model openai:${spec.modelId} with --base-url for any OpenAI-compatible server.`,
     );
   }
-  const baseURL = flags.baseUrl ?? env.OPENAI_BASE_URL;
-  const api = flags.api ?? (baseURL ? "chat" : "responses");
+  const baseURL = flags.baseUrl ?? env.OPENAI_BASE_URL ?? recorded.baseURL;
+  const api = flags.api ?? (flags.baseUrl === undefined && env.OPENAI_BASE_URL === undefined ? recorded.api : undefined) ?? (baseURL ? "chat" : "responses");
   if (api !== "chat" && api !== "responses") throw new CliError(`Bad --api "${api}": use chat or responses.`);
-  let contextWindow: number | undefined;
+  let contextWindow: number | undefined = recorded.contextWindow;
   if (flags.contextWindow !== undefined) {
     contextWindow = Number(flags.contextWindow);
     if (!Number.isInteger(contextWindow) || contextWindow <= 0) {

@@ -35,6 +35,11 @@ export function buildProgram(exit: { code: number }): Command {
 
 /** Runs the CLI with `argv` (as `process.argv`); resolves with the exit code. */
 export async function main(argv: string[]): Promise<number> {
+  // `arbor tree | head`: a closed pipe ends the command quietly, as in other Unix tools.
+  process.stdout.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code === "EPIPE") process.exit(0);
+    throw error;
+  });
   const exit = { code: 0 };
   const program = buildProgram(exit);
   try {

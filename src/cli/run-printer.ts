@@ -51,6 +51,7 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
   };
   const calls = new Map<string, ToolCall>();
   let midLine = false;
+  let errorShown = false;
   const write = (text: string) => {
     unspin();
     out.write(text);
@@ -80,6 +81,7 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
             if (message.stopReason === "error" && message.errorMessage) {
               unspin();
               process.stderr.write(`${midLine ? "\n" : ""}arbor: model error: ${message.errorMessage}\n`);
+              errorShown = true;
               midLine = false;
             }
           }
@@ -105,7 +107,7 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
         case "run.interrupted":
           unspin();
           if (midLine) write("\n");
-          if (event.type === "run.failed") process.stderr.write(`arbor: run failed: ${String(data.error)}\n`);
+          if (event.type === "run.failed" && !errorShown) process.stderr.write(`arbor: run failed: ${String(data.error)}\n`);
           if (event.type === "run.aborted") process.stderr.write("arbor: run aborted\n");
           break;
       }

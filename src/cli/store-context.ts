@@ -6,6 +6,9 @@
  * - a session reference is a full id or a unique prefix of one; `latest` means the
  *   most recently modified session;
  * - an ambiguous or unknown reference throws `CliError` listing what matched;
+ * - `latest` is the session whose stream was appended to most recently (a fresh fork
+ *   or import counts, unlike pi's "last message time");
+ * - `readOnly` stores refuse a missing database file instead of creating one;
  * - `close()` must be called; it closes the log.
  *
  * @example
@@ -14,11 +17,16 @@
  * try { const session = await store.openSession("0192"); } finally { await store.close(); }
  * ```
  */
+import { existsSync } from "node:fs";
+import type { CustomEntry } from "../core/entries.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { createSessionRepository, type ArborSessionRepository } from "../store/session-repository.ts";
 import type { ArborSessionHandle } from "../store/session-handle.ts";
 import { CliError } from "./cli-error.ts";
-import { resolveDbPath } from "./config.ts";
+import { resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
+
+/** The custom entry type recording the endpoint a session last ran against (no key). */
+export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
 
 /** An open log plus repository. */
 export interface CliStore {
@@ -31,15 +39,22 @@ export interface CliStore {
 }
 
 /** Opens the database named by `--db`, `ARBOR_DB` or `.arbor/arbor.db`. */
-export function openStore(flags: { db?: string }): CliStore {
-  const dbPath = resolveDbPath(flags.db);
+export function openStore(flags: { db?: string }, options: { readOnly?: boolean } = {}): CliStore {
+  const dbPath = resolveDbPath(flags.db, process.env, process.cwd(), { create: !options.readOnly });
+  if (options.readOnly && !existsSync(dbPath)) {
+    throw new CliError(`No Arbor database at ${dbPath} yet. Start a session with: npx arbor run --model openai:<model> "your prompt" (or pass --db PATH).`, 1);
+  }
   const log = createSqliteEventLog({ path: dbPath });
   const repo = createSessionRepository({ log });
   const resolveSessionId = async (reference: string): Promise<string> => {
     const sessions = await repo.list();
     if (reference === "latest") {
-      if (sessions.length === 0) throw new CliError(`No sessions yet in ${dbPath}. Start one with: arbor run "your prompt"`);
-      return sessions[0].id;
+      if (sessions.length === 0) throw new CliError(`No sessions yet in ${dbPath}. Start one with: npx arbor run "your prompt"`);
+      const known = new Set(sessions.map((session) => session.id));
+      const streams = (await log.listStreams())
+        .filter((stream) => known.has(stream.streamId.slice("session-".length)))
+        .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
+      return streams[0]?.streamId.slice("session-".length) ?? sessions[0].id;
     }
     const exact = sessions.find((session) => session.id === reference);
     if (exact) return exact.id;
@@ -66,4 +81,26 @@ export function resolveEntryId(session: ArborSessionHandle, reference: string): 
   if (matches.length === 1) return matches[0].id;
   if (matches.length === 0) throw new CliError(`No entry "${reference}" in session ${session.id}. See the ids with: arbor tree ${session.id}`);
   throw new CliError(`Entry "${reference}" is ambiguous in session ${session.id}: ${matches.map((entry) => entry.id).join(", ")}.`);
+}
+
+/** The endpoint a session recorded on its last CLI run, if any. */
+export function recordedEndpoint(session: ArborSessionHandle): RecordedEndpoint {
+  const entries = session.view.getEntries();
+  for (let index = entries.length - 1; index >= 0; index--) {
+    const entry = entries[index];
+    if (entry.type === "custom" && (entry as CustomEntry).customType === ENDPOINT_ENTRY_TYPE) return ((entry as CustomEntry).data ?? {}) as RecordedEndpoint;
+  }
+  return {};
+}
+
+/** Records the endpoint (model, base URL, API, context window; never the key) when it changed. */
+export async function recordEndpoint(session: ArborSessionHandle, settings: ResolvedModelSettings): Promise<void> {
+  const current: RecordedEndpoint = {
+    model: `${settings.spec.provider}:${settings.spec.modelId}`,
+    ...(settings.baseURL ? { baseURL: settings.baseURL } : {}),
+    api: settings.api,
+    ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
+  };
+  if (JSON.stringify(recordedEndpoint(session)) === JSON.stringify(current)) return;
+  await session.appendEntry({ type: "custom", customType: ENDPOINT_ENTRY_TYPE, data: current });
 }

@@ -76,11 +76,3 @@ export {
 export { buildPromptMessages, type PromptMessages, type PromptResources } from "./prompt-input.ts";
 export { buildSystemPrompt, localDate, type BuildSystemPromptInput } from "./system-prompt.ts";
 export { defineJsonSchemaTool, formatAjvErrors, type JsonSchemaTool } from "./tool-schema.ts";
-export {
-  collectAbandonedBranch,
-  navigateTo,
-  type BranchSummarizer,
-  type MoveToOptions as NavigateToOptions,
-  type MoveToResult as NavigateToResult,
-  type NavigationContext,
-} from "./tree-navigation.ts";

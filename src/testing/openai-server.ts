@@ -10,7 +10,8 @@
  * - every request is recorded in `requests`, in arrival order, BEFORE it is answered:
  *   method, path, lower-cased headers, and the parsed JSON body (the raw text when it is
  *   not JSON);
- * - each request consumes the next scripted response, in `script()` order; when none is
+ * - `respond(request)`, when given, may answer a request first; otherwise (and when it
+ *   returns undefined) each request consumes the next scripted response, in `script()` order; when none is
  *   left it answers 500 with `{"error":{"message":"…no scripted response left…"}}`;
  * - responses: {@link textResponse}, {@link toolCallResponse}, {@link turnResponse} (rendered
  *   in the format the request asked for), {@link errorResponse} (any status, body, headers),
@@ -121,6 +122,11 @@ export interface OpenAIServer {
 export interface OpenAIServerOptions {
   /** Initial script. */
   responses?: ScriptedResponse[];
+  /**
+   * Answers a request before the script is consulted (e.g. a demo that reacts to
+   * what it is asked). Return undefined to fall back to the next scripted response.
+   */
+  respond?: (request: RecordedRequest) => ScriptedResponse | undefined;
 }
 
 /**
@@ -264,7 +270,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
       sendJson(response, 404, { error: { message: `arbor test server: no route for ${request.method} ${path} (serves POST /v1/chat/completions and POST /v1/responses)`, type: "invalid_request_error" } });
       return;
     }
-    const next = queue.shift();
+    const next = options.respond?.(requests[requests.length - 1]) ?? queue.shift();
     if (!next) {
       sendJson(response, 500, {
         error: { message: `arbor test server: no scripted response left for ${request.method} ${path} (request #${requests.length}); add more with server.script(...)`, type: "server_error" },

@@ -3,7 +3,7 @@
  * the real `arbor` binary: import, sessions, tree, context, export (read back by
  * pi), fork, label, rm, events, and clear errors for bad references.
  */
-import { readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { buildSessionContext, migrateSessionEntries, parseSessionEntries } from "@mariozechner/pi-coding-agent";
 import { describe, expect, it } from "vitest";
@@ -67,6 +67,8 @@ describe("arbor CLI without a model", { timeout: 180_000 }, () => {
     const fork = await runArbor(["--db", db, "fork", sessionId, "--at", "a0000002"]);
     expect(fork.code, fork.stderr).toBe(0);
     const forkId = fork.stdout.trim();
+    // `latest` is the session appended to most recently: the fresh fork, not the original.
+    expect((await runArbor(["--db", db, "tree", "latest"])).stdout.split("\n")[0]).toContain(forkId);
     const forkContext = JSON.parse((await runArbor(["--db", db, "context", forkId, "--json"])).stdout);
     expect(forkContext.messages.map((message: { role: string }) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
     const listed = JSON.parse((await runArbor(["--db", db, "sessions", "--json"])).stdout);
@@ -107,7 +109,14 @@ describe("arbor CLI without a model", { timeout: 180_000 }, () => {
     writeFileSync(target, "keep me");
     const refused = await runArbor(["--db", db, "export", stdout.trim(), "-o", target]);
     expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/--force/);
     expect(readFileSync(target, "utf8")).toBe("keep me");
+
+    const missing = join(dir, "nowhere", "arbor.db");
+    const noDb = await runArbor(["--db", missing, "tree", "latest"]);
+    expect(noDb.code).toBe(1);
+    expect(noDb.stderr).toMatch(/No Arbor database/);
+    expect(existsSync(join(dir, "nowhere"))).toBe(false); // reading never creates files
 
     const unknown = await runArbor(["--db", db, "context", "zzzz"]);
     expect(unknown.code).toBe(2);

@@ -160,7 +160,8 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
     expect(toolResult.isError).toBe(true);
 
     server.script(textResponse("Carrying on."));
-    const again = await runArbor(["--db", db, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "--session", sessionId, "go on"], { env });
+    // No model flags: the session recorded its endpoint (never the key) on the first run.
+    const again = await runArbor(["--db", db, "run", "--cwd", dir, "--session", sessionId, "go on"], { env });
     expect(again.code, again.stderr).toBe(0);
     expect(again.stdout).toContain("Carrying on.");
     const sent = JSON.stringify(server.requests.at(-1)!.body.messages);

@@ -15,7 +15,7 @@ describe("docs", () => {
 
   it("docs/api.md mentions every harness export", () => {
     const text = readFileSync("docs/api.md", "utf8");
-    for (const name of ["createHarness", "validateHarnessOptions", "createHookRunner", "defineJsonSchemaTool", "buildSystemPrompt", "createModelRegistry", "navigateTo"]) {
+    for (const name of ["createHarness", "validateHarnessOptions", "createHookRunner", "defineJsonSchemaTool", "buildSystemPrompt", "createModelRegistry", "moveTo"]) {
       expect(arbor, name).toHaveProperty(name);
       expect(text, name).toContain(name);
     }

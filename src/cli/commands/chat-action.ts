@@ -15,22 +15,25 @@
  * ```
  */
 import { createInterface } from "node:readline";
-import { compact } from "../../compaction/compact.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { CliError, describeCliError } from "../cli-error.ts";
 import { resolveModelSettings, type ModelFlags } from "../config.ts";
 import { renderTree } from "../render-tree.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, resolveEntryId } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
 export async function chatAction(flags: ModelFlags & { session?: string; cwd?: string }, globals: { db?: string }): Promise<void> {
-      const settings = resolveModelSettings(flags);
-      if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       const store = openStore(globals);
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : undefined;
-      const { harness, model } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings });
+      const settings = resolveModelSettings(flags, process.env, sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {});
+      if (!settings.apiKey) {
+        await store.close();
+        throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
+      }
+      const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings });
+      await recordEndpoint(harness.session as never, settings);
       const printer = printRun(harness.events$, { json: false, afterPosition: await store.repo.log.headPosition() });
       process.stderr.write(`session ${harness.id} (type /exit to leave)\n`);
       const lines = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
@@ -59,7 +62,7 @@ export async function chatAction(flags: ModelFlags & { session?: string; cwd?: s
             return;
           }
           case "/compact": {
-            const entry = await compact(harness.session, { model, customInstructions: rest.join(" ") || undefined });
+            const entry = await harness.compact(rest.join(" ") || undefined);
             return say(`compacted: ${entry.tokensBefore} tokens before; keeps from ${entry.firstKeptEntryId}`);
           }
           case "/label":

@@ -19,6 +19,8 @@
  */
 import type { Command } from "commander";
 import { exportPiSession, exportPiSessionToFile, importPiSession } from "../../adapters/pi-jsonl/index.ts";
+import { existsSync } from "node:fs";
+import { CliError } from "../cli-error.ts";
 import { openStore, resolveEntryId } from "../store-context.ts";
 
 interface DbFlags {
@@ -37,7 +39,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<session>", "session id, unique prefix, or latest")
     .option("--at <entry>", "fork at this entry")
     .action(async (reference: string, flags: { at?: string }) => {
-      const store = openStore(globals());
+      const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
         const entryId = flags.at === undefined ? undefined : resolveEntryId(session, flags.at);
@@ -55,7 +57,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<entry>", "entry id or unique prefix")
     .argument("<label>", "the label text")
     .action(async (reference: string, entryReference: string, label: string) => {
-      const store = openStore(globals());
+      const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
         const targetId = resolveEntryId(session, entryReference);
@@ -71,7 +73,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .description("Delete a session (its events are physically removed)")
     .argument("<session>", "session id or unique prefix")
     .action(async (reference: string) => {
-      const store = openStore(globals());
+      const store = openStore(globals(), { readOnly: true });
       try {
         const id = await store.resolveSessionId(reference);
         await store.repo.delete(id);
@@ -88,10 +90,13 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .option("-o, --output <file>", "write to this file instead of stdout")
     .option("--force", "overwrite an existing output file")
     .action(async (reference: string, flags: { output?: string; force?: boolean }) => {
-      const store = openStore(globals());
+      const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
         if (flags.output) {
+          if (existsSync(flags.output) && !flags.force) {
+            throw new CliError(`${flags.output} already exists; it was left untouched. Pass --force to replace it, or choose another -o file.`);
+          }
           await exportPiSessionToFile(session, flags.output, { overwrite: flags.force === true });
           process.stderr.write(`exported ${session.id} to ${flags.output}\n`);
         } else {

@@ -33,7 +33,12 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .description("List sessions, newest first")
     .option("--json", "print JSON")
     .action(async (flags: { json?: boolean }) => {
-      const store = openStore(globals());
+      let store;
+      try {
+        store = openStore(globals(), { readOnly: true });
+      } catch {
+        return print(flags.json ? "[]" : "No sessions yet: start one with npx arbor run.");
+      }
       try {
         const sessions = await store.repo.list();
         if (flags.json) return print(JSON.stringify(sessions, null, 2));
@@ -54,7 +59,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .argument("<session>", "session id, unique prefix, or latest")
     .option("--json", "print JSON")
     .action(async (reference: string, flags: { json?: boolean }) => {
-      const store = openStore(globals());
+      const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
         const view = session.view;
@@ -75,7 +80,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .option("--leaf <entry>", "build the context for this entry instead of the leaf")
     .option("--json", "print JSON")
     .action(async (reference: string, flags: { leaf?: string; json?: boolean }) => {
-      const store = openStore(globals());
+      const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
         const leafId = flags.leaf === undefined ? undefined : resolveEntryId(session, flags.leaf);
@@ -103,7 +108,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .option("--follow", "keep printing new events")
     .option("--json", "print JSON lines")
     .action(async (reference: string, flags: { from: string; follow?: boolean; json?: boolean }) => {
-      const store = openStore(globals());
+      const store = openStore(globals(), { readOnly: true });
       const fromPosition = Number(flags.from);
       if (!Number.isInteger(fromPosition) || fromPosition < 0) {
         await store.close();

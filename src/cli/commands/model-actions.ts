@@ -8,14 +8,13 @@
  * await runAction(["hello"], { model: "openai:gpt-4o-mini" }, { db: undefined }, { code: 0 });
  * ```
  */
-import { compact } from "../../compaction/compact.ts";
-import { createHookRunner } from "../../harness/hooks.ts";
-import { navigateTo } from "../../harness/tree-navigation.ts";
+import { moveTo } from "../../compaction/branch-summary.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, type ModelFlags } from "../config.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, resolveEntryId } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
+import { CompactionError } from "../../core/errors.ts";
 
 interface DbFlags {
   db?: string;
@@ -32,14 +31,16 @@ const EXIT_CODES = { done: 0, failed: 1, aborted: 130, interrupted: 1 } as const
 
 /** `arbor run`. */
 export async function runAction(words: string[], flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
-    const settings = resolveModelSettings(flags);
     const prompt = words.length > 0 ? words.join(" ") : await readStdin();
     const store = openStore(globals);
     try {
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
       if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
+      const recorded = sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {};
+      const settings = resolveModelSettings(flags, process.env, recorded);
       const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings });
       try {
+        await recordEndpoint(harness.session as never, settings);
         if (!settings.apiKey) {
           if (prompt) await harness.session.appendEntry({ type: "message", message: { role: "user", content: prompt, timestamp: Date.now() } });
           throw new CliError(
@@ -80,14 +81,16 @@ export async function checkoutAction(reference: string, entryReference: string, 
       const targetId = resolveEntryId(session, entryReference);
       let result;
       if (flags.summarize) {
-        const { harness } = await createCliHarness({ store, sessionId: session.id, cwd: session.view.info.cwd || process.cwd(), settings: resolveModelSettings(flags) });
+        const settings = resolveModelSettings(flags, process.env, recordedEndpoint(session));
+        if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); --summarize calls the model.`);
+        const { harness } = await createCliHarness({ store, sessionId: session.id, cwd: session.view.info.cwd || process.cwd(), settings });
         try {
           result = await harness.moveTo(targetId, { summarize: true, label: flags.label });
         } finally {
           await harness.close();
         }
       } else {
-        result = await navigateTo({ session, hooks: createHookRunner(), isBusy: () => false }, targetId, { label: flags.label });
+        result = await moveTo(session, targetId, { label: flags.label });
       }
       if (result.cancelled) throw new CliError("Checkout cancelled by a hook; nothing changed.", 1);
       process.stdout.write(`leaf ${result.newLeafId ?? "(root)"}\n`);
@@ -99,15 +102,18 @@ export async function checkoutAction(reference: string, entryReference: string, 
 
 /** `arbor compact`. */
 export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string }, globals: DbFlags): Promise<void> {
-    const settings = resolveModelSettings(flags);
-    if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
     const store = openStore(globals);
     try {
       const sessionId = await store.resolveSessionId(reference);
-      const { harness, model } = await createCliHarness({ store, sessionId, cwd: process.cwd(), settings });
+      const settings = resolveModelSettings(flags, process.env, recordedEndpoint(await store.repo.open(sessionId)));
+      if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
+      const { harness } = await createCliHarness({ store, sessionId, cwd: process.cwd(), settings });
       try {
-        const entry = await compact(harness.session, { model, customInstructions: flags.instructions });
+        const entry = await harness.compact(flags.instructions);
         process.stdout.write(`compaction ${entry.id}: ${entry.tokensBefore} tokens before; keeps from ${entry.firstKeptEntryId}\n`);
+      } catch (error) {
+        if (CompactionError.isInstance(error)) throw new CliError(`${error.message} Nothing was changed.`, 1);
+        throw error;
       } finally {
         await harness.close();
       }
