@@ -33,11 +33,7 @@ import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } 
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
 import type { NewEvent } from "../store/event-log.ts";
-import type { RetrySettings } from "./agent-types.ts";
-import { abortedAssistant, emptyAssistant, toolCallsOf } from "./loop-messages.ts";
-import { retryDecision } from "./loop-retry.ts";
-import { assistantEnded, createEntryId, createMessageId, messageEntryEvent, messageRecords, runEvent } from "./run-records.ts";
-import { toolExecutionMachine, type ToolParentEvent, type ToolSettled } from "./tool-execution.machine.ts";
+import { toolCallsOf } from "./loop-messages.ts";
 import {
   batchRecords,
   canSpawnNext,
@@ -46,133 +42,32 @@ import {
   refuseLengthBatch,
   settleInBatch,
   skipUnspawned,
-  type ToolBatch,
 } from "./run-batch.ts";
+import { createMessageId, messageRecords, runEvent } from "./run-records.ts";
+import {
+  injectMessages,
+  onModelDone,
+  onModelError,
+  onStreamAbort,
+  onStreamEvent,
+  scope,
+  type ModelCallInput,
+  type RunContext,
+  type RunEvent,
+  type RunInput,
+  type RunOutput,
+  type RunParentEvent,
+} from "./run-steps.ts";
+import { toolExecutionMachine, type ToolSettled } from "./tool-execution.machine.ts";
 
-/**
- * Input of the run actor.
- *
- * @example
- * ```ts
- * createActor(runLogic, { input: { runId, kind: "prompt", messages: [], prompts: [userText("hi")], toolExecution: "parallel", sequentialTools: [], retry, model } });
- * ```
- */
-export interface RunInput {
-  runId: string;
-  kind: "prompt" | "continue";
-  /** The context before this run (from the session). */
-  messages: AgentMessage[];
-  /** Messages this run appends first (the prompt, or drained queue messages on continue). */
-  prompts: AgentMessage[];
-  /** True when the prompts came from the steering queue (pi: then no initial steering poll). */
-  skipInitialSteering?: boolean;
-  toolExecution: "parallel" | "sequential";
-  /** Names of tools that declare `executionMode: "sequential"`. */
-  sequentialTools: string[];
-  retry: RetrySettings;
-  model: { provider: string; modelId: string; api: string };
-  /** Whether `betweenTurns` / `onContextOverflow` hooks exist. */
-  hasBetweenTurns?: boolean;
-  hasOverflowHook?: boolean;
-}
-
-/**
- * How a run ended.
- *
- * @example
- * ```ts
- * const output: RunOutput = (await toPromise(runActor));
- * ```
- */
-export interface RunOutput {
-  runId: string;
-  status: "done" | "failed" | "aborted" | "interrupted";
-  messages: AgentMessage[];
-  lastAssistant?: AssistantMessage;
-  error?: string;
-  code?: string;
-  turns: number;
-}
-
-/**
- * Events the run actor accepts.
- *
- * @example
- * ```ts
- * runActor.send({ type: "ABORT", reason: "user pressed stop" });
- * ```
- */
-export type RunEvent =
-  | { type: "MODEL.EVENT"; event: ModelStreamEvent }
-  | { type: "QUEUE.DRAINED"; queue: "steering" | "followUp"; messages: AgentMessage[] }
-  | { type: "ABORT"; reason?: string }
-  | { type: "INTERRUPT"; reason: string }
-  | { type: "FAIL"; error: string; code?: string }
-  | ToolParentEvent
-  | { type: `xstate.done.actor.tool:${string}`; output: ToolSettled };
-
-/**
- * Events the run actor sends to its parent.
- *
- * @example
- * ```ts
- * on: { "QUEUE.DRAIN": { actions: "drain" } }
- * ```
- */
-export type RunParentEvent = { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string };
-
-/**
- * Input of the `modelCall` actor.
- *
- * @example
- * ```ts
- * fromCallback<RunEvent, ModelCallInput>(({ input, sendBack }) => { … });
- * ```
- */
-export interface ModelCallInput {
-  runId: string;
-  messages: AgentMessage[];
-}
-
-interface RunContext {
-  input: RunInput;
-  messages: AgentMessage[];
-  newMessages: AgentMessage[];
-  pending: AgentMessage[];
-  turnIndex: number;
-  turnId: string;
-  messageId: string;
-  started: boolean;
-  partial?: AssistantMessage;
-  assistant?: AssistantMessage;
-  lastAssistant?: AssistantMessage;
-  attempt: number;
-  retryDelayMs: number;
-  lastError?: { message: AssistantMessage; error: string };
-  overflowTried: boolean;
-  batch?: ToolBatch;
-  hasMoreToolCalls: boolean;
-  stopping?: { status: "aborted" | "interrupted" | "failed"; reason?: string; code?: string };
-}
+export type { ModelCallInput, RunContext, RunEvent, RunInput, RunOutput, RunParentEvent } from "./run-steps.ts";
 
 /** The `record` action by name (resolved against the provided implementation at run time). */
 const recordAction = (events: NewEvent[]) => ({ type: "record", params: { events } }) as never;
 
-const scope = (context: RunContext) => ({ runId: context.input.runId, turnId: context.turnId });
-
 const unprovidedCallback = fromCallback<RunEvent, ModelCallInput>(() => {
   throw new Error('Actor "modelCall" is not provided.');
 });
-
-/** Appends messages to the context and records them (pi's message_start/message_end). */
-function injectMessages(context: RunContext, messages: AgentMessage[]) {
-  const events: NewEvent[] = [];
-  for (const message of messages) events.push(...messageRecords(message, scope(context)).events);
-  return {
-    events,
-    update: { messages: [...context.messages, ...messages], newMessages: [...context.newMessages, ...messages] },
-  };
-}
 
 /**
  * The run machine (see the module contract).
@@ -349,126 +244,35 @@ export const runMachine = setup({
             guard: ({ event }) => event.event.type === "done",
             target: "assistantDone",
             actions: enqueueActions(({ context, event, enqueue }) => {
-              const message = (event.event as { message: AssistantMessage }).message;
-              const entryId = createEntryId();
-              const events: NewEvent[] = [];
-              if (!context.started) events.push(runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" }));
-              events.push(messageEntryEvent(scope(context), message, entryId), assistantEnded(scope(context), context.messageId, message, entryId));
-              if (context.attempt > 0) events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: true }));
-              enqueue.assign({
-                assistant: message,
-                lastAssistant: message,
-                started: true,
-                attempt: 0,
-                messages: [...context.messages, message],
-                newMessages: [...context.newMessages, message],
-              });
-              enqueue({ type: "record", params: { events } });
+              const step = onModelDone(context, (event.event as { message: AssistantMessage }).message);
+              enqueue.assign(step.update);
+              enqueue(recordAction(step.events));
             }),
           },
           {
             guard: ({ event }) => event.event.type === "error",
             target: "modelFailed",
             actions: enqueueActions(({ context, event, enqueue }) => {
-              const failure = event.event as Extract<ModelStreamEvent, { type: "error" }>;
-              const message = failure.message;
-              const events: NewEvent[] = [];
-              if (!context.started) events.push(runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" }));
-              const attempt = context.attempt + 1;
-              const decision = retryDecision(failure.error, attempt, context.input.retry);
-              const overflow = failure.error.contextOverflow === true && context.input.hasOverflowHook === true && !context.overflowTried;
-              if (decision.retry || overflow) {
-                events.push(assistantEnded(scope(context), context.messageId, message, undefined));
-                if (decision.retry) {
-                  events.push(
-                    runEvent(scope(context), "retry.scheduled", {
-                      attempt,
-                      delayMs: decision.delayMs,
-                      error: message.errorMessage ?? "error",
-                      ...(failure.error.status === undefined ? {} : { status: failure.error.status }),
-                    }),
-                  );
-                  enqueue.assign({ attempt, retryDelayMs: decision.delayMs });
-                } else {
-                  enqueue.assign({ overflowTried: true, retryDelayMs: -1 });
-                }
-                enqueue.assign({ started: true, lastError: { message, error: message.errorMessage ?? "error" } });
-              } else {
-                const entryId = createEntryId();
-                const withReason: AssistantMessage =
-                  context.attempt > 0 && !decision.retry && message.errorMessage
-                    ? { ...message, errorMessage: `${message.errorMessage} (${decision.reason})` }
-                    : message;
-                events.push(messageEntryEvent(scope(context), withReason, entryId), assistantEnded(scope(context), context.messageId, withReason, entryId));
-                if (context.attempt > 0) {
-                  events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: withReason.errorMessage ?? "error" }));
-                }
-                enqueue.assign({
-                  started: true,
-                  assistant: withReason,
-                  lastAssistant: withReason,
-                  retryDelayMs: -2,
-                  messages: [...context.messages, withReason],
-                  newMessages: [...context.newMessages, withReason],
-                  stopping: withReason.stopReason === "aborted"
-                    ? { status: "aborted" as const, reason: withReason.errorMessage }
-                    : { status: "failed" as const, reason: withReason.errorMessage ?? "The model call failed." },
-                });
-              }
-              enqueue({ type: "record", params: { events } });
+              const step = onModelError(context, event.event as Extract<ModelStreamEvent, { type: "error" }>);
+              enqueue.assign(step.update);
+              enqueue(recordAction(step.events));
             }),
           },
           {
             actions: enqueueActions(({ context, event, enqueue }) => {
-              const streamEvent = event.event;
-              if (!("partial" in streamEvent)) return;
-              const events: NewEvent[] = [];
-              if (!context.started) events.push(runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" }));
-              if (streamEvent.type === "text-delta" || streamEvent.type === "thinking-delta" || streamEvent.type === "toolcall-delta") {
-                const kind = streamEvent.type === "text-delta" ? "text" : streamEvent.type === "thinking-delta" ? "thinking" : "toolCall";
-                events.push(
-                  runEvent(scope(context), "message.delta", {
-                    messageId: context.messageId,
-                    kind,
-                    contentIndex: streamEvent.contentIndex,
-                    delta: streamEvent.delta,
-                    ...(streamEvent.type === "toolcall-delta" ? { toolCallId: streamEvent.id } : {}),
-                  }),
-                );
-              } else if (streamEvent.type === "toolcall-start") {
-                events.push(
-                  runEvent(scope(context), "message.delta", {
-                    messageId: context.messageId,
-                    kind: "toolCall",
-                    contentIndex: streamEvent.contentIndex,
-                    delta: "",
-                    toolCallId: streamEvent.id,
-                    toolName: streamEvent.name,
-                  }),
-                );
-              }
-              enqueue.assign({ started: true, partial: streamEvent.partial });
-              if (events.length) enqueue({ type: "record", params: { events } });
+              const step = onStreamEvent(context, event.event);
+              if (!step) return;
+              enqueue.assign(step.update);
+              if (step.events.length) enqueue(recordAction(step.events));
             }),
           },
         ],
         ABORT: {
           target: "turnEnding",
           actions: enqueueActions(({ context, event, enqueue }) => {
-            const message = abortedAssistant(context.partial ?? emptyAssistant(context.input.model), event.reason);
-            const entryId = createEntryId();
-            const events: NewEvent[] = [];
-            if (!context.started) events.push(runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" }));
-            events.push(messageEntryEvent(scope(context), message, entryId), assistantEnded(scope(context), context.messageId, message, entryId));
-            if (context.attempt > 0) events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: "Aborted" }));
-            enqueue.assign({
-              assistant: message,
-              lastAssistant: message,
-              messages: [...context.messages, message],
-              newMessages: [...context.newMessages, message],
-              stopping: { status: "aborted", reason: event.reason },
-            });
-            enqueue({ type: "record", params: { events } });
+            const step = onStreamAbort(context, event.reason);
+            enqueue.assign(step.update);
+            enqueue(recordAction(step.events));
           }),
         },
       },

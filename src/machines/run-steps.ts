@@ -1,0 +1,323 @@
+/**
+ * The run actor's types and its pure step functions: what one model stream event,
+ * a finished or failed model call, or an abort during streaming does to the run's
+ * context, and which events it records. The machine (`run.machine.ts`) applies the
+ * returned `update` with `assign` and records `events` in order.
+ *
+ * Contract (ours; semantics in `run.machine.ts`):
+ * - pure apart from fresh ids and timestamps; never throws;
+ * - a retried or overflow-recovered attempt records `message.ended { discarded: true }`
+ *   and is NOT added to the context or the session (a retry never duplicates a message);
+ * - the final failure of a retried call says why retrying stopped, in `errorMessage`.
+ *
+ * @example
+ * ```ts
+ * const step = onModelDone(context, message);
+ * enqueue.assign(step.update);
+ * enqueue(recordAction(step.events));
+ * ```
+ */
+import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
+import type { ModelStreamEvent } from "../core/model-stream.ts";
+import type { NewEvent } from "../store/event-log.ts";
+import type { RetrySettings } from "./agent-types.ts";
+import { abortedAssistant, emptyAssistant } from "./loop-messages.ts";
+import { retryDecision } from "./loop-retry.ts";
+import type { ToolBatch } from "./run-batch.ts";
+import { assistantEnded, createEntryId, messageEntryEvent, messageRecords, runEvent } from "./run-records.ts";
+import type { ToolParentEvent, ToolSettled } from "./tool-execution.machine.ts";
+
+/**
+ * Input of the run actor.
+ *
+ * @example
+ * ```ts
+ * createActor(runLogic, { input: { runId, kind: "prompt", messages: [], prompts: [userText("hi")], toolExecution: "parallel", sequentialTools: [], retry, model } });
+ * ```
+ */
+export interface RunInput {
+  runId: string;
+  kind: "prompt" | "continue";
+  /** The context before this run (from the session). */
+  messages: AgentMessage[];
+  /** Messages this run appends first (the prompt, or drained queue messages on continue). */
+  prompts: AgentMessage[];
+  /** True when the prompts came from the steering queue (pi: then no initial steering poll). */
+  skipInitialSteering?: boolean;
+  toolExecution: "parallel" | "sequential";
+  /** Names of tools that declare `executionMode: "sequential"`. */
+  sequentialTools: string[];
+  retry: RetrySettings;
+  model: { provider: string; modelId: string; api: string };
+  /** Whether `betweenTurns` / `onContextOverflow` hooks exist. */
+  hasBetweenTurns?: boolean;
+  hasOverflowHook?: boolean;
+}
+
+/**
+ * How a run ended.
+ *
+ * @example
+ * ```ts
+ * const output: RunOutput = (await toPromise(runActor));
+ * ```
+ */
+export interface RunOutput {
+  runId: string;
+  status: "done" | "failed" | "aborted" | "interrupted";
+  messages: AgentMessage[];
+  lastAssistant?: AssistantMessage;
+  error?: string;
+  code?: string;
+  turns: number;
+}
+
+/**
+ * Events the run actor accepts.
+ *
+ * @example
+ * ```ts
+ * runActor.send({ type: "ABORT", reason: "user pressed stop" });
+ * ```
+ */
+export type RunEvent =
+  | { type: "MODEL.EVENT"; event: ModelStreamEvent }
+  | { type: "QUEUE.DRAINED"; queue: "steering" | "followUp"; messages: AgentMessage[] }
+  | { type: "ABORT"; reason?: string }
+  | { type: "INTERRUPT"; reason: string }
+  | { type: "FAIL"; error: string; code?: string }
+  | ToolParentEvent
+  | { type: `xstate.done.actor.tool:${string}`; output: ToolSettled };
+
+/**
+ * Events the run actor sends to its parent.
+ *
+ * @example
+ * ```ts
+ * on: { "QUEUE.DRAIN": { actions: "drain" } }
+ * ```
+ */
+export type RunParentEvent = { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string };
+
+/**
+ * Input of the `modelCall` actor.
+ *
+ * @example
+ * ```ts
+ * fromCallback<RunEvent, ModelCallInput>(({ input, sendBack }) => { … });
+ * ```
+ */
+export interface ModelCallInput {
+  runId: string;
+  messages: AgentMessage[];
+}
+
+
+/**
+ * The run actor's context.
+ *
+ * @example
+ * ```ts
+ * const { turnIndex, stopping } = runActor.getSnapshot().context;
+ * ```
+ */
+export interface RunContext {
+  input: RunInput;
+  /** The loop's own copy of the context (what the next model call sees). */
+  messages: AgentMessage[];
+  /** Messages this run appended, in order. */
+  newMessages: AgentMessage[];
+  /** Steering or follow-up messages to inject at the next turn start. */
+  pending: AgentMessage[];
+  turnIndex: number;
+  turnId: string;
+  /** Id of the assistant message being streamed (`message.*` events). */
+  messageId: string;
+  started: boolean;
+  partial?: AssistantMessage;
+  assistant?: AssistantMessage;
+  lastAssistant?: AssistantMessage;
+  /** Retries made for the current model call. */
+  attempt: number;
+  /** Next backoff in ms; -1 = go to overflow recovery, -2 = stop. */
+  retryDelayMs: number;
+  lastError?: { message: AssistantMessage; error: string };
+  overflowTried: boolean;
+  batch?: ToolBatch;
+  hasMoreToolCalls: boolean;
+  stopping?: { status: "aborted" | "interrupted" | "failed"; reason?: string; code?: string };
+}
+
+/** What a step does: the context update and the events to record, in order. */
+export interface RunStep {
+  update: Partial<RunContext>;
+  events: NewEvent[];
+}
+
+/**
+ * The correlation of events recorded now.
+ *
+ * @example
+ * ```ts
+ * runEvent(scope(context), "turn.ended", data);
+ * ```
+ */
+export const scope = (context: RunContext) => ({ runId: context.input.runId, turnId: context.turnId });
+
+/**
+ * Appends messages to the context and records them (pi's message_start/message_end).
+ *
+ * @example
+ * ```ts
+ * const injected = injectMessages(context, [userText("steer")]);
+ * ```
+ */
+export function injectMessages(context: RunContext, messages: AgentMessage[]) {
+  const events: NewEvent[] = [];
+  for (const message of messages) events.push(...messageRecords(message, scope(context)).events);
+  return {
+    events,
+    update: { messages: [...context.messages, ...messages], newMessages: [...context.newMessages, ...messages] },
+  };
+}
+
+
+function startedIfNeeded(context: RunContext): NewEvent[] {
+  return context.started ? [] : [runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" })];
+}
+
+/**
+ * A model call finished: the message is appended (entry + `message.ended` with usage).
+ *
+ * @example
+ * ```ts
+ * const step = onModelDone(context, event.message);
+ * ```
+ */
+export function onModelDone(context: RunContext, message: AssistantMessage): RunStep {
+  const entryId = createEntryId();
+  const events = startedIfNeeded(context);
+  events.push(messageEntryEvent(scope(context), message, entryId), assistantEnded(scope(context), context.messageId, message, entryId));
+  if (context.attempt > 0) events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: true }));
+  return {
+    events,
+    update: {
+      assistant: message,
+      lastAssistant: message,
+      started: true,
+      attempt: 0,
+      messages: [...context.messages, message],
+      newMessages: [...context.newMessages, message],
+    },
+  };
+}
+
+/**
+ * A model call failed: schedule a retry, go to overflow recovery (both discard the
+ * attempt's message), or append the error message and stop the run.
+ *
+ * @example
+ * ```ts
+ * const step = onModelError(context, errorEvent);
+ * ```
+ */
+export function onModelError(context: RunContext, failure: Extract<ModelStreamEvent, { type: "error" }>): RunStep {
+  const message = failure.message;
+  const events = startedIfNeeded(context);
+  const attempt = context.attempt + 1;
+  const decision = retryDecision(failure.error, attempt, context.input.retry);
+  const overflow = failure.error.contextOverflow === true && context.input.hasOverflowHook === true && !context.overflowTried;
+  const error = message.errorMessage ?? "error";
+  if (decision.retry || overflow) {
+    events.push(assistantEnded(scope(context), context.messageId, message, undefined));
+    const update: Partial<RunContext> = { started: true, lastError: { message, error } };
+    if (decision.retry) {
+      events.push(
+        runEvent(scope(context), "retry.scheduled", {
+          attempt,
+          delayMs: decision.delayMs,
+          error,
+          ...(failure.error.status === undefined ? {} : { status: failure.error.status }),
+        }),
+      );
+      Object.assign(update, { attempt, retryDelayMs: decision.delayMs });
+    } else {
+      Object.assign(update, { overflowTried: true, retryDelayMs: -1 });
+    }
+    return { events, update };
+  }
+  const entryId = createEntryId();
+  const final: AssistantMessage =
+    context.attempt > 0 && message.errorMessage ? { ...message, errorMessage: `${message.errorMessage} (${decision.reason})` } : message;
+  events.push(messageEntryEvent(scope(context), final, entryId), assistantEnded(scope(context), context.messageId, final, entryId));
+  if (context.attempt > 0) {
+    events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: final.errorMessage ?? "error" }));
+  }
+  return {
+    events,
+    update: {
+      started: true,
+      assistant: final,
+      lastAssistant: final,
+      retryDelayMs: -2,
+      messages: [...context.messages, final],
+      newMessages: [...context.newMessages, final],
+      stopping:
+        final.stopReason === "aborted"
+          ? { status: "aborted", reason: final.errorMessage }
+          : { status: "failed", reason: final.errorMessage ?? "The model call failed." },
+    },
+  };
+}
+
+/**
+ * A non-terminal stream event: keeps the partial message; deltas (and the start of a
+ * tool call) are recorded as `message.delta`. Returns undefined for events without a partial.
+ *
+ * @example
+ * ```ts
+ * const step = onStreamEvent(context, { type: "text-delta", contentIndex: 0, delta: "Hi", partial });
+ * ```
+ */
+export function onStreamEvent(context: RunContext, streamEvent: ModelStreamEvent): RunStep | undefined {
+  if (!("partial" in streamEvent)) return undefined;
+  const events = startedIfNeeded(context);
+  const base = { messageId: context.messageId, contentIndex: "contentIndex" in streamEvent ? streamEvent.contentIndex : 0 };
+  if (streamEvent.type === "text-delta" || streamEvent.type === "thinking-delta") {
+    events.push(runEvent(scope(context), "message.delta", { ...base, kind: streamEvent.type === "text-delta" ? "text" : "thinking", delta: streamEvent.delta }));
+  } else if (streamEvent.type === "toolcall-delta") {
+    events.push(runEvent(scope(context), "message.delta", { ...base, kind: "toolCall", delta: streamEvent.delta, toolCallId: streamEvent.id }));
+  } else if (streamEvent.type === "toolcall-start") {
+    events.push(
+      runEvent(scope(context), "message.delta", { ...base, kind: "toolCall", delta: "", toolCallId: streamEvent.id, toolName: streamEvent.name }),
+    );
+  }
+  return { events, update: { started: true, partial: streamEvent.partial } };
+}
+
+/**
+ * Abort during streaming: the partial message (or an empty one) is kept with
+ * stopReason aborted and appended; the run will end aborted.
+ *
+ * @example
+ * ```ts
+ * const step = onStreamAbort(context, "user pressed stop");
+ * ```
+ */
+export function onStreamAbort(context: RunContext, reason: string | undefined): RunStep {
+  const message = abortedAssistant(context.partial ?? emptyAssistant(context.input.model), reason);
+  const entryId = createEntryId();
+  const events = startedIfNeeded(context);
+  events.push(messageEntryEvent(scope(context), message, entryId), assistantEnded(scope(context), context.messageId, message, entryId));
+  if (context.attempt > 0) events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: "Aborted" }));
+  return {
+    events,
+    update: {
+      assistant: message,
+      lastAssistant: message,
+      messages: [...context.messages, message],
+      newMessages: [...context.newMessages, message],
+      stopping: { status: "aborted", reason },
+    },
+  };
+}
