@@ -160,6 +160,27 @@ describe("event order matches pi 0.73.1", () => {
     expect(ours.briefs).toEqual(pi[scenario]);
   });
 
+  it("abort differs on purpose: the same events up to the batch's turn end, then no model call", async () => {
+    const { log, session } = await memorySession();
+    const model = fakeModel([twoCalls, { text: "never" }]);
+    const agent = createAgent({ session, model, tools: [sleepTool("slow"), sleepTool("fast")] });
+    const subscription = agent.runEvents$.subscribe((event) => {
+      if (event.type === "tool.finished" && (event.data as { toolCallId: string }).toolCallId === "B") {
+        subscription.unsubscribe();
+        agent.abort();
+      }
+    });
+    const outcome = await agent.prompt("go");
+    await agent.dispose();
+    expect(outcome.status).toBe("aborted");
+    expect(model.calls).toBe(1);
+    const expected = pi.abort;
+    // pi: ..., turn_end, turn_start, message_start/end(assistant, aborted), turn_end, agent_end.
+    const secondTurn = expected.findIndex((brief, index) => brief.t === "turn_start" && index > 1);
+    expect(expected.slice(secondTurn).map((brief) => brief.t)).toEqual(["turn_start", "message_start", "message_end", "turn_end", "agent_end"]);
+    expect(toPiBriefs(await sessionEvents(log, session.id))).toEqual([...expected.slice(0, secondTurn), { t: "agent_end" }]);
+  });
+
   it("uses pi's texts for blocked and unknown tools", async () => {
     expect((await runOurs("block")).errorResults).toEqual(["nope"]);
     expect((await runOurs("unknown-tool")).errorResults).toEqual(["Tool missing not found"]);
