@@ -49,6 +49,8 @@ export async function createCliHarness(input: {
   sessionId?: string;
   cwd: string;
   settings: ResolvedModelSettings;
+  /** XState inspection observer (from `--inspect`). */
+  inspect?: unknown;
 }): Promise<CliHarness> {
   const cwd = resolve(input.cwd);
   if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
@@ -65,6 +67,7 @@ export async function createCliHarness(input: {
     model: name,
     tools: createCodingTools(env),
     resources: { skillPaths, promptTemplatePaths },
+    ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
   });
   return { harness, model, cwd };
 }

@@ -144,6 +144,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     retry,
     hooks: { ...loopHooks, ...compactionHooks },
     toolContext: options.toolContext,
+    ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
   });
   if (options.activeToolNames && JSON.stringify(options.activeToolNames) !== JSON.stringify(logged.activeToolNames)) {
     await agent.setTools(tools, activeToolNames);

@@ -126,6 +126,8 @@ export interface AgentHarnessOptions {
   followUpMode?: QueueMode;
   /** Default "parallel" (pi). */
   toolExecution?: "parallel" | "sequential";
+  /** XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`). */
+  inspect?: unknown;
   toolContext?: ToolContextOption;
   hooks?: HarnessHooks;
   /** Enables `/skill:name args` in `prompt()` (default true, pi). */
@@ -225,6 +227,7 @@ export const agentHarnessOptionsSchema = z
     steeringMode: queueMode.optional(),
     followUpMode: queueMode.optional(),
     toolExecution: z.enum(["parallel", "sequential"]).optional(),
+    inspect: z.unknown().optional(),
     toolContext: z.unknown().optional(),
     hooks: z
       .object(Object.fromEntries(HOOK_NAMES.map((name) => [name, z.union([fn("a handler function"), z.array(fn("a handler function"))]).optional()])))

@@ -224,3 +224,33 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
     expect(server.requests).toHaveLength(0);
   });
 });
+
+describe("arbor run --inspect", { timeout: 180_000 }, () => {
+  it("serves redacted actor, event and snapshot records on a local WebSocket while the run goes on", async () => {
+    const { WebSocket } = await import("ws");
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    server.script(hangResponse("Thinking about the secret"));
+    const records: string[] = [];
+    let cli: import("node:child_process").ChildProcess | undefined;
+    const run = runArbor([...modelArgs(), "--inspect", String(port), "my secret prompt"], { env, onSpawn: (child) => (cli = child) });
+    await waitForEvent((type, data) => type === "message.delta" && data.kind === "text");
+    const socket = new WebSocket(`ws://127.0.0.1:${port}`);
+    socket.on("message", (data) => records.push(data.toString()));
+    await new Promise<void>((resolve, reject) => {
+      socket.once("open", () => resolve());
+      socket.once("error", reject);
+    });
+    for (let attempt = 0; attempt < 200 && !records.some((record) => record.includes("@xstate.snapshot")); attempt++) {
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    socket.close();
+    cli!.kill("SIGINT");
+    const result = await run;
+    expect(result.code, result.stderr).toBe(130);
+    expect(result.stderr).toContain(`http://localhost:${port}`);
+    const all = records.join("\n");
+    for (const type of ["@xstate.actor", "@xstate.event", "@xstate.snapshot"]) expect(all).toContain(type);
+    expect(all).not.toContain("my secret prompt");
+    expect(all).not.toContain("Thinking about the secret");
+  });
+});

@@ -17,6 +17,7 @@
 import { createInterface } from "node:readline";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { createCliHarness } from "../agent-setup.ts";
+import { startInspector } from "./model-actions.ts";
 import { CliError, describeCliError } from "../cli-error.ts";
 import { resolveModelSettings, type ModelFlags } from "../config.ts";
 import { renderTree } from "../render-tree.ts";
@@ -24,7 +25,7 @@ import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
-export async function chatAction(flags: ModelFlags & { session?: string; cwd?: string }, globals: { db?: string }): Promise<void> {
+export async function chatAction(flags: ModelFlags & { session?: string; cwd?: string; inspect?: string | boolean }, globals: { db?: string }): Promise<void> {
       const store = openStore(globals);
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : undefined;
       const settings = resolveModelSettings(flags, process.env, sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {});
@@ -32,7 +33,8 @@ export async function chatAction(flags: ModelFlags & { session?: string; cwd?: s
         await store.close();
         throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       }
-      const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings });
+      const inspector = await startInspector(flags.inspect);
+      const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect });
       await recordEndpoint(harness.session as never, settings);
       const printer = printRun(harness.events$, { json: false, afterPosition: await store.repo.log.headPosition() });
       process.stderr.write(`session ${harness.id} (type /exit to leave)\n`);
@@ -93,5 +95,6 @@ export async function chatAction(flags: ModelFlags & { session?: string; cwd?: s
       await harness.waitForIdle();
       printer.stop();
       await harness.close();
+      inspector?.stop();
       await store.close();
     }

@@ -22,7 +22,8 @@ export function registerChatCommand(program: Command, globals: () => { db?: stri
     .option("--api <api>", "chat or responses")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
     .option("--api-key-env <name>", "read the API key from this variable instead of OPENAI_API_KEY")
-    .action(async (flags: ModelFlags & { session?: string; cwd?: string }) => {
+    .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted")
+    .action(async (flags: ModelFlags & { session?: string; cwd?: string; inspect?: string | boolean }) => {
       const { chatAction } = await import("./chat-action.ts");
       await chatAction(flags, globals());
     });

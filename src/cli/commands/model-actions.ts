@@ -27,10 +27,21 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8").trim();
 }
 
+/** Starts the local Stately inspector for `--inspect [port]` and prints where to look. */
+export async function startInspector(flag: string | boolean | undefined): Promise<{ inspect: unknown; stop(): void } | undefined> {
+  if (flag === undefined || flag === false) return undefined;
+  const port = flag === true ? 8080 : Number(flag);
+  if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new CliError(`Bad --inspect port "${String(flag)}": expected a number from 1 to 65535.`);
+  const { createArborInspector } = await import("../../machines/inspect.ts");
+  const inspector = createArborInspector({ port });
+  process.stderr.write(`inspector: open http://localhost:${port} (Stately inspector; WebSocket ${inspector.url}; content redacted)\n`);
+  return inspector;
+}
+
 const EXIT_CODES = { done: 0, failed: 1, aborted: 130, interrupted: 1 } as const;
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
+export async function runAction(words: string[], flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
     const prompt = words.length > 0 ? words.join(" ") : await readStdin();
     const store = openStore(globals);
     try {
@@ -38,7 +49,8 @@ export async function runAction(words: string[], flags: ModelFlags & { session?:
       if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
       const recorded = sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {};
       const settings = resolveModelSettings(flags, process.env, recorded);
-      const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings });
+      const inspector = await startInspector(flags.inspect);
+      const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect });
       try {
         await recordEndpoint(harness.session as never, settings);
         if (!settings.apiKey) {
@@ -67,6 +79,7 @@ export async function runAction(words: string[], flags: ModelFlags & { session?:
         }
       } finally {
         await harness.close();
+        inspector?.stop();
       }
     } finally {
       await store.close();

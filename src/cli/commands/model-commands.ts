@@ -48,8 +48,9 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .option("--session <id>", "run in this session")
       .option("--continue", "run in the latest session")
       .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)")
-      .option("--json", "print the logged events as JSON lines"),
-  ).action(async (words: string[], flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean }) => {
+      .option("--json", "print the logged events as JSON lines")
+      .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted"),
+  ).action(async (words: string[], flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }) => {
     const { runAction } = await import("./model-actions.ts");
     await runAction(words, flags, globals(), exit);
   });
