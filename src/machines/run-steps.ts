@@ -23,7 +23,7 @@ import type { NewEvent } from "../store/event-log.ts";
 import type { RetrySettings } from "./agent-types.ts";
 import { abortedAssistant, emptyAssistant } from "./loop-messages.ts";
 import { retryDecision } from "./loop-retry.ts";
-import type { ToolBatch } from "./run-batch.ts";
+import { batchRecords, initialBatch, refuseLengthBatch, type ToolBatch } from "./run-batch.ts";
 import { assistantEnded, createEntryId, messageEntryEvent, messageRecords, runEvent } from "./run-records.ts";
 import type { ToolParentEvent, ToolSettled } from "./tool-execution.machine.ts";
 
@@ -320,4 +320,122 @@ export function onStreamAbort(context: RunContext, reason: string | undefined): 
       stopping: { status: "aborted", reason },
     },
   };
+}
+
+/**
+ * The message of a `length`-stopped assistant: its tool calls are not run; each gets
+ * an error result saying its arguments may be truncated; the loop continues.
+ *
+ * @example
+ * ```ts
+ * const step = onLengthStop(context);
+ * ```
+ */
+export function onLengthStop(context: RunContext): RunStep {
+  const folded = refuseLengthBatch(initialBatch(context.assistant!, context.input), scope(context));
+  const { results, events, terminate } = batchRecords(folded.batch, scope(context));
+  return {
+    events: [...folded.events, ...events],
+    update: {
+      batch: folded.batch,
+      messages: [...context.messages, ...results],
+      newMessages: [...context.newMessages, ...results],
+      hasMoreToolCalls: !terminate,
+    },
+  };
+}
+
+/**
+ * No overflow recovery: the overflowing attempt's error message is appended after
+ * all and the run fails.
+ *
+ * @example
+ * ```ts
+ * const step = onOverflowGiveUp(context);
+ * ```
+ */
+export function onOverflowGiveUp(context: RunContext): RunStep {
+  const failure = context.lastError;
+  if (!failure) return { events: [], update: {} };
+  return {
+    events: messageRecords(failure.message, scope(context)).events,
+    update: {
+      assistant: failure.message,
+      lastAssistant: failure.message,
+      messages: [...context.messages, failure.message],
+      newMessages: [...context.newMessages, failure.message],
+      stopping: context.stopping ?? { status: "failed", reason: failure.error },
+    },
+  };
+}
+
+/** States whose entry is a pure step. */
+export type EntryState = "starting" | "toolsDone" | "turnEnding" | "turnStarting" | "done" | "failed" | "aborted" | "interrupted";
+
+/**
+ * What entering `state` records and changes: run.started + turn 0 + the prompts
+ * (`starting`), the batch's results in call order (`toolsDone`), `turn.ended`,
+ * the next turn with the pending messages (`turnStarting`), the terminal run event.
+ *
+ * @example
+ * ```ts
+ * const step = stepOnEntry(context, "turnEnding"); // records turn.ended
+ * ```
+ */
+export function stepOnEntry(context: RunContext, state: EntryState): RunStep | undefined {
+  const runId = context.input.runId;
+  switch (state) {
+    case "starting": {
+      const injected = injectMessages(context, context.input.prompts);
+      return {
+        update: injected.update,
+        events: [
+          runEvent({ runId }, "run.started", { runId, kind: context.input.kind, model: context.input.model }),
+          runEvent(scope(context), "turn.started", { runId, turnId: context.turnId, index: 0 }),
+          ...injected.events,
+        ],
+      };
+    }
+    case "toolsDone": {
+      const { results, events, terminate } = batchRecords(context.batch!, scope(context));
+      return {
+        events,
+        update: { messages: [...context.messages, ...results], newMessages: [...context.newMessages, ...results], hasMoreToolCalls: !terminate },
+      };
+    }
+    case "turnEnding": {
+      const data: Record<string, unknown> = {
+        runId,
+        turnId: context.turnId,
+        index: context.turnIndex,
+        toolCallIds: context.batch?.calls.map((call) => call.id) ?? [],
+      };
+      if (context.assistant) data.stopReason = context.assistant.stopReason;
+      return { update: {}, events: [runEvent(scope(context), "turn.ended", data)] };
+    }
+    case "turnStarting": {
+      const turnIndex = context.turnIndex + 1;
+      const turnId = `${runId}:${turnIndex}`;
+      const next = { ...context, turnIndex, turnId };
+      const injected = injectMessages(next, context.pending);
+      return {
+        update: { turnIndex, turnId, pending: [], batch: undefined, assistant: undefined, hasMoreToolCalls: false, ...injected.update },
+        events: [runEvent(scope(next), "turn.started", { runId, turnId, index: turnIndex }), ...injected.events],
+      };
+    }
+    case "done":
+      return { update: {}, events: [runEvent({ runId }, "run.finished", { runId, turns: context.turnIndex + 1 })] };
+    case "failed": {
+      const data: Record<string, unknown> = { runId, error: context.stopping?.reason ?? "The run failed." };
+      if (context.stopping?.code) data.code = context.stopping.code;
+      return { update: {}, events: [runEvent({ runId }, "run.failed", data)] };
+    }
+    case "aborted": {
+      const data: Record<string, unknown> = { runId };
+      if (context.stopping?.reason) data.reason = context.stopping.reason;
+      return { update: {}, events: [runEvent({ runId }, "run.aborted", data)] };
+    }
+    case "interrupted":
+      return { update: {}, events: [runEvent({ runId }, "run.interrupted", { runId, reason: context.stopping?.reason ?? "interrupted" })] };
+  }
 }

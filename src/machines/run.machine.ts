@@ -34,19 +34,15 @@ import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import { toolCallsOf } from "./loop-messages.ts";
-import {
-  batchRecords,
-  canSpawnNext,
-  initialBatch,
-  readyToExecute,
-  refuseLengthBatch,
-  settleInBatch,
-  skipUnspawned,
-} from "./run-batch.ts";
-import { createMessageId, messageRecords, runEvent } from "./run-records.ts";
+import { canSpawnNext, initialBatch, readyToExecute, settleInBatch, skipUnspawned } from "./run-batch.ts";
+import { createMessageId, runEvent } from "./run-records.ts";
 import {
   injectMessages,
+  onLengthStop,
   onModelDone,
+  onOverflowGiveUp,
+  stepOnEntry,
+  type EntryState,
   onModelError,
   onStreamAbort,
   onStreamEvent,
@@ -135,28 +131,21 @@ export const runMachine = setup({
       enqueue(recordAction(folded.events));
     }),
     refuseLengthToolCalls: enqueueActions(({ context, enqueue }) => {
-      const folded = refuseLengthBatch(initialBatch(context.assistant!, context.input), scope(context));
-      const { results, events, terminate } = batchRecords(folded.batch, scope(context));
-      enqueue.assign({
-        batch: folded.batch,
-        messages: [...context.messages, ...results],
-        newMessages: [...context.newMessages, ...results],
-        hasMoreToolCalls: !terminate,
-      });
-      enqueue(recordAction([...folded.events, ...events]));
+      const step = onLengthStop(context);
+      enqueue.assign(step.update);
+      enqueue(recordAction(step.events));
     }),
     persistLastError: enqueueActions(({ context, enqueue }) => {
-      const failure = context.lastError;
-      if (!failure) return;
-      const records = messageRecords(failure.message, scope(context));
-      enqueue.assign({
-        assistant: failure.message,
-        lastAssistant: failure.message,
-        messages: [...context.messages, failure.message],
-        newMessages: [...context.newMessages, failure.message],
-        stopping: context.stopping ?? { status: "failed", reason: failure.error },
-      });
-      enqueue(recordAction(records.events));
+      const step = onOverflowGiveUp(context);
+      enqueue.assign(step.update);
+      if (step.events.length) enqueue(recordAction(step.events));
+    }),
+    /** Applies the pure step of the state being entered (`stepOnEntry` in run-steps.ts). */
+    applyStep: enqueueActions(({ context, enqueue }, params: { state: EntryState }) => {
+      const step = stepOnEntry(context, params.state);
+      if (!step) return;
+      enqueue.assign(step.update);
+      if (step.events.length) enqueue(recordAction(step.events));
     }),
     drain: sendParent(({ context }, params: { queue: "steering" | "followUp" }): RunParentEvent => ({
       type: "QUEUE.DRAIN",
@@ -205,16 +194,7 @@ export const runMachine = setup({
   },
   states: {
     starting: {
-      entry: enqueueActions(({ context, enqueue }) => {
-        const { input } = context;
-        const events = [
-          runEvent({ runId: input.runId }, "run.started", { runId: input.runId, kind: input.kind, model: input.model }),
-          runEvent(scope(context), "turn.started", { runId: input.runId, turnId: context.turnId, index: 0 }),
-        ];
-        const injected = injectMessages(context, input.prompts);
-        enqueue.assign(injected.update);
-        enqueue({ type: "record", params: { events: [...events, ...injected.events] } });
-      }),
+      entry: { type: "applyStep", params: { state: "starting" } },
       always: [{ guard: ({ context }) => context.input.skipInitialSteering === true, target: "streaming" }, { target: "initialSteering" }],
     },
     initialSteering: {
@@ -374,29 +354,11 @@ export const runMachine = setup({
       },
     },
     toolsDone: {
-      entry: enqueueActions(({ context, enqueue }) => {
-        const batch = context.batch!;
-        const { results, events, terminate } = batchRecords(batch, scope(context));
-        enqueue.assign({
-          messages: [...context.messages, ...results],
-          newMessages: [...context.newMessages, ...results],
-          hasMoreToolCalls: !terminate,
-        });
-        if (events.length) enqueue({ type: "record", params: { events } });
-      }),
+      entry: { type: "applyStep", params: { state: "toolsDone" } },
       always: "turnEnding",
     },
     turnEnding: {
-      entry: enqueueActions(({ context, enqueue }) => {
-        const data: Record<string, unknown> = {
-          runId: context.input.runId,
-          turnId: context.turnId,
-          index: context.turnIndex,
-          toolCallIds: context.batch?.calls.map((call) => call.id) ?? [],
-        };
-        if (context.assistant) data.stopReason = context.assistant.stopReason;
-        enqueue({ type: "record", params: { events: [runEvent(scope(context), "turn.ended", data)] } });
-      }),
+      entry: { type: "applyStep", params: { state: "turnEnding" } },
       always: [
         { guard: ({ context }) => context.stopping?.status === "aborted", target: "aborted" },
         { guard: ({ context }) => context.stopping?.status === "failed", target: "failed" },
@@ -448,50 +410,13 @@ export const runMachine = setup({
       },
     },
     turnStarting: {
-      entry: enqueueActions(({ context, enqueue }) => {
-        const turnIndex = context.turnIndex + 1;
-        const turnId = `${context.input.runId}:${turnIndex}`;
-        const next = { ...context, turnIndex, turnId };
-        const injected = injectMessages(next, context.pending);
-        enqueue.assign({ turnIndex, turnId, pending: [], batch: undefined, assistant: undefined, hasMoreToolCalls: false, ...injected.update });
-        enqueue({
-          type: "record",
-          params: { events: [runEvent(scope(next), "turn.started", { runId: context.input.runId, turnId, index: turnIndex }), ...injected.events] },
-        });
-      }),
+      entry: { type: "applyStep", params: { state: "turnStarting" } },
       always: "streaming",
     },
-    done: {
-      type: "final",
-      entry: enqueueActions(({ context, enqueue }) => {
-        enqueue({ type: "record", params: { events: [runEvent({ runId: context.input.runId }, "run.finished", { runId: context.input.runId, turns: context.turnIndex + 1 })] } });
-      }),
-    },
-    failed: {
-      type: "final",
-      entry: enqueueActions(({ context, enqueue }) => {
-        const data: Record<string, unknown> = { runId: context.input.runId, error: context.stopping?.reason ?? "The run failed." };
-        if (context.stopping?.code) data.code = context.stopping.code;
-        enqueue({ type: "record", params: { events: [runEvent({ runId: context.input.runId }, "run.failed", data)] } });
-      }),
-    },
-    aborted: {
-      type: "final",
-      entry: enqueueActions(({ context, enqueue }) => {
-        const data: Record<string, unknown> = { runId: context.input.runId };
-        if (context.stopping?.reason) data.reason = context.stopping.reason;
-        enqueue({ type: "record", params: { events: [runEvent({ runId: context.input.runId }, "run.aborted", data)] } });
-      }),
-    },
-    interrupted: {
-      type: "final",
-      entry: enqueueActions(({ context, enqueue }) => {
-        enqueue({
-          type: "record",
-          params: { events: [runEvent({ runId: context.input.runId }, "run.interrupted", { runId: context.input.runId, reason: context.stopping?.reason ?? "interrupted" })] },
-        });
-      }),
-    },
+    done: { type: "final", entry: { type: "applyStep", params: { state: "done" } } },
+    failed: { type: "final", entry: { type: "applyStep", params: { state: "failed" } } },
+    aborted: { type: "final", entry: { type: "applyStep", params: { state: "aborted" } } },
+    interrupted: { type: "final", entry: { type: "applyStep", params: { state: "interrupted" } } },
   },
   output: ({ context }) => {
     const status = context.stopping?.status ?? "done";
