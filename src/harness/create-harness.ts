@@ -19,8 +19,10 @@
  *   `skillPaths` / `promptTemplatePaths`; load diagnostics are in `resourceDiagnostics`;
  * - `harness.on()` registers a handler on every session of the harness, open or opened later;
  *   a session's own `on()` affects that session only;
+ * - `mcpServers` are connected before the session opens; their tools join `tools`; a server
+ *   that fails to start is a diagnostic in `mcp.diagnostics`, not an error;
  * - `close()` disposes every session the harness opened (aborting runs, flushing writes),
- *   then closes a log the harness opened. Idempotent.
+ *   closes the MCP servers, then closes a log the harness opened. Idempotent.
  *
  * @example
  * ```ts
@@ -40,6 +42,9 @@ import { loadPromptTemplates } from "../adapters/prompt-templates/load-prompt-te
 import type { PromptTemplateDiagnostic } from "../adapters/prompt-templates/types.ts";
 import { loadSkills } from "../adapters/skills/load-skills.ts";
 import type { SkillDiagnostic } from "../adapters/skills/types.ts";
+import { connectMcpServers } from "../adapters/mcp/connect.ts";
+import { McpConfigError } from "../adapters/mcp/errors.ts";
+import type { McpConnection } from "../adapters/mcp/types.ts";
 import { HarnessConfigError, ToolDefinitionError } from "../core/errors.ts";
 import type { AgentTool } from "../core/tools.ts";
 import { createAgent } from "../machines/agent.ts";
@@ -60,6 +65,8 @@ export interface AgentHarness extends HarnessSession {
   readonly repository: SessionRepository | undefined;
   /** The tools, normalized (JSON-Schema tools carry an ajv `validate`). */
   readonly tools: AgentTool<any, any, any>[];
+  /** The MCP connection made for `mcpServers` (diagnostics, server states), if any. */
+  readonly mcp: McpConnection | undefined;
   /** Problems found loading `skillPaths` / `promptTemplatePaths`. */
   readonly resourceDiagnostics: { skills: SkillDiagnostic[]; promptTemplates: PromptTemplateDiagnostic[] };
   /** Opens another session of the repository with the same configuration. Throws SessionNotFoundError. */
@@ -114,7 +121,7 @@ function loadResources(options: AgentHarnessOptions): { resources: LoadedResourc
 export async function createHarness(options: AgentHarnessOptions): Promise<AgentHarness> {
   validateHarnessOptions(options);
   const registry = createModelRegistry(options.models, options.model);
-  const tools = normalizeTools(options.tools);
+  const ownTools = normalizeTools(options.tools);
   const { resources, diagnostics } = loadResources(options);
 
   let ownedLog: EventLog | undefined;
@@ -128,6 +135,18 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     }
     repository = createSessionRepository({ log });
   }
+
+  let mcp: McpConnection | undefined;
+  if (options.mcpServers?.length) {
+    try {
+      mcp = await connectMcpServers(options.mcpServers);
+    } catch (error) {
+      await ownedLog?.close();
+      if (!McpConfigError.isInstance(error)) throw error;
+      throw new HarnessConfigError(`Invalid harness option "mcpServers": ${error.message}`, { cause: error, details: { field: "mcpServers" } });
+    }
+  }
+  const tools = [...ownTools, ...(mcp?.tools ?? [])];
 
   const sessions = new Set<HarnessSession>();
   const sharedHandlers: { name: HookName; handler: HandlerOf<any>; removers: (() => void)[] }[] = [];
@@ -150,18 +169,19 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     return harnessSession;
   };
 
-  let primaryHandle: SessionHandle;
+  let primary: HarnessSession;
   try {
-    primaryHandle =
+    const primaryHandle =
       options.session ??
       (options.sessionId !== undefined
         ? await repository!.open(options.sessionId)
         : await repository!.create({ cwd: options.cwd ?? process.cwd() }));
+    primary = await open(primaryHandle);
   } catch (error) {
+    await mcp?.close();
     await ownedLog?.close();
     throw error;
   }
-  const primary = await open(primaryHandle);
 
   const harness: AgentHarness = {
     ...primary,
@@ -169,6 +189,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     repository,
     tools,
     resourceDiagnostics: diagnostics,
+    mcp,
     async openSession(id) {
       if (!repository) throw new HarnessConfigError('openSession(): the harness was given a bare session; pass "repository" or "eventLog" to open others.', { details: { field: "session" } });
       return open(await repository.open(id));
@@ -191,6 +212,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       if (closed) return;
       closed = true;
       for (const harnessSession of sessions) await harnessSession.dispose();
+      await mcp?.close();
       await ownedLog?.close();
     },
   };

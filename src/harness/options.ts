@@ -29,6 +29,7 @@ import type { Skill } from "../adapters/skills/types.ts";
 import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
 import { resolveCompactionSettings, type CompactionSettingsInput } from "../compaction/settings.ts";
 import type { EventLog } from "../store/event-log.ts";
+import type { McpServerConfig } from "../adapters/mcp/config.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import type { HarnessHooks } from "./hook-types.ts";
 import { HOOK_NAMES } from "./hook-types.ts";
@@ -128,6 +129,11 @@ export interface AgentHarnessOptions {
   toolExecution?: "parallel" | "sequential";
   /** XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`). */
   inspect?: unknown;
+  /**
+   * MCP servers whose tools join `tools` (named `server__tool`). They are connected by
+   * `createHarness` and closed by `close()`. See `connectMcpServers`.
+   */
+  mcpServers?: McpServerConfig[];
   toolContext?: ToolContextOption;
   hooks?: HarnessHooks;
   /** Enables `/skill:name args` in `prompt()` (default true, pi). */
@@ -228,6 +234,7 @@ export const agentHarnessOptionsSchema = z
     followUpMode: queueMode.optional(),
     toolExecution: z.enum(["parallel", "sequential"]).optional(),
     inspect: z.unknown().optional(),
+    mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     toolContext: z.unknown().optional(),
     hooks: z
       .object(Object.fromEntries(HOOK_NAMES.map((name) => [name, z.union([fn("a handler function"), z.array(fn("a handler function"))]).optional()])))
