@@ -10,8 +10,8 @@
  *   the leaf's context is the last summary plus the entries after it).
  * Arbor is measured folding the log (no snapshot) and restoring a projection snapshot
  * (`session-snapshots.ts`, entries read lazily) after a first open wrote it.
- * Each side runs 3 times alternating, on files in a temp dir (tmpfs `/dev/shm` when present, or
- * `ARBOR_BENCH_DIR`); the median counts. The JSON line reports the linear shape with the snapshot
+ * Each side runs 5 times alternating, on files in a temp dir (tmpfs `/dev/shm` when present, or
+ * `ARBOR_BENCH_DIR`); the median of 5 counts. The JSON line reports the linear shape with the snapshot
  * (ms, lower is better); the table shows every row.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -168,7 +168,7 @@ export default async function loadBench(): Promise<void> {
       const fromSnapshot: number[] = [];
       const pi: number[] = [];
       const sizes = new Set<number>();
-      for (let round = 0; round < 3; round++) {
+      for (let round = 0; round < 5; round++) {
         const a = await arborOpen(dbPath, shape);
         const b = await arborOpen(dbPath, shape, snapshotPath);
         const p = piOpen(jsonlPath);
