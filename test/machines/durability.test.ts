@@ -4,6 +4,8 @@
  * its append refused by the version check, reports the conflict and writes nothing.
  * Recovery over synthetic logs (no run, finished run, unfinished run).
  */
+import { spawn } from "node:child_process";
+import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { SessionBusyError } from "../../src/core/errors.ts";
 import { createAgent } from "../../src/machines/agent.ts";
@@ -11,6 +13,8 @@ import { recoverSession } from "../../src/machines/recovery.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { fakeModel, memorySession, sessionEvents, tempDbPath } from "./helpers.ts";
+
+const CHILD = fileURLToPath(new URL("./fixtures/second-writer-child.ts", import.meta.url));
 
 describe("one active run per session", () => {
   it("a second prompt in the same process gets SessionBusyError and changes nothing", async () => {
@@ -50,6 +54,47 @@ describe("one active run per session", () => {
       await logA.close();
     }
   });
+});
+
+describe("a second process on the same SQLite file", () => {
+  it("gets its append refused by the version check, reports the conflict and writes nothing", async () => {
+    const path = tempDbPath();
+    const log = createSqliteEventLog({ path });
+    try {
+      const session = await createSessionRepository({ log }).create({ cwd: "/tmp" });
+      const child = spawn(process.execPath, ["--import", "tsx", CHILD, path, session.id], { stdio: ["pipe", "pipe", "pipe"] });
+      let stdout = "";
+      let stderr = "";
+      child.stderr.on("data", (chunk) => (stderr += String(chunk)));
+      const line = (predicate: (text: string) => boolean) =>
+        new Promise<string>((resolve, reject) => {
+          const check = () => {
+            const found = stdout.split("\n").find(predicate);
+            if (found) resolve(found);
+          };
+          child.stdout.on("data", (chunk) => {
+            stdout += String(chunk);
+            check();
+          });
+          child.on("exit", () => reject(new Error(`child exited: ${stderr}`)));
+          check();
+        });
+      await line((text) => text === "READY");
+      // This process runs a prompt: the child's view of the session is now stale.
+      const agent = createAgent({ session, model: fakeModel([{ text: "from the parent" }]) });
+      expect((await agent.prompt("hello from the parent")).status).toBe("done");
+      await agent.dispose();
+      const versionBefore = await log.streamVersion(`session-${session.id}`);
+      child.stdin.write("GO\n");
+      const outcome = JSON.parse(await line((text) => text.startsWith("{"))) as { status: string; code?: string; error?: string };
+      expect(outcome).toMatchObject({ status: "failed", code: "EXPECTED_VERSION_CONFLICT" });
+      expect(outcome.error).toMatch(/refused a write/);
+      expect(await log.streamVersion(`session-${session.id}`)).toBe(versionBefore);
+      expect(JSON.stringify(await log.readStream(`session-${session.id}`))).not.toContain("hello from the child process");
+    } finally {
+      await log.close();
+    }
+  }, 60_000);
 });
 
 describe("recoverSession", () => {
