@@ -22,6 +22,7 @@ import { prepareCompaction } from "../../src/compaction/prepare.ts";
 import { serializeConversation } from "../../src/compaction/serialize.ts";
 import { calculateContextTokens, estimateContextTokens, estimateTokens } from "../../src/compaction/tokens.ts";
 import { buildPath, pathArb } from "./session-gen.ts";
+import { sharedPath } from "../shared-dir.ts";
 
 const piCompaction = (await import(
   pathToFileURL(join(process.cwd(), "node_modules/@mariozechner/pi-coding-agent/dist/core/compaction/compaction.js")).href
@@ -165,7 +166,7 @@ describe("prepareCompaction vs pi 0.73.1", () => {
 });
 
 describe("a real pi session (v1 fixture from pi's own tests, migrated by pi)", () => {
-  const text = readFileSync("/work/shared/real-inputs/sessions/pi-v1-large-session-prefix25.jsonl", "utf8");
+  const text = readFileSync(sharedPath("real-inputs/sessions/pi-v1-large-session-prefix25.jsonl"), "utf8");
   const parsed = parseSessionEntries(text) as unknown[];
   migrateSessionEntries(parsed as never);
   const path = parsed.filter((entry) => (entry as { type: string }).type !== "session") as SessionEntry[];

@@ -10,9 +10,10 @@ import { createHarness, type AgentHarness } from "../../src/harness/create-harne
 import { errorResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import type { StoredEvent } from "../../src/store/event-log.ts";
 import { firstValueFrom, toArray, takeWhile } from "rxjs";
+import { sharedPath } from "../shared-dir.ts";
 
-const SKILLS = "/work/shared/real-inputs/skills/anthropics";
-const PROMPTS = "/work/shared/real-inputs/prompts/pi-mono";
+const SKILLS = sharedPath("real-inputs/skills/anthropics");
+const PROMPTS = sharedPath("real-inputs/prompts/pi-mono");
 const API_KEY = "sk-test-SECRETKEY-0f9d8c7b6a";
 const HEADER_VALUE = "hdr-SECRET-VALUE-5e4d3c";
 const MODEL_HEADER_VALUE = "model-hdr-SECRET-7a7a7a";

@@ -12,6 +12,7 @@ import type { HarnessSession } from "../../src/harness/harness-session.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
+import { sharedPath } from "../shared-dir.ts";
 
 const echoTool = (name: string) => ({
   name,
@@ -68,12 +69,12 @@ describe("createHarness: configuration", () => {
   });
 
   it("loads real skills and templates from paths and reports their diagnostics", async () => {
-    harness = await make({ resources: { skillPaths: ["/work/shared/real-inputs/skills"], promptTemplatePaths: ["/work/shared/real-inputs/prompts/pi-mono"] } });
-    const expected = loadSkills(["/work/shared/real-inputs/skills"]);
+    harness = await make({ resources: { skillPaths: [sharedPath("real-inputs/skills")], promptTemplatePaths: [sharedPath("real-inputs/prompts/pi-mono")] } });
+    const expected = loadSkills([sharedPath("real-inputs/skills")]);
     expect(harness.resourceDiagnostics.skills).toEqual(expected.diagnostics);
     expect(harness.resourceDiagnostics.skills.length).toBeGreaterThan(0);
     expect(harness.getState().systemPrompt).toContain("<available_skills>");
-    expect(loadPromptTemplates(["/work/shared/real-inputs/prompts/pi-mono"]).templates.length).toBeGreaterThan(0);
+    expect(loadPromptTemplates([sharedPath("real-inputs/prompts/pi-mono")]).templates.length).toBeGreaterThan(0);
   });
 });
 
@@ -101,7 +102,7 @@ describe("Session API", () => {
     await harness.setModel("smart");
     await harness.setThinkingLevel("high");
     await harness.setActiveTools(["grep"]);
-    await harness.setResources({ promptTemplates: loadPromptTemplates(["/work/shared/real-inputs/prompts/pi-mono"]).templates });
+    await harness.setResources({ promptTemplates: loadPromptTemplates([sharedPath("real-inputs/prompts/pi-mono")]).templates });
     const entries = harness.session.view.getEntries();
     expect(entries.map((entry) => entry.type)).toEqual(["model_change", "thinking_level_change", "active_tools_change", "custom"]);
     expect(entries[0]).toMatchObject({ provider: "openai", modelId: "smart-1" });

@@ -4,9 +4,10 @@ import { loadSkills } from "../../src/adapters/skills/load-skills.ts";
 import { InvalidArgumentError } from "../../src/core/errors.ts";
 import type { CustomMessage, UserMessage } from "../../src/core/messages.ts";
 import { buildPromptMessages } from "../../src/harness/prompt-input.ts";
+import { sharedPath } from "../shared-dir.ts";
 
-const { skills } = loadSkills(["/work/shared/real-inputs/skills/anthropics"]);
-const { templates } = loadPromptTemplates(["/work/shared/real-inputs/prompts/pi-mono"]);
+const { skills } = loadSkills([sharedPath("real-inputs/skills/anthropics")]);
+const { templates } = loadPromptTemplates([sharedPath("real-inputs/prompts/pi-mono")]);
 const resources = { skills, templates };
 const now = () => 42;
 

@@ -4,8 +4,9 @@ import { describe, expect, it } from "vitest";
 import { loadSkills } from "../../src/adapters/skills/load-skills.ts";
 import { HarnessConfigError } from "../../src/core/errors.ts";
 import { buildSystemPrompt, localDate } from "../../src/harness/system-prompt.ts";
+import { sharedPath } from "../shared-dir.ts";
 
-const SKILLS = "/work/shared/real-inputs/skills/anthropics";
+const SKILLS = sharedPath("real-inputs/skills/anthropics");
 const piRoot = join(process.cwd(), "node_modules/@mariozechner/pi-coding-agent");
 
 async function piBuildSystemPrompt(options: Record<string, unknown>): Promise<string> {

@@ -4,9 +4,10 @@
 import { join } from "node:path";
 import type { AssistantMessage } from "../../src/core/messages.ts";
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "../../src/core/model-stream.ts";
+import { sharedPath } from "../shared-dir.ts";
 
 /** The recorded OpenAI-format fixtures (read-only, third-party data). */
-export const FIXTURES = "/work/shared/real-inputs/openai-fixtures";
+export const FIXTURES = sharedPath("real-inputs/openai-fixtures");
 
 /** Absolute path of a fixture file. */
 export const fixture = (name: string): string => join(FIXTURES, name);

@@ -15,8 +15,9 @@ import {
   textResponse,
   toolCallResponse,
 } from "../../src/testing/index.ts";
+import { sharedPath } from "../shared-dir.ts";
 
-const FIXTURES = "/work/shared/real-inputs/openai-fixtures";
+const FIXTURES = sharedPath("real-inputs/openai-fixtures");
 let server: OpenAIServer | undefined;
 afterEach(async () => {
   await server?.close();
