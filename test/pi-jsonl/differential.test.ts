@@ -19,10 +19,11 @@ import { convertToLlm } from "../../src/core/convert-to-llm.ts";
 import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import type { SessionView } from "../../src/store/session-types.ts";
+import { sharedPath } from "../shared-dir.ts";
 import { buildTree, opsArbitrary, toJsonl } from "./tree-arbitrary.ts";
 
-const SAMPLE = "/work/shared/oracle/sample-session.jsonl";
-const REAL_V1 = "/work/shared/real-inputs/sessions/pi-v1-large-session-prefix25.jsonl";
+const SAMPLE = sharedPath("oracle/sample-session.jsonl");
+const REAL_V1 = sharedPath("real-inputs/sessions/pi-v1-large-session-prefix25.jsonl");
 const PAIRING_KINDS = new Set(["missing_tool_result", "orphan_tool_result", "duplicate_tool_result", "reordered_tool_result"]);
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-diff-"));
