@@ -6,10 +6,13 @@
  *   `leaf.moved` moves the leaf; any other event type (run events, …) only advances `version`;
  * - events must arrive in stream order: an event whose version is not `version + 1` is ignored
  *   (already applied) when lower, and makes `apply` throw `InvalidStateError` when it skips ahead;
- * - the index (entries by id, children per parent, append order) is append-only and is mutated in
- *   place for O(1) folds at 100,000 entries; the store's context object is replaced on every
- *   event, so `store.select(...)` subscribers see each change;
+ * - the index (entries by id, append order, and children per parent once first asked for) is
+ *   append-only and is mutated in place for O(1) folds at 100,000 entries; the store's context
+ *   object is replaced on every event (one transition for an `applyAll` catch-up), so
+ *   `store.select(...)` subscribers see each change;
  * - children are kept ordered by entry timestamp (ties: append order), like pi's getTree;
+ * - `restore` starts an empty tree from a {@link TreeSnapshot}; its entries are stubs read on
+ *   demand (`lazy-entries.ts`), and later events fold as usual;
  * - labels: latest `label` entry per target wins; an empty or missing label clears (pi);
  * - name: the latest `session_info` (trimmed); empty clears (pi);
  * - the leaf is the one the log says, not "the last line": reopening restores it.

@@ -10,7 +10,9 @@
  * - `getChildren` and `getTree` order children by timestamp (ties: append order); orphans
  *   (missing parent, or `parentId === id`) are roots in `getTree` (pi);
  * - `buildContext()` defaults to the current leaf; an unknown `leafId` throws `EntryNotFoundError`;
- *   contexts are cached per leaf and extended incrementally (see `context.ts`).
+ *   contexts are cached per leaf and extended incrementally (see `context.ts`);
+ * - a view restored from a snapshot (`restore`) returns only full entries from every accessor;
+ *   stubs are read on first use, in bulk when a context needs many (see `lazy-entries.ts`).
  *
  * @example
  * ```ts
