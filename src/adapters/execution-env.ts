@@ -25,6 +25,7 @@
  * await env.resolvePath("../etc/passwd");              // throws PathEscapeError
  * ```
  */
+import { randomUUID } from "node:crypto";
 import { lstat, readlink, realpath } from "node:fs/promises";
 import { mkdirSync, realpathSync, statSync } from "node:fs";
 import { homedir, tmpdir } from "node:os";
@@ -52,7 +53,7 @@ export interface ExecutionEnvOptions {
   env?: Record<string, string>;
   /** Turn the root check off (paths outside the root are allowed). NUL bytes are still refused. Default false. */
   allowOutsideRoot?: boolean;
-  /** Where bash spills full outputs. Default: `<os tmpdir>/arbor-tool-output`. Created on demand. */
+  /** Where bash spills full outputs. Default: a fresh `<os tmpdir>/arbor-tool-output/<uuid>` per env. Created on demand. */
   spillDir?: string;
 }
 
@@ -188,7 +189,8 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
   }
   const envAllowlist = Object.freeze([...(options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST)]);
   const overrides = { ...(options.env ?? {}) };
-  let spillDir = resolve(options.spillDir ?? join(tmpdir(), "arbor-tool-output"));
+  // One spill folder per env: the read exception below then covers only this env's own outputs.
+  let spillDir = resolve(options.spillDir ?? join(tmpdir(), "arbor-tool-output", randomUUID()));
   let spillReal: string | undefined;
 
   const expandPath = (path: string): string => {

@@ -146,6 +146,8 @@ export function createReadTool(env: ExecutionEnv): AgentTool<ReadToolInput, Read
         await access(absolutePath, constants.R_OK);
         const stats = await stat(absolutePath);
         if (stats.isDirectory()) throw new Error(`Cannot read ${path}: it is a directory. Use ls to list it.`);
+        // A FIFO, socket or device would block or never end: only regular files are read.
+        if (!stats.isFile()) throw new Error(`Cannot read ${path}: it is not a regular file (a pipe, socket or device).`);
         const head = await sniff(absolutePath);
         throwIfAborted(signal);
         const detected = head.length > 0 ? await fileTypeFromBuffer(head) : undefined;

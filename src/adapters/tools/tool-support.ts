@@ -6,7 +6,8 @@
  *   `Error("Operation aborted")` (pi's text) as soon as the signal aborts;
  * - {@link replaceFileAtomically} never leaves a half-written file: it writes a temp file next to
  *   the target, flushes it, copies the target's permission bits, then renames it over the target.
- *   On failure or abort the temp file is removed and the target is untouched;
+ *   On failure or abort the temp file is removed and the target is untouched; a target the
+ *   process may not write (e.g. mode 0444) is refused with EACCES, as a plain write would be;
  * - {@link describeFsError} turns a Node fs error into pi's "Error code: X" wording.
  *
  * @example
@@ -15,7 +16,8 @@
  * ```
  */
 import { randomBytes } from "node:crypto";
-import { open, rename, rm, stat } from "node:fs/promises";
+import { constants as fsConstants } from "node:fs";
+import { access, open, rename, rm, stat } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
 
 /** pi's text for an aborted tool. */
@@ -76,6 +78,8 @@ export async function replaceFileAtomically(target: string, data: Uint8Array, si
       throw error;
     }
     mode = existing.mode & 0o7777;
+    // The rename below would replace a file the user may not write: refuse as a plain write would.
+    await access(target, fsConstants.W_OK);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
