@@ -172,3 +172,53 @@ describe("queue restore", () => {
     expect(second.hasQueuedMessages()).toBe(false);
   });
 });
+
+describe("recoverSession: a message interrupted mid-stream", () => {
+  it("rebuilds thinking, text and tool-call blocks from the logged deltas and closes the message as aborted", async () => {
+    const { session } = await memorySession();
+    const runId = "run-2";
+    const meta = { runId };
+    const delta = (kind: string, contentIndex: number, text: string, extra: Record<string, unknown> = {}) => ({
+      type: "message.delta",
+      data: { messageId: "m1", kind, contentIndex, delta: text, ...extra },
+      metadata: meta,
+    });
+    await session.appendEvents([
+      { type: "run.started", data: { runId, kind: "prompt", model: { provider: "openai", modelId: "gpt-test", api: "openai-chat" } }, metadata: meta },
+      { type: "turn.started", data: { runId, turnId: "t0", index: 0 }, metadata: meta },
+    ]);
+    await session.appendEntries([{ type: "message", message: { role: "user", content: "go", timestamp: 1 } }]);
+    await session.appendEvents([
+      { type: "message.started", data: { messageId: "m1", role: "assistant" }, metadata: meta },
+      delta("thinking", 0, "Let me "),
+      delta("thinking", 0, "think."),
+      delta("text", 1, "Reading the"),
+      delta("toolCall", 2, "", { toolCallId: "c1", toolName: "read" }),
+      delta("toolCall", 2, '{"path":"a.t', { toolCallId: "c1" }),
+    ]);
+    const report = await recoverSession(session);
+    expect(report.recovered).toBe(true);
+    expect(report.closedMessageEntryId).toBeDefined();
+    const last = session.view.buildContext().messages.at(-1);
+    expect(last).toMatchObject({
+      role: "assistant",
+      stopReason: "aborted",
+      provider: "openai",
+      model: "gpt-test",
+      api: "openai-chat",
+      content: [
+        { type: "thinking", thinking: "Let me think." },
+        { type: "text", text: "Reading the" },
+        { type: "toolCall", id: "c1", name: "read", arguments: {} },
+      ],
+    });
+    // The truncated call never ran: no result is invented for an aborted message.
+    expect(report.interruptedToolCallIds).toEqual([]);
+    const model = fakeModel([{ text: "starting over" }]);
+    expect((await createAgent({ session, model }).continue()).status).toBe("done");
+    // The ModelClient receives the aborted message; the model adapter drops error/aborted
+    // assistants before the provider call (as pi-ai does), so this continue is a clean retry.
+    expect(model.requests[0].messages.map((m) => (m.role === "assistant" ? `assistant:${m.stopReason}` : m.role))).toEqual(["user", "assistant:aborted"]);
+  });
+});
+
