@@ -20,7 +20,9 @@
  *   `EntryNotFoundError` (pi silently falls back to the last entry);
  * - incremental: the context of a leaf is cached; when asked for an entry whose parent is a
  *   cached leaf, the cached state is extended by that one entry (O(1) amortized plus one array
- *   copy) instead of re-walking the path. A compaction entry triggers a full rebuild.
+ *   copy) instead of re-walking the path. A compaction entry triggers a full rebuild;
+ * - a full build is a plan (a path walk on stubs, ids only) then its execution; a plan stored
+ *   with a snapshot can be `seed`ed so the first build after opening needs no path walk.
  *
  * @example
  * ```ts
@@ -181,11 +183,29 @@ function emit(state: LeafState, entry: SessionEntry): void {
   if (message) state.pairing.push(message, entry.id);
 }
 
-function buildFull(source: EntrySource, leafId: string): { state: LeafState; missingParents: string[] } {
+/**
+ * What a full build needs, found by walking the path on cheap look-ups: ids only, so it can be
+ * stored with a snapshot and executed later without walking the path again.
+ */
+export interface ContextPlan {
+  leafId: string;
+  /** Path and unknown-entry diagnostics, in path order. */
+  diagnostics: ContextDiagnostic[];
+  missingParents: string[];
+  /** The last thinking, model-setting and tools entries on the path. */
+  settingIds: string[];
+  /** The last compaction on the path, or null. */
+  compactionId: string | null;
+  /** Entries that contribute messages, in emission order (after the compaction summary). */
+  emitIds: string[];
+}
+
+const EMITTING = new Set(["message", "custom_message", "branch_summary"]);
+
+function planFull(source: EntrySource, leafId: string): ContextPlan {
   // Walk and plan on cheap look-ups; read full entries only where content is needed.
   const peek = source.peek ? { getEntry: (id: string) => source.peek!(id), size: source.size } : source;
   const { path, diagnostics, missingParents } = pathToRoot(peek, leafId);
-  const state: LeafState = { leafId, pairing: createPairing(), thinkingLevel: "off", model: null, activeToolNames: null, diagnostics };
   let compactionIndex = -1;
   let thinkingIndex = -1;
   let modelIndex = -1;
@@ -208,32 +228,48 @@ function buildFull(source: EntrySource, leafId: string): { state: LeafState; mis
         if (roleOf(entry) === "assistant") modelIndex = index;
         break;
       default:
-        if (!isKnownEntry(entry)) applySettings(state, entry);
+        if (!isKnownEntry(entry)) {
+          diagnostics.push({ kind: "unknown_entry", message: `Entry ${entry.id} has unknown type "${entry.type}"; it is kept but not sent to the model.`, entryId: entry.id });
+        }
     }
   });
-  const read = (index: number): SessionEntry => (source.peek ? (source.getEntry(path[index].id) ?? path[index]) : path[index]);
-  for (const index of [thinkingIndex, modelIndex, toolsIndex]) if (index >= 0) applySettings(state, read(index));
-  const emitAt = (index: number) => {
-    const type = path[index].type;
-    if (type === "message" || type === "custom_message" || type === "branch_summary") emit(state, read(index));
+  const settingIds = [thinkingIndex, modelIndex, toolsIndex].filter((index) => index >= 0).map((index) => path[index].id);
+  const emitFrom = (from: number, to: number, into: string[]) => {
+    for (let index = from; index < to; index++) if (EMITTING.has(path[index].type)) into.push(path[index].id);
   };
-  const compaction = compactionIndex < 0 ? undefined : (read(compactionIndex) as CompactionEntry);
-  const firstKept = compaction ? path.findIndex((entry, index) => index < compactionIndex && entry.id === compaction.firstKeptEntryId) : -1;
-  if (source.prefetch) {
-    const from = compaction ? (firstKept >= 0 ? firstKept : compactionIndex + 1) : 0;
-    source.prefetch(path.slice(from).map((entry) => entry.id));
-  }
-  if (!compaction) {
-    for (let index = 0; index < path.length; index++) emitAt(index);
+  const emitIds: string[] = [];
+  if (compactionIndex < 0) {
+    emitFrom(0, path.length, emitIds);
   } else {
-    state.pairing.push(
-      { role: "compactionSummary", summary: compaction.summary, tokensBefore: compaction.tokensBefore, timestamp: new Date(compaction.timestamp).getTime() },
-      compaction.id,
-    );
-    if (firstKept >= 0) for (let index = firstKept; index < compactionIndex; index++) emitAt(index);
-    for (let index = compactionIndex + 1; index < path.length; index++) emitAt(index);
+    const compaction = (source.getEntry(path[compactionIndex].id) ?? path[compactionIndex]) as CompactionEntry;
+    const firstKept = path.findIndex((entry, index) => index < compactionIndex && entry.id === compaction.firstKeptEntryId);
+    if (firstKept >= 0) emitFrom(firstKept, compactionIndex, emitIds);
+    emitFrom(compactionIndex + 1, path.length, emitIds);
   }
-  return { state, missingParents };
+  return { leafId, diagnostics, missingParents, settingIds, compactionId: compactionIndex < 0 ? null : path[compactionIndex].id, emitIds };
+}
+
+function executePlan(source: EntrySource, plan: ContextPlan): LeafState {
+  const state: LeafState = { leafId: plan.leafId, pairing: createPairing(), thinkingLevel: "off", model: null, activeToolNames: null, diagnostics: [...plan.diagnostics] };
+  for (const id of plan.settingIds) {
+    const entry = source.getEntry(id);
+    if (entry) applySettings(state, entry);
+  }
+  if (plan.compactionId !== null) {
+    const compaction = source.getEntry(plan.compactionId) as CompactionEntry | undefined;
+    if (compaction) {
+      state.pairing.push(
+        { role: "compactionSummary", summary: compaction.summary, tokensBefore: compaction.tokensBefore, timestamp: new Date(compaction.timestamp).getTime() },
+        compaction.id,
+      );
+    }
+  }
+  source.prefetch?.(plan.emitIds);
+  for (const id of plan.emitIds) {
+    const entry = source.getEntry(id);
+    if (entry) emit(state, entry);
+  }
+  return state;
 }
 
 function toContext(state: LeafState): SessionContext {
@@ -254,10 +290,14 @@ export interface ContextBuilder {
   build(leafId: string | null): SessionContext;
   /** Tell the builder an entry was added (invalidates caches that saw it as a missing parent). */
   entryAdded(entry: SessionEntry): void;
-  /** Drops every cached leaf. */
+  /** Drops every cached leaf and seeded plan. */
   clear(): void;
-  /** Counters for tests and benchmarks: full path walks and one-entry extensions. */
-  readonly stats: { fullBuilds: number; extensions: number };
+  /** The plan of a full build at `leafId` (walks the path; reads only the compaction). Throws `EntryNotFoundError`. */
+  plan(leafId: string): ContextPlan;
+  /** Seeds a stored plan: the next build at `plan.leafId` executes it instead of walking the path. */
+  seed(plan: ContextPlan): void;
+  /** Counters for tests and benchmarks: full builds (of which from a seeded plan) and one-entry extensions. */
+  readonly stats: { fullBuilds: number; seededBuilds: number; extensions: number };
 }
 
 /** Options of {@link createContextBuilder}. */
@@ -279,7 +319,9 @@ export function createContextBuilder(source: EntrySource, options: ContextBuilde
   const cacheSize = Math.max(1, options.cacheSize ?? 8);
   const cache = new Map<string, LeafState>();
   const watchedMissing = new Set<string>();
-  const stats = { fullBuilds: 0, extensions: 0 };
+  const plans = new Map<string, ContextPlan>();
+  const stats = { fullBuilds: 0, seededBuilds: 0, extensions: 0 };
+  const notFound = (leafId: string) => new EntryNotFoundError(`No entry "${leafId}" in this session; cannot build its context.`, { details: { leafId } });
 
   const remember = (state: LeafState) => {
     cache.delete(state.leafId);
@@ -290,9 +332,20 @@ export function createContextBuilder(source: EntrySource, options: ContextBuilde
   const stateFor = (leafId: string): LeafState => {
     const cached = cache.get(leafId);
     if (cached) return cached;
+    const seeded = plans.get(leafId);
+    if (seeded) {
+      plans.delete(leafId);
+      const state = executePlan(source, seeded);
+      stats.fullBuilds += 1;
+      stats.seededBuilds += 1;
+      remember(state);
+      return state;
+    }
     const entry = source.getEntry(leafId);
-    if (!entry) throw new EntryNotFoundError(`No entry "${leafId}" in this session; cannot build its context.`, { details: { leafId } });
-    const parent = entry.parentId && entry.parentId !== entry.id ? cache.get(entry.parentId) : undefined;
+    if (!entry) throw notFound(leafId);
+    const parentId = entry.parentId && entry.parentId !== entry.id ? entry.parentId : undefined;
+    if (parentId && !cache.has(parentId) && plans.has(parentId)) stateFor(parentId);
+    const parent = parentId ? cache.get(parentId) : undefined;
     if (parent && entry.type !== "compaction") {
       // Extend the parent's state by one entry; the parent leaves the cache (its state is reused).
       cache.delete(parent.leafId);
@@ -303,8 +356,9 @@ export function createContextBuilder(source: EntrySource, options: ContextBuilde
       remember(parent);
       return parent;
     }
-    const { state, missingParents } = buildFull(source, leafId);
-    for (const id of missingParents) watchedMissing.add(id);
+    const plan = planFull(source, leafId);
+    for (const id of plan.missingParents) watchedMissing.add(id);
+    const state = executePlan(source, plan);
     stats.fullBuilds += 1;
     remember(state);
     return state;
@@ -322,11 +376,21 @@ export function createContextBuilder(source: EntrySource, options: ContextBuilde
       if (watchedMissing.has(entry.id)) {
         watchedMissing.clear();
         cache.clear();
+        plans.clear();
       }
     },
     clear() {
       cache.clear();
+      plans.clear();
       watchedMissing.clear();
+    },
+    plan(leafId) {
+      if (!(source.peek ? source.peek(leafId) : source.getEntry(leafId))) throw notFound(leafId);
+      return planFull(source, leafId);
+    },
+    seed(plan) {
+      plans.set(plan.leafId, plan);
+      for (const id of plan.missingParents) watchedMissing.add(id);
     },
   };
 }

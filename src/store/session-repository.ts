@@ -105,7 +105,9 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
   const checkpoint = (view: SessionViewInternals, firstEventId: string, storedCount: number, folded: number) => {
     if (!snapshots || folded < Math.max(1, checkpointEvery)) return;
     const order = view.tree.state.index.order;
-    snapshots.write(view.sessionId, snapshotOf(view.tree.state), firstEventId, storedCount, order.slice(storedCount));
+    const snapshot = snapshotOf(view.tree.state);
+    if (view.leafId !== null) snapshot.contextPlan = view.contexts.plan(view.leafId);
+    snapshots.write(view.sessionId, snapshot, firstEventId, storedCount, order.slice(storedCount));
   };
 
   /** Restores from a valid snapshot plus the log's tail, or returns undefined. */

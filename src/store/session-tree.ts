@@ -28,6 +28,7 @@ import { createStore } from "@xstate/store";
 import type { SessionEntry } from "../core/entries.ts";
 import { InvalidStateError } from "../core/errors.ts";
 import type { AgentMessage } from "../core/messages.ts";
+import type { ContextPlan } from "./context.ts";
 import type { StoredEvent } from "./event-log.ts";
 import type { EntryAppendedData, LeafMovedData, SessionCreatedData } from "./events/session-events.ts";
 import { roleOf, STUB_SEQ, type EntryLoader, type EntryStub } from "./lazy-entries.ts";
@@ -65,6 +66,8 @@ export interface TreeSnapshot {
   labels: [string, string][];
   stats: SessionStats;
   skeleton: { ids: string[]; parents: (string | null)[]; types: string[]; roles: (string | null)[]; timestamps: string[] };
+  /** The context plan of the leaf when the snapshot was taken (lets the first build skip the path walk). */
+  contextPlan?: ContextPlan;
 }
 
 /** The store's context: scalar facts plus the shared index. */

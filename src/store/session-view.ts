@@ -114,6 +114,7 @@ export function createSessionView(sessionId: string): SessionViewInternals {
     restore(snapshot: TreeSnapshot, loader: EntryLoader) {
       tree.restore(snapshot, loader);
       contexts.clear();
+      if (snapshot.contextPlan) contexts.seed(snapshot.contextPlan);
     },
     applyAll(events: readonly StoredEvent[]) {
       const before = tree.state.version;

@@ -192,3 +192,33 @@ describe("session snapshots: skeleton encoding", () => {
     await log.close();
   });
 });
+
+describe("session snapshots: stored context plan", () => {
+  it("builds the checkpointed leaf's context from the stored plan, without walking the path, and equals a fresh build", async () => {
+    const log = createSqliteEventLog({ path: join(dir, "e.db") });
+    const snapshots = createSqliteSnapshotStore({ path: join(dir, "e.snapshots.db") });
+    const plain = createSessionRepository({ log });
+    const session = await plain.create({ id: "plan" });
+    const first = await session.appendEntries(Array.from({ length: 60 }, (_, index) => ({ type: "message", message: index % 2 ? assistant(`a${index}`) : user(`u${index}`) })));
+    await session.appendEntries([
+      { type: "thinking_level_change", thinkingLevel: "high" },
+      { type: "compaction", summary: "S", firstKeptEntryId: first[50].id, tokensBefore: 3 },
+      { type: "future_kind", payload: 1 },
+      { type: "message", message: user("after") },
+    ]);
+    await createSessionRepository({ log, snapshots, checkpointEvery: 1 }).open("plan");
+    expect(snapshots.read("plan")?.snapshot.contextPlan).toMatchObject({ leafId: session.view.leafId, emitIds: expect.any(Array) });
+    const restored = await createSessionRepository({ log, snapshots }).open("plan");
+    const context = restored.view.buildContext();
+    expect(restored.view.contexts.stats.seededBuilds).toBe(1);
+    expect(context).toEqual((await plain.open("plan")).view.buildContext());
+    expect(context.thinkingLevel).toBe("high");
+    expect(context.diagnostics.map((diagnostic) => diagnostic.kind)).toEqual(["unknown_entry"]);
+    // One more entry extends the seeded state incrementally.
+    await restored.appendEntry({ type: "message", message: assistant("next") });
+    expect(restored.view.buildContext()).toEqual((await plain.open("plan")).view.buildContext());
+    expect(restored.view.contexts.stats.extensions).toBe(1);
+    snapshots.close();
+    await log.close();
+  });
+});
