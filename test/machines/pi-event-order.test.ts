@@ -1,20 +1,24 @@
 /**
  * Differential test of the loop's event order against pi 0.73.1's real Agent
- * (`/work/shared/oracle/pi-agent-events.mjs`, run in a child process), scenario by
+ * (`shared/oracle/pi-agent-events.mjs`, run in a child process with PI_ORACLE_DIR = the repo), scenario by
  * scenario. Our logged events are mapped to pi's names; `entry.appended`,
  * `message.delta` and `queue.changed` have no pi counterpart and are left out.
  * Abort differs on purpose (pi makes one more model call): see abort.test.ts.
  */
 import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createAgent } from "../../src/machines/agent.ts";
 import type { AgentOptions } from "../../src/machines/agent-types.ts";
 import type { StoredEvent } from "../../src/store/event-log.ts";
+import { sharedPath } from "../shared-dir.ts";
 import { fakeModel, memorySession, sessionEvents, sleepTool, type FakeStep } from "./helpers.ts";
 
-const ORACLE = "/work/shared/oracle/pi-agent-events.mjs";
+const ORACLE = sharedPath("oracle", "pi-agent-events.mjs");
+/** pi 0.73.1 is installed in the repository's node_modules. */
+const REPO_ROOT = fileURLToPath(new URL("../..", import.meta.url));
 const SCENARIOS = ["parallel", "sequential", "steer", "followup", "block", "unknown-tool", "error"] as const;
 type Scenario = (typeof SCENARIOS)[number];
 
@@ -30,7 +34,7 @@ let pi: Record<string, Brief[]> = {};
 
 async function runOracle(): Promise<Record<string, Brief[]>> {
   const { stdout } = await promisify(execFile)(process.execPath, [ORACLE, "all"], {
-    env: { ...process.env, PI_ORACLE_DIR: process.cwd() },
+    env: { ...process.env, PI_ORACLE_DIR: REPO_ROOT },
     timeout: 60_000,
   });
   const sections: Record<string, Brief[]> = {};
