@@ -23,6 +23,7 @@ export { convertToLlm } from "./core/convert-to-llm.ts";
 // Event logs and sessions.
 export { createMemoryEventLog, type MemoryEventLogOptions } from "./store/memory-event-log.ts";
 export { createSqliteEventLog, openEventLog, type SqliteEventLogOptions, type SqliteSynchronous } from "./store/sqlite-event-log.ts";
+export { createRedactingEventLog, type RedactingEventLog } from "./store/redacting-event-log.ts";
 export { createSessionRepository, type ArborSessionRepository, type ImportEntriesOptions, type SessionRepositoryOptions } from "./store/session-repository.ts";
 
 // The agent actor.

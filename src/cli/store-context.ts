@@ -19,6 +19,7 @@
  */
 import { existsSync } from "node:fs";
 import type { CustomEntry } from "../core/entries.ts";
+import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { createSessionRepository, type ArborSessionRepository } from "../store/session-repository.ts";
 import type { ArborSessionHandle } from "../store/session-handle.ts";
@@ -32,6 +33,8 @@ export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
 export interface CliStore {
   readonly dbPath: string;
   readonly repo: ArborSessionRepository;
+  /** Registers a secret (an API key, a URL password) that must never be written to the log. */
+  addSecret(secret: string | undefined): void;
   /** Resolves a full id, a unique prefix or `latest`, and opens it. */
   resolveSessionId(reference: string): Promise<string>;
   openSession(reference: string): Promise<ArborSessionHandle>;
@@ -44,7 +47,7 @@ export function openStore(flags: { db?: string }, options: { readOnly?: boolean 
   if (options.readOnly && !existsSync(dbPath)) {
     throw new CliError(`No Arbor database at ${dbPath} yet. Start a session with: npx arbor run --model openai:<model> "your prompt" (or pass --db PATH).`, 1);
   }
-  const log = createSqliteEventLog({ path: dbPath });
+  const log = createRedactingEventLog(createSqliteEventLog({ path: dbPath }));
   const repo = createSessionRepository({ log });
   const resolveSessionId = async (reference: string): Promise<string> => {
     const sessions = await repo.list();
@@ -67,6 +70,9 @@ export function openStore(flags: { db?: string }, options: { readOnly?: boolean 
     dbPath,
     repo,
     resolveSessionId,
+    addSecret: (secret) => {
+      if (secret) log.addSecret(secret);
+    },
     async openSession(reference) {
       return repo.open(await resolveSessionId(reference));
     },
@@ -93,11 +99,35 @@ export function recordedEndpoint(session: ArborSessionHandle): RecordedEndpoint 
   return {};
 }
 
-/** Records the endpoint (model, base URL, API, context window; never the key) when it changed. */
+/** `url` without user and password (they are secrets; pass them again with --base-url). */
+export function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (!parsed.username && !parsed.password) return url;
+    parsed.username = "";
+    parsed.password = "";
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/** The secrets in a base URL (its password), for redaction. */
+export function urlPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const password = new URL(url).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Records the endpoint (model, base URL without credentials, API, context window; never the key) when it changed. */
 export async function recordEndpoint(session: ArborSessionHandle, settings: ResolvedModelSettings): Promise<void> {
   const current: RecordedEndpoint = {
     model: `${settings.spec.provider}:${settings.spec.modelId}`,
-    ...(settings.baseURL ? { baseURL: settings.baseURL } : {}),
+    ...(settings.baseURL ? { baseURL: withoutCredentials(settings.baseURL) } : {}),
     api: settings.api,
     ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
   };

@@ -49,6 +49,7 @@ import { HarnessConfigError, ToolDefinitionError } from "../core/errors.ts";
 import type { AgentTool } from "../core/tools.ts";
 import { createAgent } from "../machines/agent.ts";
 import type { EventLog } from "../store/event-log.ts";
+import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
@@ -133,7 +134,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       mkdirSync(dirname(path), { recursive: true });
       log = ownedLog = createSqliteEventLog({ path });
     }
-    repository = createSessionRepository({ log });
+    repository = createSessionRepository({ log: options.secrets?.length ? createRedactingEventLog(log, options.secrets) : log });
   }
 
   let mcp: McpConnection | undefined;

@@ -134,6 +134,11 @@ export interface AgentHarnessOptions {
    * `createHarness` and closed by `close()`. See `connectMcpServers`.
    */
   mcpServers?: McpServerConfig[];
+  /**
+   * Values that must never be written to the log (API keys, tokens). When the harness
+   * opens the log (or is given `eventLog`), appends go through `createRedactingEventLog`.
+   */
+  secrets?: string[];
   toolContext?: ToolContextOption;
   hooks?: HarnessHooks;
   /** Enables `/skill:name args` in `prompt()` (default true, pi). */
@@ -235,6 +240,7 @@ export const agentHarnessOptionsSchema = z
     toolExecution: z.enum(["parallel", "sequential"]).optional(),
     inspect: z.unknown().optional(),
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
+    secrets: z.array(z.string()).optional(),
     toolContext: z.unknown().optional(),
     hooks: z
       .object(Object.fromEntries(HOOK_NAMES.map((name) => [name, z.union([fn("a handler function"), z.array(fn("a handler function"))]).optional()])))

@@ -9,6 +9,7 @@ import { buildSessionContext, migrateSessionEntries, parseSessionEntries } from 
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import {
+  errorResponse,
   fixtureResponse,
   hangResponse,
   startOpenAIServer,
@@ -212,6 +213,22 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
     const piEntries = piContextsOf(readFileSync(out, "utf8"));
     const piContext = buildSessionContext(piEntries as never); // pi's leaf: the last line
     expect(JSON.parse(JSON.stringify(piContext.messages))).toEqual(ours.messages);
+  });
+
+  it("never writes the API key or URL credentials to the log, even when a provider or a tool echoes them", async () => {
+    const key = "sk-test-SECRET-4242-abcdef";
+    server.script(
+      toolCallResponse([{ id: "call_env", name: "bash", arguments: { command: "tr '\\0' '\\n' < /proc/$PPID/environ | grep OPENAI_API_KEY || echo none" } }]),
+      errorResponse(401, { error: { message: `Incorrect API key provided: ${key}`, type: "invalid_request_error" } }),
+    );
+    const url = server.url.replace("http://", "http://user:PASSW0RD-xyz@");
+    const result = await runArbor(["--db", db, "run", "--base-url", url, "--model", "openai:gpt-test", "--cwd", dir, "show the env"], { env: { OPENAI_API_KEY: key } });
+    expect(result.code).toBe(1);
+    const bytes = ["", "-wal"].map((suffix) => (existsSync(db + suffix) ? readFileSync(db + suffix).toString("latin1") : "")).join("");
+    expect(bytes.length).toBeGreaterThan(0);
+    expect(bytes).not.toContain(key);
+    expect(bytes).not.toContain("PASSW0RD-xyz");
+    expect(bytes).toContain("[redacted]");
   });
 
   it("a missing key prints one line, exits non-zero, and keeps the prompt", async () => {

@@ -131,6 +131,32 @@ function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
  * const model = createOpenAIModel({ modelId: "gpt-5-mini", baseURL: server.url, apiKey: "test" });
  * ```
  */
+/** The password and user of a URL's credentials, if any. */
+function urlSecrets(url: string | undefined): string[] {
+  if (!url) return [];
+  try {
+    const parsed = new URL(url);
+    return [decodeURIComponent(parsed.password), parsed.password].filter((value) => value.length > 0);
+  } catch {
+    return [];
+  }
+}
+
+/**
+ * Replaces every occurrence of each secret (at least 6 characters long) in `text` with
+ * `[redacted]`. Shorter values are left alone: they would redact ordinary words.
+ *
+ * @example
+ * ```ts
+ * redactSecrets("bad key sk-abc123xyz", ["sk-abc123xyz"]); // "bad key [redacted]"
+ * ```
+ */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let result = text;
+  for (const secret of secrets) if (secret.length >= 6) result = result.split(secret).join("[redacted]");
+  return result;
+}
+
 export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   if (typeof options?.modelId !== "string" || options.modelId.trim() === "") {
     throw new ModelConfigError("createOpenAIModel: `modelId` must be a non-empty string, e.g. \"gpt-4o-mini\".");
@@ -180,7 +206,16 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
       );
       return;
     }
-    yield* clientFor(request, apiKey).stream(request, streamOptions);
+    // Providers and proxies sometimes echo the key, a header or URL credentials in error
+    // text; none of them may reach the message (and so the log).
+    const secrets = [apiKey, ...Object.values(options.headers ?? {}), ...Object.values(request.headers ?? {}), ...urlSecrets(options.baseURL ?? process.env.OPENAI_BASE_URL)];
+    for await (const event of clientFor(request, apiKey).stream(request, streamOptions)) {
+      if (event.type === "error" && event.message.errorMessage) {
+        yield { ...event, message: { ...event.message, errorMessage: redactSecrets(event.message.errorMessage, secrets) } };
+      } else {
+        yield event;
+      }
+    }
   }
 
   return {

@@ -13,7 +13,7 @@ import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, type ModelFlags } from "../config.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint, urlPassword, resolveEntryId } from "../store-context.ts";
 import { CompactionError } from "../../core/errors.ts";
 
 interface DbFlags {
@@ -49,6 +49,8 @@ export async function runAction(words: string[], flags: ModelFlags & { session?:
       if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
       const recorded = sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {};
       const settings = resolveModelSettings(flags, process.env, recorded);
+      store.addSecret(settings.apiKey);
+      store.addSecret(urlPassword(settings.baseURL));
       const inspector = await startInspector(flags.inspect);
       const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect });
       try {
@@ -95,6 +97,8 @@ export async function checkoutAction(reference: string, entryReference: string, 
       let result;
       if (flags.summarize) {
         const settings = resolveModelSettings(flags, process.env, recordedEndpoint(session));
+        store.addSecret(settings.apiKey);
+        store.addSecret(urlPassword(settings.baseURL));
         if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); --summarize calls the model.`);
         const { harness } = await createCliHarness({ store, sessionId: session.id, cwd: session.view.info.cwd || process.cwd(), settings });
         try {
@@ -119,6 +123,8 @@ export async function compactAction(reference: string, flags: ModelFlags & { ins
     try {
       const sessionId = await store.resolveSessionId(reference);
       const settings = resolveModelSettings(flags, process.env, recordedEndpoint(await store.repo.open(sessionId)));
+      store.addSecret(settings.apiKey);
+      store.addSecret(urlPassword(settings.baseURL));
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       const { harness } = await createCliHarness({ store, sessionId, cwd: process.cwd(), settings });
       try {
