@@ -338,7 +338,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     async dispose() {
       if (isBusy()) {
-        actor!.send({ type: "ABORT", reason: "The agent was disposed." });
+        actor!.send({ type: "INTERRUPT", reason: "The agent was disposed while a run was active." });
         await agent.waitForIdle();
       }
       await writer.flush();

@@ -317,7 +317,7 @@ export function onStreamAbort(context: RunContext, reason: string | undefined): 
       lastAssistant: message,
       messages: [...context.messages, message],
       newMessages: [...context.newMessages, message],
-      stopping: { status: "aborted", reason },
+      stopping: context.stopping ?? { status: "aborted", reason },
     },
   };
 }

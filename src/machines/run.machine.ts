@@ -29,7 +29,7 @@
  * createActor(logic, { input }).start();
  * ```
  */
-import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } from "xstate";
+import { assign, enqueueActions, fromCallback, fromPromise, raise, sendParent, setup } from "xstate";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
 import type { NewEvent } from "../store/event-log.ts";
@@ -147,6 +147,10 @@ export const runMachine = setup({
       enqueue.assign(step.update);
       if (step.events.length) enqueue(recordAction(step.events));
     }),
+    /** Marks the run aborted, unless it is already stopping (an interrupt keeps its status). */
+    markAborted: assign({
+      stopping: ({ context }, params: { reason?: string }) => context.stopping ?? { status: "aborted" as const, reason: params.reason },
+    }),
     drain: sendParent(({ context }, params: { queue: "steering" | "followUp" }): RunParentEvent => ({
       type: "QUEUE.DRAIN",
       queue: params.queue,
@@ -155,6 +159,7 @@ export const runMachine = setup({
   },
   guards: {
     isAborting: ({ context }) => context.stopping !== undefined,
+    isInterrupting: ({ context }) => context.stopping?.status === "interrupted",
     hasToolCalls: ({ context }) => toolCallsOf(context.assistant).length > 0,
     isLengthStop: ({ context }) => context.assistant?.stopReason === "length",
     shouldContinueTurns: ({ context }) => context.hasMoreToolCalls || context.pending.length > 0,
@@ -187,9 +192,13 @@ export const runMachine = setup({
       target: ".failed",
       actions: assign({ stopping: ({ event }) => ({ status: "failed" as const, reason: event.error, code: event.code }) }),
     },
+    // An interrupt (a host shutting down) closes the run like an abort (every call gets a
+    // result, no model call follows) but ends it `interrupted`.
     INTERRUPT: {
-      target: ".interrupted",
-      actions: assign({ stopping: ({ event }) => ({ status: "interrupted" as const, reason: event.reason }) }),
+      actions: [
+        assign({ stopping: ({ context, event }) => context.stopping ?? { status: "interrupted" as const, reason: event.reason } }),
+        raise(({ event }) => ({ type: "ABORT" as const, reason: event.reason })),
+      ],
     },
   },
   states: {
@@ -208,7 +217,7 @@ export const runMachine = setup({
             enqueue({ type: "record", params: { events: injected.events } });
           }),
         },
-        ABORT: { target: "turnEnding", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+        ABORT: { target: "turnEnding", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } },
       },
     },
     streaming: {
@@ -277,7 +286,7 @@ export const runMachine = setup({
         ABORT: {
           target: "turnEnding",
           actions: enqueueActions(({ context, event, enqueue }) => {
-            enqueue.assign({ stopping: { status: "aborted", reason: event.reason } });
+            enqueue.assign({ stopping: context.stopping ?? { status: "aborted", reason: event.reason } });
             enqueue({
               type: "record",
               params: { events: [runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: "Retry cancelled" })] },
@@ -301,7 +310,7 @@ export const runMachine = setup({
         onError: { target: "turnEnding", actions: "persistLastError" },
       },
       on: {
-        ABORT: { target: "turnEnding", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+        ABORT: { target: "turnEnding", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } },
       },
     },
     assistantDone: {
@@ -326,9 +335,8 @@ export const runMachine = setup({
         ABORT: {
           target: ".next",
           actions: enqueueActions(({ context, event, enqueue }) => {
-            if (context.stopping) return;
             const batch = context.batch!;
-            enqueue.assign({ stopping: { status: "aborted", reason: event.reason } });
+            enqueue.assign({ stopping: context.stopping ?? { status: "aborted", reason: event.reason } });
             for (const id of batch.spawned) {
               if (!batch.settled.includes(id)) enqueue.sendTo(`tool:${id}`, { type: "ABORT", reason: event.reason });
             }
@@ -360,6 +368,7 @@ export const runMachine = setup({
     turnEnding: {
       entry: { type: "applyStep", params: { state: "turnEnding" } },
       always: [
+        { guard: "isInterrupting", target: "interrupted" },
         { guard: ({ context }) => context.stopping?.status === "aborted", target: "aborted" },
         { guard: ({ context }) => context.stopping?.status === "failed", target: "failed" },
         { target: "steering" },
@@ -373,7 +382,7 @@ export const runMachine = setup({
           { guard: ({ context }) => context.hasMoreToolCalls, target: "betweenTurns", actions: assign({ pending: [] }) },
           { target: "followUp" },
         ],
-        ABORT: { target: "aborted", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+        ABORT: [{ guard: "isInterrupting", target: "interrupted" }, { target: "aborted", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } }],
       },
     },
     followUp: {
@@ -383,7 +392,7 @@ export const runMachine = setup({
           { guard: ({ event }) => event.messages.length > 0, target: "betweenTurns", actions: assign({ pending: ({ event }) => event.messages }) },
           { target: "done" },
         ],
-        ABORT: { target: "aborted", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+        ABORT: [{ guard: "isInterrupting", target: "interrupted" }, { target: "aborted", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } }],
       },
     },
     betweenTurns: {
@@ -406,7 +415,7 @@ export const runMachine = setup({
         },
       },
       on: {
-        ABORT: { target: "aborted", actions: assign({ stopping: ({ event }) => ({ status: "aborted" as const, reason: event.reason }) }) },
+        ABORT: [{ guard: "isInterrupting", target: "interrupted" }, { target: "aborted", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } }],
       },
     },
     turnStarting: {

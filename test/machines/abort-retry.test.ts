@@ -8,6 +8,7 @@ import type { AssistantMessage, ToolResultMessage } from "../../src/core/message
 import { defineTool } from "../../src/core/tools.ts";
 import { createAgent } from "../../src/machines/agent.ts";
 import { retryDecision, resolveRetrySettings } from "../../src/machines/loop-retry.ts";
+import { recoverSession } from "../../src/machines/recovery.ts";
 import { deferred, fakeModel, memorySession, sessionEvents, sleepTool } from "./helpers.ts";
 
 const waitFor = (agent: ReturnType<typeof createAgent>, type: string, predicate: (data: any) => boolean = () => true) => {
@@ -135,6 +136,34 @@ describe("abort", () => {
     expect(next.status).toBe("done");
     const roles = session.view.buildContext().messages.map((m) => `${m.role}:${m.role === "assistant" ? m.stopReason : ""}`);
     expect(roles).toEqual(["user:", "assistant:aborted", "assistant:stop"]);
+  });
+});
+
+describe("dispose during a run", () => {
+  it("interrupts the run: every call gets a result, no model call follows, the run ends interrupted", async () => {
+    const { log, session } = await memorySession();
+    const running = deferred();
+    const wait = defineTool({
+      name: "wait",
+      description: "waits until aborted",
+      parameters: z.object({}),
+      execute: (_args, { signal }) =>
+        new Promise<never>((_, reject) => {
+          running.resolve();
+          signal.addEventListener("abort", () => reject(new Error("stopped")));
+        }),
+    });
+    const model = fakeModel([{ toolCalls: [{ id: "A", name: "wait", arguments: {} }] }, { text: "never" }]);
+    const agent = createAgent({ session, model, tools: [wait] });
+    const outcome = agent.prompt("go");
+    await running.promise;
+    await agent.dispose();
+    expect((await outcome).status).toBe("interrupted");
+    expect(model.calls).toBe(1);
+    const types = (await sessionEvents(log, session.id)).map((e) => e.type);
+    expect(types.slice(-2)).toEqual(["turn.ended", "run.interrupted"]);
+    expect(session.view.buildContext().diagnostics).toEqual([]);
+    expect(await recoverSession(session)).toMatchObject({ recovered: false });
   });
 });
 

@@ -140,6 +140,7 @@ describe("run machine: shortest paths to every state, executed", () => {
     { type: "xstate.done.actor.tool:c1", output: settled },
     { type: "xstate.after.retryDelay.run.retrying" },
     { type: "ABORT" },
+    { type: "INTERRUPT", reason: "host shutting down" },
   ];
   const traversal = runMachine.provide({ actions: { drain: () => {} } });
   const paths = getShortestPaths(traversal, {
@@ -153,8 +154,8 @@ describe("run machine: shortest paths to every state, executed", () => {
     },
   } as never).filter((path) => path.state.status === "done");
 
-  it("reaches done, failed and aborted", () => {
-    expect(new Set(paths.map((path) => String(path.state.value)))).toEqual(new Set(["done", "failed", "aborted"]));
+  it("reaches done, failed, aborted and interrupted", () => {
+    expect(new Set(paths.map((path) => String(path.state.value)))).toEqual(new Set(["done", "failed", "aborted", "interrupted"]));
   });
 
   it.each(paths.map((path) => [path.steps.slice(1).map((step) => describeStep(step.event)).join(" > "), path] as const))("%s", async (_name, path) => {
@@ -169,7 +170,7 @@ describe("run machine: shortest paths to every state, executed", () => {
             : { text: "hi" }
           : { error: event.event.message.errorMessage, info: event.event.error },
       );
-    const abortIndex = steps.findIndex(({ event }) => event.type === "ABORT");
+    const abortIndex = steps.findIndex(({ event }) => event.type === "ABORT" || event.type === "INTERRUPT");
     if (abortIndex >= 0) {
       const before = String(JSON.stringify(steps[abortIndex].before.value));
       if (before.includes("streaming")) modelSteps.push({ hang: true });
@@ -226,13 +227,13 @@ describe("run machine: shortest paths to every state, executed", () => {
       const before = steps[abortIndex].before;
       await waitFor(run, (snapshot) => snapshot.matches(before.value) && (!JSON.stringify(before.value).includes("tools") || snapshot.context.batch?.settled.length === (before.context as any).batch?.settled.length), { timeout: 5000 });
       expect(() => JSON.stringify(actor.getPersistedSnapshot())).not.toThrow();
-      run.send({ type: "ABORT" });
+      run.send(steps[abortIndex].event);
     }
     const done = await waitFor(actor, (snapshot) => snapshot.status === "done", { timeout: 10_000 });
     expect(done.context.output?.status).toBe(String(path.state.value));
     await writer.flush();
     const logged = (await sessionEvents(log, session.id)).map((event) => event.type);
-    const terminal = { done: "run.finished", failed: "run.failed", aborted: "run.aborted" }[String(path.state.value)];
+    const terminal = { done: "run.finished", failed: "run.failed", aborted: "run.aborted", interrupted: "run.interrupted" }[String(path.state.value)];
     expect(logged.at(-1)).toBe(terminal);
     expect(logged.filter((type) => type === "turn.started").length).toBe(logged.filter((type) => type === "turn.ended").length);
   });
