@@ -33,6 +33,8 @@ function preview(args: Record<string, unknown>): string {
 /** A running printer. */
 export interface RunPrinter {
   stop(): void;
+  /** True once an error line (model error or run failure) was printed. */
+  reportedError(): boolean;
 }
 
 /** Subscribes to `events$` and prints what happens after `afterPosition`. */
@@ -107,13 +109,17 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
         case "run.interrupted":
           unspin();
           if (midLine) write("\n");
-          if (event.type === "run.failed" && !errorShown) process.stderr.write(`arbor: run failed: ${String(data.error)}\n`);
+          if (event.type === "run.failed" && !errorShown) {
+            process.stderr.write(`arbor: run failed: ${String(data.error)}\n`);
+            errorShown = true;
+          }
           if (event.type === "run.aborted") process.stderr.write("arbor: run aborted\n");
           break;
       }
     },
   });
   return {
+    reportedError: () => errorShown,
     stop() {
       subscription.unsubscribe();
       unspin();

@@ -38,6 +38,7 @@ import { moveTo as moveLeafTo } from "../compaction/branch-summary.ts";
 import { compact as compactSession } from "../compaction/compact.ts";
 import type { CompactionHookCallbacks, TreeHookCallbacks } from "../compaction/hook-types.ts";
 import { createCompactionHooks } from "../compaction/hooks.ts";
+import { abortCompaction } from "../compaction/lock.ts";
 import type { CustomEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import { THINKING_LEVELS, type AgentMessage, type CustomMessage, type ImageContent } from "../core/messages.ts";
@@ -206,6 +207,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     abort(reason) {
       if (starting) pendingAbort = { reason };
       agent.abort(reason);
+      // A manual compaction or branch summary in progress is aborted too (it leaves the session unchanged).
+      abortCompaction(session.id, reason ?? "aborted");
     },
     async waitForIdle() {
       await agent.waitForIdle();

@@ -170,6 +170,28 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
     expect(sent).toContain("go on");
   });
 
+  it("SIGTERM mid-tool also kills the tool's process group and closes the run (exit 143)", async () => {
+    const pidFile = join(dir, "pid-term.txt");
+    server.script(toolCallResponse([{ id: "call_term", name: "bash", arguments: { command: `echo $$ > ${pidFile}; sleep 60` } }]));
+    const result = await runArbor([...modelArgs(), "wait"], {
+      env,
+      onSpawn: (child) => {
+        const timer = setInterval(() => {
+          if (existsSync(pidFile) && readFileSync(pidFile, "utf8").trim() !== "") {
+            clearInterval(timer);
+            child.kill("SIGTERM");
+          }
+        }, 50);
+        child.on("close", () => clearInterval(timer));
+      },
+    });
+    expect(result.code, result.stderr).toBe(143);
+    expect(() => process.kill(Number(readFileSync(pidFile, "utf8")), 0)).toThrow();
+    const events = await runArbor(["--db", db, "events", await latestSessionId(), "--json"]);
+    expect(events.stdout).toContain('"run.aborted"');
+    expect((await contextOf(await latestSessionId())).diagnostics).toEqual([]);
+  });
+
   it("SIGKILL mid-stream, then run --continue recovers without duplicating a message", async () => {
     server.script(hangResponse("Partial answ"));
     let cli: import("node:child_process").ChildProcess | undefined;

@@ -83,6 +83,12 @@ export async function chatAction(flags: ModelFlags & { session?: string; cwd?: s
         if (running) harness.abort("interrupted by the user (Ctrl-C)");
         else lines.close();
       });
+      for (const signal of ["SIGTERM", "SIGHUP"] as const) {
+        process.on(signal, () => {
+          harness.abort(`received ${signal}`);
+          lines.close();
+        });
+      }
       lines.setPrompt("> ");
       lines.prompt();
       lines.on("line", (line) => {

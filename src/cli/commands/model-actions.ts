@@ -39,10 +39,12 @@ export async function startInspector(flag: string | boolean | undefined): Promis
 }
 
 const EXIT_CODES = { done: 0, failed: 1, aborted: 130, interrupted: 1 } as const;
+const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
+const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
 export async function runAction(words: string[], flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
-    const prompt = words.length > 0 ? words.join(" ") : await readStdin();
+    const prompt = (words.length > 0 ? words.join(" ") : await readStdin()).trim();
     const store = openStore(globals);
     try {
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
@@ -63,20 +65,24 @@ export async function runAction(words: string[], flags: ModelFlags & { session?:
         }
         const head = await store.repo.log.headPosition();
         const printer = printRun(harness.events$, { json: flags.json === true, afterPosition: head });
-        let interrupted = false;
-        const onSigint = () => {
-          if (interrupted) process.exit(130);
-          interrupted = true;
-          harness.abort("interrupted by the user (Ctrl-C)");
+        // Ctrl-C, a closed terminal (SIGHUP) and `kill`/`timeout` (SIGTERM) all abort the run
+        // cleanly: running tools are killed and the session stays consistent. A second
+        // signal exits at once.
+        let stopSignal: NodeJS.Signals | undefined;
+        const onSignal = (signal: NodeJS.Signals) => {
+          if (stopSignal) process.exit(EXIT_BY_SIGNAL[signal]);
+          stopSignal = signal;
+          harness.abort(signal === "SIGINT" ? "interrupted by the user (Ctrl-C)" : `received ${signal}`);
         };
-        process.on("SIGINT", onSigint);
+        for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
         try {
           const outcome = prompt ? await harness.prompt(prompt) : await harness.continue();
           await harness.waitForIdle();
-          exit.code = EXIT_CODES[outcome.status];
+          exit.code = outcome.status === "aborted" && stopSignal ? EXIT_BY_SIGNAL[stopSignal] : EXIT_CODES[outcome.status];
+          if (outcome.status === "failed" && outcome.error && !printer.reportedError()) process.stderr.write(`arbor: run failed: ${outcome.error}\n`);
           if (!flags.json) process.stderr.write(`session ${harness.id}\n`);
         } finally {
-          process.off("SIGINT", onSigint);
+          for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
           printer.stop();
         }
       } finally {
