@@ -18,7 +18,8 @@ export type * from "./core/model-stream.ts";
 export type * from "./store/event-log.ts";
 export type * from "./store/session-types.ts";
 export * from "./store/events/index.ts";
-export { convertToLlm } from "./core/convert-to-llm.ts";
+export * from "./core/convert-to-llm.ts";
+export { createSqliteSnapshotStore, type SessionSnapshotStore, type SqliteSnapshotStoreOptions, type StoredSnapshot } from "./store/session-snapshots.ts";
 
 // Event logs and sessions.
 export { createMemoryEventLog, type MemoryEventLogOptions } from "./store/memory-event-log.ts";

@@ -20,6 +20,7 @@
 import type { Command } from "commander";
 import { exportPiSession, exportPiSessionToFile, importPiSession } from "../../adapters/pi-jsonl/index.ts";
 import { existsSync } from "node:fs";
+import { SessionImportError } from "../../core/errors.ts";
 import { CliError } from "../cli-error.ts";
 import { openStore, resolveEntryId } from "../store-context.ts";
 
@@ -112,14 +113,24 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .description("Import a pi session file (v1, v2 or v3) into a new session; the file is never written")
     .argument("<file>", "pi session JSONL file")
     .option("--json", "print {sessionId, diagnostics} as JSON")
-    .action(async (file: string, flags: { json?: boolean }) => {
+    .option("--skip-invalid", "import the rest when some entries are invalid (each skipped one is reported)")
+    .action(async (file: string, flags: { json?: boolean; skipInvalid?: boolean }) => {
       const store = openStore(globals());
       try {
-        const { session, diagnostics, fromVersion } = await importPiSession(store.repo, file);
+        let imported;
+        try {
+          imported = await importPiSession(store.repo, file, flags.skipInvalid ? { invalidEntries: "skip" } : {});
+        } catch (error) {
+          if (!flags.skipInvalid && SessionImportError.isInstance(error)) {
+            throw new CliError(error.message.replace('(pass invalidEntries: "skip" to import the rest)', "(pass --skip-invalid to import the rest)"));
+          }
+          throw error;
+        }
+        const { session, diagnostics, fromVersion } = imported;
         if (flags.json) return print(JSON.stringify({ sessionId: session.id, fromVersion, diagnostics }, null, 2));
         print(session.id);
         for (const diagnostic of diagnostics) {
-          process.stderr.write(`${diagnostic.line === undefined ? "" : `line ${diagnostic.line}: `}${diagnostic.message}\n`);
+          process.stderr.write(`${diagnostic.message}\n`);
         }
       } finally {
         await store.close();
