@@ -19,6 +19,7 @@
  */
 import { existsSync } from "node:fs";
 import type { CustomEntry } from "../core/entries.ts";
+import { assertNoLiveRun } from "../machines/run-lease.ts";
 import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { createSessionRepository, type ArborSessionRepository } from "../store/session-repository.ts";
@@ -38,6 +39,8 @@ export interface CliStore {
   /** Resolves a full id, a unique prefix or `latest`, and opens it. */
   resolveSessionId(reference: string): Promise<string>;
   openSession(reference: string): Promise<ArborSessionHandle>;
+  /** Opens a session to change it; refuses (SessionBusyError) while another process runs it. */
+  openSessionForWrite(reference: string): Promise<ArborSessionHandle>;
   close(): Promise<void>;
 }
 
@@ -75,6 +78,11 @@ export function openStore(flags: { db?: string }, options: { readOnly?: boolean 
     },
     async openSession(reference) {
       return repo.open(await resolveSessionId(reference));
+    },
+    async openSessionForWrite(reference) {
+      const id = await resolveSessionId(reference);
+      await assertNoLiveRun(log, `session-${id}`);
+      return repo.open(id);
     },
     close: () => log.close(),
   };

@@ -60,7 +60,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .action(async (reference: string, entryReference: string, label: string) => {
       const store = openStore(globals(), { readOnly: true });
       try {
-        const session = await store.openSession(reference);
+        const session = await store.openSessionForWrite(reference);
         const targetId = resolveEntryId(session, entryReference);
         const entry = await session.appendEntry(label.trim() === "" ? { type: "label", targetId } : { type: "label", targetId, label });
         print(entry.id);
@@ -76,7 +76,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .action(async (reference: string) => {
       const store = openStore(globals(), { readOnly: true });
       try {
-        const id = await store.resolveSessionId(reference);
+        const id = (await store.openSessionForWrite(reference)).id;
         await store.repo.delete(id);
         print(`deleted ${id}`);
       } finally {

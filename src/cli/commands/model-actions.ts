@@ -98,7 +98,7 @@ export async function runAction(words: string[], flags: ModelFlags & { session?:
 export async function checkoutAction(reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string }, globals: DbFlags): Promise<void> {
     const store = openStore(globals);
     try {
-      const session = await store.openSession(reference);
+      const session = await store.openSessionForWrite(reference);
       const targetId = resolveEntryId(session, entryReference);
       let result;
       if (flags.summarize) {

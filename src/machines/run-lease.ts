@@ -1,0 +1,94 @@
+/**
+ * Run ownership: which process is running a session's unfinished run, and is it alive?
+ *
+ * Contract (ours):
+ * - every `run.started` carries `metadata.owner = { pid, host, processStart }` of the
+ *   process running it (`processStart` is the kernel's start time of that pid where
+ *   `/proc` has it, so a reused pid is not mistaken for the owner);
+ * - `isRunOwnerAlive(owner)` is true only for ANOTHER process on THIS host that still
+ *   exists with the same start time; an owner on another host cannot be checked and
+ *   counts as alive (SQLite WAL files are only shared on one host anyway);
+ * - `findLiveRun(events)` returns the last run when it has no terminal event and its
+ *   owner is alive: crash recovery must then leave it alone, and writers must refuse
+ *   to touch the session (`assertNoLiveRun` throws `SessionBusyError`).
+ * Why: without it a second process "recovers" a run that is still going and both
+ * write the same session (found by adversarial review).
+ *
+ * @example
+ * ```ts
+ * await assertNoLiveRun(log, sessionStreamId(id)); // throws SessionBusyError while another process runs it
+ * ```
+ */
+import { readFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { SessionBusyError } from "../core/errors.ts";
+import type { EventLog, StoredEvent } from "../store/event-log.ts";
+
+/** The process that owns a run. */
+export interface RunOwner {
+  pid: number;
+  host: string;
+  /** Kernel start time of the pid (Linux `/proc/<pid>/stat` field 22), when known. */
+  processStart?: string;
+}
+
+const TERMINAL = new Set(["run.finished", "run.failed", "run.aborted", "run.interrupted"]);
+
+function processStartOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces) start after the last ")".
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    return fields[19];
+  } catch {
+    return undefined;
+  }
+}
+
+let self: RunOwner | undefined;
+
+/** This process as a run owner. */
+export function currentRunOwner(): RunOwner {
+  self ??= { pid: process.pid, host: hostname(), ...(processStartOf(process.pid) ? { processStart: processStartOf(process.pid) } : {}) };
+  return self;
+}
+
+/** True when `owner` is another live process (see the module contract). */
+export function isRunOwnerAlive(owner: unknown): boolean {
+  if (!owner || typeof owner !== "object") return false;
+  const { pid, host, processStart } = owner as Partial<RunOwner>;
+  if (typeof pid !== "number" || typeof host !== "string") return false;
+  if (host !== hostname()) return true;
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  if (processStart === undefined) return true;
+  return processStartOf(pid) === processStart;
+}
+
+/** The last run, when it is unfinished and owned by a live other process. */
+export function findLiveRun(events: readonly StoredEvent[]): { runId: string; owner: RunOwner } | undefined {
+  for (let index = events.length - 1; index >= 0; index--) {
+    const event = events[index];
+    if (TERMINAL.has(event.type)) return undefined;
+    if (event.type === "run.started") {
+      const owner = event.metadata.owner;
+      return isRunOwnerAlive(owner) ? { runId: String((event.data as { runId?: unknown }).runId), owner: owner as RunOwner } : undefined;
+    }
+  }
+  return undefined;
+}
+
+/** Throws `SessionBusyError` when another live process is running this stream's session. */
+export async function assertNoLiveRun(log: EventLog, streamId: string): Promise<void> {
+  const live = findLiveRun(await log.readStream(streamId));
+  if (live) {
+    throw new SessionBusyError(
+      `Session ${streamId.replace(/^session-/, "")} has a run in progress in process ${live.owner.pid} on ${live.owner.host}; wait for it to finish or stop that process, then retry.`,
+      { details: { runId: live.runId, owner: live.owner } },
+    );
+  }
+}
