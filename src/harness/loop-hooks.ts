@@ -5,7 +5,9 @@
  * Contract (ours; hook semantics in `hook-types.ts`):
  * - `toolCall` → `beforeToolCall`: a block returns `{ block, reason }`; changed input (in place
  *   or replaced) returns `{ args }`; nothing changed returns undefined;
- * - `toolResult` → `afterToolCall`: returns only the fields the handlers changed;
+ * - `toolResult` → `afterToolCall`: returns only the fields the handlers changed; a malformed
+ *   patch (e.g. `content` that is not an array of text/image blocks) throws, so the loop makes
+ *   the result an error instead of writing something the log would refuse;
  * - `context` → `transformContext` (one model call, never persisted);
  * - `beforeModelCall` sets, in order: the run's system prompt, the stream options
  *   (`headers`, `timeoutMs`, and for OpenAI models `metadata` and `cacheRetention: "long"` →
@@ -20,11 +22,31 @@
  * createAgent({ session, model, hooks });
  * ```
  */
+import { z } from "zod";
 import type { ModelRequest } from "../core/model-stream.ts";
 import type { LoopHooks } from "../machines/agent-types.ts";
 import type { HookRunner } from "./hooks.ts";
 import type { RegisteredModel } from "./model-registry.ts";
 import type { HarnessStreamOptions } from "./options.ts";
+
+const contentBlock = z.union([
+  z.looseObject({ type: z.literal("text"), text: z.string() }),
+  z.looseObject({ type: z.literal("image"), data: z.string(), mimeType: z.string() }),
+]);
+const resultPatch = z.object({
+  content: z.array(contentBlock).optional(),
+  details: z.unknown().optional(),
+  isError: z.boolean().optional(),
+  terminate: z.boolean().optional(),
+});
+
+/** Why a toolResult patch is malformed (the first failing field), or undefined. */
+export function invalidResultPatch(patch: Record<string, unknown>): string | undefined {
+  const result = resultPatch.safeParse(patch);
+  if (result.success) return undefined;
+  const issue = result.error.issues[0];
+  return `${issue.path.join(".") || "(patch)"}: ${issue.message}`;
+}
 
 /** What {@link createLoopHooks} reads at call time. */
 export interface LoopHookBindings {
@@ -95,6 +117,10 @@ export function createLoopHooks(bindings: LoopHookBindings): LoopHooks {
       for (const key of ["content", "details", "isError", "terminate"] as const) {
         if (patched[key] !== original[key]) patch[key] = patched[key];
       }
+      // A malformed patch must not reach the log (it would be refused there): it fails the
+      // call instead, and the loop turns that into an error result.
+      const problem = invalidResultPatch(patch);
+      if (problem) throw new Error(`A toolResult hook returned an invalid patch: ${problem}.`);
       return Object.keys(patch).length ? patch : undefined;
     },
     transformContext: (messages) => runner.context(messages),

@@ -326,6 +326,23 @@ describe("Session API: tools through the agent loop", () => {
   });
 });
 
+describe("Session API: a malformed toolResult patch", () => {
+  it("becomes an error result and the session stays writable (nothing refused by the log)", async () => {
+    harness = await createHarness({
+      eventLog: createMemoryEventLog(),
+      models: { main: scriptedModel([{ toolCalls: [{ id: "c1", name: "echo", arguments: {} }] }, { text: "after" }, { text: "again" }], { provider: "openai.chat", modelId: "m" }) },
+      tools: [{ name: "echo", description: "echo", parameters: { type: "object", properties: {} }, execute: async () => ({ content: [{ type: "text", text: "ok" }] }) }],
+      hooks: { toolResult: () => ({ content: "not an array" as never }) },
+    });
+    const outcome = await harness.prompt("go");
+    expect(outcome.status).toBe("done");
+    const result = outcome.messages.find((message) => message.role === "toolResult");
+    expect(result).toMatchObject({ toolCallId: "c1", isError: true });
+    expect(JSON.stringify(result)).toContain("invalid patch");
+    expect((await harness.prompt("more")).status).toBe("done");
+  });
+});
+
 describe("Session API: abort while the prompt is being prepared", () => {
   it("an abort during beforeAgentStart ends the run as aborted", async () => {
     let release!: () => void;
