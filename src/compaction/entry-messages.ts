@@ -19,7 +19,8 @@
  * const messages = pathContextMessages(session.view.getBranch());
  * ```
  */
-import type { BranchSummaryEntry, CompactionEntry, CustomMessageEntry, MessageEntry, SessionEntry } from "../core/entries.ts";
+import type { BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry } from "../core/entries.ts";
+import { entryToMessage } from "../store/context.ts";
 import type { AgentMessage } from "../core/messages.ts";
 
 /**
@@ -45,19 +46,6 @@ export function storedMessage(entry: SessionEntry): AgentMessage | undefined {
  */
 export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
   switch (entry.type) {
-    case "message":
-      return (entry as MessageEntry).message;
-    case "custom_message": {
-      const custom = entry as CustomMessageEntry;
-      return {
-        role: "custom",
-        customType: custom.customType,
-        content: custom.content,
-        display: custom.display,
-        details: custom.details,
-        timestamp: new Date(custom.timestamp).getTime(),
-      };
-    }
     case "branch_summary": {
       const summary = entry as BranchSummaryEntry;
       return { role: "branchSummary", summary: summary.summary, fromId: summary.fromId, timestamp: new Date(summary.timestamp).getTime() };
@@ -72,7 +60,8 @@ export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
       };
     }
     default:
-      return undefined;
+      // message and custom_message: as the context projection does.
+      return entryToMessage(entry);
   }
 }
 
