@@ -114,17 +114,30 @@ export function createAgent(options: AgentOptions): Agent {
     return request;
   };
 
+  let liveAtOpen = false;
   // Recovery first (queues restored from the log, then an unfinished run closed); runs wait for it.
   const ready = (async () => {
     const queues = restoreQueues(await readSessionEvents(session));
     if (queues.steering.length > 0 || queues.followUp.length > 0) actor?.send({ type: "QUEUE.RESTORE", ...queues });
-    await recoverSession(session);
+    liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
   })();
   ready.catch(() => undefined);
 
   const prepareRun = fromPromise<PrepareRunOutput, PrepareRunInput>(async ({ input }) => {
     await ready;
     if (writer.failure !== undefined) throw writer.failure;
+    if (liveAtOpen) {
+      // The session was opened while another live process ran it: refuse until that
+      // run ends or its process is gone (then recover it now).
+      const report = await recoverSession(session);
+      if (report.liveRun) {
+        throw new SessionBusyError(
+          `Session ${session.id} has a run in progress in process ${report.liveRun.owner.pid} on ${report.liveRun.owner.host}; wait for it to finish or stop that process, then reopen the session.`,
+          { details: { runId: report.liveRun.runId, owner: report.liveRun.owner } },
+        );
+      }
+      liveAtOpen = false;
+    }
     const context = session.view.buildContext();
     const base = {
       runId: input.runId,

@@ -12,7 +12,8 @@
  *   `aborted`, `turn.ended` for an open turn, then `run.interrupted`;
  * - nothing is re-run and nothing is duplicated: a second call finds the terminal
  *   event and does nothing (idempotent);
- * - it assumes no live process still owns the run (a lease is not implemented);
+ * - a run whose `run.started` names another live process on this host as its owner
+ *   (`metadata.owner`, see `run-lease.ts`) is left alone: the report carries `liveRun`;
  * - errors (e.g. `ExpectedVersionConflictError`) are thrown to the caller.
  *
  * @example
@@ -29,6 +30,7 @@ import type { NewEvent, StoredEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { errorToolResult, interruptedText, toolCallsOf } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
+import { findLiveRun, type RunOwner } from "./run-lease.ts";
 import { createSessionWriter } from "./session-writer.ts";
 
 /**
@@ -42,6 +44,8 @@ import { createSessionWriter } from "./session-writer.ts";
 export interface RecoveryReport {
   recovered: boolean;
   runId?: string;
+  /** Set when the unfinished run belongs to another live process: it was left alone. */
+  liveRun?: { runId: string; owner: RunOwner };
   interruptedToolCallIds: string[];
   closedMessageEntryId?: string;
 }
@@ -174,6 +178,8 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
     }
   }
   if (startIndex < 0) return { recovered: false, interruptedToolCallIds: [] };
+  const liveRun = findLiveRun(events);
+  if (liveRun) return { recovered: false, runId: liveRun.runId, liveRun, interruptedToolCallIds: [] };
   const started = events[startIndex].data as { runId: string; model?: { provider: string; modelId: string; api?: string } };
   const runId = started.runId;
   const tail = events.slice(startIndex + 1);

@@ -24,6 +24,7 @@ import type { RetrySettings } from "./agent-types.ts";
 import { abortedAssistant, emptyAssistant } from "./loop-messages.ts";
 import { retryDecision } from "./loop-retry.ts";
 import { batchRecords, initialBatch, refuseLengthBatch, type ToolBatch } from "./run-batch.ts";
+import { currentRunOwner } from "./run-lease.ts";
 import { assistantEnded, createEntryId, messageEntryEvent, messageRecords, runEvent } from "./run-records.ts";
 import type { ToolParentEvent, ToolSettled } from "./tool-execution.machine.ts";
 
@@ -390,7 +391,8 @@ export function stepOnEntry(context: RunContext, state: EntryState): RunStep | u
       return {
         update: injected.update,
         events: [
-          runEvent({ runId }, "run.started", { runId, kind: context.input.kind, model: context.input.model }),
+          // metadata.owner: the process running it, so another process leaves a live run alone (run-lease.ts).
+          { ...runEvent({ runId }, "run.started", { runId, kind: context.input.kind, model: context.input.model }), metadata: { runId, owner: currentRunOwner() } },
           runEvent(scope(context), "turn.started", { runId, turnId: context.turnId, index: 0 }),
           ...injected.events,
         ],

@@ -5,6 +5,7 @@
  * Recovery over synthetic logs (no run, finished run, unfinished run).
  */
 import { spawn } from "node:child_process";
+import { hostname } from "node:os";
 import { fileURLToPath } from "node:url";
 import { describe, expect, it } from "vitest";
 import { SessionBusyError } from "../../src/core/errors.ts";
@@ -219,6 +220,37 @@ describe("recoverSession: a message interrupted mid-stream", () => {
     // The ModelClient receives the aborted message; the model adapter drops error/aborted
     // assistants before the provider call (as pi-ai does), so this continue is a clean retry.
     expect(model.requests[0].messages.map((m) => (m.role === "assistant" ? `assistant:${m.stopReason}` : m.role))).toEqual(["user", "assistant:aborted"]);
+  });
+});
+
+describe("a run owned by another live process", () => {
+  async function unfinishedRun(owner: { pid: number; host: string }) {
+    const { session } = await memorySession();
+    await session.appendEvents([{ type: "run.started", data: { runId: "run-x", kind: "prompt" }, metadata: { runId: "run-x", owner } }]);
+    await session.appendEntries([{ type: "message", message: { role: "user", content: "go", timestamp: 1 } }]);
+    return session;
+  }
+
+  it("is left alone by recovery, and prompts are refused with SessionBusyError", async () => {
+    const session = await unfinishedRun({ pid: process.ppid, host: hostname() });
+    expect(await recoverSession(session)).toMatchObject({ recovered: false, runId: "run-x", liveRun: { runId: "run-x" } });
+    const agent = createAgent({ session, model: fakeModel([{ text: "never" }]) });
+    await expect(agent.prompt("hi")).rejects.toSatisfy((error: unknown) => SessionBusyError.isInstance(error));
+    expect(session.view.getEntries()).toHaveLength(1);
+  });
+
+  it("is recovered once its process is gone", async () => {
+    const child = spawn(process.execPath, ["-e", ""], { stdio: "ignore" });
+    await new Promise((resolve) => child.on("exit", resolve));
+    const session = await unfinishedRun({ pid: child.pid!, host: hostname() });
+    expect(await recoverSession(session)).toMatchObject({ recovered: true, runId: "run-x" });
+  });
+
+  it("our own runs record their owner", async () => {
+    const { log, session } = await memorySession();
+    await createAgent({ session, model: fakeModel([{ text: "ok" }]) }).prompt("go");
+    const started = (await sessionEvents(log, session.id)).find((e) => e.type === "run.started");
+    expect(started?.metadata.owner).toMatchObject({ pid: process.pid, host: hostname() });
   });
 });
 
