@@ -21,6 +21,8 @@ export interface CliOptions {
   cwd?: string;
   env?: NodeJS.ProcessEnv;
   input?: string;
+  /** Leave stdin open for the caller (via onSpawn) instead of ending it. */
+  keepStdinOpen?: boolean;
   /** Called once with the child, e.g. to send signals. */
   onSpawn?: (child: import("node:child_process").ChildProcess) => void;
 }
@@ -40,7 +42,7 @@ export function runArbor(args: string[], options: CliOptions = {}): Promise<CliR
     child.on("error", reject);
     child.on("close", (code, signal) => resolvePromise({ code, signal, stdout, stderr }));
     if (options.input !== undefined) child.stdin.end(options.input);
-    else child.stdin.end();
+    else if (!options.keepStdinOpen) child.stdin.end();
     options.onSpawn?.(child);
   });
 }

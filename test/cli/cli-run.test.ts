@@ -293,3 +293,38 @@ describe("arbor run --inspect", { timeout: 180_000 }, () => {
     expect(all).not.toContain("Thinking about the secret");
   });
 });
+
+describe("arbor checkout --summarize, compact and run --json", { timeout: 180_000 }, () => {
+  it("summarizes the abandoned branch with the model, labels it, and refuses an empty compaction", async () => {
+    const imported = await runArbor(["--db", db, "import", SAMPLE]);
+    const sessionId = imported.stdout.trim().split("\n")[0];
+    server.script(textResponse("## Goal\nThe alternative branch did C."));
+    const modelFlags = ["--base-url", server.url, "--model", "openai:gpt-test"];
+    const checkout = await runArbor(["--db", db, "checkout", sessionId, "a0000005", "--summarize", "--label", "back on main", ...modelFlags], { env });
+    expect(checkout.code, checkout.stderr).toBe(0);
+    expect(server.requests).toHaveLength(1);
+    expect(server.requests[0].body.tools ?? []).toEqual([]); // the summary call has no tools
+    const tree = await runArbor(["--db", db, "tree", sessionId]);
+    expect(tree.stdout).toMatch(/branch summary from a0000005: .*\[back on main\]/);
+    const context = await contextOf(sessionId);
+    expect(context.messages.at(-1).role).toBe("branchSummary");
+    expect(context.messages.at(-1).summary).toContain("The alternative branch did C.");
+    expect(context.messages.at(-2).content[0].text).toBe("Continuing on main.");
+
+    const compact = await runArbor(["--db", db, "compact", sessionId, ...modelFlags], { env });
+    expect(compact.code).toBe(1);
+    expect(compact.stderr).toMatch(/Nothing to compact|nothing to compact/i);
+    expect(server.requests).toHaveLength(1); // no summary call for an empty compaction
+  });
+
+  it("run --json prints the logged events as JSON lines", async () => {
+    server.script(textResponse("json mode"));
+    const result = await runArbor([...modelArgs(), "--json", "hello"], { env });
+    expect(result.code, result.stderr).toBe(0);
+    const types = result.stdout.trim().split("\n").map((line) => JSON.parse(line).type as string);
+    expect(types).toContain("run.started");
+    expect(types).toContain("message.delta");
+    expect(types.at(-1)).toBe("run.finished");
+    expect(result.stdout).not.toContain("session ");
+  });
+});

@@ -99,6 +99,8 @@ export async function chatAction(flags: ModelFlags & { session?: string; cwd?: s
           });
       });
       await new Promise<void>((resolve) => lines.once("close", () => resolve()));
+      // After /exit the pipe may still be open; let go of it so the process can end.
+      process.stdin.destroy();
       if (running) await running.catch(() => undefined);
       await harness.waitForIdle();
       printer.stop();

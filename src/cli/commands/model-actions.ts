@@ -8,6 +8,7 @@
  * await runAction(["hello"], { model: "openai:gpt-4o-mini" }, { db: undefined }, { code: 0 });
  * ```
  */
+import { existsSync } from "node:fs";
 import { moveTo } from "../../compaction/branch-summary.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
@@ -106,7 +107,7 @@ export async function checkoutAction(reference: string, entryReference: string, 
         store.addSecret(settings.apiKey);
         store.addSecret(urlPassword(settings.baseURL));
         if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); --summarize calls the model.`);
-        const { harness } = await createCliHarness({ store, sessionId: session.id, cwd: session.view.info.cwd || process.cwd(), settings });
+        const { harness } = await createCliHarness({ store, sessionId: session.id, cwd: session.view.info.cwd && existsSync(session.view.info.cwd) ? session.view.info.cwd : process.cwd(), settings });
         try {
           result = await harness.moveTo(targetId, { summarize: true, label: flags.label });
         } finally {
@@ -116,7 +117,7 @@ export async function checkoutAction(reference: string, entryReference: string, 
         result = await moveTo(session, targetId, { label: flags.label });
       }
       if (result.cancelled) throw new CliError("Checkout cancelled by a hook; nothing changed.", 1);
-      process.stdout.write(`leaf ${result.newLeafId ?? "(root)"}\n`);
+      process.stdout.write(`moved to ${result.newLeafId ?? "(root)"}${result.summaryEntry ? ` (branch summary ${result.summaryEntry.id})` : ""}\n`);
       if (result.editorText !== undefined) process.stdout.write(`\n${result.editorText}\n`);
     } finally {
       await store.close();
