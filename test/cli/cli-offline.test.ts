@@ -92,6 +92,32 @@ describe("arbor CLI without a model", { timeout: 180_000 }, () => {
     expect(after.stderr).toMatch(/No session/);
   });
 
+  it("events --follow tails appends made by another process, from --from", async () => {
+    const dir = tempDir();
+    const db = join(dir, "arbor.db");
+    const sessionId = (await runArbor(["--db", db, "import", sharedSample])).stdout.trim().split("\n")[0];
+    const all = (await runArbor(["--db", db, "events", sessionId, "--json"])).stdout.trim().split("\n").map((line) => JSON.parse(line));
+    const from = all.at(-2).globalPosition;
+    let output = "";
+    let follower: import("node:child_process").ChildProcess | undefined;
+    const following = runArbor(["--db", db, "events", sessionId, "--follow", "--json", "--from", String(from)], {
+      onSpawn: (child) => {
+        follower = child;
+        child.stdout!.on("data", (chunk: Buffer) => (output += chunk.toString("utf8")));
+      },
+    });
+    for (let attempt = 0; attempt < 400 && !output.includes("\n"); attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
+    const label = await runArbor(["--db", db, "label", sessionId, "u0000001", "followed"]);
+    expect(label.code, label.stderr).toBe(0);
+    for (let attempt = 0; attempt < 400 && !output.includes('"followed"'); attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
+    follower!.kill("SIGINT");
+    const result = await following;
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split("\n").map((line) => JSON.parse(line));
+    expect(lines[0].globalPosition).toBe(from + 1); // starts right after --from: no gap, no repeat
+    expect(lines.at(-1).data.entry.label).toBe("followed");
+  });
+
   it("gives one clear line for bad input and never overwrites files", async () => {
     const dir = tempDir();
     const db = join(dir, "arbor.db");
