@@ -29,6 +29,9 @@ export { createSessionRepository, type ArborSessionRepository, type ImportEntrie
 
 // The agent actor.
 export { createAgent } from "./machines/agent.ts";
+export { createArborInspector, redactContent, type ArborInspector, type ArborInspectorOptions } from "./machines/inspect.ts";
+export { recoverSession, type RecoveryReport } from "./machines/recovery.ts";
+export { assertNoLiveRun, currentRunOwner, findLiveRun, isRunOwnerAlive, type RunOwner } from "./machines/run-lease.ts";
 export type * from "./machines/agent-types.ts";
 
 // Adapters: models, tools, skills, prompt templates, MCP, pi JSONL.
