@@ -28,6 +28,8 @@
  * ```
  */
 import { readFileSync, statSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
 import { parseDocument } from "yaml";
 
 /** Largest skill or template file Arbor reads, in bytes (1 MiB); bigger files are refused, not truncated. */
@@ -49,6 +51,32 @@ export type ResourceFileRead =
  * if (read.ok) parseFrontmatter(read.text);
  * ```
  */
+/**
+ * Expands a leading `~` (alone or `~/…`) to the home directory, as pi does for resource paths.
+ *
+ * @example
+ * ```ts
+ * expandHome("~/.arbor/skills"); // "/home/me/.arbor/skills"
+ * ```
+ */
+export function expandHome(path: string): string {
+  if (path === "~") return homedir();
+  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
+  return path;
+}
+
+/**
+ * The message of an error, or its string form.
+ *
+ * @example
+ * ```ts
+ * errorMessage(new Error("boom")); // "boom"
+ * ```
+ */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export function readResourceFile(path: string, maxBytes = MAX_RESOURCE_FILE_BYTES): ResourceFileRead {
   let bytes: Buffer;
   try {

@@ -35,10 +35,9 @@
  * ```
  */
 import { readdirSync, statSync } from "node:fs";
-import { homedir } from "node:os";
 import { basename, join, resolve } from "node:path";
 import { parseDocument } from "yaml";
-import { parseFrontmatter, readResourceFile } from "../frontmatter.ts";
+import { parseFrontmatter, readResourceFile, errorMessage, expandHome } from "../frontmatter.ts";
 import type { LoadPromptTemplatesResult, PromptTemplate, PromptTemplateDiagnostic } from "./types.ts";
 
 /** Characters of the first body line used as a fallback description (pi). */
@@ -49,15 +48,6 @@ interface FileResult {
   diagnostics: PromptTemplateDiagnostic[];
 }
 
-function expandHome(path: string): string {
-  if (path === "~") return homedir();
-  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
-  return path;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** Recovers top-level fields from frontmatter that failed to parse as a whole. */
 function recoverFields(source: string): Record<string, unknown> {

@@ -36,9 +36,8 @@
  * ```
  */
 import { existsSync, readdirSync, realpathSync, statSync, type Dirent } from "node:fs";
-import { homedir } from "node:os";
 import { basename, dirname, join, resolve } from "node:path";
-import { parseFrontmatter, readResourceFile } from "../frontmatter.ts";
+import { parseFrontmatter, readResourceFile, errorMessage, expandHome } from "../frontmatter.ts";
 import { IgnoreRules } from "./ignore-rules.ts";
 import type { LoadSkillsResult, Skill, SkillDiagnostic } from "./types.ts";
 
@@ -59,15 +58,6 @@ interface FileResult {
   diagnostics: SkillDiagnostic[];
 }
 
-function expandHome(path: string): string {
-  if (path === "~") return homedir();
-  if (path.startsWith("~/")) return join(homedir(), path.slice(2));
-  return path;
-}
-
-function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** Validates a name against the Agent Skills rules; returns warnings. */
 function nameWarnings(name: string, expected: string, path: string): SkillDiagnostic[] {
