@@ -70,6 +70,9 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
       }
       const data = event.data as Record<string, any>;
       switch (event.type) {
+        case "run.started":
+          if (midLine) write("\n");
+          break;
         case "turn.started":
           spin("waiting for the model…");
           break;

@@ -7,7 +7,7 @@
  *   most recently modified session;
  * - an ambiguous or unknown reference throws `CliError` listing what matched;
  * - `latest` is the session whose stream was appended to most recently (a fresh fork
- *   or import counts, unlike pi's "last message time");
+ *   or import counts, unlike pi's "last message time"); `arbor sessions` lists in that order;
  * - `readOnly` stores refuse a missing database file instead of creating one;
  * - `close()` must be called; it closes the log.
  *
@@ -34,6 +34,8 @@ export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
 export interface CliStore {
   readonly dbPath: string;
   readonly repo: ArborSessionRepository;
+  /** Sessions, the one appended to most recently first (the order `latest` uses). */
+  listNewestFirst(): Promise<import("../store/session-types.ts").SessionSummary[]>;
   /** Registers a secret (an API key, a URL password) that must never be written to the log. */
   addSecret(secret: string | undefined): void;
   /** Resolves a full id, a unique prefix or `latest`, and opens it. */
@@ -48,19 +50,20 @@ export interface CliStore {
 export function openStore(flags: { db?: string }, options: { readOnly?: boolean } = {}): CliStore {
   const dbPath = resolveDbPath(flags.db, process.env, process.cwd(), { create: !options.readOnly });
   if (options.readOnly && !existsSync(dbPath)) {
-    throw new CliError(`No Arbor database at ${dbPath} yet. Start a session with: npx arbor run --model openai:<model> "your prompt" (or pass --db PATH).`, 1);
+    throw new CliError(`No Arbor database at ${dbPath} yet (the default is .arbor/arbor.db in the current directory). Pass --db PATH or set ARBOR_DB to use another, or start a session with: arbor run --model openai:<model> "your prompt".`, 1);
   }
   const log = createRedactingEventLog(createSqliteEventLog({ path: dbPath }));
   const repo = createSessionRepository({ log });
+  const newestFirst = async (sessions: import("../store/session-types.ts").SessionSummary[]) => {
+    const updated = new Map((await log.listStreams()).map((stream) => [stream.streamId, stream.updatedAt]));
+    const at = (id: string) => updated.get(`session-${id}`) ?? "";
+    return [...sessions].sort((a, b) => (at(a.id) < at(b.id) ? 1 : at(a.id) > at(b.id) ? -1 : 0));
+  };
   const resolveSessionId = async (reference: string): Promise<string> => {
     const sessions = await repo.list();
     if (reference === "latest") {
-      if (sessions.length === 0) throw new CliError(`No sessions yet in ${dbPath}. Start one with: npx arbor run "your prompt"`);
-      const known = new Set(sessions.map((session) => session.id));
-      const streams = (await log.listStreams())
-        .filter((stream) => known.has(stream.streamId.slice("session-".length)))
-        .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
-      return streams[0]?.streamId.slice("session-".length) ?? sessions[0].id;
+      if (sessions.length === 0) throw new CliError(`No sessions yet in ${dbPath}. Start one with: arbor run "your prompt"`);
+      return (await newestFirst(sessions))[0].id;
     }
     const exact = sessions.find((session) => session.id === reference);
     if (exact) return exact.id;
@@ -73,6 +76,7 @@ export function openStore(flags: { db?: string }, options: { readOnly?: boolean 
     dbPath,
     repo,
     resolveSessionId,
+    listNewestFirst: async () => newestFirst(await repo.list()),
     addSecret: (secret) => {
       if (secret) log.addSecret(secret);
     },

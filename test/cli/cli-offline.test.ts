@@ -69,6 +69,7 @@ describe("arbor CLI without a model", { timeout: 180_000 }, () => {
     const forkId = fork.stdout.trim();
     // `latest` is the session appended to most recently: the fresh fork, not the original.
     expect((await runArbor(["--db", db, "tree", "latest"])).stdout.split("\n")[0]).toContain(forkId);
+    expect(JSON.parse((await runArbor(["--db", db, "sessions", "--json"])).stdout)[0].id).toBe(forkId); // same order as latest
     const forkContext = JSON.parse((await runArbor(["--db", db, "context", forkId, "--json"])).stdout);
     expect(forkContext.messages.map((message: { role: string }) => message.role)).toEqual(["user", "assistant", "toolResult", "assistant"]);
     const listed = JSON.parse((await runArbor(["--db", db, "sessions", "--json"])).stdout);

@@ -261,6 +261,13 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
     const context = await contextOf(await latestSessionId());
     expect(context.messages.map((message) => message.content)).toEqual(["remember me"]);
     expect(server.requests).toHaveLength(0);
+    // Retrying the same command with a key continues from the saved prompt instead of sending it twice.
+    server.script(textResponse("remembered"));
+    const retry = await runArbor(["--db", db, "run", "--cwd", dir, "--continue", "remember me"], { env });
+    expect(retry.code, retry.stderr).toBe(0);
+    const after = await contextOf(await latestSessionId());
+    expect(after.messages.filter((message) => message.role === "user")).toHaveLength(1);
+    expect(after.messages.at(-1).content[0].text).toBe("remembered");
   });
 });
 

@@ -25,9 +25,9 @@ import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, urlPassword, resolveEntryId } from "../store-context.ts";
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
-export async function chatAction(flags: ModelFlags & { session?: string; cwd?: string; inspect?: string | boolean }, globals: { db?: string }): Promise<void> {
+export async function chatAction(flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }, globals: { db?: string }): Promise<void> {
       const store = openStore(globals);
-      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : undefined;
+      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
       const settings = resolveModelSettings(flags, process.env, sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {});
       store.addSecret(settings.apiKey);
       store.addSecret(urlPassword(settings.baseURL));

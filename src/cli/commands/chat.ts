@@ -16,6 +16,7 @@ export function registerChatCommand(program: Command, globals: () => { db?: stri
     .command("chat")
     .description("Chat interactively; lines typed while the agent works are queued as steering")
     .option("--session <id>", "continue this session")
+    .option("--continue", "continue the latest session")
     .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)")
     .option("--model <provider:model>", "model to use (default: $ARBOR_MODEL)")
     .option("--base-url <url>", "OpenAI-compatible base URL")
@@ -23,7 +24,7 @@ export function registerChatCommand(program: Command, globals: () => { db?: stri
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
     .option("--api-key-env <name>", "read the API key from this variable instead of OPENAI_API_KEY")
     .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted")
-    .action(async (flags: ModelFlags & { session?: string; cwd?: string; inspect?: string | boolean }) => {
+    .action(async (flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }) => {
       const { chatAction } = await import("./chat-action.ts");
       await chatAction(flags, globals());
     });

@@ -63,7 +63,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
         const session = await store.openSessionForWrite(reference);
         const targetId = resolveEntryId(session, entryReference);
         const entry = await session.appendEntry(label.trim() === "" ? { type: "label", targetId } : { type: "label", targetId, label });
-        print(entry.id);
+        print(label.trim() === "" ? `cleared the label of ${targetId} (entry ${entry.id})` : `labelled ${targetId} "${label}" (entry ${entry.id})`);
       } finally {
         await store.close();
       }

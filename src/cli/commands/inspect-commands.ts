@@ -36,11 +36,12 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
       let store;
       try {
         store = openStore(globals(), { readOnly: true });
-      } catch {
-        return print(flags.json ? "[]" : "No sessions yet: start one with npx arbor run.");
+      } catch (error) {
+        if (flags.json) return print("[]");
+        return print(`No sessions yet: ${(error as Error).message}`);
       }
       try {
-        const sessions = await store.repo.list();
+        const sessions = await store.listNewestFirst();
         if (flags.json) return print(JSON.stringify(sessions, null, 2));
         if (sessions.length === 0) return print(`No sessions in ${store.dbPath}.`);
         for (const session of sessions) {

@@ -9,6 +9,8 @@
  * ```
  */
 import { existsSync } from "node:fs";
+import type { MessageEntry } from "../../core/entries.ts";
+import { messageText } from "../../core/messages.ts";
 import { moveTo } from "../../compaction/branch-summary.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
@@ -77,7 +79,11 @@ export async function runAction(words: string[], flags: ModelFlags & { session?:
         };
         for (const signal of STOP_SIGNALS) process.on(signal, onSignal);
         try {
-          const outcome = prompt ? await harness.prompt(prompt) : await harness.continue();
+          // The same prompt again after a failed start (e.g. no key): it is already saved as the
+          // leaf, so continue from it instead of sending it twice.
+          const leaf = harness.session.view.leafId ? harness.session.view.getEntry(harness.session.view.leafId) : undefined;
+          const alreadySaved = leaf?.type === "message" && (leaf as MessageEntry).message.role === "user" && messageText((leaf as MessageEntry).message) === prompt;
+          const outcome = prompt && !alreadySaved ? await harness.prompt(prompt) : await harness.continue();
           await harness.waitForIdle();
           exit.code = outcome.status === "aborted" && stopSignal ? EXIT_BY_SIGNAL[stopSignal] : EXIT_CODES[outcome.status];
           if (outcome.status === "failed" && outcome.error && !printer.reportedError()) process.stderr.write(`arbor: run failed: ${outcome.error}\n`);
