@@ -324,6 +324,26 @@ describe("arbor checkout --summarize, compact and run --json", { timeout: 180_00
     expect(server.requests).toHaveLength(1); // no summary call for an empty compaction
   });
 
+  it("compact summarizes the older turns of a long session", async () => {
+    const long = "lorem ipsum dolor sit amet ".repeat(4000); // ~27k tokens per prompt by pi's chars/4 estimate
+    server.script(textResponse("first reply"), textResponse("second reply"), textResponse("## Goal\nSummarized the first turn."));
+    const first = await runArbor([...modelArgs()], { env, input: `first: ${long}` });
+    expect(first.code, first.stderr).toBe(0);
+    const sessionId = await latestSessionId();
+    const second = await runArbor(["--db", db, "run", "--cwd", dir, "--session", sessionId], { env, input: `second: ${long}` });
+    expect(second.code, second.stderr).toBe(0);
+    const compact = await runArbor(["--db", db, "compact", sessionId, "--instructions", "keep the replies"], { env });
+    expect(compact.code, compact.stderr).toBe(0);
+    expect(compact.stdout).toMatch(/^compaction \S+: \d+ tokens before; keeps from \S+/);
+    const summaryRequest = JSON.stringify(server.requests.at(-1)!.body);
+    expect(summaryRequest).toContain("keep the replies");
+    const context = await contextOf(sessionId);
+    expect(context.messages[0].role).toBe("compactionSummary");
+    expect(context.messages[0].summary).toContain("Summarized the first turn.");
+    expect(context.messages.at(-1).content[0].text).toBe("second reply");
+    expect((await runArbor(["--db", db, "tree", sessionId])).stdout).toContain("compaction (");
+  });
+
   it("run --json prints the logged events as JSON lines", async () => {
     server.script(textResponse("json mode"));
     const result = await runArbor([...modelArgs(), "--json", "hello"], { env });
