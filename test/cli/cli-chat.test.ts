@@ -3,6 +3,7 @@
  * file, and the loopback OpenAI-wire server. A line typed while the agent works is
  * steering; `/followup` queues a follow-up; `/tree`, `/label`, `/name` and `/exit` work.
  */
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
@@ -60,5 +61,48 @@ describe("arbor chat", { timeout: 180_000 }, () => {
     expect(third.at(-1)).toContain("then check the result"); // the follow-up, once the agent would stop
     const sessions = JSON.parse((await runArbor(["--db", db, "sessions", "--json"])).stdout);
     expect(sessions[0].name).toBe("chat demo");
+  });
+
+  it("expands /skill:name and prompt templates from the project, and runs /label and /checkout", async () => {
+    const dir = tempDir();
+    const db = join(dir, "arbor.db");
+    mkdirSync(join(dir, ".arbor/skills/greeter"), { recursive: true });
+    writeFileSync(join(dir, ".arbor/skills/greeter/SKILL.md"), "---\nname: greeter\ndescription: Greets people politely.\n---\nAlways greet with GREETER-BODY.\n");
+    mkdirSync(join(dir, ".arbor/prompts"), { recursive: true });
+    writeFileSync(join(dir, ".arbor/prompts/review.md"), "---\ndescription: Review a file\n---\nReview $1 carefully, focusing on $2.\n");
+    server.script(textResponse("skill reply"), textResponse("template reply"));
+    let stdin: NodeJS.WritableStream | undefined;
+    const done = runArbor(["--db", db, "chat", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir], {
+      env: { OPENAI_API_KEY: "test-key" },
+      keepStdinOpen: true,
+      onSpawn: (child) => (stdin = child.stdin!),
+    });
+    stdin!.write("/skill:greeter say hi to Ada\n");
+    await server.waitForRequests(1);
+    for (let attempt = 0; attempt < 200 && server.remaining() > 1; attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    stdin!.write('/review src/a.ts "error handling"\n');
+    await server.waitForRequests(2);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const sessions = JSON.parse((await runArbor(["--db", db, "sessions", "--json"])).stdout) as { id: string }[];
+    const tree = await runArbor(["--db", db, "tree", sessions[0].id, "--json"]);
+    const ids: string[] = [];
+    const walk = (nodes: { entry: { id: string; type: string; message?: { role: string } }; children: unknown[] }[]) => {
+      for (const node of nodes) {
+        if (node.entry.type === "message" && node.entry.message?.role === "user") ids.push(node.entry.id);
+        walk(node.children as never);
+      }
+    };
+    walk(JSON.parse(tree.stdout).tree);
+    stdin!.write(`/label ${ids[0]} first ask\n/checkout ${ids[1]}\n/exit\n`);
+    const result = await done;
+    expect(result.code, result.stderr).toBe(0);
+    expect(JSON.stringify(server.requests[0].body.messages)).toContain("GREETER-BODY");
+    expect(JSON.stringify(server.requests[0].body.messages)).toContain("say hi to Ada");
+    expect(JSON.stringify(server.requests[1].body.messages)).toContain("Review src/a.ts carefully, focusing on error handling.");
+    expect(result.stdout).toContain("labelled");
+    expect(result.stdout).toContain("Review src/a.ts"); // /checkout of a user message prints its text for re-editing
+    const after = await runArbor(["--db", db, "tree", sessions[0].id]);
+    expect(after.stdout).toContain("[first ask]");
   });
 });
