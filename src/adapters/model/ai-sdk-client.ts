@@ -43,6 +43,7 @@ import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import { reasoningProviderOptions } from "./thinking.ts";
 import type { ProviderOptionsRecord } from "./to-model-messages.ts";
+import type { ModelMessage } from "ai";
 import { toModelMessages, wellFormed } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
 
@@ -130,9 +131,25 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     return info.reasoningOptions ? info.reasoningOptions(level) : reasoningProviderOptions(model.provider, level, info.thinkingLevelMap);
   };
 
+  // The AI SDK's `standardizePrompt` validates the whole history with zod; done on every call
+  // it made each turn O(history). Messages are checked once: a message whose JSON was already
+  // validated is not validated again (the set is bounded; it is cleared when it grows large).
+  const validated = new Set<string>();
+  const standardizeOnce = async (system: string | undefined, messages: ModelMessage[]) => {
+    const keys = messages.map((message) => JSON.stringify(message));
+    const fresh = messages.filter((_, index) => !validated.has(keys[index]));
+    if (messages.length === 0 || fresh.length > 0) {
+      // Throws the AI SDK's own InvalidPromptError for an empty or malformed prompt.
+      await standardizePrompt({ system, messages: messages.length === 0 ? messages : fresh });
+      if (validated.size > 10_000) validated.clear();
+      for (const key of keys) validated.add(key);
+    }
+    return { system, messages };
+  };
+
   async function callOptions(request: ModelRequest, abortSignal: AbortSignal): Promise<LanguageModelV3CallOptions> {
     const messages = toModelMessages(request.messages, { provider, api, modelId });
-    const standardized = await standardizePrompt({ system: request.systemPrompt === undefined ? undefined : wellFormed(request.systemPrompt), messages });
+    const standardized = await standardizeOnce(request.systemPrompt === undefined ? undefined : wellFormed(request.systemPrompt), messages);
     const prompt = await convertToLanguageModelPrompt({
       prompt: standardized,
       supportedUrls: await model.supportedUrls,
