@@ -43,6 +43,7 @@ import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import { reasoningProviderOptions } from "./thinking.ts";
 import type { ProviderOptionsRecord } from "./to-model-messages.ts";
+import { createHash } from "node:crypto";
 import type { ModelMessage } from "ai";
 import { toModelMessages, wellFormed } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
@@ -133,10 +134,10 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
 
   // The AI SDK's `standardizePrompt` validates the whole history with zod; done on every call
   // it made each turn O(history). Messages are checked once: a message whose JSON was already
-  // validated is not validated again (the set is bounded; it is cleared when it grows large).
+  // validated is not validated again (the set holds digests, is bounded, and is cleared when it grows large).
   const validated = new Set<string>();
   const standardizeOnce = async (system: string | undefined, messages: ModelMessage[]) => {
-    const keys = messages.map((message) => JSON.stringify(message));
+    const keys = messages.map((message) => createHash("sha256").update(JSON.stringify(message)).digest("base64"));
     const fresh = messages.filter((_, index) => !validated.has(keys[index]));
     if (messages.length === 0 || fresh.length > 0) {
       // Throws the AI SDK's own InvalidPromptError for an empty or malformed prompt.
