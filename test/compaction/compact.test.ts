@@ -2,6 +2,9 @@
  * The compaction actor through `compact()`: real sessions (memory and SQLite logs),
  * the real AI SDK adapter over a scripted mock model.
  */
+import { MockLanguageModelV3 } from "ai/test";
+import { createAiSdkModelClient } from "../../src/adapters/model/ai-sdk-client.ts";
+import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { describe, expect, it, vi } from "vitest";
 import { compact, runCompaction } from "../../src/compaction/compact.ts";
 import { isCompacting } from "../../src/compaction/lock.ts";
@@ -51,7 +54,16 @@ describe("compact()", () => {
 
   it("updates the previous summary and carries file lists through three chained compactions", async () => {
     const { session } = await newSession("sqlite");
-    const { client, mock } = summaryModel([{ text: "S1" }, { text: "P1" }, { text: "S2" }, { text: "P2" }, { text: "S3" }, { text: "P3" }]);
+    // History and turn-prefix summaries are requested in parallel; answer each kind from its own
+    // script (by the history call's output cap) so the test does not depend on which call lands first.
+    const historyScript = scriptedModel([{ text: "S1" }, { text: "S2" }, { text: "S3" }]);
+    const prefixScript = scriptedModel([{ text: "P1" }, { text: "P2" }, { text: "P3" }]);
+    const mock = new MockLanguageModelV3({
+      provider: "mock.scripted",
+      modelId: "mock-model",
+      doStream: (options) => (options.maxOutputTokens === 3276 ? historyScript.doStream(options) : prefixScript.doStream(options)),
+    });
+    const client = createAiSdkModelClient(mock, { provider: "openai", modelId: "gpt-test" });
     const entries: CompactionEntry[] = [];
     for (let round = 0; round < 3; round++) {
       await appendTurns(session, 4);
