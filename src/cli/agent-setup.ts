@@ -7,7 +7,8 @@
  * - tools (read, bash, edit, write) can touch only `--cwd` and below (ExecutionEnv root);
  * - skills load from `<cwd>/.arbor/skills` and `<cwd>/.agents/skills`, templates from
  *   `<cwd>/.arbor/prompts`, when those directories exist;
- * - the API key is passed to the model client only; it is never logged.
+ * - the API key is passed to the model client only; it is never logged, and it is redacted
+ *   from tool output before the model sees it (harness `secrets`).
  *
  * @example
  * ```ts
@@ -23,7 +24,7 @@ import type { ModelClient } from "../core/model-stream.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import { CliError } from "./cli-error.ts";
 import type { ResolvedModelSettings } from "./config.ts";
-import type { CliStore } from "./store-context.ts";
+import { urlPassword, type CliStore } from "./store-context.ts";
 
 /** What the model commands need. */
 export interface CliHarness {
@@ -68,6 +69,8 @@ export async function createCliHarness(input: {
     tools: createCodingTools(env),
     resources: { skillPaths, promptTemplatePaths },
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
+    // The key and a URL password never reach the model through tool output (the CLI's log redacts them too).
+    secrets: [input.settings.apiKey, urlPassword(input.settings.baseURL)].filter((secret): secret is string => typeof secret === "string"),
   });
   return { harness, model, cwd };
 }

@@ -111,6 +111,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     systemPrompt: () => runSystemPrompt ?? baseSystemPrompt(),
     model: () => registry.get(modelName),
     streamOptions: options.streamOptions,
+    secrets: options.secrets,
   });
   const compactionCallbacks: CompactionHookCallbacks = {
     sessionBeforeCompact: (event) => runner.sessionBeforeCompact(event),

@@ -24,6 +24,7 @@
  */
 import { z } from "zod";
 import type { ModelRequest } from "../core/model-stream.ts";
+import type { ToolResult } from "../core/tools.ts";
 import type { LoopHooks } from "../machines/agent-types.ts";
 import type { HookRunner } from "./hooks.ts";
 import type { RegisteredModel } from "./model-registry.ts";
@@ -39,6 +40,20 @@ const resultPatch = z.object({
   isError: z.boolean().optional(),
   terminate: z.boolean().optional(),
 });
+
+/** `content` with every secret replaced by `[redacted]` in its text blocks; the same array when nothing changed. */
+export function redactContentSecrets(content: ToolResult["content"], secrets: readonly string[]): ToolResult["content"] {
+  if (secrets.length === 0) return content;
+  let changed = false;
+  const next = content.map((block) => {
+    if (block.type !== "text" || !secrets.some((secret) => block.text.includes(secret))) return block;
+    changed = true;
+    let text = block.text;
+    for (const secret of secrets) text = text.split(secret).join("[redacted]");
+    return { ...block, text };
+  });
+  return changed ? next : content;
+}
 
 /** Why a toolResult patch is malformed (the first failing field), or undefined. */
 export function invalidResultPatch(patch: Record<string, unknown>): string | undefined {
@@ -56,6 +71,8 @@ export interface LoopHookBindings {
   /** The current model. */
   model: () => RegisteredModel;
   streamOptions?: HarnessStreamOptions;
+  /** Values replaced by `[redacted]` in tool output before the model or the log sees it (at least 6 characters). */
+  secrets?: readonly string[];
 }
 
 function sameJson(a: unknown, b: unknown): boolean {
@@ -110,9 +127,10 @@ export function createLoopHooks(bindings: LoopHookBindings): LoopHooks {
       return sameJson(before, decision.input) ? undefined : { args: decision.input };
     },
     async afterToolCall({ toolCallId, toolName, args, result, isError }) {
-      if (!runner.has("toolResult")) return undefined;
+      const secrets = (bindings.secrets ?? []).filter((secret) => secret.length >= 6);
+      if (!runner.has("toolResult") && secrets.length === 0) return undefined;
       const original = { content: result.content, details: result.details, isError, terminate: result.terminate === true };
-      const patched = await runner.toolResult({ toolCallId, toolName, input: args, ...original });
+      const patched = runner.has("toolResult") ? await runner.toolResult({ toolCallId, toolName, input: args, ...original }) : original;
       const patch: Record<string, unknown> = {};
       for (const key of ["content", "details", "isError", "terminate"] as const) {
         if (patched[key] !== original[key]) patch[key] = patched[key];
@@ -121,6 +139,11 @@ export function createLoopHooks(bindings: LoopHookBindings): LoopHooks {
       // call instead, and the loop turns that into an error result.
       const problem = invalidResultPatch(patch);
       if (problem) throw new Error(`A toolResult hook returned an invalid patch: ${problem}.`);
+      // Known secrets (the harness's `secrets`) never reach the model through tool output,
+      // e.g. a bash command that prints the parent's environment.
+      const content = (patch.content ?? original.content) as ToolResult["content"];
+      const redacted = redactContentSecrets(content, secrets);
+      if (redacted !== content) patch.content = redacted;
       return Object.keys(patch).length ? patch : undefined;
     },
     transformContext: (messages) => runner.context(messages),

@@ -239,18 +239,28 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
 
   it("never writes the API key or URL credentials to the log, even when a provider or a tool echoes them", async () => {
     const key = "sk-test-SECRET-4242-abcdef";
+    const readBytes = () => ["", "-wal"].map((suffix) => (existsSync(db + suffix) ? readFileSync(db + suffix).toString("latin1") : "")).join("");
     server.script(
       toolCallResponse([{ id: "call_env", name: "bash", arguments: { command: "tr '\\0' '\\n' < /proc/$PPID/environ | grep OPENAI_API_KEY || echo none" } }]),
       errorResponse(401, { error: { message: `Incorrect API key provided: ${key}`, type: "invalid_request_error" } }),
     );
-    const url = server.url.replace("http://", "http://user:PASSW0RD-xyz@");
-    const result = await runArbor(["--db", db, "run", "--base-url", url, "--model", "openai:gpt-test", "--cwd", dir, "show the env"], { env: { OPENAI_API_KEY: key } });
+    const result = await runArbor([...modelArgs(), "show the env"], { env: { OPENAI_API_KEY: key } });
     expect(result.code).toBe(1);
-    const bytes = ["", "-wal"].map((suffix) => (existsSync(db + suffix) ? readFileSync(db + suffix).toString("latin1") : "")).join("");
-    expect(bytes.length).toBeGreaterThan(0);
-    expect(bytes).not.toContain(key);
-    expect(bytes).not.toContain("PASSW0RD-xyz");
-    expect(bytes).toContain("[redacted]");
+    expect(server.requests).toHaveLength(2);
+    // The model did not see the key in the tool output, and the log holds it nowhere.
+    const toolOutputSent = JSON.stringify(server.requests[1].body.messages);
+    expect(toolOutputSent).toContain("OPENAI_API_KEY=[redacted]");
+    expect(toolOutputSent).not.toContain(key);
+    expect(readBytes()).not.toContain(key);
+    expect(readBytes()).toContain("Incorrect API key provided: [redacted]");
+
+    // URL credentials: fetch refuses such URLs; the error that says so is logged without the password.
+    const url = server.url.replace("http://", "http://user:PASSW0RD-xyz@");
+    const withCredentials = await runArbor(["--db", db, "run", "--base-url", url, "--model", "openai:gpt-test", "--cwd", dir, "again"], { env: { OPENAI_API_KEY: key } });
+    expect(withCredentials.code).toBe(1);
+    expect(withCredentials.stderr).not.toContain("PASSW0RD-xyz");
+    expect(readBytes()).not.toContain("PASSW0RD-xyz");
+    expect(readBytes()).not.toContain(key);
   });
 
   it("a missing key prints one line, exits non-zero, and keeps the prompt", async () => {
