@@ -23,8 +23,8 @@ import { createCodingTools } from "../adapters/tools/index.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import { CliError } from "./cli-error.ts";
-import type { ResolvedModelSettings } from "./config.ts";
-import { urlPassword, type CliStore } from "./store-context.ts";
+import { settingsSecrets, type ResolvedModelSettings } from "./config.ts";
+import type { CliStore } from "./store-context.ts";
 
 /** What the model commands need. */
 export interface CliHarness {
@@ -70,7 +70,7 @@ export async function createCliHarness(input: {
     resources: { skillPaths, promptTemplatePaths },
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
     // The key and a URL password never reach the model through tool output (the CLI's log redacts them too).
-    secrets: [input.settings.apiKey, urlPassword(input.settings.baseURL)].filter((secret): secret is string => typeof secret === "string"),
+    secrets: settingsSecrets(input.settings),
   });
   return { harness, model, cwd };
 }

@@ -98,3 +98,19 @@ export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv =
   const apiKey = env[apiKeyEnv];
   return { spec, baseURL, api, apiKey: apiKey && apiKey.length > 0 ? apiKey : undefined, apiKeyEnv, contextWindow };
 }
+
+/** The password of a base URL's credentials, if any. */
+function urlPassword(url: string | undefined): string | undefined {
+  if (!url) return undefined;
+  try {
+    const password = new URL(url).password;
+    return password ? decodeURIComponent(password) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The values of these settings that must never reach the log or the model: the key and a URL password. */
+export function settingsSecrets(settings: ResolvedModelSettings): string[] {
+  return [settings.apiKey, urlPassword(settings.baseURL)].filter((secret): secret is string => typeof secret === "string");
+}

@@ -21,6 +21,7 @@ import { existsSync } from "node:fs";
 import type { CustomEntry } from "../core/entries.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
 import { createRedactingEventLog } from "../store/redacting-event-log.ts";
+import type { SessionSummary } from "../store/session-types.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { createSessionRepository, type ArborSessionRepository } from "../store/session-repository.ts";
 import type { ArborSessionHandle } from "../store/session-handle.ts";
@@ -35,9 +36,9 @@ export interface CliStore {
   readonly dbPath: string;
   readonly repo: ArborSessionRepository;
   /** Sessions, the one appended to most recently first (the order `latest` uses). */
-  listNewestFirst(): Promise<import("../store/session-types.ts").SessionSummary[]>;
-  /** Registers a secret (an API key, a URL password) that must never be written to the log. */
-  addSecret(secret: string | undefined): void;
+  listNewestFirst(): Promise<SessionSummary[]>;
+  /** Registers secrets (an API key, a URL password) that must never be written to the log. */
+  addSecrets(secrets: readonly string[]): void;
   /** Resolves a full id, a unique prefix or `latest`, and opens it. */
   resolveSessionId(reference: string): Promise<string>;
   openSession(reference: string): Promise<ArborSessionHandle>;
@@ -54,7 +55,7 @@ export function openStore(flags: { db?: string }, options: { readOnly?: boolean 
   }
   const log = createRedactingEventLog(createSqliteEventLog({ path: dbPath }));
   const repo = createSessionRepository({ log });
-  const newestFirst = async (sessions: import("../store/session-types.ts").SessionSummary[]) => {
+  const newestFirst = async (sessions: SessionSummary[]) => {
     const updated = new Map((await log.listStreams()).map((stream) => [stream.streamId, stream.updatedAt]));
     const at = (id: string) => updated.get(`session-${id}`) ?? "";
     return [...sessions].sort((a, b) => (at(a.id) < at(b.id) ? 1 : at(a.id) > at(b.id) ? -1 : 0));
@@ -77,8 +78,8 @@ export function openStore(flags: { db?: string }, options: { readOnly?: boolean 
     repo,
     resolveSessionId,
     listNewestFirst: async () => newestFirst(await repo.list()),
-    addSecret: (secret) => {
-      if (secret) log.addSecret(secret);
+    addSecrets: (secrets) => {
+      for (const secret of secrets) log.addSecret(secret);
     },
     async openSession(reference) {
       return repo.open(await resolveSessionId(reference));
@@ -121,17 +122,6 @@ export function withoutCredentials(url: string): string {
     return parsed.toString();
   } catch {
     return url;
-  }
-}
-
-/** The secrets in a base URL (its password), for redaction. */
-export function urlPassword(url: string | undefined): string | undefined {
-  if (!url) return undefined;
-  try {
-    const password = new URL(url).password;
-    return password ? decodeURIComponent(password) : undefined;
-  } catch {
-    return undefined;
   }
 }
 

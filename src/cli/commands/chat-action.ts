@@ -19,18 +19,17 @@ import type { RunOutcome } from "../../machines/agent-types.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { startInspector } from "./model-actions.ts";
 import { CliError, describeCliError } from "../cli-error.ts";
-import { resolveModelSettings, type ModelFlags } from "../config.ts";
+import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
 import { renderTree } from "../render-tree.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, recordEndpoint, recordedEndpoint, urlPassword, resolveEntryId } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
 export async function chatAction(flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }, globals: { db?: string }): Promise<void> {
       const store = openStore(globals);
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
       const settings = resolveModelSettings(flags, process.env, sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {});
-      store.addSecret(settings.apiKey);
-      store.addSecret(urlPassword(settings.baseURL));
+      store.addSecrets(settingsSecrets(settings));
       if (!settings.apiKey) {
         await store.close();
         throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);

@@ -14,9 +14,9 @@ import { messageText } from "../../core/messages.ts";
 import { moveTo } from "../../compaction/branch-summary.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
-import { resolveModelSettings, type ModelFlags } from "../config.ts";
+import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, recordEndpoint, recordedEndpoint, urlPassword, resolveEntryId } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
 import { CompactionError } from "../../core/errors.ts";
 
 interface DbFlags {
@@ -54,8 +54,7 @@ export async function runAction(words: string[], flags: ModelFlags & { session?:
       if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
       const recorded = sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {};
       const settings = resolveModelSettings(flags, process.env, recorded);
-      store.addSecret(settings.apiKey);
-      store.addSecret(urlPassword(settings.baseURL));
+      store.addSecrets(settingsSecrets(settings));
       const inspector = await startInspector(flags.inspect);
       const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect });
       try {
@@ -110,8 +109,7 @@ export async function checkoutAction(reference: string, entryReference: string, 
       let result;
       if (flags.summarize) {
         const settings = resolveModelSettings(flags, process.env, recordedEndpoint(session));
-        store.addSecret(settings.apiKey);
-        store.addSecret(urlPassword(settings.baseURL));
+        store.addSecrets(settingsSecrets(settings));
         if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); --summarize calls the model.`);
         const { harness } = await createCliHarness({ store, sessionId: session.id, cwd: session.view.info.cwd && existsSync(session.view.info.cwd) ? session.view.info.cwd : process.cwd(), settings });
         try {
@@ -136,8 +134,7 @@ export async function compactAction(reference: string, flags: ModelFlags & { ins
     try {
       const sessionId = await store.resolveSessionId(reference);
       const settings = resolveModelSettings(flags, process.env, recordedEndpoint(await store.repo.open(sessionId)));
-      store.addSecret(settings.apiKey);
-      store.addSecret(urlPassword(settings.baseURL));
+      store.addSecrets(settingsSecrets(settings));
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       const { harness } = await createCliHarness({ store, sessionId, cwd: process.cwd(), settings });
       try {
