@@ -2,11 +2,11 @@
  * Arbor's public API. See README.md, docs/api.md and docs/architecture.md.
  *
  * Contract: everything exported here is public and documented; the event schemas and
- * these names change only deliberately. Test helpers live in `arbor/testing`.
+ * these names change only deliberately. Test helpers live in `arbor-agent/testing`.
  *
  * @example
  * ```ts
- * import { createHarness, createOpenAIModel } from "arbor";
+ * import { createHarness, createOpenAIModel } from "arbor-agent";
  * const harness = await createHarness({ models: { main: createOpenAIModel({ modelId: "gpt-4o-mini" }) } });
  * ```
  */

@@ -1,5 +1,5 @@
 /**
- * `arbor/testing`: helpers for testing code built on Arbor without a real provider.
+ * `arbor-agent/testing`: helpers for testing code built on Arbor without a real provider.
  *
  * - {@link startOpenAIServer}: a loopback OpenAI-wire server (Chat Completions and
  *   Responses) replaying scripted turns and recorded fixtures;
@@ -7,7 +7,7 @@
  *
  * @example
  * ```ts
- * import { startOpenAIServer, textResponse } from "arbor/testing";
+ * import { startOpenAIServer, textResponse } from "arbor-agent/testing";
  * const server = await startOpenAIServer({ responses: [textResponse("hi")] });
  * ```
  */
