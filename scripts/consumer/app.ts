@@ -17,10 +17,8 @@ const harness = await createHarness({
   ],
 });
 harness.events$.subscribe((event) => {
-  if (event.type === "tool.finished") {
-    const outcome: string = event.data.outcome;
-    console.log(outcome);
-  }
+  const position: number = event.globalPosition;
+  console.log(event.type, position);
 });
 const outcome: RunOutcome = await harness.prompt("hello");
 console.log(outcome.status);

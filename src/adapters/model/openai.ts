@@ -35,7 +35,7 @@ import { createAiSdkModelClient } from "./ai-sdk-client.ts";
 import { stableResponsesItemIds } from "./responses-item-ids.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
-import type { ProviderOptionsRecord } from "./to-model-messages.ts";
+import type { ProviderOptionsRecord } from "./provider-options.ts";
 import type { ModelCost } from "./usage.ts";
 
 /**
