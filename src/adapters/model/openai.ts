@@ -53,7 +53,7 @@ export interface OpenAIModelOptions {
   baseURL?: string;
   /** Default `OPENAI_API_KEY` (read at call time). */
   apiKey?: string;
-  /** Wire format; default `"responses"`. */
+  /** Wire format; default {@link defaultOpenAIWire}: `"chat"` when a base URL is given (option or `OPENAI_BASE_URL`), else `"responses"`. */
   api?: "chat" | "responses";
   /** Extra headers on every HTTP call (never logged). */
   headers?: Record<string, string>;
@@ -91,8 +91,17 @@ class HookError extends Error {
   }
 }
 
-/** A `fetch` that runs the request's provider hooks around the real one, and pins Responses item ids. */
-function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
+/**
+ * A `fetch` that runs the request's provider hooks (`onPayload`, `onResponse`) around the real
+ * one, and pins Responses item ids; a throwing hook rejects with a non-retryable error naming it.
+ * Used by every provider factory (OpenAI, Anthropic, Google).
+ *
+ * @example
+ * ```ts
+ * createAnthropic({ apiKey, fetch: hookedFetch(request.hooks) });
+ * ```
+ */
+export function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
   return async (input, init) => {
     let body = init?.body;
     if (hooks?.onPayload && typeof body === "string") {
@@ -122,17 +131,14 @@ function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
 }
 
 /**
- * Create an OpenAI (or OpenAI-compatible) model client over `@ai-sdk/openai`.
- * Throws {@link ModelConfigError} (code `MODEL_CONFIG_INVALID`) only for a missing
- * `modelId` or an unknown `api`; a missing API key is reported per call instead.
+ * The password of a URL's credentials, decoded and as written, if any (secrets to redact).
  *
  * @example
  * ```ts
- * const model = createOpenAIModel({ modelId: "gpt-5-mini", baseURL: server.url, apiKey: "test" });
+ * urlSecrets("https://u:p%40ss@host/v1"); // ["p@ss", "p%40ss"]
  * ```
  */
-/** The password and user of a URL's credentials, if any. */
-function urlSecrets(url: string | undefined): string[] {
+export function urlSecrets(url: string | undefined): string[] {
   if (!url) return [];
   try {
     const parsed = new URL(url);
@@ -157,11 +163,37 @@ export function redactSecrets(text: string, secrets: readonly string[]): string 
   return result;
 }
 
+/**
+ * The wire API used when none is chosen, the one rule for `createOpenAIModel` and the CLI:
+ * Chat Completions when a base URL is given (most OpenAI-compatible servers — Ollama, vLLM,
+ * llama.cpp, gateways — speak only Chat Completions), else Responses (OpenAI itself). Ours.
+ *
+ * @example
+ * ```ts
+ * defaultOpenAIWire(undefined); // "responses"
+ * defaultOpenAIWire("http://127.0.0.1:11434/v1"); // "chat"
+ * ```
+ */
+export function defaultOpenAIWire(baseURL: string | undefined): "chat" | "responses" {
+  return baseURL !== undefined && baseURL !== "" ? "chat" : "responses";
+}
+
+/**
+ * Create an OpenAI (or OpenAI-compatible) model client over `@ai-sdk/openai`.
+ * Throws {@link ModelConfigError} (code `MODEL_CONFIG_INVALID`) only for a missing
+ * `modelId` or an unknown `api`; a missing API key is reported per call instead. Without `api`,
+ * the wire is {@link defaultOpenAIWire}'s (Chat Completions when a base URL is given).
+ *
+ * @example
+ * ```ts
+ * const model = createOpenAIModel({ modelId: "gpt-5-mini", baseURL: server.url, apiKey: "test" });
+ * ```
+ */
 export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   if (typeof options?.modelId !== "string" || options.modelId.trim() === "") {
     throw new ModelConfigError("createOpenAIModel: `modelId` must be a non-empty string, e.g. \"gpt-4o-mini\".");
   }
-  const wire = options.api ?? "responses";
+  const wire = options.api ?? defaultOpenAIWire(options.baseURL ?? process.env.OPENAI_BASE_URL);
   if (wire !== "chat" && wire !== "responses") {
     throw new ModelConfigError(`createOpenAIModel: \`api\` must be "chat" or "responses", got ${JSON.stringify(options.api)}.`);
   }
