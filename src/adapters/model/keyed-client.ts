@@ -13,20 +13,62 @@
  *
  * @example
  * ```ts
- * const client = keyedModelClient({ provider: "anthropic", api: "anthropic-messages", modelId: "claude-x", keyVariables: ["ANTHROPIC_API_KEY"], factory: "createAnthropicModel", build });
+ * const client = keyedModelClient({ provider: "anthropic", api: "anthropic-messages", modelId: "claude-x", label: "Anthropic", keyVariables: ["ANTHROPIC_API_KEY"], factory: "createAnthropicModel", build });
  * ```
  */
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "../../core/model-stream.ts";
-import { redactSecrets } from "./openai.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
+import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
+import type { ThinkingLevelMap } from "./thinking.ts";
 import type { ModelCost } from "./usage.ts";
+
+/**
+ * The {@link AiSdkModelInfo} of a factory's options (only the fields that are set).
+ *
+ * @example
+ * ```ts
+ * modelInfo({ modelId: "claude-x", cost: { input: 3, output: 15 } }, "anthropic", "anthropic-messages");
+ * ```
+ */
+export function modelInfo(
+  options: { modelId: string; contextWindow?: number; maxTokens?: number; cost?: ModelCost; reasoning?: boolean; thinkingLevelMap?: ThinkingLevelMap; idleTimeoutMs?: number },
+  provider: string,
+  api: string,
+): AiSdkModelInfo {
+  return {
+    provider,
+    api,
+    modelId: options.modelId,
+    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
+    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
+    ...(options.cost !== undefined ? { cost: options.cost } : {}),
+    ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
+    ...(options.thinkingLevelMap !== undefined ? { thinkingLevelMap: options.thinkingLevelMap } : {}),
+    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
+  };
+}
+
+/**
+ * Replaces every occurrence of each secret (at least 6 characters long) in `text` with
+ * `[redacted]`. Shorter values are left alone: they would redact ordinary words.
+ *
+ * @example
+ * ```ts
+ * redactSecrets("bad key sk-abc123xyz", ["sk-abc123xyz"]); // "bad key [redacted]"
+ * ```
+ */
+export function redactSecrets(text: string, secrets: readonly string[]): string {
+  let result = text;
+  for (const secret of secrets) if (secret.length >= 6) result = result.split(secret).join("[redacted]");
+  return result;
+}
 
 /**
  * What {@link keyedModelClient} needs. Token counts in tokens, prices in $ per million tokens.
  *
  * @example
  * ```ts
- * const spec: KeyedClientSpec = { provider: "google", api: "google-generative-ai", modelId: "gemini-2.5-flash", keyVariables: ["GOOGLE_GENERATIVE_AI_API_KEY"], factory: "createGoogleModel", build };
+ * const spec: KeyedClientSpec = { provider: "google", api: "google-generative-ai", modelId: "gemini-2.5-flash", label: "Google", keyVariables: ["GOOGLE_GENERATIVE_AI_API_KEY"], factory: "createGoogleModel", build };
  * ```
  */
 export interface KeyedClientSpec {
@@ -37,6 +79,8 @@ export interface KeyedClientSpec {
   apiKey?: string;
   /** Environment variables tried in order, e.g. `["ANTHROPIC_API_KEY"]`. */
   keyVariables: readonly string[];
+  /** The provider as people write it (`OpenAI`, `Anthropic`), for the missing-key message. */
+  label: string;
   /** The factory's name, for the missing-key message. */
   factory: string;
   /** Values (besides the key) never to show in an error message: header values, URL passwords. */
@@ -66,7 +110,7 @@ export function keyedModelClient(spec: KeyedClientSpec): ModelClient {
     if (!apiKey) {
       const assembler = new StreamAssembler({ api, provider, model: modelId }, spec.cost);
       yield assembler.start();
-      yield assembler.error(`No ${provider} API key: set the ${spec.keyVariables[0]} environment variable or pass \`apiKey\` to ${spec.factory}().`, { retryable: false }, "error");
+      yield assembler.error(`No ${spec.label} API key: set the ${spec.keyVariables[0]} environment variable or pass \`apiKey\` to ${spec.factory}().`, { retryable: false }, "error");
       return;
     }
     const secrets = [apiKey, ...Object.values(request.headers ?? {}), ...(spec.secrets?.(request) ?? [])];

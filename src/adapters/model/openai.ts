@@ -29,14 +29,16 @@
  */
 import { createOpenAI } from "@ai-sdk/openai";
 import { ModelConfigError } from "../../core/errors.ts";
-import type { ModelClient, ModelRequest, ModelStreamEvent, ProviderHooks } from "../../core/model-stream.ts";
+import type { ModelClient, ModelRequest, ProviderHooks } from "../../core/model-stream.ts";
 import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
 import { createAiSdkModelClient } from "./ai-sdk-client.ts";
+import { keyedModelClient, modelInfo } from "./keyed-client.ts";
 import { stableResponsesItemIds } from "./responses-item-ids.ts";
-import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import type { ProviderOptionsRecord } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
+
+export { redactSecrets } from "./keyed-client.ts";
 
 /**
  * Options of {@link createOpenAIModel}. Token counts in tokens, prices in $ per million tokens.
@@ -148,20 +150,6 @@ export function urlSecrets(url: string | undefined): string[] {
   }
 }
 
-/**
- * Replaces every occurrence of each secret (at least 6 characters long) in `text` with
- * `[redacted]`. Shorter values are left alone: they would redact ordinary words.
- *
- * @example
- * ```ts
- * redactSecrets("bad key sk-abc123xyz", ["sk-abc123xyz"]); // "bad key [redacted]"
- * ```
- */
-export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let result = text;
-  for (const secret of secrets) if (secret.length >= 6) result = result.split(secret).join("[redacted]");
-  return result;
-}
 
 /**
  * The wire API used when none is chosen, the one rule for `createOpenAIModel` and the CLI:
@@ -199,17 +187,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   }
   const provider = options.name ?? "openai";
   const api = wire === "chat" ? "openai-chat" : "openai-responses";
-  const info: AiSdkModelInfo = {
-    provider,
-    api,
-    modelId: options.modelId,
-    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
-    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-    ...(options.cost !== undefined ? { cost: options.cost } : {}),
-    ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
-    ...(options.thinkingLevelMap !== undefined ? { thinkingLevelMap: options.thinkingLevelMap } : {}),
-    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
-  };
+  const info: AiSdkModelInfo = modelInfo(options, provider, api);
 
   const clientFor = (request: ModelRequest, apiKey: string): ModelClient => {
     const openai = createOpenAI({
@@ -226,38 +204,21 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     return createAiSdkModelClient(model, { ...info, ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}) });
   };
 
-  async function* stream(request: ModelRequest, streamOptions: { signal?: AbortSignal } = {}): AsyncGenerator<ModelStreamEvent> {
-    const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
-    if (!apiKey) {
-      const assembler = new StreamAssembler({ api, provider, model: options.modelId }, options.cost);
-      yield assembler.start();
-      yield assembler.error(
-        "No OpenAI API key: set the OPENAI_API_KEY environment variable or pass `apiKey` to createOpenAIModel().",
-        { retryable: false },
-        "error",
-      );
-      return;
-    }
+  return keyedModelClient({
+    provider,
+    api,
+    modelId: options.modelId,
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    label: "OpenAI",
+    keyVariables: ["OPENAI_API_KEY"],
+    factory: "createOpenAIModel",
     // Providers and proxies sometimes echo the key, a header or URL credentials in error
     // text; none of them may reach the message (and so the log).
-    const secrets = [apiKey, ...Object.values(options.headers ?? {}), ...Object.values(request.headers ?? {}), ...urlSecrets(options.baseURL ?? process.env.OPENAI_BASE_URL)];
-    for await (const event of clientFor(request, apiKey).stream(request, streamOptions)) {
-      if (event.type === "error" && event.message.errorMessage) {
-        yield { ...event, message: { ...event.message, errorMessage: redactSecrets(event.message.errorMessage, secrets) } };
-      } else {
-        yield event;
-      }
-    }
-  }
-
-  return {
-    provider,
-    modelId: options.modelId,
-    api,
+    secrets: () => [...Object.values(options.headers ?? {}), ...urlSecrets(options.baseURL ?? process.env.OPENAI_BASE_URL)],
+    build: clientFor,
     ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     ...(options.cost !== undefined ? { cost: options.cost } : {}),
     ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
-    stream,
-  };
+  });
 }

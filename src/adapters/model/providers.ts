@@ -33,7 +33,7 @@ import { ModelConfigError } from "../../core/errors.ts";
 import type { ModelClient, ModelRequest } from "../../core/model-stream.ts";
 import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
 import { createAiSdkModelClient } from "./ai-sdk-client.ts";
-import { keyedModelClient } from "./keyed-client.ts";
+import { keyedModelClient, modelInfo } from "./keyed-client.ts";
 import type { OpenAIModelOptions } from "./openai.ts";
 import { createOpenAIModel, hookedFetch, urlSecrets } from "./openai.ts";
 
@@ -67,6 +67,7 @@ export const PROVIDER_BASE_URL_VARIABLES: Readonly<Record<ModelProvider, string>
 
 interface Family {
   provider: Exclude<ModelProvider, "openai">;
+  label: string;
   api: string;
   factory: string;
   defaultBaseURL: string;
@@ -79,18 +80,7 @@ function providerModel(family: Family, options: ProviderModelOptions): ModelClie
   }
   const provider = options.name ?? family.provider;
   const baseURL = () => options.baseURL ?? process.env[PROVIDER_BASE_URL_VARIABLES[family.provider]] ?? family.defaultBaseURL;
-  const info: AiSdkModelInfo = {
-    provider,
-    api: family.api,
-    modelId: options.modelId,
-    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
-    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-    ...(options.cost !== undefined ? { cost: options.cost } : {}),
-    ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
-    ...(options.thinkingLevelMap !== undefined ? { thinkingLevelMap: options.thinkingLevelMap } : {}),
-    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
-    ...(options.providerOptions !== undefined ? { providerOptions: options.providerOptions } : {}),
-  };
+  const info: AiSdkModelInfo = { ...modelInfo(options, provider, family.api), ...(options.providerOptions !== undefined ? { providerOptions: options.providerOptions } : {}) };
   const build = (request: ModelRequest, apiKey: string) =>
     createAiSdkModelClient(
       family.model({ apiKey, baseURL: baseURL(), ...(options.headers ? { headers: options.headers } : {}), fetch: hookedFetch(request.hooks) }, options.modelId),
@@ -102,6 +92,7 @@ function providerModel(family: Family, options: ProviderModelOptions): ModelClie
     modelId: options.modelId,
     ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
     keyVariables: PROVIDER_KEY_VARIABLES[family.provider],
+    label: family.label,
     factory: family.factory,
     secrets: () => [...Object.values(options.headers ?? {}), ...urlSecrets(baseURL())],
     build,
@@ -114,6 +105,7 @@ function providerModel(family: Family, options: ProviderModelOptions): ModelClie
 
 const ANTHROPIC: Family = {
   provider: "anthropic",
+  label: "Anthropic",
   api: "anthropic-messages",
   factory: "createAnthropicModel",
   defaultBaseURL: "https://api.anthropic.com/v1",
@@ -122,6 +114,7 @@ const ANTHROPIC: Family = {
 
 const GOOGLE: Family = {
   provider: "google",
+  label: "Google",
   api: "google-generative-ai",
   factory: "createGoogleModel",
   defaultBaseURL: "https://generativelanguage.googleapis.com/v1beta",
