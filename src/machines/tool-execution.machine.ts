@@ -9,7 +9,7 @@
  *   → `succeeded` | `failed`; `executing` also ends `aborted` | `timedOut`.
  * `ABORT` before execution ends in `skipped` (pi #8935: no prepared call starts after
  * an abort); during execution or finalization it ends in `aborted` at once: the tool's
- * AbortSignal fires (its actor is stopped) and the result says it did not complete.
+ * AbortSignal fires (its actor is stopped) and the result says it may not have finished and may need to be run again.
  *
  * Contract:
  * - the actor never fails: every path ends in a final state whose `output` is a
