@@ -42,6 +42,8 @@ export interface ModelFlags {
   api?: string;
   contextWindow?: string;
   apiKeyEnv?: string;
+  /** Seconds, `0` for off. */
+  idleTimeout?: string;
 }
 
 /** The database path for these flags; creates its directory unless `create: false`. */
@@ -73,6 +75,8 @@ export interface ResolvedModelSettings {
   apiKey?: string;
   apiKeyEnv: string;
   contextWindow?: number;
+  /** From `--idle-timeout` (seconds), in ms; undefined keeps the adapter's default (120 s). */
+  idleTimeoutMs?: number;
 }
 
 /** Endpoint settings a session recorded on an earlier run (never a key). */
@@ -114,9 +118,17 @@ export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv =
       throw new CliError(`Bad --context-window "${flags.contextWindow}": expected a positive whole number of tokens.`);
     }
   }
+  let idleTimeoutMs: number | undefined;
+  if (flags.idleTimeout !== undefined) {
+    const seconds = Number(flags.idleTimeout);
+    if (flags.idleTimeout.trim() === "" || !Number.isFinite(seconds) || seconds < 0) {
+      throw new CliError(`Bad --idle-timeout "${flags.idleTimeout}": expected a number of seconds (0 turns the idle timeout off).`);
+    }
+    idleTimeoutMs = Math.round(seconds * 1000);
+  }
   const variables = flags.apiKeyEnv !== undefined ? [flags.apiKeyEnv] : PROVIDER_KEY_VARIABLES[spec.provider];
   const apiKey = variables.map((name) => env[name]).find((value) => value !== undefined && value.length > 0);
-  return { spec, baseURL, ...(api ? { api } : {}), apiKey, apiKeyEnv: variables[0], contextWindow };
+  return { spec, baseURL, ...(api ? { api } : {}), apiKey, apiKeyEnv: variables[0], contextWindow, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) };
 }
 
 function isProvider(name: string): name is ModelProvider {
