@@ -26,6 +26,7 @@ export type { RunOutcome } from "./machines/agent-types.ts";
 // Models.
 export { createOpenAIModel, type OpenAIModelOptions } from "./adapters/model/openai.ts";
 export type { ModelClient } from "./core/model-stream.ts";
+export { createAnthropicModel, createGoogleModel, createModel, type ModelProvider, type ProviderModelOptions } from "./adapters/model/providers.ts";
 
 // Tools.
 export { defineTool, type AgentTool, type DefineToolOptions, type ToolExecuteContext, type ToolResult } from "./core/tools.ts";
@@ -38,6 +39,7 @@ export type { McpServerConfig } from "./adapters/mcp/config.ts";
 // The event log and sessions.
 export { createMemoryEventLog } from "./store/memory-event-log.ts";
 export { createSqliteEventLog, openEventLog } from "./store/sqlite-event-log.ts";
+export { createPostgresEventLog } from "./store/pg-event-log.ts";
 export type { EventLog, NewEvent, StoredEvent } from "./store/event-log.ts";
 export { createSessionRepository } from "./store/session-repository.ts";
 export type { SessionContext, SessionHandle, SessionRepository, SessionStats, SessionSummary } from "./store/session-types.ts";

@@ -115,3 +115,4 @@ export {
   type CompactionFailureReason,
   type CompactionOutcome,
 } from "../compaction/compaction.machine.ts";
+export { CompactionFailedError } from "../core/errors.ts";

@@ -64,3 +64,18 @@ export {
   type EntryAppendedData,
   type LeafMovedData,
 } from "../store/events/session-events.ts";
+export {
+  openPostgresEventLog,
+  type PostgresEventLog,
+  type PostgresEventLogOptions,
+} from "../store/pg-event-log.ts";
+export type { StreamLease, StreamOwnership } from "../store/stream-ownership.ts";
+export {
+  EventCorruptError,
+  EventIdReusedError,
+  EventSchemaError,
+  LogClosedError,
+  LogCommitError,
+  LogSchemaError,
+  type ArborErrorOptions,
+} from "../core/errors.ts";

@@ -45,3 +45,6 @@ export {
 export {
   toModelMessages,
 } from "../adapters/model/to-model-messages.ts";
+export { PROVIDER_BASE_URL_VARIABLES, PROVIDER_KEY_VARIABLES } from "../adapters/model/providers.ts";
+export { DEFAULT_IDLE_TIMEOUT_MS } from "../adapters/model/ai-sdk-client.ts";
+export { defaultOpenAIWire } from "../adapters/model/openai.ts";

@@ -34,3 +34,4 @@ export {
   type MigratedLine,
   type MigratedPiFile,
 } from "../adapters/pi-jsonl/migrate.ts";
+export { SessionImportError } from "../core/errors.ts";
