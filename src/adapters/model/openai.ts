@@ -17,7 +17,9 @@
  *   headers })` sees every HTTP response before its body is read. A throwing hook ends the
  *   call with a non-retryable error naming the hook;
  * - Responses SSE passes through {@link stableResponsesItemIds}, so servers that rotate item
- *   ids mid-item (GitHub Copilot) work with `@ai-sdk/openai` 3.x;
+ *   ids mid-item (GitHub Copilot) work with `@ai-sdk/openai` 3.x; Chat Completions SSE passes
+ *   through {@link distinctChatToolCallIndexes}, so two calls with different ids that share an
+ *   `index` stay two calls instead of being glued into one;
  * - `options.headers` and `request.headers` are sent on the HTTP call and never appear in
  *   events, messages or errors.
  *
@@ -32,6 +34,7 @@ import { ModelConfigError } from "../../core/errors.ts";
 import type { ModelClient, ModelRequest, ModelStreamEvent, ProviderHooks } from "../../core/model-stream.ts";
 import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
 import { createAiSdkModelClient } from "./ai-sdk-client.ts";
+import { distinctChatToolCallIndexes } from "./chat-tool-call-indexes.ts";
 import { stableResponsesItemIds } from "./responses-item-ids.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
@@ -91,7 +94,7 @@ class HookError extends Error {
   }
 }
 
-/** A `fetch` that runs the request's provider hooks around the real one, and pins Responses item ids. */
+/** A `fetch` that runs the request's provider hooks around the real one, pins Responses item ids and keeps Chat tool calls apart. */
 function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
   return async (input, init) => {
     let body = init?.body;
@@ -116,6 +119,9 @@ function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     if (response.body && /\/responses(?:\?|$)/.test(url) && response.headers.get("content-type")?.includes("text/event-stream")) {
       return new Response(response.body.pipeThrough(stableResponsesItemIds()), { status: response.status, statusText: response.statusText, headers: response.headers });
+    }
+    if (response.body && /\/chat\/completions(?:\?|$)/.test(url) && response.headers.get("content-type")?.includes("text/event-stream")) {
+      return new Response(response.body.pipeThrough(distinctChatToolCallIndexes()), { status: response.status, statusText: response.statusText, headers: response.headers });
     }
     return response;
   };
