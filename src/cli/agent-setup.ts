@@ -41,6 +41,7 @@ export function createCliModel(settings: ResolvedModelSettings): ModelClient {
     apiKey: settings.apiKey,
     api: settings.api,
     contextWindow: settings.contextWindow,
+    ...(settings.idleTimeoutMs !== undefined ? { idleTimeoutMs: settings.idleTimeoutMs } : {}),
   });
 }
 

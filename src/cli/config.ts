@@ -33,6 +33,8 @@ export interface ModelFlags {
   api?: string;
   contextWindow?: string;
   apiKeyEnv?: string;
+  /** Seconds, `0` for off. */
+  idleTimeout?: string;
 }
 
 /** The database path for these flags; creates its directory unless `create: false`. */
@@ -63,6 +65,8 @@ export interface ResolvedModelSettings {
   apiKey?: string;
   apiKeyEnv: string;
   contextWindow?: number;
+  /** From `--idle-timeout` (seconds), in ms; undefined keeps the adapter's default (120 s). */
+  idleTimeoutMs?: number;
 }
 
 /** Endpoint settings a session recorded on an earlier run (never a key). */
@@ -94,9 +98,25 @@ export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv =
       throw new CliError(`Bad --context-window "${flags.contextWindow}": expected a positive whole number of tokens.`);
     }
   }
+  let idleTimeoutMs: number | undefined;
+  if (flags.idleTimeout !== undefined) {
+    const seconds = Number(flags.idleTimeout);
+    if (flags.idleTimeout.trim() === "" || !Number.isFinite(seconds) || seconds < 0) {
+      throw new CliError(`Bad --idle-timeout "${flags.idleTimeout}": expected a number of seconds (0 turns the idle timeout off).`);
+    }
+    idleTimeoutMs = Math.round(seconds * 1000);
+  }
   const apiKeyEnv = flags.apiKeyEnv ?? "OPENAI_API_KEY";
   const apiKey = env[apiKeyEnv];
-  return { spec, baseURL, api, apiKey: apiKey && apiKey.length > 0 ? apiKey : undefined, apiKeyEnv, contextWindow };
+  return {
+    spec,
+    baseURL,
+    api,
+    apiKey: apiKey && apiKey.length > 0 ? apiKey : undefined,
+    apiKeyEnv,
+    contextWindow,
+    ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
+  };
 }
 
 /** The password of a base URL's credentials, if any. */

@@ -12,6 +12,9 @@
  *   queues are restored from `queue.changed`, then `recoverSession` closes an
  *   unfinished run); every run waits for it;
  * - every logged event goes through ONE session writer (group commit per tick);
+ * - commit before effect: before any tool's `execute` and before any model request, the
+ *   writer is flushed and its commit awaited, so the run start, the prompt, the assistant
+ *   message holding the call and `tool.started` are durable before the effect begins;
  *   `prompt()` / `continue()` resolve after the run's events are committed, with the
  *   run's outcome; they never reject for provider or tool failures (errors are data);
  * - a refused append (another process wrote to the session) fails the run with the
@@ -97,6 +100,7 @@ export function createAgent(options: AgentOptions): Agent {
     hooks,
     toolContext: (call) =>
       typeof options.toolContext === "function" ? (options.toolContext as (c: typeof call) => unknown)(call) : options.toolContext,
+    commit: () => writer.commit(),
   };
 
   const buildRequest = async (messages: AgentMessage[], signal: AbortSignal): Promise<ModelRequest> => {
@@ -190,6 +194,7 @@ export function createAgent(options: AgentOptions): Agent {
     runtime,
     hooks,
     flush: () => writer.flush(),
+    commit: () => writer.commit(),
   });
 
   actor = createActor(

@@ -73,6 +73,8 @@ describe("createHarness: configuration", () => {
     const expected = loadSkills([sharedPath("real-inputs/skills")]);
     expect(harness.resourceDiagnostics.skills).toEqual(expected.diagnostics);
     expect(harness.resourceDiagnostics.skills.length).toBeGreaterThan(0);
+    // The folder's README.md and SPEC-NOTES.md are not skills: no diagnostic names them (issue 12 item 7).
+    expect(harness.resourceDiagnostics.skills.filter((diagnostic) => /README\.md$|SPEC-NOTES\.md$/.test(diagnostic.path))).toEqual([]);
     expect(harness.getState().systemPrompt).toContain("<available_skills>");
     expect(loadPromptTemplates([sharedPath("real-inputs/prompts/pi-mono")]).templates.length).toBeGreaterThan(0);
   });

@@ -69,7 +69,7 @@ export interface OpenAIModelOptions {
   thinkingLevelMap?: ThinkingLevelMap;
   /** Provider name in Arbor messages; default `openai`. */
   name?: string;
-  /** Cancel a call after this many ms without any data (see `AiSdkModelInfo.idleTimeoutMs`). Default: off. */
+  /** Cancel a call after this many ms without any data (see `AiSdkModelInfo.idleTimeoutMs`). Default 120 000 (120 s); `0` turns it off. */
   idleTimeoutMs?: number;
   /**
    * AI SDK provider options on every call, over Arbor's defaults (`store: false`…) and under
@@ -94,6 +94,66 @@ class HookError extends Error {
   }
 }
 
+/** A 2xx answer to a streaming request that is not an event stream (a proxy's login page, a JSON body). */
+class NotAStreamError extends Error {
+  readonly isRetryable = false;
+  constructor(status: number, contentType: string, firstBytes: string) {
+    super(
+      `The server answered HTTP ${status} with content type ${JSON.stringify(contentType)} instead of an event stream (text/event-stream); first bytes: ${JSON.stringify(firstBytes)}`,
+    );
+    this.name = "NotAStreamError";
+  }
+}
+
+const FIRST_BYTES = 200;
+
+/** Up to {@link FIRST_BYTES} bytes of `response`'s body as text; the body is cancelled afterwards. */
+async function firstBytes(response: Response): Promise<string> {
+  if (!response.body) return "";
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  try {
+    while (size < FIRST_BYTES) {
+      const next = await reader.read();
+      if (next.done) break;
+      chunks.push(next.value);
+      size += next.value.byteLength;
+    }
+  } finally {
+    await reader.cancel().catch(() => undefined);
+  }
+  return Buffer.concat(chunks).subarray(0, FIRST_BYTES).toString("utf8");
+}
+
+function isStreamingRequest(body: unknown): boolean {
+  if (typeof body !== "string") return false;
+  try {
+    return (JSON.parse(body) as { stream?: unknown }).stream === true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `baseURL` without `user:password@`, and the `Authorization: Basic` value they become
+ * (fetch refuses URLs with credentials). Undefined authorization when there are none.
+ */
+function splitUrlCredentials(baseURL: string): { url: string; authorization?: string } {
+  let parsed: URL;
+  try {
+    parsed = new URL(baseURL);
+  } catch {
+    return { url: baseURL };
+  }
+  if (!parsed.username && !parsed.password) return { url: baseURL };
+  const user = decodeURIComponent(parsed.username);
+  const password = decodeURIComponent(parsed.password);
+  parsed.username = "";
+  parsed.password = "";
+  return { url: parsed.href.replace(/\/$/, baseURL.endsWith("/") ? "/" : ""), authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` };
+}
+
 /** A `fetch` that runs the request's provider hooks around the real one, pins Responses item ids and keeps Chat tool calls apart. */
 function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
   return async (input, init) => {
@@ -115,6 +175,10 @@ function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
         await response.body?.cancel().catch(() => undefined);
         throw new HookError("onResponse", error);
       }
+    }
+    const contentType = response.headers.get("content-type");
+    if (response.ok && contentType && !contentType.includes("text/event-stream") && isStreamingRequest(body)) {
+      throw new NotAStreamError(response.status, contentType, await firstBytes(response));
     }
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     if (response.body && /\/responses(?:\?|$)/.test(url) && response.headers.get("content-type")?.includes("text/event-stream")) {
@@ -186,10 +250,14 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   };
 
   const clientFor = (request: ModelRequest, apiKey: string): ModelClient => {
+    // fetch refuses a URL with credentials: they travel as `Authorization: Basic` instead
+    // (replacing the key's Bearer header, which such a proxy does not expect).
+    const { url: baseURL, authorization } = splitUrlCredentials(options.baseURL ?? process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1");
+    const headers = { ...(authorization ? { Authorization: authorization } : {}), ...options.headers };
     const openai = createOpenAI({
       apiKey,
-      baseURL: options.baseURL ?? process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1",
-      ...(options.headers ? { headers: options.headers } : {}),
+      baseURL,
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
       fetch: hookedFetch(request.hooks),
     });
     const model = wire === "chat" ? openai.chat(options.modelId) : openai.responses(options.modelId);
@@ -214,7 +282,14 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     }
     // Providers and proxies sometimes echo the key, a header or URL credentials in error
     // text; none of them may reach the message (and so the log).
-    const secrets = [apiKey, ...Object.values(options.headers ?? {}), ...Object.values(request.headers ?? {}), ...urlSecrets(options.baseURL ?? process.env.OPENAI_BASE_URL)];
+    const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
+    const secrets = [
+      apiKey,
+      ...Object.values(options.headers ?? {}),
+      ...Object.values(request.headers ?? {}),
+      ...urlSecrets(baseURL),
+      ...(baseURL ? [splitUrlCredentials(baseURL).authorization?.slice("Basic ".length) ?? ""] : []),
+    ];
     for await (const event of clientFor(request, apiKey).stream(request, streamOptions)) {
       if (event.type === "error" && event.message.errorMessage) {
         yield { ...event, message: { ...event.message, errorMessage: redactSecrets(event.message.errorMessage, secrets) } };

@@ -11,7 +11,8 @@
  *   base64 form exceeds 4.5 MiB is omitted with a note (pi resizes first);
  * - any other binary file (a detected non-text type, or a NUL byte in the first 8 KiB) gets a note
  *   naming its type and size instead of garbage (pi returns mojibake);
- * - text: UTF-8, lines split on `\n`, no line numbers; `Offset N is beyond end of file (M lines total)`;
+ * - text: UTF-8, lines counted as editors count them ({@link editorLines}: a trailing newline does not
+ *   add a line; ours, pi counts one more), no line numbers; `Offset N is beyond end of file (M lines total)`;
  *   output within 2000 lines / 50 KiB ({@link truncateHead}) with pi's continuation notices;
  *   `details.truncation` when truncated;
  * - a directory gets a clear error (ours; pi surfaces EISDIR); honours `context.signal`.
@@ -29,7 +30,7 @@ import { z } from "zod";
 import type { ImageContent, TextContent } from "../../core/messages.ts";
 import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, editorLines, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
 import { abortable, throwIfAborted } from "./tool-support.ts";
 
 /** Parameters of the read tool (pi's). */
@@ -88,18 +89,19 @@ async function sniff(path: string): Promise<Buffer> {
 }
 
 function readText(text: string, path: string, offset: number | undefined, limit: number | undefined) {
-  const allLines = text.split("\n");
+  const allLines = editorLines(text);
+  const trailing = text.endsWith("\n") ? "\n" : "";
   const startLine = offset ? Math.max(0, offset - 1) : 0;
   const startDisplay = startLine + 1;
-  if (startLine >= allLines.length) throw new Error(`Offset ${offset} is beyond end of file (${allLines.length} lines total)`);
+  if (startLine > 0 && startLine >= allLines.length) throw new Error(`Offset ${offset} is beyond end of file (${allLines.length} lines total)`);
   let selected: string;
   let userLimited: number | undefined;
   if (limit !== undefined) {
     const endLine = Math.min(startLine + limit, allLines.length);
-    selected = allLines.slice(startLine, endLine).join("\n");
+    selected = allLines.slice(startLine, endLine).join("\n") + (endLine === allLines.length ? trailing : "");
     userLimited = endLine - startLine;
   } else {
-    selected = allLines.slice(startLine).join("\n");
+    selected = allLines.slice(startLine).join("\n") + trailing;
   }
   const truncation = truncateHead(selected);
   if (truncation.firstLineExceedsLimit) {

@@ -23,6 +23,7 @@ export function registerChatCommand(program: Command, globals: () => { db?: stri
     .option("--api <api>", "chat or responses")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
     .option("--api-key-env <name>", "read the API key from this variable instead of OPENAI_API_KEY")
+    .option("--idle-timeout <seconds>", "cancel (and retry) a model call that sends nothing for this long; 0 turns it off (default 120)")
     .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted")
     .action(async (flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }) => {
       const { chatAction } = await import("./chat-action.ts");

@@ -35,7 +35,8 @@ export function withModelFlags(command: Command): Command {
     .option("--base-url <url>", "OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1 (default: $OPENAI_BASE_URL)")
     .option("--api <api>", "chat or responses (default: chat when a base URL is given)")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
-    .option("--api-key-env <name>", "read the API key from this variable instead of OPENAI_API_KEY");
+    .option("--api-key-env <name>", "read the API key from this variable instead of OPENAI_API_KEY")
+    .option("--idle-timeout <seconds>", "cancel (and retry) a model call that sends nothing for this long; 0 turns it off (default 120)");
 }
 
 /** Registers run, checkout, compact and chat on `program`. */
