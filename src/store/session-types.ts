@@ -113,6 +113,8 @@ export interface SessionHandle {
   moveLeaf(leafId: string | null): Promise<void>;
   /** Catch-up then live events of this session. */
   events$(options?: { fromVersion?: number }): Observable<StoredEvent>;
+  /** Applies events others appended since the view's version; returns how many. Optional for custom handles. */
+  refresh?(): Promise<number>;
 }
 
 /** One row of {@link SessionRepository.list}. */
