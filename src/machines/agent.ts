@@ -47,6 +47,7 @@ import { errorMessageOf, toAgentMessages } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
 import { readSessionEvents, recoverSession, restoreQueues } from "./recovery.ts";
+import { createRunOwnership } from "./run-ownership.ts";
 import { entryEvent } from "./run-records.ts";
 import { provideRunLogic } from "./run-logic.ts";
 import type { RunOutput } from "./run.machine.ts";
@@ -127,9 +128,12 @@ export function createAgent(options: AgentOptions): Agent {
   })();
   ready.catch(() => undefined);
 
+  // Across processes (PostgreSQL): each run owns its session from preparation until it settles.
+  const runOwnership = createRunOwnership(session);
   const prepareRun = fromPromise<PrepareRunOutput, PrepareRunInput>(async ({ input }) => {
     await ready;
     if (writer.failure !== undefined) throw writer.failure;
+    await runOwnership.take();
     if (liveAtOpen) {
       // The session was opened while another live process ran it: refuse until that
       // run ends or its process is gone (then recover it now).
@@ -240,6 +244,7 @@ export function createAgent(options: AgentOptions): Agent {
     void finishRun(output);
   });
   actor.on("agent.run_rejected", ({ runId, error }) => {
+    void runOwnership.release();
     const pending = settled.get(runId);
     settled.delete(runId);
     pending?.reject(error);
@@ -252,6 +257,7 @@ export function createAgent(options: AgentOptions): Agent {
     let output = settledOutput;
     if (deferredSettings.length) writer.push(...deferredSettings.splice(0));
     await writer.flush();
+    await runOwnership.release();
     if (writer.failure !== undefined) {
       // The log refused a write (another writer): nothing of this run after that point is stored.
       output = { ...output, status: "failed", error: writerFailureMessage(writer.failure) };
