@@ -115,6 +115,8 @@ export interface SessionHandle {
   moveLeaf(leafId: string | null): Promise<void>;
   /** Catch-up then live events of this session. */
   events$(options?: { fromVersion?: number }): Observable<StoredEvent>;
+  /** Applies events others appended since the view's version; returns how many. Optional for custom handles. */
+  refresh?(): Promise<number>;
   /**
    * One writer per session across processes, when the log offers it
    * (`EventLog.ownership`, PostgreSQL); absent on SQLite and memory logs.
