@@ -148,6 +148,13 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     toolContext: options.toolContext,
     ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
   });
+  // Crash recovery finishes before the session is handed back (ours).
+  try {
+    await agent.whenReady();
+  } catch (error) {
+    await agent.dispose().catch(() => undefined);
+    throw error;
+  }
   if (options.activeToolNames && JSON.stringify(options.activeToolNames) !== JSON.stringify(logged.activeToolNames)) {
     await agent.setTools(tools, activeToolNames);
   }

@@ -150,8 +150,13 @@ export interface Agent {
   clearAllQueues(): void;
   hasQueuedMessages(): boolean;
   abort(reason?: string): void;
-  /** Resolves when the agent is idle and its events are committed. */
+  /** Resolves when the agent is idle and its events are committed (crash recovery included). */
   waitForIdle(): Promise<void>;
+  /**
+   * Resolves once the agent is ready: the queues are restored from the log and crash recovery
+   * of the session has finished (ours). Rejects with the recovery's error (e.g. a failed append).
+   */
+  whenReady(): Promise<void>;
   getState(): AgentStateSnapshot;
   readonly state$: Observable<AgentStateSnapshot>;
   /** Logged events of this session: catch-up then live. */

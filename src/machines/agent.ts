@@ -10,7 +10,7 @@
  *   drops it from the request, so the call is a retry);
  * - crash recovery runs once when the agent is created (the steering and follow-up
  *   queues are restored from `queue.changed`, then `recoverSession` closes an
- *   unfinished run); every run waits for it;
+ *   unfinished run); every run, `waitForIdle()` and `whenReady()` wait for it;
  * - every logged event goes through ONE session writer (group commit per tick);
  *   `prompt()` / `continue()` resolve after the run's events are committed, with the
  *   run's outcome; they never reject for provider or tool failures (errors are data);
@@ -314,7 +314,9 @@ export function createAgent(options: AgentOptions): Agent {
     abort(reason) {
       actor!.send({ type: "ABORT", reason });
     },
+    whenReady: () => ready,
     async waitForIdle() {
+      await ready.catch(() => undefined);
       while (isBusy() || settled.size > 0) {
         await new Promise<void>((resolve) => {
           const subscription = state$.subscribe((state) => {
