@@ -143,6 +143,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     steeringMode: options.steeringMode,
     followUpMode: options.followUpMode,
     toolExecution: options.toolExecution,
+    ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
     retry,
     hooks: { ...loopHooks, ...compactionHooks },
     toolContext: options.toolContext,

@@ -99,6 +99,12 @@ export interface AgentOptions {
   followUpMode?: QueueMode;
   /** Default "parallel". Source: pi. */
   toolExecution?: "parallel" | "sequential";
+  /**
+   * At most this many tool calls of one assistant message run (default 128, ours); the calls
+   * after them get an error result saying they were not run. Bounds the work one response can
+   * ask for (10,000 calls in one response used to freeze the process).
+   */
+  maxToolCallsPerResponse?: number;
   retry?: Partial<RetrySettings>;
   hooks?: LoopHooks;
   /** Passed to each tool's execute (a value, or a function called per tool call). */

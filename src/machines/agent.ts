@@ -44,6 +44,7 @@ import { errorMessageOf, toAgentMessages } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
 import { readSessionEvents, recoverSession, restoreQueues } from "./recovery.ts";
+import { runningCalls, type ToolBatch } from "./run-batch.ts";
 import { entryEvent } from "./run-records.ts";
 import { provideRunLogic } from "./run-logic.ts";
 import type { RunOutput } from "./run.machine.ts";
@@ -144,6 +145,7 @@ export function createAgent(options: AgentOptions): Agent {
       kind: input.kind,
       messages: context.messages,
       toolExecution: options.toolExecution ?? "parallel",
+      ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
       sequentialTools: [...tools.values()].filter((tool) => tool.executionMode === "sequential").map((tool) => tool.name),
       retry,
       model: modelInfo(),
@@ -213,12 +215,12 @@ export function createAgent(options: AgentOptions): Agent {
   function snapshotOf(): AgentStateSnapshot {
     const snapshot = actor?.getSnapshot();
     const run = snapshot?.children.run?.getSnapshot() as
-      | { context?: { input: { runId: string }; partial?: AssistantMessage; batch?: { running: string[]; settled: string[] } }; value?: unknown }
+      | { context?: { input: { runId: string }; partial?: AssistantMessage; batch?: ToolBatch }; value?: unknown }
       | undefined;
     const running = snapshot !== undefined && !snapshot.matches("idle");
     const state: AgentStateSnapshot = {
       status: running ? "running" : "idle",
-      pendingToolCalls: run?.context?.batch ? run.context.batch.running.filter((id) => !run.context!.batch!.settled.includes(id)) : [],
+      pendingToolCalls: run?.context?.batch ? runningCalls(run.context.batch) : [],
       steeringQueue: snapshot?.context.steering ?? [],
       followUpQueue: snapshot?.context.followUp ?? [],
       thinkingLevel,

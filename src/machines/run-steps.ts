@@ -48,6 +48,8 @@ export interface RunInput {
   toolExecution: "parallel" | "sequential";
   /** Names of tools that declare `executionMode: "sequential"`. */
   sequentialTools: string[];
+  /** Cap on the calls run per assistant message (default 128, `run-batch.ts`). */
+  maxToolCallsPerResponse?: number;
   retry: RetrySettings;
   model: { provider: string; modelId: string; api: string };
   /** Whether `betweenTurns` / `onContextOverflow` hooks exist. */
