@@ -149,7 +149,13 @@ export interface Agent {
   prompt(input: string | AgentMessage | AgentMessage[]): Promise<RunOutcome>;
   /** Runs from the current context (after a crash, an error, or queued messages). */
   continue(): Promise<RunOutcome>;
-  steer(message: string | AgentMessage): void;
+  /**
+   * Queues a steering message, injected before the next model call of this run (pi). With
+   * `delivery: "passive"` (ours, pi #5895) it is injected only if the run goes on anyway (a
+   * model call follows for another reason); if the run was about to end, it does not wake it
+   * for an extra turn: the message is held for the next prompt or continue.
+   */
+  steer(message: string | AgentMessage, options?: { delivery?: "active" | "passive" }): void;
   followUp(message: string | AgentMessage): void;
   clearSteeringQueue(): void;
   clearFollowUpQueue(): void;

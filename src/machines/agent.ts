@@ -119,7 +119,7 @@ export function createAgent(options: AgentOptions): Agent {
   // Recovery first (queues restored from the log, then an unfinished run closed); runs wait for it.
   const ready = (async () => {
     const queues = restoreQueues(await readSessionEvents(session));
-    if (queues.steering.length > 0 || queues.followUp.length > 0) actor?.send({ type: "QUEUE.RESTORE", ...queues });
+    if (queues.steering.length > 0 || queues.followUp.length > 0 || queues.passive.length > 0) actor?.send({ type: "QUEUE.RESTORE", ...queues });
     liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
   })();
   ready.catch(() => undefined);
@@ -294,8 +294,8 @@ export function createAgent(options: AgentOptions): Agent {
       }
       return start({ type: "CONTINUE" });
     },
-    steer(message) {
-      actor!.send({ type: "STEER", message: toAgentMessages(message)[0] });
+    steer(message, steerOptions) {
+      actor!.send({ type: "STEER", message: toAgentMessages(message)[0], ...(steerOptions?.delivery === "passive" ? { passive: true } : {}) });
     },
     followUp(message) {
       actor!.send({ type: "FOLLOW_UP", message: toAgentMessages(message)[0] });
@@ -311,7 +311,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     hasQueuedMessages() {
       const context = actor!.getSnapshot().context;
-      return context.steering.length > 0 || context.followUp.length > 0;
+      return context.steering.length > 0 || context.followUp.length > 0 || context.passive.length > 0;
     },
     abort(reason) {
       actor!.send({ type: "ABORT", reason });

@@ -100,7 +100,13 @@ export type RunEvent =
  * on: { "QUEUE.DRAIN": { actions: "drain" } }
  * ```
  */
-export type RunParentEvent = { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string };
+export type RunParentEvent = {
+  type: "QUEUE.DRAIN";
+  queue: "steering" | "followUp";
+  runId: string;
+  /** True when the run goes on after this poll whatever it returns: passive messages may ride along. */
+  continuing: boolean;
+};
 
 /**
  * Input of the `modelCall` actor.

@@ -161,10 +161,12 @@ export const runMachine = setup({
     markAborted: assign({
       stopping: ({ context }, params: { reason?: string }) => context.stopping ?? { status: "aborted" as const, reason: params.reason },
     }),
-    drain: sendParent(({ context }, params: { queue: "steering" | "followUp" }): RunParentEvent => ({
+    drain: sendParent(({ context }, params: { queue: "steering" | "followUp"; initial?: boolean }): RunParentEvent => ({
       type: "QUEUE.DRAIN",
       queue: params.queue,
       runId: context.input.runId,
+      // Before the first model call, or after a turn whose tool calls need another one.
+      continuing: params.initial === true || (params.queue === "steering" && context.hasMoreToolCalls),
     })),
   },
   guards: {
@@ -217,7 +219,7 @@ export const runMachine = setup({
       always: [{ guard: ({ context }) => context.input.skipInitialSteering === true, target: "streaming" }, { target: "initialSteering" }],
     },
     initialSteering: {
-      entry: { type: "drain", params: { queue: "steering" } },
+      entry: { type: "drain", params: { queue: "steering", initial: true } },
       on: {
         "QUEUE.DRAINED": {
           target: "streaming",
