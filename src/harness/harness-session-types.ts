@@ -115,6 +115,12 @@ export interface HarnessSession {
   getStats(): SessionStats;
   /** Registers a hook handler for this session, after the option handlers; returns its remover. */
   on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
+  /**
+   * Reloads the session from the log after a lost write race (another writer appended first):
+   * the next `prompt()` / `continue()` does it by itself; nothing is retried automatically.
+   * Throws SessionBusyError during a run. Ours (issue 19 item 7).
+   */
+  reload(): Promise<void>;
   /** Stops the agent (aborting a run) after flushing every write. */
   dispose(): Promise<void>;
 }

@@ -340,6 +340,11 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
         });
       }
     },
+    async reload() {
+      if (isBusy()) throw new SessionBusyError("reload(): a run is active; abort it or wait for idle first.");
+      await settle();
+      await agent.reload();
+    },
     getStats: () => session.view.getStats(),
     on: (name, handler) => runner.on(name, handler),
     async dispose() {

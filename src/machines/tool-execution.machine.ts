@@ -415,6 +415,15 @@ export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime
         const tool = runtime.getTool(input.toolCall.name);
         const run = async () => {
           if (!tool) throw new Error(`Tool ${input.toolCall.name} not found`);
+          if (runtime.commit) {
+            try {
+              await runtime.commit();
+            } catch (error) {
+              throw new Error(`The tool did not run: its call could not be logged first (${errorMessageOf(error)}).`);
+            }
+            // Stopped (abort, run end) while the call was being committed: never start it.
+            if (!live) return new Promise<ToolResult>(() => undefined);
+          }
           return tool.execute(input.args, {
             toolCallId: input.toolCall.id,
             signal: controller.signal,
