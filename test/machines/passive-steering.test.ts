@@ -65,9 +65,8 @@ const texts = (messages: readonly AgentMessage[]) =>
 describe("passive steering", () => {
   it("sent as the final assistant message completes: no extra turn; held and delivered with the next prompt", async () => {
     const { log, session } = await memorySession();
-    let agent: Agent;
     const fake = model([{ text: "all done", beforeDone: () => agent.steer("also check the tests", { delivery: "passive" }) }, { text: "second prompt answered" }]);
-    agent = createAgent({ session, model: fake, tools: [work] });
+    const agent: Agent = createAgent({ session, model: fake, tools: [work] });
     const first = await agent.prompt("do it");
     expect(first.status).toBe("done");
     expect(fake.requests).toHaveLength(1);
@@ -83,18 +82,16 @@ describe("passive steering", () => {
 
   it("active steering at the same moment wakes the agent for another turn (pi's behaviour)", async () => {
     const { session } = await memorySession();
-    let agent: Agent;
     const fake = model([{ text: "all done", beforeDone: () => agent.steer("also check the tests") }, { text: "extra turn" }]);
-    agent = createAgent({ session, model: fake, tools: [work] });
+    const agent: Agent = createAgent({ session, model: fake, tools: [work] });
     await agent.prompt("do it");
     expect(fake.requests).toHaveLength(2);
   });
 
   it("sent while tool calls are pending: injected into the next turn, which happens anyway", async () => {
     const { session } = await memorySession();
-    let agent: Agent;
     const fake = model([{ toolCall: "c1", beforeDone: () => agent.steer("prefer small diffs", { delivery: "passive" }) }, { text: "done" }]);
-    agent = createAgent({ session, model: fake, tools: [work] });
+    const agent: Agent = createAgent({ session, model: fake, tools: [work] });
     const outcome = await agent.prompt("do it");
     expect(outcome.status).toBe("done");
     expect(fake.requests).toHaveLength(2);
