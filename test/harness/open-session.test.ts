@@ -10,7 +10,7 @@ import type { EventLog } from "../../src/store/event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
-import { tempDbPath } from "../machines/helpers.ts";
+import { appendUnfinishedRun, tempDbPath } from "../machines/helpers.ts";
 
 let harness: AgentHarness | undefined;
 afterEach(async () => {
@@ -30,31 +30,7 @@ function make(log: EventLog, sessionId?: string) {
 /** A session whose last run was cut off mid-batch by a crash: call c1 has a result, c2 none. */
 async function crashedSession(log: EventLog): Promise<string> {
   const session = await createSessionRepository({ log }).create({ cwd: "/w" });
-  const runId = "run-crashed";
-  await session.appendEvents([
-    { type: "run.started", data: { runId, kind: "prompt", model: { provider: "openai.chat", modelId: "m-1", api: "openai-chat" } }, metadata: { runId } },
-    { type: "turn.started", data: { runId, turnId: "t0", index: 0 }, metadata: { runId } },
-  ]);
-  await session.appendEntries([
-    { type: "message", message: { role: "user", content: "go", timestamp: 1 } },
-    {
-      type: "message",
-      message: {
-        role: "assistant",
-        content: [
-          { type: "toolCall", id: "c1", name: "read", arguments: {} },
-          { type: "toolCall", id: "c2", name: "read", arguments: {} },
-        ],
-        api: "openai-chat",
-        provider: "openai.chat",
-        model: "m-1",
-        usage: { input: 1, output: 1, cacheRead: null, cacheWrite: null, totalTokens: 2 },
-        stopReason: "toolUse",
-        timestamp: 2,
-      },
-    },
-    { type: "message", message: { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "r1" }], isError: false, timestamp: 3 } },
-  ]);
+  await appendUnfinishedRun(session, "run-crashed", { provider: "openai.chat", modelId: "m-1", api: "openai-chat" });
   return session.id;
 }
 
