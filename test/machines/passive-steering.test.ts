@@ -9,7 +9,9 @@ import { z } from "zod";
 import type { AgentMessage, AssistantMessage } from "../../src/core/messages.ts";
 import type { ModelClient, ModelRequest } from "../../src/core/model-stream.ts";
 import { defineTool } from "../../src/core/tools.ts";
+import { createHarness } from "../../src/harness/create-harness.ts";
 import { createAgent } from "../../src/machines/agent.ts";
+import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
 import type { Agent } from "../../src/machines/agent-types.ts";
 import { restoreQueues } from "../../src/machines/recovery.ts";
 import { memorySession, sessionEvents } from "./helpers.ts";
@@ -97,5 +99,21 @@ describe("passive steering", () => {
     expect(fake.requests).toHaveLength(2);
     expect(texts(fake.requests[1].messages)).toEqual(["do it", "prefer small diffs"]);
     expect(agent.hasQueuedMessages()).toBe(false);
+  });
+
+  it("a passive custom message while idle starts nothing and is held for the next prompt", async () => {
+    const fake = model([{ text: "answered" }]);
+    const harness = await createHarness({ eventLog: createMemoryEventLog(), cwd: "/w", models: { main: fake } });
+    try {
+      await harness.appendCustomMessage("app.note", "passive note", { deliverAs: "passive" });
+      expect(fake.requests).toHaveLength(0);
+      expect(harness.session.view.buildContext().messages).toEqual([]);
+      expect(harness.hasQueuedMessages()).toBe(true);
+      const outcome = await harness.prompt("hello");
+      expect(outcome.messages.map((message) => message.role)).toEqual(["user", "custom", "assistant"]);
+      expect(fake.requests).toHaveLength(1);
+    } finally {
+      await harness.close();
+    }
   });
 });
