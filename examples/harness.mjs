@@ -40,7 +40,7 @@ const harness = await createHarness({
 });
 const toolOutcomes = [];
 harness.events$.subscribe((event) => {
-  if (event.type === "tool.ended" || event.type === "tool.finished") toolOutcomes.push(`${event.data.toolName}:${event.data.outcome}`);
+  if (event.type === "tool.ended") toolOutcomes.push(`${event.data.toolName}:${event.data.outcome}`);
 });
 const outcome = await harness.prompt("list the TODOs in this folder");
 await harness.close();

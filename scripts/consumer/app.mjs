@@ -20,7 +20,7 @@ const harness = await createHarness({
 });
 const outcomes = [];
 harness.events$.subscribe((event) => {
-  if (event.type === "tool.finished") outcomes.push(event.data.outcome);
+  if (event.type === "tool.ended") outcomes.push(event.data.outcome);
 });
 const outcome = await harness.prompt("what time is it?");
 await harness.close();

@@ -1,5 +1,6 @@
 // Type-checked by the consumer test with the strictest common settings and skipLibCheck: false.
 import { createHarness, createMemoryEventLog, createOpenAIModel, defineTool, type RunOutcome } from "arbor-agent";
+import { ofType } from "arbor-agent/log";
 import { startOpenAIServer, textResponse } from "arbor-agent/testing";
 import { z } from "zod";
 
@@ -16,9 +17,10 @@ const harness = await createHarness({
     }),
   ],
 });
-harness.events$.subscribe((event) => {
-  const position: number = event.globalPosition;
-  console.log(event.type, position);
+harness.events$.pipe(ofType("tool.ended")).subscribe((event) => {
+  // Typed by the event catalogue: no cast.
+  const outcome: "succeeded" | "failed" | "aborted" | "timed_out" | "blocked" | "invalid" | "not_found" | "skipped" | "interrupted" = event.data.outcome;
+  console.log(event.data.toolName, outcome, event.globalPosition);
 });
 const outcome: RunOutcome = await harness.prompt("hello");
 console.log(outcome.status);
