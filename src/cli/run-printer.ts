@@ -33,6 +33,11 @@ function preview(args: Record<string, unknown>): string {
 /** A running printer. */
 export interface RunPrinter {
   stop(): void;
+  /**
+   * Resolves once the event at stream `version` was delivered (at once if it was).
+   * Logs whose subscriptions deliver asynchronously (PostgreSQL) need it before `stop()`.
+   */
+  caughtUp(version: number): Promise<void>;
   /** True once an error line (model error or run failure) was printed. */
   reportedError(): boolean;
 }
@@ -61,8 +66,15 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
   };
   const line = (text: string) => write(`${midLine ? "\n" : ""}${text}\n`);
 
+  let seenVersion = 0;
+  const waiters: { version: number; resolve: () => void }[] = [];
   const subscription = events$.subscribe({
     next(event) {
+      seenVersion = Math.max(seenVersion, event.version);
+      for (const waiter of waiters.filter((item) => item.version <= seenVersion)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        queueMicrotask(waiter.resolve);
+      }
       if (event.globalPosition <= options.afterPosition) return;
       if (options.json) {
         out.write(`${JSON.stringify(event)}\n`);
@@ -123,6 +135,7 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
   });
   return {
     reportedError: () => errorShown,
+    caughtUp: (version) => (version <= seenVersion ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ version, resolve }))),
     stop() {
       subscription.unsubscribe();
       unspin();

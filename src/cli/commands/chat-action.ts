@@ -102,6 +102,7 @@ export async function chatAction(flags: ModelFlags & { session?: string; continu
       process.stdin.destroy();
       if (running) await running.catch(() => undefined);
       await harness.waitForIdle();
+      await printer.caughtUp(harness.session.view.version);
       printer.stop();
       await harness.close();
       inspector?.stop();
