@@ -67,6 +67,7 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
   const line = (text: string) => write(`${midLine ? "\n" : ""}${text}\n`);
 
   let seenVersion = 0;
+  let ended = false;
   const waiters: { version: number; resolve: () => void }[] = [];
   const subscription = events$.subscribe({
     next(event) {
@@ -132,10 +133,17 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           break;
       }
     },
+    // A subscription that ends (log closed, read error) releases whoever waits to catch up.
+    error: () => release(),
+    complete: () => release(),
   });
+  const release = () => {
+    ended = true;
+    for (const waiter of waiters.splice(0)) waiter.resolve();
+  };
   return {
     reportedError: () => errorShown,
-    caughtUp: (version) => (version <= seenVersion ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ version, resolve }))),
+    caughtUp: (version) => (ended || version <= seenVersion ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ version, resolve }))),
     stop() {
       subscription.unsubscribe();
       unspin();
