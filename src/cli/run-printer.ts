@@ -137,10 +137,10 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
     error: () => release(),
     complete: () => release(),
   });
-  const release = () => {
+  function release(): void {
     ended = true;
     for (const waiter of waiters.splice(0)) waiter.resolve();
-  };
+  }
   return {
     reportedError: () => errorShown,
     caughtUp: (version) => (ended || version <= seenVersion ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ version, resolve }))),
