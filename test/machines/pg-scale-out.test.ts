@@ -95,15 +95,15 @@ describe("PostgreSQL scale-out", () => {
     const liveSubscription = log.subscribe().subscribe((event) => live.push(event));
     closers.push(async () => liveSubscription.unsubscribe());
 
-    let victim: LineChild | undefined;
+    const killTarget: { child?: LineChild } = {};
     let victimRequests = 0;
     const server = await startStepServer((_request, session) => {
-      if (session && victimSessions.has(session) && ++victimRequests === KILL_AFTER_REQUESTS) victim?.process.kill("SIGKILL");
+      if (session && victimSessions.has(session) && ++victimRequests === KILL_AFTER_REQUESTS) killTarget.child?.process.kill("SIGKILL");
     });
     closers.push(() => server.close());
 
     const workers = assigned.map(() => spawnTsx("test/machines/fixtures/pg-worker.ts", [PG_URL, schema, server.url]));
-    victim = workers[0];
+    const victim = (killTarget.child = workers[0]);
     for (const worker of workers) {
       closers.push(async () => {
         worker.process.kill("SIGKILL");
