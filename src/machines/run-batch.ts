@@ -8,7 +8,7 @@
  * - parallel: calls are spawned (prepared) one after another in source order, then
  *   every prepared call executes concurrently; sequential: a call is spawned only
  *   after the previous one settled;
- * - each settle is recorded at once (`tool.finished` + `entry.appended`, ours: pi #7053);
+ * - each settle is recorded at once (`tool.ended` + `entry.appended`, ours: pi #7053);
  * - results enter the context in the assistant's call order; the batch terminates
  *   the loop only when it has results and every one says `terminate`.
  *
@@ -106,7 +106,7 @@ function messageEvents(scope: RecordScope, message: ToolResultMessage, entryId: 
 }
 
 /**
- * Folds one settled call: records `hook.*`, `tool.finished` and the result entry
+ * Folds one settled call: records `hook.*`, `tool.ended` and the result entry
  * (plus its message events in a sequential batch). Ignores a second settle of a call.
  *
  * @example
@@ -123,7 +123,7 @@ export function settleInBatch(batch: ToolBatch, settled: ToolSettled, scope: Rec
     else if (hook.changes.length) events.push(runEvent(scope, "hook.applied", { hook: hook.hook, changes: hook.changes }));
   }
   events.push(
-    runEvent(scope, "tool.finished", {
+    runEvent(scope, "tool.ended", {
       toolCallId: settled.toolCallId,
       toolName: settled.toolName,
       isError: settled.message.isError,

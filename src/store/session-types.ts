@@ -22,6 +22,7 @@ import type { SessionEntry } from "../core/entries.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
+import type { ArborEvent } from "./events/catalogue.ts";
 
 /** A problem found while building a context, repaired rather than thrown. */
 export interface ContextDiagnostic {
@@ -112,8 +113,11 @@ export interface SessionHandle {
   appendEvents(events: NewEvent[]): Promise<StoredEvent[]>;
   /** Moves the leaf; throws EntryNotFoundError for an unknown id. */
   moveLeaf(leafId: string | null): Promise<void>;
-  /** Catch-up then live events of this session. */
-  events$(options?: { fromVersion?: number }): Observable<StoredEvent>;
+  /**
+   * Catch-up then live events of this session, typed as the catalogue union (events of
+   * user-registered types are left out; read them with `log.subscribe`).
+   */
+  events$(options?: { fromVersion?: number }): Observable<ArborEvent>;
 }
 
 /** One row of {@link SessionRepository.list}. */
