@@ -24,6 +24,8 @@ export { createSqliteSnapshotStore, type SessionSnapshotStore, type SqliteSnapsh
 // Event logs and sessions.
 export { createMemoryEventLog, type MemoryEventLogOptions } from "./store/memory-event-log.ts";
 export { createSqliteEventLog, openEventLog, type SqliteEventLogOptions, type SqliteSynchronous } from "./store/sqlite-event-log.ts";
+export { createPostgresEventLog, openPostgresEventLog, type PostgresEventLog, type PostgresEventLogOptions } from "./store/pg-event-log.ts";
+export type { StreamLease, StreamOwnership } from "./store/stream-ownership.ts";
 export { createRedactingEventLog, type RedactingEventLog } from "./store/redacting-event-log.ts";
 export { createSessionRepository, type ArborSessionRepository, type ImportEntriesOptions, type SessionRepositoryOptions } from "./store/session-repository.ts";
 

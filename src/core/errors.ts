@@ -90,6 +90,8 @@ export const EventSchemaError = defineError("EVENT_SCHEMA_INVALID", "EventSchema
 export const EventIdReusedError = defineError("EVENT_ID_REUSED", "EventIdReusedError");
 /** A log file was written by an unknown (newer) schema version (code `LOG_SCHEMA_UNSUPPORTED`). */
 export const LogSchemaError = defineError("LOG_SCHEMA_UNSUPPORTED", "LogSchemaError");
+/** A stored event's data or metadata is not valid JSON; the message and `details` name the stream, version, global position and field (code `EVENT_CORRUPT`). Nothing was changed. */
+export const EventCorruptError = defineError("EVENT_CORRUPT", "EventCorruptError");
 /** A caller passed an invalid argument, e.g. an empty stream id or a negative limit; the message names it (code `INVALID_ARGUMENT`). Nothing was done. */
 export const InvalidArgumentError = defineError("INVALID_ARGUMENT", "InvalidArgumentError");
 /** The event log could not commit (disk full, I/O error, lock wait past the busy timeout); the SQLite error is the `cause` (code `LOG_COMMIT_FAILED`). Nothing of the failed commit was written. */

@@ -116,6 +116,12 @@ export interface HarnessSession {
    * A throwing handler is reported as a process warning and keeps receiving later events.
    */
   on<Type extends ArborEventType>(type: Type, handler: ArborEventHandler<Type>): () => void;
+  /**
+   * Reloads the session from the log after a lost write race (another writer appended first):
+   * the next `prompt()` / `continue()` does it by itself; nothing is retried automatically.
+   * Throws SessionBusyError during a run. Ours (issue 19 item 7).
+   */
+  reload(): Promise<void>;
   /** Stops the agent (aborting a run) after flushing every write. */
   dispose(): Promise<void>;
 }

@@ -334,6 +334,11 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
         });
       }
     },
+    async reload() {
+      if (isBusy()) throw new SessionBusyError("reload(): a run is active; abort it or wait for idle first.");
+      await settle();
+      await agent.reload();
+    },
     getStats: () => session.view.getStats(),
     on: ((name: HookName | ArborEventType, handler: (event: never) => unknown) =>
       isArborEventType(name)

@@ -161,6 +161,13 @@ export interface Agent {
   setModel(model: ModelClient): Promise<void>;
   setThinkingLevel(level: ThinkingLevel): Promise<void>;
   setTools(tools: AgentTool<any, any, any>[], activeToolNames?: string[]): Promise<void>;
+  /**
+   * Reloads the session from the log after a refused write (another writer appended first):
+   * catches the view up, replaces the poisoned writer and recovers a run left open. The next
+   * `prompt()` / `continue()` does this by itself. Throws SessionBusyError during a run,
+   * InvalidStateError when the handle cannot refresh. Ours (issue 19 item 7).
+   */
+  reload(): Promise<void>;
   /** Stops the actor system; pending writes are flushed first. */
   dispose(): Promise<void>;
 }

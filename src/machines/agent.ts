@@ -12,10 +12,16 @@
  *   queues are restored from `queue.changed`, then `recoverSession` closes an
  *   unfinished run); every run waits for it;
  * - every logged event goes through ONE session writer (group commit per tick);
+ * - commit before effect: before any tool's `execute` and before any model request, the
+ *   writer is flushed and its commit awaited, so the run start, the prompt, the assistant
+ *   message holding the call and `tool.started` are durable before the effect begins;
  *   `prompt()` / `continue()` resolve after the run's events are committed, with the
  *   run's outcome; they never reject for provider or tool failures (errors are data);
  * - a refused append (another process wrote to the session) fails the run with the
- *   conflict's message and code, and nothing more is written;
+ *   conflict's message and code, and nothing more is written; the run is NOT retried (its
+ *   effects may be partly done); the next `prompt()` / `continue()` first reloads the
+ *   session from the log (`reload()` does it at once): the view catches up, a fresh writer
+ *   replaces the poisoned one, and recovery closes the refused run if it was left open;
  * - `events$` is the session's logged events, catch-up then live; `runEvents$` the
  *   events this agent commits from now on; `state$` replays the current snapshot then changes;
  * - `setModel` / `setThinkingLevel` / `setTools(…, names)` take effect at the next model
@@ -78,16 +84,19 @@ export function createAgent(options: AgentOptions): Agent {
 
   // eslint-disable-next-line prefer-const -- assigned once the machine is built; the writer reports to it.
   let actor: ReturnType<typeof createActor<typeof agentMachine>> | undefined;
-  const writer = createSessionWriter({
-    session,
-    onError: (error) => {
-      const code = ArborError.isInstance(error) ? error.code : undefined;
-      actor?.send({ type: "WRITER.FAILED", error: writerFailureMessage(error), code });
-    },
-    onCommitted: (events) => {
-      for (const event of events) if (isArborEvent(event)) committed$.next(event);
-    },
-  });
+  const newWriter = () =>
+    createSessionWriter({
+      session,
+      onError: (error) => {
+        const code = ArborError.isInstance(error) ? error.code : undefined;
+        actor?.send({ type: "WRITER.FAILED", error: writerFailureMessage(error), code });
+      },
+      onCommitted: (events) => {
+        for (const event of events) if (isArborEvent(event)) committed$.next(event);
+      },
+    });
+  // Replaced by reload() after a refused write (the old one is poisoned for good).
+  let writer = newWriter();
   const record = (_: unknown, params: { events: NewEvent[] }) => {
     writer.push(...params.events);
     scheduleState();
@@ -98,6 +107,7 @@ export function createAgent(options: AgentOptions): Agent {
     hooks,
     toolContext: (call) =>
       typeof options.toolContext === "function" ? (options.toolContext as (c: typeof call) => unknown)(call) : options.toolContext,
+    commit: () => writer.commit(),
   };
 
   const buildRequest = async (messages: AgentMessage[], signal: AbortSignal): Promise<ModelRequest> => {
@@ -124,9 +134,24 @@ export function createAgent(options: AgentOptions): Agent {
   })();
   ready.catch(() => undefined);
 
+  // After a lost write race: catch the view up with the log, start a fresh writer and close
+  // our own run the refusal left open (issue 19 item 7). A run another live process owns
+  // keeps the session refused (SessionBusyError at the next prepare).
+  const reload = async () => {
+    await writer.flush();
+    if (!session.refresh) {
+      throw new InvalidStateError(`Session ${session.id} cannot reload: its handle has no refresh(); open the session again.`);
+    }
+    await session.refresh();
+    writer = newWriter();
+    lastError = undefined;
+    liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
+    scheduleState();
+  };
+
   const prepareRun = fromPromise<PrepareRunOutput, PrepareRunInput>(async ({ input }) => {
     await ready;
-    if (writer.failure !== undefined) throw writer.failure;
+    if (writer.failure !== undefined) await reload();
     if (liveAtOpen) {
       // The session was opened while another live process ran it: refuse until that
       // run ends or its process is gone (then recover it now).
@@ -191,6 +216,7 @@ export function createAgent(options: AgentOptions): Agent {
     runtime,
     hooks,
     flush: () => writer.flush(),
+    commit: () => writer.commit(),
   });
 
   actor = createActor(
@@ -350,6 +376,11 @@ export function createAgent(options: AgentOptions): Agent {
         await persistSetting({ type: "active_tools_change", toolNames: names });
       }
     },
+    async reload() {
+      if (isBusy()) throw new SessionBusyError("reload(): a run is active; wait for it or abort it first.");
+      await ready;
+      await reload();
+    },
     async dispose() {
       if (isBusy()) {
         actor!.send({ type: "INTERRUPT", reason: "The agent was disposed while a run was active." });
@@ -365,5 +396,8 @@ export function createAgent(options: AgentOptions): Agent {
 }
 
 function writerFailureMessage(error: unknown): string {
-  return `The session log refused a write, so the run stopped and wrote nothing more: ${errorMessageOf(error)}`;
+  return (
+    `The session log refused a write, so the run stopped and wrote nothing more: ${errorMessageOf(error)} ` +
+    "Nothing is retried automatically: the session reloads from the log at the next prompt() or continue() (or call reload() now); send the prompt again if it is still wanted."
+  );
 }

@@ -163,7 +163,10 @@ export function lengthStopText(call: ToolCall): string {
  * ```
  */
 export function abortedText(call: ToolCall, reason?: string): string {
-  return `Tool "${call.name}" was aborted while running${reason ? ` (${reason})` : ""}; it did not complete.`;
+  return (
+    `Tool "${call.name}" was aborted while running${reason ? ` (${reason})` : ""}, so it may not have finished: ` +
+    `some of its effects may have happened. It was not re-run; check its effects, it may need to be run again.`
+  );
 }
 
 /**
@@ -171,11 +174,14 @@ export function abortedText(call: ToolCall, reason?: string): string {
  *
  * @example
  * ```ts
- * skippedText(call); // 'Tool "read" did not run: the run was aborted before it started.'
+ * skippedText(call); // 'Tool "read" did not run: the run was aborted before it started. …'
  * ```
  */
 export function skippedText(call: ToolCall, reason?: string): string {
-  return `Tool "${call.name}" did not run: the run was aborted${reason ? ` (${reason})` : ""} before it started.`;
+  return (
+    `Tool "${call.name}" did not run: the run was aborted${reason ? ` (${reason})` : ""} before it started. ` +
+    `Nothing it would have done has happened; it may need to be run again.`
+  );
 }
 
 /**
@@ -187,7 +193,10 @@ export function skippedText(call: ToolCall, reason?: string): string {
  * ```
  */
 export function timedOutText(call: ToolCall, timeoutMs: number): string {
-  return `Tool "${call.name}" timed out after ${timeoutMs} ms and was aborted; it did not complete.`;
+  return (
+    `Tool "${call.name}" timed out after ${timeoutMs} ms and was stopped, so it may not have finished: ` +
+    `some of its effects may have happened. It was not re-run; check its effects, it may need to be run again.`
+  );
 }
 
 /**
@@ -200,8 +209,8 @@ export function timedOutText(call: ToolCall, timeoutMs: number): string {
  */
 export function interruptedText(call: ToolCall): string {
   return (
-    `Tool "${call.name}" was interrupted and did not complete: the process running it stopped. ` +
-    `It was not re-run; check its effects before relying on them.`
+    `Tool "${call.name}" was interrupted: the process running it stopped, so it may not have finished. ` +
+    `It was not re-run; check its effects, it may need to be run again.`
   );
 }
 

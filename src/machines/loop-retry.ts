@@ -6,8 +6,9 @@
  *   reset, timeouts) are retried, at most `maxRetries` times per model call;
  * - backoff for attempt n (1-based) is `baseDelayMs · 2^(n−1)`, capped at `maxDelayMs` (ms);
  * - a server-requested delay (`retryAfterMs`, from Retry-After / retry-after-ms) is
- *   honoured when it is longer than the backoff; one above `maxDelayMs` is not
- *   waited for: the call fails at once with a message naming the requested delay (pi's rule);
+ *   honoured when it is longer than the backoff; one above `maxDelayMs` (default 60 s) is
+ *   not waited for: the call fails at once, and the failed message names the requested
+ *   delay and the cap, also on the first attempt (pi's rule; the wording is ours);
  * - context-overflow errors are never retried here (compaction handles them).
  *
  * @example
@@ -56,6 +57,10 @@ export function resolveRetrySettings(partial: Partial<RetrySettings> | undefined
  */
 export type RetryDecision = { retry: true; delayMs: number } | { retry: false; reason: string };
 
+function formatSeconds(ms: number): string {
+  return `${Math.round(ms / 100) / 10} s`;
+}
+
 /**
  * Decides one retry (see the module contract). Pure.
  *
@@ -74,7 +79,7 @@ export function retryDecision(error: ModelErrorInfo, attempt: number, settings: 
     if (error.retryAfterMs > settings.maxDelayMs) {
       return {
         retry: false,
-        reason: `the server asked to wait ${error.retryAfterMs} ms, more than the maximum retry delay of ${settings.maxDelayMs} ms`,
+        reason: `the server asked to wait ${error.retryAfterMs} ms (${formatSeconds(error.retryAfterMs)}), more than the maximum retry delay of ${settings.maxDelayMs} ms (retry.maxDelayMs), so it was not retried`,
       };
     }
     return { retry: true, delayMs: Math.max(backoff, error.retryAfterMs) };

@@ -36,6 +36,12 @@ export interface ToolRuntime {
   getTool(name: string): AgentTool<any, any, any> | undefined;
   readonly hooks: LoopHooks;
   toolContext(call: { toolCallId: string; toolName: string }): unknown;
+  /**
+   * Commit before effect (ours): resolves once everything recorded so far (the run start,
+   * the prompt, the assistant message holding the call, `tool.started`) is durable; rejects
+   * when the log refused it. Awaited before every `execute`.
+   */
+  commit?(): Promise<void>;
 }
 
 /**

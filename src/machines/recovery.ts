@@ -7,7 +7,7 @@
  * - recovery appends, in ONE atomic append through the session (version-checked, so
  *   it writes nothing when another writer got there first): a synthetic error result
  *   for every tool call of the run without a result (text says the tool was interrupted,
- *   did not complete and was not re-run; `details.arbor = "interrupted"`), the partial
+ *   may not have finished, was not re-run and may need to be run again; `details.arbor = "interrupted"`), the partial
  *   assistant message rebuilt from its logged deltas and closed with stopReason
  *   `aborted`, `turn.ended` for an open turn, then `run.ended` with `status: "interrupted"`;
  * - nothing is re-run and nothing is duplicated: a second call finds the terminal

@@ -9,6 +9,8 @@
  *   stops (abort, run end), and turns every failure (a throwing hook, a throwing
  *   client, a stream without a terminal event) into one `error` stream event: the
  *   run never sees an exception;
+ * - commit before effect: `modelCall` awaits `commit()` before the request is sent, so the
+ *   run start and the prompt are durable first (a refused commit is the call's error);
  * - `betweenTurns` / `contextOverflow` flush the writer before calling the hook, so
  *   the hook reads a session that holds everything the run produced so far.
  *
@@ -42,6 +44,8 @@ export interface RunDependencies {
   runtime: ToolRuntime;
   hooks: LoopHooks;
   flush: () => Promise<void>;
+  /** Commit before effect: resolves once everything recorded so far is durable; rejects when the log refused it. */
+  commit?: () => Promise<void>;
 }
 
 /**
@@ -73,6 +77,9 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
     void (async () => {
       try {
         const request = await deps.buildRequest(input.messages, controller.signal);
+        // Commit before effect: the run start and the prompt are durable before the request leaves.
+        await deps.commit?.();
+        if (!live) return;
         let terminal = false;
         for await (const event of model.stream(request, { signal: controller.signal })) {
           if (!live) return;

@@ -249,7 +249,10 @@ export function onModelError(context: RunContext, failure: Extract<ModelStreamEv
   }
   const entryId = createEntryId();
   const final: AssistantMessage =
-    context.attempt > 0 && message.errorMessage ? { ...message, errorMessage: `${message.errorMessage} (${decision.reason})` } : message;
+    // Say why it was not retried after retries, or when the server asked for too long a wait.
+    message.errorMessage && (context.attempt > 0 || (failure.error.retryable && failure.error.retryAfterMs !== undefined))
+      ? { ...message, errorMessage: `${message.errorMessage} (${decision.reason})` }
+      : message;
   events.push(messageEntryEvent(scope(context), final, entryId), assistantEnded(scope(context), context.messageId, final, entryId));
   if (context.attempt > 0) {
     events.push(runEvent(scope(context), "retry.ended", { attempt: context.attempt, success: false, error: final.errorMessage ?? "error" }));

@@ -57,8 +57,17 @@ export interface SessionWriterOptions {
 export interface SessionWriter {
   /** Queues events for the next group commit. Ignored once the writer has failed. */
   push(...events: NewEvent[]): void;
-  /** Resolves when every event pushed so far is committed (or dropped after a failure). Never rejects. */
+  /**
+   * Resolves when every event pushed before this call is committed (or dropped after a
+   * failure); events pushed later do not delay it. Never rejects.
+   */
   flush(): Promise<void>;
+  /**
+   * Commit before effect: like `flush()`, but rejects with the writer's failure when the
+   * events could not be stored. Callers await it before any side effect the pushed events
+   * explain (a tool's `execute`, a model request).
+   */
+  commit(): Promise<void>;
   /** The error that poisoned the writer, if any. */
   readonly failure: unknown;
   /** Number of committed appends (group commits) so far. */
@@ -102,11 +111,19 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
   let scheduled = false;
   let failure: unknown;
   let commits = 0;
-  const idle: Array<() => void> = [];
+  // Sequence numbers: `pushed` counts events pushed, `committed` those durably stored.
+  // A flush waits for the count pushed when it was called, so a busy stream of later
+  // pushes (deltas, updates of other tools) never delays it.
+  let pushed = 0;
+  let committed = 0;
+  const waiters: { target: number; resolve: () => void }[] = [];
 
-  const settleIdle = () => {
-    if (inFlight || scheduled || buffer.length > 0) return;
-    for (const resolve of idle.splice(0)) resolve();
+  // Waiters resolve in the order they flushed (tools of a batch start in call order).
+  const settleWaiters = () => {
+    const ready = waiters.filter((waiter) => failure !== undefined || waiter.target <= committed);
+    if (ready.length === 0) return;
+    waiters.splice(0, waiters.length, ...waiters.filter((waiter) => !ready.includes(waiter)));
+    for (const waiter of ready) waiter.resolve();
   };
 
   const chainEntries = (events: NewEvent[]): NewEvent[] => {
@@ -136,16 +153,19 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
   const commit = async (): Promise<void> => {
     while (buffer.length > 0 && failure === undefined) {
       const batch = chainEntries(buffer);
+      const upTo = pushed;
       buffer = [];
       try {
         const stored = await session.appendEvents(batch);
         commits += 1;
+        committed = upTo;
         options.onCommitted?.(stored);
       } catch (error) {
         failure = error;
         buffer = [];
         options.onError?.(error);
       }
+      settleWaiters();
     }
     buffer = failure === undefined ? buffer : [];
   };
@@ -158,14 +178,21 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
       inFlight = commit().finally(() => {
         inFlight = undefined;
         if (buffer.length > 0 && failure === undefined) schedule();
-        else settleIdle();
+        else settleWaiters();
       });
     });
+  };
+
+  const flush = (): Promise<void> => {
+    if (failure !== undefined || committed >= pushed) return Promise.resolve();
+    const target = pushed;
+    return new Promise<void>((resolve) => waiters.push({ target, resolve }));
   };
 
   return {
     push(...events) {
       if (failure !== undefined) return;
+      pushed += events.length;
       for (const event of events) {
         const last = buffer[buffer.length - 1];
         if (last && isEventOfType(last, "message.delta") && isEventOfType(event, "message.delta") && sameDeltaTarget(last, event)) {
@@ -176,9 +203,10 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
       }
       schedule();
     },
-    flush() {
-      if (!inFlight && !scheduled && buffer.length === 0) return Promise.resolve();
-      return new Promise<void>((resolve) => idle.push(resolve));
+    flush,
+    async commit() {
+      await flush();
+      if (failure !== undefined) throw failure;
     },
     get failure() {
       return failure;

@@ -10,7 +10,7 @@
  *   → `succeeded` | `failed`; `executing` also ends `aborted` | `timed_out`.
  * `ABORT` before execution ends in `skipped` (pi #8935: no prepared call starts after
  * an abort); during execution or finalization it ends in `aborted` at once: the tool's
- * AbortSignal fires (its actor is stopped) and the result says it did not complete.
+ * AbortSignal fires (its actor is stopped) and the result says it may not have finished and may need to be run again.
  *
  * Contract:
  * - the actor never fails: every path ends in a final state whose `output` is a
@@ -416,6 +416,15 @@ export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime
         const tool = runtime.getTool(input.toolCall.name);
         const run = async () => {
           if (!tool) throw new Error(`Tool ${input.toolCall.name} not found`);
+          if (runtime.commit) {
+            try {
+              await runtime.commit();
+            } catch (error) {
+              throw new Error(`The tool did not run: its call could not be logged first (${errorMessageOf(error)}).`);
+            }
+            // Stopped (abort, run end) while the call was being committed: never start it.
+            if (!live) return new Promise<ToolResult>(() => undefined);
+          }
           return tool.execute(input.args, {
             toolCallId: input.toolCall.id,
             signal: controller.signal,

@@ -23,6 +23,7 @@
  * ```
  */
 import type { Observable } from "rxjs";
+import type { StreamOwnership } from "./stream-ownership.ts";
 
 /** Correlation metadata carried by every event. All fields optional. */
 export interface EventMetadata {
@@ -146,4 +147,9 @@ export interface EventLog {
   /** The highest global position in the log, 0 when empty. */
   headPosition(): Promise<number>;
   close(): Promise<void>;
+  /**
+   * One writer per stream across processes, for logs that many processes share
+   * (PostgreSQL); absent on SQLite and in-memory logs. See `stream-ownership.ts`.
+   */
+  readonly ownership?: StreamOwnership;
 }

@@ -21,7 +21,7 @@
  * ```
  */
 import { v7 as uuidv7 } from "uuid";
-import { EventSchemaError, ExpectedVersionConflictError, InvalidArgumentError } from "../core/errors.ts";
+import { EventCorruptError, EventSchemaError, ExpectedVersionConflictError, InvalidArgumentError } from "../core/errors.ts";
 import type { EventMetadata, ExpectedVersion, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent } from "./event-log.ts";
 import type { EventRegistry } from "./events/registry.ts";
 import { upcastStoredEvent } from "./events/upcast.ts";
@@ -265,9 +265,22 @@ export function toStoredEvent(record: EventRecord): StoredEvent {
     type: record.type,
     schemaVersion: record.schemaVersion,
     time: record.time,
-    data: JSON.parse(record.dataJson) as unknown,
-    metadata: JSON.parse(record.metadataJson) as EventMetadata,
+    data: parseStored(record, "data", record.dataJson),
+    metadata: parseStored(record, "metadata", record.metadataJson) as EventMetadata,
   });
+}
+
+/** Parses one stored JSON column; corrupt JSON is an `EventCorruptError` naming where it is. */
+function parseStored(record: EventRecord, field: "data" | "metadata", json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch (cause) {
+    const where = `stream "${record.streamId}" version ${record.version} (global position ${record.globalPosition}, ${record.type})`;
+    throw new EventCorruptError(`The stored event at ${where} has corrupt ${field} JSON: ${(cause as Error).message}.`, {
+      cause,
+      details: { streamId: record.streamId, version: record.version, globalPosition: record.globalPosition, eventType: record.type, field },
+    });
+  }
 }
 
 /** Checks {@link ReadStreamOptions}; throws `InvalidArgumentError` naming the bad field. */

@@ -64,17 +64,7 @@ export const SUBSCRIPTION_PAGE_SIZE = 512;
  * `fromVersion` without `streamId`, non-array `types`).
  */
 export function createCatchUpObservable(source: SubscriptionSource, options: SubscribeOptions = {}): Observable<StoredEvent> {
-  checkOptionalInteger("subscribe: fromPosition", options.fromPosition, 0);
-  checkOptionalInteger("subscribe: fromVersion", options.fromVersion, 0);
-  if (options.fromVersion !== undefined && options.streamId === undefined) {
-    throw new InvalidArgumentError("subscribe: fromVersion needs a streamId (versions are per stream); use fromPosition for the whole log.");
-  }
-  if (options.streamId !== undefined && (typeof options.streamId !== "string" || options.streamId.length === 0)) {
-    throw new InvalidArgumentError("subscribe: streamId must be a non-empty string.");
-  }
-  if (options.types !== undefined && !Array.isArray(options.types)) {
-    throw new InvalidArgumentError("subscribe: types must be an array of event type names.");
-  }
+  checkSubscribeOptions(options);
   return new Observable<StoredEvent>((subscriber) => {
     let cursor = options.fromPosition ?? 0;
     const filter: SubscriptionFilter = { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion };
@@ -127,4 +117,101 @@ export function createCatchUpObservable(source: SubscriptionSource, options: Sub
       unlisten();
     };
   });
+}
+
+/**
+ * The log-side half of a subscription over an asynchronous store (PostgreSQL).
+ * One call reads the head and a page in ONE snapshot, so jumping the cursor to
+ * the head never skips an event committed between two reads.
+ */
+export interface AsyncSubscriptionSource {
+  /** Up to `limit` matching events with globalPosition > `after`, ascending, and the head of the same snapshot. */
+  readPage(after: number, limit: number, filter: SubscriptionFilter): Promise<{ head: number; events: StoredEvent[] }>;
+  /** Registers a listener; returns the function that removes it. */
+  listen(listener: CommitListener): () => void;
+}
+
+/**
+ * The catch-up-then-live Observable over an asynchronous source: the same loop as
+ * {@link createCatchUpObservable}, but the first page arrives after the first read
+ * (not inside `subscribe()`). One read is in flight at a time; a wake-up during a
+ * read makes the loop read again when it ends. Throws `InvalidArgumentError`
+ * synchronously for bad options.
+ *
+ * @example
+ * ```ts
+ * const events$ = createAsyncCatchUpObservable(source, { fromPosition: 0 });
+ * ```
+ */
+export function createAsyncCatchUpObservable(source: AsyncSubscriptionSource, options: SubscribeOptions = {}): Observable<StoredEvent> {
+  checkSubscribeOptions(options);
+  return new Observable<StoredEvent>((subscriber) => {
+    let cursor = options.fromPosition ?? 0;
+    const filter: SubscriptionFilter = { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion };
+    let closed = false;
+    let running = false;
+    let again = false;
+
+    const pump = async (): Promise<void> => {
+      if (closed) return;
+      if (running) {
+        again = true;
+        return;
+      }
+      running = true;
+      try {
+        do {
+          again = false;
+          const { head, events } = await source.readPage(cursor, SUBSCRIPTION_PAGE_SIZE, filter);
+          for (const event of events) {
+            if (closed) return;
+            cursor = event.globalPosition;
+            filter.afterVersion = undefined;
+            subscriber.next(event);
+          }
+          if (closed) return;
+          if (events.length === SUBSCRIPTION_PAGE_SIZE) {
+            again = true;
+            await new Promise((resolve) => setImmediate(resolve));
+          } else if (head > cursor) {
+            cursor = head;
+          }
+        } while (again && !closed);
+      } catch (error) {
+        if (!closed) {
+          closed = true;
+          subscriber.error(error);
+        }
+      } finally {
+        running = false;
+      }
+    };
+    const unlisten = source.listen({
+      wake: () => void pump(),
+      close: () => {
+        if (closed) return;
+        closed = true;
+        subscriber.complete();
+      },
+    });
+    void pump();
+    return () => {
+      closed = true;
+      unlisten();
+    };
+  });
+}
+
+function checkSubscribeOptions(options: SubscribeOptions): void {
+  checkOptionalInteger("subscribe: fromPosition", options.fromPosition, 0);
+  checkOptionalInteger("subscribe: fromVersion", options.fromVersion, 0);
+  if (options.fromVersion !== undefined && options.streamId === undefined) {
+    throw new InvalidArgumentError("subscribe: fromVersion needs a streamId (versions are per stream); use fromPosition for the whole log.");
+  }
+  if (options.streamId !== undefined && (typeof options.streamId !== "string" || options.streamId.length === 0)) {
+    throw new InvalidArgumentError("subscribe: streamId must be a non-empty string.");
+  }
+  if (options.types !== undefined && !Array.isArray(options.types)) {
+    throw new InvalidArgumentError("subscribe: types must be an array of event type names.");
+  }
 }

@@ -39,7 +39,7 @@ export const SYNTHETIC_RESULT_DETAILS = { arborSynthetic: true, reason: "missing
 
 /**
  * The text of a synthetic result for a call that has no result (ours): names the tool and call
- * id and says the tool may or may not have run.
+ * id and says the tool may not have run or finished and may need to be run again.
  *
  * @example
  * ```ts
@@ -49,7 +49,8 @@ export const SYNTHETIC_RESULT_DETAILS = { arborSynthetic: true, reason: "missing
 export function missingResultText(call: ToolCall): string {
   return (
     `No result was recorded for tool call "${call.name}" (id ${call.id}): the run ended before this tool finished ` +
-    `(aborted, interrupted or crashed), so it may or may not have run. Check its effects before relying on them.`
+    `(aborted, interrupted or crashed), so it may not have run or may not have finished. Check its effects; it may need ` +
+    `to be run again.`
   );
 }
 

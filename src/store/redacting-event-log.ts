@@ -70,6 +70,7 @@ export function createRedactingEventLog(log: EventLog, secrets: Iterable<string>
     subscribe: (options) => log.subscribe(options),
     headPosition: () => log.headPosition(),
     close: () => log.close(),
+    ...(log.ownership ? { ownership: log.ownership } : {}),
     addSecret,
   };
 }

@@ -118,6 +118,8 @@ export interface SessionHandle {
    * user-registered types are left out; read them with `log.subscribe`).
    */
   events$(options?: { fromVersion?: number }): Observable<ArborEvent>;
+  /** Applies events others appended since the view's version; returns how many. Optional for custom handles. */
+  refresh?(): Promise<number>;
 }
 
 /** One row of {@link SessionRepository.list}. */

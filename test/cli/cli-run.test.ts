@@ -254,13 +254,27 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
     expect(readBytes()).not.toContain(key);
     expect(readBytes()).toContain("Incorrect API key provided: [redacted]");
 
-    // URL credentials: fetch refuses such URLs; the error that says so is logged without the password.
+    // URL credentials travel as Authorization: Basic (fetch refuses URLs that hold them) and are logged nowhere.
     const url = server.url.replace("http://", "http://user:PASSW0RD-xyz@");
+    server.script(textResponse("via the proxy"));
     const withCredentials = await runArbor(["--db", db, "run", "--base-url", url, "--model", "openai:gpt-test", "--cwd", dir, "again"], { env: { OPENAI_API_KEY: key } });
-    expect(withCredentials.code).toBe(1);
-    expect(withCredentials.stderr).not.toContain("PASSW0RD-xyz");
+    expect(withCredentials.code, withCredentials.stderr).toBe(0);
+    expect(withCredentials.stdout).toContain("via the proxy");
+    expect(server.requests.at(-1)!.headers.authorization).toBe(`Basic ${Buffer.from("user:PASSW0RD-xyz").toString("base64")}`);
+    expect(withCredentials.stderr + withCredentials.stdout).not.toContain("PASSW0RD-xyz");
     expect(readBytes()).not.toContain("PASSW0RD-xyz");
     expect(readBytes()).not.toContain(key);
+  });
+
+  it("--idle-timeout cancels a stalled stream and retries it; a bad value is a usage error", async () => {
+    server.script(hangResponse("stalled"), textResponse("recovered after the stall"));
+    const result = await runArbor([...modelArgs(), "--idle-timeout", "0.5", "go"], { env });
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/retrying in \d+ s \(attempt 1\): Idle timeout: the model sent nothing for 500 ms/);
+    expect(result.stdout).toContain("recovered after the stall");
+    const bad = await runArbor([...modelArgs(), "--idle-timeout", "soon", "go"], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/Bad --idle-timeout "soon": expected a number of seconds/);
   });
 
   it("a missing key prints one line, exits non-zero, and keeps the prompt", async () => {

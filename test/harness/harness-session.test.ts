@@ -73,6 +73,8 @@ describe("createHarness: configuration", () => {
     const expected = loadSkills([sharedPath("real-inputs/skills")]);
     expect(harness.resourceDiagnostics.skills).toEqual(expected.diagnostics);
     expect(harness.resourceDiagnostics.skills.length).toBeGreaterThan(0);
+    // The folder's README.md and SPEC-NOTES.md are not skills: no diagnostic names them (issue 12 item 7).
+    expect(harness.resourceDiagnostics.skills.filter((diagnostic) => /README\.md$|SPEC-NOTES\.md$/.test(diagnostic.path))).toEqual([]);
     expect(harness.getState().systemPrompt).toContain("<available_skills>");
     expect(loadPromptTemplates([sharedPath("real-inputs/prompts/pi-mono")]).templates.length).toBeGreaterThan(0);
   });
@@ -457,5 +459,25 @@ describe("appendCustomMessage while a run is active", () => {
       "assistant",
     ]);
     expect(harness.hasQueuedMessages()).toBe(false);
+  });
+});
+
+describe("a harness that lost a write race (issue 19 item 7)", () => {
+  it("is not stuck: the refused prompt says so, and the next prompt reloads the session and runs", async () => {
+    const log = createMemoryEventLog();
+    harness = await make({}, log);
+    const { createSessionRepository } = await import("../../src/store/session-repository.ts");
+    const other = await createSessionRepository({ log }).open(harness.id);
+    await other.appendEntry({ type: "session_info", name: "named by another writer" });
+    const lost = await harness.prompt("first");
+    expect(lost).toMatchObject({ status: "failed", code: "EXPECTED_VERSION_CONFLICT" });
+    expect(lost.error).toMatch(/reload\(\)/);
+    const next = await harness.prompt("second");
+    expect(next.status).toBe("done");
+    expect(harness.getState().sessionName).toBe("named by another writer");
+    await other.refresh!();
+    await other.appendEntry({ type: "session_info", name: "again" });
+    await harness.reload();
+    expect(harness.getState().sessionName).toBe("again");
   });
 });

@@ -6,6 +6,8 @@
  * and a working continue().
  */
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
@@ -24,10 +26,13 @@ afterEach(async () => {
   for (const close of closers.splice(0)) await close();
 });
 
-async function crashAt(mode: "mid-stream" | "mid-tool" | "between-results") {
+type CrashMode = "mid-stream" | "mid-tool" | "between-results" | "tool-marker" | "model-request";
+
+async function crashAt(mode: CrashMode) {
   const server = await startOpenAIServer();
   closers.push(() => server.close());
   const path = tempDbPath();
+  const markerPath = join(dirname(path), "marker");
   const setupLog = createSqliteEventLog({ path });
   const session = await createSessionRepository({ log: setupLog }).create({ cwd: "/tmp" });
   await setupLog.close();
@@ -39,16 +44,25 @@ async function crashAt(mode: "mid-stream" | "mid-tool" | "between-results") {
       { id: "call_quick", name: "quick", arguments: {} },
     ]));
   }
-  const child = spawn(process.execPath, ["--import", "tsx", CHILD, path, session.id, server.url, mode], { stdio: ["ignore", "pipe", "pipe"] });
+  if (mode === "tool-marker") server.script(toolCallResponse([{ id: "call_marker", name: "marker", arguments: {} }]));
+  if (mode === "model-request") server.script(hangResponse());
+  const child = spawn(process.execPath, ["--import", "tsx", CHILD, path, session.id, server.url, mode, markerPath], { stdio: ["ignore", "pipe", "pipe"] });
   let stderr = "";
   child.stderr.on("data", (chunk) => (stderr += String(chunk)));
   const exited = new Promise<NodeJS.Signals | null>((resolve) => child.on("exit", (_code, signal) => resolve(signal)));
-  await new Promise<void>((resolve, reject) => {
-    child.stdout.on("data", (chunk) => {
-      if (String(chunk).includes("KILL_ME")) resolve();
-    });
-    child.on("exit", () => reject(new Error(`child exited before the kill point: ${stderr}`)));
-  });
+  const exitedEarly = new Promise<never>((_, reject) => child.on("exit", () => reject(new Error(`child exited before the kill point: ${stderr}`))));
+  exitedEarly.catch(() => undefined);
+  const killPoint =
+    mode === "tool-marker"
+      ? pollUntil(() => existsSync(markerPath))
+      : mode === "model-request"
+        ? server.waitForRequests(1)
+        : new Promise<void>((resolve) => {
+            child.stdout.on("data", (chunk) => {
+              if (String(chunk).includes("KILL_ME")) resolve();
+            });
+          });
+  await Promise.race([killPoint, exitedEarly]);
   child.kill("SIGKILL");
   expect(await exited).toBe("SIGKILL");
 
@@ -56,6 +70,11 @@ async function crashAt(mode: "mid-stream" | "mid-tool" | "between-results") {
   closers.push(() => log.close());
   const reopened = await createSessionRepository({ log }).open(session.id);
   return { server, log, session: reopened };
+}
+
+/** Polls a condition (for a file another process creates); the kill follows the observation, never a timer. */
+async function pollUntil(condition: () => boolean): Promise<void> {
+  while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
 function checkPairing(messages: { role: string }[]) {
@@ -101,7 +120,7 @@ describe("crash recovery (SIGKILL of a real run)", () => {
     checkPairing(context.messages);
     const result = context.messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
     expect(result).toMatchObject({ toolCallId: "call_stuck", isError: true });
-    expect((result.content[0] as { text: string }).text).toMatch(/interrupted and did not complete.*not re-run/);
+    expect((result.content[0] as { text: string }).text).toMatch(/interrupted.*may not have finished.*not re-run.*may need to be run again/);
     const events = await log.readStream(`session-${session.id}`);
     expect(events.filter((e) => isEventOfType(e, "run.ended") && e.data.status === "interrupted")).toHaveLength(1);
     expect(events.filter((e) => e.type === "tool.started").map((e) => (e.data as { toolCallId: string }).toolCallId)).toEqual(["call_stuck"]);
@@ -130,5 +149,36 @@ describe("crash recovery (SIGKILL of a real run)", () => {
     ]);
     expect(context.messages.filter((m) => m.role === "user")).toHaveLength(1);
     await agent.dispose();
+  }, 60_000);
+
+  it("commit before effect: a tool killed by its first act left the prompt, the call and tool.started in the log", async () => {
+    const { server, session, log } = await crashAt("tool-marker");
+    const before = await log.readStream(`session-${session.id}`);
+    const entries = before.filter((e) => e.type === "entry.appended").map((e) => (e.data as { entry: { type: string; message?: AssistantMessage | { role: string } } }).entry);
+    const messages = entries.flatMap((entry) => (entry.type === "message" && entry.message ? [entry.message] : []));
+    expect(messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    const assistant = messages[1] as AssistantMessage;
+    expect(assistant.content.filter((block) => block.type === "toolCall").map((block) => (block as { id: string }).id)).toEqual(["call_marker"]);
+    expect(before.filter((e) => e.type === "tool.started").map((e) => (e.data as { toolCallId: string }).toolCallId)).toEqual(["call_marker"]);
+    expect(before.some((e) => e.type === "run.started")).toBe(true);
+
+    expect(await recoverSession(session)).toMatchObject({ recovered: true, interruptedToolCallIds: ["call_marker"] });
+    const context = session.view.buildContext();
+    expect(context.diagnostics).toEqual([]);
+    checkPairing(context.messages);
+    const result = context.messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
+    expect(result).toMatchObject({ toolCallId: "call_marker", isError: true });
+    expect((result.content[0] as { text: string }).text).toMatch(/interrupted/);
+    void server;
+  }, 60_000);
+
+  it("commit before effect: killed while the first model request is in flight, the prompt is durable", async () => {
+    const { server, session, log } = await crashAt("model-request");
+    expect(server.requests).toHaveLength(1);
+    const events = await log.readStream(`session-${session.id}`);
+    expect(events.some((e) => e.type === "run.started")).toBe(true);
+    const users = session.view.buildContext().messages.filter((m) => m.role === "user");
+    expect(users.map((m) => (m.content as { text: string }[])[0].text)).toEqual(["please work"]);
+    expect(await recoverSession(session)).toMatchObject({ recovered: true });
   }, 60_000);
 });

@@ -57,6 +57,56 @@ describe("one active run per session", () => {
   });
 });
 
+describe("after losing a write race (issue 19 item 7)", () => {
+  async function lostRace() {
+    const path = tempDbPath();
+    const logA = createSqliteEventLog({ path });
+    const sessionA = await createSessionRepository({ log: logA }).create({ cwd: "/tmp" });
+    const logB = createSqliteEventLog({ path });
+    const sessionB = await createSessionRepository({ log: logB }).open(sessionA.id);
+    // Another writer (a CLI label, another process) appends: A's view is now stale.
+    await sessionB.appendEntry({ type: "session_info", name: "renamed elsewhere" });
+    const model = fakeModel([{ text: "answer one" }, { text: "answer two" }]);
+    const agent = createAgent({ session: sessionA, model });
+    const lost = await agent.prompt("first try");
+    return { logA, logB, sessionA, agent, lost, model };
+  }
+
+  it("the refused run says what happens next, and the next prompt reloads the session and runs", async () => {
+    const { logA, logB, sessionA, agent, lost, model } = await lostRace();
+    try {
+      expect(lost).toMatchObject({ status: "failed", code: "EXPECTED_VERSION_CONFLICT" });
+      expect(lost.error).toMatch(/reloads .* at the next prompt\(\) or continue\(\)/);
+      expect(model.calls).toBe(0);
+      const outcome = await agent.prompt("second try");
+      expect(outcome.status).toBe("done");
+      expect(model.calls).toBe(1);
+      expect(sessionA.view.name).toBe("renamed elsewhere");
+      const stored = JSON.stringify(await logA.readStream(`session-${sessionA.id}`));
+      expect(stored).toContain("second try");
+      expect(stored).not.toContain("first try");
+      await agent.dispose();
+    } finally {
+      await logB.close();
+      await logA.close();
+    }
+  });
+
+  it("reload() catches up at once", async () => {
+    const { logA, logB, sessionA, agent } = await lostRace();
+    try {
+      expect(sessionA.view.name).toBeUndefined();
+      await agent.reload();
+      expect(sessionA.view.name).toBe("renamed elsewhere");
+      expect((await agent.prompt("after reload")).status).toBe("done");
+      await agent.dispose();
+    } finally {
+      await logB.close();
+      await logA.close();
+    }
+  });
+});
+
 describe("a second process on the same SQLite file", () => {
   it("gets its append refused by the version check, reports the conflict and writes nothing", async () => {
     const path = tempDbPath();

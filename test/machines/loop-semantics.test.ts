@@ -149,7 +149,7 @@ describe("tool batches", () => {
     const model = fakeModel([{ toolCalls: [{ id: "A", name: "slow", arguments: { ms: 5000 } }] }, { text: "ok" }]);
     const outcome = await createAgent({ session, model, tools: [slow] }).prompt("go");
     const [result] = results(outcome.messages);
-    expect(textOf(result)).toBe('Tool "slow" timed out after 20 ms and was aborted; it did not complete.');
+    expect(textOf(result)).toMatch(/^Tool "slow" timed out after 20 ms and was stopped, so it may not have finished.*may need to be run again\.$/);
     expect(outcome.status).toBe("done");
   });
 });

@@ -51,6 +51,16 @@ describe("the loop over the real OpenAI client", () => {
     expect(session.view.buildContext().messages.filter((m) => m.role === "assistant")).toHaveLength(1);
   });
 
+  it("a 429 asking for 3,600 s is not waited for (cap 60 s by default) and the failure says what the server asked", async () => {
+    const { server, model, session } = await setup();
+    server.script(errorResponse(429, { error: { message: "slow down", type: "rate_limit_error" } }, { "retry-after": "3600" }));
+    const outcome = await createAgent({ session, model }).prompt("go");
+    expect(outcome.status).toBe("failed");
+    expect(server.requests).toHaveLength(1);
+    const last = session.view.buildContext().messages.at(-1) as { errorMessage: string };
+    expect(last.errorMessage).toMatch(/^429 slow down \(the server asked to wait 3600000 ms \(3600 s\), more than the maximum retry delay of 60000 ms/);
+  });
+
   it("ends the run failed on HTTP 400, persists the error message and does not retry", async () => {
     const { server, model, session } = await setup();
     server.script(errorResponse(400, { error: { message: "Invalid 'messages': bad", type: "invalid_request_error" } }));

@@ -36,6 +36,44 @@ describe("createSessionWriter", () => {
     expect(appends).toBe(2);
   });
 
+  it("commit() resolves only once the append holding the events pushed before it has returned", async () => {
+    const { log, session } = await memorySession();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const original = session.appendEvents.bind(session);
+    let appends = 0;
+    session.appendEvents = async (events) => {
+      appends += 1;
+      if (appends === 2) await gate; // the second group commit stalls
+      return original(events);
+    };
+    const writer = createSessionWriter({ session });
+    writer.push(runEvent({ runId: "r" }, "run.started", { runId: "r", kind: "prompt" }));
+    const first = writer.commit();
+    await first;
+    const stored = await sessionEvents(log, session.id);
+    expect(stored.map((event) => event.type)).toContain("run.started");
+    writer.push(delta("later"));
+    const second = writer.commit();
+    let secondDone = false;
+    void second.then(() => (secondDone = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(secondDone).toBe(false);
+    release();
+    await second;
+    expect(secondDone).toBe(true);
+  });
+
+  it("commit() rejects with the failure when the log refused the events", async () => {
+    const { log, session } = await memorySession();
+    const other = await createSessionRepository({ log }).open(session.id);
+    await other.appendEntry({ type: "session_info", name: "someone else" });
+    const writer = createSessionWriter({ session });
+    writer.push(runEvent({ runId: "r" }, "run.started", { runId: "r", kind: "prompt" }));
+    await expect(writer.commit()).rejects.toBeInstanceOf(ExpectedVersionConflictError);
+  });
+
   it("chains entries from the leaf at commit time and re-draws a colliding id", async () => {
     const { session } = await memorySession();
     const [first] = await session.appendEntries([{ type: "message", message: { role: "user", content: "a", timestamp: 1 } }]);

@@ -5,7 +5,7 @@
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { APICallError } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { createAiSdkModelClient, reasoningProviderOptions } from "../../src/adapters/model/index.ts";
 import type { ModelStreamEvent } from "../../src/core/model-stream.ts";
 import { scriptedModel, streamPartsOf } from "../../src/testing/index.ts";
@@ -201,6 +201,38 @@ describe("idle timeout", () => {
     expect(stalled.terminal.type === "error" && stalled.terminal.error.retryable).toBe(true);
     const flowing = await collect(createAiSdkModelClient(scriptedModel([{ text: "all good" }]), { idleTimeoutMs: 60_000 }), userRequest());
     expect(flowing.message.stopReason).toBe("stop");
+  });
+
+  it("is on by default: a stream silent for 120 s ends with its own retryable idle-timeout error", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const pending = collect(createAiSdkModelClient(scriptedModel([{ hangAfter: { text: "half" } }])), userRequest());
+      await vi.advanceTimersByTimeAsync(119_000);
+      let settled = false;
+      void pending.then(() => (settled = true));
+      await vi.advanceTimersByTimeAsync(0);
+      expect(settled).toBe(false);
+      await vi.advanceTimersByTimeAsync(2_000);
+      const stalled = await pending;
+      expect(stalled.message).toMatchObject({ stopReason: "error", content: [{ type: "text", text: "half" }] });
+      expect(stalled.message.errorMessage).toMatch(/^Idle timeout: the model sent nothing for 120000 ms/);
+      expect(stalled.terminal.type === "error" && stalled.terminal.error.retryable).toBe(true);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it("idleTimeoutMs 0 turns it off", async () => {
+    vi.useFakeTimers({ toFake: ["setTimeout", "clearTimeout"] });
+    try {
+      const controller = new AbortController();
+      const pending = collect(createAiSdkModelClient(scriptedModel([{ hangAfter: { text: "half" } }]), { idleTimeoutMs: 0 }), userRequest(), { signal: controller.signal });
+      await vi.advanceTimersByTimeAsync(600_000);
+      controller.abort();
+      expect((await pending).message.stopReason).toBe("aborted");
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it("time the consumer spends on an event does not count as model silence", async () => {

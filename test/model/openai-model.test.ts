@@ -168,6 +168,46 @@ describe("stalls over HTTP", () => {
   });
 });
 
+describe("answers that are not a stream", () => {
+  it("a 200 HTML page (a proxy's) is a provider error naming the status, the content type and the first bytes", async () => {
+    for (const api of ["chat", "responses"] as const) {
+      server.script(errorResponse(200, "<html><body>Please log in to the proxy</body></html>", { "content-type": "text/html; charset=utf-8" }));
+      const { terminal, message } = await collect(model(api), userRequest());
+      expect(terminal.type).toBe("error");
+      expect(message.stopReason).toBe("error");
+      expect(message.errorMessage).toContain("HTTP 200");
+      expect(message.errorMessage).toContain('"text/html; charset=utf-8"');
+      expect(message.errorMessage).toContain("<html><body>Please log in to the proxy");
+      expect(terminal.type === "error" && terminal.error.retryable).toBe(false);
+    }
+  });
+
+  it("an event stream that yields no parts is an error, not an empty answer", async () => {
+    for (const api of ["chat", "responses"] as const) {
+      server.script({ kind: "body", status: 200, body: "", headers: { "content-type": "text/event-stream" } });
+      const { terminal, message } = await collect(model(api), userRequest());
+      expect(terminal.type).toBe("error");
+      expect(message.errorMessage).toMatch(/yielded no stream parts/);
+    }
+  });
+});
+
+describe("a base URL with user:password@", () => {
+  it("sends the credentials as Authorization: Basic and keeps them out of errors", async () => {
+    const url = server.url.replace("http://", "http://proxy-user:s3cret%2Fpass@");
+    server.script(textResponse("through the proxy"), errorResponse(401, { error: { message: "bad credentials s3cret/pass cHJveHktdXNlcjpzM2NyZXQvcGFzcw==" } }));
+    const { message } = await collect(model("chat", { baseURL: url }), userRequest());
+    expect(message.content).toEqual([{ type: "text", text: "through the proxy" }]);
+    const request = server.requests.at(-1)!;
+    expect(request.path).toBe("/v1/chat/completions");
+    expect(request.headers.authorization).toBe(`Basic ${Buffer.from("proxy-user:s3cret/pass").toString("base64")}`);
+    const failed = await collect(model("chat", { baseURL: url }), userRequest());
+    expect(failed.message.errorMessage).toContain("bad credentials");
+    expect(failed.message.errorMessage).not.toContain("s3cret/pass");
+    expect(failed.message.errorMessage).not.toContain("cHJveHktdXNlcjpzM2NyZXQvcGFzcw");
+  });
+});
+
 describe("thinking on the wire", () => {
   it("Responses: effort and summary, encrypted reasoning requested; Chat: reasoning_effort; off sends none", async () => {
     server.script(textResponse("1"), textResponse("2"), textResponse("3"));

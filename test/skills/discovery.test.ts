@@ -151,12 +151,23 @@ describe("discovery", () => {
     ]);
   });
 
-  it("loads root-level .md files named after the file, unless includeRootFiles is false", () => {
+  it("loads root-level .md files named after the file only with includeRootFiles", () => {
     write("quick.md", "---\ndescription: A single-file skill.\n---\nDo the quick thing.\n");
-    const loaded = loadSkills([root]);
+    const loaded = loadSkills([root], { includeRootFiles: true });
     expect(loaded.skills).toMatchObject([{ name: "quick", body: "Do the quick thing." }]);
     expect(loaded.diagnostics).toEqual([]);
-    expect(loadSkills([root], { includeRootFiles: false }).skills).toEqual([]);
+    expect(loadSkills([root]).skills).toEqual([]);
+    // Given explicitly, a single .md file is a skill.
+    expect(loadSkills([join(root, "quick.md")]).skills).toMatchObject([{ name: "quick" }]);
+  });
+
+  it("a README.md beside skill folders is not a skill and gives no diagnostic (issue 12 item 7)", () => {
+    write("README.md", "# My skills\n\nNotes for people.\n");
+    write("notes.md", "Some notes, no frontmatter.\n");
+    write("greeter/SKILL.md", skillFile("greeter"));
+    const { skills, diagnostics } = loadSkills([root]);
+    expect(skills.map((skill) => skill.name)).toEqual(["greeter"]);
+    expect(diagnostics).toEqual([]);
   });
 
   it("accepts a SKILL.md path or a directory that is itself a skill", () => {

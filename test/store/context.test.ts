@@ -40,7 +40,7 @@ describe("tool-pairing invariant", () => {
     expect(shape(messages)).toEqual(["U", "A", "R:a", "R:b*", "U"]);
     const synthetic = messages[3] as ToolResultMessage;
     expect(synthetic.isError).toBe(true);
-    expect(synthetic.content[0]).toMatchObject({ type: "text", text: expect.stringMatching(/No result was recorded.*may or may not have run/) });
+    expect(synthetic.content[0]).toMatchObject({ type: "text", text: expect.stringMatching(/No result was recorded.*may not have run or may not have finished.*may need to be run again/) });
     expect(diagnostics).toEqual([expect.objectContaining({ kind: "missing_tool_result", toolCallId: "b" })]);
   });
 

@@ -57,15 +57,17 @@ describe("bash: pi-compatible results", () => {
     expect((await outcome(createBashTool(nested), { command: "pwd" })).text).toBe(`${root}\n`);
   });
 
-  it("truncates by lines with pi's notice and spills the full output", async () => {
+  it("truncates by lines with pi's notice (lines counted as editors do) and spills the full output", async () => {
     const command = "seq 1 3000";
     const ours = await outcome(createBashTool(env), { command });
     const theirs = await piOutcome(pi(), { command });
     const path = (ours.result?.details as { fullOutputPath: string }).fullOutputPath;
-    expect(ours.text.endsWith(`[Showing lines 1002-3001 of 3001. Full output: ${path}]`)).toBe(true);
+    const last2000 = Array.from({ length: 2000 }, (_, index) => String(index + 1001)).join("\n");
+    expect(ours.text).toBe(`${last2000}\n\n\n[Showing lines 1001-3000 of 3000. Full output: ${path}]`);
     expect(readFileSync(path, "utf8")).toBe(Array.from({ length: 3000 }, (_, index) => `${index + 1}\n`).join(""));
+    // pi counts the empty "line" after the final newline: it shows one real line fewer.
     const piPath = (theirs.result?.details as { fullOutputPath: string }).fullOutputPath;
-    expect(ours.text.replace(path, "PATH")).toBe(theirs.text.replace(piPath, "PATH"));
+    expect(theirs.text.endsWith(`[Showing lines 1002-3001 of 3001. Full output: ${piPath}]`)).toBe(true);
     // The model can read the named file even though it is outside the root.
     expect(await env.resolvePath(path, "read")).toBe(path);
   });
@@ -76,14 +78,30 @@ describe("bash: pi-compatible results", () => {
     const theirs = await piOutcome(pi(), { command });
     const details = ours.result?.details as { fullOutputPath: string; truncation: { truncatedBy: string } };
     expect(details.truncation.truncatedBy).toBe("bytes");
-    expect(ours.text).toMatch(/\[Showing lines 50-101 of 101 \(50\.0KB limit\)\. Full output: .*\]$/);
+    expect(ours.text).toMatch(/\[Showing lines 50-100 of 100 \(50\.0KB limit\)\. Full output: .*\]$/);
     const piPath = (theirs.result?.details as { fullOutputPath: string }).fullOutputPath;
-    expect(ours.text.replace(details.fullOutputPath, "PATH")).toBe(theirs.text.replace(piPath, "PATH"));
+    // The same kept lines as pi; only the count differs (pi counts a trailing newline as line 101).
+    const withoutNotice = (text: string) => text.slice(0, text.lastIndexOf("\n\n[Showing")).replace(/\n$/, "");
+    expect(withoutNotice(ours.text)).toBe(withoutNotice(theirs.text));
+    expect(theirs.text.replace(piPath, "PATH")).toMatch(/\[Showing lines 50-101 of 101 \(50\.0KB limit\)\. Full output: PATH\]$/);
     expect(readFileSync(details.fullOutputPath, "utf8").length).toBe(100 * 1001);
   });
 });
 
 describe("bash: fixes over pi", () => {
+  it("counts lines as editors do: `seq 2000` fits the 2000-line limit whole (pi hides line 1)", async () => {
+    const command = "seq 2000";
+    const ours = await outcome(createBashTool(env), { command });
+    const theirs = await piOutcome(pi(), { command });
+    expect(ours.error).toBe(false);
+    expect(ours.text).toBe(Array.from({ length: 2000 }, (_, index) => `${index + 1}\n`).join(""));
+    expect(ours.result?.details).toBeUndefined();
+    expect(theirs.text).toMatch(/\[Showing lines 2-2001 of 2001\./);
+    // One line more is truncated, by a count that has no phantom line.
+    const over = await outcome(createBashTool(env), { command: "seq 2001" });
+    expect(over.text).toMatch(/^2\n3\n[\s\S]*\n2001\n\n\n\[Showing lines 2-2001 of 2001\. Full output: /);
+  });
+
   it("passes only allowlisted environment variables to the command", async () => {
     process.env.ARBOR_BASH_SECRET = "hunter2";
     try {

@@ -130,6 +130,60 @@ describe("edit: pi-compatible behaviour", () => {
   });
 });
 
+describe("edit: whitespace runs (issue 12 item 5)", () => {
+  it("matches an oldText that differs only in runs of spaces or tabs, splicing into the original bytes", () => {
+    const raw = "function f() {\n\tconst  x =   1;\t// one\n\treturn x;\n}\nkeep\t\t  tabs\n";
+    const plan = planEdits(raw, [{ oldText: "  const x = 1; // one\n  return x;", newText: "  const x = 2;\n  return x;" }], "f.ts");
+    // Only the matched region changed (its indentation run included); the tabs elsewhere stay.
+    expect(plan.content).toBe("function f() {\n  const x = 2;\n  return x;\n}\nkeep\t\t  tabs\n");
+    expect(plan.matches[0].fuzzy).toBe(true);
+  });
+
+  it("keeps the uniqueness check at the whitespace level", () => {
+    expect(() => planEdits("a  = 1;\na\t= 1;\n", [{ oldText: "a = 1;", newText: "b" }], "f.ts")).toThrow(/Found 2 occurrences/);
+  });
+
+  it("fails like pi when the text is not there, quoting the nearest candidate", () => {
+    const raw = "one\nconst total = price * count;\nthree\n";
+    let message = "";
+    try {
+      planEdits(raw, [{ oldText: "const total = price * amount;", newText: "x" }], "f.ts");
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message).toMatch(/^Could not find the exact text in f\.ts\. The old text must match exactly/);
+    expect(message).toContain("The most similar text in the file is:\nconst total = price * count;");
+    // Nothing similar: no candidate is quoted.
+    expect(() => planEdits(raw, [{ oldText: "zzzzzzzzzzzzzzzzzz", newText: "x" }], "f.ts")).toThrow(/whitespace and newlines\.$/);
+  });
+
+  it("pi 0.73.1 fails the same whitespace-only difference (differential)", async () => {
+    const content = "if (a) {\n\treturn  1;\n}\n";
+    const { ours, theirs, oursFile, piFile } = await both(content, [{ oldText: "    return 1;", newText: "    return 2;" }]);
+    expect(theirs.error).toBe(true);
+    expect(theirs.text).toMatch(/Could not find the exact text/);
+    expect(piFile).toBe(content);
+    expect(ours.error).toBe(false);
+    expect(oursFile).toBe("if (a) {\n    return 2;\n}\n");
+  });
+
+  it("property: a whitespace-mangled copy of a unique line edits only that line's region", () => {
+    const blank = fc.constantFrom(" ", "\t", "  ", " \t");
+    fc.assert(
+      fc.property(fc.array(fc.array(fc.constantFrom("x", "y", "=", "1"), { minLength: 1, maxLength: 4 }), { minLength: 2, maxLength: 6 }), fc.array(blank, { minLength: 8, maxLength: 8 }), fc.nat(), (words, blanks, pick) => {
+        const lines = [`L0${blanks[0]}${words.map((word) => word.join("")).join(blanks[1])}`, "other\tline", `L1${blanks[2]}end`];
+        const raw = lines.join("\n") + "\n";
+        const mangled = lines[pick % 2 === 0 ? 0 : 2].replace(/[ \t]+/g, () => blanks[3 + (pick % 5)]);
+        const plan = planEdits(raw, [{ oldText: mangled, newText: "NEW" }], "f");
+        const target = pick % 2 === 0 ? 0 : 2;
+        const expected = lines.map((line, index) => (index === target ? "NEW" : line)).join("\n") + "\n";
+        expect(plan.content).toBe(expected);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe("edit: splice invariant (property)", () => {
   const fuzzyOf = (line: string) =>
     line

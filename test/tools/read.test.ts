@@ -46,7 +46,6 @@ describe("read: same texts as pi", () => {
   it.each([
     ["small file", "hello\nworld\n", {}],
     ["line limit", lines(2500), {}],
-    ["exactly 2000 lines plus a trailing newline", `${lines(2000)}\n`, {}],
     ["offset and limit inside the file", lines(50), { offset: 10, limit: 5 }],
     ["limit reaching the end", lines(10), { offset: 8, limit: 5 }],
     ["byte limit", lines(100, 1000), {}],
@@ -60,6 +59,22 @@ describe("read: same texts as pi", () => {
     const theirs = await piOutcome(createReadToolDefinition(root), { path: "f.txt", ...options });
     expect({ error: ours.error, text: ours.text }).toEqual({ error: theirs.error, text: theirs.text });
     expect(ours.result?.details).toEqual(theirs.result?.details);
+  });
+
+  it("counts lines as editors do: a 2000-line file with a trailing newline is whole, not truncated (pi: 2001 lines)", async () => {
+    writeFileSync(join(root, "f.txt"), `${lines(2000)}\n`);
+    const ours = await outcome(createReadTool(env), { path: "f.txt" });
+    expect(ours.text).toBe(`${lines(2000)}\n`);
+    expect(ours.result?.details).toBeUndefined();
+    const theirs = await piOutcome(createReadToolDefinition(root), { path: "f.txt" });
+    expect(theirs.text).toContain("[Showing lines 1-2000 of 2001. Use offset=2001 to continue.]");
+    // A window reports the editor's count; reading past the last line is an error.
+    const window = await outcome(createReadTool(env), { path: "f.txt", offset: 1990, limit: 5 });
+    expect(window.text).toContain("[6 more lines in file. Use offset=1995 to continue.]");
+    const beyond = await outcome(createReadTool(env), { path: "f.txt", offset: 2001 });
+    expect(beyond).toMatchObject({ error: true, text: "Offset 2001 is beyond end of file (2000 lines total)" });
+    writeFileSync(join(root, "g.txt"), `${lines(2001)}\n`);
+    expect((await outcome(createReadTool(env), { path: "g.txt" })).text).toContain("[Showing lines 1-2000 of 2001. Use offset=2001 to continue.]");
   });
 
   it("detects images by magic bytes and returns an image part, as pi does", async () => {

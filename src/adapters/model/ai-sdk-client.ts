@@ -21,8 +21,11 @@
  *   "Request was aborted" (pi's wording), partial content kept, within one stream read
  *   even if the model ignores the signal;
  * - `request.timeoutMs` aborts the HTTP call after that many ms: stopReason `error`,
- *   retryable, message "Model request timed out after N ms"; `info.idleTimeoutMs` does the
- *   same when nothing arrives for that long ("The model sent nothing for N ms…");
+ *   retryable, message "Model request timed out after N ms"; `info.idleTimeoutMs` (default 120 s,
+ *   between stream parts and before the first) does the same when nothing arrives for that
+ *   long, with its own message ("Idle timeout: the model sent nothing for N ms…");
+ * - a finished stream that yielded no parts but its start and finish (an empty body) is an
+ *   error, retryable ("…yielded no stream parts…");
  * - `request.hooks` are NOT applied here (the adapter does not own the HTTP client);
  *   {@link createOpenAIModel} applies them;
  * - request headers go to `doStream` only; nothing returned contains them.
@@ -83,13 +86,21 @@ export interface AiSdkModelInfo {
   chatReasoningFields?: boolean;
   /**
    * Cancel a call when the model sends nothing (no headers, no stream part) for this many ms:
-   * a stalled connection then ends with a retryable error instead of hanging. Default: off
-   * (reasoning models on Chat Completions can be silent for minutes while they think).
+   * a stalled connection then ends with a retryable error instead of hanging. Default
+   * {@link DEFAULT_IDLE_TIMEOUT_MS} (120 s); `0` turns it off (a reasoning model on Chat
+   * Completions that thinks silently for longer needs a larger value). Independent of
+   * `request.timeoutMs`, which caps the whole request.
    */
   idleTimeoutMs?: number;
   /** Provider options sent on every call, below the thinking options and `request.providerOptions`. */
   providerOptions?: ProviderOptionsRecord;
 }
+
+/** The default idle timeout between stream parts, in ms (120 s). */
+export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
+
+/** Stream parts that carry nothing the model said (a stream made only of these yielded nothing). */
+const EMPTY_PARTS = new Set(["stream-start", "finish", "raw"]);
 
 function mergeProviderOptions(...layers: (ProviderOptionsRecord | undefined)[]): ProviderOptionsRecord | undefined {
   const merged: ProviderOptionsRecord = {};
@@ -182,11 +193,12 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
 
     const userSignal = options.signal;
     const timeoutSignal = request.timeoutMs !== undefined ? AbortSignal.timeout(request.timeoutMs) : undefined;
-    const idle = info.idleTimeoutMs !== undefined && info.idleTimeoutMs > 0 ? new AbortController() : undefined;
+    const idleTimeoutMs = info.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
+    const idle = idleTimeoutMs > 0 ? new AbortController() : undefined;
     let idleTimer: ReturnType<typeof setTimeout> | undefined;
     // The idle clock runs only while we wait on the model, never while the consumer handles events.
     const startIdleClock = () => {
-      if (idle) idleTimer = setTimeout(() => idle.abort(), info.idleTimeoutMs);
+      if (idle) idleTimer = setTimeout(() => idle.abort(), idleTimeoutMs);
     };
     const stopIdleClock = () => clearTimeout(idleTimer);
     const signals = [userSignal, timeoutSignal, idle?.signal].filter((signal): signal is AbortSignal => signal !== undefined);
@@ -199,7 +211,11 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
         return assembler.error(`Model request timed out after ${request.timeoutMs} ms`, { retryable: true }, "error");
       }
       if (idle?.signal.aborted) {
-        return assembler.error(`The model sent nothing for ${info.idleTimeoutMs} ms; the request was cancelled`, { retryable: true }, "error");
+        return assembler.error(
+          `Idle timeout: the model sent nothing for ${idleTimeoutMs} ms, so the request was cancelled (raise idleTimeoutMs, or --idle-timeout in the CLI, for models that stay silent longer)`,
+          { retryable: true },
+          "error",
+        );
       }
       const { message, aborted: _aborted, ...facts } = classifyModelError(error);
       return assembler.error(message, facts, "error");
@@ -232,6 +248,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     let streamError: { error: unknown } | undefined;
     let finished = false;
     let ended = false;
+    let contentParts = 0;
     // Abort cancels the reader, which settles a pending read even when the model ignores
     // its abortSignal. (Racing every read against the signal would pile reactions onto one
     // pending promise: memory and GC cost growing with the stream.)
@@ -254,6 +271,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
           continue;
         }
         if (part.type === "finish") finished = true;
+        if (!EMPTY_PARTS.has(part.type)) contentParts++;
         for (const event of assembler.handle(part)) yield event;
       }
     } catch (error) {
@@ -268,6 +286,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     if (abortSignal.aborted) yield fail(undefined);
     else if (streamError) yield fail(streamError.error);
     else if (!finished) yield fail(new Error("The model stream ended without a finish event"));
+    else if (contentParts === 0) yield fail(Object.assign(new Error("The model's response yielded no stream parts (an empty stream: no metadata, text, reasoning or tool calls)"), { isRetryable: true }));
     else yield assembler.done();
   }
 

@@ -10,10 +10,13 @@
  *   walked (symlinks followed, cycles cut), skipping names starting with `.`,
  *   `node_modules`, and whatever `.gitignore` / `.ignore` / `.fdignore` files
  *   along the way exclude (git semantics, see `ignore-rules.ts`);
- * - `*.md` files directly in a walked root are loaded as single-file skills
- *   (pi, unless `includeRootFiles: false`). Ours: their name falls back to, and
- *   is checked against, the file name without `.md` (pi uses the root
- *   directory's name, so every such skill warned);
+ * - only `SKILL.md` files, and `.md` files given explicitly as a path, are
+ *   skills (ours, issue 12 item 7): a `README.md` or notes beside the skill
+ *   folders is neither loaded nor diagnosed. pi also loads the `*.md` files
+ *   directly in a walked root as single-file skills; opt in with
+ *   `includeRootFiles: true`. Their name falls back to, and is checked against,
+ *   the file name without `.md` (pi uses the root directory's name, so every
+ *   such skill warned);
  * - frontmatter: YAML (Agent Skills), or the seed's JSON object followed by
  *   `---`; BOM and CRLF tolerated (see `../frontmatter.ts`);
  * - skipped with an `error` diagnostic: unreadable, over 1 MiB or not UTF-8,
@@ -49,7 +52,7 @@ const SKILL_FILE = "SKILL.md";
 
 /** Options of {@link loadSkills}. */
 export interface LoadSkillsOptions {
-  /** Load `*.md` files directly inside each walked root as skills (pi's behaviour for its own skill folders). Default true. */
+  /** Load `*.md` files directly inside each walked root as skills (pi's behaviour for its own skill folders). Default false: only `SKILL.md` files and explicitly given files are skills. */
   includeRootFiles?: boolean;
 }
 
@@ -210,7 +213,7 @@ function walk(dir: string, rules: IgnoreRules, isRoot: boolean, state: Walk): vo
  * ```
  */
 export function loadSkills(paths: readonly string[], options: LoadSkillsOptions = {}): LoadSkillsResult {
-  const state: Walk = { results: [], visitedDirs: new Set(), includeRootFiles: options.includeRootFiles ?? true };
+  const state: Walk = { results: [], visitedDirs: new Set(), includeRootFiles: options.includeRootFiles ?? false };
   for (const given of paths) {
     const path = resolve(expandHome(given.trim()));
     let stats;

@@ -11,8 +11,9 @@
  *   ({@link truncateTail});
  * - on ANY truncation (lines, bytes, or a clipped line) the complete raw output is spilled to a
  *   file (mode 0600) in the spill directory, and its path is returned (fixes pi #2852);
- * - counts: `totalLines` is `\n`-separated lines (a trailing newline adds an empty line, as pi),
- *   `totalBytes` is decoded UTF-8 bytes.
+ * - counts: `totalLines` is lines as editors count them (a trailing newline ends the last line and
+ *   adds none; ours, pi counts one more, so `seq 2000` fits the 2000-line limit), `totalBytes` is
+ *   decoded UTF-8 bytes.
  *
  * @example
  * ```ts
@@ -70,7 +71,8 @@ export class BashOutput {
   private lines: Line[] = [];
   private linesRenderedBytes = 0;
   private current: Line = { head: "", bytes: 0, clipped: false };
-  private totalLines = 1;
+  /** `\n` characters seen so far. */
+  private newlines = 0;
   private totalBytes = 0;
   private clippedLines = 0;
   private pending: Buffer[] = [];
@@ -114,12 +116,12 @@ export class BashOutput {
     const visible = [...this.lines, this.current].map((line) => this.render(line)).join("\n");
     const tail = truncateTail(visible, { maxLines: this.maxLines, maxBytes: this.maxBytes });
     // Truncated = whole lines were dropped (in memory or by the tail cut); clipping alone is not.
-    const truncated = tail.truncated || tail.outputLines < this.totalLines;
+    const truncated = tail.truncated || tail.outputLines < this.lineCount();
     const truncation: TruncationResult = {
       ...tail,
       truncated,
       truncatedBy: truncated ? (tail.truncatedBy ?? "lines") : null,
-      totalLines: this.totalLines,
+      totalLines: this.lineCount(),
       totalBytes: this.totalBytes,
       maxLines: this.maxLines,
       maxBytes: this.maxBytes,
@@ -128,9 +130,14 @@ export class BashOutput {
       content: tail.content,
       truncation,
       clippedLines: this.clippedLines,
-      lastLineBytes: this.current.bytes,
+      lastLineBytes: this.current.bytes > 0 || this.lines.length === 0 ? this.current.bytes : this.lines[this.lines.length - 1].bytes,
       ...(this.spillPath && !this.spillError ? { fullOutputPath: this.spillPath } : {}),
     };
+  }
+
+  /** Lines so far, as editors count them: a last line without its newline counts, an empty one does not. */
+  private lineCount(): number {
+    return this.newlines + (this.current.bytes > 0 ? 1 : 0);
   }
 
   private render(line: Line): string {
@@ -138,7 +145,7 @@ export class BashOutput {
   }
 
   private needsSpill(): boolean {
-    return this.spillPath === undefined && (this.totalLines > this.maxLines || this.totalBytes > this.maxBytes || this.clippedLines > 0);
+    return this.spillPath === undefined && (this.lineCount() > this.maxLines || this.totalBytes > this.maxBytes || this.clippedLines > 0);
   }
 
   private startSpill(): void {
@@ -183,11 +190,11 @@ export class BashOutput {
     this.lines.push(line);
     this.linesRenderedBytes += utf8Length(this.render(line)) + 1;
     this.current = { head: "", bytes: 0, clipped: false };
-    this.totalLines += 1;
+    this.newlines += 1;
     // Drop lines that can no longer be shown: beyond the line limit, or before a suffix that
     // already exceeds the byte limit.
     while (
-      this.lines.length >= this.maxLines ||
+      this.lines.length > this.maxLines ||
       (this.lines.length > 0 && this.linesRenderedBytes - (utf8Length(this.render(this.lines[0])) + 1) > this.maxBytes)
     ) {
       const dropped = this.lines.shift();

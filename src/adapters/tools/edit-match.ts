@@ -7,10 +7,15 @@
  * - the view maps every normalized character back to its original range. Level "exact": BOM
  *   stripped and CRLF/CR read as LF (pi's "exact"). Level "fuzzy" (pi's normalizeForFuzzyMatch):
  *   NFKC per cluster (a code point with its combining marks), smart quotes → ASCII, unicode dashes → '-', unicode spaces → ' ', trailing
- *   whitespace of each line dropped; leading and interior whitespace are not normalized;
- * - uniqueness is judged on the exact level first: text found exactly once is used even if its
- *   fuzzy form occurs more often; text found exactly more than once is a duplicate; only text not
- *   found exactly is looked for (and counted) in fuzzy space;
+ *   whitespace of each line dropped; leading and interior whitespace are not normalized. Level
+ *   "whitespace" (ours, issue 12 item 5): the fuzzy view with every run of spaces and tabs read as
+ *   one space, so an oldText that differs from the file only in such runs (indentation, alignment)
+ *   still matches; the splice covers the file's whole run;
+ * - uniqueness is judged level by level: text found exactly once is used even if its fuzzy form
+ *   occurs more often; text found more than once at a level is a duplicate; only text not found at
+ *   a level is looked for (and counted) at the next;
+ * - an oldText found at no level fails with pi's text plus the nearest candidate region of the
+ *   file quoted (the lines most like the oldText), so the model can correct itself;
  * - every edit is matched against the original content (not incrementally); overlapping matches,
  *   empty oldText, not-found, duplicates and no-op results throw `Error`s with pi's texts;
  * - replacement text gets the line ending of the region it replaces (its first newline), or the
@@ -22,6 +27,7 @@
  * plan.content; // "\uFEFFa\r\nc\r\n"
  * ```
  */
+import { distance as levenshtein } from "fastest-levenshtein";
 
 /** One replacement: `oldText` must be unique in the file; `newText` replaces it. Source: pi. */
 export interface TextEdit {
@@ -171,6 +177,32 @@ function fuzzyText(text: string): string {
   return fuzzyView(text).text;
 }
 
+/** Whitespace level: `view` with every run of spaces and tabs read as one space (mapped to the whole run). */
+function collapsedView(view: View): View {
+  const starts: number[] = [];
+  const ends: number[] = [];
+  const chars: string[] = [];
+  let previousBlank = false;
+  for (let index = 0; index < view.text.length; index += 1) {
+    const char = view.text[index];
+    const blank = char === " " || char === "\t";
+    if (blank && previousBlank && ends[ends.length - 1] === view.start(index)) {
+      ends[ends.length - 1] = view.end(index);
+      continue;
+    }
+    previousBlank = blank;
+    chars.push(blank ? " " : char);
+    starts.push(view.start(index));
+    ends.push(view.end(index));
+  }
+  return { text: chars.join(""), start: (index) => starts[index], end: (index) => ends[index] };
+}
+
+/** The whitespace-level form of a search string. */
+function collapsedText(text: string): string {
+  return fuzzyText(text).replace(/[ \t]+/g, " ");
+}
+
 /** Non-overlapping occurrences of `needle` (pi counts with `split`, which is the same). */
 function occurrences(haystack: string, needle: string): { count: number; first: number } {
   let count = 0;
@@ -188,16 +220,47 @@ function lineEndingOf(text: string): string {
   return text[newline] === "\r" ? (text[newline + 1] === "\n" ? "\r\n" : "\r") : "\n";
 }
 
-function notFound(path: string, index: number, total: number): Error {
+function notFound(path: string, index: number, total: number, nearest: string | undefined): Error {
+  const hint = nearest === undefined ? "" : `\nThe most similar text in the file is:\n${nearest}`;
   return total === 1
-    ? new Error(`Could not find the exact text in ${path}. The old text must match exactly including all whitespace and newlines.`)
-    : new Error(`Could not find edits[${index}] in ${path}. The oldText must match exactly including all whitespace and newlines.`);
+    ? new Error(`Could not find the exact text in ${path}. The old text must match exactly including all whitespace and newlines.${hint}`)
+    : new Error(`Could not find edits[${index}] in ${path}. The oldText must match exactly including all whitespace and newlines.${hint}`);
 }
 
 function duplicate(path: string, index: number, total: number, count: number): Error {
   return total === 1
     ? new Error(`Found ${count} occurrences of the text in ${path}. The text must be unique. Please provide more context to make it unique.`)
     : new Error(`Found ${count} occurrences of edits[${index}] in ${path}. Each oldText must be unique. Please provide more context to make it unique.`);
+}
+
+/** Above this many line-against-line comparisons (or this long a file) no nearest candidate is searched for. */
+const NEAREST_BUDGET = 400_000;
+const NEAREST_MAX_CHARS = 2_000_000;
+
+/**
+ * The region of `text` (LF) with as many lines as `oldText` that is closest to it: the least sum of
+ * line-by-line Levenshtein distances, whitespace runs collapsed. Quoted as it stands in the file;
+ * undefined when nothing is reasonably close (more than half of the oldText would have to change) or
+ * the search would be too big.
+ */
+function nearestCandidate(text: string, oldText: string): string | undefined {
+  if (text.length > NEAREST_MAX_CHARS) return undefined;
+  const lines = text.split("\n");
+  const squash = (line: string) => line.replace(/[ \t]+/g, " ").trim();
+  const wanted = oldText.replace(/\n$/, "").split("\n").map(squash);
+  const span = Math.min(wanted.length, lines.length);
+  if ((lines.length - span + 1) * span > NEAREST_BUDGET) return undefined;
+  const squashed = lines.map(squash);
+  const size = wanted.slice(0, span).reduce((sum, line) => sum + line.length, 0);
+  let best: { at: number; distance: number } | undefined;
+  for (let at = 0; at + span <= lines.length; at += 1) {
+    let distance = 0;
+    for (let index = 0; index < span && (!best || distance < best.distance); index += 1) distance += levenshtein(squashed[at + index], wanted[index]);
+    if (squashed.slice(at, at + span).every((line) => line === "")) continue;
+    if (!best || distance < best.distance) best = { at, distance };
+  }
+  if (!best || best.distance > size / 2) return undefined;
+  return lines.slice(best.at, best.at + span).join("\n");
 }
 
 /**
@@ -221,6 +284,7 @@ export function planEdits(raw: string, edits: readonly TextEdit[], path: string)
   });
   const exact = exactView(original);
   let fuzzy: View | undefined;
+  let collapsed: View | undefined;
   const fileEnding = lineEndingOf(original) || "\n";
   const matches: MatchedEdit[] = edits.map((edit, editIndex) => {
     const oldText = normalizeToLF(edit.oldText);
@@ -235,8 +299,15 @@ export function planEdits(raw: string, edits: readonly TextEdit[], path: string)
         found = occurrences(fuzzy.text, fuzzyOld);
         matchLength = fuzzyOld.length;
       }
+      const collapsedOld = collapsedText(oldText);
+      if (found.count === 0 && collapsedOld.trim().length > 0) {
+        collapsed ??= collapsedView(fuzzy);
+        view = collapsed;
+        found = occurrences(collapsed.text, collapsedOld);
+        matchLength = collapsedOld.length;
+      }
     }
-    if (found.count === 0) throw notFound(path, editIndex, total);
+    if (found.count === 0) throw notFound(path, editIndex, total, nearestCandidate(exact.text, oldText));
     if (found.count > 1) throw duplicate(path, editIndex, total, found.count);
     const start = view.start(found.first);
     const end = view.end(found.first + matchLength - 1);

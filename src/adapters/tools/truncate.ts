@@ -5,7 +5,11 @@
  * results are equal to pi's, checked by a differential property test):
  * - two independent limits, whichever is hit first wins: lines (default {@link DEFAULT_MAX_LINES})
  *   and UTF-8 bytes (default {@link DEFAULT_MAX_BYTES});
- * - lines are the content split on `\n`, so a trailing newline counts as one more empty line;
+ * - lines are counted as editors count them (ours, issue 12 item 6; pi counts one more): the content
+ *   split on `\n`, where a trailing newline ends the last line instead of starting an empty one, and
+ *   empty content has no lines. A 2000-line file that ends with a newline is 2000 lines and fits the
+ *   default limit; the kept text of an untouched input keeps its trailing newline. On content without
+ *   a trailing newline, results are pi's;
  * - {@link truncateHead} never returns a partial line; {@link truncateTail} returns a partial line
  *   only when the last line alone exceeds the byte limit (then it keeps that line's trailing bytes,
  *   cut at a UTF-8 character boundary);
@@ -65,6 +69,21 @@ export interface TruncationOptions {
 const utf8Length = (text: string): number => Buffer.byteLength(text, "utf8");
 
 /**
+ * The lines of `text` as editors count them: a trailing `\n` ends the last line (it does not start
+ * an empty one) and `""` has none. Joining the result with `\n` gives `text` without its final newline.
+ *
+ * @example
+ * ```ts
+ * editorLines("a\nb\n"); // ["a", "b"]
+ * editorLines("a\n\n");  // ["a", ""]
+ * ```
+ */
+export function editorLines(text: string): string[] {
+  if (text === "") return [];
+  return (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
+}
+
+/**
  * Formats a byte count for humans: below 1024 as `"NB"`, below 1 MiB as one-decimal `"KB"`,
  * otherwise one-decimal `"MB"`. Source: pi.
  *
@@ -108,8 +127,8 @@ export function truncateHead(content: string, options: TruncationOptions = {}): 
   const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const totalBytes = utf8Length(content);
-  const lines = content.split("\n");
-  if (lines.length <= maxLines && totalBytes <= maxBytes) {
+  const lines = editorLines(content);
+  if (lines.length <= maxLines && totalBytes - (content.endsWith("\n") ? 1 : 0) <= maxBytes) {
     return untouched(content, lines.length, totalBytes, maxLines, maxBytes);
   }
   const base = { truncated: true, totalLines: lines.length, totalBytes, lastLinePartial: false, maxLines, maxBytes };
@@ -155,8 +174,8 @@ export function truncateTail(content: string, options: TruncationOptions = {}): 
   const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const totalBytes = utf8Length(content);
-  const lines = content.split("\n");
-  if (lines.length <= maxLines && totalBytes <= maxBytes) {
+  const lines = editorLines(content);
+  if (lines.length <= maxLines && totalBytes - (content.endsWith("\n") ? 1 : 0) <= maxBytes) {
     return untouched(content, lines.length, totalBytes, maxLines, maxBytes);
   }
   const kept: string[] = [];

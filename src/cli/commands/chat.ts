@@ -18,11 +18,12 @@ export function registerChatCommand(program: Command, globals: () => { db?: stri
     .option("--session <id>", "continue this session")
     .option("--continue", "continue the latest session")
     .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)")
-    .option("--model <provider:model>", "model to use (default: $ARBOR_MODEL)")
-    .option("--base-url <url>", "OpenAI-compatible base URL")
-    .option("--api <api>", "chat or responses")
+    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id (default: $ARBOR_MODEL)")
+    .option("--base-url <url>", "the provider's base URL (default: $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GOOGLE_GENERATIVE_AI_BASE_URL)")
+    .option("--api <api>", "openai only: chat or responses (default: chat when a base URL is given)")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
-    .option("--api-key-env <name>", "read the API key from this variable instead of OPENAI_API_KEY")
+    .option("--api-key-env <name>", "read the API key from this variable (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GOOGLE_GENERATIVE_AI_API_KEY)")
+    .option("--idle-timeout <seconds>", "cancel (and retry) a model call that sends nothing for this long; 0 turns it off (default 120)")
     .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted")
     .action(async (flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }) => {
       const { chatAction } = await import("./chat-action.ts");

@@ -1,0 +1,401 @@
+/**
+ * The PostgreSQL event log (ours), on the `pg` package: one database shared by
+ * many Node processes and hosts, with the SQLite log's guarantees.
+ *
+ * Contract (see `event-log.ts` for the shared guarantees):
+ * - **append**: validated before anything is sent (`prepareEvents`), then group-
+ *   committed: the appends and deletes of one tick go to the server as ONE call of
+ *   the `append_batch` function (one round trip, one transaction, `pg-writer.ts`).
+ *   Each append keeps its own compare-and-set on the stream's version and its own
+ *   outcome. Idempotency rests on `UNIQUE(event_id)` (`INSERT ... ON CONFLICT DO
+ *   NOTHING`; a retry returns the original positions);
+ * - **global order without gaps**: every append takes the row lock of the log's one
+ *   `log_head` row, so appends of all processes are serialised and positions commit
+ *   in order: a reader that sees position p sees every committed p' < p, and a
+ *   rolled-back append leaves no gap (the counter rolls back with it). Cost: one
+ *   commit at a time per log (schema); throughput is bounded by commit latency
+ *   times the group size, and a transaction holding the lock stalls other writers
+ *   (never readers);
+ * - **subscriptions**: catch-up then live, the same cursor loop as SQLite
+ *   (`createAsyncCatchUpObservable`). Each read takes the head and a page in ONE
+ *   statement (one snapshot). Wake-ups: this log's own commits at once, other
+ *   processes' commits by `LISTEN/NOTIFY` (sent at commit by `append_batch`, on a
+ *   dedicated connection opened while subscriptions exist), and a fallback poll of
+ *   the head every `pollIntervalMs` (default 1000 ms) in case a notification or the
+ *   listening connection is lost. The first page arrives after the first read (not
+ *   inside `subscribe()`);
+ * - **schema**: created or upgraded on first use (`pg-schema.ts`); a newer or
+ *   foreign schema makes every call reject with `LogSchemaError`, having written nothing;
+ * - **ownership**: `ownership` (`pg-ownership.ts`) gives one writer per stream
+ *   across processes; appends to an owned stream carry its fencing token;
+ * - errors: as the contract, plus `LogCommitError` (the call failed; `cause` is the
+ *   pg error), `InvalidArgumentError` (bad options, database unreachable at open)
+ *   and `SessionBusyError` (an append of a fenced-out owner; nothing written).
+ *
+ * @example
+ * ```ts
+ * const log = createPostgresEventLog({ connectionString: "postgres://postgres@127.0.0.1:5432/test", schema: "arbor" });
+ * await log.append("s-1", [{ type: "leaf.moved", data: { leafId: null, fromLeafId: null } }], { expectedVersion: "no_stream" });
+ * await log.close();
+ * ```
+ */
+import pg from "pg";
+import type { Observable } from "rxjs";
+import { InvalidArgumentError, LogClosedError } from "../core/errors.ts";
+import type { EventLog, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
+import { createDefaultEventRegistry } from "./events/index.ts";
+import type { EventRegistry } from "./events/registry.ts";
+import {
+  checkExpectedVersionArgument,
+  checkReadAllOptions,
+  checkReadStreamOptions,
+  checkStreamId,
+  type EventRecord,
+  prepareEvents,
+  toStoredEvent,
+} from "./log-prepare.ts";
+import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFilter } from "./log-subscription.ts";
+import { storedTypeNames } from "./events/upcast.ts";
+import { createPgOwnership } from "./pg-ownership.ts";
+import { migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
+import { createPgGroupWriter } from "./pg-writer.ts";
+import type { StreamOwnership } from "./stream-ownership.ts";
+
+/**
+ * Options of {@link createPostgresEventLog}. Give `connectionString` (the log owns
+ * and ends its pool) or `pool` (yours; the log never ends it). Times in ms.
+ *
+ * @example
+ * ```ts
+ * const options: PostgresEventLogOptions = { connectionString: process.env.ARBOR_DB!, schema: "arbor", pollIntervalMs: 1000 };
+ * ```
+ */
+export interface PostgresEventLogOptions {
+  connectionString?: string;
+  pool?: pg.Pool;
+  /** The PostgreSQL schema holding the log's tables; default `"arbor"`. */
+  schema?: string;
+  /** Fallback poll of the head for subscriptions, in ms (LISTEN/NOTIFY is the wake-up). Default 1000. */
+  pollIntervalMs?: number;
+  /** Connections of the pool the log creates from `connectionString`. Default 4. */
+  poolSize?: number;
+  /** Event schemas; default `createDefaultEventRegistry()`. */
+  registry?: EventRegistry;
+}
+
+/** A PostgreSQL {@link EventLog} with its cross-process stream ownership. */
+export interface PostgresEventLog extends EventLog {
+  readonly ownership: StreamOwnership;
+  /** The PostgreSQL schema of the log. */
+  readonly schema: string;
+}
+
+const COLUMNS = `global_position AS "globalPosition", event_id AS "eventId", stream_id AS "streamId", version, type,
+  schema_version AS "schemaVersion", time, data::text AS "dataJson", metadata::text AS "metadataJson"`;
+
+interface EventRow extends Omit<EventRecord, "globalPosition" | "version"> {
+  globalPosition: string;
+  version: string;
+}
+
+const toEvent = (row: EventRow): StoredEvent =>
+  toStoredEvent({ ...row, globalPosition: Number(row.globalPosition), version: Number(row.version) });
+
+/**
+ * Opens a PostgreSQL event log. Returns at once; the schema is created or checked
+ * on the first call (use {@link openPostgresEventLog} to wait for it). Throws
+ * `InvalidArgumentError` for bad options.
+ *
+ * @example
+ * ```ts
+ * const log = createPostgresEventLog({ connectionString: "postgres://postgres@127.0.0.1/test" });
+ * ```
+ */
+export function createPostgresEventLog(options: PostgresEventLogOptions): PostgresEventLog {
+  if ((options.connectionString === undefined) === (options.pool === undefined)) {
+    throw new InvalidArgumentError("createPostgresEventLog needs exactly one of connectionString and pool.");
+  }
+  const schema = options.schema ?? "arbor";
+  const s = quoteSchema(schema);
+  const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  if (typeof pollIntervalMs !== "number" || !Number.isFinite(pollIntervalMs) || pollIntervalMs < 1) {
+    throw new InvalidArgumentError(`pollIntervalMs must be a number ≥ 1 (ms), got ${String(pollIntervalMs)}.`);
+  }
+  const registry = options.registry ?? createDefaultEventRegistry();
+  const ownPool = options.pool === undefined;
+  const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4, keepAlive: true });
+  // LISTEN and the ownership locks use their own connections, outside the pool: a writer
+  // waiting for the head lock must never starve them (or the pool) of a connection.
+  const clientConfig: pg.ClientConfig = { ...(options.pool?.options ?? { connectionString: options.connectionString }), keepAlive: true };
+  const dedicatedClient = async (): Promise<pg.Client> => {
+    await ready;
+    const client = new pg.Client(clientConfig);
+    client.on("error", () => undefined);
+    await client.connect();
+    return client;
+  };
+  // An idle client's error (server restart, terminated backend) must not crash the process; the next query reconnects.
+  if (ownPool) pool.on("error", () => undefined);
+  const where = describeTarget(options);
+
+  let closed = false;
+  const listeners = new Set<CommitListener>();
+  const wakeAll = (): void => {
+    for (const listener of listeners) listener.wake();
+  };
+
+  const ready: Promise<void> = (async () => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw new InvalidArgumentError(`Could not connect to PostgreSQL at ${where}: ${(error as Error).message}.`, { cause: error });
+    }
+    try {
+      await migratePostgresLog(client, schema);
+    } finally {
+      client.release();
+    }
+  })();
+  ready.catch(() => undefined);
+
+  const ensureOpen = (operation: string): void => {
+    if (closed) throw new LogClosedError(`The PostgreSQL event log is closed; cannot ${operation}.`);
+  };
+  const query = async <Row extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<Row[]> => {
+    await ready;
+    return (await pool.query<Row>(text, values)).rows;
+  };
+
+  const writer = createPgGroupWriter({
+    async call(batchJson, commitTime) {
+      const rows = await query<{ outcomes: unknown[] }>(`SELECT ${s}.append_batch($1::json, $2) AS outcomes`, [batchJson, commitTime]);
+      return rows[0].outcomes;
+    },
+    onCommitted: wakeAll,
+  });
+  const ownership = createPgOwnership({ pool, schema, ready, connect: dedicatedClient });
+
+  const readPage = async (after: number, limit: number, filter: SubscriptionFilter): Promise<{ head: number; events: StoredEvent[] }> => {
+    const rows = await query<EventRow & { head: string }>(
+      `SELECT h.position AS head, e.* FROM ${s}.log_head h LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM ${s}.events
+         WHERE global_position > $1 AND global_position <= h.position AND ($2::text IS NULL OR stream_id = $2)
+           AND ($3::text[] IS NULL OR type = ANY($3)) AND version > $4
+         ORDER BY global_position LIMIT $5) e ON true`,
+      [after, filter.streamId ?? null, filter.types ? storedTypeNames(filter.types) : null, filter.afterVersion ?? 0, limit],
+    );
+    const head = rows.length === 0 ? 0 : Number(rows[0].head);
+    return { head, events: rows[0]?.eventId === null ? [] : rows.map(toEvent) };
+  };
+
+  const tail = createTail({ pool, connect: dedicatedClient, ready, schema, pollIntervalMs, wake: wakeAll, listeners });
+
+  return {
+    ownership,
+    schema,
+    append(streamId, events, appendOptions = {}) {
+      try {
+        ensureOpen("append");
+        const expected = appendOptions.expectedVersion ?? "any";
+        checkExpectedVersionArgument(expected);
+        const prepared = prepareEvents(registry, streamId, events);
+        const fence = ownership.tokenOf(streamId);
+        return new Promise((resolve, reject) => writer.enqueue({ kind: "append", streamId, events: prepared, expected, fence, resolve, reject }));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    async readStream(streamId: string, readOptions: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+      ensureOpen("readStream");
+      checkStreamId(streamId);
+      checkReadStreamOptions(readOptions);
+      const backwards = readOptions.direction === "backwards";
+      const rows = await query<EventRow>(
+        backwards
+          ? `SELECT ${COLUMNS} FROM ${s}.events WHERE stream_id = $1 AND version <= $2 ORDER BY version DESC LIMIT $3`
+          : `SELECT ${COLUMNS} FROM ${s}.events WHERE stream_id = $1 AND version >= $2 ORDER BY version LIMIT $3`,
+        [streamId, readOptions.fromVersion ?? (backwards ? Number.MAX_SAFE_INTEGER : 1), readOptions.limit ?? null],
+      );
+      return rows.map(toEvent);
+    },
+
+    async readAll(readOptions: ReadAllOptions = {}): Promise<StoredEvent[]> {
+      ensureOpen("readAll");
+      checkReadAllOptions(readOptions);
+      const rows = await query<EventRow>(
+        `SELECT ${COLUMNS} FROM ${s}.events WHERE global_position > $1 AND ($2::text[] IS NULL OR type = ANY($2))
+         ORDER BY global_position LIMIT $3`,
+        [readOptions.fromPosition ?? 0, readOptions.types ? storedTypeNames(readOptions.types) : null, readOptions.limit ?? null],
+      );
+      return rows.map(toEvent);
+    },
+
+    async streamVersion(streamId: string): Promise<number> {
+      ensureOpen("streamVersion");
+      checkStreamId(streamId);
+      const rows = await query<{ version: string }>(`SELECT version FROM ${s}.streams WHERE stream_id = $1`, [streamId]);
+      return rows.length === 0 ? 0 : Number(rows[0].version);
+    },
+
+    async listStreams(): Promise<StreamInfo[]> {
+      ensureOpen("listStreams");
+      const rows = await query<{ streamId: string; version: string; createdAt: string; updatedAt: string }>(
+        `SELECT stream_id AS "streamId", version, created_at AS "createdAt", updated_at AS "updatedAt" FROM ${s}.streams ORDER BY first_position`,
+        [],
+      );
+      return rows.map((row) => ({ ...row, version: Number(row.version) }));
+    },
+
+    deleteStream(streamId: string): Promise<number> {
+      try {
+        ensureOpen("deleteStream");
+        checkStreamId(streamId);
+        return new Promise<number>((resolve, reject) => writer.enqueue({ kind: "delete", streamId, resolve, reject }));
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
+      ensureOpen("subscribe");
+      return createAsyncCatchUpObservable({ readPage, listen: tail.listen }, subscribeOptions);
+    },
+
+    async headPosition(): Promise<number> {
+      ensureOpen("headPosition");
+      const rows = await query<{ head: string | null }>(`SELECT max(global_position) AS head FROM ${s}.events`, []);
+      return Number(rows[0]?.head ?? 0);
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await writer.drain();
+      for (const listener of [...listeners]) listener.close();
+      listeners.clear();
+      await tail.stop();
+      await ownership.close();
+      if (ownPool) await pool.end();
+    },
+  };
+}
+
+/**
+ * {@link createPostgresEventLog}, then waits until the schema is created or
+ * checked. Rejects with `LogSchemaError` (newer or foreign schema) or
+ * `InvalidArgumentError` (unreachable database); the pool it created is ended then.
+ *
+ * @example
+ * ```ts
+ * const log = await openPostgresEventLog({ connectionString: "postgres://postgres@127.0.0.1/test", schema: "tenant_a" });
+ * ```
+ */
+export async function openPostgresEventLog(options: PostgresEventLogOptions): Promise<PostgresEventLog> {
+  const log = createPostgresEventLog(options);
+  try {
+    await log.headPosition();
+    return log;
+  } catch (error) {
+    await log.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+function describeTarget(options: PostgresEventLogOptions): string {
+  if (options.connectionString === undefined) return "the given pool";
+  try {
+    const url = new URL(options.connectionString);
+    url.password = url.password ? "***" : "";
+    return url.toString();
+  } catch {
+    return "the given connection string";
+  }
+}
+
+interface TailOptions {
+  pool: pg.Pool;
+  connect(): Promise<pg.Client>;
+  ready: Promise<void>;
+  schema: string;
+  pollIntervalMs: number;
+  wake(): void;
+  listeners: Set<CommitListener>;
+}
+
+/**
+ * The live half of subscriptions: while any listener exists, one dedicated client
+ * LISTENs on the schema's channel and a timer polls the head as a fallback.
+ */
+function createTail(options: TailOptions) {
+  const { pool, listeners } = options;
+  const channel = notifyChannel(options.schema);
+  let client: pg.Client | undefined;
+  let connecting: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let lastHead = -1;
+
+  const connect = (): void => {
+    if (client || connecting || listeners.size === 0) return;
+    connecting = (async () => {
+      const next = await options.connect();
+      next.on("error", () => {
+        if (client === next) client = undefined;
+        void next.end().catch(() => undefined);
+      });
+      next.on("notification", () => options.wake());
+      await next.query(`LISTEN "${channel}"`);
+      if (listeners.size === 0) {
+        await next.end();
+        return;
+      }
+      client = next;
+      // Commits between the subscription's first read and LISTEN are caught by this wake-up.
+      options.wake();
+    })()
+      .catch(() => undefined)
+      .finally(() => (connecting = undefined));
+  };
+  const poll = async (): Promise<void> => {
+    connect();
+    try {
+      await options.ready;
+      const rows = await pool.query<{ position: string }>(`SELECT position FROM ${quoteSchema(options.schema)}.log_head`);
+      const head = Number(rows.rows[0]?.position ?? 0);
+      if (head !== lastHead) {
+        lastHead = head;
+        options.wake();
+      }
+    } catch {
+      // The next tick retries; a persistent failure surfaces in the subscriptions' own reads.
+    }
+  };
+  const update = (): void => {
+    if (listeners.size > 0 && timer === undefined) {
+      timer = setInterval(() => void poll(), options.pollIntervalMs);
+      connect();
+    } else if (listeners.size === 0 && timer !== undefined) {
+      clearInterval(timer);
+      timer = undefined;
+      const idle = client;
+      client = undefined;
+      if (idle) void idle.end().catch(() => undefined);
+    }
+  };
+  return {
+    listen(listener: CommitListener): () => void {
+      listeners.add(listener);
+      update();
+      return () => {
+        listeners.delete(listener);
+        update();
+      };
+    },
+    async stop(): Promise<void> {
+      update();
+      await connecting;
+      update();
+    },
+  };
+}

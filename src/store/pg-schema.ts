@@ -1,0 +1,228 @@
+/**
+ * The PostgreSQL event log's schema and its migrations (ours; the table shape
+ * follows Emmett's PostgreSQL store, `../shared/reference/service-protocols.md` §2).
+ *
+ * Contract:
+ * - everything lives in one PostgreSQL schema (default `arbor`), so several logs
+ *   can share one database; `arbor_migrations(version, name, applied_at)` records
+ *   each applied migration;
+ * - {@link migratePostgresLog} runs in ONE transaction under a transaction-level
+ *   advisory lock keyed by the schema name, so processes opening a new database at
+ *   once migrate it exactly once: all missing migrations are applied, or none;
+ * - it refuses with `LogSchemaError`, writing nothing, a schema of a NEWER version
+ *   than this build knows, and a schema that holds tables but no
+ *   `arbor_migrations` (another application's). Nothing is ever dropped;
+ * - appends and deletes go through the `append_batch(batch json, commit_time text)`
+ *   function: one call is one round trip and one transaction (see
+ *   `pg-event-log.ts` for the batch's shape and outcomes).
+ *
+ * @example
+ * ```ts
+ * await migratePostgresLog(client, "arbor"); // creates or upgrades the schema
+ * ```
+ */
+import type { ClientBase } from "pg";
+import { InvalidArgumentError, LogSchemaError } from "../core/errors.ts";
+
+/** One versioned migration: `sql(schema)` returns the DDL for the quoted schema name. */
+export interface PostgresMigration {
+  version: number;
+  name: string;
+  sql(schema: string): string;
+}
+
+/** Quotes a validated schema name for SQL. Throws `InvalidArgumentError` for a bad name. */
+export function quoteSchema(schema: string): string {
+  if (typeof schema !== "string" || !/^[A-Za-z_][A-Za-z0-9_]{0,47}$/.test(schema)) {
+    throw new InvalidArgumentError(
+      `schema must be a PostgreSQL identifier of letters, digits and _ (at most 48 characters, not starting with a digit), got ${JSON.stringify(schema)}.`,
+    );
+  }
+  return `"${schema}"`;
+}
+
+/** The LISTEN/NOTIFY channel on which a schema's commits are announced. */
+export function notifyChannel(schema: string): string {
+  return `arbor_events_${schema}`;
+}
+
+/** The stored events whose eventIds the current append (`op`) gave, as JSON records. */
+const knownEvents = (s: string): string => `(
+  SELECT json_agg(json_build_object('p', e.global_position, 'id', e.event_id, 's', e.stream_id, 'v', e.version, 't', e.type,
+                                    'sv', e.schema_version, 'tm', e.time, 'd', e.data::text, 'm', e.metadata::text) ORDER BY e.version)
+  FROM ${s}.events e
+  WHERE e.event_id IN (SELECT x->>'id' FROM json_array_elements(op->'ev') x WHERE (x->>'c')::boolean))`;
+
+const VERSION_1 = (s: string, channel: string): string => `
+CREATE TABLE ${s}.log_head (
+  id boolean PRIMARY KEY DEFAULT true CHECK (id),
+  position bigint NOT NULL
+);
+INSERT INTO ${s}.log_head (id, position) VALUES (true, 0);
+CREATE TABLE ${s}.streams (
+  stream_id text PRIMARY KEY,
+  version bigint NOT NULL,
+  first_position bigint NOT NULL,
+  created_at text NOT NULL,
+  updated_at text NOT NULL
+);
+CREATE INDEX streams_first_position ON ${s}.streams (first_position);
+CREATE TABLE ${s}.events (
+  global_position bigint PRIMARY KEY,
+  event_id text NOT NULL UNIQUE,
+  stream_id text NOT NULL,
+  version bigint NOT NULL,
+  type text NOT NULL,
+  schema_version integer NOT NULL,
+  time text NOT NULL,
+  data json NOT NULL,
+  metadata json NOT NULL,
+  UNIQUE (stream_id, version)
+);
+CREATE INDEX events_stream_position ON ${s}.events (stream_id, global_position);
+CREATE TABLE ${s}.stream_owners (
+  stream_id text PRIMARY KEY,
+  token bigint NOT NULL,
+  owner json NOT NULL,
+  acquired_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE FUNCTION ${s}.append_batch(batch json, commit_time text) RETURNS json LANGUAGE plpgsql AS $fn$
+DECLARE
+  head bigint;
+  start_head bigint;
+  op json;
+  stream text;
+  expected text;
+  current bigint;
+  wanted int;
+  inserted int;
+  removed int;
+  outcomes json[] := '{}';
+BEGIN
+  -- The one row lock that serialises every append of the log: positions are taken
+  -- and committed in order, so a reader that sees position p sees every p' < p.
+  SELECT position INTO head FROM ${s}.log_head WHERE id FOR UPDATE;
+  start_head := head;
+  FOR op IN SELECT value FROM json_array_elements(batch) LOOP
+    stream := op->>'s';
+    IF op->>'k' = 'delete' THEN
+      DELETE FROM ${s}.events WHERE stream_id = stream;
+      GET DIAGNOSTICS removed = ROW_COUNT;
+      DELETE FROM ${s}.streams WHERE stream_id = stream;
+      outcomes := outcomes || json_build_object('ok', true, 'removed', removed);
+      CONTINUE;
+    END IF;
+    IF op->>'f' IS NOT NULL AND NOT EXISTS (
+      SELECT 1 FROM ${s}.stream_owners WHERE stream_id = stream AND token = (op->>'f')::bigint
+    ) THEN
+      outcomes := outcomes || json_build_object('ok', false, 'fenced', (SELECT token FROM ${s}.stream_owners WHERE stream_id = stream));
+      CONTINUE;
+    END IF;
+    SELECT version INTO current FROM ${s}.streams WHERE stream_id = stream;
+    current := coalesce(current, 0);
+    expected := op->>'e';
+    wanted := json_array_length(op->'ev');
+    IF NOT (expected = 'any' OR (expected = 'no_stream' AND current = 0) OR (expected = 'stream_exists' AND current > 0)
+            OR expected = current::text) THEN
+      -- A retry of a committed batch skips the version check: report its known events.
+      outcomes := outcomes || json_build_object('ok', false, 'actual', current, 'known', ${knownEvents(s)});
+      CONTINUE;
+    END IF;
+    IF wanted = 0 THEN
+      outcomes := outcomes || json_build_object('ok', true, 'version', current,
+        'last', coalesce((SELECT global_position FROM ${s}.events WHERE stream_id = stream AND version = current), 0));
+      CONTINUE;
+    END IF;
+    -- Idempotency rests on the UNIQUE(event_id) constraint, not on a lookup first.
+    INSERT INTO ${s}.events (global_position, event_id, stream_id, version, type, schema_version, time, data, metadata)
+      SELECT head + x.ord, x.value->>'id', stream, current + x.ord, x.value->>'t', (x.value->>'v')::integer,
+             coalesce(x.value->>'tm', commit_time), x.value->'d', x.value->'m'
+      FROM json_array_elements(op->'ev') WITH ORDINALITY AS x(value, ord)
+      ON CONFLICT (event_id) DO NOTHING;
+    GET DIAGNOSTICS inserted = ROW_COUNT;
+    IF inserted < wanted THEN
+      -- Some eventIds are known: take this append's rows back and report the known events.
+      DELETE FROM ${s}.events WHERE global_position > head AND global_position <= head + wanted;
+      outcomes := outcomes || json_build_object('ok', false, 'actual', current, 'known', ${knownEvents(s)});
+      CONTINUE;
+    END IF;
+    IF current = 0 THEN
+      INSERT INTO ${s}.streams (stream_id, version, first_position, created_at, updated_at)
+        VALUES (stream, wanted, head + 1, commit_time, commit_time);
+    ELSE
+      UPDATE ${s}.streams SET version = current + wanted, updated_at = commit_time WHERE stream_id = stream;
+    END IF;
+    outcomes := outcomes || json_build_object('ok', true, 'version', current + wanted, 'first', head + 1);
+    head := head + wanted;
+  END LOOP;
+  IF head <> start_head THEN
+    UPDATE ${s}.log_head SET position = head WHERE id;
+    PERFORM pg_notify('${channel}', head::text);
+  END IF;
+  RETURN array_to_json(outcomes);
+END
+$fn$;
+`;
+
+/** Every migration this build knows, ascending. The last one's version is the current schema version. */
+export const POSTGRES_LOG_MIGRATIONS: readonly PostgresMigration[] = [
+  { version: 1, name: "events, streams, head, owners, append_batch", sql: (schema) => VERSION_1(schema, notifyChannel(schema.slice(1, -1))) },
+];
+
+/**
+ * Creates or upgrades the log's schema (see the module contract). `schema` is the
+ * unquoted name. Throws `LogSchemaError` for a newer or foreign schema and
+ * rethrows a failing migration's error after rolling everything back.
+ *
+ * @example
+ * ```ts
+ * const version = await migratePostgresLog(client, "arbor");
+ * ```
+ */
+export async function migratePostgresLog(
+  client: ClientBase,
+  schema: string,
+  migrations: readonly PostgresMigration[] = POSTGRES_LOG_MIGRATIONS,
+): Promise<number> {
+  const quoted = quoteSchema(schema);
+  const latest = migrations[migrations.length - 1]?.version ?? 0;
+  await client.query("BEGIN");
+  try {
+    await client.query("SELECT pg_advisory_xact_lock(hashtext('arbor.migrate'), hashtext($1))", [schema]);
+    const tables = await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1", [schema]);
+    const names = new Set(tables.rows.map((row) => row.name));
+    let current = 0;
+    if (names.size > 0 && !names.has("arbor_migrations")) {
+      throw new LogSchemaError(
+        `PostgreSQL schema "${schema}" holds tables (${[...names].slice(0, 5).join(", ")}) but is not an Arbor event log; choose another schema.`,
+        { details: { schema } },
+      );
+    }
+    if (names.has("arbor_migrations")) {
+      const row = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${quoted}.arbor_migrations`);
+      current = row.rows[0]?.version ?? 0;
+    }
+    if (current > latest) {
+      throw new LogSchemaError(
+        `PostgreSQL schema "${schema}" is an Arbor event log of schema version ${current}, newer than this build knows (${latest}); upgrade Arbor to open it. Nothing was changed.`,
+        { details: { schema, version: current, supported: latest } },
+      );
+    }
+    if (current < latest) {
+      await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoted}`);
+      await client.query(
+        `CREATE TABLE IF NOT EXISTS ${quoted}.arbor_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())`,
+      );
+      for (const migration of migrations) {
+        if (migration.version <= current) continue;
+        await client.query(migration.sql(quoted));
+        await client.query(`INSERT INTO ${quoted}.arbor_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
+      }
+    }
+    await client.query("COMMIT");
+    return latest;
+  } catch (error) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw error;
+  }
+}

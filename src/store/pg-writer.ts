@@ -1,0 +1,232 @@
+/**
+ * Group commit for the PostgreSQL event log (ours; the SQLite log's group commit,
+ * `log-group-commit.ts`, over one `append_batch` call).
+ *
+ * Contract:
+ * - `enqueue` queues an append or a stream delete; the first write of a tick
+ *   schedules a flush in a microtask. A flush sends every queued write, in queue
+ *   order, as ONE `SELECT append_batch($1, $2)`: one round trip, one transaction;
+ * - one flush is in flight at a time, so one log commits its writes in call order;
+ *   writes queued during a flush go in the next one;
+ * - each write has its own outcome: an expected-version conflict, a reused eventId
+ *   or a fenced-out owner rejects that write alone (the function reports it as
+ *   data, nothing of it is written);
+ * - if the call itself fails (connection lost, server error) every write of the
+ *   flush rejects with one `LogCommitError` whose `cause` is the pg error. When the
+ *   connection broke after the commit was sent, the commit may have happened:
+ *   retrying with the same eventIds is then an idempotent no-op;
+ * - `onCommitted` runs after the promises of a flush settled, when something was written.
+ *
+ * @example
+ * ```ts
+ * const writer = createPgGroupWriter({ call: (batch, time) => runBatch(batch, time), onCommitted: wake });
+ * writer.enqueue({ kind: "delete", streamId: "s-1", resolve, reject });
+ * ```
+ */
+import { ArborError, EventIdReusedError, ExpectedVersionConflictError, LogCommitError, SessionBusyError } from "../core/errors.ts";
+import type { AppendResult, ExpectedVersion } from "./event-log.ts";
+import { type EventRecord, type PreparedEvent, resolveDuplicates, toStoredEvent } from "./log-prepare.ts";
+
+/** A queued append: events already validated and serialized. */
+export interface PgAppendWrite {
+  kind: "append";
+  streamId: string;
+  events: PreparedEvent[];
+  expected: ExpectedVersion;
+  /** The fencing token of this process's ownership of the stream, when it owns it. */
+  fence?: number;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
+/** A queued physical delete of one stream. */
+export interface PgDeleteWrite {
+  kind: "delete";
+  streamId: string;
+  resolve(count: number): void;
+  reject(error: unknown): void;
+}
+
+/** Any queued write. */
+export type PgWrite = PgAppendWrite | PgDeleteWrite;
+
+/** One write's outcome as `append_batch` reports it. */
+interface Outcome {
+  ok: boolean;
+  removed?: number;
+  version?: number;
+  first?: number;
+  last?: number;
+  actual?: number;
+  fenced?: number | null;
+  known?: KnownRecord[] | null;
+}
+
+interface KnownRecord {
+  p: number;
+  id: string;
+  s: string;
+  v: number;
+  t: string;
+  sv: number;
+  tm: string;
+  d: string;
+  m: string;
+}
+
+/** Options of {@link createPgGroupWriter}. */
+export interface PgGroupWriterOptions {
+  /** Runs `append_batch(batch, commitTime)` and returns its JSON outcomes, one per write. */
+  call(batchJson: string, commitTime: string): Promise<unknown[]>;
+  /** Called after a flush that wrote something. */
+  onCommitted(): void;
+}
+
+/** The writer: `enqueue` a write; `drain()` resolves when nothing is queued or in flight. */
+export interface PgGroupWriter {
+  enqueue(write: PgWrite): void;
+  drain(): Promise<void>;
+}
+
+/** The JSON text of one write, as `append_batch` reads it (`data`/`metadata` embedded verbatim). */
+function writeJson(write: PgWrite): string {
+  const stream = JSON.stringify(write.streamId);
+  if (write.kind === "delete") return `{"k":"delete","s":${stream}}`;
+  const events = write.events.map(
+    (event) =>
+      `{"id":${JSON.stringify(event.eventId)},"c":${event.callerEventId},"t":${JSON.stringify(event.type)},"v":${event.schemaVersion},` +
+      `${event.time === undefined ? "" : `"tm":${JSON.stringify(event.time)},`}"d":${event.dataJson},"m":${event.metadataJson}}`,
+  );
+  const fence = write.fence === undefined ? "" : `,"f":${write.fence}`;
+  return `{"k":"append","s":${stream},"e":${JSON.stringify(String(write.expected))}${fence},"ev":[${events.join(",")}]}`;
+}
+
+function settleAppend(write: PgAppendWrite, outcome: Outcome, commitTime: string): boolean {
+  const { streamId, events } = write;
+  if (outcome.ok) {
+    const version = Number(outcome.version);
+    if (events.length === 0) {
+      write.resolve({ streamId, nextExpectedVersion: version, events: [], lastGlobalPosition: Number(outcome.last ?? 0), duplicate: false });
+      return false;
+    }
+    const first = Number(outcome.first);
+    const base = version - events.length;
+    const stored = events.map((event, index) =>
+      toStoredEvent({
+        globalPosition: first + index,
+        eventId: event.eventId,
+        streamId,
+        version: base + index + 1,
+        type: event.type,
+        schemaVersion: event.schemaVersion,
+        time: event.time ?? commitTime,
+        dataJson: event.dataJson,
+        metadataJson: event.metadataJson,
+      }),
+    );
+    write.resolve({ streamId, nextExpectedVersion: version, events: stored, lastGlobalPosition: first + events.length - 1, duplicate: false });
+    return true;
+  }
+  if (outcome.fenced !== undefined) {
+    write.reject(
+      new SessionBusyError(
+        `This process no longer owns stream "${streamId}": another process took it over (ownership token ${String(outcome.fenced)}). Nothing was written.`,
+        { details: { streamId, fenced: true, token: outcome.fenced, ownToken: write.fence } },
+      ),
+    );
+    return false;
+  }
+  const known = new Map<string, EventRecord>();
+  for (const record of outcome.known ?? []) {
+    known.set(record.id, {
+      globalPosition: Number(record.p),
+      eventId: record.id,
+      streamId: record.s,
+      version: Number(record.v),
+      type: record.t,
+      schemaVersion: record.sv,
+      time: record.tm,
+      dataJson: record.d,
+      metadataJson: record.m,
+    });
+  }
+  const duplicates = resolveDuplicates(streamId, events, (eventId) => known.get(eventId), (message, details) => new EventIdReusedError(message, { details }));
+  if (duplicates === undefined) throw new ExpectedVersionConflictError(streamId, write.expected, Number(outcome.actual));
+  const stored = duplicates.map(toStoredEvent);
+  const last = stored[stored.length - 1];
+  write.resolve({ streamId, nextExpectedVersion: last.version, events: stored, lastGlobalPosition: last.globalPosition, duplicate: true });
+  return false;
+}
+
+/**
+ * Creates the group-commit writer of one PostgreSQL log (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const writer = createPgGroupWriter({ call, onCommitted: () => wakeSubscribers() });
+ * ```
+ */
+export function createPgGroupWriter(options: PgGroupWriterOptions): PgGroupWriter {
+  let queue: PgWrite[] = [];
+  let inFlight: Promise<void> | undefined;
+  let scheduled = false;
+
+  const flush = async (): Promise<void> => {
+    const writes = queue;
+    queue = [];
+    if (writes.length === 0) return;
+    const commitTime = new Date().toISOString();
+    let outcomes: Outcome[];
+    try {
+      outcomes = (await options.call(`[${writes.map(writeJson).join(",")}]`, commitTime)) as Outcome[];
+      if (!Array.isArray(outcomes) || outcomes.length !== writes.length) throw new Error("append_batch returned a malformed outcome list");
+    } catch (error) {
+      // An open failure (newer schema, unreachable database) is already an ArborError: pass it on.
+      const failure = ArborError.isInstance(error) ? error : new LogCommitError(`The PostgreSQL event log could not commit ${writes.length} write(s): ${(error as Error).message}.`, {
+        cause: error,
+      });
+      for (const write of writes) write.reject(failure);
+      return;
+    }
+    let wrote = false;
+    writes.forEach((write, index) => {
+      const outcome = outcomes[index];
+      try {
+        if (write.kind === "delete") {
+          const removed = Number(outcome.removed ?? 0);
+          if (removed > 0) wrote = true;
+          write.resolve(removed);
+        } else if (settleAppend(write, outcome, commitTime)) {
+          wrote = true;
+        }
+      } catch (error) {
+        write.reject(error);
+      }
+    });
+    if (wrote) options.onCommitted();
+  };
+
+  const run = (): void => {
+    scheduled = false;
+    if (inFlight || queue.length === 0) return;
+    inFlight = flush().finally(() => {
+      inFlight = undefined;
+      run();
+    });
+  };
+
+  return {
+    enqueue(write) {
+      queue.push(write);
+      if (scheduled || inFlight) return;
+      scheduled = true;
+      queueMicrotask(run);
+    },
+    async drain() {
+      while (inFlight || queue.length > 0) {
+        if (!inFlight) run();
+        await inFlight;
+      }
+    },
+  };
+}
