@@ -31,7 +31,7 @@ import type { ArborEvent, ArborEventData } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { errorToolResult, interruptedText, toolCallsOf } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
-import { findLiveRun, type RunOwner } from "./run-lease.ts";
+import { findLiveStreamRun, type RunOwner } from "./run-lease.ts";
 import { createSessionWriter } from "./session-writer.ts";
 
 /**
@@ -171,7 +171,7 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
     }
   }
   if (startIndex < 0) return { recovered: false, interruptedToolCallIds: [] };
-  const liveRun = findLiveRun(events);
+  const liveRun = await findLiveStreamRun(session.ownership, events);
   if (liveRun) return { recovered: false, runId: liveRun.runId, liveRun, interruptedToolCallIds: [] };
   const startedEvent = events[startIndex];
   if (startedEvent.type !== "run.started") return { recovered: false, interruptedToolCallIds: [] };
