@@ -38,7 +38,7 @@ import { distinctChatToolCallIndexes } from "./chat-tool-call-indexes.ts";
 import { keyedModelClient, modelInfo } from "./keyed-client.ts";
 import { stableResponsesItemIds } from "./responses-item-ids.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
-import type { ProviderOptionsRecord } from "./to-model-messages.ts";
+import type { ProviderOptionsRecord } from "./provider-options.ts";
 import type { ModelCost } from "./usage.ts";
 
 export { redactSecrets } from "./keyed-client.ts";
