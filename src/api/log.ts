@@ -92,6 +92,7 @@ export {
   EventSchemaError,
   LogClosedError,
   LogCommitError,
+  LogFileReplacedError,
   LogSchemaError,
   type ArborErrorOptions,
 } from "../core/errors.ts";

@@ -26,8 +26,8 @@ import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import { isKnownEntry } from "../core/entries.ts";
 import type { AgentMessage, AssistantMessage, ThinkingContent, TextContent, ToolCall } from "../core/messages.ts";
 import { unknownUsage } from "../core/messages.ts";
-import type { NewEvent } from "../store/event-log.ts";
-import type { ArborEvent, ArborEventData } from "../store/events/catalogue.ts";
+import type { NewEvent, StoredEvent } from "../store/event-log.ts";
+import { isEventOfType, type ArborEvent, type ArborEventData } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { errorToolResult, interruptedText, toolCallsOf } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
@@ -126,6 +126,7 @@ function rebuildPartial(deltas: Delta[], model: { provider?: string; modelId?: s
 export interface RestoredQueues {
   steering: AgentMessage[];
   followUp: AgentMessage[];
+  passive: AgentMessage[];
 }
 
 /**
@@ -138,10 +139,10 @@ export interface RestoredQueues {
  * const { steering, followUp } = restoreQueues(await readSessionEvents(session));
  * ```
  */
-export function restoreQueues(events: readonly ArborEvent[]): RestoredQueues {
-  const queues: RestoredQueues = { steering: [], followUp: [] };
+export function restoreQueues(events: readonly StoredEvent[]): RestoredQueues {
+  const queues: RestoredQueues = { steering: [], followUp: [], passive: [] };
   for (const event of events) {
-    if (event.type !== "queue.changed") continue;
+    if (!isEventOfType(event, "queue.changed")) continue;
     const { data } = event;
     const queue = queues[data.queue];
     if (!queue) continue;
