@@ -19,7 +19,6 @@ export * from "./prompts.ts";
 export * from "./prepare.ts";
 export * from "./summarize.ts";
 export * from "./hook-types.ts";
-export * from "./lock.ts";
 export * from "./compaction.machine.ts";
 export * from "./compact.ts";
 export * from "./branch-summary.ts";
