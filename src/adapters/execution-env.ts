@@ -14,9 +14,17 @@
  * - a path containing a NUL byte is always refused ({@link PathEscapeError});
  * - {@link ExecutionEnv.childEnv} is the environment bash children get: only the variables named
  *   by the allowlist (exact names, or prefixes ending in `*`), plus explicit `env` overrides.
- * Limits: the check runs at use time, so a symlink swapped in between the check and the open is
- * not caught (a race of microseconds, documented in docs/tools.md). bash commands are not
- * confined by this policy (a shell can `cd /`); only their cwd and environment are set.
+ * - the built-in file tools never open a checked path by name: {@link ExecutionEnv.openDirectory}
+ *   and {@link ExecutionEnv.openFile} walk it again from a held handle of its base (the root,
+ *   the spill directory, or `/` when `allowOutsideRoot`), refusing a symbolic link at every
+ *   component (`beneath.ts`), so a symlink swapped in after the check fails the open instead
+ *   of escaping (issue 19 finding 1). The root's device and inode are recorded here and checked
+ *   at every walk;
+ * - {@link ExecutionEnv.openFile} refuses a regular file with more than one hard link (its other
+ *   names may be outside the root, which no path check can see) unless `allowHardLinks` is true;
+ *   the error names that option (issue 19 finding 2).
+ * Limits: bash commands are not confined by this policy (a shell can `cd /`); only their cwd and
+ * environment are set, unless a sandbox is chosen (`sandbox.ts`).
  *
  * @example
  * ```ts
@@ -26,11 +34,12 @@
  * ```
  */
 import { randomUUID } from "node:crypto";
-import { lstat, readlink, realpath } from "node:fs/promises";
-import { mkdirSync, realpathSync, statSync } from "node:fs";
+import { lstat, readlink, realpath, type FileHandle } from "node:fs/promises";
+import { mkdirSync, realpathSync, statSync, type Stats } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { HarnessConfigError, PathEscapeError } from "../core/errors.ts";
+import { openBase, openDirectoryBeneath, openFileIn, type FileIdentity, type HeldDirectory } from "./beneath.ts";
 
 /**
  * Environment variables bash children get by default: the ones a shell and common tools need to
@@ -55,6 +64,28 @@ export interface ExecutionEnvOptions {
   allowOutsideRoot?: boolean;
   /** Where bash spills full outputs. Default: a fresh `<os tmpdir>/arbor-tool-output/<uuid>` per env. Created on demand. */
   spillDir?: string;
+  /**
+   * Let the file tools read regular files that have more than one hard link. Default false: such
+   * a file may be another name of a file outside the root (`ln /outside/secret root/h`), which
+   * no path check can see, so it is refused.
+   */
+  allowHardLinks?: boolean;
+}
+
+/** Options of {@link ExecutionEnv.openDirectory}. */
+export interface OpenDirectoryOptions {
+  access?: PathAccess;
+  /** Create missing directories (inside their held parents). Default false. */
+  create?: boolean;
+  /** The path as the tool was given it, for errors. */
+  path?: string;
+}
+
+/** An open file from {@link ExecutionEnv.openFile}; the caller closes `handle`. */
+export interface OpenedFile {
+  handle: FileHandle;
+  /** `fstat` of the open handle (the file actually opened, not a path looked up again). */
+  stats: Stats;
 }
 
 /** What {@link ExecutionEnv.resolvePath} is asked for: reads may also reach the spill directory. */
@@ -87,6 +118,28 @@ export interface ExecutionEnv {
   childEnv(): NodeJS.ProcessEnv;
   /** Creates the spill directory if needed and returns its path. */
   ensureSpillDir(): string;
+  readonly allowHardLinks: boolean;
+  /**
+   * Opens the directory at a path returned by {@link ExecutionEnv.resolvePath} or
+   * {@link ExecutionEnv.checkPath} by a symlink-refusing walk from a held handle of its base.
+   * The caller closes the returned handle.
+   * @throws PathEscapeError when a component is (now) a symbolic link or not a directory, or the
+   *   path is outside every base; the fs error (ENOENT...) when a component is missing.
+   */
+  openDirectory(checked: string, options?: OpenDirectoryOptions): Promise<HeldDirectory>;
+  /**
+   * Opens a checked path for reading (a file, or a directory, or anything else: the caller looks
+   * at `stats`), refusing symbolic links at every component; the open never blocks (O_NONBLOCK).
+   * @throws PathEscapeError for a symbolic link, a path outside every base, or a regular file with
+   *   more than one hard link while `allowHardLinks` is false; the fs error otherwise.
+   */
+  openFile(checked: string, options?: { access?: PathAccess; path?: string }): Promise<OpenedFile>;
+  /**
+   * Opens `name` inside a directory held from {@link ExecutionEnv.openDirectory}, with the same
+   * rules as {@link ExecutionEnv.openFile} (no symbolic link, the hard-link refusal).
+   * @throws PathEscapeError as openFile does; the fs error otherwise.
+   */
+  openFileIn(directory: HeldDirectory, name: string, path?: string): Promise<OpenedFile>;
 }
 
 const UNICODE_SPACES = /[\u00A0\u2000-\u200A\u202F\u205F\u3000]/g;
@@ -187,6 +240,9 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
       details: { path: options.cwd, resolved: cwd, root },
     });
   }
+  const rootStats = statSync(root);
+  const rootIdentity: FileIdentity = { dev: rootStats.dev, ino: rootStats.ino };
+  const allowHardLinks = options.allowHardLinks === true;
   const envAllowlist = Object.freeze([...(options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST)]);
   const overrides = { ...(options.env ?? {}) };
   // One spill folder per env: the read exception below then covers only this env's own outputs.
@@ -230,11 +286,67 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
     return checkPath(expandPath(path), access, path);
   };
 
+  /** The base a checked path is walked from, and the components below it. */
+  const baseOf = async (checked: string, access: PathAccess, path: string): Promise<{ base: HeldDirectory; parts: string[] }> => {
+    const below = (directory: string) => checked.slice(directory.length).split(sep).filter((part) => part !== "");
+    if (isAbsolute(checked) && isInside(checked, root)) return { base: await openBase(root, rootIdentity), parts: below(root) };
+    if (access === "read" && spillReal !== undefined && isInside(checked, spillReal)) return { base: await openBase(spillReal), parts: below(spillReal) };
+    if (allowOutsideRoot && isAbsolute(checked)) return { base: await openBase(sep), parts: below(sep) };
+    throw new PathEscapeError(`Path "${path}" (${checked}) is outside the root "${root}"; refused.`, { details: { path, resolved: checked, root } });
+  };
+
+  const openDirectory = async (checked: string, options: OpenDirectoryOptions = {}): Promise<HeldDirectory> => {
+    const path = options.path ?? checked;
+    const { base, parts } = await baseOf(checked, options.access ?? "read", path);
+    try {
+      return await openDirectoryBeneath(base, parts, { create: options.create === true, path });
+    } finally {
+      await base.handle.close();
+    }
+  };
+
+  const openFile = async (checked: string, options: { access?: PathAccess; path?: string } = {}): Promise<OpenedFile> => {
+    const path = options.path ?? checked;
+    const { base, parts } = await baseOf(checked, options.access ?? "read", path);
+    const name = parts.pop();
+    if (name === undefined) return { handle: base.handle, stats: await base.handle.stat() };
+    try {
+      const directory = await openDirectoryBeneath(base, parts, { path });
+      try {
+        return await openCheckedIn(directory, name, path);
+      } finally {
+        await directory.handle.close();
+      }
+    } finally {
+      await base.handle.close();
+    }
+  };
+
+  const openCheckedIn = async (directory: HeldDirectory, name: string, path: string = join(directory.path, name)): Promise<OpenedFile> => {
+    const handle = await openFileIn(directory, name, path);
+    const stats = await handle.stat().catch(async (error: unknown) => {
+      await handle.close();
+      throw error;
+    });
+    if (stats.isFile() && stats.nlink > 1 && !allowHardLinks) {
+      await handle.close();
+      throw new PathEscapeError(
+        `Path "${path}" is a file with ${stats.nlink} hard links; another of its names may be outside the root, so it is not read. Set the ExecutionEnv option allowHardLinks to read it.`,
+        { details: { path, root, links: stats.nlink } },
+      );
+    }
+    return { handle, stats };
+  };
+
   return {
     root,
     cwd,
     envAllowlist,
     allowOutsideRoot,
+    allowHardLinks,
+    openDirectory,
+    openFile,
+    openFileIn: openCheckedIn,
     get spillDir() {
       return spillDir;
     },

@@ -8,6 +8,8 @@
  *   (`src/machines/session-actor.ts`): refused with `SessionBusyError` while a run, a
  *   compaction (pi #9178) or another navigation holds it, from any caller (the harness,
  *   this export, a tool during a run); `abort()` on the session aborts the summary call;
+ * - a target that is one result of a tool batch becomes the batch's last result (ours,
+ *   `batch-end.ts`), so the siblings' results stay on the path;
  * - the new leaf is the target, except for a user message or custom_message target:
  *   then it is the target's parent (null at the root) and the target's text is
  *   returned as `editorText` for re-editing (pi);
@@ -33,6 +35,7 @@ import { CompactionFailedError, EntryNotFoundError, ModelConfigError } from "../
 import { messageText, type Usage } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import { sessionActorOf } from "../machines/session-actor.ts";
+import { batchEnd } from "../store/batch-end.ts";
 import { generateEntryId } from "../store/session-handle.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { collectEntriesForBranchSummary, summarizeBranch } from "./branch-summary.ts";
@@ -110,10 +113,12 @@ export async function moveTo(session: SessionHandle, targetId: string, options: 
 }
 
 /** The navigation itself; runs inside the slot. */
-async function navigate(session: SessionHandle, targetId: string, options: MoveToOptions, slotSignal: AbortSignal): Promise<MoveToResult> {
+async function navigate(session: SessionHandle, requestedId: string, options: MoveToOptions, slotSignal: AbortSignal): Promise<MoveToResult> {
   const view = session.view;
-  const target = view.getEntry(targetId);
-  if (!target) throw new EntryNotFoundError(`Cannot move to "${targetId}": no such entry in session ${session.id}.`, { details: { targetId } });
+  if (!view.getEntry(requestedId)) throw new EntryNotFoundError(`Cannot move to "${requestedId}": no such entry in session ${session.id}.`, { details: { targetId: requestedId } });
+  // A move to one result of a tool batch lands on the batch's last result (ours, batch-end.ts).
+  const targetId = batchEnd(view, requestedId);
+  const target = view.getEntry(targetId)!;
   const oldLeafId = view.leafId;
   if (targetId === oldLeafId) return { oldLeafId, newLeafId: oldLeafId };
   const settings = resolveCompactionSettings(options.settings);

@@ -17,7 +17,7 @@
  * // throws HarnessConfigError: Invalid harness option "streamOptions.timeoutMs": Too small: expected number to be >0
  * ```
  */
-import type { LanguageModel } from "ai";
+import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider";
 import { z } from "zod";
 import { HarnessConfigError } from "../core/errors.ts";
 import type { ImageContent, ThinkingLevel } from "../core/messages.ts";
@@ -36,7 +36,7 @@ import { HOOK_NAMES } from "./hook-types.ts";
 import type { JsonSchemaTool } from "./tool-schema.ts";
 
 /** An AI SDK language model object (not a string id: Arbor never resolves models over the network). */
-export type AiSdkLanguageModel = Exclude<LanguageModel, string>;
+export type AiSdkLanguageModel = LanguageModelV3 | LanguageModelV2;
 
 /** Model facts the registry keeps next to the model. Tokens and $ per million tokens. */
 export interface ModelInfo {

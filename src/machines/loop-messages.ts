@@ -155,6 +155,22 @@ export function lengthStopText(call: ToolCall): string {
 }
 
 /**
+ * Text of the result of a tool call whose arguments did not parse as a JSON object (ours):
+ * the call was never executed.
+ *
+ * @example
+ * ```ts
+ * unparsableArgumentsText({ ...call, argumentsError: "not valid JSON (Unexpected end of JSON input): {" });
+ * ```
+ */
+export function unparsableArgumentsText(call: ToolCall): string {
+  return (
+    `Tool "${call.name}" did not run: its arguments are ${call.argumentsError ?? "not a JSON object"}. ` +
+    `Send the call again with the arguments as one complete JSON object.`
+  );
+}
+
+/**
  * Text of the result of a running tool that the run's abort stopped (ours).
  *
  * @example

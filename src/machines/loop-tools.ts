@@ -5,7 +5,8 @@
  *
  * Contract (pi's semantics, `../shared/reference/pi-behaviour.md` §1.4; ours where marked):
  * - `prepareToolCall` never throws: every failure is a {@link PrepareOutcome} of kind
- *   `not_found` (pi text "Tool <name> not found"), `invalid` (the validator's message,
+ *   `not_found` (pi text "Tool <name> not found"), `invalid` (arguments that did not parse
+ *   as JSON, ours: never validated, so never run with `{}`; the validator's message,
  *   or a throw in `prepareArguments`), or `blocked` (the hook's reason, default
  *   "Tool execution was blocked"; a throw in the hook blocks with its message);
  *   arguments replaced by `beforeToolCall` are NOT re-validated (pi);
@@ -22,7 +23,7 @@
 import type { AssistantMessage, ToolCall } from "../core/messages.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
 import type { LoopHooks } from "./agent-types.ts";
-import { BLOCKED_TEXT, errorMessageOf, notFoundText } from "./loop-messages.ts";
+import { BLOCKED_TEXT, errorMessageOf, notFoundText, unparsableArgumentsText } from "./loop-messages.ts";
 
 /**
  * What the tool actors need from the agent: the live tool set, hooks and tool context.
@@ -83,6 +84,7 @@ export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput,
   const { toolCall } = input;
   const tool = runtime.getTool(toolCall.name);
   if (!tool) return { kind: "not_found", message: notFoundText(toolCall.name) };
+  if (toolCall.argumentsError !== undefined) return { kind: "invalid", message: unparsableArgumentsText(toolCall) };
   let args: unknown = toolCall.arguments;
   try {
     if (tool.prepareArguments) args = tool.prepareArguments(args);

@@ -11,8 +11,9 @@
 export * from "./ai-sdk-client.ts";
 export * from "./model-errors.ts";
 export * from "./openai.ts";
+export * from "./providers.ts";
 export * from "./responses-item-ids.ts";
 export * from "./thinking.ts";
 export * from "./to-model-messages.ts";
 export * from "./usage.ts";
-export { StreamAssembler, parseToolArguments } from "./stream-assembler.ts";
+export { StreamAssembler, checkToolArguments, parseToolArguments } from "./stream-assembler.ts";

@@ -13,6 +13,9 @@
  * - errors: `Could not edit file: PATH. Error code: ENOENT.` when unreadable, a refusal for files
  *   that are not valid UTF-8 (ours: decoding would corrupt them), and the matching
  *   errors of `planEdits`; PathEscapeError outside the root;
+ * - the file is read and replaced through the held handle of its directory (a symlink swapped
+ *   in after the check is refused, never followed), and a file with several hard links is refused
+ *   unless the env allows them (ExecutionEnv.openFile);
  * - the file is replaced atomically; edits and writes to one file are serialized (keyed by
  *   realpath); honours `context.signal` (`Operation aborted`, file untouched).
  *
@@ -23,13 +26,16 @@
  * ```
  */
 import { constants } from "node:fs";
-import { access, readFile } from "node:fs/promises";
+import { access } from "node:fs/promises";
+import { basename, dirname } from "node:path";
 import { z } from "zod";
+import { PathEscapeError } from "../../core/errors.ts";
+import { heldPath, type HeldDirectory } from "../beneath.ts";
 import { defineTool, type AgentTool } from "../../core/tools.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
 import { generateDiffString } from "./edit-diff.ts";
 import { planEdits } from "./edit-match.ts";
-import { withFileMutationQueue } from "./file-mutation-queue.ts";
+import { withFileMutationQueue, withHeldFileMutationQueue } from "./file-mutation-queue.ts";
 import { abortable, describeFsError, replaceFileAtomically, throwIfAborted } from "./tool-support.ts";
 
 const replacement = z.strictObject({
@@ -107,26 +113,44 @@ export function createEditTool(env: ExecutionEnv): AgentTool<EditToolInput, Edit
       if (edits.length === 0) throw new Error("Edit tool input is invalid. edits must contain at least one replacement.");
       throwIfAborted(signal);
       const absolutePath = await env.resolvePath(path, "write");
+      const name = basename(absolutePath);
+      const editIn = async (directory: HeldDirectory) => {
+        try {
+          await access(heldPath(directory, name), constants.R_OK | constants.W_OK);
+        } catch (error) {
+          throw new Error(`Could not edit file: ${path}. ${describeFsError(error)}.`);
+        }
+        const file = await env.openFileIn(directory, name, path);
+        let raw: Buffer;
+        try {
+          if (!file.stats.isFile()) throw new Error(`Could not edit file: ${path}. It is not a regular file.`);
+          raw = await file.handle.readFile();
+        } finally {
+          await file.handle.close();
+        }
+        throwIfAborted(signal);
+        const text = raw.toString("utf8");
+        if (!Buffer.from(text, "utf8").equals(raw)) {
+          throw new Error(`Could not edit file: ${path}. It is not valid UTF-8 text; editing it would change bytes outside the edit.`);
+        }
+        const plan = planEdits(text, edits, path);
+        await replaceFileAtomically(directory, name, Buffer.from(plan.content, "utf8"), signal);
+        const { diff, firstChangedLine } = generateDiffString(plan.baseText, plan.newText);
+        return {
+          content: [{ type: "text" as const, text: `Successfully replaced ${edits.length} block(s) in ${path}.` }],
+          details: { diff, firstChangedLine },
+        };
+      };
       return abortable(signal, () =>
         withFileMutationQueue(absolutePath, async () => {
+          const directory = await env.openDirectory(dirname(absolutePath), { access: "write", path }).catch((error: unknown) => {
+            throw PathEscapeError.isInstance(error) ? error : new Error(`Could not edit file: ${path}. ${describeFsError(error)}.`);
+          });
           try {
-            await access(absolutePath, constants.R_OK | constants.W_OK);
-          } catch (error) {
-            throw new Error(`Could not edit file: ${path}. ${describeFsError(error)}.`);
+            return await withHeldFileMutationQueue(await directory.handle.stat(), name, () => editIn(directory));
+          } finally {
+            await directory.handle.close();
           }
-          const raw = await readFile(absolutePath);
-          throwIfAborted(signal);
-          const text = raw.toString("utf8");
-          if (!Buffer.from(text, "utf8").equals(raw)) {
-            throw new Error(`Could not edit file: ${path}. It is not valid UTF-8 text; editing it would change bytes outside the edit.`);
-          }
-          const plan = planEdits(text, edits, path);
-          await replaceFileAtomically(absolutePath, Buffer.from(plan.content, "utf8"), signal);
-          const { diff, firstChangedLine } = generateDiffString(plan.baseText, plan.newText);
-          return {
-            content: [{ type: "text" as const, text: `Successfully replaced ${edits.length} block(s) in ${path}.` }],
-            details: { diff, firstChangedLine },
-          };
         }),
       );
     },

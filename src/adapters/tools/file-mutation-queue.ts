@@ -6,7 +6,9 @@
  * - operations on different files run concurrently;
  * - the key is the realpath of the file (or of its deepest existing ancestor plus the rest, for a
  *   file that does not exist yet), so two spellings or a symlink of one file share a queue;
- * - a failing operation releases the queue; its error reaches only its own caller.
+ * - a failing operation releases the queue; its error reaches only its own caller;
+ * - {@link withHeldFileMutationQueue} keys by the held directory's device and inode plus the
+ *   name (ours), for when the path spelling cannot be trusted (a symlink swapped mid-call).
  *
  * @example
  * ```ts
@@ -47,7 +49,25 @@ export function mutationQueueKey(path: string): string {
  * ```
  */
 export async function withFileMutationQueue<T>(path: string, operation: () => Promise<T>): Promise<T> {
-  const key = mutationQueueKey(path);
+  return withMutationQueueKey(mutationQueueKey(path), operation);
+}
+
+/**
+ * Like {@link withFileMutationQueue} for the entry `name` of a held directory, keyed by the
+ * directory's device and inode: one file reached through different spellings while a symlink
+ * is swapped (so the path queue keys differ) still gets one queue. Used by write and edit
+ * inside their path queue.
+ *
+ * @example
+ * ```ts
+ * await withHeldFileMutationQueue(await dir.handle.stat(), "a.ts", () => replaceFileAtomically(dir, "a.ts", data));
+ * ```
+ */
+export function withHeldFileMutationQueue<T>(directory: { dev: number; ino: number }, name: string, operation: () => Promise<T>): Promise<T> {
+  return withMutationQueueKey(`inode:${directory.dev}:${directory.ino}/${name}`, operation);
+}
+
+async function withMutationQueueKey<T>(key: string, operation: () => Promise<T>): Promise<T> {
   const previous = queues.get(key) ?? Promise.resolve();
   let release!: () => void;
   const current = new Promise<void>((resolveCurrent) => {

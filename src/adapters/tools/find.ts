@@ -5,6 +5,8 @@
  * implementation ours, no `fd` needed):
  * - parameters `{ pattern, path?, limit? }` (limit default 1000); pattern semantics in `file-search.ts`;
  * - hidden files included, `.gitignore` honoured (hierarchically, from the env root), `.git` skipped;
+ * - every listed path is checked again through held directory handles before it is shown, so a
+ *   directory swapped for a symlink to an outside folder mid-walk never lists that folder;
  * - output: matching paths relative to the search directory, sorted, one per line, directories
  *   with a trailing `/`; `No files found matching pattern` when empty;
  * - notices in one trailing bracket: `N results limit reached. Use limit=2N for more, or refine
@@ -17,9 +19,10 @@
  * await createFindTool(env).execute({ pattern: "src/**\/*.spec.ts" }, context);
  * ```
  */
-import { stat } from "node:fs/promises";
+import { lstat, stat } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
+import { heldPath, HeldWalker } from "../beneath.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
 import { searchFiles } from "./file-search.ts";
 import { abortable, throwIfAborted } from "./tool-support.ts";
@@ -44,6 +47,34 @@ export interface FindToolDetails {
 }
 
 /**
+ * The listed paths that still exist below the held search directory, checked through held
+ * directory handles: the listing walks paths by name, so a directory swapped for a symlink
+ * mid-walk could list an outside folder; such entries are not below the held handle and are
+ * dropped here (issue 19 finding 1). Directories (trailing `/`) must still be directories.
+ */
+async function keepHeld(env: ExecutionEnv, directory: string, shown: string, listed: readonly string[]): Promise<string[]> {
+  const held = await env.openDirectory(directory, { access: "read", path: shown });
+  const walker = new HeldWalker(held);
+  const kept: string[] = [];
+  try {
+    for (const entry of listed) {
+      const wantsDirectory = entry.endsWith("/");
+      try {
+        const { directory: parent, name } = await walker.directoryOf(entry);
+        const stats = await lstat(heldPath(parent, name));
+        if (!wantsDirectory || stats.isDirectory()) kept.push(entry);
+      } catch {
+        // Gone, or reached through a component that is now a symlink: not inside.
+      }
+    }
+  } finally {
+    await walker.close();
+    await held.handle.close();
+  }
+  return kept;
+}
+
+/**
  * Creates the `find` tool bound to an execution env. See the module contract.
  *
  * @example
@@ -65,8 +96,9 @@ export function createFindTool(env: ExecutionEnv): AgentTool<FindToolInput, Find
         if (!stats) throw new Error(`Path not found: ${directory}`);
         if (!stats.isDirectory()) throw new Error(`Not a directory: ${directory}`);
         const effectiveLimit = Math.max(1, Math.floor(limit ?? DEFAULT_LIMIT));
-        const found = await searchFiles({ directory, top: env.allowOutsideRoot ? directory : env.root, pattern, onlyFiles: false, signal });
+        const listed = await searchFiles({ directory, top: env.allowOutsideRoot ? directory : env.root, pattern, onlyFiles: false, signal });
         throwIfAborted(signal);
+        const found = await keepHeld(env, directory, path || ".", listed);
         if (found.length === 0) return { content: [{ type: "text", text: "No files found matching pattern" }], details: undefined };
         const shown = found.slice(0, effectiveLimit);
         const truncation = truncateHead(shown.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });

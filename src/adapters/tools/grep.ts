@@ -8,7 +8,9 @@
  *   mode), or a literal string with `literal: true`; an invalid pattern is an error naming it;
  * - searches the file at `path`, or every non-binary file under it: hidden files included,
  *   `.gitignore` honoured, `.git` skipped, symlinks not followed, files whose realpath leaves the
- *   root skipped; `glob` filters files as in find (`*.ts` matches base names at any depth);
+ *   root skipped; every file is read through held directory handles (a component swapped for a
+ *   symlink after the listing is skipped, never followed) and hard-linked files are skipped
+ *   unless the env allows them (an explicit file `path` that is hard-linked is an error); `glob` filters files as in find (`*.ts` matches base names at any depth);
  *   files are searched in sorted path order; binary files (NUL in the first 8 KiB) are skipped;
  * - output lines `file:N: text` for matches and `file-N- text` for context (overlapping context
  *   windows are merged, ours: pi repeats lines); paths relative to the search directory (the base
@@ -24,11 +26,13 @@
  * await createGrepTool(env).execute({ pattern: "TODO", glob: "*.ts", context: 2 }, context);
  * ```
  */
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { z } from "zod";
+import { PathEscapeError } from "../../core/errors.ts";
 import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
-import type { ExecutionEnv } from "../execution-env.ts";
+import { HeldWalker } from "../beneath.ts";
+import type { ExecutionEnv, OpenedFile } from "../execution-env.ts";
 import { searchFiles } from "./file-search.ts";
 import { abortable, throwIfAborted } from "./tool-support.ts";
 import { DEFAULT_MAX_BYTES, formatSize, GREP_MAX_LINE_LENGTH, truncateHead, truncateLine, type TruncationResult } from "./truncate.ts";
@@ -90,81 +94,128 @@ export function createGrepTool(env: ExecutionEnv): AgentTool<GrepToolInput, Grep
       throwIfAborted(signal);
       return abortable(signal, async () => {
         const regex = compile(args.pattern, args.literal, args.ignoreCase);
-        const searchPath = await env.resolvePath(args.path || ".", "read");
+        const shownPath = args.path || ".";
+        const searchPath = await env.resolvePath(shownPath, "read");
         const stats = await stat(searchPath).catch(() => undefined);
         if (!stats) throw new Error(`Path not found: ${searchPath}`);
         const contextLines = args.context && args.context > 0 ? Math.floor(args.context) : 0;
-        const effectiveLimit = Math.max(1, Math.floor(args.limit ?? DEFAULT_LIMIT));
-        const files = stats.isDirectory()
-          ? (await searchFiles({ directory: searchPath, top: env.allowOutsideRoot ? searchPath : env.root, pattern: args.glob ?? "*", onlyFiles: true, signal })).map(
-              (relativePath) => ({ absolute: join(searchPath, relativePath), shown: relativePath }),
-            )
-          : [{ absolute: searchPath, shown: basename(searchPath) }];
-        const output: string[] = [];
-        let matchCount = 0;
-        let matchLimitReached = false;
-        let linesTruncated = false;
-        const clip = (line: string) => {
-          const clipped = truncateLine(line.replace(/\r/g, ""));
-          if (clipped.wasTruncated) linesTruncated = true;
-          return clipped.text;
-        };
-        for (const file of files) {
-          if (matchLimitReached) break;
-          throwIfAborted(signal);
-          try {
-            const real = await env.checkPath(file.absolute, "read");
-            if ((await stat(real)).size > MAX_FILE_BYTES) continue;
-          } catch {
-            continue; // a symlink leaving the root, or a file that vanished
+        const matcher = new Matcher(regex, contextLines, Math.max(1, Math.floor(args.limit ?? DEFAULT_LIMIT)));
+        if (!stats.isDirectory()) {
+          // One file: read the handle a symlink-refusing walk opened (issue 19 findings 1 and 2).
+          const { handle } = await env.openFile(searchPath, { access: "read", path: shownPath });
+          const buffer = await handle.readFile().finally(() => handle.close());
+          matcher.search(buffer, basename(searchPath));
+          return matcher.result();
+        }
+        const files = await searchFiles({ directory: searchPath, top: env.allowOutsideRoot ? searchPath : env.root, pattern: args.glob ?? "*", onlyFiles: true, signal });
+        const directory = await env.openDirectory(searchPath, { access: "read", path: shownPath });
+        const walker = new HeldWalker(directory);
+        try {
+          for (const relativePath of files) {
+            if (matcher.limitReached) break;
+            throwIfAborted(signal);
+            const buffer = await readListed(env, walker, searchPath, relativePath);
+            if (buffer) matcher.search(buffer, relativePath);
           }
-          const buffer = await readFile(file.absolute).catch(() => undefined);
-          if (!buffer || buffer.subarray(0, 8192).includes(0)) continue;
-          const lines = buffer.toString("utf8").split("\n");
-          // A trailing newline does not start another line (as in ripgrep).
-          const lineCount = lines.length > 1 && lines[lines.length - 1] === "" ? lines.length - 1 : lines.length;
-          const matched: number[] = [];
-          for (let index = 0; index < lineCount; index += 1) {
-            if (!regex.test(lines[index].endsWith("\r") ? lines[index].slice(0, -1) : lines[index])) continue;
-            if (matchCount >= effectiveLimit) {
-              matchLimitReached = true;
-              break;
-            }
-            matched.push(index);
-            matchCount += 1;
-          }
-          const matchSet = new Set(matched);
-          let shownUntil = -1;
-          for (const index of matched) {
-            const start = Math.max(0, index - contextLines, shownUntil + 1);
-            const end = Math.min(lineCount - 1, index + contextLines);
-            for (let current = start; current <= end; current += 1) {
-              output.push(
-                matchSet.has(current) ? `${file.shown}:${current + 1}: ${clip(lines[current])}` : `${file.shown}-${current + 1}- ${clip(lines[current])}`,
-              );
-            }
-            shownUntil = Math.max(shownUntil, end);
-          }
+        } finally {
+          await walker.close();
+          await directory.handle.close();
         }
-        if (output.length === 0) return { content: [{ type: "text", text: "No matches found" }], details: undefined };
-        const truncation = truncateHead(output.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
-        const details: GrepToolDetails = {};
-        const notices: string[] = [];
-        if (matchLimitReached) {
-          notices.push(`${effectiveLimit} matches limit reached. Use limit=${effectiveLimit * 2} for more, or refine pattern`);
-          details.matchLimitReached = effectiveLimit;
-        }
-        if (truncation.truncated) {
-          notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
-          details.truncation = truncation;
-        }
-        if (linesTruncated) {
-          notices.push(`Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines`);
-          details.linesTruncated = true;
-        }
-        const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
-        return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
+        return matcher.result();
       });
     },
   });
+}
+
+/**
+ * Reads a listed file through the held directory chain, never by path: a component swapped for
+ * a symlink after the listing is refused. A file that is itself a symlink is read only when its
+ * target is inside the root (then by a fresh walk of the target). Unreadable, large, hard-linked
+ * or vanished files are skipped (undefined).
+ */
+async function readListed(env: ExecutionEnv, walker: HeldWalker, searchPath: string, relativePath: string): Promise<Buffer | undefined> {
+  let opened: OpenedFile | undefined;
+  try {
+    const { directory, name } = await walker.directoryOf(relativePath);
+    opened = await env.openFileIn(directory, name, relativePath).catch(async (error: unknown) => {
+      if (!PathEscapeError.isInstance(error) || (error.details as { component?: string } | undefined)?.component !== name) throw error;
+      // The last component is a symlink: follow it only to a target the env allows.
+      return env.openFile(await env.checkPath(join(searchPath, relativePath), "read"), { access: "read", path: relativePath });
+    });
+    if (!opened.stats.isFile() || opened.stats.size > MAX_FILE_BYTES) return undefined;
+    return await opened.handle.readFile();
+  } catch {
+    return undefined; // a symlink leaving the root, a hard link, a component swapped, a file that vanished
+  } finally {
+    await opened?.handle.close();
+  }
+}
+
+/** Collects matches over files in order, with context windows and the match limit. */
+class Matcher {
+  private readonly output: string[] = [];
+  private matchCount = 0;
+  limitReached = false;
+  private linesTruncated = false;
+
+  constructor(
+    private readonly regex: RegExp,
+    private readonly contextLines: number,
+    private readonly limit: number,
+  ) {}
+
+  private clip(line: string): string {
+    const clipped = truncateLine(line.replace(/\r/g, ""));
+    if (clipped.wasTruncated) this.linesTruncated = true;
+    return clipped.text;
+  }
+
+  /** Searches one file's bytes (binary files, NUL in the first 8 KiB, are skipped). */
+  search(buffer: Buffer, shown: string): void {
+    if (this.limitReached || buffer.subarray(0, 8192).includes(0)) return;
+    const lines = buffer.toString("utf8").split("\n");
+    // A trailing newline does not start another line (as in ripgrep).
+    const lineCount = lines.length > 1 && lines[lines.length - 1] === "" ? lines.length - 1 : lines.length;
+    const matched: number[] = [];
+    for (let index = 0; index < lineCount; index += 1) {
+      if (!this.regex.test(lines[index].endsWith("\r") ? lines[index].slice(0, -1) : lines[index])) continue;
+      if (this.matchCount >= this.limit) {
+        this.limitReached = true;
+        break;
+      }
+      matched.push(index);
+      this.matchCount += 1;
+    }
+    const matchSet = new Set(matched);
+    let shownUntil = -1;
+    for (const index of matched) {
+      const start = Math.max(0, index - this.contextLines, shownUntil + 1);
+      const end = Math.min(lineCount - 1, index + this.contextLines);
+      for (let current = start; current <= end; current += 1) {
+        this.output.push(matchSet.has(current) ? `${shown}:${current + 1}: ${this.clip(lines[current])}` : `${shown}-${current + 1}- ${this.clip(lines[current])}`);
+      }
+      shownUntil = Math.max(shownUntil, end);
+    }
+  }
+
+  result(): ToolResult<GrepToolDetails | undefined> {
+    if (this.output.length === 0) return { content: [{ type: "text", text: "No matches found" }], details: undefined };
+    const truncation = truncateHead(this.output.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+    const details: GrepToolDetails = {};
+    const notices: string[] = [];
+    if (this.limitReached) {
+      notices.push(`${this.limit} matches limit reached. Use limit=${this.limit * 2} for more, or refine pattern`);
+      details.matchLimitReached = this.limit;
+    }
+    if (truncation.truncated) {
+      notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+      details.truncation = truncation;
+    }
+    if (this.linesTruncated) {
+      notices.push(`Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use read tool to see full lines`);
+      details.linesTruncated = true;
+    }
+    const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
+    return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
+  }
 }

@@ -4,7 +4,9 @@
  * Contract (parameters and texts: pi 0.73.1 `ls`, `../shared/reference/pi-behaviour.md` §6.6; gitignore ours):
  * - parameters `{ path?, limit? }` (limit default 500);
  * - entries sorted case-insensitively (pi's `localeCompare` of lower-cased names), dotfiles
- *   included, `/` suffix on directories (symlinks followed for the suffix), unstatable entries skipped;
+ *   included, `/` suffix on directories (a symlink gets it when its target is a directory inside
+ *   the root), unstatable entries skipped; the listing reads the directory handle opened by a
+ *   symlink-refusing walk, so a directory swapped for a symlink is refused, never listed;
  * - entries ignored by `.gitignore` (rules from the env root down) are hidden, and the count is
  *   named in the notice `N gitignored entries hidden`; listing an ignored directory explicitly
  *   shows all its entries; `.git` is listed (it is not gitignored);
@@ -19,10 +21,11 @@
  * await createLsTool(env).execute({ path: "src" }, context);
  * ```
  */
-import { readdir, stat } from "node:fs/promises";
+import { lstat, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
+import { heldPath, type HeldDirectory } from "../beneath.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
 import { GitignoreFilter } from "./gitignore-filter.ts";
 import { abortable, throwIfAborted } from "./tool-support.ts";
@@ -68,55 +71,69 @@ export function createLsTool(env: ExecutionEnv): AgentTool<LsToolInput, LsToolDe
         if (!stats) throw new Error(`Path not found: ${directory}`);
         if (!stats.isDirectory()) throw new Error(`Not a directory: ${directory}`);
         const effectiveLimit = limit ?? DEFAULT_LIMIT;
-        let names: string[];
+        // List the directory a symlink-refusing walk opened, never the path again (issue 19 finding 1).
+        const held = await env.openDirectory(directory, { access: "read", path: path || "." });
         try {
-          names = await readdir(directory);
-        } catch (error) {
-          throw new Error(`Cannot read directory: ${(error as Error).message}`);
+          return await listHeld(held);
+        } finally {
+          await held.handle.close();
         }
-        names.sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()));
-        const filter = new GitignoreFilter(env.allowOutsideRoot ? directory : env.root, { skipGitDirectory: false });
-        const listingIgnored = filter.isIgnoredDeep(directory, true);
-        const results: string[] = [];
-        let ignoredEntries = 0;
-        let entryLimitReached = false;
-        for (const name of names) {
-          throwIfAborted(signal);
-          let isDirectory: boolean;
+
+        async function listHeld(held: HeldDirectory): Promise<ToolResult<LsToolDetails | undefined>> {
+          let names: string[];
           try {
-            isDirectory = (await stat(join(directory, name))).isDirectory();
-          } catch {
-            continue;
+            names = await readdir(heldPath(held));
+          } catch (error) {
+            throw new Error(`Cannot read directory: ${(error as Error).message}`);
           }
-          if (!listingIgnored && filter.isIgnored(join(directory, name), isDirectory)) {
-            ignoredEntries += 1;
-            continue;
+          names.sort((a, b) => a.toLowerCase().localeCompare(b.toLowerCase()));
+          const filter = new GitignoreFilter(env.allowOutsideRoot ? directory : env.root, { skipGitDirectory: false });
+          const listingIgnored = filter.isIgnoredDeep(directory, true);
+          const results: string[] = [];
+          let ignoredEntries = 0;
+          let entryLimitReached = false;
+          for (const name of names) {
+            throwIfAborted(signal);
+            let isDirectory: boolean;
+            try {
+              const entry = await lstat(heldPath(held, name));
+              // A symlink gets the `/` suffix only when its target is a directory the env allows.
+              isDirectory = entry.isSymbolicLink()
+                ? (await stat(await env.checkPath(join(directory, name), "read")).catch(() => undefined))?.isDirectory() === true
+                : entry.isDirectory();
+            } catch {
+              continue;
+            }
+            if (!listingIgnored && filter.isIgnored(join(directory, name), isDirectory)) {
+              ignoredEntries += 1;
+              continue;
+            }
+            if (results.length >= effectiveLimit) {
+              entryLimitReached = true;
+              continue;
+            }
+            results.push(isDirectory ? `${name}/` : name);
           }
-          if (results.length >= effectiveLimit) {
-            entryLimitReached = true;
-            continue;
+          const details: LsToolDetails = {};
+          const notices: string[] = [];
+          if (ignoredEntries > 0) details.ignoredEntries = ignoredEntries;
+          if (results.length === 0) {
+            const text = ignoredEntries > 0 ? `(empty directory)\n\n[${ignoredEntries} gitignored entries hidden]` : "(empty directory)";
+            return { content: [{ type: "text", text }], details: ignoredEntries > 0 ? details : undefined };
           }
-          results.push(isDirectory ? `${name}/` : name);
+          const truncation = truncateHead(results.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
+          if (entryLimitReached) {
+            notices.push(`${effectiveLimit} entries limit reached. Use limit=${effectiveLimit * 2} for more`);
+            details.entryLimitReached = effectiveLimit;
+          }
+          if (truncation.truncated) {
+            notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+            details.truncation = truncation;
+          }
+          if (ignoredEntries > 0) notices.push(`${ignoredEntries} gitignored entries hidden`);
+          const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
+          return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
         }
-        const details: LsToolDetails = {};
-        const notices: string[] = [];
-        if (ignoredEntries > 0) details.ignoredEntries = ignoredEntries;
-        if (results.length === 0) {
-          const text = ignoredEntries > 0 ? `(empty directory)\n\n[${ignoredEntries} gitignored entries hidden]` : "(empty directory)";
-          return { content: [{ type: "text", text }], details: ignoredEntries > 0 ? details : undefined };
-        }
-        const truncation = truncateHead(results.join("\n"), { maxLines: Number.MAX_SAFE_INTEGER });
-        if (entryLimitReached) {
-          notices.push(`${effectiveLimit} entries limit reached. Use limit=${effectiveLimit * 2} for more`);
-          details.entryLimitReached = effectiveLimit;
-        }
-        if (truncation.truncated) {
-          notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
-          details.truncation = truncation;
-        }
-        if (ignoredEntries > 0) notices.push(`${ignoredEntries} gitignored entries hidden`);
-        const text = notices.length > 0 ? `${truncation.content}\n\n[${notices.join(". ")}]` : truncation.content;
-        return { content: [{ type: "text", text }], details: Object.keys(details).length > 0 ? details : undefined };
       });
     },
   });

@@ -15,6 +15,9 @@
  *   add a line; ours, pi counts one more), no line numbers; `Offset N is beyond end of file (M lines total)`;
  *   output within 2000 lines / 50 KiB ({@link truncateHead}) with pi's continuation notices;
  *   `details.truncation` when truncated;
+ * - the file is opened once by a symlink-refusing walk from a held root handle and only that
+ *   handle is read (a symlink swapped in after the check is refused, never followed); a regular
+ *   file with several hard links is refused unless the env allows them (ExecutionEnv.openFile);
  * - a directory gets a clear error (ours; pi surfaces EISDIR); honours `context.signal`.
  *
  * @example
@@ -23,8 +26,8 @@
  * await read.execute({ path: "src/index.ts", offset: 100, limit: 50 }, context);
  * ```
  */
-import { constants } from "node:fs";
-import { access, open, readFile, stat } from "node:fs/promises";
+import { constants, type Stats } from "node:fs";
+import { access, type FileHandle } from "node:fs/promises";
 import { fileTypeFromBuffer } from "file-type";
 import { z } from "zod";
 import type { ImageContent, TextContent } from "../../core/messages.ts";
@@ -77,15 +80,10 @@ async function resolveReadPath(env: ExecutionEnv, path: string): Promise<string>
   return resolved;
 }
 
-async function sniff(path: string): Promise<Buffer> {
-  const handle = await open(path, "r");
-  try {
-    const buffer = Buffer.alloc(SNIFF_BYTES);
-    const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
-    return buffer.subarray(0, bytesRead);
-  } finally {
-    await handle.close();
-  }
+async function sniff(handle: FileHandle): Promise<Buffer> {
+  const buffer = Buffer.alloc(SNIFF_BYTES);
+  const { bytesRead } = await handle.read(buffer, 0, SNIFF_BYTES, 0);
+  return buffer.subarray(0, bytesRead);
 }
 
 function readText(text: string, path: string, offset: number | undefined, limit: number | undefined) {
@@ -146,50 +144,67 @@ export function createReadTool(env: ExecutionEnv): AgentTool<ReadToolInput, Read
       return abortable(signal, async () => {
         const absolutePath = await resolveReadPath(env, path);
         await access(absolutePath, constants.R_OK);
-        const stats = await stat(absolutePath);
-        if (stats.isDirectory()) throw new Error(`Cannot read ${path}: it is a directory. Use ls to list it.`);
-        // A FIFO, socket or device would block or never end: only regular files are read.
-        if (!stats.isFile()) throw new Error(`Cannot read ${path}: it is not a regular file (a pipe, socket or device).`);
-        const head = await sniff(absolutePath);
-        throwIfAborted(signal);
-        const detected = head.length > 0 ? await fileTypeFromBuffer(head) : undefined;
-        if (detected && IMAGE_TYPES.has(detected.mime)) {
-          const data = (await readFile(absolutePath)).toString("base64");
-          if (data.length >= MAX_IMAGE_BASE64_BYTES) {
-            return {
-              content: [
-                {
-                  type: "text" as const,
-                  text: `Read image file [${detected.mime}]\n[Image omitted: ${formatSize(stats.size)} is above the inline image size limit (${formatSize(MAX_IMAGE_BASE64_BYTES)} as base64) and Arbor does not resize images.]`,
-                },
-              ],
-              details: undefined,
-            };
-          }
-          const content: (TextContent | ImageContent)[] = [
-            { type: "text", text: `Read image file [${detected.mime}]` },
-            { type: "image", data, mimeType: detected.mime },
-          ];
-          return { content, details: undefined };
+        // Everything below reads the handle that was opened by a symlink-refusing walk, never
+        // the path again (issue 19 findings 1 and 2: swapped symlinks, hard links).
+        const { handle, stats } = await env.openFile(absolutePath, { access: "read", path });
+        try {
+          return await readOpened(handle, stats, path, offset, limit, signal);
+        } finally {
+          await handle.close();
         }
-        const binaryType = detected && !TEXT_LIKE.test(detected.mime) ? detected.mime : undefined;
-        if (binaryType || head.includes(0)) {
-          const kind = binaryType ? `${binaryType}, ` : "";
-          return {
-            content: [
-              {
-                type: "text" as const,
-                text: `[${path} is a binary file (${kind}${formatSize(stats.size)}); its content is not shown as text. Use bash tools such as file, xxd or unzip -l to inspect it.]`,
-              },
-            ],
-            details: { binary: { ...(binaryType ? { mimeType: binaryType } : {}), bytes: stats.size } },
-          };
-        }
-        const text = (await readFile(absolutePath)).toString("utf8");
-        throwIfAborted(signal);
-        const { text: output, details } = readText(text, path, offset, limit);
-        return { content: [{ type: "text" as const, text: output }], details };
       });
     },
   });
+}
+
+async function readOpened(
+  handle: FileHandle,
+  stats: Stats,
+  path: string,
+  offset: number | undefined,
+  limit: number | undefined,
+  signal: AbortSignal | undefined,
+): Promise<ToolResult<ReadToolDetails | undefined>> {
+  if (stats.isDirectory()) throw new Error(`Cannot read ${path}: it is a directory. Use ls to list it.`);
+  // A FIFO, socket or device would block or never end: only regular files are read.
+  if (!stats.isFile()) throw new Error(`Cannot read ${path}: it is not a regular file (a pipe, socket or device).`);
+  const head = await sniff(handle);
+  throwIfAborted(signal);
+  const detected = head.length > 0 ? await fileTypeFromBuffer(head) : undefined;
+  if (detected && IMAGE_TYPES.has(detected.mime)) {
+    const data = (await handle.readFile()).toString("base64");
+    if (data.length >= MAX_IMAGE_BASE64_BYTES) {
+      return {
+        content: [
+          {
+            type: "text" as const,
+            text: `Read image file [${detected.mime}]\n[Image omitted: ${formatSize(stats.size)} is above the inline image size limit (${formatSize(MAX_IMAGE_BASE64_BYTES)} as base64) and Arbor does not resize images.]`,
+          },
+        ],
+        details: undefined,
+      };
+    }
+    const content: (TextContent | ImageContent)[] = [
+      { type: "text", text: `Read image file [${detected.mime}]` },
+      { type: "image", data, mimeType: detected.mime },
+    ];
+    return { content, details: undefined };
+  }
+  const binaryType = detected && !TEXT_LIKE.test(detected.mime) ? detected.mime : undefined;
+  if (binaryType || head.includes(0)) {
+    const kind = binaryType ? `${binaryType}, ` : "";
+    return {
+      content: [
+        {
+          type: "text" as const,
+          text: `[${path} is a binary file (${kind}${formatSize(stats.size)}); its content is not shown as text. Use bash tools such as file, xxd or unzip -l to inspect it.]`,
+        },
+      ],
+      details: { binary: { ...(binaryType ? { mimeType: binaryType } : {}), bytes: stats.size } },
+    };
+  }
+  const text = (await handle.readFile()).toString("utf8");
+  throwIfAborted(signal);
+  const { text: output, details } = readText(text, path, offset, limit);
+  return { content: [{ type: "text" as const, text: output }], details };
 }

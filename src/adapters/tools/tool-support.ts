@@ -4,8 +4,9 @@
  * Contract (ours):
  * - {@link abortable} settles with the operation's outcome, or rejects with
  *   `Error("Operation aborted")` (pi's text) as soon as the signal aborts;
- * - {@link replaceFileAtomically} never leaves a half-written file: it writes a temp file next to
- *   the target, flushes it, copies the target's permission bits, then renames it over the target.
+ * - {@link replaceFileAtomically} never leaves a half-written file: it writes a temp file inside
+ *   the held directory of the target, flushes it, copies the target's permission bits, then
+ *   renames it over the target within that directory.
  *   On failure or abort the temp file is removed and the target is untouched; a target the
  *   process may not write (e.g. mode 0444) is refused with EACCES, as a plain write would be;
  * - {@link describeFsError} turns a Node fs error into pi's "Error code: X" wording.
@@ -17,8 +18,10 @@
  */
 import { randomBytes } from "node:crypto";
 import { constants as fsConstants } from "node:fs";
-import { access, open, rename, rm, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { access, lstat, open, rename, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { PathEscapeError } from "../../core/errors.ts";
+import { heldPath, type HeldDirectory } from "../beneath.ts";
 
 /** pi's text for an aborted tool. */
 export const ABORTED_MESSAGE = "Operation aborted";
@@ -57,23 +60,31 @@ export function abortable<T>(signal: AbortSignal | undefined, operation: () => P
 }
 
 /**
- * Writes `data` to `target` through a flushed temp file and a rename, so the target is either the
- * old content or the new content, never a mix. Keeps the target's permission bits. `target` must
- * be a canonical path (no symlink in it), so the rename replaces the real file.
+ * Writes `data` to the file `name` inside a held directory (see `beneath.ts`) through a flushed
+ * temp file in that same directory and a rename within it, so the target is either the old
+ * content or the new content, never a mix, and neither the temp file nor the result can land
+ * anywhere but in the directory the handle holds. Keeps the target's permission bits.
  *
- * @throws the fs error when the directory is not writable or the target is a directory.
+ * @throws the fs error when the directory is not writable or the target is a directory;
+ *   PathEscapeError when the target is (now) a symbolic link.
  * @example
  * ```ts
- * await replaceFileAtomically("/root/a.txt", Buffer.from("hello"), signal);
+ * const dir = await env.openDirectory(dirname(target), { create: true });
+ * try { await replaceFileAtomically(dir, basename(target), Buffer.from("hello"), signal); } finally { await dir.handle.close(); }
  * ```
  */
-export async function replaceFileAtomically(target: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {
-  const temp = join(dirname(target), `.${basename(target)}.arbor-${randomBytes(6).toString("hex")}.tmp`);
+export async function replaceFileAtomically(directory: HeldDirectory, name: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {
+  const target = heldPath(directory, name);
+  const shown = join(directory.path, name);
+  const temp = heldPath(directory, `.${name}.arbor-${randomBytes(6).toString("hex")}.tmp`);
   let mode = 0o666 & ~process.umask();
   try {
-    const existing = await stat(target);
+    const existing = await lstat(target);
+    if (existing.isSymbolicLink()) {
+      throw new PathEscapeError(`Path "${shown}" refused: the file is a symbolic link ("${name}").`, { details: { path: shown, component: name } });
+    }
     if (existing.isDirectory()) {
-      const error: NodeJS.ErrnoException = new Error(`EISDIR: illegal operation on a directory, open '${target}'`);
+      const error: NodeJS.ErrnoException = new Error(`EISDIR: illegal operation on a directory, open '${shown}'`);
       error.code = "EISDIR";
       throw error;
     }
@@ -83,7 +94,7 @@ export async function replaceFileAtomically(target: string, data: Uint8Array, si
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") throw error;
   }
-  const handle = await open(temp, "wx", mode);
+  const handle = await open(temp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | fsConstants.O_NOFOLLOW, mode);
   try {
     await handle.writeFile(data);
     await handle.chmod(mode);

@@ -4,7 +4,9 @@
  * Contract (parameters and texts: pi 0.73.1 `write`, `../shared/reference/pi-behaviour.md` §6.3; fixes ours):
  * - parameters `{ path, content }`; `path` goes through {@link ExecutionEnv.resolvePath}
  *   (PathEscapeError outside the root);
- * - creates missing parent directories;
+ * - creates missing parent directories, each inside its held parent handle, and replaces the file
+ *   inside the held handle of its directory: a path component that is (or becomes) a symbolic
+ *   link refuses the write with PathEscapeError (ExecutionEnv.openDirectory);
  * - result text `Successfully wrote N bytes to PATH` where N is the true UTF-8 byte count (pi
  *   reports UTF-16 code units) and PATH is the path as given; `details` is undefined;
  * - the file is replaced atomically (temp file + rename; permission bits kept), so an abort or a
@@ -18,12 +20,11 @@
  * await write.execute({ path: "notes/a.md", content: "héllo" }, context); // "Successfully wrote 6 bytes to notes/a.md"
  * ```
  */
-import { mkdir } from "node:fs/promises";
-import { dirname } from "node:path";
+import { basename, dirname } from "node:path";
 import { z } from "zod";
 import { defineTool, type AgentTool } from "../../core/tools.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
-import { withFileMutationQueue } from "./file-mutation-queue.ts";
+import { withFileMutationQueue, withHeldFileMutationQueue } from "./file-mutation-queue.ts";
 import { abortable, replaceFileAtomically, throwIfAborted } from "./tool-support.ts";
 
 /** Parameters of the write tool (pi's). */
@@ -56,11 +57,16 @@ export function createWriteTool(env: ExecutionEnv): AgentTool<WriteToolInput, un
       return abortable(signal, () =>
         withFileMutationQueue(absolutePath, async () => {
           throwIfAborted(signal);
-          await mkdir(dirname(absolutePath), { recursive: true });
-          // Re-check after creating directories: a symlink may have appeared meanwhile.
-          const target = await env.resolvePath(path, "write");
+          // Parents are created and the file replaced through held handles: a symlink swapped in
+          // after the check fails the walk instead of redirecting the write (issue 19 finding 1).
+          const directory = await env.openDirectory(dirname(absolutePath), { access: "write", create: true, path });
           const bytes = Buffer.from(content, "utf8");
-          await replaceFileAtomically(target, bytes, signal);
+          try {
+            const name = basename(absolutePath);
+            await withHeldFileMutationQueue(await directory.handle.stat(), name, () => replaceFileAtomically(directory, name, bytes, signal));
+          } finally {
+            await directory.handle.close();
+          }
           return { content: [{ type: "text" as const, text: `Successfully wrote ${bytes.length} bytes to ${path}` }], details: undefined };
         }),
       );
