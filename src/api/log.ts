@@ -76,6 +76,7 @@ export {
   EventSchemaError,
   LogClosedError,
   LogCommitError,
+  LogFileReplacedError,
   LogSchemaError,
   type ArborErrorOptions,
 } from "../core/errors.ts";

@@ -127,6 +127,8 @@ export interface AgentHarnessOptions {
   followUpMode?: QueueMode;
   /** Default "parallel" (pi). */
   toolExecution?: "parallel" | "sequential";
+  /** At most this many tool calls of one model response run (default 128); the rest get an error result. */
+  maxToolCallsPerResponse?: number;
   /** XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`). */
   inspect?: unknown;
   /**
@@ -238,6 +240,7 @@ export const agentHarnessOptionsSchema = z
     steeringMode: queueMode.optional(),
     followUpMode: queueMode.optional(),
     toolExecution: z.enum(["parallel", "sequential"]).optional(),
+    maxToolCallsPerResponse: z.number().int().min(1).optional(),
     inspect: z.unknown().optional(),
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     secrets: z.array(z.string()).optional(),

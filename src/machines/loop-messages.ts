@@ -171,6 +171,21 @@ export function unparsableArgumentsText(call: ToolCall): string {
 }
 
 /**
+ * Text of the result of a tool call over the per-response cap (ours): it was not run.
+ *
+ * @example
+ * ```ts
+ * overCapText(call, 500, 128);
+ * ```
+ */
+export function overCapText(call: ToolCall, calls: number, limit: number): string {
+  return (
+    `Tool "${call.name}" did not run: this response made ${calls} tool calls and at most ${limit} run per response ` +
+    `(maxToolCallsPerResponse). It may need to be run again: make fewer calls per response.`
+  );
+}
+
+/**
  * Text of the result of a running tool that the run's abort stopped (ours).
  *
  * @example

@@ -12,7 +12,9 @@
  *   arguments replaced by `beforeToolCall` are NOT re-validated (pi);
  * - `finalizeToolResult` applies `afterToolCall` field by field (each present field
  *   replaces the original); a throw makes the result an error carrying the message (pi 0.73);
- * - every hook receives the AbortSignal of the call.
+ * - every hook receives the AbortSignal of the call;
+ * - preparation yields to the event loop (`setImmediate`) when it has held it for 10 ms, so
+ *   abort and timeouts fire during a large batch.
  *
  * @example
  * ```ts
@@ -72,6 +74,19 @@ export type PrepareOutcome =
   | { kind: "invalid"; message: string }
   | { kind: "blocked"; message: string; hookError?: string };
 
+let lastYield = 0;
+
+/**
+ * Lets timers and I/O run once tool preparation has held the event loop for 10 ms (ours): a
+ * large batch is prepared in promise callbacks only, which would otherwise starve `abort()`
+ * and timeouts until the whole batch was prepared. Only yields; never changes an order.
+ */
+async function yieldToEventLoop(): Promise<void> {
+  if (performance.now() - lastYield < 10) return;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  lastYield = performance.now();
+}
+
 /**
  * Prepares one call (see the module contract). Never throws.
  *
@@ -81,6 +96,7 @@ export type PrepareOutcome =
  * ```
  */
 export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput, signal: AbortSignal): Promise<PrepareOutcome> {
+  await yieldToEventLoop();
   const { toolCall } = input;
   const tool = runtime.getTool(toolCall.name);
   if (!tool) return { kind: "not_found", message: notFoundText(toolCall.name) };
