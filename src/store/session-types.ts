@@ -32,7 +32,8 @@ export interface ContextDiagnostic {
     | "duplicate_tool_result"
     | "unknown_entry"
     | "missing_parent"
-    | "parent_cycle";
+    | "parent_cycle"
+    | "context_edit_unapplied";
   message: string;
   entryId?: string;
   toolCallId?: string;
@@ -65,6 +66,8 @@ export interface SessionStats {
   cost: number | null;
   /** Assistant messages whose usage was unknown. */
   unknownUsageMessages: number;
+  /** pi 1.x `usage` entries (spend outside the context), counted in `tokens` and `cost`. */
+  usageEntries: number;
 }
 
 /** The in-memory projection of one session. */
