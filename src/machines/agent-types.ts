@@ -23,7 +23,8 @@ import type { Observable } from "rxjs";
 import type { AgentMessage, AssistantMessage, ThinkingLevel, ToolResultMessage } from "../core/messages.ts";
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
-import type { NewEvent, StoredEvent } from "../store/event-log.ts";
+import type { NewEvent } from "../store/event-log.ts";
+import type { ArborEvent } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import type { SessionActor, SessionOperation } from "./session-actor.ts";
 
@@ -185,9 +186,9 @@ export interface Agent extends SessionActor {
   getState(): AgentStateSnapshot;
   readonly state$: Observable<AgentStateSnapshot>;
   /** Logged events of this session: catch-up then live. */
-  readonly events$: Observable<StoredEvent>;
+  readonly events$: Observable<ArborEvent>;
   /** Events of the current and later runs only (live). */
-  readonly runEvents$: Observable<StoredEvent>;
+  readonly runEvents$: Observable<ArborEvent>;
   setModel(model: ModelClient): Promise<void>;
   setThinkingLevel(level: ThinkingLevel): Promise<void>;
   setTools(tools: AgentTool<any, any, any>[], activeToolNames?: string[]): Promise<void>;
