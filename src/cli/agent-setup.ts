@@ -1,6 +1,6 @@
 /**
- * Builds the harness the CLI's model commands run: the OpenAI-compatible model
- * from flags, pi's coding tools bound to `--cwd`, skills and prompt templates from
+ * Builds the harness the CLI's model commands run: the model from flags (OpenAI or
+ * an OpenAI-compatible server, Anthropic, Google), pi's coding tools bound to `--cwd`, skills and prompt templates from
  * the project, and the CLI's event log.
  *
  * Contract (ours):
@@ -19,7 +19,7 @@
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createExecutionEnv } from "../adapters/execution-env.ts";
-import { createOpenAIModel } from "../adapters/model/openai.ts";
+import { createModel } from "../adapters/model/providers.ts";
 import { createCodingTools } from "../adapters/tools/index.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
@@ -39,7 +39,7 @@ export interface CliHarness {
 
 /** Builds the model client for the resolved settings. */
 export function createCliModel(settings: ResolvedModelSettings): ModelClient {
-  return createOpenAIModel({
+  return createModel(settings.spec.provider, {
     modelId: settings.spec.modelId,
     baseURL: settings.baseURL,
     apiKey: settings.apiKey,

@@ -4,11 +4,18 @@
  * Contract (ours):
  * - storage: `--db PATH`, else `ARBOR_DB`, else `.arbor/arbor.db` in the current
  *   directory; the parent directory is created on first use;
- * - model: `--model provider:model`, else `ARBOR_MODEL`; only the `openai`
- *   provider (any OpenAI-compatible server through `--base-url`) is built in;
- * - API: `--api chat|responses`; chat by default when a base URL is given
- *   (most OpenAI-compatible servers only speak Chat Completions), else responses;
- * - key: `OPENAI_API_KEY`, or the variable named by `--api-key-env NAME`.
+ * - model: `--model provider:model`, else `ARBOR_MODEL`; providers `openai` (and any
+ *   OpenAI-compatible server through `--base-url`), `anthropic` and `google` (their AI SDK
+ *   packages); a bare model id means `openai`;
+ * - base URL: `--base-url`, else the provider's variable (`OPENAI_BASE_URL`,
+ *   `ANTHROPIC_BASE_URL`, `GOOGLE_GENERATIVE_AI_BASE_URL`), else what the session recorded for
+ *   the same provider;
+ * - API (openai only): `--api chat|responses`, else what the session recorded while the base
+ *   URL is unchanged, else `defaultOpenAIWire` (chat when a base URL is given, the library's rule);
+ * - key: the variable named by `--api-key-env NAME`, else the provider's (`OPENAI_API_KEY`,
+ *   `ANTHROPIC_API_KEY`, `GOOGLE_GENERATIVE_AI_API_KEY` then `GEMINI_API_KEY`);
+ * - secrets (`settingsSecrets`): the key, URL passwords, and every provider key variable that
+ *   is set, so a tool that prints the environment shows none of them.
  * Throws `CliError` naming the flag or variable to set.
  *
  * @example
@@ -18,6 +25,8 @@
  */
 import { mkdirSync } from "node:fs";
 import { dirname, resolve } from "node:path";
+import { defaultOpenAIWire } from "../adapters/model/openai.ts";
+import { PROVIDER_BASE_URL_VARIABLES, PROVIDER_KEY_VARIABLES, type ModelProvider } from "../adapters/model/providers.ts";
 import { CliError } from "./cli-error.ts";
 
 /** `provider:model`. */
@@ -59,9 +68,10 @@ export function parseModelSpec(text: string | undefined): ModelSpec {
 
 /** Settings for building the model client. */
 export interface ResolvedModelSettings {
-  spec: ModelSpec;
+  spec: ModelSpec & { provider: ModelProvider };
   baseURL?: string;
-  api: "chat" | "responses";
+  /** The OpenAI wire API; undefined for the other providers. */
+  api?: "chat" | "responses";
   apiKey?: string;
   apiKeyEnv: string;
   contextWindow?: number;
@@ -82,15 +92,25 @@ export interface RecordedEndpoint {
  * the prompt). Order: flags, then the environment, then what the session recorded.
  */
 export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv = process.env, recorded: RecordedEndpoint = {}): ResolvedModelSettings {
-  const spec = parseModelSpec(flags.model ?? env.ARBOR_MODEL ?? recorded.model);
-  if (spec.provider !== "openai") {
+  const parsed = parseModelSpec(flags.model ?? env.ARBOR_MODEL ?? recorded.model);
+  if (!isProvider(parsed.provider)) {
     throw new CliError(
-      `Unknown provider "${spec.provider}": the CLI speaks the OpenAI wire protocol; use --model openai:${spec.modelId} with --base-url for any OpenAI-compatible server.`,
+      `Unknown provider "${parsed.provider}": use openai, anthropic or google (e.g. --model anthropic:claude-sonnet-4-5), or --model openai:${parsed.modelId} with --base-url for any OpenAI-compatible server.`,
     );
   }
-  const baseURL = flags.baseUrl ?? env.OPENAI_BASE_URL ?? recorded.baseURL;
-  const api = flags.api ?? (flags.baseUrl === undefined && env.OPENAI_BASE_URL === undefined ? recorded.api : undefined) ?? (baseURL ? "chat" : "responses");
-  if (api !== "chat" && api !== "responses") throw new CliError(`Bad --api "${api}": use chat or responses.`);
+  const spec = { provider: parsed.provider, modelId: parsed.modelId };
+  const sameProvider = recorded.model !== undefined && parseModelSpec(recorded.model).provider === spec.provider;
+  const baseURLVariable = PROVIDER_BASE_URL_VARIABLES[spec.provider];
+  const newBaseURL = flags.baseUrl ?? env[baseURLVariable];
+  const baseURL = newBaseURL ?? (sameProvider ? recorded.baseURL : undefined);
+  let api: "chat" | "responses" | undefined;
+  if (spec.provider === "openai") {
+    const chosen = flags.api ?? (newBaseURL === undefined && sameProvider ? recorded.api : undefined) ?? defaultOpenAIWire(baseURL);
+    if (chosen !== "chat" && chosen !== "responses") throw new CliError(`Bad --api "${chosen}": use chat or responses.`);
+    api = chosen;
+  } else if (flags.api !== undefined) {
+    throw new CliError(`--api applies to openai models only; ${spec.provider} has one wire API.`);
+  }
   let contextWindow: number | undefined = recorded.contextWindow;
   if (flags.contextWindow !== undefined) {
     contextWindow = Number(flags.contextWindow);
@@ -106,17 +126,13 @@ export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv =
     }
     idleTimeoutMs = Math.round(seconds * 1000);
   }
-  const apiKeyEnv = flags.apiKeyEnv ?? "OPENAI_API_KEY";
-  const apiKey = env[apiKeyEnv];
-  return {
-    spec,
-    baseURL,
-    api,
-    apiKey: apiKey && apiKey.length > 0 ? apiKey : undefined,
-    apiKeyEnv,
-    contextWindow,
-    ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}),
-  };
+  const variables = flags.apiKeyEnv !== undefined ? [flags.apiKeyEnv] : PROVIDER_KEY_VARIABLES[spec.provider];
+  const apiKey = variables.map((name) => env[name]).find((value) => value !== undefined && value.length > 0);
+  return { spec, baseURL, ...(api ? { api } : {}), apiKey, apiKeyEnv: variables[0], contextWindow, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) };
+}
+
+function isProvider(name: string): name is ModelProvider {
+  return Object.hasOwn(PROVIDER_KEY_VARIABLES, name);
 }
 
 /** The password of a base URL's credentials, if any. */
@@ -130,7 +146,13 @@ function urlPassword(url: string | undefined): string | undefined {
   }
 }
 
-/** The values of these settings that must never reach the log or the model: the key and a URL password. */
-export function settingsSecrets(settings: ResolvedModelSettings): string[] {
-  return [settings.apiKey, urlPassword(settings.baseURL)].filter((secret): secret is string => typeof secret === "string");
+/**
+ * The values that must never reach the log or the model: the key, the base URL's password, and
+ * every provider key variable (and base-URL password) set in `env`, whichever provider runs.
+ */
+export function settingsSecrets(settings: ResolvedModelSettings, env: NodeJS.ProcessEnv = process.env): string[] {
+  const keys = Object.values(PROVIDER_KEY_VARIABLES).flatMap((names) => names.map((name) => env[name]));
+  const urls = Object.values(PROVIDER_BASE_URL_VARIABLES).map((name) => urlPassword(env[name]));
+  const secrets = [settings.apiKey, urlPassword(settings.baseURL), ...keys, ...urls].filter((secret): secret is string => typeof secret === "string" && secret.length > 0);
+  return [...new Set(secrets)];
 }

@@ -50,6 +50,7 @@ import { errorMessageOf, toAgentMessages } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
 import { readSessionEvents, recoverSession, restoreQueues } from "./recovery.ts";
+import { createRunOwnership } from "./run-ownership.ts";
 import { entryEvent } from "./run-records.ts";
 import { provideRunLogic } from "./run-logic.ts";
 import type { RunOutput } from "./run.machine.ts";
@@ -133,6 +134,8 @@ export function createAgent(options: AgentOptions): Agent {
   })();
   ready.catch(() => undefined);
 
+  // Across processes (PostgreSQL): each run owns its session from preparation until it settles.
+  const runOwnership = createRunOwnership(session);
   // After a lost write race: catch the view up with the log, start a fresh writer and close
   // our own run the refusal left open (issue 19 item 7). A run another live process owns
   // keeps the session refused (SessionBusyError at the next prepare).
@@ -150,6 +153,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   const prepareRun = fromPromise<PrepareRunOutput, PrepareRunInput>(async ({ input }) => {
     await ready;
+    await runOwnership.take();
     if (writer.failure !== undefined) await reload();
     if (liveAtOpen) {
       // The session was opened while another live process ran it: refuse until that
@@ -261,6 +265,7 @@ export function createAgent(options: AgentOptions): Agent {
     void finishRun(output);
   });
   actor.on("agent.run_rejected", ({ runId, error }) => {
+    void runOwnership.release();
     const pending = settled.get(runId);
     settled.delete(runId);
     pending?.reject(error);
@@ -273,6 +278,7 @@ export function createAgent(options: AgentOptions): Agent {
     let output = settledOutput;
     if (deferredSettings.length) writer.push(...deferredSettings.splice(0));
     await writer.flush();
+    await runOwnership.release();
     if (writer.failure !== undefined) {
       // The log refused a write (another writer): nothing of this run after that point is stored.
       output = { ...output, status: "failed", error: writerFailureMessage(writer.failure) };

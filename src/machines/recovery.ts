@@ -30,7 +30,7 @@ import type { NewEvent, StoredEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { errorToolResult, interruptedText, toolCallsOf } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
-import { findLiveRun, type RunOwner } from "./run-lease.ts";
+import { findLiveStreamRun, type RunOwner } from "./run-lease.ts";
 import { createSessionWriter } from "./session-writer.ts";
 
 /**
@@ -178,7 +178,7 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
     }
   }
   if (startIndex < 0) return { recovered: false, interruptedToolCallIds: [] };
-  const liveRun = findLiveRun(events);
+  const liveRun = await findLiveStreamRun(session.ownership, events);
   if (liveRun) return { recovered: false, runId: liveRun.runId, liveRun, interruptedToolCallIds: [] };
   const started = events[startIndex].data as { runId: string; model?: { provider: string; modelId: string; api?: string } };
   const runId = started.runId;

@@ -82,9 +82,42 @@ export function findLiveRun(events: readonly StoredEvent[]): { runId: string; ow
   return undefined;
 }
 
+/** The last run, when it has no terminal event (whoever owns it). */
+function lastUnfinishedRun(events: readonly StoredEvent[]): { runId: string; owner: RunOwner } | undefined {
+  for (let index = events.length - 1; index >= 0; index--) {
+    const event = events[index];
+    if (TERMINAL.has(event.type)) return undefined;
+    if (event.type === "run.started") {
+      return { runId: String((event.data as { runId?: unknown }).runId), owner: (event.metadata.owner ?? {}) as RunOwner };
+    }
+  }
+  return undefined;
+}
+
+/**
+ * {@link findLiveRun} through the log's stream ownership when it has one (PostgreSQL,
+ * any host): the unfinished last run is live while another process holds the
+ * stream. Without ownership it is the pid check of {@link findLiveRun}.
+ *
+ * @example
+ * ```ts
+ * const live = await findLiveStreamRun(log.ownership, "session-abc", events);
+ * ```
+ */
+export async function findLiveStreamRun(
+  ownership: { isOwnedElsewhere(): Promise<boolean> } | undefined,
+  events: readonly StoredEvent[],
+): Promise<{ runId: string; owner: RunOwner } | undefined> {
+  if (!ownership) return findLiveRun(events);
+  const last = lastUnfinishedRun(events);
+  return last && (await ownership.isOwnedElsewhere()) ? last : undefined;
+}
+
 /** Throws `SessionBusyError` when another live process is running this stream's session. */
 export async function assertNoLiveRun(log: EventLog, streamId: string): Promise<void> {
-  const live = findLiveRun(await log.readStream(streamId));
+  const ownership = log.ownership;
+  const events = await log.readStream(streamId);
+  const live = await findLiveStreamRun(ownership && { isOwnedElsewhere: () => ownership.isOwnedElsewhere(streamId) }, events);
   if (live) {
     throw new SessionBusyError(
       `Session ${streamId.replace(/^session-/, "")} has a run in progress in process ${live.owner.pid} on ${live.owner.host}; wait for it to finish or stop that process, then retry.`,

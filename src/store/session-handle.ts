@@ -111,9 +111,17 @@ export function createSessionHandle(log: EventLog, view: SessionViewInternals): 
     });
   };
 
+  const ownership = log.ownership;
   const handle: ArborSessionHandle = {
     id: view.sessionId,
     view,
+    ...(ownership && {
+      ownership: {
+        acquire: (owner) => ownership.acquire(streamId, owner),
+        isOwnedElsewhere: () => ownership.isOwnedElsewhere(streamId),
+        token: () => ownership.tokenOf(streamId),
+      },
+    }),
     appendEntries(entries, options = {}) {
       return serialized(async () => {
         const prepared = prepareEntries(entries);

@@ -21,6 +21,7 @@ import type { Observable } from "rxjs";
 import type { SessionEntry } from "../core/entries.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
+import type { StreamLease } from "./stream-ownership.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 
 /** A problem found while building a context, repaired rather than thrown. */
@@ -116,6 +117,21 @@ export interface SessionHandle {
   events$(options?: { fromVersion?: number }): Observable<StoredEvent>;
   /** Applies events others appended since the view's version; returns how many. Optional for custom handles. */
   refresh?(): Promise<number>;
+  /**
+   * One writer per session across processes, when the log offers it
+   * (`EventLog.ownership`, PostgreSQL); absent on SQLite and memory logs.
+   */
+  readonly ownership?: SessionOwnership;
+}
+
+/** {@link StreamOwnership} bound to one session's stream. */
+export interface SessionOwnership {
+  /** Takes the session; throws `SessionBusyError` while another live process holds it. */
+  acquire(owner?: Record<string, unknown>): Promise<StreamLease>;
+  /** True while a live owner other than this log holds the session. */
+  isOwnedElsewhere(): Promise<boolean>;
+  /** The fencing token this log holds, if it owns the session. */
+  token(): number | undefined;
 }
 
 /** One row of {@link SessionRepository.list}. */

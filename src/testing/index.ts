@@ -1,8 +1,9 @@
 /**
  * `arbor/testing`: helpers for testing code built on Arbor without a real provider.
  *
- * - {@link startOpenAIServer}: a loopback OpenAI-wire server (Chat Completions and
- *   Responses) replaying scripted turns and recorded fixtures;
+ * - {@link startOpenAIServer}: a loopback server speaking OpenAI's wire formats (Chat Completions
+ *   and Responses), Anthropic Messages and Gemini `streamGenerateContent`, replaying scripted
+ *   turns and recorded fixtures;
  * - {@link scriptedModel}: an AI SDK `MockLanguageModelV3` replaying scripted steps.
  *
  * @example
@@ -13,4 +14,5 @@
  */
 export * from "./openai-server.ts";
 export * from "./openai-wire.ts";
+export * from "./provider-wire.ts";
 export * from "./scripted-model.ts";

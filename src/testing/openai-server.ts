@@ -7,6 +7,10 @@
  * - serves `POST /v1/chat/completions` and `POST /v1/responses`: SSE when the body has
  *   `stream: true`, JSON otherwise (scripted turns; recorded bodies are sent as recorded); any other path answers 404 with a JSON
  *   error naming the path;
+ * - also speaks the other providers' wire formats on the same base URL, so one script serves
+ *   `createAnthropicModel` / `createGoogleModel` with `baseURL: server.url`: `POST /v1/messages`
+ *   (Anthropic Messages SSE) and `POST /v1/models/<model>:streamGenerateContent` (Gemini SSE),
+ *   rendered by `provider-wire.ts`; their non-streaming forms answer 501;
  * - every request is recorded in `requests`, in arrival order, BEFORE it is answered:
  *   method, path, lower-cased headers, and the parsed JSON body (the raw text when it is
  *   not JSON);
@@ -38,6 +42,7 @@ import { createServer } from "node:http";
 import type { AddressInfo } from "node:net";
 import type { ScriptedToolCall, ScriptedTurn } from "./openai-wire.ts";
 import { renderChatJson, renderChatStream, renderResponsesJson, renderResponsesStream } from "./openai-wire.ts";
+import { renderAnthropicStream, renderGeminiStream } from "./provider-wire.ts";
 
 export { fixtureResponse, fixtureResponses } from "./openai-fixtures.ts";
 
@@ -220,6 +225,24 @@ export function resetResponse(partial?: ScriptedTurn | string): ScriptedResponse
   return { kind: "reset", ...(partial !== undefined ? { turn: typeof partial === "string" ? { text: partial } : partial } : {}) };
 }
 
+type Endpoint = "chat" | "responses" | "anthropic" | "gemini";
+
+const RENDERERS: Record<Endpoint, (turn: ScriptedTurn, options: { error?: Record<string, unknown>; final?: boolean }) => string[]> = {
+  chat: renderChatStream,
+  responses: renderResponsesStream,
+  anthropic: renderAnthropicStream,
+  gemini: renderGeminiStream,
+};
+
+function endpointOf(path: string): Endpoint | undefined {
+  if (path === "/v1/chat/completions") return "chat";
+  if (path === "/v1/responses") return "responses";
+  if (path === "/v1/messages") return "anthropic";
+  if (/^\/v1\/models\/[^/]+:streamGenerateContent$/.test(path)) return "gemini";
+  if (/^\/v1\/models\/[^/]+:generateContent$/.test(path)) return "gemini";
+  return undefined;
+}
+
 function readBody(request: IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
@@ -265,9 +288,19 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
       waiter.resolve();
     }
 
-    const endpoint = path === "/v1/chat/completions" ? "chat" : path === "/v1/responses" ? "responses" : undefined;
+    const endpoint = endpointOf(path);
     if (request.method !== "POST" || !endpoint) {
-      sendJson(response, 404, { error: { message: `arbor test server: no route for ${request.method} ${path} (serves POST /v1/chat/completions and POST /v1/responses)`, type: "invalid_request_error" } });
+      sendJson(response, 404, {
+        error: {
+          message: `arbor test server: no route for ${request.method} ${path} (serves POST /v1/chat/completions, /v1/responses, /v1/messages and /v1/models/<model>:streamGenerateContent)`,
+          type: "invalid_request_error",
+        },
+      });
+      return;
+    }
+    const streaming = endpoint === "gemini" ? path.endsWith(":streamGenerateContent") : body?.stream === true;
+    if (!streaming && (endpoint === "anthropic" || endpoint === "gemini")) {
+      sendJson(response, 501, { error: { message: `arbor test server: only the streaming form of ${path} is served`, type: "invalid_request_error" } });
       return;
     }
     const next = options.respond?.(requests[requests.length - 1]) ?? queue.shift();
@@ -277,9 +310,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
       });
       return;
     }
-    const streaming = body?.stream === true;
-    const render = (turn: ScriptedTurn, renderOptions: { error?: Record<string, unknown>; final?: boolean } = {}) =>
-      endpoint === "chat" ? renderChatStream(turn, renderOptions) : renderResponsesStream(turn, renderOptions);
+    const render = (turn: ScriptedTurn, renderOptions: { error?: Record<string, unknown>; final?: boolean } = {}) => RENDERERS[endpoint](turn, renderOptions);
     const writeFrames = async (frames: string[], delayMs = 0) => {
       for (const piece of frames) {
         if (response.destroyed) return;

@@ -36,7 +36,8 @@ export interface ScriptedToolCall {
 }
 
 /**
- * Usage in tokens; `cached` is part of `input` (OpenAI's accounting).
+ * Usage in tokens, in OpenAI's accounting: `cached` (cache reads) and `cacheWrite` are part of
+ * `input`, `reasoning` is part of `output`. Anthropic and Gemini renderings convert it (`provider-wire.ts`).
  *
  * @example
  * ```ts
@@ -47,6 +48,8 @@ export interface ScriptedUsage {
   input: number;
   output: number;
   cached?: number;
+  /** Tokens written to the prompt cache (Anthropic `cache_creation_input_tokens`; Chat `prompt_tokens_details.cache_write_tokens`). */
+  cacheWrite?: number;
   reasoning?: number;
 }
 
@@ -114,7 +117,7 @@ function chatUsage(usage: ScriptedUsage) {
     prompt_tokens: usage.input,
     completion_tokens: usage.output,
     total_tokens: usage.input + usage.output,
-    prompt_tokens_details: { cached_tokens: usage.cached ?? 0 },
+    prompt_tokens_details: { cached_tokens: usage.cached ?? 0, ...(usage.cacheWrite !== undefined ? { cache_write_tokens: usage.cacheWrite } : {}) },
     completion_tokens_details: { reasoning_tokens: usage.reasoning ?? 0 },
   };
 }

@@ -6,7 +6,7 @@ describe("src/index.ts", () => {
     const names = [
       "createHarness", "validateHarnessOptions", "createHookRunner", "defineJsonSchemaTool", "buildSystemPrompt", "createModelRegistry",
       "createAgent", "createMemoryEventLog", "createSqliteEventLog", "openEventLog", "createSessionRepository",
-      "createAiSdkModelClient", "createOpenAIModel", "createCodingTools", "createReadTool", "createExecutionEnv",
+      "createAiSdkModelClient", "createOpenAIModel", "createAnthropicModel", "createGoogleModel", "createModel", "defaultOpenAIWire", "createCodingTools", "createReadTool", "createExecutionEnv",
       "loadSkills", "formatSkillsForSystemPrompt", "formatSkillInvocation", "loadPromptTemplates", "expandSlashCommand", "substituteArgs", "parseCommandArgs",
       "compact", "moveTo", "createCompactionHooks", "importPiSession", "exportPiSession", "defineTool", "HarnessConfigError", "sessionStreamId",
     ];

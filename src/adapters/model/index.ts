@@ -11,6 +11,7 @@
 export * from "./ai-sdk-client.ts";
 export * from "./model-errors.ts";
 export * from "./openai.ts";
+export * from "./providers.ts";
 export * from "./responses-item-ids.ts";
 export * from "./thinking.ts";
 export * from "./to-model-messages.ts";

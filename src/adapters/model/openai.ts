@@ -29,14 +29,16 @@
  */
 import { createOpenAI } from "@ai-sdk/openai";
 import { ModelConfigError } from "../../core/errors.ts";
-import type { ModelClient, ModelRequest, ModelStreamEvent, ProviderHooks } from "../../core/model-stream.ts";
+import type { ModelClient, ModelRequest, ProviderHooks } from "../../core/model-stream.ts";
 import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
 import { createAiSdkModelClient } from "./ai-sdk-client.ts";
+import { keyedModelClient, modelInfo } from "./keyed-client.ts";
 import { stableResponsesItemIds } from "./responses-item-ids.ts";
-import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import type { ProviderOptionsRecord } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
+
+export { redactSecrets } from "./keyed-client.ts";
 
 /**
  * Options of {@link createOpenAIModel}. Token counts in tokens, prices in $ per million tokens.
@@ -53,7 +55,7 @@ export interface OpenAIModelOptions {
   baseURL?: string;
   /** Default `OPENAI_API_KEY` (read at call time). */
   apiKey?: string;
-  /** Wire format; default `"responses"`. */
+  /** Wire format; default {@link defaultOpenAIWire}: `"chat"` when a base URL is given (option or `OPENAI_BASE_URL`), else `"responses"`. */
   api?: "chat" | "responses";
   /** Extra headers on every HTTP call (never logged). */
   headers?: Record<string, string>;
@@ -151,8 +153,17 @@ function splitUrlCredentials(baseURL: string): { url: string; authorization?: st
   return { url: parsed.href.replace(/\/$/, baseURL.endsWith("/") ? "/" : ""), authorization: `Basic ${Buffer.from(`${user}:${password}`).toString("base64")}` };
 }
 
-/** A `fetch` that runs the request's provider hooks around the real one, and pins Responses item ids. */
-function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
+/**
+ * A `fetch` that runs the request's provider hooks (`onPayload`, `onResponse`) around the real
+ * one, and pins Responses item ids; a throwing hook rejects with a non-retryable error naming it.
+ * Used by every provider factory (OpenAI, Anthropic, Google).
+ *
+ * @example
+ * ```ts
+ * createAnthropic({ apiKey, fetch: hookedFetch(request.hooks) });
+ * ```
+ */
+export function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
   return async (input, init) => {
     let body = init?.body;
     if (hooks?.onPayload && typeof body === "string") {
@@ -186,17 +197,14 @@ function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
 }
 
 /**
- * Create an OpenAI (or OpenAI-compatible) model client over `@ai-sdk/openai`.
- * Throws {@link ModelConfigError} (code `MODEL_CONFIG_INVALID`) only for a missing
- * `modelId` or an unknown `api`; a missing API key is reported per call instead.
+ * The password of a URL's credentials, decoded and as written, if any (secrets to redact).
  *
  * @example
  * ```ts
- * const model = createOpenAIModel({ modelId: "gpt-5-mini", baseURL: server.url, apiKey: "test" });
+ * urlSecrets("https://u:p%40ss@host/v1"); // ["p@ss", "p%40ss"]
  * ```
  */
-/** The password and user of a URL's credentials, if any. */
-function urlSecrets(url: string | undefined): string[] {
+export function urlSecrets(url: string | undefined): string[] {
   if (!url) return [];
   try {
     const parsed = new URL(url);
@@ -206,42 +214,44 @@ function urlSecrets(url: string | undefined): string[] {
   }
 }
 
+
 /**
- * Replaces every occurrence of each secret (at least 6 characters long) in `text` with
- * `[redacted]`. Shorter values are left alone: they would redact ordinary words.
+ * The wire API used when none is chosen, the one rule for `createOpenAIModel` and the CLI:
+ * Chat Completions when a base URL is given (most OpenAI-compatible servers — Ollama, vLLM,
+ * llama.cpp, gateways — speak only Chat Completions), else Responses (OpenAI itself). Ours.
  *
  * @example
  * ```ts
- * redactSecrets("bad key sk-abc123xyz", ["sk-abc123xyz"]); // "bad key [redacted]"
+ * defaultOpenAIWire(undefined); // "responses"
+ * defaultOpenAIWire("http://127.0.0.1:11434/v1"); // "chat"
  * ```
  */
-export function redactSecrets(text: string, secrets: readonly string[]): string {
-  let result = text;
-  for (const secret of secrets) if (secret.length >= 6) result = result.split(secret).join("[redacted]");
-  return result;
+export function defaultOpenAIWire(baseURL: string | undefined): "chat" | "responses" {
+  return baseURL !== undefined && baseURL !== "" ? "chat" : "responses";
 }
 
+/**
+ * Create an OpenAI (or OpenAI-compatible) model client over `@ai-sdk/openai`.
+ * Throws {@link ModelConfigError} (code `MODEL_CONFIG_INVALID`) only for a missing
+ * `modelId` or an unknown `api`; a missing API key is reported per call instead. Without `api`,
+ * the wire is {@link defaultOpenAIWire}'s (Chat Completions when a base URL is given).
+ *
+ * @example
+ * ```ts
+ * const model = createOpenAIModel({ modelId: "gpt-5-mini", baseURL: server.url, apiKey: "test" });
+ * ```
+ */
 export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   if (typeof options?.modelId !== "string" || options.modelId.trim() === "") {
     throw new ModelConfigError("createOpenAIModel: `modelId` must be a non-empty string, e.g. \"gpt-4o-mini\".");
   }
-  const wire = options.api ?? "responses";
+  const wire = options.api ?? defaultOpenAIWire(options.baseURL ?? process.env.OPENAI_BASE_URL);
   if (wire !== "chat" && wire !== "responses") {
     throw new ModelConfigError(`createOpenAIModel: \`api\` must be "chat" or "responses", got ${JSON.stringify(options.api)}.`);
   }
   const provider = options.name ?? "openai";
   const api = wire === "chat" ? "openai-chat" : "openai-responses";
-  const info: AiSdkModelInfo = {
-    provider,
-    api,
-    modelId: options.modelId,
-    ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
-    ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
-    ...(options.cost !== undefined ? { cost: options.cost } : {}),
-    ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
-    ...(options.thinkingLevelMap !== undefined ? { thinkingLevelMap: options.thinkingLevelMap } : {}),
-    ...(options.idleTimeoutMs !== undefined ? { idleTimeoutMs: options.idleTimeoutMs } : {}),
-  };
+  const info: AiSdkModelInfo = modelInfo(options, provider, api);
 
   const clientFor = (request: ModelRequest, apiKey: string): ModelClient => {
     // fetch refuses a URL with credentials: they travel as `Authorization: Basic` instead
@@ -262,45 +272,28 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     return createAiSdkModelClient(model, { ...info, ...(Object.keys(providerOptions).length > 0 ? { providerOptions } : {}) });
   };
 
-  async function* stream(request: ModelRequest, streamOptions: { signal?: AbortSignal } = {}): AsyncGenerator<ModelStreamEvent> {
-    const apiKey = options.apiKey ?? process.env.OPENAI_API_KEY;
-    if (!apiKey) {
-      const assembler = new StreamAssembler({ api, provider, model: options.modelId }, options.cost);
-      yield assembler.start();
-      yield assembler.error(
-        "No OpenAI API key: set the OPENAI_API_KEY environment variable or pass `apiKey` to createOpenAIModel().",
-        { retryable: false },
-        "error",
-      );
-      return;
-    }
+  return keyedModelClient({
+    provider,
+    api,
+    modelId: options.modelId,
+    ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+    label: "OpenAI",
+    keyVariables: ["OPENAI_API_KEY"],
+    factory: "createOpenAIModel",
     // Providers and proxies sometimes echo the key, a header or URL credentials in error
     // text; none of them may reach the message (and so the log).
-    const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
-    const secrets = [
-      apiKey,
-      ...Object.values(options.headers ?? {}),
-      ...Object.values(request.headers ?? {}),
-      ...urlSecrets(baseURL),
-      ...(baseURL ? [splitUrlCredentials(baseURL).authorization?.slice("Basic ".length) ?? ""] : []),
-    ];
-    for await (const event of clientFor(request, apiKey).stream(request, streamOptions)) {
-      if (event.type === "error" && event.message.errorMessage) {
-        yield { ...event, message: { ...event.message, errorMessage: redactSecrets(event.message.errorMessage, secrets) } };
-      } else {
-        yield event;
-      }
-    }
-  }
-
-  return {
-    provider,
-    modelId: options.modelId,
-    api,
+    secrets: () => {
+      const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
+      return [
+        ...Object.values(options.headers ?? {}),
+        ...urlSecrets(baseURL),
+        ...(baseURL ? [splitUrlCredentials(baseURL).authorization?.slice("Basic ".length) ?? ""] : []),
+      ];
+    },
+    build: clientFor,
     ...(options.contextWindow !== undefined ? { contextWindow: options.contextWindow } : {}),
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     ...(options.cost !== undefined ? { cost: options.cost } : {}),
     ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
-    stream,
-  };
+  });
 }

@@ -9,8 +9,20 @@
  *   counts as 0, since a provider that reports no cache numbers did not cache);
  * - `totalTokens` = input + output + cacheRead + cacheWrite (unknown cache counts as 0) when
  *   input and output are known, else null;
- * - OpenAI-shaped raw usage (Chat Completions / Responses bodies) is read directly, because
- *   `@ai-sdk/openai` 3 reports missing counts as 0;
+ * - the provider's raw usage is read directly where its shape is known, because the AI SDK
+ *   packages report missing counts as 0 (`@ai-sdk/openai` 3, `@ai-sdk/google` 3) and the three
+ *   providers count cache tokens differently:
+ *   - OpenAI Chat (`prompt_tokens`, `prompt_tokens_details.cached_tokens`, DeepSeek's
+ *     `prompt_cache_hit_tokens`) and Responses (`input_tokens`, `input_tokens_details.cached_tokens`):
+ *     the prompt count INCLUDES cached tokens, so input = prompt − cached;
+ *   - Anthropic Messages (`input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`):
+ *     `input_tokens` EXCLUDES cache reads and writes, so input = `input_tokens` as is (adding or
+ *     subtracting the cache counts is the 2–4× over-count peers make);
+ *   - Gemini (`promptTokenCount`, `cachedContentTokenCount`, `candidatesTokenCount`,
+ *     `thoughtsTokenCount`, `toolUsePromptTokenCount`): the prompt count INCLUDES cached tokens;
+ *     output = candidates + thoughts (Gemini counts thoughts apart); tool-use prompt tokens are
+ *     input (ours: the AI SDK drops them, though they are billed), so `totalTokens` equals
+ *     Gemini's `totalTokenCount`;
  * - `cost` ($) is present only when prices ($ per million tokens) are given and input and
  *   output are known: cost_x = price_x / 1e6 × tokens_x; total = sum.
  *
@@ -95,13 +107,35 @@ function rawCount(value: unknown): number | null {
 }
 
 /**
- * OpenAI-shaped raw usage, read directly: `@ai-sdk/openai` 3 reports absent counts as 0,
- * which would turn "not reported" into "zero". Chat Completions (`prompt_tokens`, with
- * `prompt_tokens_details.cached_tokens` or DeepSeek's `prompt_cache_hit_tokens`) and
- * Responses (`input_tokens`, `input_tokens_details.cached_tokens`). Undefined for other shapes.
+ * Raw usage of a known shape, read directly (see the module contract): Anthropic Messages,
+ * Gemini `usageMetadata`, OpenAI Chat Completions and Responses. Undefined for other shapes.
  */
 function countsFromRaw(raw: unknown): Counts | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
+  if ("cache_creation_input_tokens" in raw || "cache_read_input_tokens" in raw) {
+    // Anthropic Messages: input_tokens already excludes cache reads and writes.
+    return {
+      inputTotal: null,
+      noCache: rawCount(field(raw, "input_tokens")),
+      cacheRead: rawCount(field(raw, "cache_read_input_tokens")),
+      cacheWrite: rawCount(field(raw, "cache_creation_input_tokens")),
+      output: rawCount(field(raw, "output_tokens")),
+    };
+  }
+  if ("promptTokenCount" in raw || "candidatesTokenCount" in raw) {
+    // Gemini usageMetadata: promptTokenCount includes the cached tokens; thoughts are counted apart.
+    const prompt = rawCount(field(raw, "promptTokenCount"));
+    const toolPrompt = rawCount(field(raw, "toolUsePromptTokenCount")) ?? 0;
+    const candidates = rawCount(field(raw, "candidatesTokenCount"));
+    const thoughts = rawCount(field(raw, "thoughtsTokenCount"));
+    return {
+      inputTotal: prompt === null ? null : prompt + toolPrompt,
+      noCache: null,
+      cacheRead: rawCount(field(raw, "cachedContentTokenCount")),
+      cacheWrite: null,
+      output: candidates === null && thoughts === null ? null : (candidates ?? 0) + (thoughts ?? 0),
+    };
+  }
   if ("prompt_tokens" in raw || "completion_tokens" in raw) {
     const cacheRead = rawCount(field(raw, "prompt_tokens_details", "cached_tokens")) ?? rawCount(field(raw, "prompt_cache_hit_tokens"));
     return {

@@ -1,5 +1,7 @@
 /**
  * Read-only commands: `arbor sessions`, `arbor tree`, `arbor context`, `arbor events`.
+ * `sessions` shows each session's spend from its stats (tokens over every branch, cache reads,
+ * cost in US dollars; `--json` adds `tokens` and `cost`, `null` when no message reported them).
  *
  * Contract (ours): `--json` prints machine-readable JSON (one document, or JSON
  * lines for events); without it, text for people. `context --json` prints
@@ -16,7 +18,8 @@
 import type { Command } from "commander";
 import { messageText } from "../../core/messages.ts";
 import { renderTree } from "../render-tree.ts";
-import { openStore, resolveEntryId } from "../store-context.ts";
+import type { SessionStats, SessionSummary } from "../../store/session-types.ts";
+import { openStore, resolveEntryId, type CliStore } from "../store-context.ts";
 
 interface DbFlags {
   db?: string;
@@ -24,6 +27,25 @@ interface DbFlags {
 
 function print(text: string): void {
   process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+}
+
+/** A session summary with what it spent: token totals and cost (US dollars) from `getStats()`. */
+type SummaryWithSpend = SessionSummary & { tokens: SessionStats["tokens"]; cost: number | null };
+
+async function withSpend(store: CliStore, sessions: SessionSummary[]): Promise<SummaryWithSpend[]> {
+  const result: SummaryWithSpend[] = [];
+  for (const session of sessions) {
+    const stats = (await store.repo.open(session.id)).view.getStats();
+    result.push({ ...session, tokens: stats.tokens, cost: stats.cost });
+  }
+  return result;
+}
+
+/** `12,345 tokens (10,000 cached) $0.0123`; unknown figures are left out, never shown as 0. */
+function spendText(session: SummaryWithSpend): string {
+  const { total, cacheRead } = session.tokens;
+  const tokens = total === null ? "? tokens" : `${total.toLocaleString("en-US")} tokens${cacheRead ? ` (${cacheRead.toLocaleString("en-US")} cached)` : ""}`;
+  return session.cost === null ? tokens : `${tokens} $${session.cost.toFixed(4)}`;
 }
 
 /** Registers the read-only commands on `program`. */
@@ -41,13 +63,13 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
         return print(`No sessions yet: ${(error as Error).message}`);
       }
       try {
-        const sessions = await store.listNewestFirst();
+        const sessions = await withSpend(store, await store.listNewestFirst());
         if (flags.json) return print(JSON.stringify(sessions, null, 2));
         if (sessions.length === 0) return print(`No sessions in ${store.dbPath}.`);
         for (const session of sessions) {
           const name = session.name ? ` "${session.name}"` : "";
           const first = session.firstMessage.replace(/\s+/g, " ").slice(0, 60);
-          print(`${session.id}${name}  ${session.modified}  ${session.messageCount} messages  ${first}`);
+          print(`${session.id}${name}  ${session.modified}  ${session.messageCount} messages  ${spendText(session)}  ${first}`);
         }
       } finally {
         await store.close();

@@ -32,11 +32,11 @@ interface DbFlags {
 /** Adds the model flags to a command. */
 export function withModelFlags(command: Command): Command {
   return command
-    .option("--model <provider:model>", "model to use (default: $ARBOR_MODEL)")
-    .option("--base-url <url>", "OpenAI-compatible base URL, e.g. http://127.0.0.1:11434/v1 (default: $OPENAI_BASE_URL)")
-    .option("--api <api>", "chat or responses (default: chat when a base URL is given)")
+    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id (default: $ARBOR_MODEL)")
+    .option("--base-url <url>", "the provider's base URL, e.g. an OpenAI-compatible http://127.0.0.1:11434/v1 (default: $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GOOGLE_GENERATIVE_AI_BASE_URL)")
+    .option("--api <api>", "openai only: chat or responses (default: chat when a base URL is given)")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
-    .option("--api-key-env <name>", "read the API key from this variable instead of OPENAI_API_KEY")
+    .option("--api-key-env <name>", "read the API key from this variable (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GOOGLE_GENERATIVE_AI_API_KEY)")
     .option("--idle-timeout <seconds>", "cancel (and retry) a model call that sends nothing for this long; 0 turns it off (default 120)");
 }
 
