@@ -1,7 +1,11 @@
 #!/usr/bin/env node
-// The `arbor` command. Arbor ships TypeScript sources; tsx's loader runs them.
-import { register } from "tsx/esm/api";
+// The `arbor` command: runs the compiled CLI in dist/ (built by `npm run build`, which `prepare` runs on install).
+import { existsSync } from "node:fs";
 
-register();
-const { main } = await import("../src/cli/main.ts");
+const entry = new URL("../dist/cli/main.js", import.meta.url);
+if (!existsSync(entry)) {
+  process.stderr.write("arbor: dist/cli/main.js is missing; run `npm run build` in the package folder first\n");
+  process.exit(2);
+}
+const { main } = await import(entry.href);
 process.exitCode = await main(process.argv);

@@ -1,51 +1,74 @@
 /**
- * Arbor's public API. See README.md, docs/api.md and docs/architecture.md.
+ * `arbor-agent`: what a user needs first: create a harness, models, tools, sessions and their
+ * event log, the message and event types, and the errors the API throws.
  *
- * Contract: everything exported here is public and documented; the event schemas and
- * these names change only deliberately. Test helpers live in `arbor/testing`.
+ * Contract (ours): at most about 60 names, an explicit list (the export-list snapshot in
+ * `test/package/exports.test.ts` makes every addition a deliberate diff). Everything else is one
+ * import further, in a subpath: `arbor-agent/log`, `/session`, `/agent`, `/compaction`, `/tools`,
+ * `/mcp`, `/pi`, `/model`, `/resources`, `/harness`, and `/testing`. The declarations reachable
+ * from this entry type-check under `strict`, `exactOptionalPropertyTypes`,
+ * `noUncheckedIndexedAccess` and `skipLibCheck: false` (the consumer test checks it).
  *
  * @example
  * ```ts
- * import { createHarness, createOpenAIModel } from "arbor";
+ * import { createHarness, createOpenAIModel } from "arbor-agent";
  * const harness = await createHarness({ models: { main: createOpenAIModel({ modelId: "gpt-4o-mini" }) } });
  * ```
  */
-export * from "./core/errors.ts";
-export * from "./core/messages.ts";
-export * from "./core/entries.ts";
-export * from "./core/tools.ts";
-export type * from "./core/model-stream.ts";
-export type * from "./store/event-log.ts";
-export type * from "./store/session-types.ts";
-export * from "./store/events/index.ts";
-export * from "./core/convert-to-llm.ts";
-export { createSqliteSnapshotStore, type SessionSnapshotStore, type SqliteSnapshotStoreOptions, type StoredSnapshot } from "./store/session-snapshots.ts";
 
-// Event logs and sessions.
-export { createMemoryEventLog, type MemoryEventLogOptions } from "./store/memory-event-log.ts";
-export { createSqliteEventLog, openEventLog, type SqliteEventLogOptions, type SqliteSynchronous } from "./store/sqlite-event-log.ts";
-export { createPostgresEventLog, openPostgresEventLog, type PostgresEventLog, type PostgresEventLogOptions } from "./store/pg-event-log.ts";
-export type { StreamLease, StreamOwnership } from "./store/stream-ownership.ts";
-export { createRedactingEventLog, type RedactingEventLog } from "./store/redacting-event-log.ts";
-export { createSessionRepository, type ArborSessionRepository, type ImportEntriesOptions, type SessionRepositoryOptions } from "./store/session-repository.ts";
+// The harness and its sessions.
+export { createHarness, type AgentHarness } from "./harness/create-harness.ts";
+export type { AgentHarnessOptions, ModelEntry } from "./harness/options.ts";
+export type { HarnessSession, HarnessState } from "./harness/harness-session-types.ts";
+export type { HarnessHooks } from "./harness/hook-types.ts";
+export type { RunOutcome } from "./machines/agent-types.ts";
 
-// The agent actor.
-export { createAgent } from "./machines/agent.ts";
-export { createArborInspector, redactContent, type ArborInspector, type ArborInspectorOptions } from "./machines/inspect.ts";
-export { recoverSession, type RecoveryReport } from "./machines/recovery.ts";
-export { assertNoLiveRun, currentRunOwner, findLiveRun, isRunOwnerAlive, type RunOwner } from "./machines/run-lease.ts";
-export type * from "./machines/agent-types.ts";
+// Models.
+export { createOpenAIModel, type OpenAIModelOptions } from "./adapters/model/openai.ts";
+export type { ModelClient } from "./core/model-stream.ts";
+export { createAnthropicModel, createGoogleModel, createModel, type ModelProvider, type ProviderModelOptions } from "./adapters/model/providers.ts";
 
-// Adapters: models, tools, skills, prompt templates, MCP, pi JSONL.
-export * from "./adapters/model/index.ts";
-export * from "./adapters/tools/index.ts";
-export * from "./adapters/skills/index.ts";
-export * from "./adapters/prompt-templates/index.ts";
-export * from "./adapters/mcp/index.ts";
-export * from "./adapters/pi-jsonl/index.ts";
+// Tools.
+export { defineTool, type AgentTool, type DefineToolOptions, type ToolExecuteContext, type ToolResult } from "./core/tools.ts";
+export { defineJsonSchemaTool, type JsonSchemaTool } from "./harness/tool-schema.ts";
+export { createCodingTools, createReadOnlyTools } from "./adapters/tools/index.ts";
+export { createExecutionEnv, type ExecutionEnv, type ExecutionEnvOptions } from "./adapters/execution-env.ts";
+export { connectMcpServers } from "./adapters/mcp/connect.ts";
+export type { McpServerConfig } from "./adapters/mcp/config.ts";
 
-// Compaction and branch summaries.
-export * from "./compaction/index.ts";
+// The event log and sessions.
+export { createMemoryEventLog } from "./store/memory-event-log.ts";
+export { createSqliteEventLog, openEventLog } from "./store/sqlite-event-log.ts";
+export { createPostgresEventLog } from "./store/pg-event-log.ts";
+export type { EventLog, NewEvent, StoredEvent } from "./store/event-log.ts";
+export { createSessionRepository } from "./store/session-repository.ts";
+export type { SessionContext, SessionHandle, SessionRepository, SessionStats, SessionSummary } from "./store/session-types.ts";
+export type { SessionEntry } from "./core/entries.ts";
 
-// The harness.
-export * from "./harness/index.ts";
+// Messages.
+export {
+  messageText,
+  type AgentMessage,
+  type AssistantMessage,
+  type ThinkingLevel,
+  type ToolCall,
+  type ToolResultMessage,
+  type Usage,
+  type UserMessage,
+} from "./core/messages.ts";
+
+// Errors: every error the API throws is an ArborError with a stable `code`.
+export {
+  ArborError,
+  CompactionError,
+  EntryNotFoundError,
+  ExpectedVersionConflictError,
+  HarnessConfigError,
+  InvalidArgumentError,
+  InvalidStateError,
+  ModelConfigError,
+  PathEscapeError,
+  SessionBusyError,
+  SessionNotFoundError,
+  ToolDefinitionError,
+} from "./core/errors.ts";

@@ -12,6 +12,8 @@
  *   of the budget; file operations come from every entry (pi);
  * - the summary call has no tools and maxTokens 2048; the stored summary is a
  *   preamble + the model text + `<read-files>`/`<modified-files>`;
+ * - a target that is one result of a tool batch becomes the batch's last result (ours,
+ *   `batch-end.ts`), so the siblings' results stay on the path;
  * - the new leaf is the target, except for a user message or custom_message target:
  *   then it is the target's parent (null at the root) and the target's text is
  *   returned as `editorText` for re-editing (pi);
@@ -38,6 +40,7 @@ import type { BranchSummaryEntry, CustomMessageEntry, LabelEntry, MessageEntry, 
 import { CompactionFailedError, EntryNotFoundError, InvalidStateError, ModelConfigError } from "../core/errors.ts";
 import { type AgentMessage, messageText, type Usage } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
+import { batchEnd } from "../store/batch-end.ts";
 import { generateEntryId } from "../store/session-handle.ts";
 import type { SessionHandle, SessionView } from "../store/session-types.ts";
 import { entryMessage } from "./entry-messages.ts";
@@ -244,10 +247,12 @@ function textOfTarget(entry: SessionEntry): string | undefined {
  * await moveTo(session, "a1b2c3d4", { summarize: true, model, customInstructions: "list the failed approaches" });
  * ```
  */
-export async function moveTo(session: SessionHandle, targetId: string, options: MoveToOptions = {}): Promise<MoveToResult> {
+export async function moveTo(session: SessionHandle, requestedId: string, options: MoveToOptions = {}): Promise<MoveToResult> {
   const view = session.view;
-  const target = view.getEntry(targetId);
-  if (!target) throw new EntryNotFoundError(`Cannot move to "${targetId}": no such entry in session ${session.id}.`, { details: { targetId } });
+  if (!view.getEntry(requestedId)) throw new EntryNotFoundError(`Cannot move to "${requestedId}": no such entry in session ${session.id}.`, { details: { targetId: requestedId } });
+  // A move to one result of a tool batch lands on the batch's last result (ours, batch-end.ts).
+  const targetId = batchEnd(view, requestedId);
+  const target = view.getEntry(targetId)!;
   const busy = sessionLockHolder(session.id);
   if (busy) {
     throw new InvalidStateError(

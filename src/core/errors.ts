@@ -96,6 +96,8 @@ export const EventCorruptError = defineError("EVENT_CORRUPT", "EventCorruptError
 export const InvalidArgumentError = defineError("INVALID_ARGUMENT", "InvalidArgumentError");
 /** The event log could not commit (disk full, I/O error, lock wait past the busy timeout); the SQLite error is the `cause` (code `LOG_COMMIT_FAILED`). Nothing of the failed commit was written. */
 export const LogCommitError = defineError("LOG_COMMIT_FAILED", "LogCommitError");
+/** The SQLite log's file was deleted or replaced by another file while the log was open (code `LOG_FILE_REPLACED`); the commit that found it wrote nothing, and no later one writes. */
+export const LogFileReplacedError = defineError("LOG_FILE_REPLACED", "LogFileReplacedError");
 /** The log was closed before the operation (code `LOG_CLOSED`). */
 export const LogClosedError = defineError("LOG_CLOSED", "LogClosedError");
 /** `prompt()` while a run is active (code `SESSION_BUSY`); steer or follow up instead. Source: pi. */

@@ -38,13 +38,19 @@ export interface ImageContent {
   mimeType: string;
 }
 
-/** A tool call inside an assistant message. `arguments` is the parsed JSON object. */
+/**
+ * A tool call inside an assistant message. `arguments` is the parsed JSON object.
+ * `argumentsError` (ours) is set when the provider's arguments text did not parse as a JSON
+ * object (a stream cut mid-arguments, two calls glued together): `arguments` is then `{}`,
+ * and the loop never executes the call; its result is an error naming this text.
+ */
 export interface ToolCall {
   type: "toolCall";
   id: string;
   name: string;
   arguments: Record<string, unknown>;
   thoughtSignature?: string;
+  argumentsError?: string;
 }
 
 /** Cost in US dollars, computed from per-million-token prices. */

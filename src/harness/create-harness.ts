@@ -13,6 +13,10 @@
  *   An existing file that is not an Arbor log is refused, never overwritten;
  * - the session: `sessionId` opens it (`SessionNotFoundError` if absent), else a new one is
  *   created with `cwd`; `cwd` defaults to the opened session's cwd, else `process.cwd()`;
+ *   crash recovery of a session (the harness's own, or one opened later) finishes before it is
+ *   handed back (ours);
+ * - `openSession(id)` of a session already open in this harness returns that live session (one
+ *   writer per session; a second handle could never write), until it is disposed (ours);
  * - tools: `defineTool` tools are used as they are; JSON-Schema tools get an ajv `validate`;
  *   arguments are validated once, before `toolCall` hooks and `execute`;
  * - resources: given `skills` / `promptTemplates` first, then those loaded from
@@ -45,7 +49,7 @@ import type { SkillDiagnostic } from "../adapters/skills/types.ts";
 import { connectMcpServers } from "../adapters/mcp/connect.ts";
 import { McpConfigError } from "../adapters/mcp/errors.ts";
 import type { McpConnection } from "../adapters/mcp/types.ts";
-import { HarnessConfigError, ToolDefinitionError } from "../core/errors.ts";
+import { HarnessConfigError, InvalidStateError, ToolDefinitionError } from "../core/errors.ts";
 import type { AgentTool } from "../core/tools.ts";
 import { createAgent } from "../machines/agent.ts";
 import type { EventLog } from "../store/event-log.ts";
@@ -70,7 +74,12 @@ export interface AgentHarness extends HarnessSession {
   readonly mcp: McpConnection | undefined;
   /** Problems found loading `skillPaths` / `promptTemplatePaths`. */
   readonly resourceDiagnostics: { skills: SkillDiagnostic[]; promptTemplates: PromptTemplateDiagnostic[] };
-  /** Opens another session of the repository with the same configuration. Throws SessionNotFoundError. */
+  /**
+   * Opens another session of the repository with the same configuration, after its crash
+   * recovery finished. A session already open in this harness (not disposed) is returned as it
+   * is (the harness itself for its own session), so there is one writer per session.
+   * Rejects with SessionNotFoundError; InvalidStateError after `close()`.
+   */
   openSession(id: string): Promise<HarnessSession>;
   /** Creates another session with the same configuration. */
   createSession(options?: { cwd?: string; metadata?: Record<string, unknown> }): Promise<HarnessSession>;
@@ -152,6 +161,8 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
   const sessions = new Set<HarnessSession>();
   const sharedHandlers: { name: HookName; handler: HandlerOf<any>; removers: (() => void)[] }[] = [];
   let closed = false;
+  /** The live (not disposed) session per id, or its opening: a second open returns it. */
+  const live = new Map<string, Promise<HarnessSession>>();
   const cwdOf = (handle: SessionHandle) => options.cwd ?? handle.view.info.cwd ?? process.cwd();
   const open = async (handle: SessionHandle): Promise<HarnessSession> => {
     const config: HarnessSessionConfig = {
@@ -167,6 +178,13 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     const harnessSession = await createHarnessSession(config, handle);
     for (const shared of sharedHandlers) shared.removers.push(harnessSession.on(shared.name, shared.handler));
     sessions.add(harnessSession);
+    live.set(handle.id, Promise.resolve(harnessSession));
+    const dispose = harnessSession.dispose;
+    harnessSession.dispose = async () => {
+      sessions.delete(harnessSession);
+      if (live.get(handle.id) !== undefined && (await live.get(handle.id)) === harnessSession) live.delete(handle.id);
+      await dispose();
+    };
     return harnessSession;
   };
 
@@ -191,9 +209,19 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     tools,
     resourceDiagnostics: diagnostics,
     mcp,
-    async openSession(id) {
-      if (!repository) throw new HarnessConfigError('openSession(): the harness was given a bare session; pass "repository" or "eventLog" to open others.', { details: { field: "session" } });
-      return open(await repository.open(id));
+    openSession(id) {
+      if (!repository) {
+        return Promise.reject(new HarnessConfigError('openSession(): the harness was given a bare session; pass "repository" or "eventLog" to open others.', { details: { field: "session" } }));
+      }
+      if (closed) return Promise.reject(new InvalidStateError("openSession(): the harness is closed."));
+      // A session already open here is returned as it is: a second handle could never write.
+      if (id === primary.id) return Promise.resolve(harness);
+      const existing = live.get(id);
+      if (existing) return existing;
+      const opening = repository.open(id).then(open);
+      live.set(id, opening);
+      opening.catch(() => live.delete(id));
+      return opening;
     },
     async createSession(createOptions = {}) {
       if (!repository) throw new HarnessConfigError('createSession(): the harness was given a bare session; pass "repository" or "eventLog" to create others.', { details: { field: "session" } });

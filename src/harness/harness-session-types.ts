@@ -46,8 +46,12 @@ export interface CustomMessageOptions {
   /** Shown in UIs (default true). The model always sees it. */
   display?: boolean;
   details?: unknown;
-  /** While running: `steer` (default) or `followUp` queue it; `nextTurn` holds it for the next prompt (also when idle). */
-  deliverAs?: "steer" | "followUp" | "nextTurn";
+  /**
+   * While running: `steer` (default) or `followUp` queue it; `nextTurn` holds it for the next
+   * prompt (also when idle); `passive` (ours, pi #5895) injects it only if the run goes on
+   * anyway, else (and when idle) holds it for the next prompt, never waking a finished run.
+   */
+  deliverAs?: "steer" | "followUp" | "nextTurn" | "passive";
   /** When idle (and not nextTurn): start a run with the message instead of only appending it. */
   triggerTurn?: boolean;
 }
@@ -70,7 +74,8 @@ export interface HarnessSession {
   readonly session: SessionHandle;
   readonly agent: Agent;
   prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<RunOutcome>;
-  steer(message: string | AgentMessage): void;
+  /** Queues a steering message; `delivery: "passive"` never wakes a run that was about to end (see `Agent.steer`). */
+  steer(message: string | AgentMessage, options?: { delivery?: "active" | "passive" }): void;
   followUp(message: string | AgentMessage): void;
   continue(): Promise<RunOutcome>;
   abort(reason?: string): void;

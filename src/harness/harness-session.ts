@@ -143,11 +143,19 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     steeringMode: options.steeringMode,
     followUpMode: options.followUpMode,
     toolExecution: options.toolExecution,
+    ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
     retry,
     hooks: { ...loopHooks, ...compactionHooks },
     toolContext: options.toolContext,
     ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
   });
+  // Crash recovery finishes before the session is handed back (ours).
+  try {
+    await agent.whenReady();
+  } catch (error) {
+    await agent.dispose().catch(() => undefined);
+    throw error;
+  }
   if (options.activeToolNames && JSON.stringify(options.activeToolNames) !== JSON.stringify(logged.activeToolNames)) {
     await agent.setTools(tools, activeToolNames);
   }
@@ -198,7 +206,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       starting = true;
       return startPrompt(input, images);
     },
-    steer: (message) => agent.steer(message),
+    steer: (message, steerOptions) => agent.steer(message, steerOptions),
     followUp: (message) => agent.followUp(message),
     async continue() {
       const outcome = await agent.continue();
@@ -315,11 +323,11 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
         ...(messageOptions.details === undefined ? {} : { details: messageOptions.details }),
         timestamp: Date.now(),
       };
-      if (messageOptions.deliverAs === "nextTurn") {
+      if (messageOptions.deliverAs === "nextTurn" || (messageOptions.deliverAs === "passive" && !isBusy())) {
         nextTurn.push(message);
       } else if (isBusy()) {
         if (messageOptions.deliverAs === "followUp") agent.followUp(message);
-        else agent.steer(message);
+        else agent.steer(message, messageOptions.deliverAs === "passive" ? { delivery: "passive" } : undefined);
       } else if (messageOptions.triggerTurn) {
         await harnessSession.prompt(message);
       } else {

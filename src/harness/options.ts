@@ -17,7 +17,7 @@
  * // throws HarnessConfigError: Invalid harness option "streamOptions.timeoutMs": Too small: expected number to be >0
  * ```
  */
-import type { LanguageModel } from "ai";
+import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider";
 import { z } from "zod";
 import { HarnessConfigError } from "../core/errors.ts";
 import type { ImageContent, ThinkingLevel } from "../core/messages.ts";
@@ -36,7 +36,7 @@ import { HOOK_NAMES } from "./hook-types.ts";
 import type { JsonSchemaTool } from "./tool-schema.ts";
 
 /** An AI SDK language model object (not a string id: Arbor never resolves models over the network). */
-export type AiSdkLanguageModel = Exclude<LanguageModel, string>;
+export type AiSdkLanguageModel = LanguageModelV3 | LanguageModelV2;
 
 /** Model facts the registry keeps next to the model. Tokens and $ per million tokens. */
 export interface ModelInfo {
@@ -127,6 +127,8 @@ export interface AgentHarnessOptions {
   followUpMode?: QueueMode;
   /** Default "parallel" (pi). */
   toolExecution?: "parallel" | "sequential";
+  /** At most this many tool calls of one model response run (default 128); the rest get an error result. */
+  maxToolCallsPerResponse?: number;
   /** XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`). */
   inspect?: unknown;
   /**
@@ -238,6 +240,7 @@ export const agentHarnessOptionsSchema = z
     steeringMode: queueMode.optional(),
     followUpMode: queueMode.optional(),
     toolExecution: z.enum(["parallel", "sequential"]).optional(),
+    maxToolCallsPerResponse: z.number().int().min(1).optional(),
     inspect: z.unknown().optional(),
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     secrets: z.array(z.string()).optional(),

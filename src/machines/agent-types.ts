@@ -99,6 +99,12 @@ export interface AgentOptions {
   followUpMode?: QueueMode;
   /** Default "parallel". Source: pi. */
   toolExecution?: "parallel" | "sequential";
+  /**
+   * At most this many tool calls of one assistant message run (default 128, ours); the calls
+   * after them get an error result saying they were not run. Bounds the work one response can
+   * ask for (10,000 calls in one response used to freeze the process).
+   */
+  maxToolCallsPerResponse?: number;
   retry?: Partial<RetrySettings>;
   hooks?: LoopHooks;
   /** Passed to each tool's execute (a value, or a function called per tool call). */
@@ -143,15 +149,26 @@ export interface Agent {
   prompt(input: string | AgentMessage | AgentMessage[]): Promise<RunOutcome>;
   /** Runs from the current context (after a crash, an error, or queued messages). */
   continue(): Promise<RunOutcome>;
-  steer(message: string | AgentMessage): void;
+  /**
+   * Queues a steering message, injected before the next model call of this run (pi). With
+   * `delivery: "passive"` (ours, pi #5895) it is injected only if the run goes on anyway (a
+   * model call follows for another reason); if the run was about to end, it does not wake it
+   * for an extra turn: the message is held for the next prompt or continue.
+   */
+  steer(message: string | AgentMessage, options?: { delivery?: "active" | "passive" }): void;
   followUp(message: string | AgentMessage): void;
   clearSteeringQueue(): void;
   clearFollowUpQueue(): void;
   clearAllQueues(): void;
   hasQueuedMessages(): boolean;
   abort(reason?: string): void;
-  /** Resolves when the agent is idle and its events are committed. */
+  /** Resolves when the agent is idle and its events are committed (crash recovery included). */
   waitForIdle(): Promise<void>;
+  /**
+   * Resolves once the agent is ready: the queues are restored from the log and crash recovery
+   * of the session has finished (ours). Rejects with the recovery's error (e.g. a failed append).
+   */
+  whenReady(): Promise<void>;
   getState(): AgentStateSnapshot;
   readonly state$: Observable<AgentStateSnapshot>;
   /** Logged events of this session: catch-up then live. */

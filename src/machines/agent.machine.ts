@@ -3,7 +3,10 @@
  *
  * Contract (ours; queue semantics pi's, `../shared/reference/pi-behaviour.md` §1.5):
  * - owns the steering and follow-up queues (FIFO), each drained one-at-a-time
- *   (the head) or all at once; every change is recorded as `queue.changed`
+ *   (the head) or all at once, and the passive steering queue (ours, pi #5895): passive
+ *   messages are all delivered with a poll after which the run goes on anyway (the poll
+ *   before a model call, a poll after a turn with tool calls, or one that took other
+ *   messages), else held for the next run; every change is recorded as `queue.changed`
  *   (enqueues carry the message); `QUEUE.RESTORE` puts back the queues folded from
  *   the log when the agent is created (not recorded again);
  * - `PROMPT` / `CONTINUE` are accepted only in `idle`; `preparing` invokes the keyed
@@ -35,7 +38,7 @@ import { runMachine, type RunInput, type RunOutput } from "./run.machine.ts";
  * const queue: QueueName = "steering";
  * ```
  */
-export type QueueName = "steering" | "followUp";
+export type QueueName = "steering" | "followUp" | "passive";
 
 /**
  * Input of the agent actor.
@@ -51,6 +54,7 @@ export interface AgentMachineInput {
   /** Queues restored from the log. */
   steering?: AgentMessage[];
   followUp?: AgentMessage[];
+  passive?: AgentMessage[];
 }
 
 /**
@@ -95,15 +99,15 @@ export interface PrepareRunOutput {
 export type AgentEvent =
   | { type: "PROMPT"; runId: string; prompts: AgentMessage[] }
   | { type: "CONTINUE"; runId: string }
-  | { type: "STEER"; message: AgentMessage }
+  | { type: "STEER"; message: AgentMessage; passive?: boolean }
   | { type: "FOLLOW_UP"; message: AgentMessage }
   | { type: "CLEAR"; queue: QueueName | "all" }
   | { type: "SET_MODE"; queue: QueueName; mode: QueueMode }
   | { type: "ABORT"; reason?: string }
   | { type: "INTERRUPT"; reason: string }
   | { type: "WRITER.FAILED"; error: string; code?: string }
-  | { type: "QUEUE.DRAIN"; queue: QueueName; runId: string }
-  | { type: "QUEUE.RESTORE"; steering: AgentMessage[]; followUp: AgentMessage[] };
+  | { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string; continuing?: boolean }
+  | { type: "QUEUE.RESTORE"; steering: AgentMessage[]; followUp: AgentMessage[]; passive?: AgentMessage[] };
 
 /**
  * Events the agent actor emits to `agent.ts`.
@@ -120,6 +124,8 @@ export type AgentEmitted =
 interface AgentContext {
   steering: AgentMessage[];
   followUp: AgentMessage[];
+  /** Passive steering (ours): delivered only with a poll after which the run goes on anyway. */
+  passive: AgentMessage[];
   steeringMode: QueueMode;
   followUpMode: QueueMode;
   request?: { runId: string; kind: "prompt" | "continue"; prompts: AgentMessage[] };
@@ -170,14 +176,14 @@ export const agentMachine = setup({
     record: (_, _params: { events: NewEvent[] }) => {},
     enqueue: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "STEER" && event.type !== "FOLLOW_UP") return;
-      const queue: QueueName = event.type === "STEER" ? "steering" : "followUp";
+      const queue: QueueName = event.type === "STEER" ? (event.passive ? "passive" : "steering") : "followUp";
       const next = [...context[queue], event.message];
       enqueue.assign({ [queue]: next });
       enqueue(recordAction([queueChanged(context.runInput?.runId, queue, "enqueued", next.length, event.message)]));
     }),
     clear: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "CLEAR") return;
-      const queues: QueueName[] = event.queue === "all" ? ["steering", "followUp"] : [event.queue];
+      const queues: QueueName[] = event.queue === "all" ? ["steering", "followUp", "passive"] : event.queue === "steering" ? ["steering", "passive"] : [event.queue];
       for (const queue of queues) {
         if (context[queue].length === 0) continue;
         enqueue.assign({ [queue]: [] });
@@ -195,6 +201,12 @@ export const agentMachine = setup({
         enqueue.assign({ [queue]: rest });
         enqueue(recordAction([queueChanged(event.runId, queue, "dequeued", rest.length)]));
       }
+      // Passive messages ride along only when the run goes on anyway (ours, pi #5895).
+      if ((event.continuing === true || messages.length > 0) && context.passive.length > 0) {
+        messages.push(...context.passive);
+        enqueue.assign({ passive: [] });
+        enqueue(recordAction([queueChanged(event.runId, "passive", "dequeued", 0)]));
+      }
       enqueue.sendTo("run", { type: "QUEUE.DRAINED", queue, messages });
     }),
   },
@@ -203,6 +215,7 @@ export const agentMachine = setup({
   context: ({ input }) => ({
     steering: input.steering ?? [],
     followUp: input.followUp ?? [],
+    passive: input.passive ?? [],
     steeringMode: input.steeringMode ?? "one-at-a-time",
     followUpMode: input.followUpMode ?? "one-at-a-time",
   }),
@@ -216,6 +229,7 @@ export const agentMachine = setup({
       actions: assign(({ context, event }) => ({
         steering: [...event.steering, ...context.steering],
         followUp: [...event.followUp, ...context.followUp],
+        passive: [...(event.passive ?? []), ...context.passive],
       })),
     },
     SET_MODE: {

@@ -10,7 +10,7 @@
  *   drops it from the request, so the call is a retry);
  * - crash recovery runs once when the agent is created (the steering and follow-up
  *   queues are restored from `queue.changed`, then `recoverSession` closes an
- *   unfinished run); every run waits for it;
+ *   unfinished run); every run, `waitForIdle()` and `whenReady()` wait for it;
  * - every logged event goes through ONE session writer (group commit per tick);
  * - commit before effect: before any tool's `execute` and before any model request, the
  *   writer is flushed and its commit awaited, so the run start, the prompt, the assistant
@@ -50,6 +50,7 @@ import { errorMessageOf, toAgentMessages } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
 import { readSessionEvents, recoverSession, restoreQueues } from "./recovery.ts";
+import { runningCalls, type ToolBatch } from "./run-batch.ts";
 import { createRunOwnership } from "./run-ownership.ts";
 import { entryEvent } from "./run-records.ts";
 import { provideRunLogic } from "./run-logic.ts";
@@ -129,7 +130,7 @@ export function createAgent(options: AgentOptions): Agent {
   // Recovery first (queues restored from the log, then an unfinished run closed); runs wait for it.
   const ready = (async () => {
     const queues = restoreQueues(await readSessionEvents(session));
-    if (queues.steering.length > 0 || queues.followUp.length > 0) actor?.send({ type: "QUEUE.RESTORE", ...queues });
+    if (queues.steering.length > 0 || queues.followUp.length > 0 || queues.passive.length > 0) actor?.send({ type: "QUEUE.RESTORE", ...queues });
     liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
   })();
   ready.catch(() => undefined);
@@ -173,6 +174,7 @@ export function createAgent(options: AgentOptions): Agent {
       kind: input.kind,
       messages: context.messages,
       toolExecution: options.toolExecution ?? "parallel",
+      ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
       sequentialTools: [...tools.values()].filter((tool) => tool.executionMode === "sequential").map((tool) => tool.name),
       retry,
       model: modelInfo(),
@@ -243,12 +245,12 @@ export function createAgent(options: AgentOptions): Agent {
   function snapshotOf(): AgentStateSnapshot {
     const snapshot = actor?.getSnapshot();
     const run = snapshot?.children.run?.getSnapshot() as
-      | { context?: { input: { runId: string }; partial?: AssistantMessage; batch?: { running: string[]; settled: string[] } }; value?: unknown }
+      | { context?: { input: { runId: string }; partial?: AssistantMessage; batch?: ToolBatch }; value?: unknown }
       | undefined;
     const running = snapshot !== undefined && !snapshot.matches("idle");
     const state: AgentStateSnapshot = {
       status: running ? "running" : "idle",
-      pendingToolCalls: run?.context?.batch ? run.context.batch.running.filter((id) => !run.context!.batch!.settled.includes(id)) : [],
+      pendingToolCalls: run?.context?.batch ? runningCalls(run.context.batch) : [],
       steeringQueue: snapshot?.context.steering ?? [],
       followUpQueue: snapshot?.context.followUp ?? [],
       thinkingLevel,
@@ -324,8 +326,8 @@ export function createAgent(options: AgentOptions): Agent {
       }
       return start({ type: "CONTINUE" });
     },
-    steer(message) {
-      actor!.send({ type: "STEER", message: toAgentMessages(message)[0] });
+    steer(message, steerOptions) {
+      actor!.send({ type: "STEER", message: toAgentMessages(message)[0], ...(steerOptions?.delivery === "passive" ? { passive: true } : {}) });
     },
     followUp(message) {
       actor!.send({ type: "FOLLOW_UP", message: toAgentMessages(message)[0] });
@@ -341,12 +343,14 @@ export function createAgent(options: AgentOptions): Agent {
     },
     hasQueuedMessages() {
       const context = actor!.getSnapshot().context;
-      return context.steering.length > 0 || context.followUp.length > 0;
+      return context.steering.length > 0 || context.followUp.length > 0 || context.passive.length > 0;
     },
     abort(reason) {
       actor!.send({ type: "ABORT", reason });
     },
+    whenReady: () => ready,
     async waitForIdle() {
+      await ready.catch(() => undefined);
       while (isBusy() || settled.size > 0) {
         await new Promise<void>((resolve) => {
           const subscription = state$.subscribe((state) => {

@@ -155,6 +155,37 @@ export function lengthStopText(call: ToolCall): string {
 }
 
 /**
+ * Text of the result of a tool call whose arguments did not parse as a JSON object (ours):
+ * the call was never executed.
+ *
+ * @example
+ * ```ts
+ * unparsableArgumentsText({ ...call, argumentsError: "not valid JSON (Unexpected end of JSON input): {" });
+ * ```
+ */
+export function unparsableArgumentsText(call: ToolCall): string {
+  return (
+    `Tool "${call.name}" did not run: its arguments are ${call.argumentsError ?? "not a JSON object"}. ` +
+    `Send the call again with the arguments as one complete JSON object.`
+  );
+}
+
+/**
+ * Text of the result of a tool call over the per-response cap (ours): it was not run.
+ *
+ * @example
+ * ```ts
+ * overCapText(call, 500, 128);
+ * ```
+ */
+export function overCapText(call: ToolCall, calls: number, limit: number): string {
+  return (
+    `Tool "${call.name}" did not run: this response made ${calls} tool calls and at most ${limit} run per response ` +
+    `(maxToolCallsPerResponse). It may need to be run again: make fewer calls per response.`
+  );
+}
+
+/**
  * Text of the result of a running tool that the run's abort stopped (ours).
  *
  * @example

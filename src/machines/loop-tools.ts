@@ -5,13 +5,16 @@
  *
  * Contract (pi's semantics, `../shared/reference/pi-behaviour.md` §1.4; ours where marked):
  * - `prepareToolCall` never throws: every failure is a {@link PrepareOutcome} of kind
- *   `not_found` (pi text "Tool <name> not found"), `invalid` (the validator's message,
+ *   `not_found` (pi text "Tool <name> not found"), `invalid` (arguments that did not parse
+ *   as JSON, ours: never validated, so never run with `{}`; the validator's message,
  *   or a throw in `prepareArguments`), or `blocked` (the hook's reason, default
  *   "Tool execution was blocked"; a throw in the hook blocks with its message);
  *   arguments replaced by `beforeToolCall` are NOT re-validated (pi);
  * - `finalizeToolResult` applies `afterToolCall` field by field (each present field
  *   replaces the original); a throw makes the result an error carrying the message (pi 0.73);
- * - every hook receives the AbortSignal of the call.
+ * - every hook receives the AbortSignal of the call;
+ * - preparation yields to the event loop (`setImmediate`) when it has held it for 10 ms, so
+ *   abort and timeouts fire during a large batch.
  *
  * @example
  * ```ts
@@ -22,7 +25,7 @@
 import type { AssistantMessage, ToolCall } from "../core/messages.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
 import type { LoopHooks } from "./agent-types.ts";
-import { BLOCKED_TEXT, errorMessageOf, notFoundText } from "./loop-messages.ts";
+import { BLOCKED_TEXT, errorMessageOf, notFoundText, unparsableArgumentsText } from "./loop-messages.ts";
 
 /**
  * What the tool actors need from the agent: the live tool set, hooks and tool context.
@@ -71,6 +74,19 @@ export type PrepareOutcome =
   | { kind: "invalid"; message: string }
   | { kind: "blocked"; message: string; hookError?: string };
 
+let lastYield = 0;
+
+/**
+ * Lets timers and I/O run once tool preparation has held the event loop for 10 ms (ours): a
+ * large batch is prepared in promise callbacks only, which would otherwise starve `abort()`
+ * and timeouts until the whole batch was prepared. Only yields; never changes an order.
+ */
+async function yieldToEventLoop(): Promise<void> {
+  if (performance.now() - lastYield < 10) return;
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  lastYield = performance.now();
+}
+
 /**
  * Prepares one call (see the module contract). Never throws.
  *
@@ -80,9 +96,11 @@ export type PrepareOutcome =
  * ```
  */
 export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput, signal: AbortSignal): Promise<PrepareOutcome> {
+  await yieldToEventLoop();
   const { toolCall } = input;
   const tool = runtime.getTool(toolCall.name);
   if (!tool) return { kind: "not_found", message: notFoundText(toolCall.name) };
+  if (toolCall.argumentsError !== undefined) return { kind: "invalid", message: unparsableArgumentsText(toolCall) };
   let args: unknown = toolCall.arguments;
   try {
     if (tool.prepareArguments) args = tool.prepareArguments(args);

@@ -133,6 +133,7 @@ function rebuildPartial(deltas: Delta[], model: { provider?: string; modelId?: s
 export interface RestoredQueues {
   steering: AgentMessage[];
   followUp: AgentMessage[];
+  passive: AgentMessage[];
 }
 
 /**
@@ -146,7 +147,7 @@ export interface RestoredQueues {
  * ```
  */
 export function restoreQueues(events: readonly StoredEvent[]): RestoredQueues {
-  const queues: RestoredQueues = { steering: [], followUp: [] };
+  const queues: RestoredQueues = { steering: [], followUp: [], passive: [] };
   for (const event of events) {
     if (event.type !== "queue.changed") continue;
     const data = event.data as { queue: keyof RestoredQueues; action: string; size: number; message?: AgentMessage };

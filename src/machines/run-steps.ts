@@ -48,6 +48,8 @@ export interface RunInput {
   toolExecution: "parallel" | "sequential";
   /** Names of tools that declare `executionMode: "sequential"`. */
   sequentialTools: string[];
+  /** Cap on the calls run per assistant message (default 128, `run-batch.ts`). */
+  maxToolCallsPerResponse?: number;
   retry: RetrySettings;
   model: { provider: string; modelId: string; api: string };
   /** Whether `betweenTurns` / `onContextOverflow` hooks exist. */
@@ -98,7 +100,13 @@ export type RunEvent =
  * on: { "QUEUE.DRAIN": { actions: "drain" } }
  * ```
  */
-export type RunParentEvent = { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string };
+export type RunParentEvent = {
+  type: "QUEUE.DRAIN";
+  queue: "steering" | "followUp";
+  runId: string;
+  /** True when the run goes on after this poll whatever it returns: passive messages may ride along. */
+  continuing: boolean;
+};
 
 /**
  * Input of the `modelCall` actor.

@@ -34,7 +34,20 @@ import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import { toolCallsOf } from "./loop-messages.ts";
-import { canSpawnNext, initialBatch, readyToExecute, settleInBatch, skipUnspawned } from "./run-batch.ts";
+import {
+  canSpawnNext,
+  initialBatch,
+  isBatchSettled,
+  isUnsettled,
+  markExecuting,
+  markPrepared,
+  markSpawned,
+  readyToExecute,
+  refuseOverCap,
+  settleInBatch,
+  skipUnspawned,
+  unsettledCalls,
+} from "./run-batch.ts";
 import { createMessageId, runEvent } from "./run-records.ts";
 import {
   injectMessages,
@@ -94,7 +107,7 @@ export const runMachine = setup({
     settleTool: enqueueActions(({ context, event, enqueue }) => {
       if (!event.type.startsWith("xstate.done.actor.tool:") || !context.batch) return;
       const settled = (event as { output: ToolSettled }).output;
-      if (!context.batch.spawned.includes(settled.toolCallId)) return;
+      if (!isUnsettled(context.batch, settled.toolCallId)) return;
       const folded = settleInBatch(context.batch, settled, scope(context));
       enqueue.assign({ batch: folded.batch });
       if (folded.events.length) enqueue(recordAction(folded.events));
@@ -102,18 +115,15 @@ export const runMachine = setup({
     notePrepared: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "TOOL.PREPARED" || !context.batch || context.stopping) return;
       const batch = context.batch;
-      if (!batch.spawned.includes(event.toolCallId) || batch.prepared.includes(event.toolCallId)) return;
-      if (batch.mode === "sequential") {
-        enqueue.sendTo(`tool:${event.toolCallId}`, { type: "EXECUTE" });
-        enqueue.assign({ batch: { ...batch, prepared: [...batch.prepared, event.toolCallId], running: [...batch.running, event.toolCallId] } });
-      } else {
-        enqueue.assign({ batch: { ...batch, prepared: [...batch.prepared, event.toolCallId] } });
-      }
+      const next = markPrepared(batch, event.toolCallId);
+      if (next === batch) return;
+      if (batch.mode === "sequential") enqueue.sendTo(`tool:${event.toolCallId}`, { type: "EXECUTE" });
+      enqueue.assign({ batch: next });
     }),
     spawnNextTool: enqueueActions(({ context, enqueue }) => {
       const batch = context.batch!;
-      const call = batch.calls[batch.spawned.length];
-      enqueue.assign({ batch: { ...batch, spawned: [...batch.spawned, call.id] } });
+      const call = batch.calls[batch.spawnedCount];
+      enqueue.assign({ batch: markSpawned(batch) });
       enqueue(recordAction([runEvent(scope(context), "tool.started", { toolCallId: call.id, toolName: call.name })]));
       enqueue.spawnChild("tool", { id: `tool:${call.id}`, input: { toolCall: call, assistantMessage: batch.assistant } });
     }),
@@ -122,7 +132,7 @@ export const runMachine = setup({
       const ids = readyToExecute(batch);
       if (!ids.length || context.stopping) return;
       for (const id of ids) enqueue.sendTo(`tool:${id}`, { type: "EXECUTE" });
-      enqueue.assign({ batch: { ...batch, running: [...batch.running, ...ids] } });
+      enqueue.assign({ batch: markExecuting(batch, ids) });
     }),
     skipUnspawned: enqueueActions(({ context, enqueue }) => {
       const folded = skipUnspawned(context.batch!, scope(context), context.stopping?.reason);
@@ -151,10 +161,12 @@ export const runMachine = setup({
     markAborted: assign({
       stopping: ({ context }, params: { reason?: string }) => context.stopping ?? { status: "aborted" as const, reason: params.reason },
     }),
-    drain: sendParent(({ context }, params: { queue: "steering" | "followUp" }): RunParentEvent => ({
+    drain: sendParent(({ context }, params: { queue: "steering" | "followUp"; initial?: boolean }): RunParentEvent => ({
       type: "QUEUE.DRAIN",
       queue: params.queue,
       runId: context.input.runId,
+      // Before the first model call, or after a turn whose tool calls need another one.
+      continuing: params.initial === true || (params.queue === "steering" && context.hasMoreToolCalls),
     })),
   },
   guards: {
@@ -165,7 +177,7 @@ export const runMachine = setup({
     shouldContinueTurns: ({ context }) => context.hasMoreToolCalls || context.pending.length > 0,
     hasPending: ({ context }) => context.pending.length > 0,
     hasBetweenTurns: ({ context }) => context.input.hasBetweenTurns === true,
-    batchSettled: ({ context }) => context.batch !== undefined && context.batch.settled.length === context.batch.calls.length,
+    batchSettled: ({ context }) => context.batch !== undefined && isBatchSettled(context.batch),
   },
   delays: {
     retryDelay: ({ context }) => context.retryDelayMs,
@@ -207,7 +219,7 @@ export const runMachine = setup({
       always: [{ guard: ({ context }) => context.input.skipInitialSteering === true, target: "streaming" }, { target: "initialSteering" }],
     },
     initialSteering: {
-      entry: { type: "drain", params: { queue: "steering" } },
+      entry: { type: "drain", params: { queue: "steering", initial: true } },
       on: {
         "QUEUE.DRAINED": {
           target: "streaming",
@@ -321,7 +333,11 @@ export const runMachine = setup({
       ],
     },
     tools: {
-      entry: assign({ batch: ({ context }) => initialBatch(context.assistant!, context.input) }),
+      entry: enqueueActions(({ context, enqueue }) => {
+        const refused = refuseOverCap(initialBatch(context.assistant!, context.input), scope(context));
+        enqueue.assign({ batch: refused.batch });
+        if (refused.events.length) enqueue(recordAction(refused.events));
+      }),
       initial: "next",
       on: {
         "TOOL.UPDATED": {
@@ -337,9 +353,7 @@ export const runMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const batch = context.batch!;
             enqueue.assign({ stopping: context.stopping ?? { status: "aborted", reason: event.reason } });
-            for (const id of batch.spawned) {
-              if (!batch.settled.includes(id)) enqueue.sendTo(`tool:${id}`, { type: "ABORT", reason: event.reason });
-            }
+            for (const id of unsettledCalls(batch)) enqueue.sendTo(`tool:${id}`, { type: "ABORT", reason: event.reason });
           }),
         },
       },

@@ -108,7 +108,7 @@ export type ToolParentEvent =
   | { type: "TOOL.PREPARED"; toolCallId: string }
   | { type: "TOOL.UPDATED"; toolCallId: string; toolName: string; partial: ToolResult };
 
-interface ToolExecutionContext {
+export interface ToolExecutionContext {
   toolCall: ToolCall;
   assistantMessage: AssistantMessage;
   args: Record<string, unknown>;

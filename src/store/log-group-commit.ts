@@ -14,6 +14,8 @@
  *   anything was written (subscribers are woken there);
  * - a group with a delete runs with `secure_delete` on, then a non-waiting
  *   `wal_checkpoint(TRUNCATE)` so old page copies leave the WAL;
+ * - `beforeCommit` (optional) runs before each commit; if it throws, every write of the group
+ *   is rejected with that error and nothing is written;
  * - `flush()` may be called directly (on close) to commit what is queued now.
  *
  * @example
@@ -59,6 +61,11 @@ export interface GroupCommitOptions {
   busyTimeoutMs: number;
   /** Called after a commit that wrote something. */
   onCommitted(): void;
+  /**
+   * Called before every commit; a throw rejects every write of the group with that error and
+   * nothing is written (the SQLite log checks here that its file is still the one it opened).
+   */
+  beforeCommit?(writes: number, events: number): void;
 }
 
 /** The writer of one connection. */
@@ -69,7 +76,7 @@ export interface GroupCommitWriter {
 }
 
 /** Creates the group-commit writer of one SQLite connection. */
-export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted }: GroupCommitOptions): GroupCommitWriter {
+export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit }: GroupCommitOptions): GroupCommitWriter {
   let pending: WriteOperation[] = [];
   let flushScheduled = false;
 
@@ -147,6 +154,12 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
     if (pending.length === 0) return;
     const group = pending;
     pending = [];
+    try {
+      beforeCommit?.(group.length, group.reduce((sum, operation) => sum + (operation.kind === "append" ? operation.events.length : 0), 0));
+    } catch (error) {
+      for (const operation of group) operation.reject(error);
+      return;
+    }
     const hasDelete = group.some((operation) => operation.kind === "delete");
     if (hasDelete) db.pragma("secure_delete = ON");
     try {

@@ -24,49 +24,52 @@ import type { SubscriptionFilter } from "./log-subscription.ts";
 const COLUMNS = `global_position AS globalPosition, event_id AS eventId, stream_id AS streamId, version, type,
   schema_version AS schemaVersion, time, data AS dataJson, metadata AS metadataJson`;
 
+/** A prepared statement, named here so that declaration emit can name the statements. */
+export interface Statement extends Database.Statement<unknown[], unknown> {}
+
 /** The statements of one connection. */
 export type LogStatements = ReturnType<typeof createLogStatements>;
 
 /** Prepares every statement the log uses on `db` (which must be migrated). */
 export function createLogStatements(db: Database.Database) {
-  const rangeAll = db.prepare(
+  const prepare = (sql: string): Statement => db.prepare(sql);
+  const rangeAll = prepare(
     `SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? AND version > ? ORDER BY global_position LIMIT ?`,
   );
-  const rangeTypes = db.prepare(
+  const rangeTypes = prepare(
     `SELECT ${COLUMNS} FROM events WHERE global_position > ? AND global_position <= ? AND version > ?
       AND type IN (SELECT value FROM json_each(?)) ORDER BY global_position LIMIT ?`,
   );
   // Stream reads seek the (stream_id, version) index: first the last version at or before the
   // position cursor (walking down from the stream's end, so live reads touch only new rows), then forwards.
-  const streamVersionAt = db
-    .prepare("SELECT version FROM events WHERE stream_id = ? AND global_position <= ? ORDER BY version DESC LIMIT 1")
+  const streamVersionAt = prepare("SELECT version FROM events WHERE stream_id = ? AND global_position <= ? ORDER BY version DESC LIMIT 1")
     .pluck();
-  const rangeStream = db.prepare(
+  const rangeStream = prepare(
     `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version > ? AND global_position > ? AND global_position <= ?
       ORDER BY version LIMIT ?`,
   );
-  const rangeStreamTypes = db.prepare(
+  const rangeStreamTypes = prepare(
     `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version > ? AND global_position > ? AND global_position <= ?
       AND type IN (SELECT value FROM json_each(?)) ORDER BY version LIMIT ?`,
   );
   return {
-    insertEvent: db.prepare(
+    insertEvent: prepare(
       "INSERT INTO events (event_id, stream_id, version, type, schema_version, time, data, metadata) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
     ),
-    insertStream: db.prepare("INSERT INTO streams (stream_id, version, first_position, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
-    updateStream: db.prepare("UPDATE streams SET version = ?, updated_at = ? WHERE stream_id = ?"),
-    selectStreamVersion: db.prepare("SELECT version FROM streams WHERE stream_id = ?").pluck(),
-    selectStreamPosition: db.prepare("SELECT global_position FROM events WHERE stream_id = ? AND version = ?").pluck(),
-    selectByEventId: db.prepare(`SELECT ${COLUMNS} FROM events WHERE event_id = ?`),
-    readStreamForwards: db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version >= ? ORDER BY version LIMIT ?`),
-    readStreamBackwards: db.prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version <= ? ORDER BY version DESC LIMIT ?`),
-    listStreams: db.prepare(
+    insertStream: prepare("INSERT INTO streams (stream_id, version, first_position, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
+    updateStream: prepare("UPDATE streams SET version = ?, updated_at = ? WHERE stream_id = ?"),
+    selectStreamVersion: prepare("SELECT version FROM streams WHERE stream_id = ?").pluck(),
+    selectStreamPosition: prepare("SELECT global_position FROM events WHERE stream_id = ? AND version = ?").pluck(),
+    selectByEventId: prepare(`SELECT ${COLUMNS} FROM events WHERE event_id = ?`),
+    readStreamForwards: prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version >= ? ORDER BY version LIMIT ?`),
+    readStreamBackwards: prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version <= ? ORDER BY version DESC LIMIT ?`),
+    listStreams: prepare(
       "SELECT stream_id AS streamId, version, created_at AS createdAt, updated_at AS updatedAt FROM streams ORDER BY first_position",
     ),
-    deleteEvents: db.prepare("DELETE FROM events WHERE stream_id = ?"),
-    deleteStream: db.prepare("DELETE FROM streams WHERE stream_id = ?"),
-    headPosition: db.prepare("SELECT max(global_position) FROM events").pluck(),
-    dataVersion: db.prepare("PRAGMA data_version").pluck(),
+    deleteEvents: prepare("DELETE FROM events WHERE stream_id = ?"),
+    deleteStream: prepare("DELETE FROM streams WHERE stream_id = ?"),
+    headPosition: prepare("SELECT max(global_position) FROM events").pluck(),
+    dataVersion: prepare("PRAGMA data_version").pluck(),
     readRange(after: number, upTo: number, limit: number, filter: SubscriptionFilter): EventRecord[] {
       const afterVersion = filter.afterVersion ?? 0;
       const types = filter.types === undefined ? undefined : JSON.stringify(filter.types);

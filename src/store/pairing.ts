@@ -7,8 +7,10 @@
  * - a call without a result gets a synthetic error result (`isError: true`) whose text
  *   says why, placed where the result belongs (`missing_tool_result`);
  * - a result with no open call is dropped (`orphan_tool_result`), a second result for the
- *   same call is dropped (`duplicate_tool_result`), results that arrive out of call order are
- *   put back in call order (`reordered_tool_result`); every repair is a diagnostic;
+ *   same call is dropped (`duplicate_tool_result`); every such repair is a diagnostic;
+ * - the results of one window may arrive in any order (a parallel batch commits each result
+ *   the moment its tool finishes, so they are stored in completion order): they are put in
+ *   call order without a diagnostic, since that is not a repair;
  * - an assistant message with `stopReason` `error` or `aborted` is kept (as pi's
  *   buildSessionContext keeps it) but its tool calls never ran and are not paired: the model
  *   adapter drops such messages, as pi-ai does, so a result for one of their calls is an orphan;
@@ -60,8 +62,6 @@ interface Window {
   calls: ToolCall[];
   /** Result per call index. */
   results: (ToolResultMessage | undefined)[];
-  /** Index of the last call answered, to detect out-of-order results. */
-  lastAnswered: number;
 }
 
 /** The repaired messages and the repairs made. Arrays are fresh copies. */
@@ -150,16 +150,7 @@ export function createPairing(): Pairing {
     if (window) {
       const index = window.calls.findIndex((call, i) => call.id === id && window!.results[i] === undefined);
       if (index >= 0) {
-        if (index < window.lastAnswered) {
-          diagnostics.push({
-            kind: "reordered_tool_result",
-            message: `The result of tool call ${id} came after a later call's result; it was moved back into call order.`,
-            entryId,
-            toolCallId: id,
-          });
-        }
         window.results[index] = message;
-        window.lastAnswered = Math.max(window.lastAnswered, index);
         return;
       }
       if (window.calls.some((call) => call.id === id)) {
@@ -203,7 +194,7 @@ export function createPairing(): Pairing {
         if (isDeadAssistant(message)) {
           for (const call of calls) deadCalls.add(call.id);
         } else if (calls.length > 0) {
-          window = { assistant: message, entryId, calls, results: calls.map(() => undefined), lastAnswered: -1 };
+          window = { assistant: message, entryId, calls, results: calls.map(() => undefined) };
           return;
         }
       }

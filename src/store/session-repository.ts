@@ -18,7 +18,9 @@
  *   re-creates the labels that target path entries (original label timestamps, new ids, chained
  *   after the path), like pi's `createBranchedSession`; records `parentSessionId`/`parentEntryId`;
  *   the new leaf is the last copied entry (as pi, whose leaf is the last line); forking at a
- *   `null` leaf gives an empty session with the parent recorded;
+ *   `null` leaf gives an empty session with the parent recorded; forking at one result of a
+ *   tool batch forks at the batch's last result (`batch-end.ts`, ours), so siblings that
+ *   finished later keep their real results;
  * - `importEntries` writes `session.created` and every entry in ONE atomic append: all or nothing;
  * - with a snapshot store (`session-snapshots.ts`), `open` restores the latest valid checkpoint and
  *   folds only the events after it (entry content is read lazily), and writes a new checkpoint when
@@ -36,6 +38,7 @@ import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
 import { sessionIdOfStream, sessionStreamId, type SessionCreatedData } from "./events/session-events.ts";
+import { batchEnd } from "./batch-end.ts";
 import { createSessionHandle, generateEntryId, type ArborSessionHandle } from "./session-handle.ts";
 import type { SessionRepository, SessionSummary } from "./session-types.ts";
 import { createSessionTree, snapshotOf, type SessionTree } from "./session-tree.ts";
@@ -211,10 +214,12 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
     async fork(id, forkOptions = {}) {
       const source = await load(id);
       const view = source.view;
-      const entryId = forkOptions.entryId ?? view.leafId;
-      if (entryId !== null && !view.getEntry(entryId)) {
-        throw new EntryNotFoundError(`Cannot fork session ${id} at "${entryId}": no such entry.`, { details: { sessionId: id, entryId } });
+      const requested = forkOptions.entryId ?? view.leafId;
+      if (requested !== null && !view.getEntry(requested)) {
+        throw new EntryNotFoundError(`Cannot fork session ${id} at "${requested}": no such entry.`, { details: { sessionId: id, entryId: requested } });
       }
+      // A fork at one result of a tool batch keeps its siblings' results (see batch-end.ts).
+      const entryId = requested === null ? null : batchEnd(view, requested);
       const path = entryId === null ? [] : view.getBranch(entryId).filter((entry) => entry.type !== "label");
       const ids = new Set(path.map((entry) => entry.id));
       const labels: LabelEntry[] = [];

@@ -227,16 +227,8 @@ function foldEntry(context: SessionTreeContext, entry: SessionEntry): SessionTre
   return next;
 }
 
-/**
- * Creates the @xstate/store store of one session (exported for inspection and tests).
- *
- * @example
- * ```ts
- * const store = createSessionTreeStore();
- * store.select((context) => context.leafId).subscribe(console.log);
- * ```
- */
-export function createSessionTreeStore() {
+/** Creates the @xstate/store store of one session; readers reach it as {@link SessionTree.store}. */
+function createSessionTreeStore() {
   const context: SessionTreeContext = {
     version: 0,
     info: undefined,
@@ -286,8 +278,19 @@ function foldStoredInto(state: SessionTreeContext, event: StoredEvent): void {
   state.version = event.version;
 }
 
-/** The store type of a session tree. */
-export type SessionTreeStore = ReturnType<typeof createSessionTreeStore>;
+/**
+ * What readers use of a session tree's @xstate/store store: the snapshot and selections. Declared
+ * here, not inferred, so that Arbor's declarations do not pull in @xstate/store's.
+ *
+ * @example
+ * ```ts
+ * tree.store.select((context) => context.leafId).subscribe(console.log);
+ * ```
+ */
+export interface SessionTreeStore {
+  getSnapshot(): { context: SessionTreeContext };
+  select<T>(selector: (context: SessionTreeContext) => T): { subscribe(observer: (value: T) => void): { unsubscribe(): void } };
+}
 
 /** A session tree: the store plus a typed `apply` for stored events. */
 export interface SessionTree {

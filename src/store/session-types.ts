@@ -30,7 +30,6 @@ export interface ContextDiagnostic {
     | "missing_tool_result"
     | "orphan_tool_result"
     | "duplicate_tool_result"
-    | "reordered_tool_result"
     | "unknown_entry"
     | "missing_parent"
     | "parent_cycle";

@@ -10,6 +10,9 @@
  *   conflicting append fails alone. If the commit itself fails (I/O error, disk
  *   full, lock wait past the busy timeout) every writer of the group rejects with
  *   `LogCommitError` and nothing of the group is written (`log-group-commit.ts`);
+ * - before every commit the file at `path` must still be the one opened (device and inode):
+ *   deleted or replaced, every writer of the group rejects with `LogFileReplacedError` and
+ *   nothing is written, now or later (SQLite would write on into the deleted inode);
  * - better-sqlite3 is synchronous: a commit waiting for another process's write
  *   lock blocks this event loop for up to `busyTimeoutMs`. Keep other-process
  *   writes short (one writer process per file is the intended shape);
@@ -34,11 +37,11 @@
  * console.log(result.lastGlobalPosition);
  * ```
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Observable } from "rxjs";
-import { ArborError, InvalidArgumentError, LogClosedError, LogSchemaError } from "../core/errors.ts";
+import { ArborError, InvalidArgumentError, LogClosedError, LogFileReplacedError, LogSchemaError } from "../core/errors.ts";
 import type {
   AppendOptions,
   AppendResult,
@@ -147,7 +150,27 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     if (typeof code === "string" && code.startsWith("SQLITE_")) throw new LogSchemaError(message, { cause: error, details: { path } });
     throw new InvalidArgumentError(message, { cause: error, details: { path } });
   }
-  return openLog(db, registry, pollIntervalMs, busyTimeoutMs);
+  return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path));
+}
+
+/**
+ * A check that the log file at `path` is still the one opened (same device and inode), run
+ * before every commit (ours). SQLite keeps writing to a deleted file's inode, so without it a
+ * run whose log was deleted or replaced would end `done` with everything gone.
+ */
+function fileGuard(path: string): ((writes: number, events: number) => void) | undefined {
+  if (path === ":memory:") return undefined;
+  const opened = statSync(path);
+  return (writes, events) => {
+    const now = statSync(path, { throwIfNoEntry: false });
+    if (now && now.dev === opened.dev && now.ino === opened.ino) return;
+    const what = now ? "replaced by another file" : "deleted";
+    throw new LogFileReplacedError(
+      `The event log file "${path}" was ${what} while the log was open. This commit of ${events} event(s) in ${writes} write(s) was NOT written, and nothing more will be; ` +
+        `events committed since the file was ${what} are only in the old file, which this process still holds open. Restore the file or open a new log.`,
+      { details: { path, reason: now ? "replaced" : "deleted", writes, events } },
+    );
+  };
 }
 
 /**
@@ -173,7 +196,13 @@ function checkPositive(name: string, value: number | undefined, fallback: number
   return value;
 }
 
-function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs: number, busyTimeoutMs: number): EventLog {
+function openLog(
+  db: Database.Database,
+  registry: EventRegistry,
+  pollIntervalMs: number,
+  busyTimeoutMs: number,
+  beforeCommit: ((writes: number, events: number) => void) | undefined,
+): EventLog {
   const statements = createLogStatements(db);
   const listeners = new Set<CommitListener>();
   let closed = false;
@@ -187,6 +216,7 @@ function openLog(db: Database.Database, registry: EventRegistry, pollIntervalMs:
     db,
     statements,
     busyTimeoutMs,
+    beforeCommit,
     onCommitted: () => {
       for (const listener of listeners) listener.wake();
     },

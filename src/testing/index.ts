@@ -1,5 +1,5 @@
 /**
- * `arbor/testing`: helpers for testing code built on Arbor without a real provider.
+ * `arbor-agent/testing`: helpers for testing code built on Arbor without a real provider.
  *
  * - {@link startOpenAIServer}: a loopback server speaking OpenAI's wire formats (Chat Completions
  *   and Responses), Anthropic Messages and Gemini `streamGenerateContent`, replaying scripted
@@ -8,7 +8,7 @@
  *
  * @example
  * ```ts
- * import { startOpenAIServer, textResponse } from "arbor/testing";
+ * import { startOpenAIServer, textResponse } from "arbor-agent/testing";
  * const server = await startOpenAIServer({ responses: [textResponse("hi")] });
  * ```
  */

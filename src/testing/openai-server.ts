@@ -1,6 +1,6 @@
 /**
  * A loopback HTTP server speaking OpenAI's Chat Completions and Responses wire formats,
- * for tests (exported to users as `arbor/testing`).
+ * for tests (exported to users as `arbor-agent/testing`).
  *
  * Contract (ours):
  * - binds 127.0.0.1 on an ephemeral port; `url` is the base URL ending in `/v1`;

@@ -17,7 +17,7 @@
  * const client = createAiSdkModelClient(model);
  * ```
  */
-import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from "@ai-sdk/provider";
 import { MockLanguageModelV3 } from "ai/test";
 import type { ScriptedTurn } from "./openai-wire.ts";
 import { splitText } from "./openai-wire.ts";
@@ -82,14 +82,23 @@ function abortError(): Error {
 }
 
 /**
- * A `MockLanguageModelV3` that replays `steps`, one per `doStream` call.
+ * The model {@link scriptedModel} returns: an AI SDK `LanguageModelV3` that also records the
+ * options of every `doStream` call, in call order. Typed against `@ai-sdk/provider` only, so that
+ * a consumer's declarations do not pull in the `ai` package's.
+ */
+export interface ScriptedModel extends LanguageModelV3 {
+  readonly doStreamCalls: LanguageModelV3CallOptions[];
+}
+
+/**
+ * A language model (the AI SDK's `MockLanguageModelV3`) that replays `steps`, one per `doStream` call.
  *
  * @example
  * ```ts
  * const model = scriptedModel([{ text: "hi" }, new Error("boom")]);
  * ```
  */
-export function scriptedModel(steps: ScriptedStep[], options: { provider?: string; modelId?: string } = {}): MockLanguageModelV3 {
+export function scriptedModel(steps: ScriptedStep[], options: { provider?: string; modelId?: string } = {}): ScriptedModel {
   const queue = [...steps];
   let call = 0;
   return new MockLanguageModelV3({

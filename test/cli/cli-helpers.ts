@@ -8,7 +8,8 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
-export const arborBin = join(repoRoot, "bin/arbor.js");
+/** The CLI from sources (tests run against `src/`, not the build). */
+export const arborBin = join(repoRoot, "scripts/arbor-dev.ts");
 
 export interface CliResult {
   code: number | null;
@@ -30,7 +31,7 @@ export interface CliOptions {
 /** Runs `arbor ...args`; resolves when the process exits. */
 export function runArbor(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, [arborBin, ...args], {
+    const child = spawn(process.execPath, ["--import", "tsx", arborBin, ...args], {
       cwd: options.cwd ?? repoRoot,
       env: { ...process.env, ...options.env, NO_COLOR: "1", FORCE_COLOR: "0" },
       stdio: ["pipe", "pipe", "pipe"],

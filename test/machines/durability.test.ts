@@ -13,7 +13,7 @@ import { createAgent } from "../../src/machines/agent.ts";
 import { recoverSession } from "../../src/machines/recovery.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
-import { fakeModel, memorySession, sessionEvents, tempDbPath } from "./helpers.ts";
+import { appendUnfinishedRun, fakeModel, memorySession, sessionEvents, tempDbPath } from "./helpers.ts";
 
 const CHILD = fileURLToPath(new URL("./fixtures/second-writer-child.ts", import.meta.url));
 
@@ -159,31 +159,7 @@ describe("recoverSession", () => {
   it("closes an unfinished run: results for calls without one, the open turn, run.interrupted", async () => {
     const { log, session } = await memorySession();
     const runId = "run-1";
-    const meta = { runId };
-    await session.appendEvents([
-      { type: "run.started", data: { runId, kind: "prompt", model: { provider: "p", modelId: "m", api: "a" } }, metadata: meta },
-      { type: "turn.started", data: { runId, turnId: "t0", index: 0 }, metadata: meta },
-    ]);
-    await session.appendEntries([
-      { type: "message", message: { role: "user", content: "go", timestamp: 1 } },
-      {
-        type: "message",
-        message: {
-          role: "assistant",
-          content: [
-            { type: "toolCall", id: "c1", name: "read", arguments: {} },
-            { type: "toolCall", id: "c2", name: "read", arguments: {} },
-          ],
-          api: "a",
-          provider: "p",
-          model: "m",
-          usage: { input: 1, output: 1, cacheRead: null, cacheWrite: null, totalTokens: 2 },
-          stopReason: "toolUse",
-          timestamp: 2,
-        },
-      },
-      { type: "message", message: { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "r1" }], isError: false, timestamp: 3 } },
-    ]);
+    await appendUnfinishedRun(session, runId, { provider: "p", modelId: "m", api: "a" });
     const report = await recoverSession(session);
     expect(report).toMatchObject({ recovered: true, runId, interruptedToolCallIds: ["c2"] });
     const context = session.view.buildContext();

@@ -11,6 +11,7 @@ import type { AssistantMessage, StopReason, ToolCall } from "../../src/core/mess
 import type { ModelClient, ModelErrorInfo, ModelRequest, ModelStreamEvent } from "../../src/core/model-stream.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import type { StoredEvent } from "../../src/store/event-log.ts";
+import type { SessionHandle } from "../../src/store/session-types.ts";
 import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
@@ -166,4 +167,40 @@ export function deferred<T = void>() {
 /** The event types of a session, in log order. */
 export async function sessionEvents(log: { readStream(id: string): Promise<StoredEvent[]> }, sessionId: string): Promise<StoredEvent[]> {
   return log.readStream(`session-${sessionId}`);
+}
+
+/**
+ * Appends a run that a crash cut off mid-batch: `run.started`, `turn.started`, the user prompt,
+ * an assistant message calling c1 and c2 (both `read`), and a result for c1 only.
+ */
+export async function appendUnfinishedRun(
+  session: Pick<SessionHandle, "appendEvents" | "appendEntries">,
+  runId: string,
+  model: { provider: string; modelId: string; api: string },
+): Promise<void> {
+  const meta = { runId };
+  await session.appendEvents([
+    { type: "run.started", data: { runId, kind: "prompt", model }, metadata: meta },
+    { type: "turn.started", data: { runId, turnId: "t0", index: 0 }, metadata: meta },
+  ]);
+  await session.appendEntries([
+    { type: "message", message: { role: "user", content: "go", timestamp: 1 } },
+    {
+      type: "message",
+      message: {
+        role: "assistant",
+        content: [
+          { type: "toolCall", id: "c1", name: "read", arguments: {} },
+          { type: "toolCall", id: "c2", name: "read", arguments: {} },
+        ],
+        api: model.api,
+        provider: model.provider,
+        model: model.modelId,
+        usage: { input: 1, output: 1, cacheRead: null, cacheWrite: null, totalTokens: 2 },
+        stopReason: "toolUse",
+        timestamp: 2,
+      },
+    },
+    { type: "message", message: { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "r1" }], isError: false, timestamp: 3 } },
+  ]);
 }

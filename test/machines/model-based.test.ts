@@ -150,7 +150,7 @@ describe("run machine: shortest paths to every state, executed", () => {
     filterEvents: (snapshot: any, event: any) => snapshot.can(event),
     serializeState: (snapshot: any) => {
       const context = snapshot.context as any;
-      return JSON.stringify([snapshot.value, context.stopping?.status, context.attempt, context.batch?.settled.length ?? -1, context.batch?.prepared.length ?? -1, context.hasMoreToolCalls, context.pending.length, Math.min(context.turnIndex, 1)]);
+      return JSON.stringify([snapshot.value, context.stopping?.status, context.attempt, context.batch?.settledCount ?? -1, context.batch?.readyCount ?? -1, context.hasMoreToolCalls, context.pending.length, Math.min(context.turnIndex, 1)]);
     },
   } as never).filter((path) => path.state.status === "done");
 
@@ -225,7 +225,7 @@ describe("run machine: shortest paths to every state, executed", () => {
     if (abortIndex >= 0) {
       const run = actor.getSnapshot().children.run as AnyActorRef;
       const before = steps[abortIndex].before;
-      await waitFor(run, (snapshot) => snapshot.matches(before.value) && (!JSON.stringify(before.value).includes("tools") || snapshot.context.batch?.settled.length === (before.context as any).batch?.settled.length), { timeout: 5000 });
+      await waitFor(run, (snapshot) => snapshot.matches(before.value) && (!JSON.stringify(before.value).includes("tools") || snapshot.context.batch?.settledCount === (before.context as any).batch?.settledCount), { timeout: 5000 });
       expect(() => JSON.stringify(actor.getPersistedSnapshot())).not.toThrow();
       run.send(steps[abortIndex].event);
     }

@@ -52,7 +52,7 @@ describe("stream protocol", () => {
     expect(events.filter((event) => event.type === "toolcall-end")).toHaveLength(2);
   });
 
-  it("the provider's final tool-call input wins over the streamed buffer; bad JSON gives {}", async () => {
+  it("the provider's final tool-call input wins over the streamed buffer; bad JSON gives {} and argumentsError", async () => {
     const parts: LanguageModelV3StreamPart[] = [
       { type: "tool-input-start", id: "a", toolName: "read" },
       { type: "tool-input-delta", id: "a", delta: '{"path":"draft"' },
@@ -63,7 +63,7 @@ describe("stream protocol", () => {
     const { events, message } = await collect(createAiSdkModelClient(scriptedModel([parts])), userRequest());
     expect(message.content).toEqual([
       { type: "toolCall", id: "a", name: "read", arguments: { path: "final.txt" } },
-      { type: "toolCall", id: "b", name: "bash", arguments: {} },
+      { type: "toolCall", id: "b", name: "bash", arguments: {}, argumentsError: expect.stringMatching(/^not valid JSON \(.+\): \{not json$/) },
     ]);
     expect(events.map((event) => event.type)).toEqual(["start", "toolcall-start", "toolcall-delta", "toolcall-end", "toolcall-start", "toolcall-delta", "toolcall-end", "done"]);
   });

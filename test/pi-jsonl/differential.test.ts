@@ -24,7 +24,7 @@ import { buildTree, opsArbitrary, toJsonl } from "./tree-arbitrary.ts";
 
 const SAMPLE = sharedPath("oracle/sample-session.jsonl");
 const REAL_V1 = sharedPath("real-inputs/sessions/pi-v1-large-session-prefix25.jsonl");
-const PAIRING_KINDS = new Set(["missing_tool_result", "orphan_tool_result", "duplicate_tool_result", "reordered_tool_result"]);
+const PAIRING_KINDS = new Set(["missing_tool_result", "orphan_tool_result", "duplicate_tool_result"]);
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-diff-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

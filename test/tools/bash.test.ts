@@ -174,6 +174,22 @@ describe("bash: fixes over pi", () => {
     await until(() => processGone(pid), "the background child to die");
   });
 
+  it("ends a background child that holds stdout past the output wait, with the call", async () => {
+    const pidFile = join(root, "bg.pid");
+    const result = await outcome(createBashTool(env, { drainTimeoutMs: 200 }), { command: `sleep 60 & echo $! > ${pidFile}; echo started` });
+    expect(result).toMatchObject({ error: false, text: "started\n" });
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    await until(() => processGone(pid), "the background child to die", 5000);
+  });
+
+  it("ends a background child that let go of stdout, with the call", async () => {
+    const pidFile = join(root, "bg.pid");
+    const result = await outcome(createBashTool(env), { command: `sleep 60 > /dev/null 2>&1 & echo $! > ${pidFile}; echo started` });
+    expect(result).toMatchObject({ error: false, text: "started\n" });
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    await until(() => processGone(pid), "the background child to die", 5000);
+  });
+
   it("refuses to start when already aborted", async () => {
     const controller = new AbortController();
     controller.abort();

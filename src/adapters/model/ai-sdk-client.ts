@@ -45,7 +45,7 @@ import { classifyModelError } from "./model-errors.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import { reasoningProviderOptions } from "./thinking.ts";
-import type { ProviderOptionsRecord } from "./to-model-messages.ts";
+import type { ProviderOptionsRecord } from "./provider-options.ts";
 import { createHash } from "node:crypto";
 import type { ModelMessage } from "ai";
 import { toModelMessages, wellFormed } from "./to-model-messages.ts";

@@ -17,7 +17,9 @@
  *   headers })` sees every HTTP response before its body is read. A throwing hook ends the
  *   call with a non-retryable error naming the hook;
  * - Responses SSE passes through {@link stableResponsesItemIds}, so servers that rotate item
- *   ids mid-item (GitHub Copilot) work with `@ai-sdk/openai` 3.x;
+ *   ids mid-item (GitHub Copilot) work with `@ai-sdk/openai` 3.x; Chat Completions SSE passes
+ *   through {@link distinctChatToolCallIndexes}, so two calls with different ids that share an
+ *   `index` stay two calls instead of being glued into one;
  * - `options.headers` and `request.headers` are sent on the HTTP call and never appear in
  *   events, messages or errors.
  *
@@ -32,10 +34,11 @@ import { ModelConfigError } from "../../core/errors.ts";
 import type { ModelClient, ModelRequest, ProviderHooks } from "../../core/model-stream.ts";
 import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
 import { createAiSdkModelClient } from "./ai-sdk-client.ts";
+import { distinctChatToolCallIndexes } from "./chat-tool-call-indexes.ts";
 import { keyedModelClient, modelInfo } from "./keyed-client.ts";
 import { stableResponsesItemIds } from "./responses-item-ids.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
-import type { ProviderOptionsRecord } from "./to-model-messages.ts";
+import type { ProviderOptionsRecord } from "./provider-options.ts";
 import type { ModelCost } from "./usage.ts";
 
 export { redactSecrets } from "./keyed-client.ts";
@@ -155,7 +158,7 @@ function splitUrlCredentials(baseURL: string): { url: string; authorization?: st
 
 /**
  * A `fetch` that runs the request's provider hooks (`onPayload`, `onResponse`) around the real
- * one, and pins Responses item ids; a throwing hook rejects with a non-retryable error naming it.
+ * one, pins Responses item ids and keeps Chat tool calls apart; a throwing hook rejects with a non-retryable error naming it.
  * Used by every provider factory (OpenAI, Anthropic, Google).
  *
  * @example
@@ -191,6 +194,9 @@ export function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
     const url = typeof input === "string" ? input : input instanceof URL ? input.href : input.url;
     if (response.body && /\/responses(?:\?|$)/.test(url) && response.headers.get("content-type")?.includes("text/event-stream")) {
       return new Response(response.body.pipeThrough(stableResponsesItemIds()), { status: response.status, statusText: response.statusText, headers: response.headers });
+    }
+    if (response.body && /\/chat\/completions(?:\?|$)/.test(url) && response.headers.get("content-type")?.includes("text/event-stream")) {
+      return new Response(response.body.pipeThrough(distinctChatToolCallIndexes()), { status: response.status, statusText: response.statusText, headers: response.headers });
     }
     return response;
   };

@@ -18,6 +18,8 @@
  * ```
  */
 
+import { rewriteDataLines, sseFrameRewriter } from "./sse-frames.ts";
+
 type Event = { type?: unknown; output_index?: unknown; item_id?: unknown; item?: { id?: unknown } };
 
 /**
@@ -29,63 +31,27 @@ type Event = { type?: unknown; output_index?: unknown; item_id?: unknown; item?:
  * ```
  */
 export function stableResponsesItemIds(): TransformStream<Uint8Array, Uint8Array> {
-  const decoder = new TextDecoder();
-  const encoder = new TextEncoder();
   const canonical = new Map<number, string>();
-  let buffer = "";
-
-  const rewrite = (frame: string): string => {
-    if (!frame.includes('"output_index"')) return frame;
-    const lines = frame.split("\n");
-    let changed = false;
-    const out = lines.map((line) => {
-      if (!line.startsWith("data:")) return line;
-      const data = line.slice(5).trimStart();
-      let event: Event;
-      try {
-        event = JSON.parse(data) as Event;
-      } catch {
-        return line;
-      }
-      if (typeof event !== "object" || event === null || typeof event.output_index !== "number") return line;
-      const index = event.output_index;
-      if (event.type === "response.output_item.added" && typeof event.item?.id === "string") {
-        canonical.set(index, event.item.id);
-        return line;
-      }
-      const id = canonical.get(index);
-      if (id === undefined) return line;
-      let touched = false;
-      if (typeof event.item_id === "string" && event.item_id !== id) {
-        event.item_id = id;
-        touched = true;
-      }
-      if (event.type === "response.output_item.done" && event.item && typeof event.item.id === "string" && event.item.id !== id) {
-        event.item.id = id;
-        touched = true;
-      }
-      if (!touched) return line;
-      changed = true;
-      return `data: ${JSON.stringify(event)}`;
-    });
-    return changed ? out.join("\n") : frame;
+  const edit = (payload: unknown): unknown => {
+    const event = payload as Event;
+    if (typeof event !== "object" || event === null || typeof event.output_index !== "number") return undefined;
+    const index = event.output_index;
+    if (event.type === "response.output_item.added" && typeof event.item?.id === "string") {
+      canonical.set(index, event.item.id);
+      return undefined;
+    }
+    const id = canonical.get(index);
+    if (id === undefined) return undefined;
+    let touched = false;
+    if (typeof event.item_id === "string" && event.item_id !== id) {
+      event.item_id = id;
+      touched = true;
+    }
+    if (event.type === "response.output_item.done" && event.item && typeof event.item.id === "string" && event.item.id !== id) {
+      event.item.id = id;
+      touched = true;
+    }
+    return touched ? event : undefined;
   };
-
-  return new TransformStream<Uint8Array, Uint8Array>({
-    transform(chunk, controller) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let boundary = buffer.search(/\r?\n\r?\n/);
-      while (boundary !== -1) {
-        const separator = buffer.slice(boundary).match(/^\r?\n\r?\n/)![0];
-        const frame = buffer.slice(0, boundary);
-        buffer = buffer.slice(boundary + separator.length);
-        controller.enqueue(encoder.encode(rewrite(frame) + separator));
-        boundary = buffer.search(/\r?\n\r?\n/);
-      }
-    },
-    flush(controller) {
-      buffer += decoder.decode();
-      if (buffer.length > 0) controller.enqueue(encoder.encode(rewrite(buffer)));
-    },
-  });
+  return sseFrameRewriter((frame) => (frame.includes('"output_index"') ? rewriteDataLines(frame, edit) : frame));
 }

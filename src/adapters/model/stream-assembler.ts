@@ -14,7 +14,8 @@
  *   (AI SDK issue #3068 class); a delta for a call that is not the open block keeps its
  *   own contentIndex; a call ends (`toolcall-end`) on its `tool-call` part, or from its
  *   buffer when another block starts first; the provider's final `tool-call` input then
- *   refines the arguments in place; unparsable or non-object JSON gives `{}`;
+ *   refines the arguments in place; unparsable or non-object JSON gives `{}` and an
+ *   `argumentsError` on the call naming the failure (ours: such a call is never executed);
  * - provider metadata (signatures, encrypted reasoning, item ids) is merged over a
  *   block's start/delta/end and stored as JSON in `textSignature`, `thinkingSignature`
  *   (with `redacted` for Anthropic redacted thinking) or `thoughtSignature`;
@@ -82,13 +83,40 @@ function mergeMetadata(into: Metadata | undefined, next: unknown): Metadata | un
  * ```
  */
 export function parseToolArguments(input: string): Record<string, unknown> {
-  if (input.trim() === "") return {};
+  return checkToolArguments(input).arguments;
+}
+
+/**
+ * Parse tool-call arguments and say what is wrong with them (ours): a JSON object gives
+ * `{ arguments }`; empty input gives `{ arguments: {} }` (a call without parameters); anything
+ * else gives `{ arguments: {}, error }`, where `error` names the parse failure and quotes the
+ * start of the text (at most 200 characters).
+ *
+ * @example
+ * ```ts
+ * checkToolArguments('{"path":"a'); // { arguments: {}, error: 'not valid JSON (Unterminated string …): {"path":"a' }
+ * ```
+ */
+export function checkToolArguments(input: string): { arguments: Record<string, unknown>; error?: string } {
+  if (input.trim() === "") return { arguments: {} };
+  const quoted = input.length > 200 ? `${input.slice(0, 200)}… (${input.length} characters)` : input;
+  let parsed: unknown;
   try {
-    const parsed: unknown = JSON.parse(input);
-    return typeof parsed === "object" && parsed !== null && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
-  } catch {
-    return {};
+    parsed = JSON.parse(input);
+  } catch (error) {
+    return { arguments: {}, error: `not valid JSON (${(error as Error).message}): ${quoted}` };
   }
+  if (typeof parsed === "object" && parsed !== null && !Array.isArray(parsed)) return { arguments: parsed as Record<string, unknown> };
+  const kind = parsed === null ? "null" : Array.isArray(parsed) ? "an array" : `a ${typeof parsed}`;
+  return { arguments: {}, error: `not a JSON object (${kind}): ${quoted}` };
+}
+
+/** Sets a call's arguments from its text, recording or clearing `argumentsError`. */
+function setArguments(block: ToolCall, input: string): void {
+  const checked = checkToolArguments(input);
+  block.arguments = checked.arguments;
+  if (checked.error === undefined) delete block.argumentsError;
+  else block.argumentsError = checked.error;
 }
 
 /**
@@ -235,7 +263,7 @@ export class StreamAssembler {
     for (const [id, tool] of this.tools) {
       if (!tool.ended) this.endTool(id, tool, events, undefined);
       // Ended early, then more deltas arrived (interleaved calls): the whole buffer counts.
-      else if (!tool.final) (this.message.content[tool.index] as ToolCall).arguments = parseToolArguments(tool.input);
+      else if (!tool.final) setArguments(this.message.content[tool.index] as ToolCall, tool.input);
     }
     return events;
   }
@@ -327,12 +355,12 @@ export class StreamAssembler {
     const block = this.message.content[tool.index] as ToolCall;
     if (tool.ended) {
       // Ended early (another block started first); the provider's final input wins.
-      if (finalInput !== undefined && finalInput.trim() !== "") block.arguments = parseToolArguments(finalInput);
+      if (finalInput !== undefined && finalInput.trim() !== "") setArguments(block, finalInput);
       if (tool.metadata) block.thoughtSignature = encodeProviderMetadata(tool.metadata) ?? block.thoughtSignature;
       return;
     }
     tool.ended = true;
-    block.arguments = parseToolArguments(finalInput !== undefined && finalInput.trim() !== "" ? finalInput : tool.input);
+    setArguments(block, finalInput !== undefined && finalInput.trim() !== "" ? finalInput : tool.input);
     const signature = encodeProviderMetadata(tool.metadata);
     if (signature) block.thoughtSignature = signature;
     if (this.open?.kind === "toolCall" && this.open.id === id) this.open = undefined;

@@ -22,7 +22,7 @@
  * ```
  */
 import type { ThinkingLevel } from "../../core/messages.ts";
-import type { ProviderOptionsRecord } from "./to-model-messages.ts";
+import type { ProviderOptionsRecord } from "./provider-options.ts";
 
 /**
  * Per-level override of the provider's effort value; `null` sends nothing for that level.

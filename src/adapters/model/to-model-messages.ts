@@ -38,15 +38,8 @@ import type { AssistantModelMessage, ModelMessage, ToolModelMessage, ToolResultP
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage } from "../../core/messages.ts";
 import { messageText } from "../../core/messages.ts";
 
-/**
- * AI SDK provider options: provider name → options.
- *
- * @example
- * ```ts
- * const options: ProviderOptionsRecord = { openai: { reasoningEffort: "low" } };
- * ```
- */
-export type ProviderOptionsRecord = Record<string, Record<string, any>>;
+export type { ProviderOptionsRecord } from "./provider-options.ts";
+import type { ProviderOptionsRecord } from "./provider-options.ts";
 
 /**
  * The model a conversation is being sent to; decides whether signatures are kept.

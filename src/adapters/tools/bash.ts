@@ -6,7 +6,8 @@
  * - runs `<shell> -c <command>` (`/bin/bash`, else `sh`) in `env.cwd`, stdin ignored, stdout and
  *   stderr merged in arrival order, environment = `env.childEnv()` (allowlist), in its own
  *   process group (detached);
- * - abort or timeout sends SIGKILL to the whole process group;
+ * - abort or timeout sends SIGKILL to the whole process group; so does the end of the call (ours):
+ *   no background child outlives it, whether it still held stdout or not;
  * - after the shell exits, waits up to `drainTimeoutMs` (default 2000 ms) for stdout/stderr EOF,
  *   so output written late by background children is kept (pi waits 100 ms, #5303);
  * - streams partial output through `onUpdate` at most once per `updateIntervalMs` (100 ms);
@@ -76,6 +77,16 @@ function killGroup(pid: number | undefined): void {
     } catch {
       // Already gone.
     }
+  }
+}
+
+/** SIGKILLs what is left of the call's process group after its shell exited (never the bare pid: it may be reused). */
+function endGroup(pid: number | undefined): void {
+  if (pid === undefined) return;
+  try {
+    process.kill(-pid, "SIGKILL");
+  } catch {
+    // The group is already empty.
   }
 }
 
@@ -196,6 +207,8 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
       });
 
       signal.removeEventListener("abort", onAbort);
+      // The call owns its whole process group: background children end with it (ours).
+      endGroup(child.pid);
       confined.cleanup?.();
       if (timeoutHandle) clearTimeout(timeoutHandle);
       if (updateTimer) clearTimeout(updateTimer);

@@ -91,7 +91,7 @@ export const toolFinishedSchema = z.object({
 });
 
 export const queueChangedSchema = z.object({
-  queue: z.enum(["steering", "followUp"]),
+  queue: z.enum(["steering", "followUp", "passive"]),
   action: z.enum(["enqueued", "dequeued", "cleared"]),
   size: z.number().int().nonnegative(),
   message: agentMessageSchema.optional(),

@@ -1,0 +1,11 @@
+/**
+ * Provider options as the AI SDK passes them: provider name → that provider's options (ours;
+ * the shape of `providerOptions` in `ai` 6). Declared apart from the message conversion so that
+ * the model factories' declarations do not depend on the `ai` package's.
+ *
+ * @example
+ * ```ts
+ * const options: ProviderOptionsRecord = { openai: { reasoningEffort: "low" } };
+ * ```
+ */
+export type ProviderOptionsRecord = Record<string, Record<string, any>>;

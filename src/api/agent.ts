@@ -1,0 +1,43 @@
+/**
+ * `arbor-agent/agent`: The agent actor below the harness: `createAgent`, its options and snapshot types, inspection, crash recovery and run ownership.
+ *
+ * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
+ * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
+ * what a user needs first; everything here is one import further.
+ *
+ * @example
+ * ```ts
+ * import { createAgent } from "arbor-agent/agent";
+ * ```
+ */
+export {
+  createAgent,
+} from "../machines/agent.ts";
+export {
+  type QueueMode,
+  type RetrySettings,
+  type BeforeToolCallResult,
+  type AfterToolCallResult,
+  type LoopHooks,
+  type AgentOptions,
+  type RunOutcome,
+  type AgentStateSnapshot,
+  type Agent,
+} from "../machines/agent-types.ts";
+export {
+  createArborInspector,
+  redactContent,
+  type ArborInspector,
+  type ArborInspectorOptions,
+} from "../machines/inspect.ts";
+export {
+  recoverSession,
+  type RecoveryReport,
+} from "../machines/recovery.ts";
+export {
+  assertNoLiveRun,
+  currentRunOwner,
+  findLiveRun,
+  isRunOwnerAlive,
+  type RunOwner,
+} from "../machines/run-lease.ts";

@@ -1,0 +1,95 @@
+/**
+ * `arbor-agent/harness`: The harness in full: options and their validation, sessions, hooks and the hook runner, the model registry, system prompt and prompt building.
+ *
+ * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
+ * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
+ * what a user needs first; everything here is one import further.
+ *
+ * @example
+ * ```ts
+ * import { createHookRunner } from "arbor-agent/harness";
+ * ```
+ */
+export {
+  createHarness,
+  type AgentHarness,
+} from "../harness/create-harness.ts";
+export {
+  type CustomMessageOptions,
+  type HarnessSession,
+  type HarnessState,
+  type LoadedResources,
+  type MoveToOptions as HarnessMoveToOptions,
+} from "../harness/harness-session-types.ts";
+export {
+  agentHarnessOptionsSchema,
+  validateHarnessOptions,
+  type AgentHarnessOptions,
+  type AiSdkLanguageModel,
+  type HarnessResources,
+  type HarnessStreamOptions,
+  type ModelEntry,
+  type ModelInfo,
+  type PromptImages,
+  type SystemPromptContext,
+  type ToolContextOption,
+} from "../harness/options.ts";
+export {
+  HOOK_NAMES,
+  type AfterProviderResponseEvent,
+  type Awaitable,
+  type BeforeAgentStartEvent,
+  type BeforeAgentStartResult,
+  type BeforeProviderPayloadEvent,
+  type BeforeProviderPayloadResult,
+  type BeforeProviderRequestEvent,
+  type BeforeProviderRequestResult,
+  type ContextEvent,
+  type ContextResult,
+  type HandlerOf,
+  type HarnessHooks,
+  type HookHandler,
+  type HookName,
+  type HookSignatures,
+  type ModelUpdateEvent,
+  type ProviderRequestOptions,
+  type ResourcesUpdateEvent,
+  type RetryAttemptStartEvent,
+  type RetryFinishedEvent,
+  type RetryScheduledEvent,
+  type SessionBeforeCompactEvent,
+  type SessionBeforeCompactResult,
+  type SessionBeforeTreeEvent,
+  type SessionBeforeTreeResult,
+  type SessionCompactEvent,
+  type SessionTreeEvent,
+  type ThinkingLevelUpdateEvent,
+  type ToolCallEvent,
+  type ToolCallResult,
+  type ToolResultEvent,
+  type ToolResultPatch,
+  type ToolsUpdateEvent,
+} from "../harness/hook-types.ts";
+export {
+  createHookRunner,
+  type HookRecord,
+  type HookRunner,
+  type HookRunnerOptions,
+  type ObserveHookName,
+  type ToolCallDecision,
+  type TreeDecision,
+} from "../harness/hooks.ts";
+export {
+  createModelRegistry,
+  type ModelRegistry,
+  type RegisteredModel,
+} from "../harness/model-registry.ts";
+export {
+  buildSystemPrompt,
+  type BuildSystemPromptInput,
+} from "../harness/system-prompt.ts";
+export {
+  buildPromptMessages,
+  type PromptMessages,
+  type PromptResources,
+} from "../harness/prompt-input.ts";

@@ -1,0 +1,104 @@
+/**
+ * `arbor-agent/tools`: Tools: `defineTool`, JSON-schema tools, the execution environment and pi's coding tools with their parameter schemas and truncation helpers.
+ *
+ * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
+ * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
+ * what a user needs first; everything here is one import further.
+ *
+ * @example
+ * ```ts
+ * import { createCodingTools, createExecutionEnv } from "arbor-agent/tools";
+ * const tools = createCodingTools(createExecutionEnv({ root: process.cwd() }));
+ * ```
+ */
+export {
+  formatZodError,
+  defineTool,
+  type ToolResult,
+  type ToolExecuteContext,
+  type ToolValidation,
+  type AgentTool,
+  type DefineToolOptions,
+} from "../core/tools.ts";
+export {
+  defineJsonSchemaTool,
+  type JsonSchemaTool,
+} from "../harness/tool-schema.ts";
+export {
+  createExecutionEnv,
+  DEFAULT_ENV_ALLOWLIST,
+  type ExecutionEnv,
+  type ExecutionEnvOptions,
+  type PathAccess,
+} from "../adapters/execution-env.ts";
+export {
+  createCodingTools,
+  createReadOnlyTools,
+  type ToolSetOptions,
+} from "../adapters/tools/index.ts";
+export {
+  createReadTool,
+  readParameters,
+  type ReadToolDetails,
+  type ReadToolInput,
+} from "../adapters/tools/read.ts";
+export {
+  createWriteTool,
+  writeParameters,
+  type WriteToolInput,
+} from "../adapters/tools/write.ts";
+export {
+  createEditTool,
+  editParameters,
+  type EditToolDetails,
+  type EditToolInput,
+} from "../adapters/tools/edit.ts";
+export {
+  createBashTool,
+  bashParameters,
+  type BashToolDetails,
+  type BashToolInput,
+  type BashToolOptions,
+} from "../adapters/tools/bash.ts";
+export {
+  createGrepTool,
+  grepParameters,
+  type GrepToolDetails,
+  type GrepToolInput,
+} from "../adapters/tools/grep.ts";
+export {
+  createFindTool,
+  findParameters,
+  type FindToolDetails,
+  type FindToolInput,
+} from "../adapters/tools/find.ts";
+export {
+  createLsTool,
+  lsParameters,
+  type LsToolDetails,
+  type LsToolInput,
+} from "../adapters/tools/ls.ts";
+export {
+  DEFAULT_MAX_BYTES,
+  DEFAULT_MAX_LINES,
+  GREP_MAX_LINE_LENGTH,
+  formatSize,
+  truncateHead,
+  truncateLine,
+  truncateTail,
+  type TruncationOptions,
+  type TruncationResult,
+} from "../adapters/tools/truncate.ts";
+export {
+  generateDiffString,
+  type EditDiff,
+} from "../adapters/tools/edit-diff.ts";
+export {
+  planEdits,
+  type EditPlan,
+  type MatchedEdit,
+  type TextEdit,
+} from "../adapters/tools/edit-match.ts";
+export {
+  BASH_MAX_LINE_CHARS,
+} from "../adapters/tools/bash-output.ts";
