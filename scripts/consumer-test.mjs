@@ -68,6 +68,8 @@ try {
         tarball,
         `typescript@${devVersion("typescript")}`,
         `@types/node@${devVersion("@types/node")}`,
+        // The MCP example runs the reference server from npm.
+        `@modelcontextprotocol/server-everything@${devVersion("@modelcontextprotocol/server-everything")}`,
       ],
       { cwd: app, stdio: ["ignore", "ignore", "inherit"] },
     ),

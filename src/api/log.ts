@@ -53,6 +53,22 @@ export {
   type EventRegistry,
 } from "../store/events/registry.ts";
 export {
+  EVENT_CATALOGUE,
+  isArborEvent,
+  isArborEventType,
+  isEventOfType,
+  ofType,
+  arborEvents,
+  onEventType,
+  type ArborEvent,
+  type ArborEventData,
+  type ArborEventHandler,
+  type ArborEventOf,
+  type ArborEventType,
+  type NarrowedEvent,
+} from "../store/events/catalogue.ts";
+export { upcastStoredEvent, storedTypeNames } from "../store/events/upcast.ts";
+export {
   sessionStreamId,
   sessionIdOfStream,
   sessionCreatedSchema,

@@ -46,9 +46,17 @@ export interface ModelFlags {
   idleTimeout?: string;
 }
 
-/** The database path for these flags; creates its directory unless `create: false`. */
+/** True for `postgres://...` and `postgresql://...` connection strings. */
+export function isPostgresUrl(value: string): boolean {
+  return /^postgres(ql)?:\/\//i.test(value);
+}
+
+/** The database path (or PostgreSQL connection string) for these flags; creates its directory unless `create: false`. */
 export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), options: { create?: boolean } = {}): string {
-  const path = resolve(cwd, flag ?? env.ARBOR_DB ?? ".arbor/arbor.db");
+  const given = flag ?? env.ARBOR_DB;
+  // A PostgreSQL connection string names a shared log (schema `arbor`), not a file.
+  if (given !== undefined && isPostgresUrl(given)) return given;
+  const path = resolve(cwd, given ?? ".arbor/arbor.db");
   if (options.create !== false) mkdirSync(dirname(path), { recursive: true });
   return path;
 }

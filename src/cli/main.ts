@@ -23,7 +23,7 @@ export function buildProgram(exit: { code: number }): Command {
   program
     .name("arbor")
     .description("Run coding agents against any OpenAI-compatible endpoint; every step lands in an event log you can branch, fork, export and resume.")
-    .option("--db <path>", "event log file (default: $ARBOR_DB or .arbor/arbor.db)")
+    .option("--db <path>", "event log file or postgres:// URL (default: $ARBOR_DB or .arbor/arbor.db; schema $ARBOR_DB_SCHEMA or arbor)")
     .showHelpAfterError()
     .exitOverride();
   const globals = () => program.opts<{ db?: string }>();

@@ -19,8 +19,10 @@
  */
 import ora, { type Ora } from "ora";
 import type { Observable } from "rxjs";
-import type { AgentMessage, ToolCall } from "../core/messages.ts";
+import { isKnownEntry } from "../core/entries.ts";
+import type { ToolCall } from "../core/messages.ts";
 import type { StoredEvent } from "../store/event-log.ts";
+import { isArborEvent } from "../store/events/catalogue.ts";
 
 const ARG_PREVIEW = 80;
 
@@ -33,6 +35,11 @@ function preview(args: Record<string, unknown>): string {
 /** A running printer. */
 export interface RunPrinter {
   stop(): void;
+  /**
+   * Resolves once the event at stream `version` was delivered (at once if it was).
+   * Logs whose subscriptions deliver asynchronously (PostgreSQL) need it before `stop()`.
+   */
+  caughtUp(version: number): Promise<void>;
   /** True once an error line (model error or run failure) was printed. */
   reportedError(): boolean;
 }
@@ -61,14 +68,22 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
   };
   const line = (text: string) => write(`${midLine ? "\n" : ""}${text}\n`);
 
+  let seenVersion = 0;
+  let ended = false;
+  const waiters: { version: number; resolve: () => void }[] = [];
   const subscription = events$.subscribe({
     next(event) {
+      seenVersion = Math.max(seenVersion, event.version);
+      for (const waiter of waiters.filter((item) => item.version <= seenVersion)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        queueMicrotask(waiter.resolve);
+      }
       if (event.globalPosition <= options.afterPosition) return;
       if (options.json) {
         out.write(`${JSON.stringify(event)}\n`);
         return;
       }
-      const data = event.data as Record<string, any>;
+      if (!isArborEvent(event)) return;
       switch (event.type) {
         case "run.started":
           if (midLine) write("\n");
@@ -77,10 +92,11 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           spin("waiting for the model…");
           break;
         case "message.delta":
-          if (data.kind === "text") write(String(data.delta));
+          if (event.data.kind === "text") write(event.data.delta);
           break;
         case "entry.appended": {
-          const message = data.entry?.message as AgentMessage | undefined;
+          const { entry } = event.data;
+          const message = isKnownEntry(entry) && entry.type === "message" ? entry.message : undefined;
           if (message?.role === "assistant") {
             for (const block of message.content) if (block.type === "toolCall") calls.set(block.id, block);
             if (message.stopReason === "error" && message.errorMessage) {
@@ -93,36 +109,44 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           break;
         }
         case "tool.started": {
-          const call = calls.get(String(data.toolCallId));
-          spin(`${String(data.toolName)} ${call ? preview(call.arguments) : ""}`);
+          const call = calls.get(event.data.toolCallId);
+          spin(`${event.data.toolName} ${call ? preview(call.arguments) : ""}`);
           break;
         }
-        case "tool.finished": {
-          const call = calls.get(String(data.toolCallId));
-          const status = data.isError ? `error (${String(data.outcome)})` : "ok";
-          line(`• ${String(data.toolName)} ${call ? preview(call.arguments) : ""} → ${status} (${Math.round(Number(data.durationMs))} ms)`);
+        case "tool.ended": {
+          const { data } = event;
+          const call = calls.get(data.toolCallId);
+          const status = data.isError ? `error (${data.outcome})` : "ok";
+          line(`• ${data.toolName} ${call ? preview(call.arguments) : ""} → ${status} (${Math.round(data.durationMs)} ms)`);
           break;
         }
         case "retry.scheduled":
-          line(`… retrying in ${Math.round(Number(data.delayMs) / 1000)} s (attempt ${String(data.attempt)}): ${String(data.error)}`);
+          line(`… retrying in ${Math.round(event.data.delayMs / 1000)} s (attempt ${event.data.attempt}): ${event.data.error}`);
           break;
-        case "run.finished":
-        case "run.failed":
-        case "run.aborted":
-        case "run.interrupted":
+        case "run.ended": {
+          const { data } = event;
           unspin();
           if (midLine) write("\n");
-          if (event.type === "run.failed" && !errorShown) {
-            process.stderr.write(`arbor: run failed: ${String(data.error)}\n`);
+          if (data.status === "failed" && !errorShown) {
+            process.stderr.write(`arbor: run failed: ${data.error}\n`);
             errorShown = true;
           }
-          if (event.type === "run.aborted") process.stderr.write("arbor: run aborted\n");
+          if (data.status === "aborted") process.stderr.write("arbor: run aborted\n");
           break;
+        }
       }
     },
+    // A subscription that ends (log closed, read error) releases whoever waits to catch up.
+    error: () => release(),
+    complete: () => release(),
   });
+  function release(): void {
+    ended = true;
+    for (const waiter of waiters.splice(0)) waiter.resolve();
+  }
   return {
     reportedError: () => errorShown,
+    caughtUp: (version) => (ended || version <= seenVersion ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ version, resolve }))),
     stop() {
       subscription.unsubscribe();
       unspin();

@@ -22,11 +22,12 @@ import type { CustomEntry } from "../core/entries.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
 import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import type { SessionSummary } from "../store/session-types.ts";
+import { createPostgresEventLog } from "../store/pg-event-log.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { createSessionRepository, type ArborSessionRepository } from "../store/session-repository.ts";
 import type { ArborSessionHandle } from "../store/session-handle.ts";
 import { CliError } from "./cli-error.ts";
-import { resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
+import { isPostgresUrl, resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
 
 /** The custom entry type recording the endpoint a session last ran against (no key). */
 export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
@@ -49,11 +50,17 @@ export interface CliStore {
 
 /** Opens the database named by `--db`, `ARBOR_DB` or `.arbor/arbor.db`. */
 export function openStore(flags: { db?: string }, options: { readOnly?: boolean } = {}): CliStore {
-  const dbPath = resolveDbPath(flags.db, process.env, process.cwd(), { create: !options.readOnly });
-  if (options.readOnly && !existsSync(dbPath)) {
+  const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: !options.readOnly });
+  const postgres = isPostgresUrl(target);
+  const dbPath = postgres ? displayUrl(target) : target;
+  if (options.readOnly && !postgres && !existsSync(dbPath)) {
     throw new CliError(`No Arbor database at ${dbPath} yet (the default is .arbor/arbor.db in the current directory). Pass --db PATH or set ARBOR_DB to use another, or start a session with: arbor run --model openai:<model> "your prompt".`, 1);
   }
-  const log = createRedactingEventLog(createSqliteEventLog({ path: dbPath }));
+  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor" }) : createSqliteEventLog({ path: dbPath }));
+  if (postgres) {
+    const password = new URL(target).password;
+    if (password) log.addSecret(decodeURIComponent(password));
+  }
   const repo = createSessionRepository({ log });
   const newestFirst = async (sessions: SessionSummary[]) => {
     const updated = new Map((await log.listStreams()).map((stream) => [stream.streamId, stream.updatedAt]));
@@ -91,6 +98,17 @@ export function openStore(flags: { db?: string }, options: { readOnly?: boolean 
     },
     close: () => log.close(),
   };
+}
+
+/** A connection string for messages: the password masked. */
+function displayUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = "***";
+    return parsed.toString();
+  } catch {
+    return "the PostgreSQL database";
+  }
 }
 
 /** Resolves an entry id or a unique prefix within a session. */

@@ -68,7 +68,7 @@ export interface CompactOptions {
   /** Overrides the keep-recent budget (tokens), e.g. a tighter one for overflow recovery. */
   keepRecentTokens?: number;
   fileToolNames?: FileToolNames;
-  /** Observes the actor's emitted events (`compaction.started`, `.appended`, `.cancelled`, `.failed`). */
+  /** Observes the actor's emitted events (`compactionStarted`, `.appended`, `.cancelled`, `.failed`). */
   onEvent?: (event: { type: string; [key: string]: unknown }) => void;
 }
 

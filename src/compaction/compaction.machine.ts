@@ -19,8 +19,8 @@
  *   signal aborts); in `appending` it is ignored, so `cancelled` always means
  *   the session is unchanged (same version, same entries);
  * - errors are data: the output is a {@link CompactionOutcome}, the actor never errors.
- * Emits `compaction.started`, then one of `compaction.appended`, `compaction.cancelled`,
- * `compaction.failed` (listen with `actor.on`).
+ * Emits `compactionStarted`, then one of `compactionAppended`, `compactionCancelled`,
+ * `compactionFailed` (listen with `actor.on`).
  *
  * @example
  * ```ts
@@ -285,7 +285,7 @@ const toOutcome = (error: unknown): CompactionOutcome => {
  *
  * @example
  * ```ts
- * const actor = createActor(compactionMachine, { input }); actor.on("compaction.failed", (e) => console.warn(e.message)); actor.start();
+ * const actor = createActor(compactionMachine, { input }); actor.on("compactionFailed", (e) => console.warn(e.message)); actor.start();
  * ```
  */
 export const compactionMachine = setup({
@@ -295,10 +295,10 @@ export const compactionMachine = setup({
     output: {} as CompactionOutcome,
     events: {} as { type: "ABORT" },
     emitted: {} as
-      | { type: "compaction.started"; reason: CompactionReason }
-      | { type: "compaction.appended"; entry: CompactionEntry; fromHook: boolean }
-      | { type: "compaction.cancelled"; reason: "aborted" | "hook" }
-      | { type: "compaction.failed"; reason: CompactionFailureReason; message: string },
+      | { type: "compactionStarted"; reason: CompactionReason }
+      | { type: "compactionAppended"; entry: CompactionEntry; fromHook: boolean }
+      | { type: "compactionCancelled"; reason: "aborted" | "hook" }
+      | { type: "compactionFailed"; reason: CompactionFailureReason; message: string },
   },
   actors: {
     prepare: fromPromise<{ preparation: CompactionPreparation; ready?: Ready }, CompactionInput>(({ input, signal }) => prepareStep(input, signal)),
@@ -319,7 +319,7 @@ export const compactionMachine = setup({
   id: "compaction",
   context: ({ input }) => ({ input }),
   initial: "preparing",
-  entry: emit(({ context }) => ({ type: "compaction.started" as const, reason: context.input.reason })),
+  entry: emit(({ context }) => ({ type: "compactionStarted" as const, reason: context.input.reason })),
   states: {
     preparing: {
       invoke: {
@@ -372,13 +372,13 @@ export const compactionMachine = setup({
       type: "final",
       entry: emit(({ context }) => {
         const outcome = context.outcome as Extract<CompactionOutcome, { status: "appended" }>;
-        return { type: "compaction.appended" as const, entry: outcome.entry, fromHook: outcome.fromHook };
+        return { type: "compactionAppended" as const, entry: outcome.entry, fromHook: outcome.fromHook };
       }),
     },
     cancelled: {
       type: "final",
       entry: emit(({ context }) => ({
-        type: "compaction.cancelled" as const,
+        type: "compactionCancelled" as const,
         reason: (context.outcome as Extract<CompactionOutcome, { status: "cancelled" }>).reason,
       })),
     },
@@ -386,7 +386,7 @@ export const compactionMachine = setup({
       type: "final",
       entry: emit(({ context }) => {
         const outcome = context.outcome as Extract<CompactionOutcome, { status: "failed" }>;
-        return { type: "compaction.failed" as const, reason: outcome.reason, message: outcome.message };
+        return { type: "compactionFailed" as const, reason: outcome.reason, message: outcome.message };
       }),
     },
   },

@@ -50,9 +50,9 @@ import type { CompactionOutcome } from "./compaction.machine.ts";
  * ```
  */
 export type CompactionHookEvent =
-  | { type: "compaction.checked"; reason: CompactionReason; contextTokens: number; contextWindow: number; threshold: number; compacting: boolean }
-  | { type: "compaction.appended"; reason: CompactionReason; entryId: string; tokensBefore: number }
-  | { type: "compaction.skipped"; reason: CompactionReason; status: "cancelled" | "failed"; detail: string };
+  | { type: "compactionChecked"; reason: CompactionReason; contextTokens: number; contextWindow: number; threshold: number; compacting: boolean }
+  | { type: "compactionAppended"; reason: CompactionReason; entryId: string; tokensBefore: number }
+  | { type: "compactionSkipped"; reason: CompactionReason; status: "cancelled" | "failed"; detail: string };
 
 /**
  * Options of {@link createCompactionHooks}.
@@ -111,11 +111,11 @@ export function createCompactionHooks(options: CompactionHooksOptions): Required
       fileToolNames: options.fileToolNames,
     });
     if (outcome.status === "appended") {
-      report({ type: "compaction.appended", reason, entryId: outcome.entry.id, tokensBefore: outcome.entry.tokensBefore });
+      report({ type: "compactionAppended", reason, entryId: outcome.entry.id, tokensBefore: outcome.entry.tokensBefore });
       return options.session.view.buildContext().messages;
     }
     report({
-      type: "compaction.skipped",
+      type: "compactionSkipped",
       reason,
       status: outcome.status,
       detail: outcome.status === "failed" ? outcome.message : `cancelled (${outcome.reason})`,
@@ -131,7 +131,7 @@ export function createCompactionHooks(options: CompactionHooksOptions): Required
       if (window === undefined) return undefined;
       const contextTokens = estimateFreshContextTokens(messages).tokens;
       const compacting = shouldCompact(contextTokens, window, settings);
-      report({ type: "compaction.checked", reason: "threshold", contextTokens, contextWindow: window, threshold: window - settings.reserveTokens, compacting });
+      report({ type: "compactionChecked", reason: "threshold", contextTokens, contextWindow: window, threshold: window - settings.reserveTokens, compacting });
       if (!compacting) return undefined;
       return compactNow("threshold", effectiveKeepRecentTokens(settings, window), signal);
     },

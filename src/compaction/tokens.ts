@@ -189,7 +189,7 @@ export function estimateFreshContextTokens(messages: readonly AgentMessage[]): C
     const message = messages[index];
     const usage = usableAssistantUsage(message);
     if (!usage) continue;
-    if (message.timestamp <= compactedAt) break;
+    if ((message.timestamp ?? -Infinity) <= compactedAt) break;
     const usageTokens = calculateContextTokens(usage);
     let trailingTokens = 0;
     for (let after = index + 1; after < messages.length; after++) trailingTokens += estimateTokens(messages[after]);

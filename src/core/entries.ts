@@ -6,6 +6,7 @@
  * - every entry has `id`, `parentId` (`null` for a root) and `timestamp` (ISO 8601 string);
  * - entries are immutable once appended; the leaf moves, entries never change;
  * - `active_tools_change` is ours (pi ignores it on load, it keeps the file valid);
+ * - `usage` and `context_edit` are pi 1.x's (`../shared/reference/service-protocols.md` §5);
  * - an entry of a type Arbor does not know is kept verbatim as {@link UnknownEntry}
  *   (so export round-trips) and is left out of the context.
  *
@@ -113,6 +114,29 @@ export interface SessionInfoEntry extends EntryBase {
   name?: string;
 }
 
+/**
+ * pi 1.x: spend outside the context (e.g. `kind: "cache_warm"`); counts toward the session's
+ * totals (`getStats()`), never in the context. Any `kind` is accepted.
+ */
+export interface UsageEntry extends EntryBase {
+  type: "usage";
+  kind: string;
+  provider?: string;
+  model?: string;
+  usage?: Usage;
+}
+
+/**
+ * pi 1.x: replaces the target entry's message in the model's context (`replacement: null` omits
+ * it). Branch-relative: only edits on the path count, the latest per target wins. A replacement
+ * that is not a message is kept but not applied (a `context_edit_unapplied` diagnostic).
+ */
+export interface ContextEditEntry extends EntryBase {
+  type: "context_edit";
+  targetId: string;
+  replacement: AgentMessage | null | Record<string, unknown>;
+}
+
 /** An entry type Arbor does not know, kept verbatim for round-trips. */
 export interface UnknownEntry extends EntryBase {
   type: string;
@@ -130,7 +154,9 @@ export type KnownEntry =
   | CustomEntry
   | CustomMessageEntry
   | LabelEntry
-  | SessionInfoEntry;
+  | SessionInfoEntry
+  | UsageEntry
+  | ContextEditEntry;
 
 /** A session entry. */
 export type SessionEntry = KnownEntry | UnknownEntry;
@@ -147,6 +173,8 @@ export const KNOWN_ENTRY_TYPES = [
   "custom_message",
   "label",
   "session_info",
+  "usage",
+  "context_edit",
 ] as const;
 
 /** True if the entry is one of {@link KNOWN_ENTRY_TYPES}. */

@@ -75,8 +75,11 @@ export interface Usage {
   cost?: UsageCost;
 }
 
-/** Why an assistant message ended. Source: pi-ai. */
-export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted";
+/**
+ * Why an assistant message ended. Source: pi-ai; `deferred` is pi 1.x's (the turn was handed
+ * on unfinished); Arbor never produces it, imports keep it and treat it as a finished turn.
+ */
+export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted" | "deferred";
 
 /** A user message. `content` is a string or text/image blocks. */
 export interface UserMessage {
@@ -151,8 +154,24 @@ export interface BranchSummaryMessage {
   timestamp: number;
 }
 
+/**
+ * pi 1.x's system message: a patch of the system prompt and tool set, replayed in order
+ * (`content` replaces the prompt, `sections` patch named sections, `null` removes one). Arbor
+ * keeps it (import, export) but does not apply it: its harness builds the system prompt. Never
+ * in a context.
+ */
+export interface SystemMessage {
+  role: "system";
+  content?: string | (TextContent | ImageContent)[];
+  sections?: Record<string, string | null>;
+  toolsAdded?: unknown[];
+  toolsRemoved?: string[];
+  timestamp?: number;
+}
+
 /** Any message Arbor stores or sends. */
 export type AgentMessage =
+  | SystemMessage
   | UserMessage
   | AssistantMessage
   | ToolResultMessage
@@ -191,5 +210,7 @@ export function messageText(message: AgentMessage): string {
     case "compactionSummary":
     case "branchSummary":
       return message.summary;
+    case "system":
+      return typeof message.content === "string" ? message.content : (message.content ?? []).flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n");
   }
 }

@@ -53,6 +53,7 @@ import { HarnessConfigError, InvalidStateError, ToolDefinitionError } from "../c
 import type { AgentTool } from "../core/tools.ts";
 import { createAgent } from "../machines/agent.ts";
 import type { EventLog } from "../store/event-log.ts";
+import { isArborEventType, type ArborEventHandler, type ArborEventType } from "../store/events/catalogue.ts";
 import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
@@ -89,6 +90,8 @@ export interface AgentHarness extends HarnessSession {
    * Returns a function that removes it everywhere.
    */
   on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
+  /** With a logged event type (`"tool.ended"`): events of the harness's own session, as `HarnessSession.on`. */
+  on<Type extends ArborEventType>(type: Type, handler: ArborEventHandler<Type>): () => void;
   /** Disposes every session opened here, then closes a log the harness opened. Idempotent. */
   close(): Promise<void>;
 }
@@ -227,16 +230,17 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       if (!repository) throw new HarnessConfigError('createSession(): the harness was given a bare session; pass "repository" or "eventLog" to create others.', { details: { field: "session" } });
       return open(await repository.create({ cwd: createOptions.cwd ?? options.cwd ?? process.cwd(), metadata: createOptions.metadata }));
     },
-    on(name, handler) {
+    on: ((name: HookName | ArborEventType, handler: (event: never) => unknown) => {
+      if (isArborEventType(name)) return primary.on(name, handler as ArborEventHandler<typeof name>);
       const shared = { name, handler: handler as HandlerOf<any>, removers: [] as (() => void)[] };
-      for (const harnessSession of sessions) shared.removers.push(harnessSession.on(name, handler));
+      for (const harnessSession of sessions) shared.removers.push(harnessSession.on(name, shared.handler));
       sharedHandlers.push(shared);
       return () => {
         const at = sharedHandlers.indexOf(shared);
         if (at >= 0) sharedHandlers.splice(at, 1);
         for (const remove of shared.removers.splice(0)) remove();
       };
-    },
+    }) as AgentHarness["on"],
     async close() {
       if (closed) return;
       closed = true;

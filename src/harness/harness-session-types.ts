@@ -17,7 +17,7 @@ import type { Skill } from "../adapters/skills/types.ts";
 import type { CompactionEntry, CustomEntry } from "../core/entries.ts";
 import type { AgentMessage, ImageContent, TextContent, ThinkingLevel } from "../core/messages.ts";
 import type { Agent, AgentStateSnapshot, RunOutcome } from "../machines/agent-types.ts";
-import type { StoredEvent } from "../store/event-log.ts";
+import type { ArborEvent, ArborEventHandler, ArborEventType } from "../store/events/catalogue.ts";
 import type { SessionHandle, SessionStats } from "../store/session-types.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
 
@@ -86,8 +86,8 @@ export interface HarnessSession {
   clearAllQueues(): void;
   hasQueuedMessages(): boolean;
   getState(): HarnessState;
-  /** Logged events of this session: catch-up then live. */
-  readonly events$: Observable<StoredEvent>;
+  /** Logged events of this session, typed by the catalogue (`ofType` narrows): catch-up then live. */
+  readonly events$: Observable<ArborEvent>;
   /** Throws ModelConfigError for an unknown registry name. */
   setModel(name: string): Promise<void>;
   /** Throws InvalidArgumentError for an unknown level. */
@@ -115,6 +115,12 @@ export interface HarnessSession {
   getStats(): SessionStats;
   /** Registers a hook handler for this session, after the option handlers; returns its remover. */
   on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
+  /**
+   * With a logged event type (dotted, e.g. `"tool.ended"`): calls `handler` with each event of
+   * that type committed from now on (live, in log order), `data` typed; returns its remover.
+   * A throwing handler is reported as a process warning and keeps receiving later events.
+   */
+  on<Type extends ArborEventType>(type: Type, handler: ArborEventHandler<Type>): () => void;
   /**
    * Reloads the session from the log after a lost write race (another writer appended first):
    * the next `prompt()` / `continue()` does it by itself; nothing is retried automatically.

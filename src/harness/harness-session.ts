@@ -22,7 +22,7 @@
  * - hook records: `hook.applied` / `hook.failed` are appended to the session stream (metadata:
  *   runId, toolCallId, handler index — never values); argument and result patches are
  *   recorded by the loop itself as `beforeToolCall` / `afterToolCall`;
- * - retry hooks observe the logged `retry.scheduled` / `retry.started` / `retry.finished`
+ * - retry hooks observe the logged `retry.scheduled` / `retry.started` / `retry.ended`
  *   events, in log order, without blocking the run;
  * - no API key, header or metadata value is ever written to the log (they only travel in requests).
  *
@@ -44,8 +44,10 @@ import { EntryNotFoundError, InvalidArgumentError, InvalidStateError, SessionBus
 import { THINKING_LEVELS, type AgentMessage, type CustomMessage, type ImageContent } from "../core/messages.ts";
 import type { AgentTool } from "../core/tools.ts";
 import type { Agent, AgentOptions, RunOutcome } from "../machines/agent-types.ts";
+import { isArborEventType, onEventType, type ArborEventHandler, type ArborEventType } from "../store/events/catalogue.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import type { HarnessSession, LoadedResources } from "./harness-session-types.ts";
+import type { HandlerOf, HookName } from "./hook-types.ts";
 import { createHookRunner, type HookRecord, type HookRunner } from "./hooks.ts";
 import { createLoopHooks } from "./loop-hooks.ts";
 import type { ModelRegistry } from "./model-registry.ts";
@@ -162,9 +164,9 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
 
   let retryChain: Promise<void> = Promise.resolve();
   const retrySubscription: Subscription = agent.runEvents$.subscribe((event) => {
-    const data = event.data as Record<string, unknown>;
-    const hook = event.type === "retry.scheduled" ? "retryScheduled" : event.type === "retry.started" ? "retryAttemptStart" : event.type === "retry.finished" ? "retryFinished" : undefined;
-    if (hook) retryChain = retryChain.then(() => runner.observe(hook, data as never));
+    if (event.type === "retry.scheduled") retryChain = retryChain.then(() => runner.observe("retryScheduled", event.data));
+    else if (event.type === "retry.started") retryChain = retryChain.then(() => runner.observe("retryAttemptStart", event.data));
+    else if (event.type === "retry.ended") retryChain = retryChain.then(() => runner.observe("retryFinished", event.data));
   });
 
   const isBusy = () => starting || agent.getState().status === "running";
@@ -346,7 +348,10 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       await agent.reload();
     },
     getStats: () => session.view.getStats(),
-    on: (name, handler) => runner.on(name, handler),
+    on: ((name: HookName | ArborEventType, handler: (event: never) => unknown) =>
+      isArborEventType(name)
+        ? onEventType(session.events$({ fromVersion: session.view.version }), name, handler as ArborEventHandler<typeof name>)
+        : runner.on(name, handler as HandlerOf<typeof name>)) as HarnessSession["on"],
     async dispose() {
       await agent.dispose();
       retrySubscription.unsubscribe();

@@ -197,7 +197,7 @@ export interface RetryScheduledEvent {
 export interface RetryAttemptStartEvent {
   attempt: number;
 }
-/** `retryFinished`: from a logged `retry.finished` event. */
+/** `retryFinished`: from a logged `retry.ended` event. */
 export interface RetryFinishedEvent {
   attempt: number;
   success: boolean;

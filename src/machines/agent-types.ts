@@ -23,7 +23,7 @@ import type { Observable } from "rxjs";
 import type { AgentMessage, AssistantMessage, ThinkingLevel, ToolResultMessage } from "../core/messages.ts";
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
-import type { StoredEvent } from "../store/event-log.ts";
+import type { ArborEvent } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 
 /** How many queued messages one poll drains. Source: pi. */
@@ -172,9 +172,9 @@ export interface Agent {
   getState(): AgentStateSnapshot;
   readonly state$: Observable<AgentStateSnapshot>;
   /** Logged events of this session: catch-up then live. */
-  readonly events$: Observable<StoredEvent>;
+  readonly events$: Observable<ArborEvent>;
   /** Events of the current and later runs only (live). */
-  readonly runEvents$: Observable<StoredEvent>;
+  readonly runEvents$: Observable<ArborEvent>;
   setModel(model: ModelClient): Promise<void>;
   setThinkingLevel(level: ThinkingLevel): Promise<void>;
   setTools(tools: AgentTool<any, any, any>[], activeToolNames?: string[]): Promise<void>;

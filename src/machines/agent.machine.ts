@@ -14,8 +14,8 @@
  *   continue), then `running` spawns exactly one run actor (id `run`);
  * - answers the run's `QUEUE.DRAIN` with `QUEUE.DRAINED`; forwards `ABORT`,
  *   `INTERRUPT` and writer failures (`WRITER.FAILED` → the run's `FAIL`);
- * - tells `agent.ts` through XState `emit`: `agent.run_settled` with the run's output,
- *   `agent.run_rejected` when preparation refused the run.
+ * - tells `agent.ts` through XState `emit`: `runSettled` with the run's output,
+ *   `runRejected` when preparation refused the run.
  *
  * @example
  * ```ts
@@ -114,12 +114,12 @@ export type AgentEvent =
  *
  * @example
  * ```ts
- * actor.on("agent.run_settled", ({ output }) => console.log(output.status));
+ * actor.on("runSettled", ({ output }) => console.log(output.status));
  * ```
  */
 export type AgentEmitted =
-  | { type: "agent.run_settled"; output: RunOutput }
-  | { type: "agent.run_rejected"; runId: string; error: unknown };
+  | { type: "runSettled"; output: RunOutput }
+  | { type: "runRejected"; runId: string; error: unknown };
 
 interface AgentContext {
   steering: AgentMessage[];
@@ -147,7 +147,7 @@ export function drainCount(queue: readonly AgentMessage[], mode: QueueMode): num
 
 const recordAction = (events: NewEvent[]) => ({ type: "record", params: { events } }) as never;
 
-const queueChanged = (runId: string | undefined, queue: QueueName, action: string, size: number, message?: AgentMessage) =>
+const queueChanged = (runId: string | undefined, queue: QueueName, action: "enqueued" | "dequeued" | "cleared", size: number, message?: AgentMessage) =>
   runEvent({ runId: runId ?? "none" }, "queue.changed", { queue, action, size, ...(message ? { message } : {}) });
 
 /**
@@ -274,7 +274,7 @@ export const agentMachine = setup({
         },
         onError: {
           target: "idle",
-          actions: emit(({ context, event }) => ({ type: "agent.run_rejected" as const, runId: context.request!.runId, error: event.error })),
+          actions: emit(({ context, event }) => ({ type: "runRejected" as const, runId: context.request!.runId, error: event.error })),
         },
       },
       on: {
@@ -299,12 +299,12 @@ export const agentMachine = setup({
         },
         "xstate.done.actor.run": {
           target: "idle",
-          actions: emit(({ event }) => ({ type: "agent.run_settled" as const, output: (event as unknown as { output: RunOutput }).output })),
+          actions: emit(({ event }) => ({ type: "runSettled" as const, output: (event as unknown as { output: RunOutput }).output })),
         },
         "xstate.error.actor.run": {
           target: "idle",
           actions: emit(({ context, event }) => ({
-            type: "agent.run_settled" as const,
+            type: "runSettled" as const,
             output: {
               runId: context.runInput!.runId,
               status: "failed" as const,

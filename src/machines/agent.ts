@@ -32,18 +32,19 @@
  * ```ts
  * const agent = createAgent({ session, model, tools: [echo] });
  * const outcome = await agent.prompt("hello");
- * agent.events$.pipe(filter((event) => event.type === "tool.finished")).subscribe(console.log);
+ * agent.events$.pipe(ofType("tool.ended")).subscribe((event) => console.log(event.data.outcome));
  * ```
  */
 import { v7 as uuidv7 } from "uuid";
-import { BehaviorSubject, Subject, type Observable } from "rxjs";
+import { BehaviorSubject, Subject } from "rxjs";
 import { createActor, fromPromise } from "xstate";
 import { convertToLlm } from "../core/convert-to-llm.ts";
 import { ArborError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import type { AgentMessage, AssistantMessage, ThinkingLevel } from "../core/messages.ts";
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
-import type { NewEvent, StoredEvent } from "../store/event-log.ts";
+import type { NewEvent } from "../store/event-log.ts";
+import { isArborEvent, type ArborEvent } from "../store/events/catalogue.ts";
 import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "./agent-types.ts";
 import { agentMachine, drainCount, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
 import { errorMessageOf, toAgentMessages } from "./loop-messages.ts";
@@ -77,7 +78,7 @@ export function createAgent(options: AgentOptions): Agent {
   let thinkingLevel: ThinkingLevel = options.thinkingLevel ?? session.view.buildContext().thinkingLevel;
   let lastError: string | undefined;
   const deferredSettings: NewEvent[] = [];
-  const committed$ = new Subject<StoredEvent>();
+  const committed$ = new Subject<ArborEvent>();
   const settled = new Map<string, { resolve: (outcome: RunOutcome) => void; reject: (error: unknown) => void }>();
 
   const modelInfo = () => ({ provider: model.provider, modelId: model.modelId, api: model.api });
@@ -93,7 +94,7 @@ export function createAgent(options: AgentOptions): Agent {
         actor?.send({ type: "WRITER.FAILED", error: writerFailureMessage(error), code });
       },
       onCommitted: (events) => {
-        for (const event of events) committed$.next(event);
+        for (const event of events) if (isArborEvent(event)) committed$.next(event);
       },
     });
   // Replaced by reload() after a refused write (the old one is poisoned for good).
@@ -263,10 +264,10 @@ export function createAgent(options: AgentOptions): Agent {
     return state;
   }
 
-  actor.on("agent.run_settled", ({ output }) => {
+  actor.on("runSettled", ({ output }) => {
     void finishRun(output);
   });
-  actor.on("agent.run_rejected", ({ runId, error }) => {
+  actor.on("runRejected", ({ runId, error }) => {
     void runOwnership.release();
     const pending = settled.get(runId);
     settled.delete(runId);
@@ -367,7 +368,7 @@ export function createAgent(options: AgentOptions): Agent {
     getState: () => snapshotOf(),
     state$: state$.asObservable(),
     events$: session.events$(),
-    runEvents$: committed$.asObservable() as Observable<StoredEvent>,
+    runEvents$: committed$.asObservable(),
     async setModel(next) {
       model = next;
       scheduleState();

@@ -2,14 +2,14 @@
  * Crash recovery of a session whose last run has no terminal event.
  *
  * Contract (ours; pi has no equivalent, `../shared/reference/pi-behaviour.md` §11.8):
- * - a run is unfinished when its `run.started` has no later `run.finished | run.failed |
- *   run.aborted | run.interrupted` for the same runId; only the LAST run is considered;
+ * - a run is unfinished when its `run.started` has no later `run.ended` for the same
+ *   runId; only the LAST run is considered;
  * - recovery appends, in ONE atomic append through the session (version-checked, so
  *   it writes nothing when another writer got there first): a synthetic error result
  *   for every tool call of the run without a result (text says the tool was interrupted,
  *   may not have finished, was not re-run and may need to be run again; `details.arbor = "interrupted"`), the partial
  *   assistant message rebuilt from its logged deltas and closed with stopReason
- *   `aborted`, `turn.ended` for an open turn, then `run.interrupted`;
+ *   `aborted`, `turn.ended` for an open turn, then `run.ended` with `status: "interrupted"`;
  * - nothing is re-run and nothing is duplicated: a second call finds the terminal
  *   event and does nothing (idempotent);
  * - a run whose `run.started` names another live process on this host as its owner
@@ -23,10 +23,11 @@
  * ```
  */
 import { firstValueFrom, takeWhile, toArray } from "rxjs";
-import type { SessionEntry } from "../core/entries.ts";
-import type { AgentMessage, AssistantMessage, ThinkingContent, TextContent, ToolCall, ToolResultMessage } from "../core/messages.ts";
+import { isKnownEntry } from "../core/entries.ts";
+import type { AgentMessage, AssistantMessage, ThinkingContent, TextContent, ToolCall } from "../core/messages.ts";
 import { unknownUsage } from "../core/messages.ts";
 import type { NewEvent, StoredEvent } from "../store/event-log.ts";
+import { isEventOfType, type ArborEvent, type ArborEventData } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { errorToolResult, interruptedText, toolCallsOf } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
@@ -50,8 +51,6 @@ export interface RecoveryReport {
   closedMessageEntryId?: string;
 }
 
-const TERMINAL = new Set(["run.finished", "run.failed", "run.aborted", "run.interrupted"]);
-
 /**
  * The text of the errorMessage of a partial assistant message closed by recovery.
  *
@@ -70,19 +69,13 @@ export const INTERRUPTED_MESSAGE_TEXT = "Interrupted: the process stopped while 
  * const events = await readSessionEvents(session);
  * ```
  */
-export async function readSessionEvents(session: SessionHandle): Promise<StoredEvent[]> {
+export async function readSessionEvents(session: SessionHandle): Promise<ArborEvent[]> {
   const target = session.view.version;
   if (target <= 0) return [];
   return firstValueFrom(session.events$().pipe(takeWhile((event) => event.version < target, true), toArray()));
 }
 
-interface Delta {
-  kind: "text" | "thinking" | "toolCall";
-  contentIndex: number;
-  delta: string;
-  toolCallId?: string;
-  toolName?: string;
-}
+type Delta = ArborEventData<"message.delta">;
 
 function rebuildPartial(deltas: Delta[], model: { provider?: string; modelId?: string; api?: string }): AssistantMessage {
   const blocks = new Map<number, { kind: Delta["kind"]; text: string; id?: string; name?: string }>();
@@ -149,8 +142,8 @@ export interface RestoredQueues {
 export function restoreQueues(events: readonly StoredEvent[]): RestoredQueues {
   const queues: RestoredQueues = { steering: [], followUp: [], passive: [] };
   for (const event of events) {
-    if (event.type !== "queue.changed") continue;
-    const data = event.data as { queue: keyof RestoredQueues; action: string; size: number; message?: AgentMessage };
+    if (!isEventOfType(event, "queue.changed")) continue;
+    const { data } = event;
     const queue = queues[data.queue];
     if (!queue) continue;
     if (data.action === "enqueued" && data.message) queue.push(data.message);
@@ -181,10 +174,12 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
   if (startIndex < 0) return { recovered: false, interruptedToolCallIds: [] };
   const liveRun = await findLiveStreamRun(session.ownership, events);
   if (liveRun) return { recovered: false, runId: liveRun.runId, liveRun, interruptedToolCallIds: [] };
-  const started = events[startIndex].data as { runId: string; model?: { provider: string; modelId: string; api?: string } };
+  const startedEvent = events[startIndex];
+  if (startedEvent.type !== "run.started") return { recovered: false, interruptedToolCallIds: [] };
+  const started = startedEvent.data;
   const runId = started.runId;
   const tail = events.slice(startIndex + 1);
-  if (tail.some((event) => TERMINAL.has(event.type) && (event.data as { runId?: string }).runId === runId)) {
+  if (tail.some((event) => event.type === "run.ended" && event.data.runId === runId)) {
     return { recovered: false, runId, interruptedToolCallIds: [] };
   }
 
@@ -194,31 +189,30 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
   const results = new Set<string>();
   let openTurn: { turnId: string; index: number } | undefined;
   for (const event of tail) {
-    const data = event.data as Record<string, unknown>;
     switch (event.type) {
       case "message.started":
-        openMessages.set(data.messageId as string, data.role as string);
+        openMessages.set(event.data.messageId, event.data.role);
         break;
       case "message.ended":
-        openMessages.delete(data.messageId as string);
-        deltas.delete(data.messageId as string);
+        openMessages.delete(event.data.messageId);
+        deltas.delete(event.data.messageId);
         break;
       case "message.delta": {
-        const list = deltas.get(data.messageId as string) ?? [];
-        list.push(data as unknown as Delta);
-        deltas.set(data.messageId as string, list);
+        const list = deltas.get(event.data.messageId) ?? [];
+        list.push(event.data);
+        deltas.set(event.data.messageId, list);
         break;
       }
       case "turn.started":
-        openTurn = { turnId: data.turnId as string, index: data.index as number };
+        openTurn = { turnId: event.data.turnId, index: event.data.index };
         break;
       case "turn.ended":
         openTurn = undefined;
         break;
       case "entry.appended": {
-        const entry = (data as { entry: SessionEntry }).entry;
-        if (entry.type !== "message") break;
-        const message = (entry as { message: AssistantMessage | ToolResultMessage }).message;
+        const { entry } = event.data;
+        if (!isKnownEntry(entry) || entry.type !== "message") break;
+        const { message } = entry;
         if (message.role === "assistant" && message.stopReason !== "error" && message.stopReason !== "aborted") assistants.push(message);
         if (message.role === "toolResult") results.add(message.toolCallId);
         break;
@@ -236,7 +230,7 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
       const messageId = createMessageId();
       interruptedToolCallIds.push(call.id);
       writes.push(
-        runEvent(scope, "tool.finished", { toolCallId: call.id, toolName: call.name, isError: true, outcome: "interrupted", durationMs: 0, entryId }),
+        runEvent(scope, "tool.ended", { toolCallId: call.id, toolName: call.name, isError: true, outcome: "interrupted", durationMs: 0, entryId }),
         runEvent(scope, "message.started", { messageId, role: "toolResult" }),
         messageEntryEvent(scope, errorToolResult(call, interruptedText(call), "interrupted"), entryId),
         runEvent(scope, "message.ended", { messageId, role: "toolResult", entryId }),
@@ -257,8 +251,9 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
     writes.push(runEvent(scope, "turn.ended", { runId, turnId: openTurn.turnId, index: openTurn.index, toolCallIds: interruptedToolCallIds, stopReason: "aborted" }));
   }
   writes.push(
-    runEvent({ runId }, "run.interrupted", {
+    runEvent({ runId }, "run.ended", {
       runId,
+      status: "interrupted",
       reason: "The process stopped before the run ended; recovered when the session was opened again.",
       interruptedToolCallIds,
       ...(closedMessageEntryId ? { closedMessageEntryId } : {}),

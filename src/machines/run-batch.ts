@@ -14,7 +14,7 @@
  *   shallow copy of the by-id record they change (the batch stays immutable data, because
  *   XState snapshots and graph traversals share it); the per-call scans that made a batch
  *   O(n³) are gone (ours: 1,000 calls took 7–14 s). With the default cap the copies are tiny;
- * - each settle is recorded at once (`tool.finished` + `entry.appended`, ours: pi #7053);
+ * - each settle is recorded at once (`tool.ended` + `entry.appended`, ours: pi #7053);
  * - results enter the context in the assistant's call order; the batch terminates
  *   the loop only when it has results and every one says `terminate`.
  *
@@ -265,7 +265,7 @@ function messageEvents(scope: RecordScope, message: ToolResultMessage, entryId: 
 }
 
 /**
- * Folds one settled call: records `hook.*`, `tool.finished` and the result entry
+ * Folds one settled call: records `hook.*`, `tool.ended` and the result entry
  * (plus its message events in a sequential batch). Ignores a second settle of a call.
  *
  * @example
@@ -284,7 +284,7 @@ export function settleInBatch(batch: ToolBatch, settled: ToolSettled, scope: Rec
     else if (hook.changes.length) events.push(runEvent(scope, "hook.applied", { hook: hook.hook, changes: hook.changes }));
   }
   events.push(
-    runEvent(scope, "tool.finished", {
+    runEvent(scope, "tool.ended", {
       toolCallId: settled.toolCallId,
       toolName: settled.toolName,
       isError: settled.message.isError,

@@ -23,6 +23,7 @@ import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { SessionBusyError } from "../core/errors.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
 
 /** The process that owns a run. */
 export interface RunOwner {
@@ -31,8 +32,6 @@ export interface RunOwner {
   /** Kernel start time of the pid (Linux `/proc/<pid>/stat` field 22), when known. */
   processStart?: string;
 }
-
-const TERMINAL = new Set(["run.finished", "run.failed", "run.aborted", "run.interrupted"]);
 
 function processStartOf(pid: number): string | undefined {
   try {
@@ -73,10 +72,10 @@ export function isRunOwnerAlive(owner: unknown): boolean {
 export function findLiveRun(events: readonly StoredEvent[]): { runId: string; owner: RunOwner } | undefined {
   for (let index = events.length - 1; index >= 0; index--) {
     const event = events[index];
-    if (TERMINAL.has(event.type)) return undefined;
-    if (event.type === "run.started") {
+    if (isEventOfType(event, "run.ended")) return undefined;
+    if (isEventOfType(event, "run.started")) {
       const owner = event.metadata.owner;
-      return isRunOwnerAlive(owner) ? { runId: String((event.data as { runId?: unknown }).runId), owner: owner as RunOwner } : undefined;
+      return isRunOwnerAlive(owner) ? { runId: event.data.runId, owner: owner as RunOwner } : undefined;
     }
   }
   return undefined;
@@ -86,10 +85,8 @@ export function findLiveRun(events: readonly StoredEvent[]): { runId: string; ow
 function lastUnfinishedRun(events: readonly StoredEvent[]): { runId: string; owner: RunOwner } | undefined {
   for (let index = events.length - 1; index >= 0; index--) {
     const event = events[index];
-    if (TERMINAL.has(event.type)) return undefined;
-    if (event.type === "run.started") {
-      return { runId: String((event.data as { runId?: unknown }).runId), owner: (event.metadata.owner ?? {}) as RunOwner };
-    }
+    if (isEventOfType(event, "run.ended")) return undefined;
+    if (isEventOfType(event, "run.started")) return { runId: event.data.runId, owner: (event.metadata.owner ?? {}) as RunOwner };
   }
   return undefined;
 }

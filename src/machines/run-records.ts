@@ -17,6 +17,7 @@
 import { randomUUID } from "node:crypto";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { EventMetadata, NewEvent } from "../store/event-log.ts";
+import type { ArborEventData, ArborEventType } from "../store/events/catalogue.ts";
 
 /**
  * A fresh 8-hex entry id (pi's shape; the writer re-draws on a collision).
@@ -60,10 +61,10 @@ export interface RecordScope {
  *
  * @example
  * ```ts
- * runEvent({ runId: "r1" }, "run.finished", { runId: "r1", turns: 2 });
+ * runEvent({ runId: "r1" }, "run.ended", { runId: "r1", status: "done", turns: 2 });
  * ```
  */
-export function runEvent(scope: RecordScope, type: string, data: unknown): NewEvent {
+export function runEvent<const Type extends ArborEventType>(scope: RecordScope, type: Type, data: ArborEventData<Type>): NewEvent<Type, ArborEventData<Type>> {
   const metadata: EventMetadata = { runId: scope.runId };
   if (scope.turnId) metadata.turnId = scope.turnId;
   return { type, data, metadata };
@@ -167,9 +168,12 @@ export function assistantEnded(
   message: AssistantMessage,
   entryId: string | undefined,
 ): NewEvent {
-  const data: Record<string, unknown> = { messageId, role: "assistant", stopReason: message.stopReason, usage: message.usage };
-  if (entryId) data.entryId = entryId;
-  else data.discarded = true;
-  if (message.errorMessage) data.errorMessage = message.errorMessage;
-  return runEvent(scope, "message.ended", data);
+  return runEvent(scope, "message.ended", {
+    messageId,
+    role: "assistant",
+    stopReason: message.stopReason,
+    usage: message.usage,
+    ...(entryId ? { entryId } : { discarded: true }),
+    ...(message.errorMessage ? { errorMessage: message.errorMessage } : {}),
+  });
 }

@@ -207,7 +207,7 @@ export function onModelDone(context: RunContext, message: AssistantMessage): Run
   const entryId = createEntryId();
   const events = startedIfNeeded(context);
   events.push(messageEntryEvent(scope(context), message, entryId), assistantEnded(scope(context), context.messageId, message, entryId));
-  if (context.attempt > 0) events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: true }));
+  if (context.attempt > 0) events.push(runEvent(scope(context), "retry.ended", { attempt: context.attempt, success: true }));
   return {
     events,
     update: {
@@ -263,7 +263,7 @@ export function onModelError(context: RunContext, failure: Extract<ModelStreamEv
       : message;
   events.push(messageEntryEvent(scope(context), final, entryId), assistantEnded(scope(context), context.messageId, final, entryId));
   if (context.attempt > 0) {
-    events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: final.errorMessage ?? "error" }));
+    events.push(runEvent(scope(context), "retry.ended", { attempt: context.attempt, success: false, error: final.errorMessage ?? "error" }));
   }
   return {
     events,
@@ -321,7 +321,7 @@ export function onStreamAbort(context: RunContext, reason: string | undefined): 
   const entryId = createEntryId();
   const events = startedIfNeeded(context);
   events.push(messageEntryEvent(scope(context), message, entryId), assistantEnded(scope(context), context.messageId, message, entryId));
-  if (context.attempt > 0) events.push(runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: "Aborted" }));
+  if (context.attempt > 0) events.push(runEvent(scope(context), "retry.ended", { attempt: context.attempt, success: false, error: "Aborted" }));
   return {
     events,
     update: {
@@ -417,13 +417,13 @@ export function stepOnEntry(context: RunContext, state: EntryState): RunStep | u
       };
     }
     case "turnEnding": {
-      const data: Record<string, unknown> = {
+      const data = {
         runId,
         turnId: context.turnId,
         index: context.turnIndex,
         toolCallIds: context.batch?.calls.map((call) => call.id) ?? [],
+        ...(context.assistant ? { stopReason: context.assistant.stopReason } : {}),
       };
-      if (context.assistant) data.stopReason = context.assistant.stopReason;
       return { update: {}, events: [runEvent(scope(context), "turn.ended", data)] };
     }
     case "turnStarting": {
@@ -437,18 +437,17 @@ export function stepOnEntry(context: RunContext, state: EntryState): RunStep | u
       };
     }
     case "done":
-      return { update: {}, events: [runEvent({ runId }, "run.finished", { runId, turns: context.turnIndex + 1 })] };
+      return { update: {}, events: [runEvent({ runId }, "run.ended", { runId, status: "done", turns: context.turnIndex + 1 })] };
     case "failed": {
-      const data: Record<string, unknown> = { runId, error: context.stopping?.reason ?? "The run failed." };
-      if (context.stopping?.code) data.code = context.stopping.code;
-      return { update: {}, events: [runEvent({ runId }, "run.failed", data)] };
+      const error = context.stopping?.reason ?? "The run failed.";
+      const code = context.stopping?.code;
+      return { update: {}, events: [runEvent({ runId }, "run.ended", { runId, status: "failed", error, ...(code ? { code } : {}) })] };
     }
     case "aborted": {
-      const data: Record<string, unknown> = { runId };
-      if (context.stopping?.reason) data.reason = context.stopping.reason;
-      return { update: {}, events: [runEvent({ runId }, "run.aborted", data)] };
+      const reason = context.stopping?.reason;
+      return { update: {}, events: [runEvent({ runId }, "run.ended", { runId, status: "aborted", ...(reason ? { reason } : {}) })] };
     }
     case "interrupted":
-      return { update: {}, events: [runEvent({ runId }, "run.interrupted", { runId, reason: context.stopping?.reason ?? "interrupted" })] };
+      return { update: {}, events: [runEvent({ runId }, "run.ended", { runId, status: "interrupted", reason: context.stopping?.reason ?? "interrupted" })] };
   }
 }

@@ -301,7 +301,7 @@ export const runMachine = setup({
             enqueue.assign({ stopping: context.stopping ?? { status: "aborted", reason: event.reason } });
             enqueue({
               type: "record",
-              params: { events: [runEvent(scope(context), "retry.finished", { attempt: context.attempt, success: false, error: "Retry cancelled" })] },
+              params: { events: [runEvent(scope(context), "retry.ended", { attempt: context.attempt, success: false, error: "Retry cancelled" })] },
             });
           }),
         },

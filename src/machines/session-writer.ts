@@ -27,6 +27,7 @@
 import { randomUUID } from "node:crypto";
 import type { SessionEntry } from "../core/entries.ts";
 import type { NewEvent, StoredEvent } from "../store/event-log.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 
 /**
@@ -89,19 +90,9 @@ export function newEntryId(session: SessionHandle, taken?: ReadonlySet<string>):
   return randomUUID();
 }
 
-interface DeltaData {
-  messageId: string;
-  kind: string;
-  contentIndex: number;
-  delta: string;
-  toolCallId?: string;
-}
-
 function sameDeltaTarget(a: NewEvent, b: NewEvent): boolean {
-  if (a.type !== "message.delta" || b.type !== "message.delta") return false;
-  const left = a.data as DeltaData;
-  const right = b.data as DeltaData;
-  return left.messageId === right.messageId && left.kind === right.kind && left.contentIndex === right.contentIndex;
+  if (!isEventOfType(a, "message.delta") || !isEventOfType(b, "message.delta")) return false;
+  return a.data.messageId === b.data.messageId && a.data.kind === b.data.kind && a.data.contentIndex === b.data.contentIndex;
 }
 
 /**
@@ -140,21 +131,20 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
     const taken = new Set<string>();
     const renamed = new Map<string, string>();
     return events.map((event) => {
-      const data = event.data as { entry?: SessionEntry; entryId?: string };
-      if (event.type !== "entry.appended") {
-        if (typeof data?.entryId === "string" && renamed.has(data.entryId)) {
-          return { ...event, data: { ...data, entryId: renamed.get(data.entryId) } };
+      if (!isEventOfType(event, "entry.appended")) {
+        if (isEventOfType(event, "message.ended", "tool.ended") && event.data.entryId !== undefined && renamed.has(event.data.entryId)) {
+          return { ...event, data: { ...event.data, entryId: renamed.get(event.data.entryId) } };
         }
         return event;
       }
-      let id = data.entry!.id;
+      let id = event.data.entry.id;
       if (session.view.getEntry(id) || taken.has(id)) {
         const fresh = newEntryId(session, taken);
         renamed.set(id, fresh);
         id = fresh;
       }
       taken.add(id);
-      const entry = { ...data.entry!, id, parentId: leaf } as SessionEntry;
+      const entry: SessionEntry = { ...event.data.entry, id, parentId: leaf };
       leaf = id;
       return { ...event, data: { entry } };
     });
@@ -205,10 +195,8 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
       pushed += events.length;
       for (const event of events) {
         const last = buffer[buffer.length - 1];
-        if (last && sameDeltaTarget(last, event)) {
-          const merged = { ...(last.data as DeltaData) };
-          merged.delta += (event.data as DeltaData).delta;
-          buffer[buffer.length - 1] = { ...last, data: merged };
+        if (last && isEventOfType(last, "message.delta") && isEventOfType(event, "message.delta") && sameDeltaTarget(last, event)) {
+          buffer[buffer.length - 1] = { ...last, data: { ...last.data, delta: last.data.delta + event.data.delta } };
         } else {
           buffer.push(event);
         }

@@ -3,10 +3,11 @@
  *
  * States (ours; semantics pi's, `../shared/reference/pi-behaviour.md` §1.4):
  * `preparing` (lookup, prepareArguments, validation, beforeToolCall)
- *   → `notFound` | `invalid` | `blocked` (final, error results)
+ *   → `not_found` | `invalid` | `blocked` (final, error results; final state names are the
+ *   `tool.ended` outcomes, one spelling per concept)
  *   → `ready` (waits for `EXECUTE`, so a parallel batch can preflight in source order)
  *   → `executing` (updates; `TIMED_OUT` from the tool's timer) → `finalizing` (afterToolCall)
- *   → `succeeded` | `failed`; `executing` also ends `aborted` | `timedOut`.
+ *   → `succeeded` | `failed`; `executing` also ends `aborted` | `timed_out`.
  * `ABORT` before execution ends in `skipped` (pi #8935: no prepared call starts after
  * an abort); during execution or finalization it ends in `aborted` at once: the tool's
  * AbortSignal fires (its actor is stopped) and the result says it may not have finished and may need to be run again.
@@ -231,7 +232,7 @@ export const toolExecutionMachine = setup({
           },
           {
             guard: { type: "isNotFound", params: ({ event }) => ({ outcome: event.output }) },
-            target: "notFound",
+            target: "not_found",
             actions: assign({
               outcome: "not_found",
               message: ({ context, event }) =>
@@ -309,7 +310,7 @@ export const toolExecutionMachine = setup({
           }),
         },
         "TOOL.TIMED_OUT": {
-          target: "timedOut",
+          target: "timed_out",
           actions: assign({
             durationMs: ({ context }) => elapsed(context),
             outcome: "timed_out",
@@ -366,10 +367,10 @@ export const toolExecutionMachine = setup({
         }),
       ],
     },
-    timedOut: { type: "final" },
+    timed_out: { type: "final" },
     blocked: { type: "final" },
     invalid: { type: "final" },
-    notFound: { type: "final" },
+    not_found: { type: "final" },
     skipped: {
       type: "final",
       entry: [

@@ -13,14 +13,20 @@
  *   every entry after it;
  * - emitted: `message` (its message), `custom_message` (as a `custom` message, timestamp = the
  *   entry's ISO time in ms), `branch_summary` with a non-empty summary (as `branchSummary`);
- *   nothing else (unknown kinds are reported as `unknown_entry` diagnostics);
+ *   nothing else (unknown kinds are reported as `unknown_entry` diagnostics); pi 1.x's
+ *   `role: "system"` messages are never emitted (pi 0.73.1 emits them and its `convertToLlm`
+ *   drops them; Arbor's harness owns the system prompt);
+ * - pi 1.x's `context_edit` entries on the path apply to the emitted entries: the latest edit
+ *   per `targetId` on the path wins; `replacement: null` omits the target, a message replaces
+ *   its message, anything else leaves it as it is with a `context_edit_unapplied` diagnostic.
+ *   Edits on other branches do not count (branch-relative, as pi 1.x describes);
  * - the tool-pairing invariant (`pairing.ts`) is applied to every context;
  * - ours, where pi would hang or guess: a `parentId` cycle stops the walk (`parent_cycle`), a
  *   missing parent stops it (`missing_parent`, pi stops silently); an unknown `leafId` throws
  *   `EntryNotFoundError` (pi silently falls back to the last entry);
  * - incremental: the context of a leaf is cached; when asked for an entry whose parent is a
  *   cached leaf, the cached state is extended by that one entry (O(1) amortized plus one array
- *   copy) instead of re-walking the path. A compaction entry triggers a full rebuild;
+ *   copy) instead of re-walking the path. A compaction or `context_edit` entry triggers a full rebuild;
  * - a full build is a plan (a path walk on stubs, ids only) then its execution; a plan stored
  *   with a snapshot can be `seed`ed so the first build after opening needs no path walk.
  *
@@ -121,8 +127,10 @@ export function pathToRoot(source: EntrySource, leafId: string): PathResult {
  */
 export function entryToMessage(entry: SessionEntry): AgentMessage | undefined {
   switch (entry.type) {
-    case "message":
-      return (entry as { message: AgentMessage }).message;
+    case "message": {
+      const message = (entry as { message: AgentMessage }).message;
+      return message.role === "system" ? undefined : message;
+    }
     case "custom_message": {
       const custom = entry as Extract<SessionEntry, { type: "custom_message" }>;
       return {
@@ -151,6 +159,8 @@ interface LeafState {
   model: { provider: string; modelId: string } | null;
   activeToolNames: string[] | null;
   diagnostics: ContextDiagnostic[];
+  /** `context_edit` replacements by target id (the latest on the path). */
+  edits: Map<string, unknown>;
 }
 
 function applySettings(state: LeafState, entry: SessionEntry): void {
@@ -178,9 +188,32 @@ function applySettings(state: LeafState, entry: SessionEntry): void {
   }
 }
 
+function isMessage(value: unknown): value is AgentMessage {
+  return typeof value === "object" && value !== null && typeof (value as { role?: unknown }).role === "string" && (value as { role: string }).role !== "system";
+}
+
 function emit(state: LeafState, entry: SessionEntry): void {
   const message = entryToMessage(entry);
-  if (message) state.pairing.push(message, entry.id);
+  if (!message) return;
+  if (state.edits.has(entry.id)) {
+    const replacement = state.edits.get(entry.id);
+    if (replacement === null) return;
+    if (isMessage(replacement)) {
+      state.pairing.push(replacement, entry.id);
+      return;
+    }
+    state.diagnostics.push({
+      kind: "context_edit_unapplied",
+      message: `A context_edit of entry ${entry.id} has a replacement that is not a message; the entry is sent unchanged.`,
+      entryId: entry.id,
+    });
+  }
+  state.pairing.push(message, entry.id);
+}
+
+function addEdit(state: LeafState, entry: SessionEntry): void {
+  const edit = entry as { targetId?: unknown; replacement?: unknown };
+  if (typeof edit.targetId === "string") state.edits.set(edit.targetId, edit.replacement);
 }
 
 /**
@@ -198,6 +231,8 @@ export interface ContextPlan {
   compactionId: string | null;
   /** Entries that contribute messages, in emission order (after the compaction summary). */
   emitIds: string[];
+  /** `context_edit` entries on the path, in path order (absent in plans stored before pi 1.x support). */
+  editIds?: string[];
 }
 
 const EMITTING = new Set(["message", "custom_message", "branch_summary"]);
@@ -210,8 +245,12 @@ function planFull(source: EntrySource, leafId: string): ContextPlan {
   let thinkingIndex = -1;
   let modelIndex = -1;
   let toolsIndex = -1;
+  const editIds: string[] = [];
   path.forEach((entry, index) => {
     switch (entry.type) {
+      case "context_edit":
+        editIds.push(entry.id);
+        break;
       case "thinking_level_change":
         thinkingIndex = index;
         break;
@@ -246,11 +285,23 @@ function planFull(source: EntrySource, leafId: string): ContextPlan {
     if (firstKept >= 0) emitFrom(firstKept, compactionIndex, emitIds);
     emitFrom(compactionIndex + 1, path.length, emitIds);
   }
-  return { leafId, diagnostics, missingParents, settingIds, compactionId: compactionIndex < 0 ? null : path[compactionIndex].id, emitIds };
+  return {
+    leafId,
+    diagnostics,
+    missingParents,
+    settingIds,
+    compactionId: compactionIndex < 0 ? null : path[compactionIndex].id,
+    emitIds,
+    ...(editIds.length > 0 ? { editIds } : {}),
+  };
 }
 
 function executePlan(source: EntrySource, plan: ContextPlan): LeafState {
-  const state: LeafState = { leafId: plan.leafId, pairing: createPairing(), thinkingLevel: "off", model: null, activeToolNames: null, diagnostics: [...plan.diagnostics] };
+  const state: LeafState = { leafId: plan.leafId, pairing: createPairing(), thinkingLevel: "off", model: null, activeToolNames: null, diagnostics: [...plan.diagnostics], edits: new Map() };
+  for (const id of plan.editIds ?? []) {
+    const entry = source.getEntry(id);
+    if (entry) addEdit(state, entry);
+  }
   for (const id of plan.settingIds) {
     const entry = source.getEntry(id);
     if (entry) applySettings(state, entry);
@@ -346,7 +397,7 @@ export function createContextBuilder(source: EntrySource, options: ContextBuilde
     const parentId = entry.parentId && entry.parentId !== entry.id ? entry.parentId : undefined;
     if (parentId && !cache.has(parentId) && plans.has(parentId)) stateFor(parentId);
     const parent = parentId ? cache.get(parentId) : undefined;
-    if (parent && entry.type !== "compaction") {
+    if (parent && entry.type !== "compaction" && entry.type !== "context_edit") {
       // Extend the parent's state by one entry; the parent leaves the cache (its state is reused).
       cache.delete(parent.leafId);
       parent.leafId = leafId;

@@ -24,6 +24,7 @@ import { v7 as uuidv7 } from "uuid";
 import { EventCorruptError, EventSchemaError, ExpectedVersionConflictError, InvalidArgumentError } from "../core/errors.ts";
 import type { EventMetadata, ExpectedVersion, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent } from "./event-log.ts";
 import type { EventRegistry } from "./events/registry.ts";
+import { upcastStoredEvent } from "./events/upcast.ts";
 
 /** An event checked and serialized for writing. */
 export interface PreparedEvent {
@@ -254,9 +255,9 @@ function describe(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
-/** Turns a stored record into the public event (fresh objects on every call). */
+/** Turns a stored record into the public event (fresh objects on every call), upcast to the current catalogue. */
 export function toStoredEvent(record: EventRecord): StoredEvent {
-  return {
+  return upcastStoredEvent({
     eventId: record.eventId,
     streamId: record.streamId,
     version: record.version,
@@ -266,7 +267,7 @@ export function toStoredEvent(record: EventRecord): StoredEvent {
     time: record.time,
     data: parseStored(record, "data", record.dataJson),
     metadata: parseStored(record, "metadata", record.metadataJson) as EventMetadata,
-  };
+  });
 }
 
 /** Parses one stored JSON column; corrupt JSON is an `EventCorruptError` naming where it is. */

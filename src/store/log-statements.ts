@@ -5,7 +5,8 @@
  * Contract:
  * - `readRange(after, upTo, limit, filter)` returns events with
  *   `after < global_position ≤ upTo` in ascending global position, at most `limit`
- *   (-1 = no limit), filtered by stream, types (bound as one JSON array through
+ *   (-1 = no limit), filtered by stream, types (widened with the old names that upcast to
+ *   them, `storedTypeNames`; bound as one JSON array through
  *   `json_each`) and `version > afterVersion`. Stream-filtered reads seek the
  *   `(stream_id, version)` index from the cursor's version; others walk the rowid range;
  * - nothing here writes outside the statements' own SQL; transactions belong to
@@ -20,6 +21,7 @@
 import type Database from "better-sqlite3";
 import type { EventRecord } from "./log-prepare.ts";
 import type { SubscriptionFilter } from "./log-subscription.ts";
+import { storedTypeNames } from "./events/upcast.ts";
 
 const COLUMNS = `global_position AS globalPosition, event_id AS eventId, stream_id AS streamId, version, type,
   schema_version AS schemaVersion, time, data AS dataJson, metadata AS metadataJson`;
@@ -72,7 +74,7 @@ export function createLogStatements(db: Database.Database) {
     dataVersion: prepare("PRAGMA data_version").pluck(),
     readRange(after: number, upTo: number, limit: number, filter: SubscriptionFilter): EventRecord[] {
       const afterVersion = filter.afterVersion ?? 0;
-      const types = filter.types === undefined ? undefined : JSON.stringify(filter.types);
+      const types = filter.types === undefined ? undefined : JSON.stringify(storedTypeNames(filter.types));
       if (filter.streamId !== undefined) {
         const seen = after === 0 ? 0 : ((streamVersionAt.get(filter.streamId, after) as number | undefined) ?? 0);
         const fromVersion = Math.max(afterVersion, seen);

@@ -55,6 +55,7 @@ import {
   toStoredEvent,
 } from "./log-prepare.ts";
 import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFilter } from "./log-subscription.ts";
+import { storedTypeNames } from "./events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
 import { migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
 import { createPgGroupWriter } from "./pg-writer.ts";
@@ -182,7 +183,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
          WHERE global_position > $1 AND global_position <= h.position AND ($2::text IS NULL OR stream_id = $2)
            AND ($3::text[] IS NULL OR type = ANY($3)) AND version > $4
          ORDER BY global_position LIMIT $5) e ON true`,
-      [after, filter.streamId ?? null, filter.types ?? null, filter.afterVersion ?? 0, limit],
+      [after, filter.streamId ?? null, filter.types ? storedTypeNames(filter.types) : null, filter.afterVersion ?? 0, limit],
     );
     const head = rows.length === 0 ? 0 : Number(rows[0].head);
     return { head, events: rows[0]?.eventId === null ? [] : rows.map(toEvent) };
@@ -226,7 +227,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       const rows = await query<EventRow>(
         `SELECT ${COLUMNS} FROM ${s}.events WHERE global_position > $1 AND ($2::text[] IS NULL OR type = ANY($2))
          ORDER BY global_position LIMIT $3`,
-        [readOptions.fromPosition ?? 0, readOptions.types ?? null, readOptions.limit ?? null],
+        [readOptions.fromPosition ?? 0, readOptions.types ? storedTypeNames(readOptions.types) : null, readOptions.limit ?? null],
       );
       return rows.map(toEvent);
     },

@@ -51,7 +51,7 @@ const knownEvents = (s: string): string => `(
   SELECT json_agg(json_build_object('p', e.global_position, 'id', e.event_id, 's', e.stream_id, 'v', e.version, 't', e.type,
                                     'sv', e.schema_version, 'tm', e.time, 'd', e.data::text, 'm', e.metadata::text) ORDER BY e.version)
   FROM ${s}.events e
-  WHERE e.event_id IN (SELECT x->>'id' FROM json_array_elements(op->'ev') x WHERE (x->>'c')::boolean))`;
+  WHERE e.event_id IN (SELECT x.id FROM json_to_recordset(op.ev) AS x(id text, c boolean) WHERE x.c))`;
 
 const VERSION_1 = (s: string, channel: string): string => `
 CREATE TABLE ${s}.log_head (
@@ -90,7 +90,7 @@ CREATE FUNCTION ${s}.append_batch(batch json, commit_time text) RETURNS json LAN
 DECLARE
   head bigint;
   start_head bigint;
-  op json;
+  op record;
   stream text;
   expected text;
   current bigint;
@@ -103,25 +103,27 @@ BEGIN
   -- and committed in order, so a reader that sees position p sees every p' < p.
   SELECT position INTO head FROM ${s}.log_head WHERE id FOR UPDATE;
   start_head := head;
-  FOR op IN SELECT value FROM json_array_elements(batch) LOOP
-    stream := op->>'s';
-    IF op->>'k' = 'delete' THEN
+  -- Each JSON value is parsed once: json_to_recordset extracts every field in one pass
+  -- (a json column keeps its text verbatim), where ->> would re-parse the text per field.
+  FOR op IN SELECT * FROM json_to_recordset(batch) AS b(k text, s text, e text, f bigint, n integer, ev json) LOOP
+    stream := op.s;
+    IF op.k = 'delete' THEN
       DELETE FROM ${s}.events WHERE stream_id = stream;
       GET DIAGNOSTICS removed = ROW_COUNT;
       DELETE FROM ${s}.streams WHERE stream_id = stream;
       outcomes := outcomes || json_build_object('ok', true, 'removed', removed);
       CONTINUE;
     END IF;
-    IF op->>'f' IS NOT NULL AND NOT EXISTS (
-      SELECT 1 FROM ${s}.stream_owners WHERE stream_id = stream AND token = (op->>'f')::bigint
+    IF op.f IS NOT NULL AND NOT EXISTS (
+      SELECT 1 FROM ${s}.stream_owners WHERE stream_id = stream AND token = op.f
     ) THEN
       outcomes := outcomes || json_build_object('ok', false, 'fenced', (SELECT token FROM ${s}.stream_owners WHERE stream_id = stream));
       CONTINUE;
     END IF;
     SELECT version INTO current FROM ${s}.streams WHERE stream_id = stream;
     current := coalesce(current, 0);
-    expected := op->>'e';
-    wanted := json_array_length(op->'ev');
+    expected := op.e;
+    wanted := op.n;
     IF NOT (expected = 'any' OR (expected = 'no_stream' AND current = 0) OR (expected = 'stream_exists' AND current > 0)
             OR expected = current::text) THEN
       -- A retry of a committed batch skips the version check: report its known events.
@@ -135,9 +137,9 @@ BEGIN
     END IF;
     -- Idempotency rests on the UNIQUE(event_id) constraint, not on a lookup first.
     INSERT INTO ${s}.events (global_position, event_id, stream_id, version, type, schema_version, time, data, metadata)
-      SELECT head + x.ord, x.value->>'id', stream, current + x.ord, x.value->>'t', (x.value->>'v')::integer,
-             coalesce(x.value->>'tm', commit_time), x.value->'d', x.value->'m'
-      FROM json_array_elements(op->'ev') WITH ORDINALITY AS x(value, ord)
+      SELECT head + x.ord, x.id, stream, current + x.ord, x.t, x.v, coalesce(x.tm, commit_time), x.d, x.m
+      FROM ROWS FROM (json_to_recordset(op.ev) AS (id text, c boolean, t text, v integer, tm text, d json, m json))
+           WITH ORDINALITY AS x(id, c, t, v, tm, d, m, ord)
       ON CONFLICT (event_id) DO NOTHING;
     GET DIAGNOSTICS inserted = ROW_COUNT;
     IF inserted < wanted THEN

@@ -98,7 +98,7 @@ function writeJson(write: PgWrite): string {
       `${event.time === undefined ? "" : `"tm":${JSON.stringify(event.time)},`}"d":${event.dataJson},"m":${event.metadataJson}}`,
   );
   const fence = write.fence === undefined ? "" : `,"f":${write.fence}`;
-  return `{"k":"append","s":${stream},"e":${JSON.stringify(String(write.expected))}${fence},"ev":[${events.join(",")}]}`;
+  return `{"k":"append","s":${stream},"e":${JSON.stringify(String(write.expected))}${fence},"n":${events.length},"ev":[${events.join(",")}]}`;
 }
 
 function settleAppend(write: PgAppendWrite, outcome: Outcome, commitTime: string): boolean {

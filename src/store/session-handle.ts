@@ -30,6 +30,7 @@ import type { Observable } from "rxjs";
 import type { SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError } from "../core/errors.ts";
 import type { EventLog, EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
+import { arborEvents, isEventOfType, type ArborEvent } from "./events/catalogue.ts";
 import { sessionStreamId } from "./events/session-events.ts";
 import type { SessionViewInternals } from "./session-view.ts";
 import type { NewEntry, SessionHandle } from "./session-types.ts";
@@ -132,8 +133,8 @@ export function createSessionHandle(log: EventLog, view: SessionViewInternals): 
         const stored = await appendChecked(events);
         const ids = new Set(prepared.map((entry) => entry.id));
         return stored.flatMap((event) => {
-          if (event.type !== "entry.appended") return [];
-          const entry = (event.data as { entry: SessionEntry }).entry;
+          if (!isEventOfType(event, "entry.appended")) return [];
+          const { entry } = event.data;
           return ids.has(entry.id) ? [entry] : [];
         });
       });
@@ -154,8 +155,8 @@ export function createSessionHandle(log: EventLog, view: SessionViewInternals): 
         await appendChecked([{ type: "leaf.moved", data: { leafId, fromLeafId: view.leafId }, metadata: withMetadata(undefined) }]);
       });
     },
-    events$(options = {}): Observable<StoredEvent> {
-      return log.subscribe({ streamId, fromVersion: options.fromVersion ?? 0 });
+    events$(options = {}): Observable<ArborEvent> {
+      return log.subscribe({ streamId, fromVersion: options.fromVersion ?? 0 }).pipe(arborEvents());
     },
     refresh() {
       return serialized(async () => {

@@ -11,6 +11,10 @@
  * - `tokens.total` sums `usage.totalTokens` where reported;
  * - `cost` sums `usage.cost.total` where it is a finite number, else stays `null`;
  * - `unknownUsageMessages` counts assistant messages with no usage or no finite count at all;
+ * - pi 1.x spend outside the context counts too: `usage` entries (any `kind`; `usageEntries`
+ *   counts them) and a tool result's own `usage` (its nested model calls); usage fields pi 1.x
+ *   added (`reasoning`, already inside `output`; `cacheWrite1h`, a part of `cacheWrite`) are
+ *   not added again;
  * - folding is O(content blocks) per entry; `snapshot()` returns a fresh copy.
  *
  * @example
@@ -60,9 +64,30 @@ export function createStatsAccumulator(initial?: SessionStats): StatsAccumulator
         tokens: { input: null, output: null, cacheRead: null, cacheWrite: null, total: null },
         cost: null,
         unknownUsageMessages: 0,
+        usageEntries: 0,
       };
+  stats.usageEntries ??= 0;
+  /** Adds one usage report; true if it had a finite count. */
+  const addUsage = (usage: Partial<Record<string, unknown>> | undefined): boolean => {
+    let reported = false;
+    for (const [field, source] of TOKEN_FIELDS) {
+      const value = usage?.[source];
+      if (finite(value)) {
+        stats.tokens[field] = (stats.tokens[field] ?? 0) + value;
+        reported = true;
+      }
+    }
+    const cost = (usage?.cost as { total?: unknown } | undefined)?.total;
+    if (finite(cost)) stats.cost = (stats.cost ?? 0) + cost;
+    return reported;
+  };
   return {
     add(entry) {
+      if (entry.type === "usage") {
+        stats.usageEntries += 1;
+        addUsage((entry as { usage?: Partial<Record<string, unknown>> }).usage);
+        return;
+      }
       if (entry.type !== "message") return;
       const message = (entry as { message: AgentMessage }).message;
       stats.messages.total += 1;
@@ -76,22 +101,15 @@ export function createStatsAccumulator(initial?: SessionStats): StatsAccumulator
         default:
           stats.messages.other += 1;
       }
+      if (message.role === "toolResult") {
+        addUsage((message as { usage?: Partial<Record<string, unknown>> }).usage);
+        return;
+      }
       if (message.role !== "assistant") return;
       if (Array.isArray(message.content)) {
         for (const block of message.content) if (block?.type === "toolCall") stats.toolCalls += 1;
       }
-      const usage = message.usage as unknown as Partial<Record<string, unknown>> | undefined;
-      let reported = false;
-      for (const [field, source] of TOKEN_FIELDS) {
-        const value = usage?.[source];
-        if (finite(value)) {
-          stats.tokens[field] = (stats.tokens[field] ?? 0) + value;
-          reported = true;
-        }
-      }
-      const cost = (usage?.cost as { total?: unknown } | undefined)?.total;
-      if (finite(cost)) stats.cost = (stats.cost ?? 0) + cost;
-      if (!reported) stats.unknownUsageMessages += 1;
+      if (!addUsage(message.usage as unknown as Partial<Record<string, unknown>> | undefined)) stats.unknownUsageMessages += 1;
     },
     snapshot() {
       return { ...stats, messages: { ...stats.messages }, tokens: { ...stats.tokens } };

@@ -30,7 +30,8 @@ import { InvalidStateError } from "../core/errors.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import type { ContextPlan } from "./context.ts";
 import type { StoredEvent } from "./event-log.ts";
-import type { EntryAppendedData, LeafMovedData, SessionCreatedData } from "./events/session-events.ts";
+import { isEventOfType } from "./events/catalogue.ts";
+import type { SessionCreatedData } from "./events/session-events.ts";
 import { roleOf, STUB_SEQ, type EntryLoader, type EntryStub } from "./lazy-entries.ts";
 import { createStatsAccumulator, type StatsAccumulator } from "./session-stats.ts";
 import type { SessionStats } from "./session-types.ts";
@@ -262,19 +263,9 @@ function createSessionTreeStore() {
 /** The fold of one stored event (the same rules as the per-event store events). */
 /** Folds one stored event into `state` IN PLACE (the same rules as the per-event store events). */
 function foldStoredInto(state: SessionTreeContext, event: StoredEvent): void {
-  switch (event.type) {
-    case "session.created":
-      state.info = event.data as SessionCreatedData;
-      break;
-    case "entry.appended":
-      foldEntryInto(state, (event.data as EntryAppendedData).entry);
-      break;
-    case "leaf.moved":
-      state.leafId = (event.data as LeafMovedData).leafId;
-      break;
-    default:
-      break;
-  }
+  if (isEventOfType(event, "session.created")) state.info = event.data;
+  else if (isEventOfType(event, "entry.appended")) foldEntryInto(state, event.data.entry);
+  else if (isEventOfType(event, "leaf.moved")) state.leafId = event.data.leafId;
   state.version = event.version;
 }
 
@@ -337,22 +328,21 @@ export function createSessionTree(): SessionTree {
           { details: { streamId: event.streamId, version: event.version, expected: current + 1 } },
         );
       }
-      switch (event.type) {
-        case "session.created":
-          store.trigger.sessionCreated({ version: event.version, info: event.data as SessionCreatedData });
-          return { applied: true };
-        case "entry.appended": {
-          const { entry } = event.data as EntryAppendedData;
-          store.trigger.entryAppended({ version: event.version, entry });
-          return { applied: true, entry };
-        }
-        case "leaf.moved":
-          store.trigger.leafMoved({ version: event.version, leafId: (event.data as LeafMovedData).leafId });
-          return { applied: true };
-        default:
-          store.trigger.skipped({ version: event.version });
-          return { applied: true };
+      if (isEventOfType(event, "session.created")) {
+        store.trigger.sessionCreated({ version: event.version, info: event.data });
+        return { applied: true };
       }
+      if (isEventOfType(event, "entry.appended")) {
+        const { entry } = event.data;
+        store.trigger.entryAppended({ version: event.version, entry });
+        return { applied: true, entry };
+      }
+      if (isEventOfType(event, "leaf.moved")) {
+        store.trigger.leafMoved({ version: event.version, leafId: event.data.leafId });
+        return { applied: true };
+      }
+      store.trigger.skipped({ version: event.version });
+      return { applied: true };
     },
     applyAll(events) {
       let expected = store.getSnapshot().context.version + 1;
@@ -369,7 +359,7 @@ export function createSessionTree(): SessionTree {
         expected += 1;
       }
       if (fresh.length > 0) store.trigger.loaded({ events: fresh });
-      return fresh.flatMap((event) => (event.type === "entry.appended" ? [(event.data as EntryAppendedData).entry] : []));
+      return fresh.flatMap((event) => (isEventOfType(event, "entry.appended") ? [event.data.entry] : []));
     },
     restore(snapshot, loader) {
       if (store.getSnapshot().context.version !== 0) throw new InvalidStateError("A snapshot can only be restored into an empty session tree.");

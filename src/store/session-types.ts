@@ -23,6 +23,7 @@ import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
 import type { StreamLease } from "./stream-ownership.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
+import type { ArborEvent } from "./events/catalogue.ts";
 
 /** A problem found while building a context, repaired rather than thrown. */
 export interface ContextDiagnostic {
@@ -32,7 +33,8 @@ export interface ContextDiagnostic {
     | "duplicate_tool_result"
     | "unknown_entry"
     | "missing_parent"
-    | "parent_cycle";
+    | "parent_cycle"
+    | "context_edit_unapplied";
   message: string;
   entryId?: string;
   toolCallId?: string;
@@ -65,6 +67,8 @@ export interface SessionStats {
   cost: number | null;
   /** Assistant messages whose usage was unknown. */
   unknownUsageMessages: number;
+  /** pi 1.x `usage` entries (spend outside the context), counted in `tokens` and `cost`. */
+  usageEntries: number;
 }
 
 /** The in-memory projection of one session. */
@@ -112,8 +116,11 @@ export interface SessionHandle {
   appendEvents(events: NewEvent[]): Promise<StoredEvent[]>;
   /** Moves the leaf; throws EntryNotFoundError for an unknown id. */
   moveLeaf(leafId: string | null): Promise<void>;
-  /** Catch-up then live events of this session. */
-  events$(options?: { fromVersion?: number }): Observable<StoredEvent>;
+  /**
+   * Catch-up then live events of this session, typed as the catalogue union (events of
+   * user-registered types are left out; read them with `log.subscribe`).
+   */
+  events$(options?: { fromVersion?: number }): Observable<ArborEvent>;
   /** Applies events others appended since the view's version; returns how many. Optional for custom handles. */
   refresh?(): Promise<number>;
   /**

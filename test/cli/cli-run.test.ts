@@ -188,7 +188,7 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
     expect(result.code, result.stderr).toBe(143);
     expect(() => process.kill(Number(readFileSync(pidFile, "utf8")), 0)).toThrow();
     const events = await runArbor(["--db", db, "events", await latestSessionId(), "--json"]);
-    expect(events.stdout).toContain('"run.aborted"');
+    expect(events.stdout).toMatch(/"type":"run\.ended".*"status":"aborted"/);
     expect((await contextOf(await latestSessionId())).diagnostics).toEqual([]);
   });
 
@@ -207,7 +207,7 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
     expect(resumed.stdout).toContain("Here is the whole answer.");
     const sessionId = await latestSessionId();
     const events = await runArbor(["--db", db, "events", sessionId, "--json"]);
-    expect(events.stdout).toContain('"run.interrupted"');
+    expect(events.stdout).toMatch(/"type":"run\.ended".*"status":"interrupted"/);
     const context = await contextOf(sessionId);
     expect(context.diagnostics).toEqual([]);
     const users = context.messages.filter((message) => message.role === "user");
@@ -375,7 +375,7 @@ describe("arbor checkout --summarize, compact and run --json", { timeout: 180_00
     const types = result.stdout.trim().split("\n").map((line) => JSON.parse(line).type as string);
     expect(types).toContain("run.started");
     expect(types).toContain("message.delta");
-    expect(types.at(-1)).toBe("run.finished");
+    expect(types.at(-1)).toBe("run.ended");
     expect(result.stdout).not.toContain("session ");
   });
 });

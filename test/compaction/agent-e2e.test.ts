@@ -114,9 +114,9 @@ describe("compaction in agent runs", { timeout: 60_000 }, () => {
       // Without compaction the last request would hold every result (16 × 600+ tokens).
       expect(turns * 600).toBeGreaterThan(WINDOW);
 
-      const appended = events.filter((event) => event.type === "compaction.appended");
+      const appended = events.filter((event) => event.type === "compactionAppended");
       expect(appended.length).toBeGreaterThanOrEqual(2);
-      expect(events.filter((event) => event.type === "compaction.skipped")).toEqual([]);
+      expect(events.filter((event) => event.type === "compactionSkipped")).toEqual([]);
       const view = compactionView(session);
       expect(view.map((item) => item.entryId)).toEqual(appended.map((event) => (event as { entryId: string }).entryId));
       for (const item of view) {
@@ -171,7 +171,7 @@ describe("compaction in agent runs", { timeout: 60_000 }, () => {
       const [first, second] = server.requests.slice(startRequests).map((request) => requestTokens(request.body));
       expect(server.requests.length - startRequests).toBe(2);
       expect(second).toBeLessThan(first / 2);
-      expect(events.map((event) => `${event.type}:${event.reason}`)).toEqual(["compaction.appended:overflow"]);
+      expect(events.map((event) => `${event.type}:${event.reason}`)).toEqual(["compactionAppended:overflow"]);
       expect(compactionView(session)).toHaveLength(1);
       expect(pairingProblems(session.view.buildContext().messages)).toEqual([]);
     } finally {

@@ -129,7 +129,7 @@ describe("compact()", () => {
     const error = await running.catch((caught: unknown) => caught);
     expect(CompactionError.isInstance(error)).toBe(true);
     expect((error as InstanceType<typeof CompactionError>).details.reason).toBe("aborted");
-    expect(events).toEqual(["compaction.started", "compaction.cancelled"]);
+    expect(events).toEqual(["compactionStarted", "compactionCancelled"]);
     expect(isCompacting(session.id)).toBe(false);
     expect(session.view.version).toBe(before.version);
     expect(session.view.getEntries().map((entry) => entry.id)).toEqual(before.entries);

@@ -22,8 +22,8 @@ describe("createCompactionHooks", () => {
     const hooks = createCompactionHooks({ session, model: client, settings, onEvent: (event) => events.push(event) });
     const messages = session.view.buildContext().messages;
     const result = await hooks.betweenTurns({ messages, lastAssistant: last, signal: new AbortController().signal });
-    expect(events[0]).toEqual({ type: "compaction.checked", reason: "threshold", contextTokens: 8500, contextWindow: 10_000, threshold: 8000, compacting: true });
-    expect(events[1]).toMatchObject({ type: "compaction.appended", reason: "threshold", tokensBefore: 8500 });
+    expect(events[0]).toEqual({ type: "compactionChecked", reason: "threshold", contextTokens: 8500, contextWindow: 10_000, threshold: 8000, compacting: true });
+    expect(events[1]).toMatchObject({ type: "compactionAppended", reason: "threshold", tokensBefore: 8500 });
     expect(result?.[0].role).toBe("compactionSummary");
     expect(result).toEqual(session.view.buildContext().messages);
     expect(pairingProblems(result!)).toEqual([]);
@@ -53,7 +53,7 @@ describe("createCompactionHooks", () => {
     await vi.waitFor(() => expect(mock.doStreamCalls.length).toBeGreaterThan(0), { timeout: 10_000 });
     controller.abort();
     expect(await running).toBeUndefined();
-    expect(events.at(-1)).toMatchObject({ type: "compaction.skipped", status: "cancelled" });
+    expect(events.at(-1)).toMatchObject({ type: "compactionSkipped", status: "cancelled" });
     expect({ version: session.view.version, ids: session.view.getEntries().map((entry) => entry.id) }).toEqual(before);
   });
 
@@ -64,7 +64,7 @@ describe("createCompactionHooks", () => {
     const hooks = createCompactionHooks({ session, model: client, settings, onEvent: (event) => events.push(event) });
     const result = await hooks.betweenTurns({ messages: session.view.buildContext().messages, lastAssistant: last, signal: new AbortController().signal });
     expect(result).toBeUndefined();
-    expect(events.at(-1)).toMatchObject({ type: "compaction.skipped", status: "failed", detail: expect.stringMatching(/Summarization failed/) });
+    expect(events.at(-1)).toMatchObject({ type: "compactionSkipped", status: "failed", detail: expect.stringMatching(/Summarization failed/) });
   });
 
   it("sessionBeforeCompact sees the reason; the summarization model writes the summary when set", async () => {

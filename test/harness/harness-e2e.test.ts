@@ -2,6 +2,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { defineTool } from "../../src/core/tools.ts";
@@ -133,7 +134,7 @@ describe("harness end to end over the OpenAI wire (real @ai-sdk/openai client, l
     expect(traces).toContainEqual({ hook: "context", changes: ["messages"] });
     expect(traces).toContainEqual({ hook: "beforeProviderPayload", changes: ["payload"] });
     expect(JSON.stringify(traces)).not.toContain("payload-hook");
-    const blocked = events.find((event) => event.type === "tool.finished" && (event.data as { toolCallId: string }).toolCallId === "call_rm");
+    const blocked = events.filter((e) => isEventOfType(e, "tool.ended")).find((event) => event.data.toolCallId === "call_rm");
     expect(blocked?.data).toMatchObject({ outcome: "blocked", isError: true });
 
     // 3. No API key and no header value anywhere in the SQLite files.

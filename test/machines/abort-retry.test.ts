@@ -3,6 +3,7 @@
  * retries with backoff over a real session and a scripted model.
  */
 import { describe, expect, it } from "vitest";
+import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { z } from "zod";
 import type { AssistantMessage, ToolResultMessage } from "../../src/core/messages.ts";
 import { defineTool } from "../../src/core/tools.ts";
@@ -47,7 +48,8 @@ describe("abort", () => {
     expect(last).toMatchObject({ role: "assistant", stopReason: "aborted", errorMessage: "user pressed stop" });
     expect(last.content).toEqual([{ type: "text", text: "partial answer" }]);
     const types = (await sessionEvents(log, session.id)).map((event) => event.type);
-    expect(types.at(-1)).toBe("run.aborted");
+    expect(types.at(-1)).toBe("run.ended");
+    expect((await sessionEvents(log, session.id)).at(-1)?.data).toMatchObject({ status: "aborted" });
     expect(types.filter((type) => type === "turn.started")).toHaveLength(1);
   });
 
@@ -80,7 +82,7 @@ describe("abort", () => {
       ["A", true, expect.stringMatching(/^Tool "wait" was aborted while running, so it may not have finished.*may need to be run again\.$/)],
       ["B", true, expect.stringMatching(/^Tool "wait" was aborted while running, so it may not have finished.*may need to be run again\.$/)],
     ]);
-    const finished = (await sessionEvents(log, session.id)).filter((e) => e.type === "tool.finished").map((e) => (e.data as { outcome: string }).outcome);
+    const finished = (await sessionEvents(log, session.id)).filter((e) => isEventOfType(e, "tool.ended")).map((e) => e.data.outcome);
     expect(finished).toEqual(["aborted", "aborted"]);
   });
 
@@ -161,7 +163,8 @@ describe("dispose during a run", () => {
     expect((await outcome).status).toBe("interrupted");
     expect(model.calls).toBe(1);
     const types = (await sessionEvents(log, session.id)).map((e) => e.type);
-    expect(types.slice(-2)).toEqual(["turn.ended", "run.interrupted"]);
+    expect(types.slice(-2)).toEqual(["turn.ended", "run.ended"]);
+    expect((await sessionEvents(log, session.id)).at(-1)?.data).toMatchObject({ status: "interrupted" });
     expect(session.view.buildContext().diagnostics).toEqual([]);
     expect(await recoverSession(session)).toMatchObject({ recovered: false });
   });
@@ -175,7 +178,8 @@ describe("errors are data", () => {
     expect(outcome).toMatchObject({ status: "failed", error: "HTTP 400: bad request" });
     expect(session.view.buildContext().messages.at(-1)).toMatchObject({ role: "assistant", stopReason: "error", errorMessage: "HTTP 400: bad request" });
     const types = (await sessionEvents(log, session.id)).map((e) => e.type);
-    expect(types.slice(-3)).toEqual(["message.ended", "turn.ended", "run.failed"]);
+    expect(types.slice(-3)).toEqual(["message.ended", "turn.ended", "run.ended"]);
+    expect((await sessionEvents(log, session.id)).at(-1)?.data).toMatchObject({ status: "failed", error: "HTTP 400: bad request" });
     expect(agent.getState().errorMessage).toBe("HTTP 400: bad request");
   });
 
@@ -206,7 +210,7 @@ describe("retry", () => {
       { type: "retry.started", attempt: 1 },
       { type: "retry.scheduled", attempt: 2, delayMs: 15, error: "429 rate limited", status: 429 },
       { type: "retry.started", attempt: 2 },
-      { type: "retry.finished", attempt: 2, success: true },
+      { type: "retry.ended", attempt: 2, success: true },
     ]);
     const ended = events.filter((e) => e.type === "message.ended" && (e.data as { role: string }).role === "assistant").map((e) => e.data as Record<string, unknown>);
     expect(ended.map((data) => data.discarded ?? false)).toEqual([true, true, false]);
@@ -238,7 +242,7 @@ describe("retry", () => {
     agent.abort();
     expect((await outcome).status).toBe("aborted");
     expect(model.calls).toBe(1);
-    const finished = (await sessionEvents(log, session.id)).find((e) => e.type === "retry.finished");
+    const finished = (await sessionEvents(log, session.id)).find((e) => e.type === "retry.ended");
     expect(finished?.data).toEqual({ attempt: 1, success: false, error: "Retry cancelled" });
   });
 
@@ -268,7 +272,7 @@ describe("observables", () => {
     const secondFinished = deferred();
     const subscription = agent.events$.subscribe((event) => {
       seen.push(event.type);
-      if (seen.filter((type) => type === "run.finished").length === 2) secondFinished.resolve();
+      if (seen.filter((type) => type === "run.ended").length === 2) secondFinished.resolve();
     });
     const states: string[] = [];
     const stateSubscription = agent.state$.subscribe((state) => states.push(state.status));
@@ -278,7 +282,7 @@ describe("observables", () => {
     subscription.unsubscribe();
     stateSubscription.unsubscribe();
     expect(seen[0]).toBe("session.created");
-    expect(seen.filter((type) => type === "run.finished")).toHaveLength(2);
+    expect(seen.filter((type) => type === "run.ended")).toHaveLength(2);
     expect(states[0]).toBe("idle");
     expect(states).toContain("running");
     expect(states.at(-1)).toBe("idle");

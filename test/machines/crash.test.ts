@@ -10,6 +10,7 @@ import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
+import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import type { AssistantMessage, ToolResultMessage } from "../../src/core/messages.ts";
 import { createAgent } from "../../src/machines/agent.ts";
@@ -121,7 +122,7 @@ describe("crash recovery (SIGKILL of a real run)", () => {
     expect(result).toMatchObject({ toolCallId: "call_stuck", isError: true });
     expect((result.content[0] as { text: string }).text).toMatch(/interrupted.*may not have finished.*not re-run.*may need to be run again/);
     const events = await log.readStream(`session-${session.id}`);
-    expect(events.filter((e) => e.type === "run.interrupted")).toHaveLength(1);
+    expect(events.filter((e) => isEventOfType(e, "run.ended") && e.data.status === "interrupted")).toHaveLength(1);
     expect(events.filter((e) => e.type === "tool.started").map((e) => (e.data as { toolCallId: string }).toolCallId)).toEqual(["call_stuck"]);
     // The continued request carried the synthetic result for the interrupted call.
     const body = server.requests.at(-1)!.body as { messages: { role: string; tool_call_id?: string }[] };

@@ -156,7 +156,7 @@ describe("recoverSession", () => {
     expect(await recoverSession(session)).toMatchObject({ recovered: false });
   });
 
-  it("closes an unfinished run: results for calls without one, the open turn, run.interrupted", async () => {
+  it("closes an unfinished run: results for calls without one, the open turn, run.ended (interrupted)", async () => {
     const { log, session } = await memorySession();
     const runId = "run-1";
     await appendUnfinishedRun(session, runId, { provider: "p", modelId: "m", api: "a" });
@@ -167,7 +167,7 @@ describe("recoverSession", () => {
     const last = context.messages.at(-1)!;
     expect(last).toMatchObject({ role: "toolResult", toolCallId: "c2", isError: true });
     const types = (await sessionEvents(log, session.id)).map((e) => e.type);
-    expect(types.slice(-3)).toEqual(["message.ended", "turn.ended", "run.interrupted"]);
+    expect(types.slice(-3)).toEqual(["message.ended", "turn.ended", "run.ended"]);
     // continue() then runs from the repaired context.
     const model = fakeModel([{ text: "resumed" }]);
     const outcome = await createAgent({ session, model }).continue();

@@ -34,7 +34,7 @@ describe("tool batches", () => {
     const agent = createAgent({ session, model, tools: [gated, sleepTool("fast")] });
     const bFinished = deferred();
     agent.runEvents$.subscribe((event) => {
-      if (event.type === "tool.finished" && (event.data as { toolCallId: string }).toolCallId === "B") bFinished.resolve();
+      if (event.type === "tool.ended" && event.data.toolCallId === "B") bFinished.resolve();
     });
     const outcome = agent.prompt("go");
     await bFinished.promise;
@@ -140,7 +140,7 @@ describe("tool batches", () => {
     const tools = (await sessionEvents(log, session.id))
       .filter((event) => event.type.startsWith("tool."))
       .map((event) => `${event.type}:${(event.data as { toolCallId: string }).toolCallId}`);
-    expect(tools).toEqual(["tool.started:A", "tool.updated:A", "tool.finished:A", "tool.started:B", "tool.updated:B", "tool.finished:B"]);
+    expect(tools).toEqual(["tool.started:A", "tool.updated:A", "tool.ended:A", "tool.started:B", "tool.updated:B", "tool.ended:B"]);
   });
 
   it("times a tool out and says so", async () => {

@@ -68,7 +68,7 @@ describe("tool-execution machine: every simple path, executed", () => {
   it("covers every state of the machine", () => {
     const reached = new Set(paths.map((path) => String(path.state.value)));
     expect([...reached].sort()).toEqual(
-      ["aborted", "blocked", "executing", "failed", "finalizing", "invalid", "notFound", "preparing", "ready", "skipped", "succeeded", "timedOut"].sort(),
+      ["aborted", "blocked", "executing", "failed", "finalizing", "invalid", "not_found", "preparing", "ready", "skipped", "succeeded", "timed_out"].sort(),
     );
   });
 
@@ -232,9 +232,10 @@ describe("run machine: shortest paths to every state, executed", () => {
     const done = await waitFor(actor, (snapshot) => snapshot.status === "done", { timeout: 10_000 });
     expect(done.context.output?.status).toBe(String(path.state.value));
     await writer.flush();
-    const logged = (await sessionEvents(log, session.id)).map((event) => event.type);
-    const terminal = { done: "run.finished", failed: "run.failed", aborted: "run.aborted", interrupted: "run.interrupted" }[String(path.state.value)];
-    expect(logged.at(-1)).toBe(terminal);
+    const stored = await sessionEvents(log, session.id);
+    const logged = stored.map((event) => event.type);
+    expect(logged.at(-1)).toBe("run.ended");
+    expect(stored.at(-1)?.data).toMatchObject({ status: String(path.state.value) });
     expect(logged.filter((type) => type === "turn.started").length).toBe(logged.filter((type) => type === "turn.ended").length);
   });
 });

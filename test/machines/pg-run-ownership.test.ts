@@ -6,6 +6,7 @@
  * completes.
  */
 import { afterEach, describe, expect, it } from "vitest";
+import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { SessionBusyError } from "../../src/core/errors.ts";
 import { createAgent } from "../../src/machines/agent.ts";
@@ -21,8 +22,7 @@ afterEach(async () => {
   for (const close of closers.splice(0).reverse()) await close();
 });
 
-const isInterrupted = (event: { type: string; data: unknown }) =>
-  event.type === "run.interrupted" || (event.type === "run.ended" && (event.data as { status?: string }).status === "interrupted");
+const isInterrupted = (event: { type: string; data: unknown }) => isEventOfType(event, "run.ended") && event.data.status === "interrupted";
 
 describe("PostgreSQL: one writer per session across processes", () => {
   it("refuses a second process's run, then takes over after the owner is SIGKILLed and recovers its run", async () => {

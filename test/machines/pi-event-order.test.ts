@@ -66,10 +66,7 @@ export function toPiBriefs(events: StoredEvent[]): Brief[] {
       case "run.started":
         briefs.push({ t: "agent_start" });
         break;
-      case "run.finished":
-      case "run.failed":
-      case "run.aborted":
-      case "run.interrupted":
+      case "run.ended":
         briefs.push({ t: "agent_end" });
         break;
       case "turn.started":
@@ -107,7 +104,7 @@ export function toPiBriefs(events: StoredEvent[]): Brief[] {
       case "tool.updated":
         briefs.push({ t: "tool_execution_update", id: data.toolCallId });
         break;
-      case "tool.finished":
+      case "tool.ended":
         briefs.push({ t: "tool_execution_end", id: data.toolCallId, isError: data.isError });
         break;
     }
@@ -169,7 +166,7 @@ describe("event order matches pi 0.73.1", () => {
     const model = fakeModel([twoCalls, { text: "never" }]);
     const agent = createAgent({ session, model, tools: [sleepTool("slow"), sleepTool("fast")] });
     const subscription = agent.runEvents$.subscribe((event) => {
-      if (event.type === "tool.finished" && (event.data as { toolCallId: string }).toolCallId === "B") {
+      if (event.type === "tool.ended" && event.data.toolCallId === "B") {
         subscription.unsubscribe();
         agent.abort();
       }

@@ -96,7 +96,7 @@ describe("createSessionWriter", () => {
     const writer = createSessionWriter({ session, onError: (error) => errors.push(error) });
     writer.push(runEvent({ runId: "r" }, "run.started", { runId: "r", kind: "prompt" }));
     await writer.flush();
-    writer.push(runEvent({ runId: "r" }, "run.finished", { runId: "r", turns: 1 }));
+    writer.push(runEvent({ runId: "r" }, "run.ended", { runId: "r", status: "done", turns: 1 }));
     await writer.flush();
     expect(errors).toHaveLength(1);
     expect(ExpectedVersionConflictError.isInstance(writer.failure)).toBe(true);

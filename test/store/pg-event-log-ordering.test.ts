@@ -63,7 +63,7 @@ function naiveReader(client: pg.Client, table: string) {
 
 /** The append_batch call of one event, as the log sends it. */
 const batchOf = (stream: string, text: string) =>
-  JSON.stringify([{ k: "append", s: stream, e: "any", ev: [{ id: `${stream}-${text}`, c: true, t: "note.added", v: 1, d: { text }, m: {} }] }]);
+  JSON.stringify([{ k: "append", s: stream, e: "any", n: 1, ev: [{ id: `${stream}-${text}`, c: true, t: "note.added", v: 1, d: { text }, m: {} }] }]);
 
 describe("PostgreSQL log: global order without gaps", () => {
   it("a naive BIGSERIAL reader skips an event written by a slow transaction that began before a faster one", async () => {

@@ -11,6 +11,10 @@
  *   with `invalidEntries: "skip"` such entries are skipped with an `invalid_entry` diagnostic;
  * - entry types Arbor does not know are kept verbatim (they round-trip through export) and are
  *   left out of the context;
+ * - pi 1.x files (header version 3, service-protocols.md §5) import whole: `usage` and
+ *   `context_edit` entries are understood (stats, context), system messages, compaction
+ *   `systemMessage`, `stopReason: "deferred"` and unknown fields are kept verbatim; what Arbor
+ *   keeps without applying is reported, one `unmodeled` diagnostic per feature;
  * - a repeated entry id gets a fresh id (`duplicate_id` diagnostic); links to it keep pointing
  *   at the first entry with that id;
  * - the session and all entries are written in ONE atomic append; the leaf is the last entry
@@ -91,6 +95,7 @@ export function piEntriesFromText(
     seen.add(valid.id);
     entries.push(valid);
   }
+  diagnostics.push(...unmodeledDiagnostics(migrated.lines, entries));
   if (problems.length > 0 && (options.invalidEntries ?? "reject") === "reject") {
     throw new SessionImportError(
       `${source} has ${problems.length} invalid entr${problems.length === 1 ? "y" : "ies"}; nothing was imported (pass invalidEntries: "skip" to import the rest). ` +
@@ -100,6 +105,42 @@ export function piEntriesFromText(
     );
   }
   return { header: parsed.header, entries, diagnostics, fromVersion: migrated.fromVersion };
+}
+
+/** What Arbor keeps but does not apply, per pi 1.x feature (service-protocols.md §5). */
+const UNMODELED: { test: (entry: Record<string, unknown>) => boolean; what: string }[] = [
+  {
+    test: (entry) => entry.type === "message" && (entry.message as { role?: unknown }).role === "system",
+    what: "pi 1.x system message(s) (role \"system\") kept and exported but not applied: Arbor's harness builds the system prompt and tool set",
+  },
+  {
+    test: (entry) => entry.type === "compaction" && entry.systemMessage !== undefined,
+    what: "compaction systemMessage(s) kept and exported but not applied (Arbor's harness owns the system prompt)",
+  },
+  {
+    test: (entry) => entry.type === "message" && (entry.message as { stopReason?: unknown }).stopReason === "deferred",
+    what: "assistant message(s) with stopReason \"deferred\" kept; Arbor treats them as finished turns",
+  },
+  {
+    test: (entry) => {
+      if (entry.type !== "context_edit") return false;
+      const replacement = entry.replacement as { role?: unknown } | null | undefined;
+      return replacement !== null && (typeof replacement !== "object" || typeof replacement.role !== "string" || replacement.role === "system");
+    },
+    what: "context_edit entr(ies) whose replacement is not a message kept but not applied (the target is sent unchanged)",
+  },
+];
+
+function unmodeledDiagnostics(lines: readonly { line: number; entry: Record<string, unknown> }[], kept: readonly SessionEntry[]): ImportDiagnostic[] {
+  const keptEntries = new Set<unknown>(kept);
+  const diagnostics: ImportDiagnostic[] = [];
+  for (const { test, what } of UNMODELED) {
+    const at = lines.filter(({ entry }) => keptEntries.has(entry) && test(entry)).map(({ line }) => line);
+    if (at.length === 0) continue;
+    const where = at.slice(0, 5).join(", ") + (at.length > 5 ? `, … ${at.length - 5} more` : "");
+    diagnostics.push({ kind: "unmodeled", line: at[0], message: `${at.length} ${what} (line${at.length === 1 ? "" : "s"} ${where}).` });
+  }
+  return diagnostics;
 }
 
 /**

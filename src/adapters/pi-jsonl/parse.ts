@@ -32,7 +32,8 @@ export interface ImportDiagnostic {
     | "invalid_entry"
     | "duplicate_id"
     | "dangling_first_kept"
-    | "migrated";
+    | "migrated"
+    | "unmodeled";
   /** 1-based line number in the source file, when the problem is on one line. */
   line?: number;
   message: string;

@@ -45,7 +45,9 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
       let running: Promise<RunOutcome> | undefined;
       const say = (text: string) => process.stdout.write(`${text}\n`);
       const start = (work: () => Promise<RunOutcome>) => {
-        running = work().finally(() => {
+        running = work().finally(async () => {
+          // The prompt comes after the run's last event is printed (PostgreSQL delivers asynchronously).
+          await printer.caughtUp(harness.session.view.version);
           running = undefined;
           lines.prompt();
         });
@@ -104,6 +106,7 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
       process.stdin.destroy();
       if (running) await running.catch(() => undefined);
       await harness.waitForIdle();
+      await printer.caughtUp(harness.session.view.version);
       printer.stop();
       await harness.close();
       inspector?.stop();

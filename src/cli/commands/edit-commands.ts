@@ -18,11 +18,15 @@
  * ```
  */
 import type { Command } from "commander";
-import { exportPiSession, exportPiSessionToFile, importPiSession } from "../../adapters/pi-jsonl/index.ts";
 import { existsSync } from "node:fs";
 import { SessionImportError } from "../../core/errors.ts";
 import { CliError } from "../cli-error.ts";
-import { openStore, resolveEntryId } from "../store-context.ts";
+
+/** Loaded on first use by an action, so that `arbor --help` does not load the log, the models and their schemas. */
+const loadActions = async () => ({
+  ...(await import("../../adapters/pi-jsonl/index.ts")),
+  ...(await import("../store-context.ts")),
+});
 
 interface DbFlags {
   db?: string;
@@ -40,6 +44,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<session>", "session id, unique prefix, or latest")
     .option("--at <entry>", "fork at this entry")
     .action(async (reference: string, flags: { at?: string }) => {
+      const { openStore, resolveEntryId } = await loadActions();
       const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
@@ -58,6 +63,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<entry>", "entry id or unique prefix")
     .argument("<label>", "the label text")
     .action(async (reference: string, entryReference: string, label: string) => {
+      const { openStore, resolveEntryId } = await loadActions();
       const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSessionForWrite(reference);
@@ -74,6 +80,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .description("Delete a session (its events are physically removed)")
     .argument("<session>", "session id or unique prefix")
     .action(async (reference: string) => {
+      const { openStore } = await loadActions();
       const store = openStore(globals(), { readOnly: true });
       try {
         const id = (await store.openSessionForWrite(reference)).id;
@@ -91,6 +98,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .option("-o, --output <file>", "write to this file instead of stdout")
     .option("--force", "overwrite an existing output file")
     .action(async (reference: string, flags: { output?: string; force?: boolean }) => {
+      const { exportPiSession, exportPiSessionToFile, openStore } = await loadActions();
       const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
@@ -115,6 +123,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .option("--json", "print {sessionId, diagnostics} as JSON")
     .option("--skip-invalid", "import the rest when some entries are invalid (each skipped one is reported)")
     .action(async (file: string, flags: { json?: boolean; skipInvalid?: boolean }) => {
+      const { importPiSession, openStore } = await loadActions();
       const store = openStore(globals());
       try {
         let imported;

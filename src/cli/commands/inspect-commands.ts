@@ -16,10 +16,15 @@
  * ```
  */
 import type { Command } from "commander";
-import { messageText } from "../../core/messages.ts";
-import { renderTree } from "../render-tree.ts";
 import type { SessionStats, SessionSummary } from "../../store/session-types.ts";
-import { openStore, resolveEntryId, type CliStore } from "../store-context.ts";
+import type { CliStore } from "../store-context.ts";
+
+/** Loaded on first use by an action, so that `arbor --help` does not load the log, the models and their schemas. */
+const loadActions = async () => ({
+  ...(await import("../store-context.ts")),
+  ...(await import("../render-tree.ts")),
+  ...(await import("../../core/messages.ts")),
+});
 
 interface DbFlags {
   db?: string;
@@ -55,6 +60,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .description("List sessions, newest first")
     .option("--json", "print JSON")
     .action(async (flags: { json?: boolean }) => {
+      const { openStore } = await loadActions();
       let store;
       try {
         store = openStore(globals(), { readOnly: true });
@@ -82,6 +88,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .argument("<session>", "session id, unique prefix, or latest")
     .option("--json", "print JSON")
     .action(async (reference: string, flags: { json?: boolean }) => {
+      const { openStore, renderTree } = await loadActions();
       const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
@@ -103,6 +110,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .option("--leaf <entry>", "build the context for this entry instead of the leaf")
     .option("--json", "print JSON")
     .action(async (reference: string, flags: { leaf?: string; json?: boolean }) => {
+      const { openStore, resolveEntryId, messageText } = await loadActions();
       const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
@@ -131,6 +139,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .option("--follow", "keep printing new events")
     .option("--json", "print JSON lines")
     .action(async (reference: string, flags: { from: string; follow?: boolean; json?: boolean }) => {
+      const { openStore } = await loadActions();
       const store = openStore(globals(), { readOnly: true });
       const fromPosition = Number(flags.from);
       if (!Number.isInteger(fromPosition) || fromPosition < 0) {

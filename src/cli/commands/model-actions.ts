@@ -86,6 +86,7 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
           const alreadySaved = leaf?.type === "message" && (leaf as MessageEntry).message.role === "user" && messageText((leaf as MessageEntry).message) === prompt;
           const outcome = prompt && !alreadySaved ? await harness.prompt(prompt) : await harness.continue();
           await harness.waitForIdle();
+          await printer.caughtUp(harness.session.view.version);
           exit.code = outcome.status === "aborted" && stopSignal ? EXIT_BY_SIGNAL[stopSignal] : EXIT_CODES[outcome.status];
           if (outcome.status === "failed" && outcome.error && !printer.reportedError()) process.stderr.write(`arbor: run failed: ${outcome.error}\n`);
           if (!flags.json) process.stderr.write(`session ${harness.id}\n`);

@@ -8,15 +8,11 @@
  * ```
  */
 import type { z } from "zod";
+import { EVENT_CATALOGUE } from "./catalogue.ts";
 import { createEventRegistry, type EventRegistry } from "./registry.ts";
-import { RUN_EVENT_SCHEMAS } from "./run-events.ts";
-import { SESSION_EVENT_SCHEMAS } from "./session-events.ts";
 
-/** Every built-in event type with its current schema version. */
-export const BUILTIN_EVENT_SCHEMAS: Record<string, { version: number; schema: z.ZodType }> = {
-  ...SESSION_EVENT_SCHEMAS,
-  ...RUN_EVENT_SCHEMAS,
-};
+/** Every built-in event type with its current schema version (the catalogue, untyped). */
+export const BUILTIN_EVENT_SCHEMAS: Record<string, { version: number; schema: z.ZodType }> = EVENT_CATALOGUE;
 
 /** A fresh registry holding every built-in event type. */
 export function createDefaultEventRegistry(): EventRegistry {
@@ -29,3 +25,5 @@ export function createDefaultEventRegistry(): EventRegistry {
 
 export { createEventRegistry, type EventRegistry } from "./registry.ts";
 export * from "./session-events.ts";
+export * from "./catalogue.ts";
+export { storedTypeNames, upcastStoredEvent } from "./upcast.ts";

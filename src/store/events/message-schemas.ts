@@ -44,7 +44,7 @@ export const agentMessageSchema = z.discriminatedUnion("role", [
     provider: z.string().optional(),
     model: z.string().optional(),
     usage: usageSchema.optional(),
-    stopReason: z.enum(["stop", "length", "toolUse", "error", "aborted"]),
+    stopReason: z.enum(["stop", "length", "toolUse", "error", "aborted", "deferred"]),
     errorMessage: z.string().optional(),
     timestamp: z.number(),
   }),
@@ -60,6 +60,8 @@ export const agentMessageSchema = z.discriminatedUnion("role", [
   z.looseObject({ role: z.literal("bashExecution"), command: z.string(), output: z.string(), timestamp: z.number() }),
   z.looseObject({ role: z.literal("compactionSummary"), summary: z.string(), tokensBefore: z.number() }),
   z.looseObject({ role: z.literal("branchSummary"), summary: z.string(), fromId: z.string() }),
+  // pi 1.x: a system-prompt patch (kept, not applied).
+  z.looseObject({ role: z.literal("system") }),
 ]);
 
 const base = { id: z.string().min(1), parentId: z.string().nullable(), timestamp: z.string() };
@@ -98,6 +100,9 @@ export const knownEntrySchema = z.discriminatedUnion("type", [
   }),
   z.looseObject({ type: z.literal("label"), ...base, targetId: z.string(), label: z.string().optional() }),
   z.looseObject({ type: z.literal("session_info"), ...base, name: z.string().optional() }),
+  // pi 1.x; unknown kinds are accepted.
+  z.looseObject({ type: z.literal("usage"), ...base, kind: z.string(), provider: z.string().optional(), model: z.string().optional(), usage: usageSchema.optional() }),
+  z.looseObject({ type: z.literal("context_edit"), ...base, targetId: z.string(), replacement: z.unknown() }),
 ]);
 
 const KNOWN = new Set(knownEntrySchema.options.map((option) => option.shape.type.value as string));

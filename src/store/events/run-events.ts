@@ -6,11 +6,13 @@
  * - run events hold **no message content** except `message.delta` (needed to replay a
  *   stream in progress) and `queue.changed` enqueues (needed to restore queues);
  *   content lives in `entry.appended` (purista's privacy rule, relaxed where replay needs it);
- * - a run ends with exactly one of run.finished | run.failed | run.aborted | run.interrupted.
+ * - every lifecycle ends the same way: `<noun>.started` ... `<noun>.ended` (run, turn, message,
+ *   tool, retry); a run ends with exactly one `run.ended` whose `status` says how
+ *   (`done | failed | aborted | interrupted`, the same words as `RunOutcome.status`).
  *
  * @example
  * ```ts
- * session.events$().pipe(filter((event) => event.type === "tool.finished"));
+ * session.events$().pipe(ofType("tool.ended")).subscribe((event) => console.log(event.data.outcome));
  * ```
  */
 import { z } from "zod";
@@ -23,22 +25,27 @@ export const runStartedSchema = z.object({
   kind: z.enum(["prompt", "continue"]),
   model: z.object({ provider: z.string(), modelId: z.string(), api: z.string().optional() }).optional(),
 });
-export const runFinishedSchema = z.object({ runId, turns: z.number().int() });
-export const runFailedSchema = z.object({
-  runId,
-  error: z.string(),
-  /** Stable code when the failure is an Arbor error (e.g. `EXPECTED_VERSION_CONFLICT`). */
-  code: z.string().optional(),
-});
-export const runAbortedSchema = z.object({ runId, reason: z.string().optional() });
-export const runInterruptedSchema = z.object({
-  runId,
-  reason: z.string(),
-  /** Tool calls that got a synthetic "interrupted" result during recovery. */
-  interruptedToolCallIds: z.array(z.string()).optional(),
-  /** The entry of the partial assistant message closed as aborted during recovery. */
-  closedMessageEntryId: z.string().optional(),
-});
+/** `run.ended` v2 (v1 was four types, `run.finished` / `run.failed` / `run.aborted` / `run.interrupted`): how the run ended (`status`), plus the fields of that ending. */
+export const runEndedSchema = z.discriminatedUnion("status", [
+  z.object({ runId, status: z.literal("done"), turns: z.number().int() }),
+  z.object({
+    runId,
+    status: z.literal("failed"),
+    error: z.string(),
+    /** Stable code when the failure is an Arbor error (e.g. `EXPECTED_VERSION_CONFLICT`). */
+    code: z.string().optional(),
+  }),
+  z.object({ runId, status: z.literal("aborted"), reason: z.string().optional() }),
+  z.object({
+    runId,
+    status: z.literal("interrupted"),
+    reason: z.string(),
+    /** Tool calls that got a synthetic "interrupted" result during recovery. */
+    interruptedToolCallIds: z.array(z.string()).optional(),
+    /** The entry of the partial assistant message closed as aborted during recovery. */
+    closedMessageEntryId: z.string().optional(),
+  }),
+]);
 
 export const turnStartedSchema = z.object({ runId, turnId: z.string(), index: z.number().int() });
 export const turnEndedSchema = z.object({
@@ -79,7 +86,7 @@ export const messageEndedSchema = z.object({
 
 export const toolStartedSchema = z.object({ toolCallId: z.string(), toolName: z.string() });
 export const toolUpdatedSchema = z.object({ toolCallId: z.string(), toolName: z.string() });
-export const toolFinishedSchema = z.object({
+export const toolEndedSchema = z.object({
   toolCallId: z.string(),
   toolName: z.string(),
   isError: z.boolean(),
@@ -105,7 +112,7 @@ export const retryScheduledSchema = z.object({
 });
 export const retryStartedSchema = z.object({ attempt: z.number().int() });
 
-export const retryFinishedSchema = z.object({ attempt: z.number().int(), success: z.boolean(), error: z.string().optional() });
+export const retryEndedSchema = z.object({ attempt: z.number().int(), success: z.boolean(), error: z.string().optional() });
 
 export const hookAppliedSchema = z.object({ hook: z.string(), changes: z.array(z.string()) });
 export const hookFailedSchema = z.object({ hook: z.string(), error: z.string() });
@@ -113,10 +120,7 @@ export const hookFailedSchema = z.object({ hook: z.string(), error: z.string() }
 /** Run event types with their current schema version and schema. */
 export const RUN_EVENT_SCHEMAS = {
   "run.started": { version: 1, schema: runStartedSchema },
-  "run.finished": { version: 1, schema: runFinishedSchema },
-  "run.failed": { version: 1, schema: runFailedSchema },
-  "run.aborted": { version: 1, schema: runAbortedSchema },
-  "run.interrupted": { version: 1, schema: runInterruptedSchema },
+  "run.ended": { version: 2, schema: runEndedSchema },
   "turn.started": { version: 1, schema: turnStartedSchema },
   "turn.ended": { version: 1, schema: turnEndedSchema },
   "message.started": { version: 1, schema: messageStartedSchema },
@@ -124,11 +128,11 @@ export const RUN_EVENT_SCHEMAS = {
   "message.ended": { version: 1, schema: messageEndedSchema },
   "tool.started": { version: 1, schema: toolStartedSchema },
   "tool.updated": { version: 1, schema: toolUpdatedSchema },
-  "tool.finished": { version: 1, schema: toolFinishedSchema },
+  "tool.ended": { version: 2, schema: toolEndedSchema },
   "queue.changed": { version: 1, schema: queueChangedSchema },
   "retry.scheduled": { version: 1, schema: retryScheduledSchema },
   "retry.started": { version: 1, schema: retryStartedSchema },
-  "retry.finished": { version: 1, schema: retryFinishedSchema },
+  "retry.ended": { version: 2, schema: retryEndedSchema },
   "hook.applied": { version: 1, schema: hookAppliedSchema },
   "hook.failed": { version: 1, schema: hookFailedSchema },
 } as const;

@@ -1,0 +1,52 @@
+// The README's harness: a coding agent with pi's tools confined to a folder, a custom tool and a
+// blocking hook, on a SQLite log. `node harness.mjs` needs OPENAI_API_KEY (or OPENAI_BASE_URL for a
+// local server); with ARBOR_EXAMPLE_SELF_TEST=1 it runs against Arbor's loopback test server.
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createCodingTools, createExecutionEnv, createHarness, createOpenAIModel, defineTool } from "arbor-agent";
+import { startOpenAIServer, textResponse, toolCallResponse } from "arbor-agent/testing";
+import { z } from "zod";
+
+const selfTest = process.env.ARBOR_EXAMPLE_SELF_TEST === "1";
+const root = mkdtempSync(join(tmpdir(), "arbor-example-"));
+writeFileSync(join(root, "notes.txt"), "TODO: write the README\n");
+const server = selfTest
+  ? await startOpenAIServer({
+      responses: [
+        toolCallResponse([{ id: "call_1", name: "read", arguments: { path: "notes.txt" } }]),
+        toolCallResponse([{ id: "call_2", name: "bash", arguments: { command: "rm -rf /" } }]),
+        textResponse("One TODO: write the README."),
+      ],
+    })
+  : undefined;
+
+const harness = await createHarness({
+  eventLogPath: join(root, ".arbor", "arbor.db"),
+  models: { main: createOpenAIModel({ modelId: "gpt-4o-mini", api: "chat", ...(server ? { baseURL: server.url, apiKey: "test" } : {}) }) },
+  tools: [
+    ...createCodingTools(createExecutionEnv({ root })),
+    defineTool({
+      name: "now",
+      description: "Current time",
+      parameters: z.object({}),
+      execute: async () => ({ content: [{ type: "text", text: new Date().toISOString() }] }),
+    }),
+  ],
+  hooks: {
+    toolCall: ({ toolName, input }) =>
+      toolName === "bash" && String(input.command).includes("rm -rf") ? { block: true, reason: "not here" } : undefined,
+  },
+});
+const toolOutcomes = [];
+harness.events$.subscribe((event) => {
+  if (event.type === "tool.ended" || event.type === "tool.finished") toolOutcomes.push(`${event.data.toolName}:${event.data.outcome}`);
+});
+const outcome = await harness.prompt("list the TODOs in this folder");
+await harness.close();
+await server?.close();
+console.log(`run ${outcome.status}; tools: ${toolOutcomes.join(", ")}`);
+if (selfTest) {
+  if (outcome.status !== "done" || !toolOutcomes.includes("read:succeeded") || !toolOutcomes.includes("bash:blocked")) process.exit(1);
+  console.log("example ok");
+}

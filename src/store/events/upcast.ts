@@ -1,0 +1,80 @@
+/**
+ * Upcasting: old event names and shapes become the catalogue's current ones on read.
+ *
+ * Contract (ours; the read-time upcaster is the usual event-sourcing practice, e.g.
+ * Marten's and Axon's upcasters):
+ * - stored rows are never rewritten: `upcastStoredEvent` runs on every decoded row, in
+ *   the log's one row decoder (`toStoredEvent` in `../log-prepare.ts`), so readStream,
+ *   readAll, subscriptions and everything above them (projections, recovery, the CLI's
+ *   `events` command, pi export) see current names only. A new `EventLog`
+ *   implementation must call it on every event it reads;
+ * - a type filter on read (`readAll({ types })`, `subscribe({ types })`) is widened with
+ *   `storedTypeNames` so that asking for `run.ended` also finds rows stored as `run.failed`;
+ * - `eventId`, `version`, `globalPosition`, `time` and `metadata` are kept; `type`,
+ *   `schemaVersion` and `data` become the current ones;
+ * - an event that is already current is returned as is (same object).
+ *
+ * | stored as (v1) | read as |
+ * | --- | --- |
+ * | `run.finished` | `run.ended` v2, `status: "done"` |
+ * | `run.failed` | `run.ended` v2, `status: "failed"` |
+ * | `run.aborted` | `run.ended` v2, `status: "aborted"` |
+ * | `run.interrupted` | `run.ended` v2, `status: "interrupted"` |
+ * | `tool.finished` | `tool.ended` v2, same fields |
+ * | `retry.finished` | `retry.ended` v2, same fields |
+ *
+ * @example
+ * ```ts
+ * upcastStoredEvent({ ...stored, type: "run.finished", schemaVersion: 1, data: { runId: "r", turns: 1 } }).data.status; // "done"
+ * ```
+ */
+import type { StoredEvent } from "../event-log.ts";
+
+interface Upcaster {
+  type: string;
+  schemaVersion: number;
+  data: (data: object) => object;
+}
+
+const runEnded = (status: "done" | "failed" | "aborted" | "interrupted"): Upcaster => ({ type: "run.ended", schemaVersion: 2, data: (data) => ({ ...data, status }) });
+const renamed = (type: string): Upcaster => ({ type, schemaVersion: 2, data: (data) => data });
+
+/** Old stored type (schema version 1) → its current form. */
+const UPCASTERS: ReadonlyMap<string, Upcaster> = new Map([
+  ["run.finished", runEnded("done")],
+  ["run.failed", runEnded("failed")],
+  ["run.aborted", runEnded("aborted")],
+  ["run.interrupted", runEnded("interrupted")],
+  ["tool.finished", renamed("tool.ended")],
+  ["retry.finished", renamed("retry.ended")],
+]);
+
+/**
+ * The event in its current name and shape (see the module contract). Never throws.
+ *
+ * @example
+ * ```ts
+ * const current = upcastStoredEvent(decodedRow);
+ * ```
+ */
+export function upcastStoredEvent(event: StoredEvent): StoredEvent {
+  const upcaster = event.schemaVersion === 1 ? UPCASTERS.get(event.type) : undefined;
+  if (!upcaster || typeof event.data !== "object" || event.data === null) return event;
+  return { ...event, type: upcaster.type, schemaVersion: upcaster.schemaVersion, data: upcaster.data(event.data) };
+}
+
+/**
+ * The stored type names to match for a read filter on `types`: the types themselves
+ * plus the old names that upcast to them.
+ *
+ * @example
+ * ```ts
+ * storedTypeNames(["run.ended"]); // ["run.ended", "run.finished", "run.failed", "run.aborted", "run.interrupted"]
+ * ```
+ */
+export function storedTypeNames(types: readonly string[]): string[] {
+  const wanted = new Set(types);
+  const names = [...types];
+  for (const [old, upcaster] of UPCASTERS) if (wanted.has(upcaster.type) && !wanted.has(old)) names.push(old);
+  return names;
+}
