@@ -23,8 +23,8 @@
  * - {@link ExecutionEnv.openFile} refuses a regular file with more than one hard link (its other
  *   names may be outside the root, which no path check can see) unless `allowHardLinks` is true;
  *   the error names that option (issue 19 finding 2).
- * Limits: bash commands are not confined by this policy (a shell can `cd /`); only their cwd and
- * environment are set, unless a sandbox is chosen (`sandbox.ts`).
+ * - {@link ExecutionEnv.sandbox} is how bash commands are confined (`sandbox.ts`); the default
+ *   `"none"` confines nothing (a shell can `cd /`), only their cwd and environment are set.
  *
  * @example
  * ```ts
@@ -39,6 +39,7 @@ import { mkdirSync, realpathSync, statSync, type Stats } from "node:fs";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { HarnessConfigError, PathEscapeError } from "../core/errors.ts";
+import { createSandbox, type Sandbox, type SandboxMode, type SandboxOptions } from "./sandbox.ts";
 import { openBase, openDirectoryBeneath, openFileIn, type FileIdentity, type HeldDirectory } from "./beneath.ts";
 
 /**
@@ -70,6 +71,11 @@ export interface ExecutionEnvOptions {
    * no path check can see, so it is refused.
    */
   allowHardLinks?: boolean;
+  /**
+   * How bash commands are confined (`sandbox.ts`): `"none"` (default: not at all), `"bubblewrap"`,
+   * a provider function, or {@link SandboxOptions} with network and limits.
+   */
+  sandbox?: SandboxMode | SandboxOptions;
 }
 
 /** Options of {@link ExecutionEnv.openDirectory}. */
@@ -119,6 +125,8 @@ export interface ExecutionEnv {
   /** Creates the spill directory if needed and returns its path. */
   ensureSpillDir(): string;
   readonly allowHardLinks: boolean;
+  /** The sandbox bash commands run in (`kind: "none"` unless configured). */
+  readonly sandbox: Sandbox;
   /**
    * Opens the directory at a path returned by {@link ExecutionEnv.resolvePath} or
    * {@link ExecutionEnv.checkPath} by a symlink-refusing walk from a held handle of its base.
@@ -209,7 +217,8 @@ function matchesAllowlist(name: string, allowlist: readonly string[]): boolean {
  * Creates an {@link ExecutionEnv}. Synchronous: it checks that the root exists and that cwd is a
  * directory inside it.
  *
- * @throws HarnessConfigError when `root` or `cwd` does not exist or is not a directory.
+ * @throws HarnessConfigError when `root` or `cwd` does not exist or is not a directory, or the
+ *   sandbox is unknown or needs a missing binary.
  * @throws PathEscapeError when `cwd` is outside `root` (and `allowOutsideRoot` is false).
  * @example
  * ```ts
@@ -243,6 +252,7 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
   const rootStats = statSync(root);
   const rootIdentity: FileIdentity = { dev: rootStats.dev, ino: rootStats.ino };
   const allowHardLinks = options.allowHardLinks === true;
+  const sandbox = createSandbox(options.sandbox);
   const envAllowlist = Object.freeze([...(options.envAllowlist ?? DEFAULT_ENV_ALLOWLIST)]);
   const overrides = { ...(options.env ?? {}) };
   // One spill folder per env: the read exception below then covers only this env's own outputs.
@@ -331,7 +341,7 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
     if (stats.isFile() && stats.nlink > 1 && !allowHardLinks) {
       await handle.close();
       throw new PathEscapeError(
-        `Path "${path}" is a file with ${stats.nlink} hard links; another of its names may be outside the root, so it is not read. Set the ExecutionEnv option allowHardLinks to read it.`,
+        `Path "${path}" is a file with ${stats.nlink} hard links; another of its names may be outside the root, so it is not read. Set the ExecutionEnv option allowHardLinks (CLI: --allow-hard-links) to read it.`,
         { details: { path, root, links: stats.nlink } },
       );
     }
@@ -344,6 +354,7 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
     envAllowlist,
     allowOutsideRoot,
     allowHardLinks,
+    sandbox,
     openDirectory,
     openFile,
     openFileIn: openCheckedIn,

@@ -4,7 +4,8 @@
  * the project, and the CLI's event log.
  *
  * Contract (ours):
- * - tools (read, bash, edit, write) can touch only `--cwd` and below (ExecutionEnv root);
+ * - file tools (read, edit, write) can touch only `--cwd` and below (ExecutionEnv root); bash is
+ *   confined as `--sandbox` says (default none: not at all), see `tool-flags.ts`;
  * - skills load from `<cwd>/.arbor/skills` and `<cwd>/.agents/skills`, templates from
  *   `<cwd>/.arbor/prompts`, when those directories exist;
  * - the API key is passed to the model client only; it is never logged, and it is redacted
@@ -23,6 +24,7 @@ import { createCodingTools } from "../adapters/tools/index.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import { CliError } from "./cli-error.ts";
+import { toolEnvOptions, type ToolFlags } from "./tool-flags.ts";
 import { settingsSecrets, type ResolvedModelSettings } from "./config.ts";
 import type { CliStore } from "./store-context.ts";
 
@@ -31,6 +33,8 @@ export interface CliHarness {
   harness: AgentHarness;
   model: ModelClient;
   cwd: string;
+  /** The sandbox of bash commands, for the start-up line (`ExecutionEnv.sandbox.describe()`). */
+  sandbox: string;
 }
 
 /** Builds the model client for the resolved settings. */
@@ -53,11 +57,13 @@ export async function createCliHarness(input: {
   settings: ResolvedModelSettings;
   /** XState inspection observer (from `--inspect`). */
   inspect?: unknown;
+  /** `--sandbox`, `--allow-network`, `--env`, `--allow-hard-links`. */
+  tools?: ToolFlags;
 }): Promise<CliHarness> {
   const cwd = resolve(input.cwd);
   if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
   const model = createCliModel(input.settings);
-  const env = createExecutionEnv({ root: cwd });
+  const env = createExecutionEnv(toolEnvOptions(cwd, input.tools ?? {}));
   const skillPaths = [join(cwd, ".arbor", "skills"), join(cwd, ".agents", "skills")].filter((path) => existsSync(path));
   const promptTemplatePaths = [join(cwd, ".arbor", "prompts")].filter((path) => existsSync(path));
   const name = `${input.settings.spec.provider}:${input.settings.spec.modelId}`;
@@ -73,5 +79,5 @@ export async function createCliHarness(input: {
     // The key and a URL password never reach the model through tool output (the CLI's log redacts them too).
     secrets: settingsSecrets(input.settings),
   });
-  return { harness, model, cwd };
+  return { harness, model, cwd, sandbox: env.sandbox.describe() };
 }

@@ -3,13 +3,16 @@
  * the between-turns and overflow hooks.
  *
  * Contract (ours; pi's manual compact errors, `../shared/reference/pi-behaviour.md` §3.3):
- * - one compaction per session at a time (the session lock, `lock.ts`); while it
- *   runs `moveTo` is refused;
+ * - `compact` runs in the session's operation slot as `compacting`
+ *   (`src/machines/session-actor.ts`): refused with `SessionBusyError` while a run, a
+ *   navigation or another compaction holds it; while it runs, `moveTo` and `prompt` are
+ *   refused; `runCompaction` is the work itself, for callers that already hold the slot
+ *   (the run's between-turns and overflow hooks);
  * - the summary model is `settings.summarizationModel` if set, else `model`;
  *   maxTokens = floor(0.8 × reserveTokens);
  * - the keep-recent budget is `keepRecentTokens`, capped at half the room below
  *   the threshold when the model's window is known (`effectiveKeepRecentTokens`);
- * - `signal` (or {@link abortCompaction}) aborts: the outcome is `cancelled` and the
+ * - `signal` (or `abort()` on the session) aborts: the outcome is `cancelled` and the
  *   session is unchanged;
  * - `runCompaction` returns a {@link CompactionOutcome} for everything that can go
  *   wrong while compacting; it throws only `HarnessConfigError` for invalid `settings`;
@@ -17,8 +20,8 @@
  *   (`COMPACTION_REFUSED`: nothing to compact, already compacted, a tool batch in
  *   flight, cancelled by a hook or aborted; `details.reason` says which), `CompactionFailedError`
  *   (`COMPACTION_FAILED`: the summary call failed, a hook threw or supplied an
- *   invalid compaction, the session changed meanwhile), `InvalidStateError`
- *   (another compaction or branch summary is running);
+ *   invalid compaction, the session changed meanwhile), `SessionBusyError` (the slot is
+ *   not idle);
  * - `sessionCompact` is called after the entry is stored; its errors are ignored.
  *
  * @example
@@ -29,14 +32,14 @@
  */
 import { createActor, toPromise } from "xstate";
 import type { CompactionEntry } from "../core/entries.ts";
-import { CompactionError, CompactionFailedError, InvalidStateError } from "../core/errors.ts";
+import { CompactionError, CompactionFailedError } from "../core/errors.ts";
 import type { ThinkingLevel } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { type CompactionOutcome, compactionMachine } from "./compaction.machine.ts";
 import type { FileToolNames } from "./file-ops.ts";
 import type { CompactionHookCallbacks, CompactionReason } from "./hook-types.ts";
-import { acquireSessionLock } from "./lock.ts";
+import { sessionActorOf } from "../machines/session-actor.ts";
 import {
   type CompactionSettings,
   type CompactionSettingsInput,
@@ -73,8 +76,8 @@ export interface CompactOptions {
 }
 
 /**
- * Runs one compaction of the session's current leaf. A busy session gives
- * `{ status: "failed", reason: "busy" }`; only invalid `settings` throw (`HarnessConfigError`).
+ * Runs one compaction of the session's current leaf, for a caller that holds the session's
+ * operation slot (a run's hooks, {@link compact}). Only invalid `settings` throw (`HarnessConfigError`).
  *
  * @example
  * ```ts
@@ -82,7 +85,7 @@ export interface CompactOptions {
  * if (outcome.status === "appended") console.log(outcome.entry.id);
  * ```
  */
-export async function runCompaction(session: SessionHandle, options: CompactOptions): Promise<CompactionOutcome | { status: "failed"; reason: "busy"; message: string }> {
+export async function runCompaction(session: SessionHandle, options: CompactOptions): Promise<CompactionOutcome> {
   const settings: CompactionSettings = resolveCompactionSettings(options.settings);
   const window = resolveContextWindow(settings, options.model);
   const keepRecentTokens = options.keepRecentTokens ?? effectiveKeepRecentTokens(settings, window);
@@ -99,12 +102,6 @@ export async function runCompaction(session: SessionHandle, options: CompactOpti
       fileToolNames: options.fileToolNames,
     },
   });
-  let release: () => void;
-  try {
-    release = acquireSessionLock(session.id, "compaction", () => actor.send({ type: "ABORT" }));
-  } catch (error) {
-    return { status: "failed", reason: "busy", message: (error as Error).message };
-  }
   const onAbort = () => actor.send({ type: "ABORT" });
   try {
     if (options.onEvent) actor.on("*", (event) => options.onEvent!(event as { type: string }));
@@ -123,7 +120,6 @@ export async function runCompaction(session: SessionHandle, options: CompactOpti
     return outcome;
   } finally {
     options.signal?.removeEventListener("abort", onAbort);
-    release();
   }
 }
 
@@ -137,7 +133,9 @@ export async function runCompaction(session: SessionHandle, options: CompactOpti
  * ```
  */
 export async function compact(session: SessionHandle, options: CompactOptions): Promise<CompactionEntry> {
-  const outcome = await runCompaction(session, options);
+  const outcome = await sessionActorOf(session).operate("compacting", (signal) =>
+    runCompaction(session, { ...options, signal: options.signal ? AbortSignal.any([options.signal, signal]) : signal }),
+  );
   switch (outcome.status) {
     case "appended":
       return outcome.entry;
@@ -146,7 +144,6 @@ export async function compact(session: SessionHandle, options: CompactOptions): 
         details: { reason: outcome.reason === "hook" ? "cancelled" : "aborted" },
       });
     case "failed":
-      if (outcome.reason === "busy") throw new InvalidStateError(outcome.message, { details: { reason: "busy" } });
       if (outcome.reason === "empty" || outcome.reason === "already_compacted" || outcome.reason === "nothing_to_compact" || outcome.reason === "tool_batch_in_flight") {
         throw new CompactionError(outcome.message, { details: { reason: outcome.reason } });
       }

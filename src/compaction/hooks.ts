@@ -33,6 +33,7 @@ import { HarnessConfigError } from "../core/errors.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import type { LoopHooks } from "../machines/agent-types.ts";
+import { sessionActorOf } from "../machines/session-actor.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { runCompaction } from "./compact.ts";
 import type { FileToolNames } from "./file-ops.ts";
@@ -164,14 +165,18 @@ export async function compactIfNeeded(options: CompactionHooksOptions & { signal
   if (window === undefined) return undefined;
   const tokens = estimateFreshContextTokens(options.session.view.buildContext().messages).tokens;
   if (!shouldCompact(tokens, window, settings)) return undefined;
-  return runCompaction(options.session, {
+  const slot = sessionActorOf(options.session);
+  if (slot.operation() !== "idle") {
+    return { status: "failed", reason: "busy", message: `Session ${options.session.id} is busy (${slot.operation()}); not compacting now.` };
+  }
+  return slot.operate("compacting", (signal) => runCompaction(options.session, {
     model,
     settings: options.settings,
     reason: "threshold",
     keepRecentTokens: effectiveKeepRecentTokens(settings, window),
     thinkingLevel: typeof options.thinkingLevel === "function" ? options.thinkingLevel() : options.thinkingLevel,
     hooks: options.hooks,
-    signal: options.signal,
+    signal: options.signal ? AbortSignal.any([options.signal, signal]) : signal,
     fileToolNames: options.fileToolNames,
-  });
+  }));
 }

@@ -38,7 +38,6 @@ import { moveTo as moveLeafTo } from "../compaction/branch-summary.ts";
 import { compact as compactSession } from "../compaction/compact.ts";
 import type { CompactionHookCallbacks, TreeHookCallbacks } from "../compaction/hook-types.ts";
 import { createCompactionHooks } from "../compaction/hooks.ts";
-import { abortCompaction } from "../compaction/lock.ts";
 import type { CustomEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import { THINKING_LEVELS, type AgentMessage, type CustomMessage, type ImageContent } from "../core/messages.ts";
@@ -86,10 +85,9 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   let activeToolNames = options.activeToolNames ?? logged.activeToolNames?.filter((name) => tools.some((tool) => tool.name === name)) ?? tools.map((tool) => tool.name);
   const nextTurn: AgentMessage[] = [];
   let runSystemPrompt: string | undefined;
-  let starting = false;
-  /** An abort() that arrived while the prompt was being prepared (before the agent started). */
-  let pendingAbort: { reason?: string } | undefined;
   let records: Promise<void> = Promise.resolve();
+  /** The first hook record the log refused since the last settle (reported by the next settle). */
+  let recordFailure: unknown;
 
   const baseSystemPrompt = () =>
     buildSystemPrompt({
@@ -105,7 +103,10 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     if (entry.type === "hook.applied" && (entry.data.hook === "toolResult" || (entry.data.hook === "toolCall" && !entry.data.changes.includes("block")))) return;
     const runId = agent?.getState().runId;
     const event = { type: entry.type, data: entry.data, metadata: { ...entry.metadata, ...(runId ? { runId } : {}) } };
-    records = records.then(() => session.appendEvents([event]).then(() => undefined)).catch(() => undefined);
+    // Through the session writer (the one write path); a refusal is reported by the next settle().
+    records = records.then(() => agent.appendRecords([event])).catch((error: unknown) => {
+      recordFailure ??= error;
+    });
   };
   const runner: HookRunner = createHookRunner({ hooks: options.hooks, record });
   const loopHooks = createLoopHooks({
@@ -169,14 +170,22 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     else if (event.type === "retry.ended") retryChain = retryChain.then(() => runner.observe("retryFinished", event.data));
   });
 
-  const isBusy = () => starting || agent.getState().status === "running";
+  // One answer to "busy?": the session actor's operation slot.
+  const isBusy = () => agent.operation() !== "idle";
   const settle = async () => {
     await retryChain;
     await records;
+    if (recordFailure !== undefined) {
+      const failure = recordFailure;
+      recordFailure = undefined;
+      throw failure;
+    }
   };
 
   async function startPrompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<RunOutcome> {
-    try {
+    // Expansion and beforeAgentStart run inside the slot's `preparing`, so the session is busy
+    // from this call on, and an abort() meanwhile aborts the run as soon as it starts.
+    const prepare = async () => {
       const built = buildPromptMessages(input, images, {
         templates: resources.promptTemplates,
         skills: resources.skills,
@@ -186,15 +195,13 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       const base = baseSystemPrompt();
       const started = await runner.beforeAgentStart({ prompt: built.text, images: images ?? [], messages: built.messages, systemPrompt: base });
       runSystemPrompt = started.systemPrompt === base ? undefined : started.systemPrompt;
-      starting = false;
-      const running = agent.prompt(started.messages);
-      if (pendingAbort) agent.abort(pendingAbort.reason);
-      const outcome = await running;
+      return started.messages;
+    };
+    try {
+      const outcome = await agent.prompt([], { prepare });
       await settle();
       return outcome;
     } finally {
-      starting = false;
-      pendingAbort = undefined;
       runSystemPrompt = undefined;
     }
   }
@@ -204,8 +211,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     session,
     agent,
     prompt(input, images) {
-      if (isBusy()) throw new SessionBusyError("A run is active. Use steer() or followUp() to queue a message, or wait for idle.");
-      starting = true;
+      if (isBusy()) throw new SessionBusyError("A run is active. Use steer() or followUp() to queue a message, or wait for idle.", { details: { busyWith: agent.operation() } });
       return startPrompt(input, images);
     },
     steer: (message, steerOptions) => agent.steer(message, steerOptions),
@@ -216,10 +222,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       return outcome;
     },
     abort(reason) {
-      if (starting) pendingAbort = { reason };
+      // Aborts whatever holds the slot: a run (also while it is being prepared), a compaction or a navigation.
       agent.abort(reason);
-      // A manual compaction or branch summary in progress is aborted too (it leaves the session unchanged).
-      abortCompaction(session.id, reason ?? "aborted");
     },
     async waitForIdle() {
       await agent.waitForIdle();
@@ -277,7 +281,6 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       await settle();
     },
     async moveTo(entryId, moveOptions = {}) {
-      if (isBusy()) throw new SessionBusyError("moveTo(): a run is active; abort it or wait for idle first.");
       try {
         return await moveLeafTo(session, entryId, { ...moveOptions, model: currentModel(), settings: options.compaction, hooks: treeCallbacks });
       } finally {
@@ -285,7 +288,6 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       }
     },
     async compact(customInstructions) {
-      if (isBusy()) throw new SessionBusyError("compact(): a run is active; abort it or wait for idle first.");
       try {
         return await compactSession(session, {
           model: currentModel(),
@@ -301,15 +303,22 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     async fork(entryId) {
       if (!config.repository) throw new InvalidStateError("fork(): the harness was given a session without a repository; pass repository or eventLog to fork.");
       if (entryId !== undefined && !session.view.getEntry(entryId)) throw new EntryNotFoundError(`fork(): no entry "${entryId}" in session ${session.id}.`);
+      // The live leaf is mid-run (a call may still wait for its result): forking it would copy a half-written turn.
+      if (isBusy() && (entryId === undefined || entryId === session.view.leafId)) {
+        throw new SessionBusyError(`fork(): session ${session.id} is busy (${agent.operation()}) and its leaf is still being written; fork an earlier entry, or wait for idle.`, {
+          details: { sessionId: session.id, busyWith: agent.operation() },
+        });
+      }
       await settle();
       return config.openForked(await config.repository.fork(session.id, entryId === undefined ? {} : { entryId }));
     },
     async label(entryId, label) {
       if (!session.view.getEntry(entryId)) throw new EntryNotFoundError(`label(): no entry "${entryId}" in session ${session.id}.`);
-      await session.appendEntry({ type: "label", targetId: entryId, ...(label === undefined ? {} : { label }) });
+      // Through the session writer: at once when idle; queued until the run or operation ends otherwise.
+      await agent.appendEntry({ type: "label", targetId: entryId, ...(label === undefined ? {} : { label }) });
     },
     async setName(name) {
-      await session.appendEntry({ type: "session_info", name });
+      await agent.appendEntry({ type: "session_info", name });
     },
     async appendCustomEntry(customType, data) {
       if (typeof customType !== "string" || customType === "") throw new InvalidArgumentError("appendCustomEntry(): customType must be a non-empty string.");

@@ -23,8 +23,10 @@ import type { Observable } from "rxjs";
 import type { AgentMessage, AssistantMessage, ThinkingLevel, ToolResultMessage } from "../core/messages.ts";
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
+import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
+import type { SessionActor, SessionOperation } from "./session-actor.ts";
 
 /** How many queued messages one poll drains. Source: pi. */
 export type QueueMode = "one-at-a-time" | "all";
@@ -130,6 +132,8 @@ export interface RunOutcome {
 /** A snapshot of the agent for UIs (`agent.state$`). */
 export interface AgentStateSnapshot {
   status: "idle" | "running";
+  /** What holds the session's operation slot (`status` is "running" for `preparing` and `running`). */
+  operation: SessionOperation;
   runId?: string;
   /** The assistant message being streamed, if any. */
   streamingMessage?: AssistantMessage;
@@ -142,11 +146,21 @@ export interface AgentStateSnapshot {
   errorMessage?: string;
 }
 
-/** The agent actor's API. */
-export interface Agent {
+/** Options of `Agent.prompt`. */
+export interface PromptOptions {
+  /**
+   * Builds the prompt messages inside the operation slot (`preparing`), replacing `input`'s:
+   * the harness expands templates and runs `beforeAgentStart` here, so the session is busy
+   * from the call on. A throw rejects the prompt; an `abort()` meanwhile aborts the run at its start.
+   */
+  prepare?: () => Promise<AgentMessage[]>;
+}
+
+/** The agent actor's API: the session actor of its session (one operation slot, `session-actor.ts`). */
+export interface Agent extends SessionActor {
   readonly sessionId: string;
-  /** Starts a run. Throws SessionBusyError synchronously while a run is active. */
-  prompt(input: string | AgentMessage | AgentMessage[]): Promise<RunOutcome>;
+  /** Starts a run. Throws SessionBusyError synchronously unless the slot is idle (a run, a compaction or a navigation holds it). */
+  prompt(input: string | AgentMessage | AgentMessage[], options?: PromptOptions): Promise<RunOutcome>;
   /** Runs from the current context (after a crash, an error, or queued messages). */
   continue(): Promise<RunOutcome>;
   /**
@@ -178,6 +192,14 @@ export interface Agent {
   setModel(model: ModelClient): Promise<void>;
   setThinkingLevel(level: ThinkingLevel): Promise<void>;
   setTools(tools: AgentTool<any, any, any>[], activeToolNames?: string[]): Promise<void>;
+  /**
+   * Appends a settings-like entry (label, session_info, custom) through the session writer:
+   * at once when idle (resolves once committed), else queued and written when the run or
+   * operation ends (resolves at once, so a tool can call it without waiting for its own run).
+   */
+  appendEntry(entry: Record<string, unknown> & { type: string }): Promise<void>;
+  /** Writes records (e.g. `hook.applied` / `hook.failed`) through the session writer; rejects with the writer's failure. */
+  appendRecords(events: NewEvent[]): Promise<void>;
   /**
    * Reloads the session from the log after a refused write (another writer appended first):
    * catches the view up, replaces the poisoned writer and recovers a run left open. The next

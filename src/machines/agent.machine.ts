@@ -1,5 +1,7 @@
 /**
- * The agent actor: one per session, `idle` ⇄ `preparing` → `running`.
+ * The agent actor, i.e. the session actor: one per session, with ONE operation slot:
+ * `idle` ⇄ `preparing` → `running`, `idle` ⇄ `compacting`, `idle` ⇄ `navigating`
+ * (room for `awaitingApproval` later).
  *
  * Contract (ours; queue semantics pi's, `../shared/reference/pi-behaviour.md` §1.5):
  * - owns the steering and follow-up queues (FIFO), each drained one-at-a-time
@@ -9,9 +11,13 @@
  *   messages), else held for the next run; every change is recorded as `queue.changed`
  *   (enqueues carry the message); `QUEUE.RESTORE` puts back the queues folded from
  *   the log when the agent is created (not recorded again);
- * - `PROMPT` / `CONTINUE` are accepted only in `idle`; `preparing` invokes the keyed
- *   actor `prepareRun` (waits for recovery, builds the run's input, may refuse a
- *   continue), then `running` spawns exactly one run actor (id `run`);
+ * - `PROMPT` / `CONTINUE` / `OPERATE` are accepted only in `idle` (elsewhere they are
+ *   ignored: callers check the slot first and throw `SessionBusyError`); `preparing`
+ *   invokes the keyed actor `prepareRun` (waits for recovery, builds the run's input, may
+ *   refuse a continue), then `running` invokes exactly one run actor (id `run`, typed
+ *   `onDone`); `compacting` / `navigating` invoke the keyed actors `compaction` /
+ *   `navigation` with the caller's work, and go back to `idle` when it settles; `ABORT`
+ *   there aborts the work's signal;
  * - answers the run's `QUEUE.DRAIN` with `QUEUE.DRAINED`; forwards `ABORT`,
  *   `INTERRUPT` and writer failures (`WRITER.FAILED` → the run's `FAIL`);
  * - tells `agent.ts` through XState `emit`: `runSettled` with the run's output,
@@ -69,6 +75,8 @@ export interface PrepareRunInput {
   runId: string;
   kind: "prompt" | "continue";
   prompts: AgentMessage[];
+  /** Builds the prompt messages inside the slot (the harness's expansion and `beforeAgentStart`); replaces `prompts`. */
+  prepare?: () => Promise<AgentMessage[]>;
   steering: AgentMessage[];
   followUp: AgentMessage[];
   steeringMode: QueueMode;
@@ -97,7 +105,7 @@ export interface PrepareRunOutput {
  * ```
  */
 export type AgentEvent =
-  | { type: "PROMPT"; runId: string; prompts: AgentMessage[] }
+  | { type: "PROMPT"; runId: string; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]> }
   | { type: "CONTINUE"; runId: string }
   | { type: "STEER"; message: AgentMessage; passive?: boolean }
   | { type: "FOLLOW_UP"; message: AgentMessage }
@@ -107,7 +115,32 @@ export type AgentEvent =
   | { type: "INTERRUPT"; reason: string }
   | { type: "WRITER.FAILED"; error: string; code?: string }
   | { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string; continuing?: boolean }
-  | { type: "QUEUE.RESTORE"; steering: AgentMessage[]; followUp: AgentMessage[]; passive?: AgentMessage[] };
+  | { type: "QUEUE.RESTORE"; steering: AgentMessage[]; followUp: AgentMessage[]; passive?: AgentMessage[] }
+  | { type: "OPERATE"; kind: "compacting" | "navigating"; operation: OperationInput };
+
+/**
+ * What the slot's `compaction` / `navigation` actor runs: the work (it never rejects: its
+ * caller's promise carries the result) and the controller `ABORT` aborts.
+ *
+ * @example
+ * ```ts
+ * actor.send({ type: "OPERATE", kind: "navigating", operation: { controller: new AbortController(), run: async (signal) => {} } });
+ * ```
+ */
+export interface OperationInput {
+  controller: AbortController;
+  run: (signal: AbortSignal) => Promise<void>;
+}
+
+/**
+ * What holds the session's operation slot: the agent machine's state.
+ *
+ * @example
+ * ```ts
+ * if (operationOf(actor.getSnapshot()) !== "idle") throw new SessionBusyError("busy");
+ * ```
+ */
+export type SessionOperation = "idle" | "preparing" | "running" | "compacting" | "navigating";
 
 /**
  * Events the agent actor emits to `agent.ts`.
@@ -128,9 +161,10 @@ interface AgentContext {
   passive: AgentMessage[];
   steeringMode: QueueMode;
   followUpMode: QueueMode;
-  request?: { runId: string; kind: "prompt" | "continue"; prompts: AgentMessage[] };
+  request?: { runId: string; kind: "prompt" | "continue"; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]> };
   runInput?: RunInput;
   abortPending?: string | true;
+  operation?: OperationInput;
 }
 
 /**
@@ -151,6 +185,18 @@ const queueChanged = (runId: string | undefined, queue: QueueName, action: "enqu
   runEvent({ runId: runId ?? "none" }, "queue.changed", { queue, action, size, ...(message ? { message } : {}) });
 
 /**
+ * What holds the operation slot in `snapshot` (the machine's top-level state).
+ *
+ * @example
+ * ```ts
+ * operationOf(actor.getSnapshot()); // "idle" | "preparing" | "running" | "compacting" | "navigating"
+ * ```
+ */
+export function operationOf(snapshot: { value: unknown }): SessionOperation {
+  return snapshot.value as SessionOperation;
+}
+
+/**
  * The agent machine (see the module contract).
  *
  * @example
@@ -158,15 +204,22 @@ const queueChanged = (runId: string | undefined, queue: QueueName, action: "enqu
  * const actor = createActor(agentMachine.provide({ actors: { run, prepareRun }, actions: { record } }), { input: {} }).start();
  * ```
  */
+const runOperation = fromPromise<void, OperationInput>(({ input }) => input.run(input.controller.signal));
+
 export const agentMachine = setup({
   types: {
     context: {} as AgentContext,
     events: {} as AgentEvent,
     input: {} as AgentMachineInput,
     emitted: {} as AgentEmitted,
+    children: {} as { run: "run" },
   },
   actors: {
     run: runMachine,
+    /** A manual compaction in the slot (`compact()`; the work is the compaction machine's run). */
+    compaction: runOperation,
+    /** A navigation in the slot (`moveTo()`, with or without a branch summary; `src/compaction/navigation.ts`). */
+    navigation: runOperation,
     prepareRun: fromPromise<PrepareRunOutput, PrepareRunInput>(async () => {
       throw new Error('Actor "prepareRun" is not provided.');
     }),
@@ -190,6 +243,11 @@ export const agentMachine = setup({
         enqueue(recordAction([queueChanged(context.runInput?.runId, queue, "cleared", 0)]));
       }
     }),
+    /** Aborts the compaction or navigation holding the slot; the slot frees when its work settles. */
+    abortOperation: ({ context, event }) => {
+      const reason = event.type === "ABORT" || event.type === "INTERRUPT" ? event.reason : undefined;
+      context.operation?.controller.abort(new Error(reason ?? "aborted"));
+    },
     drain: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "QUEUE.DRAIN") return;
       const queue = event.queue;
@@ -238,11 +296,17 @@ export const agentMachine = setup({
   },
   states: {
     idle: {
-      entry: assign({ request: undefined, runInput: undefined, abortPending: undefined }),
+      entry: assign({ request: undefined, runInput: undefined, abortPending: undefined, operation: undefined }),
       on: {
+        OPERATE: [
+          { guard: ({ event }) => event.kind === "compacting", target: "compacting", actions: assign({ operation: ({ event }) => event.operation }) },
+          { target: "navigating", actions: assign({ operation: ({ event }) => event.operation }) },
+        ],
         PROMPT: {
           target: "preparing",
-          actions: assign({ request: ({ event }) => ({ runId: event.runId, kind: "prompt" as const, prompts: event.prompts }) }),
+          actions: assign({
+            request: ({ event }) => ({ runId: event.runId, kind: "prompt" as const, prompts: event.prompts, ...(event.prepare ? { prepare: event.prepare } : {}) }),
+          }),
         },
         CONTINUE: {
           target: "preparing",
@@ -283,25 +347,22 @@ export const agentMachine = setup({
       },
     },
     running: {
+      // Invoked (not spawned): `onDone` carries the run's typed output. An abort that arrived
+      // while preparing is raised once the run exists.
       entry: enqueueActions(({ context, enqueue }) => {
-        enqueue.spawnChild("run", { id: "run", input: context.runInput! });
         if (context.abortPending !== undefined) {
-          const reason = context.abortPending === true ? undefined : context.abortPending;
-          enqueue.sendTo("run", { type: "ABORT", reason });
+          enqueue.raise({ type: "ABORT", reason: context.abortPending === true ? undefined : context.abortPending });
         }
       }),
-      on: {
-        "QUEUE.DRAIN": { actions: "drain" },
-        ABORT: { actions: enqueueActions(({ event, enqueue }) => enqueue.sendTo("run", { type: "ABORT", reason: event.reason })) },
-        INTERRUPT: { actions: enqueueActions(({ event, enqueue }) => enqueue.sendTo("run", { type: "INTERRUPT", reason: event.reason })) },
-        "WRITER.FAILED": {
-          actions: enqueueActions(({ event, enqueue }) => enqueue.sendTo("run", { type: "FAIL", error: event.error, code: event.code })),
-        },
-        "xstate.done.actor.run": {
+      invoke: {
+        id: "run",
+        src: "run",
+        input: ({ context }) => context.runInput!,
+        onDone: {
           target: "idle",
-          actions: emit(({ event }) => ({ type: "runSettled" as const, output: (event as unknown as { output: RunOutput }).output })),
+          actions: emit(({ event }) => ({ type: "runSettled" as const, output: event.output })),
         },
-        "xstate.error.actor.run": {
+        onError: {
           target: "idle",
           actions: emit(({ context, event }) => ({
             type: "runSettled" as const,
@@ -310,11 +371,27 @@ export const agentMachine = setup({
               status: "failed" as const,
               messages: [],
               turns: 0,
-              error: `The run actor crashed: ${String((event as unknown as { error: unknown }).error)}`,
+              error: `The run actor crashed: ${String(event.error)}`,
             },
           })),
         },
       },
+      on: {
+        "QUEUE.DRAIN": { actions: "drain" },
+        ABORT: { actions: enqueueActions(({ event, enqueue }) => enqueue.sendTo("run", { type: "ABORT", reason: event.reason })) },
+        INTERRUPT: { actions: enqueueActions(({ event, enqueue }) => enqueue.sendTo("run", { type: "INTERRUPT", reason: event.reason })) },
+        "WRITER.FAILED": {
+          actions: enqueueActions(({ event, enqueue }) => enqueue.sendTo("run", { type: "FAIL", error: event.error, code: event.code })),
+        },
+      },
+    },
+    compacting: {
+      invoke: { src: "compaction", input: ({ context }) => context.operation!, onDone: "idle", onError: "idle" },
+      on: { ABORT: { actions: "abortOperation" }, INTERRUPT: { actions: "abortOperation" } },
+    },
+    navigating: {
+      invoke: { src: "navigation", input: ({ context }) => context.operation!, onDone: "idle", onError: "idle" },
+      on: { ABORT: { actions: "abortOperation" }, INTERRUPT: { actions: "abortOperation" } },
     },
   },
 });

@@ -40,22 +40,23 @@ import { BehaviorSubject, Subject } from "rxjs";
 import { createActor, fromPromise } from "xstate";
 import { convertToLlm } from "../core/convert-to-llm.ts";
 import { ArborError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
-import type { AgentMessage, AssistantMessage, ThinkingLevel } from "../core/messages.ts";
+import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import { isArborEvent, type ArborEvent } from "../store/events/catalogue.ts";
 import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "./agent-types.ts";
-import { agentMachine, drainCount, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
+import { agentMachine, drainCount, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
 import { errorMessageOf, toAgentMessages } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
 import { readSessionEvents, recoverSession, restoreQueues } from "./recovery.ts";
-import { runningCalls, type ToolBatch } from "./run-batch.ts";
+import { runningCalls } from "./run-batch.ts";
 import { createRunOwnership } from "./run-ownership.ts";
 import { entryEvent } from "./run-records.ts";
 import { provideRunLogic } from "./run-logic.ts";
 import type { RunOutput } from "./run.machine.ts";
+import { registerSessionActor, sessionBusyError, slotOver, type SessionActor } from "./session-actor.ts";
 import { createSessionWriter } from "./session-writer.ts";
 
 /**
@@ -169,6 +170,7 @@ export function createAgent(options: AgentOptions): Agent {
       }
       liveAtOpen = false;
     }
+    const prompts = input.prepare ? await input.prepare() : input.prompts;
     const context = session.view.buildContext();
     const base = {
       runId: input.runId,
@@ -191,7 +193,7 @@ export function createAgent(options: AgentOptions): Agent {
       settings.push(entryEvent(scope, { type: "thinking_level_change", thinkingLevel }));
     }
     if (settings.length) writer.push(...settings);
-    if (input.kind === "prompt") return { input: { ...base, prompts: input.prompts } };
+    if (input.kind === "prompt") return { input: { ...base, prompts } };
     const last = context.messages[context.messages.length - 1];
     if (!last && input.steering.length === 0 && input.followUp.length === 0) {
       throw new InvalidStateError("Cannot continue: the session has no messages to continue from.");
@@ -245,13 +247,14 @@ export function createAgent(options: AgentOptions): Agent {
   }
   function snapshotOf(): AgentStateSnapshot {
     const snapshot = actor?.getSnapshot();
-    const run = snapshot?.children.run?.getSnapshot() as
-      | { context?: { input: { runId: string }; partial?: AssistantMessage; batch?: ToolBatch }; value?: unknown }
-      | undefined;
-    const running = snapshot !== undefined && !snapshot.matches("idle");
+    const run = snapshot?.children.run?.getSnapshot();
+    const operation = snapshot ? operationOf(snapshot) : "idle";
+    const running = operation === "preparing" || operation === "running";
+    const batch = run?.context.batch;
     const state: AgentStateSnapshot = {
       status: running ? "running" : "idle",
-      pendingToolCalls: run?.context?.batch ? runningCalls(run.context.batch) : [],
+      operation,
+      pendingToolCalls: batch ? runningCalls(batch) : [],
       steeringQueue: snapshot?.context.steering ?? [],
       followUpQueue: snapshot?.context.followUp ?? [],
       thinkingLevel,
@@ -259,7 +262,7 @@ export function createAgent(options: AgentOptions): Agent {
     };
     const runId = snapshot?.context.request?.runId;
     if (running && runId) state.runId = runId;
-    if (run?.value === "streaming" && run.context?.partial) state.streamingMessage = run.context.partial;
+    if (run?.value === "streaming" && run.context.partial) state.streamingMessage = run.context.partial;
     if (lastError) state.errorMessage = lastError;
     return state;
   }
@@ -298,8 +301,21 @@ export function createAgent(options: AgentOptions): Agent {
     pending?.resolve(outcome);
   }
 
-  const isBusy = () => !actor!.getSnapshot().matches("idle");
-  const start = (event: { type: "PROMPT"; prompts: AgentMessage[] } | { type: "CONTINUE" }): Promise<RunOutcome> => {
+  const machineSlot = slotOver(session.id, actor);
+  // Entries queued while the slot was busy are written when a compaction or navigation ends
+  // (after a run, `finishRun` writes them).
+  const slot: SessionActor = {
+    ...machineSlot,
+    operate: (kind, work) =>
+      machineSlot.operate(kind, work).finally(() => {
+        if (deferredSettings.length) writer.push(...deferredSettings.splice(0));
+      }),
+  };
+  registerSessionActor(session, slot);
+  const isBusy = () => slot.operation() !== "idle";
+  const start = (
+    event: { type: "PROMPT"; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]> } | { type: "CONTINUE" },
+  ): Promise<RunOutcome> => {
     const runId = uuidv7();
     const promise = new Promise<RunOutcome>((resolve, reject) => settled.set(runId, { resolve, reject }));
     actor!.send({ ...event, runId });
@@ -313,19 +329,33 @@ export function createAgent(options: AgentOptions): Agent {
     return writer.flush();
   };
 
+  const busyForRun = (what: string) => {
+    const busy = slot.operation();
+    return busy === "preparing" || busy === "running"
+      ? new SessionBusyError(`${what}: the agent is already running a prompt. Use steer() or followUp() to queue a message, or wait for idle.`, {
+          details: { sessionId: session.id, busyWith: busy },
+        })
+      : sessionBusyError(session.id, busy, what);
+  };
+
   const agent: Agent = {
     sessionId: session.id,
-    prompt(input) {
-      if (isBusy()) {
-        throw new SessionBusyError("The agent is already running a prompt. Use steer() or followUp() to queue a message.");
-      }
-      return start({ type: "PROMPT", prompts: toAgentMessages(input) });
+    prompt(input, promptOptions = {}) {
+      if (isBusy()) throw busyForRun("prompt()");
+      return start({ type: "PROMPT", prompts: toAgentMessages(input), ...(promptOptions.prepare ? { prepare: promptOptions.prepare } : {}) });
     },
     continue() {
-      if (isBusy()) {
-        return Promise.reject(new SessionBusyError("The agent is already running. Wait for it, or steer()/followUp()."));
-      }
+      if (isBusy()) return Promise.reject(busyForRun("continue()"));
       return start({ type: "CONTINUE" });
+    },
+    operation: () => slot.operation(),
+    operate: (kind, work) => slot.operate(kind, work),
+    appendEntry(entry) {
+      return persistSetting(entry);
+    },
+    async appendRecords(events) {
+      writer.push(...events);
+      await writer.commit();
     },
     steer(message, steerOptions) {
       actor!.send({ type: "STEER", message: toAgentMessages(message)[0], ...(steerOptions?.delivery === "passive" ? { passive: true } : {}) });
@@ -347,7 +377,7 @@ export function createAgent(options: AgentOptions): Agent {
       return context.steering.length > 0 || context.followUp.length > 0 || context.passive.length > 0;
     },
     abort(reason) {
-      actor!.send({ type: "ABORT", reason });
+      slot.abort(reason);
     },
     whenReady: () => ready,
     async waitForIdle() {

@@ -8,7 +8,7 @@ import { describe, expect, it, vi } from "vitest";
 import { collectEntriesForBranchSummary, moveTo, prepareBranchEntries } from "../../src/compaction/branch-summary.ts";
 import { compact } from "../../src/compaction/compact.ts";
 import type { BranchSummaryEntry, SessionEntry } from "../../src/core/entries.ts";
-import { InvalidStateError } from "../../src/core/errors.ts";
+import { SessionBusyError } from "../../src/core/errors.ts";
 import { appendTurns, assistant, newSession, pairingProblems, summaryModel, user } from "./fixtures.ts";
 import { pathArb } from "./session-gen.ts";
 
@@ -165,8 +165,8 @@ describe("moveTo", () => {
     const running = compact(session, { model: client, settings: { reserveTokens: 4096, keepRecentTokens: 2500 }, signal: controller.signal });
     await vi.waitFor(() => expect(mock.doStreamCalls.length).toBeGreaterThan(0), { timeout: 10_000 });
     const error = await moveTo(session, session.view.getEntries()[0].id).catch((caught: unknown) => caught);
-    expect(InvalidStateError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/while a compaction runs/);
+    expect(SessionBusyError.isInstance(error)).toBe(true);
+    expect((error as Error).message).toMatch(/busy with a compaction/);
     expect(session.view.leafId).toBe(preparedLeaf);
     controller.abort();
     await running.catch(() => undefined);

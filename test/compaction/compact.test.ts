@@ -7,9 +7,9 @@ import { createAiSdkModelClient } from "../../src/adapters/model/ai-sdk-client.t
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { describe, expect, it, vi } from "vitest";
 import { compact, runCompaction } from "../../src/compaction/compact.ts";
-import { isCompacting } from "../../src/compaction/lock.ts";
+import { sessionActorOf } from "../../src/machines/session-actor.ts";
 import type { CompactionEntry } from "../../src/core/entries.ts";
-import { CompactionError, CompactionFailedError, InvalidStateError } from "../../src/core/errors.ts";
+import { CompactionError, CompactionFailedError, SessionBusyError } from "../../src/core/errors.ts";
 import { appendTurns, assistant, newSession, pairingProblems, summaryModel, toolResult, user } from "./fixtures.ts";
 
 const settings = { reserveTokens: 4096, keepRecentTokens: 2500 };
@@ -113,7 +113,7 @@ describe("compact()", () => {
     expect(session.view.getEntries().map((entry) => entry.id)).toEqual(before.entries);
   });
 
-  it("abort while summarizing leaves the session unchanged and releases the lock", async () => {
+  it("abort while summarizing leaves the session unchanged and frees the session's operation slot", async () => {
     const { session } = await newSession("sqlite");
     await appendTurns(session, 6);
     const before = { version: session.view.version, entries: session.view.getEntries().map((entry) => entry.id) };
@@ -122,15 +122,15 @@ describe("compact()", () => {
     const events: string[] = [];
     const running = compact(session, { model: client, settings, signal: controller.signal, onEvent: (event) => events.push(event.type) });
     await vi.waitFor(() => expect(mock.doStreamCalls.length).toBeGreaterThan(0), { timeout: 10_000 });
-    expect(isCompacting(session.id)).toBe(true);
+    expect(sessionActorOf(session).operation()).toBe("compacting");
     const second = await compact(session, { model: client, settings }).catch((caught: unknown) => caught);
-    expect(InvalidStateError.isInstance(second)).toBe(true);
+    expect(SessionBusyError.isInstance(second)).toBe(true);
     controller.abort();
     const error = await running.catch((caught: unknown) => caught);
     expect(CompactionError.isInstance(error)).toBe(true);
     expect((error as InstanceType<typeof CompactionError>).details.reason).toBe("aborted");
     expect(events).toEqual(["compactionStarted", "compactionCancelled"]);
-    expect(isCompacting(session.id)).toBe(false);
+    expect(sessionActorOf(session).operation()).toBe("idle");
     expect(session.view.version).toBe(before.version);
     expect(session.view.getEntries().map((entry) => entry.id)).toEqual(before.entries);
   });

@@ -17,7 +17,10 @@
  *   blank line + `Command exited with code N`; abort → `Command aborted`; timeout →
  *   `Command timed out after N seconds`; killed by a signal (ours) → `Command terminated by SIGNAL`;
  * - details `{ truncation?, fullOutputPath?, clippedLines? }` when anything was cut.
- * Not a sandbox: the command can reach outside the root; only its cwd and environment are set.
+ * - the command is spawned as `env.sandbox` says (`sandbox.ts`): with the default `"none"` it can
+ *   reach outside the root, only its cwd and environment are set; under `"bubblewrap"` it sees
+ *   only the root (read-write) and the system (read-only), and every process it started ends
+ *   with it.
  *
  * @example
  * ```ts
@@ -148,10 +151,11 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
         else updateTimer = setTimeout(emitUpdate, wait);
       };
 
-      const child = spawn(shell, ["-c", command], {
-        cwd: env.cwd,
+      const confined = env.sandbox.wrap({ shell, command, root: env.root, cwd: env.cwd, env: env.childEnv() });
+      const child = spawn(confined.file, confined.args, {
+        cwd: confined.cwd,
         detached: true,
-        env: env.childEnv(),
+        env: confined.env,
         stdio: ["ignore", "pipe", "pipe"],
       });
       let timedOut = false;
@@ -205,6 +209,7 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
       signal.removeEventListener("abort", onAbort);
       // The call owns its whole process group: background children end with it (ours).
       endGroup(child.pid);
+      confined.cleanup?.();
       if (timeoutHandle) clearTimeout(timeoutHandle);
       if (updateTimer) clearTimeout(updateTimer);
       updateTimer = undefined;

@@ -17,6 +17,7 @@
 import { createInterface } from "node:readline";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { createCliHarness } from "../agent-setup.ts";
+import type { ToolFlags } from "../tool-flags.ts";
 import { startInspector } from "./model-actions.ts";
 import { CliError, describeCliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
@@ -25,7 +26,7 @@ import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
-export async function chatAction(flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }, globals: { db?: string }): Promise<void> {
+export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }, globals: { db?: string }): Promise<void> {
       const store = openStore(globals);
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
       const settings = resolveModelSettings(flags, process.env, sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {});
@@ -35,7 +36,8 @@ export async function chatAction(flags: ModelFlags & { session?: string; continu
         throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       }
       const inspector = await startInspector(flags.inspect);
-      const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect });
+      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect, tools: flags });
+      process.stderr.write(`sandbox: ${sandbox}\n`);
       await recordEndpoint(harness.session as never, settings);
       const printer = printRun(harness.events$, { json: false, afterPosition: await store.repo.log.headPosition() });
       process.stderr.write(`session ${harness.id} (type /exit to leave)\n`);

@@ -9,10 +9,11 @@
  */
 import type { Command } from "commander";
 import type { ModelFlags } from "../config.ts";
+import { withToolFlags, type ToolFlags } from "../tool-flags.ts";
 
 /** Registers `chat` on `program`. */
 export function registerChatCommand(program: Command, globals: () => { db?: string }): void {
-  program
+  withToolFlags(program
     .command("chat")
     .description("Chat interactively; lines typed while the agent works are queued as steering")
     .option("--session <id>", "continue this session")
@@ -24,8 +25,8 @@ export function registerChatCommand(program: Command, globals: () => { db?: stri
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
     .option("--api-key-env <name>", "read the API key from this variable (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GOOGLE_GENERATIVE_AI_API_KEY)")
     .option("--idle-timeout <seconds>", "cancel (and retry) a model call that sends nothing for this long; 0 turns it off (default 120)")
-    .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted")
-    .action(async (flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }) => {
+    .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted"))
+    .action(async (flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }) => {
       const { chatAction } = await import("./chat-action.ts");
       await chatAction(flags, globals());
     });

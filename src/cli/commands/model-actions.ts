@@ -13,6 +13,7 @@ import type { MessageEntry } from "../../core/entries.ts";
 import { messageText } from "../../core/messages.ts";
 import { moveTo } from "../../compaction/branch-summary.ts";
 import { createCliHarness } from "../agent-setup.ts";
+import type { ToolFlags } from "../tool-flags.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
 import { printRun } from "../run-printer.ts";
@@ -46,7 +47,7 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
+export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
     const prompt = (words.length > 0 ? words.join(" ") : await readStdin()).trim();
     const store = openStore(globals);
     try {
@@ -56,7 +57,8 @@ export async function runAction(words: string[], flags: ModelFlags & { session?:
       const settings = resolveModelSettings(flags, process.env, recorded);
       store.addSecrets(settingsSecrets(settings));
       const inspector = await startInspector(flags.inspect);
-      const { harness } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect });
+      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect, tools: flags });
+      if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
       try {
         await recordEndpoint(harness.session as never, settings);
         if (!settings.apiKey) {

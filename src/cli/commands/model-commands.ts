@@ -22,6 +22,7 @@
  */
 import type { Command } from "commander";
 import type { ModelFlags } from "../config.ts";
+import { withToolFlags, type ToolFlags } from "../tool-flags.ts";
 import { registerChatCommand } from "./chat.ts";
 
 interface DbFlags {
@@ -41,7 +42,7 @@ export function withModelFlags(command: Command): Command {
 
 /** Registers run, checkout, compact and chat on `program`. */
 export function registerModelCommands(program: Command, globals: () => DbFlags, exit: { code: number }): void {
-  withModelFlags(
+  withToolFlags(withModelFlags(
     program
       .command("run")
       .description("Run the coding agent on a prompt (arguments, or stdin)")
@@ -51,7 +52,7 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)")
       .option("--json", "print the logged events as JSON lines")
       .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted"),
-  ).action(async (words: string[], flags: ModelFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }) => {
+  )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }) => {
     const { runAction } = await import("./model-actions.ts");
     await runAction(words, flags, globals(), exit);
   });

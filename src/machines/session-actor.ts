@@ -1,0 +1,139 @@
+/**
+ * The session actor's operation slot, as seen by code that only holds a session handle.
+ *
+ * Contract (ours; the model is pi's one `operation` slot per session, `harness/reducer.ts`):
+ * - every session handle has at most one session actor in this process: the agent created
+ *   for it (`createAgent` registers itself), or, for a handle no agent drives, a standalone
+ *   slot created on first use (the same agent machine, which then refuses runs);
+ * - the slot holds one operation at a time: `idle | preparing | running | compacting |
+ *   navigating`; {@link SessionActor.operate} starts a compaction or a navigation only when
+ *   the slot is idle, else it rejects with `SessionBusyError` (`details.busyWith` names what
+ *   holds the slot) and does nothing;
+ * - `abort()` aborts whatever holds the slot (the run, or the operation's AbortSignal); the
+ *   slot is idle again once the operation's promise settled, never before.
+ * Why: "is the session busy?" had three answers (the agent machine, the harness's flags, a
+ * module-level lock map); now it has one.
+ *
+ * @example
+ * ```ts
+ * const entry = await sessionActorOf(session).operate("compacting", (signal) => runCompaction(session, { model, signal }));
+ * ```
+ */
+import { createActor, fromPromise, type Actor } from "xstate";
+import { InvalidStateError, SessionBusyError } from "../core/errors.ts";
+import type { SessionHandle } from "../store/session-types.ts";
+import { agentMachine, operationOf, type PrepareRunInput, type PrepareRunOutput, type SessionOperation } from "./agent.machine.ts";
+
+export type { SessionOperation };
+
+/**
+ * The operation slot of one session.
+ *
+ * @example
+ * ```ts
+ * const actor: SessionActor = sessionActorOf(session);
+ * ```
+ */
+export interface SessionActor {
+  readonly sessionId: string;
+  /** What holds the slot now. */
+  operation(): SessionOperation;
+  /**
+   * Runs `work` as the slot's compaction or navigation. Rejects with `SessionBusyError` unless
+   * the slot is idle; otherwise settles with `work`'s result or error. `signal` aborts on `abort()`.
+   */
+  operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** Aborts the run or operation holding the slot (no-op when idle). */
+  abort(reason?: string): void;
+}
+
+const NAMES: Record<SessionOperation, string> = {
+  idle: "nothing",
+  preparing: "a run that is starting",
+  running: "a run",
+  compacting: "a compaction",
+  navigating: "a navigation (moveTo)",
+};
+
+/**
+ * The `SessionBusyError` of an operation refused because `busy` holds the slot.
+ *
+ * @example
+ * ```ts
+ * throw sessionBusyError(session.id, "running", "compact()");
+ * ```
+ */
+export function sessionBusyError(sessionId: string, busy: SessionOperation, what: string): InstanceType<typeof SessionBusyError> {
+  return new SessionBusyError(`${what}: session ${sessionId} is busy with ${NAMES[busy]}; wait for it to finish or abort it first.`, {
+    details: { sessionId, busyWith: busy },
+  });
+}
+
+/**
+ * The {@link SessionActor} over a running agent-machine actor.
+ *
+ * @example
+ * ```ts
+ * const slot = slotOver(session.id, actor);
+ * ```
+ */
+export function slotOver(sessionId: string, actor: Actor<typeof agentMachine>): SessionActor {
+  return {
+    sessionId,
+    operation: () => operationOf(actor.getSnapshot()),
+    operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+      const busy = operationOf(actor.getSnapshot());
+      if (busy !== "idle") return Promise.reject(sessionBusyError(sessionId, busy, kind === "compacting" ? "compact()" : "moveTo()"));
+      return new Promise<T>((resolve, reject) => {
+        const controller = new AbortController();
+        const run = async (signal: AbortSignal) => {
+          try {
+            resolve(await work(signal));
+          } catch (error) {
+            reject(error);
+          }
+        };
+        actor.send({ type: "OPERATE", kind, operation: { controller, run } });
+      });
+    },
+    abort: (reason) => actor.send({ type: "ABORT", reason }),
+  };
+}
+
+const actors = new WeakMap<SessionHandle, SessionActor>();
+
+/**
+ * Makes `actor` the session actor of `session` (called by `createAgent`).
+ *
+ * @example
+ * ```ts
+ * registerSessionActor(session, slotOver(session.id, actor));
+ * ```
+ */
+export function registerSessionActor(session: SessionHandle, actor: SessionActor): void {
+  actors.set(session, actor);
+}
+
+/**
+ * The session actor of `session`: its agent's, or a standalone slot created now (the agent
+ * machine without a model: it refuses runs, and holds compactions and navigations).
+ *
+ * @example
+ * ```ts
+ * await sessionActorOf(session).operate("navigating", (signal) => navigate(session, id, { signal }));
+ * ```
+ */
+export function sessionActorOf(session: SessionHandle): SessionActor {
+  const known = actors.get(session);
+  if (known) return known;
+  const machine = agentMachine.provide({
+    actors: {
+      prepareRun: fromPromise<PrepareRunOutput, PrepareRunInput>(async () => {
+        throw new InvalidStateError(`Session ${session.id} has no agent: create one with createAgent() to run prompts.`);
+      }),
+    },
+  });
+  const created = slotOver(session.id, createActor(machine, { input: {} }).start());
+  actors.set(session, created);
+  return created;
+}
