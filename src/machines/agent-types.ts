@@ -26,7 +26,7 @@ import type { AgentTool, ToolResult } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
-import type { SessionActor, SessionOperation } from "./session-actor.ts";
+import type { SessionActor, SessionOperation } from "./session-slot.ts";
 
 /** How many queued messages one poll drains. Source: pi. */
 export type QueueMode = "one-at-a-time" | "all";

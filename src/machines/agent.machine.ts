@@ -140,7 +140,8 @@ export interface OperationInput {
  * if (operationOf(actor.getSnapshot()) !== "idle") throw new SessionBusyError("busy");
  * ```
  */
-export type SessionOperation = "idle" | "preparing" | "running" | "compacting" | "navigating";
+export type { SessionOperation } from "./session-slot.ts";
+import type { SessionOperation } from "./session-slot.ts";
 
 /**
  * Events the agent actor emits to `agent.ts`.

@@ -22,30 +22,10 @@
 import { createActor, fromPromise, type Actor } from "xstate";
 import { InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import type { SessionHandle } from "../store/session-types.ts";
-import { agentMachine, operationOf, type PrepareRunInput, type PrepareRunOutput, type SessionOperation } from "./agent.machine.ts";
+import { agentMachine, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
+import type { SessionActor, SessionOperation } from "./session-slot.ts";
 
-export type { SessionOperation };
-
-/**
- * The operation slot of one session.
- *
- * @example
- * ```ts
- * const actor: SessionActor = sessionActorOf(session);
- * ```
- */
-export interface SessionActor {
-  readonly sessionId: string;
-  /** What holds the slot now. */
-  operation(): SessionOperation;
-  /**
-   * Runs `work` as the slot's compaction or navigation. Rejects with `SessionBusyError` unless
-   * the slot is idle; otherwise settles with `work`'s result or error. `signal` aborts on `abort()`.
-   */
-  operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T>;
-  /** Aborts the run or operation holding the slot (no-op when idle). */
-  abort(reason?: string): void;
-}
+export type { SessionActor, SessionOperation };
 
 const NAMES: Record<SessionOperation, string> = {
   idle: "nothing",

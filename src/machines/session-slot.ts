@@ -1,0 +1,34 @@
+/**
+ * The operation slot's types (ours, after pi's one `operation` per session): what holds a
+ * session's slot, and the {@link SessionActor} API over it. Types only, so that public declarations
+ * (the agent API) can name them without pulling in xstate's declarations.
+ *
+ * @example
+ * ```ts
+ * const busy: SessionOperation = actor.operation();
+ * ```
+ */
+
+/** What holds a session's operation slot. */
+export type SessionOperation = "idle" | "preparing" | "running" | "compacting" | "navigating";
+
+/**
+ * The operation slot of one session.
+ *
+ * @example
+ * ```ts
+ * const actor: SessionActor = sessionActorOf(session);
+ * ```
+ */
+export interface SessionActor {
+  readonly sessionId: string;
+  /** What holds the slot now. */
+  operation(): SessionOperation;
+  /**
+   * Runs `work` as the slot's compaction or navigation. Rejects with `SessionBusyError` unless
+   * the slot is idle; otherwise settles with `work`'s result or error. `signal` aborts on `abort()`.
+   */
+  operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T>;
+  /** Aborts the run or operation holding the slot (no-op when idle). */
+  abort(reason?: string): void;
+}
