@@ -280,8 +280,10 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
   it("a missing key prints one line, exits non-zero, and keeps the prompt", async () => {
     const result = await runArbor([...modelArgs(), "remember me"], { env: { OPENAI_API_KEY: "" } });
     expect(result.code).toBe(2);
-    expect(result.stderr.trim().split("\n")).toHaveLength(1);
-    expect(result.stderr).toMatch(/OPENAI_API_KEY/);
+    // Besides the documented `sandbox: …` start-up line, exactly one line: the error.
+    const lines = result.stderr.trim().split("\n").filter((line) => !line.startsWith("sandbox: "));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toMatch(/OPENAI_API_KEY/);
     const context = await contextOf(await latestSessionId());
     expect(context.messages.map((message) => message.content)).toEqual(["remember me"]);
     expect(server.requests).toHaveLength(0);
