@@ -24,28 +24,6 @@ import { createReadTool } from "./read.ts";
 import { createWriteTool } from "./write.ts";
 
 export { createExecutionEnv, DEFAULT_ENV_ALLOWLIST, type ExecutionEnv, type ExecutionEnvOptions, type PathAccess } from "../execution-env.ts";
-export { createBashTool, bashParameters, type BashToolDetails, type BashToolInput, type BashToolOptions } from "./bash.ts";
-export { BASH_MAX_LINE_CHARS } from "./bash-output.ts";
-export { createEditTool, editParameters, prepareEditArguments, type EditToolDetails, type EditToolInput } from "./edit.ts";
-export { planEdits, type EditPlan, type MatchedEdit, type TextEdit } from "./edit-match.ts";
-export { generateDiffString, type EditDiff } from "./edit-diff.ts";
-export { withFileMutationQueue } from "./file-mutation-queue.ts";
-export { createFindTool, findParameters, type FindToolDetails, type FindToolInput } from "./find.ts";
-export { createGrepTool, grepParameters, type GrepToolDetails, type GrepToolInput } from "./grep.ts";
-export { createLsTool, lsParameters, type LsToolDetails, type LsToolInput } from "./ls.ts";
-export { createReadTool, readParameters, type ReadToolDetails, type ReadToolInput } from "./read.ts";
-export { createWriteTool, writeParameters, type WriteToolInput } from "./write.ts";
-export {
-  DEFAULT_MAX_BYTES,
-  DEFAULT_MAX_LINES,
-  GREP_MAX_LINE_LENGTH,
-  formatSize,
-  truncateHead,
-  truncateLine,
-  truncateTail,
-  type TruncationOptions,
-  type TruncationResult,
-} from "./truncate.ts";
 
 /** Options of the tool-set factories. */
 export interface ToolSetOptions {
