@@ -23,7 +23,7 @@ export {
 export {
   defineJsonSchemaTool,
   type JsonSchemaTool,
-} from "../harness/tool-schema.ts";
+} from "../adapters/tools/tool-schema.ts";
 export {
   createExecutionEnv,
   DEFAULT_ENV_ALLOWLIST,
