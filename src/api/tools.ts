@@ -32,6 +32,17 @@ export {
   type PathAccess,
 } from "../adapters/execution-env.ts";
 export {
+  createSandbox,
+  sandboxLimitSupport,
+  type Sandbox,
+  type SandboxMode,
+  type SandboxOptions,
+  type SandboxProvider,
+  type SandboxRequest,
+  type SandboxCommand,
+  type SandboxLimitSupport,
+} from "../adapters/sandbox.ts";
+export {
   createCodingTools,
   createReadOnlyTools,
   type ToolSetOptions,
