@@ -58,7 +58,7 @@ describe("--db errors", { timeout: 120_000 }, () => {
     expect(imported.code, imported.stderr).toBe(0);
     const sessionId = imported.stdout.trim().split("\n")[0];
     const before = readFileSync(db);
-    const wrapper = ["bwrap", "--ro-bind", "/", "/", "--bind", tmpdir(), tmpdir(), "--ro-bind", logDir, logDir, "--dev", "/dev", "--proc", "/proc"];
+    const wrapper = ["/usr/bin/bwrap", "--ro-bind", "/", "/", "--bind", tmpdir(), tmpdir(), "--ro-bind", logDir, logDir, "--dev", "/dev", "--proc", "/proc"];
     const sessions = await runArbor(["--db", db, "sessions", "--json"], { wrapper });
     expect(sessions.code, sessions.stderr).toBe(0);
     expect((JSON.parse(sessions.stdout) as { id: string }[]).map((session) => session.id)).toEqual([sessionId]);

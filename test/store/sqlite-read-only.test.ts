@@ -76,7 +76,7 @@ try {
 `,
     );
     const run = (mode: string) =>
-      spawnSync("bwrap", ["--ro-bind", "/", "/", "--bind", tmpdir(), tmpdir(), "--ro-bind", dir, dir, "--dev", "/dev", "--proc", "/proc",
+      spawnSync("/usr/bin/bwrap", ["--ro-bind", "/", "/", "--bind", tmpdir(), tmpdir(), "--ro-bind", dir, dir, "--dev", "/dev", "--proc", "/proc",
         process.execPath, "--import", join(repoRoot, "node_modules/tsx/dist/loader.mjs"), script, mode], { encoding: "utf8" });
     const writable = run("rw");
     expect(writable.stdout, writable.stderr).toMatch(/ERROR/);
