@@ -27,8 +27,8 @@ export {
   createAiSdkModelClient,
   type AiSdkModelInfo,
 } from "../adapters/model/ai-sdk-client.ts";
+export { isContextOverflowMessage } from "../core/context-overflow.ts";
 export {
-  isContextOverflowMessage,
   parseRetryAfterMs,
   isAbortError,
   classifyModelError,

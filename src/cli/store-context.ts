@@ -24,8 +24,8 @@ import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import type { SessionSummary } from "../store/session-types.ts";
 import { createPostgresEventLog } from "../store/pg-event-log.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
-import { createSessionRepository, type ArborSessionRepository } from "../store/session-repository.ts";
-import type { ArborSessionHandle } from "../store/session-handle.ts";
+import { createSessionRepository } from "../store/session-repository.ts";
+import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { CliError } from "./cli-error.ts";
 import { isPostgresUrl, resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
 
@@ -35,16 +35,16 @@ export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
 /** An open log plus repository. */
 export interface CliStore {
   readonly dbPath: string;
-  readonly repo: ArborSessionRepository;
+  readonly repo: SessionRepository;
   /** Sessions, the one appended to most recently first (the order `latest` uses). */
   listNewestFirst(): Promise<SessionSummary[]>;
   /** Registers secrets (an API key, a URL password) that must never be written to the log. */
   addSecrets(secrets: readonly string[]): void;
   /** Resolves a full id, a unique prefix or `latest`, and opens it. */
   resolveSessionId(reference: string): Promise<string>;
-  openSession(reference: string): Promise<ArborSessionHandle>;
+  openSession(reference: string): Promise<SessionHandle>;
   /** Opens a session to change it; refuses (SessionBusyError) while another process runs it. */
-  openSessionForWrite(reference: string): Promise<ArborSessionHandle>;
+  openSessionForWrite(reference: string): Promise<SessionHandle>;
   close(): Promise<void>;
 }
 
@@ -112,7 +112,7 @@ function displayUrl(url: string): string {
 }
 
 /** Resolves an entry id or a unique prefix within a session. */
-export function resolveEntryId(session: ArborSessionHandle, reference: string): string {
+export function resolveEntryId(session: SessionHandle, reference: string): string {
   if (session.view.getEntry(reference)) return reference;
   const matches = session.view.getEntries().filter((entry) => entry.id.startsWith(reference));
   if (matches.length === 1) return matches[0].id;
@@ -121,7 +121,7 @@ export function resolveEntryId(session: ArborSessionHandle, reference: string): 
 }
 
 /** The endpoint a session recorded on its last CLI run, if any. */
-export function recordedEndpoint(session: ArborSessionHandle): RecordedEndpoint {
+export function recordedEndpoint(session: SessionHandle): RecordedEndpoint {
   const entries = session.view.getEntries();
   for (let index = entries.length - 1; index >= 0; index--) {
     const entry = entries[index];
@@ -144,7 +144,7 @@ export function withoutCredentials(url: string): string {
 }
 
 /** Records the endpoint (model, base URL without credentials, API, context window; never the key) when it changed. */
-export async function recordEndpoint(session: ArborSessionHandle, settings: ResolvedModelSettings): Promise<void> {
+export async function recordEndpoint(session: SessionHandle, settings: ResolvedModelSettings): Promise<void> {
   const current: RecordedEndpoint = {
     model: `${settings.spec.provider}:${settings.spec.modelId}`,
     ...(settings.baseURL ? { baseURL: withoutCredentials(settings.baseURL) } : {}),

@@ -63,7 +63,7 @@ import { createHarnessSession, type HarnessSession, type HarnessSessionConfig, t
 import type { HandlerOf, HookName } from "./hook-types.ts";
 import { createModelRegistry, type ModelRegistry } from "./model-registry.ts";
 import { validateHarnessOptions, type AgentHarnessOptions } from "./options.ts";
-import { defineJsonSchemaTool } from "./tool-schema.ts";
+import { defineJsonSchemaTool } from "../adapters/tools/tool-schema.ts";
 
 /** The harness: its primary session's API plus the shared registry, storage and resources. */
 export interface AgentHarness extends HarnessSession {

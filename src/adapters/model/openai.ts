@@ -41,8 +41,6 @@ import type { ThinkingLevelMap } from "./thinking.ts";
 import type { ProviderOptionsRecord } from "./provider-options.ts";
 import type { ModelCost } from "./usage.ts";
 
-export { redactSecrets } from "./keyed-client.ts";
-
 /**
  * Options of {@link createOpenAIModel}. Token counts in tokens, prices in $ per million tokens.
  *
