@@ -17,6 +17,7 @@ export {
   type ModelErrorInfo,
   type ModelStreamEvent,
   type ModelClient,
+  type ResponseFormat,
 } from "../core/model-stream.ts";
 export {
   createOpenAIModel,

@@ -299,5 +299,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     ...(options.cost !== undefined ? { cost: options.cost } : {}),
     ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
+    // Both wires have a native structured-output mode (Chat `response_format`, Responses `text.format`).
+    structuredOutput: true,
   });
 }
