@@ -23,7 +23,7 @@ export {
 export {
   defineJsonSchemaTool,
   type JsonSchemaTool,
-} from "../harness/tool-schema.ts";
+} from "../adapters/tools/tool-schema.ts";
 export {
   sweepSpillFiles,
   DEFAULT_SPILL_MAX_BYTES,
@@ -38,6 +38,17 @@ export {
   type ExecutionEnvOptions,
   type PathAccess,
 } from "../adapters/execution-env.ts";
+export {
+  createSandbox,
+  sandboxLimitSupport,
+  type Sandbox,
+  type SandboxMode,
+  type SandboxOptions,
+  type SandboxProvider,
+  type SandboxRequest,
+  type SandboxCommand,
+  type SandboxLimitSupport,
+} from "../adapters/sandbox.ts";
 export {
   createCodingTools,
   createReadOnlyTools,
