@@ -30,7 +30,7 @@ export { createAnthropicModel, createGoogleModel, createModel, type ModelProvide
 
 // Tools.
 export { defineTool, type AgentTool, type DefineToolOptions, type ToolExecuteContext, type ToolResult } from "./core/tools.ts";
-export { defineJsonSchemaTool, type JsonSchemaTool } from "./harness/tool-schema.ts";
+export { defineJsonSchemaTool, type JsonSchemaTool } from "./adapters/tools/tool-schema.ts";
 export { createCodingTools, createReadOnlyTools } from "./adapters/tools/index.ts";
 export { createExecutionEnv, type ExecutionEnv, type ExecutionEnvOptions } from "./adapters/execution-env.ts";
 export { connectMcpServers } from "./adapters/mcp/connect.ts";

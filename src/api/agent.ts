@@ -1,5 +1,7 @@
 /**
- * `arbor-agent/agent`: The agent actor below the harness: `createAgent`, its options and snapshot types, inspection, crash recovery and run ownership.
+ * `arbor-agent/agent`: typed agents (`defineAgent`: zod input and output, structured output with
+ * bounded repairs, a typed outcome), and the agent actor below the harness: `createAgent`, its
+ * options and snapshot types, inspection, crash recovery and run ownership.
  *
  * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
  * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
@@ -7,9 +9,31 @@
  *
  * @example
  * ```ts
- * import { createAgent } from "arbor-agent/agent";
+ * import { createAgent, defineAgent } from "arbor-agent/agent";
  * ```
  */
+export {
+  defineAgent,
+  type AgentOutcome,
+  type AgentOutcomeBase,
+  type AgentOutputOf,
+  type AgentRunOptions,
+  type AgentUsage,
+  type DefineAgentOptions,
+  type TypedAgent,
+} from "../agents/define-agent.ts";
+export {
+  AgentDefinitionError,
+  AgentInputError,
+  AgentOutputError,
+  AgentRunError,
+  type AgentIssue,
+} from "../agents/errors.ts";
+export {
+  FINAL_ANSWER_TOOL,
+  REPAIR_MESSAGE_TYPE,
+  type OutputMode,
+} from "../agents/structured-output.ts";
 export {
   createAgent,
 } from "../machines/agent.ts";

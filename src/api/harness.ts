@@ -13,6 +13,7 @@
 export {
   createHarness,
   type AgentHarness,
+  type CreateSessionOptions,
 } from "../harness/create-harness.ts";
 export {
   type CustomMessageOptions,

@@ -17,6 +17,7 @@ export {
   type ModelErrorInfo,
   type ModelStreamEvent,
   type ModelClient,
+  type ResponseFormat,
 } from "../core/model-stream.ts";
 export {
   createOpenAIModel,
@@ -26,8 +27,8 @@ export {
   createAiSdkModelClient,
   type AiSdkModelInfo,
 } from "../adapters/model/ai-sdk-client.ts";
+export { isContextOverflowMessage } from "../core/context-overflow.ts";
 export {
-  isContextOverflowMessage,
   parseRetryAfterMs,
   isAbortError,
   classifyModelError,

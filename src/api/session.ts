@@ -13,8 +13,6 @@
  */
 export {
   createSessionRepository,
-  type ArborSessionRepository,
-  type ImportEntriesOptions,
   type SessionRepositoryOptions,
 } from "../store/session-repository.ts";
 export {
@@ -27,6 +25,7 @@ export {
   type SessionHandle,
   type SessionSummary,
   type SessionRepository,
+  type ImportEntriesOptions,
 } from "../store/session-types.ts";
 export {
   isKnownEntry,

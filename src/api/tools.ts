@@ -23,7 +23,7 @@ export {
 export {
   defineJsonSchemaTool,
   type JsonSchemaTool,
-} from "../harness/tool-schema.ts";
+} from "../adapters/tools/tool-schema.ts";
 export {
   createExecutionEnv,
   DEFAULT_ENV_ALLOWLIST,
@@ -31,6 +31,17 @@ export {
   type ExecutionEnvOptions,
   type PathAccess,
 } from "../adapters/execution-env.ts";
+export {
+  createSandbox,
+  sandboxLimitSupport,
+  type Sandbox,
+  type SandboxMode,
+  type SandboxOptions,
+  type SandboxProvider,
+  type SandboxRequest,
+  type SandboxCommand,
+  type SandboxLimitSupport,
+} from "../adapters/sandbox.ts";
 export {
   createCodingTools,
   createReadOnlyTools,

@@ -49,6 +49,27 @@ export function createCliModel(settings: ResolvedModelSettings): ModelClient {
   });
 }
 
+/**
+ * The folder a command's coding tools work in (ours): `--cwd` when given; else, for an existing
+ * session, the folder the session recorded when it was created (as the library's `createHarness`
+ * does); else the current directory. A recorded folder that no longer exists is refused with a
+ * `CliError` (exit 2) naming it, so a resumed agent never writes somewhere else.
+ *
+ * @example
+ * ```ts
+ * const cwd = resolveSessionCwd(flags.cwd, session.view.info.cwd, session.id); // "/home/me/project"
+ * ```
+ */
+export function resolveSessionCwd(flag: string | undefined, recorded: string | undefined, sessionId?: string): string {
+  if (flag !== undefined) return flag;
+  if (recorded === undefined || recorded === "") return process.cwd();
+  if (!existsSync(recorded)) {
+    const which = sessionId ? `Session ${sessionId}` : "The session";
+    throw new CliError(`${which} was started in ${recorded}, which no longer exists; pass --cwd DIR to resume it in another folder.`);
+  }
+  return recorded;
+}
+
 /** Creates the harness over the CLI's store for an existing or new session. */
 export async function createCliHarness(input: {
   store: CliStore;

@@ -8,7 +8,9 @@
  * - an ambiguous or unknown reference throws `CliError` listing what matched;
  * - `latest` is the session whose stream was appended to most recently (a fresh fork
  *   or import counts, unlike pi's "last message time"); `arbor sessions` lists in that order;
- * - `readOnly` stores refuse a missing database file instead of creating one;
+ * - `mustExist` stores refuse a missing database file instead of creating one; `readOnly`
+ *   stores (the commands that only read) also open the log without writing anything (no WAL
+ *   switch, no migration), so they work on read-only files, folders and mounts;
  * - `close()` must be called; it closes the log.
  *
  * @example
@@ -24,8 +26,8 @@ import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import type { SessionSummary } from "../store/session-types.ts";
 import { createPostgresEventLog } from "../store/pg-event-log.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
-import { createSessionRepository, type ArborSessionRepository } from "../store/session-repository.ts";
-import type { ArborSessionHandle } from "../store/session-handle.ts";
+import { createSessionRepository } from "../store/session-repository.ts";
+import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { CliError } from "./cli-error.ts";
 import { isPostgresUrl, resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
 
@@ -35,28 +37,29 @@ export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
 /** An open log plus repository. */
 export interface CliStore {
   readonly dbPath: string;
-  readonly repo: ArborSessionRepository;
+  readonly repo: SessionRepository;
   /** Sessions, the one appended to most recently first (the order `latest` uses). */
   listNewestFirst(): Promise<SessionSummary[]>;
   /** Registers secrets (an API key, a URL password) that must never be written to the log. */
   addSecrets(secrets: readonly string[]): void;
   /** Resolves a full id, a unique prefix or `latest`, and opens it. */
   resolveSessionId(reference: string): Promise<string>;
-  openSession(reference: string): Promise<ArborSessionHandle>;
+  openSession(reference: string): Promise<SessionHandle>;
   /** Opens a session to change it; refuses (SessionBusyError) while another process runs it. */
-  openSessionForWrite(reference: string): Promise<ArborSessionHandle>;
+  openSessionForWrite(reference: string): Promise<SessionHandle>;
   close(): Promise<void>;
 }
 
 /** Opens the database named by `--db`, `ARBOR_DB` or `.arbor/arbor.db`. */
-export function openStore(flags: { db?: string }, options: { readOnly?: boolean } = {}): CliStore {
-  const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: !options.readOnly });
+export function openStore(flags: { db?: string }, options: { mustExist?: boolean; readOnly?: boolean } = {}): CliStore {
+  const mustExist = options.mustExist === true || options.readOnly === true;
+  const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: !mustExist });
   const postgres = isPostgresUrl(target);
   const dbPath = postgres ? displayUrl(target) : target;
-  if (options.readOnly && !postgres && !existsSync(dbPath)) {
+  if (mustExist && !postgres && !existsSync(dbPath)) {
     throw new CliError(`No Arbor database at ${dbPath} yet (the default is .arbor/arbor.db in the current directory). Pass --db PATH or set ARBOR_DB to use another, or start a session with: arbor run --model openai:<model> "your prompt".`, 1);
   }
-  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor" }) : createSqliteEventLog({ path: dbPath }));
+  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor" }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true }));
   if (postgres) {
     const password = new URL(target).password;
     if (password) log.addSecret(decodeURIComponent(password));
@@ -100,6 +103,15 @@ export function openStore(flags: { db?: string }, options: { readOnly?: boolean 
   };
 }
 
+/**
+ * True when the log named by `--db`/`ARBOR_DB`/the default exists (always for PostgreSQL); a bad
+ * path (a folder, a file where a folder should be, an empty `--db`) throws `CliError`.
+ */
+export function storeExists(flags: { db?: string }): boolean {
+  const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: false });
+  return isPostgresUrl(target) || existsSync(target);
+}
+
 /** A connection string for messages: the password masked. */
 function displayUrl(url: string): string {
   try {
@@ -112,7 +124,7 @@ function displayUrl(url: string): string {
 }
 
 /** Resolves an entry id or a unique prefix within a session. */
-export function resolveEntryId(session: ArborSessionHandle, reference: string): string {
+export function resolveEntryId(session: SessionHandle, reference: string): string {
   if (session.view.getEntry(reference)) return reference;
   const matches = session.view.getEntries().filter((entry) => entry.id.startsWith(reference));
   if (matches.length === 1) return matches[0].id;
@@ -121,7 +133,7 @@ export function resolveEntryId(session: ArborSessionHandle, reference: string): 
 }
 
 /** The endpoint a session recorded on its last CLI run, if any. */
-export function recordedEndpoint(session: ArborSessionHandle): RecordedEndpoint {
+export function recordedEndpoint(session: SessionHandle): RecordedEndpoint {
   const entries = session.view.getEntries();
   for (let index = entries.length - 1; index >= 0; index--) {
     const entry = entries[index];
@@ -144,7 +156,7 @@ export function withoutCredentials(url: string): string {
 }
 
 /** Records the endpoint (model, base URL without credentials, API, context window; never the key) when it changed. */
-export async function recordEndpoint(session: ArborSessionHandle, settings: ResolvedModelSettings): Promise<void> {
+export async function recordEndpoint(session: SessionHandle, settings: ResolvedModelSettings): Promise<void> {
   const current: RecordedEndpoint = {
     model: `${settings.spec.provider}:${settings.spec.modelId}`,
     ...(settings.baseURL ? { baseURL: withoutCredentials(settings.baseURL) } : {}),

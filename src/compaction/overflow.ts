@@ -16,7 +16,7 @@
  * if (isContextOverflow(lastAssistant, 128_000)) await runCompaction(session, { model, reason: "overflow" });
  * ```
  */
-import { isContextOverflowMessage } from "../adapters/model/model-errors.ts";
+import { isContextOverflowMessage } from "../core/context-overflow.ts";
 import type { AssistantMessage } from "../core/messages.ts";
 import type { ModelErrorInfo } from "../core/model-stream.ts";
 

@@ -52,6 +52,29 @@ export interface ModelRequest {
   /** Provider-specific options passed through (AI SDK `providerOptions`). */
   providerOptions?: Record<string, Record<string, unknown>>;
   hooks?: ProviderHooks;
+  /**
+   * Ask for the final answer in the provider's structured-output mode (ours; typed agents set it).
+   * Sent only by clients whose `structuredOutput` is true (the AI SDK adapter passes it as the
+   * call's `responseFormat`: Chat Completions `response_format: {type: "json_schema"}`, Responses
+   * `text.format`); other clients ignore it. Tools stay available in the same request.
+   */
+  responseFormat?: ResponseFormat;
+}
+
+/**
+ * A JSON final answer with a JSON Schema (an object schema; OpenAI requires an object root).
+ *
+ * @example
+ * ```ts
+ * const format: ResponseFormat = { type: "json", name: "triage", schema: { type: "object", properties: { label: { type: "string" } }, required: ["label"], additionalProperties: false } };
+ * ```
+ */
+export interface ResponseFormat {
+  type: "json";
+  schema: Record<string, unknown>;
+  /** Schema name the provider sees (OpenAI: `json_schema.name`, `[A-Za-z0-9_-]`, at most 64 characters). */
+  name?: string;
+  description?: string;
 }
 
 /** Facts about an error that drive retry and overflow recovery. */
@@ -93,5 +116,10 @@ export interface ModelClient {
   /** Prices in $ per million tokens, when known. */
   readonly cost?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
   readonly reasoning?: boolean;
+  /**
+   * True when the client sends `request.responseFormat` to the provider as its native
+   * structured-output mode (ours). Typed agents use a final-answer tool otherwise.
+   */
+  readonly structuredOutput?: boolean;
   stream(request: ModelRequest, options: { signal?: AbortSignal }): AsyncIterable<ModelStreamEvent>;
 }

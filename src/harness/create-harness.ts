@@ -50,6 +50,7 @@ import { connectMcpServers } from "../adapters/mcp/connect.ts";
 import { McpConfigError } from "../adapters/mcp/errors.ts";
 import type { McpConnection } from "../adapters/mcp/types.ts";
 import { HarnessConfigError, InvalidStateError, ToolDefinitionError } from "../core/errors.ts";
+import type { ModelClient } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
 import { createAgent } from "../machines/agent.ts";
 import type { EventLog } from "../store/event-log.ts";
@@ -62,7 +63,7 @@ import { createHarnessSession, type HarnessSession, type HarnessSessionConfig, t
 import type { HandlerOf, HookName } from "./hook-types.ts";
 import { createModelRegistry, type ModelRegistry } from "./model-registry.ts";
 import { validateHarnessOptions, type AgentHarnessOptions } from "./options.ts";
-import { defineJsonSchemaTool } from "./tool-schema.ts";
+import { defineJsonSchemaTool } from "../adapters/tools/tool-schema.ts";
 
 /** The harness: its primary session's API plus the shared registry, storage and resources. */
 export interface AgentHarness extends HarnessSession {
@@ -82,8 +83,11 @@ export interface AgentHarness extends HarnessSession {
    * Rejects with SessionNotFoundError; InvalidStateError after `close()`.
    */
   openSession(id: string): Promise<HarnessSession>;
-  /** Creates another session with the same configuration. */
-  createSession(options?: { cwd?: string; metadata?: Record<string, unknown> }): Promise<HarnessSession>;
+  /**
+   * Creates another session with the same configuration; `systemPrompt`, `tools` and `model`
+   * replace the harness's for this session only (typed agents use them, `src/agents/`).
+   */
+  createSession(options?: CreateSessionOptions): Promise<HarnessSession>;
   /**
    * Registers a hook handler on every session of this harness: the open ones and those opened
    * later (after their option handlers). A session's own `on()` affects that session only.
@@ -94,6 +98,38 @@ export interface AgentHarness extends HarnessSession {
   on<Type extends ArborEventType>(type: Type, handler: ArborEventHandler<Type>): () => void;
   /** Disposes every session opened here, then closes a log the harness opened. Idempotent. */
   close(): Promise<void>;
+}
+
+/**
+ * Options of `AgentHarness.createSession`: where the session works, its metadata (in
+ * `session.created`), and per-session replacements of the harness's system prompt, tools
+ * and model (ours).
+ *
+ * @example
+ * ```ts
+ * await harness.createSession({ metadata: { agent: "triage" }, systemPrompt: "You triage.", tools: [], model: createOpenAIModel({ modelId: "gpt-4o-mini" }) });
+ * ```
+ */
+export interface CreateSessionOptions {
+  cwd?: string;
+  metadata?: Record<string, unknown>;
+  /** Replaces the harness's `systemPrompt` (same forms). */
+  systemPrompt?: AgentHarnessOptions["systemPrompt"];
+  /** Replaces the harness's tools (JSON-Schema tools get an ajv `validate`); `activeToolNames` is all of them. */
+  tools?: AgentHarnessOptions["tools"];
+  /** The session's model: a registry name, or a client used for this session only. */
+  model?: string | ModelClient;
+}
+
+/** A registry that also holds `client` under `name`, the default (one session's own model). */
+function withSessionModel(registry: ModelRegistry, name: string, client: ModelClient): ModelRegistry {
+  const entry = { name, client };
+  return {
+    names: () => [name, ...registry.names().filter((other) => other !== name)],
+    defaultName: name,
+    get: (wanted) => (wanted === name ? entry : registry.get(wanted)),
+    findByModel: (model) => (client.provider === model.provider && client.modelId === model.modelId ? entry : registry.findByModel(model)),
+  };
 }
 
 function normalizeTools(tools: AgentHarnessOptions["tools"]): AgentTool<any, any, any>[] {
@@ -167,16 +203,33 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
   /** The live (not disposed) session per id, or its opening: a second open returns it. */
   const live = new Map<string, Promise<HarnessSession>>();
   const cwdOf = (handle: SessionHandle) => options.cwd ?? handle.view.info.cwd ?? process.cwd();
-  const open = async (handle: SessionHandle): Promise<HarnessSession> => {
+  const open = async (handle: SessionHandle, overrides: Omit<CreateSessionOptions, "cwd" | "metadata"> = {}): Promise<HarnessSession> => {
+    let sessionOptions = options;
+    let sessionRegistry = registry;
+    let sessionTools = tools;
+    if (overrides.systemPrompt !== undefined) sessionOptions = { ...sessionOptions, systemPrompt: overrides.systemPrompt };
+    if (overrides.tools !== undefined) {
+      sessionTools = normalizeTools(overrides.tools);
+      const { activeToolNames: _all, ...rest } = sessionOptions;
+      sessionOptions = rest;
+    }
+    if (typeof overrides.model === "string") {
+      registry.get(overrides.model);
+      sessionOptions = { ...sessionOptions, model: overrides.model };
+    } else if (overrides.model !== undefined) {
+      const name = `session:${handle.id}`;
+      sessionRegistry = withSessionModel(registry, name, overrides.model);
+      sessionOptions = { ...sessionOptions, model: name };
+    }
     const config: HarnessSessionConfig = {
-      options,
-      registry,
-      tools,
+      options: sessionOptions,
+      registry: sessionRegistry,
+      tools: sessionTools,
       resources,
       cwd: cwdOf(handle),
       repository,
       createAgent,
-      openForked: open,
+      openForked: (forked) => open(forked, overrides),
     };
     const harnessSession = await createHarnessSession(config, handle);
     for (const shared of sharedHandlers) shared.removers.push(harnessSession.on(shared.name, shared.handler));
@@ -228,7 +281,11 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     },
     async createSession(createOptions = {}) {
       if (!repository) throw new HarnessConfigError('createSession(): the harness was given a bare session; pass "repository" or "eventLog" to create others.', { details: { field: "session" } });
-      return open(await repository.create({ cwd: createOptions.cwd ?? options.cwd ?? process.cwd(), metadata: createOptions.metadata }));
+      const { cwd, metadata, ...overrides } = createOptions;
+      // A bad override is refused before the session is created.
+      if (overrides.tools !== undefined) normalizeTools(overrides.tools);
+      if (typeof overrides.model === "string") registry.get(overrides.model);
+      return open(await repository.create({ cwd: cwd ?? options.cwd ?? process.cwd(), metadata }), overrides);
     },
     on: ((name: HookName | ArborEventType, handler: (event: never) => unknown) => {
       if (isArborEventType(name)) return primary.on(name, handler as ArborEventHandler<typeof name>);

@@ -58,6 +58,7 @@ function withInfo(client: ModelClient, info: ModelInfo): ModelClient {
     maxTokens: info.maxTokens ?? client.maxTokens,
     cost: info.cost ?? client.cost,
     reasoning: info.reasoning ?? client.reasoning,
+    ...(client.structuredOutput ? { structuredOutput: true } : {}),
     stream: (request, options) => client.stream(request, options),
   };
 }

@@ -33,7 +33,7 @@ import type { McpServerConfig } from "../adapters/mcp/config.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import type { HarnessHooks } from "./hook-types.ts";
 import { HOOK_NAMES } from "./hook-types.ts";
-import type { JsonSchemaTool } from "./tool-schema.ts";
+import type { JsonSchemaTool } from "../adapters/tools/tool-schema.ts";
 
 /** An AI SDK language model object (not a string id: Arbor never resolves models over the network). */
 export type AiSdkLanguageModel = LanguageModelV3 | LanguageModelV2;

@@ -20,7 +20,7 @@
  * ```
  */
 import type { Observable } from "rxjs";
-import type { AgentMessage, AssistantMessage, ThinkingLevel, ToolResultMessage } from "../core/messages.ts";
+import type { AgentMessage, AssistantMessage, ThinkingLevel } from "../core/messages.ts";
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
@@ -211,5 +211,3 @@ export interface Agent extends SessionActor {
   dispose(): Promise<void>;
 }
 
-/** Re-export for implementers. */
-export type { ToolResultMessage };

@@ -51,13 +51,6 @@ export function generateEntryId(taken: (id: string) => boolean): string {
   return randomUUID();
 }
 
-/** A {@link SessionHandle} with a way to catch up with writes made elsewhere. */
-export interface ArborSessionHandle extends SessionHandle {
-  readonly view: SessionViewInternals;
-  /** Applies events appended by others since the view's version. Returns how many were applied. */
-  refresh(): Promise<number>;
-}
-
 /**
  * Wraps a view and a log into a handle (see the module contract). The view must already hold
  * the session's events.
@@ -68,7 +61,7 @@ export interface ArborSessionHandle extends SessionHandle {
  * await handle.appendEntry({ type: "session_info", name: "demo" });
  * ```
  */
-export function createSessionHandle(log: EventLog, view: SessionViewInternals): ArborSessionHandle {
+export function createSessionHandle(log: EventLog, view: SessionViewInternals): SessionHandle {
   const streamId = sessionStreamId(view.sessionId);
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -113,7 +106,7 @@ export function createSessionHandle(log: EventLog, view: SessionViewInternals): 
   };
 
   const ownership = log.ownership;
-  const handle: ArborSessionHandle = {
+  const handle: SessionHandle = {
     id: view.sessionId,
     view,
     ...(ownership && {

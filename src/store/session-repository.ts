@@ -39,8 +39,8 @@ import { EntryNotFoundError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
 import { sessionIdOfStream, sessionStreamId, type SessionCreatedData } from "./events/session-events.ts";
 import { batchEnd } from "./batch-end.ts";
-import { createSessionHandle, generateEntryId, type ArborSessionHandle } from "./session-handle.ts";
-import type { SessionRepository, SessionSummary } from "./session-types.ts";
+import { createSessionHandle, generateEntryId } from "./session-handle.ts";
+import type { SessionHandle, SessionRepository, SessionSummary } from "./session-types.ts";
 import { createSessionTree, snapshotOf, type SessionTree } from "./session-tree.ts";
 import type { SessionSnapshotStore } from "./session-snapshots.ts";
 import { createSessionView, type SessionViewInternals } from "./session-view.ts";
@@ -57,33 +57,6 @@ export interface SessionRepositoryOptions {
   checkpointEvery?: number;
 }
 
-/** Input of {@link ArborSessionRepository.importEntries}. */
-export interface ImportEntriesOptions {
-  id?: string;
-  cwd?: string;
-  /** ISO 8601; default now. */
-  createdAt?: string;
-  metadata?: Record<string, unknown>;
-  tenant?: string;
-  parentSessionId?: string;
-  parentEntryId?: string;
-  source?: SessionCreatedData["source"];
-  /** Entries in append order, with their ids and parents (kept as they are). */
-  entries: SessionEntry[];
-  /** Leaf after the import; default the last entry. */
-  leafId?: string | null;
-}
-
-/** The repository plus Arbor's bulk import. Every method rejects with the typed errors named in the module contract. */
-export interface ArborSessionRepository extends SessionRepository {
-  create(options?: { id?: string; cwd?: string; metadata?: Record<string, unknown>; tenant?: string }): Promise<ArborSessionHandle>;
-  open(id: string): Promise<ArborSessionHandle>;
-  fork(id: string, options?: { entryId?: string; newId?: string }): Promise<ArborSessionHandle>;
-  /** Creates a session holding `entries`, atomically. */
-  importEntries(options: ImportEntriesOptions): Promise<ArborSessionHandle>;
-  readonly log: EventLog;
-}
-
 function cleanInfo(info: SessionCreatedData): SessionCreatedData {
   return Object.fromEntries(Object.entries(info).filter(([, value]) => value !== undefined)) as unknown as SessionCreatedData;
 }
@@ -97,7 +70,7 @@ function cleanInfo(info: SessionCreatedData): SessionCreatedData {
  * const session = await repo.create();
  * ```
  */
-export function createSessionRepository(options: SessionRepositoryOptions): ArborSessionRepository {
+export function createSessionRepository(options: SessionRepositoryOptions): SessionRepository {
   const { log } = options;
   const summaries = new Map<string, SessionTree>();
 
@@ -114,7 +87,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
   };
 
   /** Restores from a valid snapshot plus the log's tail, or returns undefined. */
-  const loadFromSnapshot = async (id: string): Promise<ArborSessionHandle | undefined> => {
+  const loadFromSnapshot = async (id: string): Promise<SessionHandle | undefined> => {
     const stored = snapshots?.read(id);
     if (!snapshots || !stored) return undefined;
     const streamId = sessionStreamId(id);
@@ -131,7 +104,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
     return createSessionHandle(log, view);
   };
 
-  const load = async (id: string): Promise<ArborSessionHandle> => {
+  const load = async (id: string): Promise<SessionHandle> => {
     const restored = await loadFromSnapshot(id);
     if (restored) return restored;
     const events = await log.readStream(sessionStreamId(id));
@@ -142,7 +115,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
     return createSessionHandle(log, view);
   };
 
-  const createWith = async (info: SessionCreatedData, entries: SessionEntry[], leafId?: string | null): Promise<ArborSessionHandle> => {
+  const createWith = async (info: SessionCreatedData, entries: SessionEntry[], leafId?: string | null): Promise<SessionHandle> => {
     const metadata = { sessionId: info.sessionId };
     const events: NewEvent[] = [{ type: "session.created", data: cleanInfo(info), metadata }];
     for (const entry of entries) events.push({ type: "entry.appended", data: { entry }, metadata });
@@ -166,7 +139,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Arbo
     return tree;
   };
 
-  const repository: ArborSessionRepository = {
+  const repository: SessionRepository = {
     log,
     async create(createOptions = {}) {
       return createWith(

@@ -20,7 +20,7 @@
 import type { Observable } from "rxjs";
 import type { SessionEntry } from "../core/entries.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
-import type { EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
+import type { EventLog, EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
 import type { StreamLease } from "./stream-ownership.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import type { ArborEvent } from "./events/catalogue.ts";
@@ -121,8 +121,8 @@ export interface SessionHandle {
    * user-registered types are left out; read them with `log.subscribe`).
    */
   events$(options?: { fromVersion?: number }): Observable<ArborEvent>;
-  /** Applies events others appended since the view's version; returns how many. Optional for custom handles. */
-  refresh?(): Promise<number>;
+  /** Applies events others appended since the view's version (another handle, another process); returns how many. */
+  refresh(): Promise<number>;
   /**
    * One writer per session across processes, when the log offers it
    * (`EventLog.ownership`, PostgreSQL); absent on SQLite and memory logs.
@@ -164,4 +164,26 @@ export interface SessionRepository {
   delete(id: string): Promise<void>;
   /** A new session holding the path root→entryId (default: leaf), recording the parent session and entry. */
   fork(id: string, options?: { entryId?: string; newId?: string }): Promise<SessionHandle>;
+  /** Creates a session holding `entries` (ids and parents kept), atomically: all or nothing. */
+  importEntries(options: ImportEntriesOptions): Promise<SessionHandle>;
+  /** The event log the repository reads and writes. */
+  readonly log: EventLog;
 }
+
+/** Input of {@link SessionRepository.importEntries}. */
+export interface ImportEntriesOptions {
+  id?: string;
+  cwd?: string;
+  /** ISO 8601; default now. */
+  createdAt?: string;
+  metadata?: Record<string, unknown>;
+  tenant?: string;
+  parentSessionId?: string;
+  parentEntryId?: string;
+  source?: SessionCreatedData["source"];
+  /** Entries in append order, with their ids and parents (kept as they are). */
+  entries: SessionEntry[];
+  /** Leaf after the import; default the last entry. */
+  leafId?: string | null;
+}
+

@@ -45,4 +45,11 @@ describe("package exports", () => {
     const twice = [...tiers].filter(([, where]) => where.length > 1);
     expect(twice).toEqual([]);
   });
+
+  it("hold one interface per concept: no Arbor-prefixed twin of another exported name", () => {
+    const names = new Set([...lists.values()].flat().map((entry) => entry.name));
+    const twins = [...names].filter((name) => /^Arbor[A-Z]/.test(name) && names.has(name.slice("Arbor".length)));
+    expect(names.size).toBeGreaterThan(100);
+    expect(twins).toEqual([]);
+  });
 });

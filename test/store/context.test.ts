@@ -7,6 +7,11 @@ import { repairToolPairing } from "../../src/store/pairing.ts";
 import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSessionView } from "../../src/store/session-view.ts";
+import type { SessionViewInternals } from "../../src/store/session-view.ts";
+import type { SessionView } from "../../src/store/session-types.ts";
+
+/** The view's internal parts (the context builder's counters), which the public handle does not expose. */
+const internals = (view: SessionView): SessionViewInternals => view as SessionViewInternals;
 
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 1 });
 const call = (id: string, name = "read") => ({ type: "toolCall" as const, id, name, arguments: {} });
@@ -162,7 +167,7 @@ describe("context projection", () => {
           const fresh = createContextBuilder({ getEntry: (id) => session.view.getEntry(id) }).build(session.view.leafId);
           expect(incremental).toEqual(fresh);
         }
-        extensions += session.view.contexts.stats.extensions;
+        extensions += internals(session.view).contexts.stats.extensions;
       }),
       { numRuns: 150, seed: 11 },
     );
@@ -174,14 +179,14 @@ describe("context projection", () => {
     const session = await repo.create();
     for (let index = 0; index < 50; index++) await session.appendEntry({ type: "message", message: user(`m${index}`) });
     session.view.buildContext();
-    const { fullBuilds } = session.view.contexts.stats;
+    const { fullBuilds } = internals(session.view).contexts.stats;
     await session.appendEntry({ type: "message", message: user("one more") });
     expect(session.view.buildContext().messages).toHaveLength(51);
-    expect(session.view.contexts.stats.fullBuilds).toBe(fullBuilds);
+    expect(internals(session.view).contexts.stats.fullBuilds).toBe(fullBuilds);
     // A leaf move to an uncached entry costs one full build.
     await session.moveLeaf(session.view.getEntries()[10].id);
     expect(session.view.buildContext().messages).toHaveLength(11);
-    expect(session.view.contexts.stats.fullBuilds).toBe(fullBuilds + 1);
+    expect(internals(session.view).contexts.stats.fullBuilds).toBe(fullBuilds + 1);
   });
 
   it("reports unknown entry kinds and leaves them out; activeToolNames from the latest change", async () => {

@@ -9,6 +9,10 @@ import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteSnapshotStore, type SessionSnapshotStore } from "../../src/store/session-snapshots.ts";
 import type { SessionView } from "../../src/store/session-types.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import type { SessionViewInternals } from "../../src/store/session-view.ts";
+
+/** The view's internal parts (the context builder's counters), which the public handle does not expose. */
+const internals = (view: SessionView): SessionViewInternals => view as SessionViewInternals;
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-snap-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -210,14 +214,14 @@ describe("session snapshots: stored context plan", () => {
     expect(snapshots.read("plan")?.snapshot.contextPlan).toMatchObject({ leafId: session.view.leafId, emitIds: expect.any(Array) });
     const restored = await createSessionRepository({ log, snapshots }).open("plan");
     const context = restored.view.buildContext();
-    expect(restored.view.contexts.stats.seededBuilds).toBe(1);
+    expect(internals(restored.view).contexts.stats.seededBuilds).toBe(1);
     expect(context).toEqual((await plain.open("plan")).view.buildContext());
     expect(context.thinkingLevel).toBe("high");
     expect(context.diagnostics.map((diagnostic) => diagnostic.kind)).toEqual(["unknown_entry"]);
     // One more entry extends the seeded state incrementally.
     await restored.appendEntry({ type: "message", message: assistant("next") });
     expect(restored.view.buildContext()).toEqual((await plain.open("plan")).view.buildContext());
-    expect(restored.view.contexts.stats.extensions).toBe(1);
+    expect(internals(restored.view).contexts.stats.extensions).toBe(1);
     snapshots.close();
     await log.close();
   });

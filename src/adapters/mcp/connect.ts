@@ -33,7 +33,7 @@
  */
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { AgentTool } from "../../core/tools.ts";
-import { defineJsonSchemaTool } from "../../harness/tool-schema.ts";
+import { defineJsonSchemaTool } from "../tools/tool-schema.ts";
 import { parseMcpServerConfigs, type McpServerConfig } from "./config.ts";
 import { McpConfigError } from "./errors.ts";
 import { McpServerLink } from "./server-link.ts";

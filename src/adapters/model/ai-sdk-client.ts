@@ -94,6 +94,13 @@ export interface AiSdkModelInfo {
   idleTimeoutMs?: number;
   /** Provider options sent on every call, below the thinking options and `request.providerOptions`. */
   providerOptions?: ProviderOptionsRecord;
+  /**
+   * Whether `request.responseFormat` is sent as the call's `responseFormat` (the provider's
+   * native structured output). Default: true for `openai.chat` and `openai.responses` (Chat
+   * Completions `response_format` json_schema, Responses `text.format`), false otherwise (other
+   * adapters may emulate it with a forced tool, which would end a tool loop).
+   */
+  structuredOutput?: boolean;
 }
 
 /** The default idle timeout between stream parts, in ms (120 s). */
@@ -137,6 +144,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
   const api = info.api ?? model.provider.replace(/\./g, "-");
   const modelId = info.modelId ?? model.modelId;
   const chatReasoningFields = info.chatReasoningFields ?? model.provider === "openai.chat";
+  const structuredOutput = info.structuredOutput ?? (model.provider === "openai.chat" || model.provider === "openai.responses");
 
   const reasoningOptions = (level: ThinkingLevel | undefined): ProviderOptionsRecord | undefined => {
     if (!level || level === "off" || info.reasoning === false) return undefined;
@@ -182,6 +190,16 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.headers ? { headers: request.headers } : {}),
       ...(providerOptions ? { providerOptions: providerOptions as LanguageModelV3CallOptions["providerOptions"] } : {}),
+      ...(structuredOutput && request.responseFormat
+        ? {
+            responseFormat: {
+              type: "json" as const,
+              schema: request.responseFormat.schema as NonNullable<Extract<LanguageModelV3CallOptions["responseFormat"], { type: "json" }>["schema"]>,
+              ...(request.responseFormat.name !== undefined ? { name: request.responseFormat.name } : {}),
+              ...(request.responseFormat.description !== undefined ? { description: request.responseFormat.description } : {}),
+            },
+          }
+        : {}),
       abortSignal,
       includeRawChunks: chatReasoningFields,
     };
@@ -298,6 +316,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     ...(info.maxTokens !== undefined ? { maxTokens: info.maxTokens } : {}),
     ...(info.cost !== undefined ? { cost: info.cost } : {}),
     ...(info.reasoning !== undefined ? { reasoning: info.reasoning } : {}),
+    ...(structuredOutput ? { structuredOutput } : {}),
     stream,
   };
 }

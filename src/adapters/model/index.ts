@@ -16,4 +16,3 @@ export * from "./responses-item-ids.ts";
 export * from "./thinking.ts";
 export * from "./to-model-messages.ts";
 export * from "./usage.ts";
-export { StreamAssembler, checkToolArguments, parseToolArguments } from "./stream-assembler.ts";

@@ -91,6 +91,8 @@ export interface KeyedClientSpec {
   maxTokens?: number;
   cost?: ModelCost;
   reasoning?: boolean;
+  /** The built clients send `request.responseFormat` natively (see `ModelClient.structuredOutput`). */
+  structuredOutput?: boolean;
 }
 
 /**
@@ -130,6 +132,7 @@ export function keyedModelClient(spec: KeyedClientSpec): ModelClient {
     ...(spec.maxTokens !== undefined ? { maxTokens: spec.maxTokens } : {}),
     ...(spec.cost !== undefined ? { cost: spec.cost } : {}),
     ...(spec.reasoning !== undefined ? { reasoning: spec.reasoning } : {}),
+    ...(spec.structuredOutput ? { structuredOutput: true } : {}),
     stream,
   };
 }

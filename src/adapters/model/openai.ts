@@ -41,8 +41,6 @@ import type { ThinkingLevelMap } from "./thinking.ts";
 import type { ProviderOptionsRecord } from "./provider-options.ts";
 import type { ModelCost } from "./usage.ts";
 
-export { redactSecrets } from "./keyed-client.ts";
-
 /**
  * Options of {@link createOpenAIModel}. Token counts in tokens, prices in $ per million tokens.
  *
@@ -301,5 +299,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     ...(options.maxTokens !== undefined ? { maxTokens: options.maxTokens } : {}),
     ...(options.cost !== undefined ? { cost: options.cost } : {}),
     ...(options.reasoning !== undefined ? { reasoning: options.reasoning } : {}),
+    // Both wires have a native structured-output mode (Chat `response_format`, Responses `text.format`).
+    structuredOutput: true,
   });
 }

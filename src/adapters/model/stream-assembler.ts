@@ -75,18 +75,6 @@ function mergeMetadata(into: Metadata | undefined, next: unknown): Metadata | un
 }
 
 /**
- * Parse tool-call arguments: a JSON object, else `{}` (empty input is `{}`).
- *
- * @example
- * ```ts
- * parseToolArguments('{"path":"a.txt"}'); // { path: "a.txt" }; parseToolArguments("oops") → {}
- * ```
- */
-export function parseToolArguments(input: string): Record<string, unknown> {
-  return checkToolArguments(input).arguments;
-}
-
-/**
  * Parse tool-call arguments and say what is wrong with them (ours): a JSON object gives
  * `{ arguments }`; empty input gives `{ arguments: {} }` (a call without parameters); anything
  * else gives `{ arguments: {}, error }`, where `error` names the parse failure and quotes the

@@ -32,8 +32,7 @@ import { resolve } from "node:path";
 import type { SessionEntry } from "../../core/entries.ts";
 import { SessionImportError } from "../../core/errors.ts";
 import { sessionEntrySchema } from "../../store/events/message-schemas.ts";
-import type { ArborSessionHandle } from "../../store/session-handle.ts";
-import type { ArborSessionRepository } from "../../store/session-repository.ts";
+import type { SessionHandle, SessionRepository } from "../../store/session-types.ts";
 import { migratePiEntries } from "./migrate.ts";
 import { parsePiJsonl, type ImportDiagnostic } from "./parse.ts";
 
@@ -49,7 +48,7 @@ export interface ImportPiSessionOptions {
 
 /** The result of an import. */
 export interface ImportPiSessionResult {
-  session: ArborSessionHandle;
+  session: SessionHandle;
   diagnostics: ImportDiagnostic[];
   /** The file's pi format version before migration. */
   fromVersion: 1 | 2 | 3;
@@ -153,7 +152,7 @@ function unmodeledDiagnostics(lines: readonly { line: number; entry: Record<stri
  * for (const diagnostic of diagnostics) console.warn(diagnostic.line, diagnostic.message);
  * ```
  */
-export async function importPiSession(repo: ArborSessionRepository, path: string, options: ImportPiSessionOptions = {}): Promise<ImportPiSessionResult> {
+export async function importPiSession(repo: SessionRepository, path: string, options: ImportPiSessionOptions = {}): Promise<ImportPiSessionResult> {
   const absolute = resolve(path);
   let text: string;
   try {

@@ -23,7 +23,7 @@ import { createLsTool } from "./ls.ts";
 import { createReadTool } from "./read.ts";
 import { createWriteTool } from "./write.ts";
 
-export { createExecutionEnv, DEFAULT_ENV_ALLOWLIST, type ExecutionEnv, type ExecutionEnvOptions, type PathAccess } from "../execution-env.ts";
+export { createExecutionEnv, type ExecutionEnv } from "../execution-env.ts";
 
 /** Options of the tool-set factories. */
 export interface ToolSetOptions {

@@ -16,7 +16,7 @@
  */
 import { createInterface } from "node:readline";
 import type { RunOutcome } from "../../machines/agent-types.ts";
-import { createCliHarness } from "../agent-setup.ts";
+import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
 import type { ToolFlags } from "../tool-flags.ts";
 import { startInspector } from "./model-actions.ts";
 import { CliError, describeCliError } from "../cli-error.ts";
@@ -29,14 +29,17 @@ import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../
 export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }, globals: { db?: string }): Promise<void> {
       const store = openStore(globals);
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
-      const settings = resolveModelSettings(flags, process.env, sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {});
+      const existing = sessionId ? await store.repo.open(sessionId) : undefined;
+      // A resumed session works where it was started (unless --cwd says otherwise).
+      const cwd = resolveSessionCwd(flags.cwd, existing?.view.info.cwd, sessionId);
+      const settings = resolveModelSettings(flags, process.env, existing ? recordedEndpoint(existing) : {});
       store.addSecrets(settingsSecrets(settings));
       if (!settings.apiKey) {
         await store.close();
         throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       }
       const inspector = await startInspector(flags.inspect);
-      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect, tools: flags });
+      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags });
       process.stderr.write(`sandbox: ${sandbox}\n`);
       await recordEndpoint(harness.session as never, settings);
       const printer = printRun(harness.events$, { json: false, afterPosition: await store.repo.log.headPosition() });

@@ -18,7 +18,7 @@ export function registerChatCommand(program: Command, globals: () => { db?: stri
     .description("Chat interactively; lines typed while the agent works are queued as steering")
     .option("--session <id>", "continue this session")
     .option("--continue", "continue the latest session")
-    .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)")
+    .option("--cwd <dir>", "directory the coding tools work in (default: a resumed session's own folder, else the current directory)")
     .option("--model <provider:model>", "openai:, anthropic: or google: and the model id (default: $ARBOR_MODEL)")
     .option("--base-url <url>", "the provider's base URL (default: $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GOOGLE_GENERATIVE_AI_BASE_URL)")
     .option("--api <api>", "openai only: chat or responses (default: chat when a base URL is given)")

@@ -12,7 +12,7 @@ import { existsSync } from "node:fs";
 import type { MessageEntry } from "../../core/entries.ts";
 import { messageText } from "../../core/messages.ts";
 import { moveTo } from "../../compaction/branch-summary.ts";
-import { createCliHarness } from "../agent-setup.ts";
+import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
 import type { ToolFlags } from "../tool-flags.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
@@ -42,6 +42,11 @@ export async function startInspector(flag: string | boolean | undefined): Promis
   return inspector;
 }
 
+/** Summaries run no tools: the session's folder when it still exists, else the current one. */
+function summaryCwd(recorded: string | undefined): string {
+  return recorded && existsSync(recorded) ? recorded : process.cwd();
+}
+
 const EXIT_CODES = { done: 0, failed: 1, aborted: 130, interrupted: 1 } as const;
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
@@ -53,11 +58,14 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
     try {
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
       if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
-      const recorded = sessionId ? recordedEndpoint(await store.repo.open(sessionId)) : {};
+      const existing = sessionId ? await store.repo.open(sessionId) : undefined;
+      const recorded = existing ? recordedEndpoint(existing) : {};
+      // A resumed session works where it was started (unless --cwd says otherwise).
+      const cwd = resolveSessionCwd(flags.cwd, existing?.view.info.cwd, sessionId);
       const settings = resolveModelSettings(flags, process.env, recorded);
       store.addSecrets(settingsSecrets(settings));
       const inspector = await startInspector(flags.inspect);
-      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd: flags.cwd ?? process.cwd(), settings, inspect: inspector?.inspect, tools: flags });
+      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags });
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
       try {
         await recordEndpoint(harness.session as never, settings);
@@ -114,7 +122,7 @@ export async function checkoutAction(reference: string, entryReference: string, 
         const settings = resolveModelSettings(flags, process.env, recordedEndpoint(session));
         store.addSecrets(settingsSecrets(settings));
         if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); --summarize calls the model.`);
-        const { harness } = await createCliHarness({ store, sessionId: session.id, cwd: session.view.info.cwd && existsSync(session.view.info.cwd) ? session.view.info.cwd : process.cwd(), settings });
+        const { harness } = await createCliHarness({ store, sessionId: session.id, cwd: summaryCwd(session.view.info.cwd), settings });
         try {
           result = await harness.moveTo(targetId, { summarize: true, label: flags.label });
         } finally {
@@ -136,10 +144,11 @@ export async function compactAction(reference: string, flags: ModelFlags & { ins
     const store = openStore(globals);
     try {
       const sessionId = await store.resolveSessionId(reference);
-      const settings = resolveModelSettings(flags, process.env, recordedEndpoint(await store.repo.open(sessionId)));
+      const existing = await store.repo.open(sessionId);
+      const settings = resolveModelSettings(flags, process.env, recordedEndpoint(existing));
       store.addSecrets(settingsSecrets(settings));
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
-      const { harness } = await createCliHarness({ store, sessionId, cwd: process.cwd(), settings });
+      const { harness } = await createCliHarness({ store, sessionId, cwd: summaryCwd(existing.view.info.cwd), settings });
       try {
         const entry = await harness.compact(flags.instructions);
         process.stdout.write(`compaction ${entry.id}: ${entry.tokensBefore} tokens before; keeps from ${entry.firstKeptEntryId}\n`);

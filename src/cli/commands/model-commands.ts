@@ -6,6 +6,9 @@
  * - `run [prompt...]` runs in a new session, `--session ID`, or `--continue` (the
  *   latest); the prompt comes from stdin when no arguments are given; with an
  *   existing session and no prompt it continues (e.g. after a crash or a missing key);
+ * - a resumed session (`--session`, `--continue`, also in `chat`) works in the folder it
+ *   recorded when it was created unless `--cwd` says otherwise; a recorded folder that is gone
+ *   is refused (exit 2) rather than replaced by the current directory;
  * - exit codes: 0 done, 1 failed, 130 aborted; usage errors 2;
  * - a missing API key: the prompt is appended to the session first (durable), then
  *   one line on stderr names the variable to set and how to resume; exit 2;
@@ -49,7 +52,7 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .argument("[prompt...]", "the prompt; read from stdin when absent")
       .option("--session <id>", "run in this session")
       .option("--continue", "run in the latest session")
-      .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)")
+      .option("--cwd <dir>", "directory the coding tools work in (default: a resumed session's own folder, else the current directory)")
       .option("--json", "print the logged events as JSON lines")
       .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted"),
   )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }) => {

@@ -23,11 +23,12 @@ import { filter, type Observable, type OperatorFunction } from "rxjs";
 import type { z } from "zod";
 import type { StoredEvent } from "../event-log.ts";
 import type { AgentMessage, Usage } from "../../core/messages.ts";
+import { AGENT_EVENT_SCHEMAS } from "./agent-events.ts";
 import { messageEndedSchema, queueChangedSchema, RUN_EVENT_SCHEMAS } from "./run-events.ts";
 import { SESSION_EVENT_SCHEMAS, type EntryAppendedData, type LeafMovedData, type SessionCreatedData } from "./session-events.ts";
 
 /** Every built-in event type with its current schema version and schema. */
-export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS } as const;
+export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS } as const;
 
 type Catalogue = typeof EVENT_CATALOGUE;
 

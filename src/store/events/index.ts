@@ -26,4 +26,3 @@ export function createDefaultEventRegistry(): EventRegistry {
 export { createEventRegistry, type EventRegistry } from "./registry.ts";
 export * from "./session-events.ts";
 export * from "./catalogue.ts";
-export { storedTypeNames, upcastStoredEvent } from "./upcast.ts";

@@ -24,8 +24,8 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
 import { Ajv2019 } from "ajv/dist/2019.js";
 import { Ajv2020 } from "ajv/dist/2020.js";
-import { ToolDefinitionError } from "../core/errors.ts";
-import type { AgentTool } from "../core/tools.ts";
+import { ToolDefinitionError } from "../../core/errors.ts";
+import type { AgentTool } from "../../core/tools.ts";
 
 /** A tool declared with a JSON Schema and no `validate`: the harness compiles one. */
 export type JsonSchemaTool<Args = Record<string, unknown>, Details = unknown, Context = unknown> = Omit<

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ToolDefinitionError } from "../../src/core/errors.ts";
-import { defineTool } from "../../src/core/tools.ts";
-import { defineJsonSchemaTool } from "../../src/harness/tool-schema.ts";
+import { ToolDefinitionError } from "../../../src/core/errors.ts";
+import { defineTool } from "../../../src/core/tools.ts";
+import { defineJsonSchemaTool } from "../../../src/adapters/tools/tool-schema.ts";
 
 const execute = async () => ({ content: [] });
 

@@ -1,0 +1,282 @@
+/**
+ * `defineAgent`: a typed agent (zod input, zod output) and `agent.run(input, { harness })`, one
+ * invocation in its own session of the harness.
+ *
+ * Contract (ours; purista's H4 `defineAgent` with `input` / `output` schemas and a
+ * `RunOutcome`, on Arbor's session actor):
+ * - `defineAgent` checks the definition at once (`AgentDefinitionError` naming the field) and
+ *   returns a value: definitions hold no state, one may run many times, concurrently;
+ * - `run(input, options)` validates `input` with the `input` schema (default `z.string()`)
+ *   FIRST: on failure it rejects with `AgentInputError` naming the failing path, and nothing
+ *   is created or logged;
+ * - then it creates a session of `options.harness` (`session.created` metadata
+ *   `{ agent: name, ...options.metadata }`) with the agent's instructions as system prompt, its
+ *   tools (plus `final_answer` in tool mode) and its model, logs `agent.started`, prompts
+ *   once (the input as text: a string as is, else JSON; or `prompt(input)`), and logs
+ *   `agent.ended` after the run; the session is disposed before `run` resolves. Every model
+ *   call, tool call, repair message and result is in that session's log;
+ * - the final answer follows `structured-output.ts` (native structured output where the model
+ *   supports it, a final-answer tool otherwise, at most `maxRepairs` repairs, default 2),
+ *   all inside ONE run: the outcome's `runId` is that run;
+ * - `run` resolves with an {@link AgentOutcome}: `status: "done"` with the typed `output`, or
+ *   `failed` / `aborted` / `interrupted` with a typed `error` (`AgentOutputError`,
+ *   `AgentRunError`); it rejects only for bad input or API misuse (a closed harness, an unknown
+ *   model name: the harness's own errors);
+ * - `options.signal` aborts the run (outcome `aborted`).
+ *
+ * Why `agent.run(input, { harness })` and not `harness.runAgent(agent, input)`: the definition
+ * carries the types (the input and output schemas), so a workflow step holding the agent gets
+ * the typed outcome without restating generics, and the harness type stays as it is; the harness
+ * is the environment (storage, models, hooks, secrets) passed per call.
+ *
+ * @example
+ * ```ts
+ * const triage = defineAgent({
+ *   name: "triage",
+ *   instructions: "Label the issue.",
+ *   input: z.object({ title: z.string() }),
+ *   output: z.object({ label: z.enum(["bug", "feature"]), priority: z.number().int() }),
+ * });
+ * const outcome = await triage.run({ title: "Crash on start" }, { harness });
+ * if (outcome.status === "done") console.log(outcome.output.label);
+ * ```
+ */
+import { randomUUID } from "node:crypto";
+import { z } from "zod";
+import type { AssistantMessage } from "../core/messages.ts";
+import type { ModelClient } from "../core/model-stream.ts";
+import type { AgentTool } from "../core/tools.ts";
+import type { AgentHarness } from "../harness/create-harness.ts";
+import type { HarnessSession } from "../harness/harness-session-types.ts";
+import type { RunOutcome } from "../machines/agent-types.ts";
+import type { ArborEventData } from "../store/events/catalogue.ts";
+import { AgentDefinitionError, AgentInputError, AgentOutputError, AgentRunError, issuesOf } from "./errors.ts";
+import { createAnswerJudge, FINAL_ANSWER_TOOL, finalAnswerTool, judgedModel, judgeMessage, planOutput, type OutputMode, type OutputPlan } from "./structured-output.ts";
+
+/**
+ * A typed agent's definition.
+ *
+ * @example
+ * ```ts
+ * const options: DefineAgentOptions<z.ZodString, z.ZodObject<{ n: z.ZodNumber }>> = { name: "count", instructions: "Count.", output: z.object({ n: z.number() }) };
+ * ```
+ */
+export interface DefineAgentOptions<Input extends z.ZodType = z.ZodString, Output extends z.ZodType | undefined = undefined> {
+  /** `[A-Za-z][A-Za-z0-9_-]*`, at most 64 characters; in events and the session's metadata. */
+  name: string;
+  /** The system prompt, or a function of the validated input returning it. */
+  instructions: string | ((input: z.output<Input>) => string);
+  /** A model client, or a model name of the harness's registry. Default: the harness's current model. */
+  model?: ModelClient | string;
+  tools?: AgentTool<any, any, any>[];
+  /** The input schema; default `z.string()`. */
+  input?: Input;
+  /** The output schema; without one the output is the final answer's text. */
+  output?: Output;
+  /** Repair rounds after an invalid answer (default 2; 0 = none). */
+  maxRepairs?: number;
+  /** `auto` (default): `native` when the model's `structuredOutput` is true, else `tool`. */
+  outputMode?: "auto" | "native" | "tool";
+  /** The prompt text of the input (default: a string as is, anything else as JSON). */
+  prompt?: (input: z.output<Input>) => string;
+}
+
+/** The output type of an agent: the output schema's, or `string` without one. */
+export type AgentOutputOf<Output extends z.ZodType | undefined> = Output extends z.ZodType ? z.output<Output> : string;
+
+/** Token totals of one invocation (tokens; `cost` in $ when the model's prices are known). */
+export interface AgentUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost?: number;
+}
+
+/** Fields of every outcome. */
+export interface AgentOutcomeBase {
+  agent: string;
+  /** The agent's own session (its log holds every step). */
+  sessionId: string;
+  invocationId: string;
+  /** Repair rounds sent to the model. */
+  repairs: number;
+  usage: AgentUsage;
+}
+
+/**
+ * How an invocation ended: the typed output, or a typed error (discriminated by `status`).
+ *
+ * @example
+ * ```ts
+ * if (outcome.status === "done") use(outcome.output); else console.error(outcome.error.code);
+ * ```
+ */
+export type AgentOutcome<Output> =
+  | (AgentOutcomeBase & { status: "done"; runId: string; output: Output })
+  | (AgentOutcomeBase & { status: "failed" | "aborted" | "interrupted"; runId: string | undefined; error: AgentOutputError | AgentRunError });
+
+/**
+ * Options of `agent.run`.
+ *
+ * @example
+ * ```ts
+ * await agent.run(input, { harness, signal: AbortSignal.timeout(60_000), metadata: { workflow: "w-1" } });
+ * ```
+ */
+export interface AgentRunOptions {
+  /** The harness whose storage, models, hooks and secrets the invocation uses. */
+  harness: AgentHarness;
+  signal?: AbortSignal;
+  /** Joins `{ agent: name }` in the session's metadata (e.g. the workflow that runs it). */
+  metadata?: Record<string, unknown>;
+  /** The session's working directory; default the harness's. */
+  cwd?: string;
+}
+
+/**
+ * A defined agent.
+ *
+ * @example
+ * ```ts
+ * const outcome = await triage.run({ title: "Crash" }, { harness });
+ * ```
+ */
+export interface TypedAgent<Input extends z.ZodType = z.ZodString, Output extends z.ZodType | undefined = undefined> {
+  readonly name: string;
+  readonly definition: Readonly<DefineAgentOptions<Input, Output>>;
+  /**
+   * Runs one invocation (see the module contract).
+   *
+   * @throws (rejects) AgentInputError for input that fails the input schema (nothing logged).
+   */
+  run(input: z.input<Input>, options: AgentRunOptions): Promise<AgentOutcome<AgentOutputOf<Output>>>;
+}
+
+const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
+
+function check(options: DefineAgentOptions<z.ZodType, z.ZodType | undefined>): void {
+  const fail = (field: string, what: string) => {
+    throw new AgentDefinitionError(`Invalid agent option "${field}": ${what}`, field);
+  };
+  if (typeof options !== "object" || options === null) fail("(root)", "expected an object");
+  if (typeof options.name !== "string" || !NAME.test(options.name)) fail("name", `${JSON.stringify(options.name)} is not a name ([A-Za-z][A-Za-z0-9_-]*, at most 64 characters)`);
+  if (typeof options.instructions !== "string" && typeof options.instructions !== "function") fail("instructions", "expected a string or a function");
+  if (options.maxRepairs !== undefined && (!Number.isInteger(options.maxRepairs) || options.maxRepairs < 0)) fail("maxRepairs", `expected a non-negative integer, got ${String(options.maxRepairs)}`);
+  if (options.outputMode !== undefined && !["auto", "native", "tool"].includes(options.outputMode)) fail("outputMode", `expected "auto", "native" or "tool", got ${JSON.stringify(options.outputMode)}`);
+  for (const field of ["input", "output"] as const) {
+    const schema = options[field];
+    if (schema !== undefined && typeof (schema as { safeParse?: unknown }).safeParse !== "function") fail(field, "expected a zod schema");
+  }
+  options.tools?.forEach((tool, index) => {
+    if (tool?.name === FINAL_ANSWER_TOOL) fail(`tools[${index}].name`, `"${FINAL_ANSWER_TOOL}" is reserved for the final answer`);
+  });
+  // An output schema without a JSON Schema form is refused now, not at the first run.
+  planOutput(options.name, options.output, { provider: "", modelId: "", api: "", stream: async function* () {} }, "tool");
+}
+
+function sumUsage(messages: RunOutcome["messages"]): AgentUsage {
+  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
+  let cost: number | undefined;
+  for (const message of messages) {
+    if (message.role !== "assistant") continue;
+    const used = (message as AssistantMessage).usage;
+    usage.input += used.input ?? 0;
+    usage.output += used.output ?? 0;
+    usage.cacheRead += used.cacheRead ?? 0;
+    usage.cacheWrite += used.cacheWrite ?? 0;
+    usage.totalTokens += used.totalTokens ?? 0;
+    if (used.cost) cost = (cost ?? 0) + used.cost.total;
+  }
+  return cost === undefined ? usage : { ...usage, cost };
+}
+
+function instructionsFor(plan: OutputPlan, instructions: string): string {
+  if (plan.mode === "tool") return `${instructions}\n\nWhen you are done, call the ${FINAL_ANSWER_TOOL} tool with your answer as its arguments.`;
+  if (plan.mode === "native") return `${instructions}\n\nYour final answer is JSON matching the response schema.`;
+  return instructions;
+}
+
+/**
+ * Defines a typed agent (see the module contract).
+ *
+ * @throws AgentDefinitionError naming the field of a bad definition.
+ * @example
+ * ```ts
+ * const summarize = defineAgent({ name: "summarize", instructions: "Summarize in one line." });
+ * const outcome = await summarize.run("long text…", { harness }); // output: string
+ * ```
+ */
+export function defineAgent<Input extends z.ZodType = z.ZodString, Output extends z.ZodType | undefined = undefined>(
+  options: DefineAgentOptions<Input, Output>,
+): TypedAgent<Input, Output> {
+  check(options as DefineAgentOptions<z.ZodType, z.ZodType | undefined>);
+  const definition = Object.freeze({ ...options });
+  const inputSchema: z.ZodType = options.input ?? z.string();
+  const maxRepairs = options.maxRepairs ?? 2;
+
+  async function run(input: z.input<Input>, runOptions: AgentRunOptions): Promise<AgentOutcome<AgentOutputOf<Output>>> {
+    const parsed = inputSchema.safeParse(input);
+    if (!parsed.success) throw new AgentInputError(options.name, issuesOf(parsed.error));
+    const value = parsed.data as z.output<Input>;
+    const { harness, signal } = runOptions;
+    const client = typeof options.model === "string" ? harness.registry.get(options.model).client : (options.model ?? harness.registry.get(harness.getState().modelName).client);
+    const plan = planOutput(options.name, options.output, client, options.outputMode ?? "auto");
+    const judge = createAnswerJudge(plan, maxRepairs);
+    // eslint-disable-next-line prefer-const -- the model's follow-up reads the session created below.
+    let session: HarnessSession | undefined;
+    const model = judgedModel(client, judge, (message) => session?.followUp(message));
+    const instructions = typeof options.instructions === "function" ? options.instructions(value) : options.instructions;
+    session = await harness.createSession({
+      ...(runOptions.cwd !== undefined ? { cwd: runOptions.cwd } : {}),
+      metadata: { ...runOptions.metadata, agent: options.name },
+      systemPrompt: instructionsFor(plan, instructions),
+      tools: [...(options.tools ?? []), ...(plan.mode === "tool" ? [finalAnswerTool(judge)] : [])],
+      model,
+    });
+    const live = session;
+    const invocationId = randomUUID();
+    const common = { agent: options.name, invocationId };
+    const onAbort = () => live.abort(signal?.reason instanceof Error ? signal.reason.message : "aborted");
+    try {
+      await live.agent.appendRecords([{ type: "agent.started", data: { ...common, mode: plan.mode satisfies OutputMode, maxRepairs, input: value } }]);
+      const text = options.prompt ? options.prompt(value) : typeof value === "string" ? value : JSON.stringify(value, null, 2);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const running = live.prompt({ role: "user", content: text, timestamp: Date.now() });
+      if (signal?.aborted) onAbort();
+      const ran = await running;
+      const usage = sumUsage(ran.messages);
+      const base = { ...common, sessionId: live.id, repairs: judge.repairs, usage };
+      let outcome: AgentOutcome<AgentOutputOf<Output>>;
+      if (ran.status !== "done") {
+        const error = new AgentRunError(options.name, ran.status, ran.error ?? ran.status, ran.code);
+        outcome = { ...base, status: ran.status, runId: ran.runId, error };
+      } else {
+        // A final message the stream did not judge (a `length` stop, say) is judged now, without a repair.
+        let judged = judge.last;
+        if (plan.mode !== "tool" && ran.lastAssistant && (judged === undefined || ran.lastAssistant.stopReason !== "stop")) judged = judgeMessage(plan, ran.lastAssistant);
+        if (judged === undefined) judged = ran.lastAssistant ? judgeMessage(plan, ran.lastAssistant) : { ok: false, issues: [{ path: "(root)", message: "the run gave no final answer" }] };
+        outcome = judged.ok
+          ? { ...base, status: "done", runId: ran.runId, output: judged.value as AgentOutputOf<Output> }
+          : { ...base, status: "failed", runId: ran.runId, error: new AgentOutputError(options.name, judged.issues, judge.repairs) };
+      }
+      await live.agent.appendRecords([{ type: "agent.ended", data: endedData(outcome), metadata: { ...(outcome.runId ? { runId: outcome.runId } : {}) } }]);
+      return outcome;
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      // A repair queued by a run that then did not go on must not wait in the log for a next run.
+      if (live.hasQueuedMessages()) live.clearFollowUpQueue();
+      await live.dispose();
+    }
+  }
+
+  return { name: options.name, definition, run };
+}
+
+function endedData(outcome: AgentOutcome<unknown>): ArborEventData<"agent.ended"> {
+  const base = { agent: outcome.agent, invocationId: outcome.invocationId, repairs: outcome.repairs, usage: outcome.usage, ...(outcome.runId ? { runId: outcome.runId } : {}) };
+  if (outcome.status === "done") return { ...base, status: "done", runId: outcome.runId, output: outcome.output };
+  if (outcome.status === "failed") return { ...base, status: "failed", code: outcome.error.code, error: outcome.error.message };
+  return { ...base, status: outcome.status, reason: outcome.error.message };
+}

@@ -1,0 +1,105 @@
+/**
+ * The layer table of docs/architecture.md is the contract: every relative import in `src/`
+ * must go to the importer's own layer or to a layer its row lists under "depends on", and every
+ * folder of `src/` must belong to a row. Imports are read with TypeScript's own pre-processor
+ * (static imports, re-exports, `import type`, dynamic `import()`).
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize, relative } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+
+interface Layer {
+  name: string;
+  folders: string[];
+  dependsOn: string[] | "every";
+}
+
+function readLayerTable(markdown: string): Layer[] {
+  const section = markdown.slice(markdown.indexOf("| layer | folder |"));
+  const rows = section.split("\n").filter((line) => line.startsWith("|")).slice(2);
+  const layers = rows.map((row) => {
+    const [name, folder, , depends] = row.split("|").slice(1, -1).map((cell) => cell.trim());
+    const folders = [...folder.matchAll(/`([^`]+)`/g)].map((match) => match[1]).filter((path) => path.startsWith("src/"));
+    return { name, folders, depends };
+  });
+  const names = layers.map((layer) => layer.name);
+  return layers.map(({ name, folders, depends }) => ({
+    name,
+    folders,
+    dependsOn: depends === "every layer" ? "every" : names.filter((other) => other !== name && new RegExp(`(^|[ ,])${other}([ ,(]|$)`).test(depends.replace(/\([^)]*\)/g, ""))),
+  }));
+}
+
+function layerOf(layers: Layer[], file: string): Layer | undefined {
+  let best: { layer: Layer; length: number } | undefined;
+  for (const layer of layers) {
+    for (const folder of layer.folders) {
+      const inside = folder.endsWith(".ts") ? file === folder : file.startsWith(`${folder}/`);
+      if (inside && folder.length > (best?.length ?? -1)) best = { layer, length: folder.length };
+    }
+  }
+  return best?.layer;
+}
+
+function sourceFiles(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(folder, entry.name);
+    if (entry.isDirectory()) return sourceFiles(path);
+    return entry.name.endsWith(".ts") ? [path] : [];
+  });
+}
+
+/** Every forbidden or unplaced import of `files` (given as path → source text). */
+function violations(layers: Layer[], files: Map<string, string>): string[] {
+  const found: string[] = [];
+  for (const [file, text] of files) {
+    const from = layerOf(layers, file);
+    if (!from) {
+      found.push(`${file}: no row of the layer table lists its folder`);
+      continue;
+    }
+    for (const { fileName } of ts.preProcessFile(text, true, true).importedFiles) {
+      if (!fileName.startsWith(".")) continue;
+      const target = normalize(join(dirname(file), fileName));
+      if (!target.startsWith("src/")) continue;
+      const to = layerOf(layers, target);
+      if (!to) {
+        found.push(`${file} imports ${target}, which no row of the layer table lists`);
+      } else if (to !== from && from.dependsOn !== "every" && !from.dependsOn.includes(to.name)) {
+        found.push(`${file} (${from.name}) imports ${target} (${to.name}); ${from.name} may depend on: ${from.dependsOn.join(", ") || "nothing"}`);
+      }
+    }
+  }
+  return found;
+}
+
+const layers = readLayerTable(readFileSync("docs/architecture.md", "utf8"));
+
+describe("the layer table of docs/architecture.md", () => {
+  it("is parsed into rows that each name folders and dependencies", () => {
+    expect(layers.map((layer) => layer.name)).toEqual(expect.arrayContaining(["contracts", "log", "actors", "harness", "CLI"]));
+    expect(layers.find((layer) => layer.name === "contracts")?.dependsOn).toEqual([]);
+    expect(new Set(layers.find((layer) => layer.name === "actors")?.dependsOn)).toEqual(new Set(["log", "contracts"]));
+  });
+
+  it("flags an import that the table forbids, and a folder that it does not list", () => {
+    const fake = new Map([
+      ["src/core/fake.ts", 'import { createAgent } from "../machines/agent.ts";'],
+      ["src/store/fake.ts", 'export type { X } from "../harness/options.ts";\nconst lazy = () => import("../cli/main.ts");'],
+      ["src/nowhere/fake.ts", 'import { x } from "../core/errors.ts";'],
+      ["src/machines/fine.ts", 'import { x } from "../store/event-log.ts";\nimport { y } from "./agent.ts";'],
+    ]);
+    const found = violations(layers, fake);
+    expect(found).toHaveLength(4);
+    expect(found[0]).toContain("src/core/fake.ts (contracts) imports src/machines/agent.ts (actors)");
+    expect(found.filter((line) => line.startsWith("src/store/fake.ts"))).toHaveLength(2);
+    expect(found[3]).toContain("src/nowhere/fake.ts: no row");
+  });
+
+  it("holds for every import in src/", () => {
+    const files = new Map(sourceFiles("src").map((file) => [relative(".", file), readFileSync(file, "utf8")]));
+    expect(files.size).toBeGreaterThan(100);
+    expect(violations(layers, files)).toEqual([]);
+  });
+});
