@@ -38,7 +38,6 @@ import type { AgentHarness } from "../harness/create-harness.ts";
 import type { HarnessSession } from "../harness/harness-session-types.ts";
 import { findLiveStreamRun } from "../machines/run-lease.ts";
 import type { EventLog } from "../store/event-log.ts";
-import type { ArborSessionRepository } from "../store/session-repository.ts";
 import type { SessionRepository } from "../store/session-types.ts";
 import { resolveTenant, type ChatAuthOptions } from "./auth.ts";
 import { parseChatRequest } from "./chat-request.ts";
@@ -55,7 +54,7 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   /** Runs prompts: sessions are opened (and created) through it. */
   harness?: AgentHarness;
   /** Without a harness: a read-only service over this repository. */
-  repository?: ArborSessionRepository;
+  repository?: SessionRepository;
   /** Path prefix of the API routes (default `/api`). */
   basePath?: string;
   /** Working directory of sessions created by `POST {base}/chat` (default `process.cwd()`). */
@@ -73,7 +72,7 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 function repositoryOf(options: ChatHandlerOptions): { repository: SessionRepository; log: EventLog } {
   const repository = options.repository ?? options.harness?.repository;
-  const log = (repository as Partial<ArborSessionRepository> | undefined)?.log;
+  const log = repository?.log;
   if (!repository || !log) {
     throw new InvalidArgumentError("createChatHandler(): pass a harness with a repository (eventLog, eventLogPath or repository), or a repository from createSessionRepository.");
   }

@@ -13,7 +13,7 @@ import { createHarness, type AgentHarness } from "../../src/harness/create-harne
 import { createChatHandler } from "../../src/http/chat-handler.ts";
 import { startChatServer, type ChatServer } from "../../src/http/node-adapter.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
-import type { ArborSessionRepository } from "../../src/store/session-repository.ts";
+import type { SessionRepository } from "../../src/store/session-types.ts";
 
 export const TOKEN = "test-token-7f3a";
 
@@ -47,7 +47,7 @@ export async function startService(options: { modelUrl: string; token?: string |
   const token = options.token === null ? undefined : (options.token ?? TOKEN);
   const handler = createChatHandler({ harness, token, cwd: dir });
   const server = await startChatServer({ handler });
-  const log = (harness.repository as ArborSessionRepository).log;
+  const log = (harness.repository as SessionRepository).log;
   return {
     url: server.url,
     harness,
