@@ -18,7 +18,9 @@
  *   plus `details` when the tool gave some) or `tool-output-error` (`errorText`: its text);
  * - the end: `done` -> `finish` (`finishReason` from the last assistant stop reason; an
  *   assistant error first sends `error`); `failed` -> `error` then `finish` (`error`);
- *   `aborted` / `interrupted` -> `abort` (`reason`);
+ *   `aborted` / `interrupted` -> `abort` (`reason`); `suspended` (waiting for approval) -> `finish`
+ *   (`tool-calls`), after a `tool-approval-request` (approval id = tool call id) per
+ *   `approval.requested`;
  * - a discarded attempt (a retried model call) keeps what it streamed: its open parts are
  *   closed (`text-end`, `tool-input-error`), and the retry's parts follow with their own ids.
  *
@@ -206,6 +208,10 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       };
       break;
     }
+    case "approval.requested":
+      // The approval id is the tool call id: one decision per call (the approval log's own key).
+      if (toolCalls[event.data.toolCallId] !== undefined) chunks.push({ type: "tool-approval-request", approvalId: event.data.toolCallId, toolCallId: event.data.toolCallId });
+      break;
     case "turn.ended":
       if (state.stepOpen) chunks.push({ type: "finish-step" });
       next = { ...state, stepOpen: false };
@@ -221,6 +227,9 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       } else if (ended.status === "failed") {
         chunks.push({ type: "error", errorText: ended.error });
         chunks.push({ type: "finish", finishReason: "error" });
+      } else if (ended.status === "suspended") {
+        // Waiting for approval decisions: the message ends here with its approval requests shown.
+        chunks.push({ type: "finish", finishReason: "tool-calls" });
       } else {
         chunks.push({ type: "abort", ...(ended.reason !== undefined ? { reason: ended.reason } : {}) });
       }
