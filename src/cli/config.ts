@@ -23,7 +23,7 @@
  * const spec = parseModelSpec("openai:gpt-4o-mini"); // { provider: "openai", modelId: "gpt-4o-mini" }
  * ```
  */
-import { mkdirSync } from "node:fs";
+import { mkdirSync, statSync, type Stats } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { defaultOpenAIWire } from "../adapters/model/openai.ts";
 import { PROVIDER_BASE_URL_VARIABLES, PROVIDER_KEY_VARIABLES, type ModelProvider } from "../adapters/model/providers.ts";
@@ -53,12 +53,39 @@ export function isPostgresUrl(value: string): boolean {
 
 /** The database path (or PostgreSQL connection string) for these flags; creates its directory unless `create: false`. */
 export function resolveDbPath(flag: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd(), options: { create?: boolean } = {}): string {
-  const given = flag ?? env.ARBOR_DB;
+  if (flag !== undefined && flag.trim() === "") throw new CliError("--db is empty: pass a log file path (e.g. .arbor/arbor.db) or a postgres:// URL.");
+  // An empty ARBOR_DB counts as unset (the shell's `ARBOR_DB= arbor ...`).
+  const given = flag ?? (env.ARBOR_DB === "" ? undefined : env.ARBOR_DB);
+  const source = flag !== undefined ? "--db" : given !== undefined ? "ARBOR_DB" : "the default log";
   // A PostgreSQL connection string names a shared log (schema `arbor`), not a file.
   if (given !== undefined && isPostgresUrl(given)) return given;
   const path = resolve(cwd, given ?? ".arbor/arbor.db");
-  if (options.create !== false) mkdirSync(dirname(path), { recursive: true });
+  const stat = statOrUndefined(path);
+  if (stat?.isDirectory()) throw new CliError(`${source} ${path} is a folder, not a log file; name a file inside it, e.g. --db ${resolve(path, "arbor.db")}.`);
+  // A file where a folder of the path should be: say which (mkdir's EEXIST/ENOTDIR name neither).
+  for (let folder = dirname(path); folder !== dirname(folder); folder = dirname(folder)) {
+    const folderStat = statOrUndefined(folder);
+    if (folderStat === undefined) continue;
+    if (!folderStat.isDirectory()) throw new CliError(`${source} ${path} cannot be used: ${folder} is a file, not a folder.`);
+    break;
+  }
+  if (options.create !== false) {
+    try {
+      mkdirSync(dirname(path), { recursive: true });
+    } catch (error) {
+      throw new CliError(`${source} ${path} cannot be used: could not create its folder ${dirname(path)} (${(error as NodeJS.ErrnoException).code ?? (error as Error).message}).`);
+    }
+  }
   return path;
+}
+
+/** `statSync`, or undefined when nothing is there (ENOENT) or a file is in the way (ENOTDIR). */
+function statOrUndefined(path: string): Stats | undefined {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Parses `provider:model` (a bare `model` means `openai:model`). */

@@ -8,7 +8,9 @@
  * - an ambiguous or unknown reference throws `CliError` listing what matched;
  * - `latest` is the session whose stream was appended to most recently (a fresh fork
  *   or import counts, unlike pi's "last message time"); `arbor sessions` lists in that order;
- * - `readOnly` stores refuse a missing database file instead of creating one;
+ * - `mustExist` stores refuse a missing database file instead of creating one; `readOnly`
+ *   stores (the commands that only read) also open the log without writing anything (no WAL
+ *   switch, no migration), so they work on read-only files, folders and mounts;
  * - `close()` must be called; it closes the log.
  *
  * @example
@@ -49,14 +51,15 @@ export interface CliStore {
 }
 
 /** Opens the database named by `--db`, `ARBOR_DB` or `.arbor/arbor.db`. */
-export function openStore(flags: { db?: string }, options: { readOnly?: boolean } = {}): CliStore {
-  const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: !options.readOnly });
+export function openStore(flags: { db?: string }, options: { mustExist?: boolean; readOnly?: boolean } = {}): CliStore {
+  const mustExist = options.mustExist === true || options.readOnly === true;
+  const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: !mustExist });
   const postgres = isPostgresUrl(target);
   const dbPath = postgres ? displayUrl(target) : target;
-  if (options.readOnly && !postgres && !existsSync(dbPath)) {
+  if (mustExist && !postgres && !existsSync(dbPath)) {
     throw new CliError(`No Arbor database at ${dbPath} yet (the default is .arbor/arbor.db in the current directory). Pass --db PATH or set ARBOR_DB to use another, or start a session with: arbor run --model openai:<model> "your prompt".`, 1);
   }
-  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor" }) : createSqliteEventLog({ path: dbPath }));
+  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor" }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true }));
   if (postgres) {
     const password = new URL(target).password;
     if (password) log.addSecret(decodeURIComponent(password));
@@ -98,6 +101,15 @@ export function openStore(flags: { db?: string }, options: { readOnly?: boolean 
     },
     close: () => log.close(),
   };
+}
+
+/**
+ * True when the log named by `--db`/`ARBOR_DB`/the default exists (always for PostgreSQL); a bad
+ * path (a folder, a file where a folder should be, an empty `--db`) throws `CliError`.
+ */
+export function storeExists(flags: { db?: string }): boolean {
+  const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: false });
+  return isPostgresUrl(target) || existsSync(target);
 }
 
 /** A connection string for messages: the password masked. */

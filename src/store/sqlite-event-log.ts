@@ -28,7 +28,11 @@
  *   freed pages and a non-waiting WAL checkpoint (TRUNCATE) drops the old page
  *   copies; if another connection is busy, the WAL copies go at a later checkpoint;
  * - opening refuses foreign, non-SQLite or newer-schema files with `LogSchemaError`
- *   without writing them (see `sqlite-schema.ts`).
+ *   without writing them (see `sqlite-schema.ts`);
+ * - `readOnly: true` opens an existing log without writing anything (no WAL switch, no
+ *   migration; a log that would need one is refused with `LogSchemaError` saying so), for
+ *   read-only files, folders and mounts (`sqlite-read-only.ts`); `append` and `deleteStream`
+ *   then reject with `InvalidStateError`.
  *
  * @example
  * ```ts
@@ -41,7 +45,7 @@ import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Observable } from "rxjs";
-import { ArborError, InvalidArgumentError, LogClosedError, LogFileReplacedError, LogSchemaError } from "../core/errors.ts";
+import { ArborError, InvalidArgumentError, InvalidStateError, LogClosedError, LogFileReplacedError, LogSchemaError } from "../core/errors.ts";
 import type {
   AppendOptions,
   AppendResult,
@@ -67,6 +71,7 @@ import {
   toStoredEvent,
 } from "./log-prepare.ts";
 import { type CommitListener, createCatchUpObservable } from "./log-subscription.ts";
+import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
 import { inspectLogFile, migrate } from "./sqlite-schema.ts";
 
 /**
@@ -106,6 +111,12 @@ export interface SqliteEventLogOptions {
   pollIntervalMs?: number;
   /** Event schemas; default `createDefaultEventRegistry()`. */
   registry?: EventRegistry;
+  /**
+   * Open an existing log without writing to it (default false): reads and subscriptions work,
+   * `append` and `deleteStream` reject with `InvalidStateError`. A missing file or folder is
+   * refused (`InvalidArgumentError`), as is a log that would need a migration (`LogSchemaError`).
+   */
+  readOnly?: boolean;
 }
 
 
@@ -134,6 +145,10 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   const pollIntervalMs = checkPositive("pollIntervalMs", options.pollIntervalMs, 50, 1);
   const registry = options.registry ?? createDefaultEventRegistry();
 
+  if (options.readOnly === true) {
+    const opened = openReadOnlyDatabase(path, busyTimeoutMs);
+    return openLog(opened.db, registry, pollIntervalMs, busyTimeoutMs, undefined, opened.release);
+  }
   let db: Database.Database | undefined;
   try {
     inspectLogFile(path);
@@ -202,6 +217,8 @@ function openLog(
   pollIntervalMs: number,
   busyTimeoutMs: number,
   beforeCommit: ((writes: number, events: number) => void) | undefined,
+  /** Set for read-only logs: closes the connection (and removes a snapshot copy); writes are refused. */
+  readOnlyRelease?: () => void,
 ): EventLog {
   const statements = createLogStatements(db);
   const listeners = new Set<CommitListener>();
@@ -211,6 +228,9 @@ function openLog(
 
   const ensureOpen = (operation: string): void => {
     if (closed) throw new LogClosedError(`The SQLite event log is closed; cannot ${operation}.`);
+  };
+  const ensureWritable = (operation: string): void => {
+    if (readOnlyRelease) throw new InvalidStateError(`The SQLite event log was opened read-only (readOnly: true); cannot ${operation}. Nothing was written.`);
   };
   const writer = createGroupCommitWriter({
     db,
@@ -252,6 +272,7 @@ function openLog(
     append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
       try {
         ensureOpen("append");
+        ensureWritable("append");
         const expected = appendOptions.expectedVersion ?? "any";
         checkExpectedVersionArgument(expected);
         const prepared = prepareEvents(registry, streamId, events);
@@ -294,6 +315,7 @@ function openLog(
     deleteStream(streamId: string): Promise<number> {
       try {
         ensureOpen("deleteStream");
+        ensureWritable("deleteStream");
         checkStreamId(streamId);
         return new Promise<number>((resolve, reject) => enqueue({ kind: "delete", streamId, resolve, reject }));
       } catch (error) {
@@ -336,7 +358,8 @@ function openLog(
       for (const listener of [...listeners]) listener.close();
       listeners.clear();
       updatePolling();
-      db.close();
+      if (readOnlyRelease) readOnlyRelease();
+      else db.close();
     },
   };
 }

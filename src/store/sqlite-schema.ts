@@ -95,6 +95,17 @@ export function inspectLogFile(path: string, supportedVersion: number = LOG_SCHE
     return { kind: "new" };
   }
   if (size === 0) return { kind: "new" };
+  checkSqliteMagic(path);
+  const db = new Database(path, { readonly: true, fileMustExist: true });
+  try {
+    return classifyConnection(path, db, supportedVersion);
+  } finally {
+    db.close();
+  }
+}
+
+/** Throws `LogSchemaError` unless the non-empty file at `path` starts with SQLite's header magic (reads 16 bytes, writes nothing). */
+export function checkSqliteMagic(path: string): void {
   const header = Buffer.alloc(16);
   const fd = openSync(path, "r");
   try {
@@ -107,7 +118,10 @@ export function inspectLogFile(path: string, supportedVersion: number = LOG_SCHE
       details: { path },
     });
   }
-  const db = new Database(path, { readonly: true, fileMustExist: true });
+}
+
+/** Classifies the database behind an open (read-only) connection to `path`; same refusals as {@link inspectLogFile}. */
+export function classifyConnection(path: string, db: Database.Database, supportedVersion: number = LOG_SCHEMA_VERSION): LogFileState {
   try {
     return classify(path, readHeader(db), supportedVersion);
   } catch (error) {
@@ -116,8 +130,6 @@ export function inspectLogFile(path: string, supportedVersion: number = LOG_SCHE
       cause: error,
       details: { path },
     });
-  } finally {
-    db.close();
   }
 }
 

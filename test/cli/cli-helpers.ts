@@ -26,6 +26,8 @@ export interface CliOptions {
   input?: string;
   /** Leave stdin open for the caller (via onSpawn) instead of ending it. */
   keepStdinOpen?: boolean;
+  /** A command that runs the CLI, e.g. `["bwrap", "--ro-bind", "/", "/", ...]` (default: none). */
+  wrapper?: string[];
   /** Called once with the child, e.g. to send signals. */
   onSpawn?: (child: import("node:child_process").ChildProcess) => void;
 }
@@ -33,7 +35,9 @@ export interface CliOptions {
 /** Runs `arbor ...args`; resolves when the process exits. */
 export function runArbor(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
-    const child = spawn(process.execPath, ["--import", tsxLoader, arborBin, ...args], {
+    const command = [process.execPath, "--import", tsxLoader, arborBin, ...args];
+    const [file, ...rest] = [...(options.wrapper ?? []), ...command];
+    const child = spawn(file, rest, {
       cwd: options.cwd ?? repoRoot,
       env: { ...process.env, ...options.env, NO_COLOR: "1", FORCE_COLOR: "0" },
       stdio: ["pipe", "pipe", "pipe"],

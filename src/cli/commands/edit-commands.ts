@@ -45,7 +45,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .option("--at <entry>", "fork at this entry")
     .action(async (reference: string, flags: { at?: string }) => {
       const { openStore, resolveEntryId } = await loadActions();
-      const store = openStore(globals(), { readOnly: true });
+      const store = openStore(globals(), { mustExist: true });
       try {
         const session = await store.openSession(reference);
         const entryId = flags.at === undefined ? undefined : resolveEntryId(session, flags.at);
@@ -64,7 +64,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<label>", "the label text")
     .action(async (reference: string, entryReference: string, label: string) => {
       const { openStore, resolveEntryId } = await loadActions();
-      const store = openStore(globals(), { readOnly: true });
+      const store = openStore(globals(), { mustExist: true });
       try {
         const session = await store.openSessionForWrite(reference);
         const targetId = resolveEntryId(session, entryReference);
@@ -81,7 +81,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<session>", "session id or unique prefix")
     .action(async (reference: string) => {
       const { openStore } = await loadActions();
-      const store = openStore(globals(), { readOnly: true });
+      const store = openStore(globals(), { mustExist: true });
       try {
         const id = (await store.openSessionForWrite(reference)).id;
         await store.repo.delete(id);

@@ -60,14 +60,13 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .description("List sessions, newest first")
     .option("--json", "print JSON")
     .action(async (flags: { json?: boolean }) => {
-      const { openStore } = await loadActions();
-      let store;
-      try {
-        store = openStore(globals(), { readOnly: true });
-      } catch (error) {
+      const { openStore, storeExists } = await loadActions();
+      // No log yet is the one case of "no sessions"; a folder, a foreign file or a bad path is an error (exit 2).
+      if (!storeExists(globals())) {
         if (flags.json) return print("[]");
-        return print(`No sessions yet: ${(error as Error).message}`);
+        return print("No sessions yet (no Arbor log here; the default is .arbor/arbor.db in the current directory). Start one with: arbor run \"your prompt\"");
       }
+      const store = openStore(globals(), { readOnly: true });
       try {
         const sessions = await withSpend(store, await store.listNewestFirst());
         if (flags.json) return print(JSON.stringify(sessions, null, 2));

@@ -1,0 +1,95 @@
+/**
+ * Opening a SQLite event log read-only (ours): the `readOnly` option of `createSqliteEventLog`.
+ *
+ * Contract:
+ * - nothing is written to the log file or its folder by Arbor: no WAL switch, no `synchronous`
+ *   pragma, no migration (SQLite itself may leave its usual `-wal`/`-shm` companions beside a
+ *   WAL-mode file when the folder is writable);
+ * - refused, each with an error naming the path and what to do: a missing path and a folder
+ *   (`InvalidArgumentError`); an empty file, a file that is not SQLite, a SQLite file that is not
+ *   an Arbor log, one from a newer schema, and an older Arbor log that would need a migration
+ *   (`LogSchemaError`: migrating writes, so open it once without `readOnly`);
+ * - a WAL-mode log in a folder this process cannot write (read-only mount, another user's files)
+ *   cannot be opened in place (SQLite needs to create the `-shm` index beside it), so a snapshot
+ *   copy of the file (and its `-wal`) in a private temporary folder is read instead; it is removed
+ *   by `release()`. Appends made by other processes after the copy are not seen.
+ *
+ * @example
+ * ```ts
+ * const { db, release } = openReadOnlyDatabase("/mnt/backup/arbor.db", 5000);
+ * try { console.log(db.prepare("SELECT count(*) FROM events").pluck().get()); } finally { release(); }
+ * ```
+ */
+import { copyFileSync, existsSync, mkdtempSync, rmSync, statSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { InvalidArgumentError, LogSchemaError } from "../core/errors.ts";
+import { checkSqliteMagic, classifyConnection, LOG_SCHEMA_VERSION } from "./sqlite-schema.ts";
+
+/** A read-only connection and the function that closes it (and removes a snapshot copy). */
+export interface ReadOnlyDatabase {
+  db: Database.Database;
+  /** True when the connection reads a snapshot copy (the folder was not writable). */
+  snapshot: boolean;
+  release(): void;
+}
+
+/** Opens the Arbor log at `path` read-only; see the module contract for what is refused. */
+export function openReadOnlyDatabase(path: string, busyTimeoutMs: number): ReadOnlyDatabase {
+  if (path === ":memory:") throw new InvalidArgumentError('readOnly needs a log file; ":memory:" starts empty.');
+  const stat = statSync(path, { throwIfNoEntry: false });
+  if (!stat) throw new InvalidArgumentError(`No event log at "${path}": readOnly opens an existing log only.`, { details: { path } });
+  if (stat.isDirectory()) throw new InvalidArgumentError(`"${path}" is a folder, not an event log file.`, { details: { path } });
+  if (stat.size === 0) throw new LogSchemaError(`"${path}" is an empty file, not yet an Arbor event log; it was left untouched.`, { details: { path } });
+  checkSqliteMagic(path);
+  const opened = openInPlaceOrSnapshot(path, busyTimeoutMs);
+  try {
+    const state = classifyConnection(path, opened.db);
+    if (state.kind === "new") throw new LogSchemaError(`"${path}" is an empty SQLite database, not yet an Arbor event log; it was left untouched.`, { details: { path } });
+    if (state.version < LOG_SCHEMA_VERSION) {
+      throw new LogSchemaError(
+        `"${path}" is an Arbor event log of schema version ${state.version}; this Arbor reads version ${LOG_SCHEMA_VERSION}, and migrating the file writes it, which a read-only open does not do. ` +
+          "Open it once for writing (e.g. any arbor command that changes a session) to migrate it; the file was left untouched.",
+        { details: { path, fileVersion: state.version, supportedVersion: LOG_SCHEMA_VERSION } },
+      );
+    }
+    return opened;
+  } catch (error) {
+    opened.release();
+    throw error;
+  }
+}
+
+function openInPlaceOrSnapshot(path: string, busyTimeoutMs: number): ReadOnlyDatabase {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true, timeout: busyTimeoutMs });
+    db.pragma("schema_version", { simple: true }); // the first read is where SQLite needs the -shm file
+    return { db, snapshot: false, release: () => db!.close() };
+  } catch (error) {
+    db?.close();
+    if ((error as { code?: unknown }).code !== "SQLITE_CANTOPEN") {
+      throw new LogSchemaError(`"${path}" could not be opened read-only: ${(error as Error).message}. The file was left untouched.`, { cause: error, details: { path } });
+    }
+  }
+  // A WAL-mode file in a folder we cannot write: read a private snapshot copy.
+  const folder = mkdtempSync(join(tmpdir(), "arbor-readonly-"));
+  const release = (connection?: Database.Database) => {
+    connection?.close();
+    rmSync(folder, { recursive: true, force: true });
+  };
+  try {
+    const copy = join(folder, "log.db");
+    copyFileSync(path, copy);
+    if (existsSync(`${path}-wal`)) copyFileSync(`${path}-wal`, `${copy}-wal`);
+    const snapshot = new Database(copy, { fileMustExist: true, timeout: busyTimeoutMs });
+    return { db: snapshot, snapshot: true, release: () => release(snapshot) };
+  } catch (error) {
+    release();
+    throw new LogSchemaError(`"${path}" could not be read (its folder is not writable, and a snapshot copy failed): ${(error as Error).message}. The file was left untouched.`, {
+      cause: error,
+      details: { path },
+    });
+  }
+}
