@@ -44,7 +44,14 @@ function redactValue(value: unknown, secrets: readonly string[]): unknown {
   return value;
 }
 
-/** Wraps `log`; `secrets` are redacted from every appended event. */
+/**
+ * Wraps `log`; `secrets` are redacted from every appended event.
+ *
+ * @example
+ * ```ts
+ * const log = createRedactingEventLog(createSqliteEventLog({ path: "arbor.db" }), [process.env.OPENAI_API_KEY!]);
+ * ```
+ */
 export function createRedactingEventLog(log: EventLog, secrets: Iterable<string> = []): RedactingEventLog {
   const known = new Set<string>();
   const addSecret = (secret: string) => {
