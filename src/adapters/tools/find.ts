@@ -35,7 +35,7 @@ const DEFAULT_LIMIT = 1000;
  *
  * @example
  * ```ts
- * findParameters.parse({ pattern: "**/*.test.ts", path: "test" });
+ * findParameters.parse({ pattern: "*.test.ts", path: "test" });
  * ```
  */
 export const findParameters = z.object({
