@@ -16,7 +16,8 @@ import { inputDigest } from "../../src/machines/approval-fold.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
-import { fakeModel, sessionEvents, sqliteSession, type FakeStep } from "./helpers.ts";
+import { recoverSession } from "../../src/machines/recovery.ts";
+import { appendUnfinishedRun, fakeModel, sessionEvents, sqliteSession, type FakeStep } from "./helpers.ts";
 
 const disposers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -206,5 +207,31 @@ describe("durable tool approval (one process)", () => {
     expect(danger.runs).toEqual(["rm"]);
     expect(safe.runs).toEqual(["one", "two"]);
     expect(toolResults(model.requests[1].messages).map((result) => result.toolCallId)).toEqual(["call_safe_1", "call_danger", "call_safe_2"]);
+  });
+
+  it("recovery: a run cut off after approval.requested ends suspended, the gated call keeps waiting (not interrupted), its sibling is interrupted", async () => {
+    const { log, session } = await sqliteSession();
+    disposers.push(() => log.close());
+    const model = { provider: "fake", modelId: "fake-model", api: "fake-api" };
+    await appendUnfinishedRun(session, "r1", model);
+    // c1 has a result; c2 was gated when the process died.
+    await session.appendEvents([
+      { type: "approval.requested", data: { runId: "r1", toolCallId: "c2", toolName: "read", inputDigest: inputDigest({}), source: "policy" }, metadata: { runId: "r1" } },
+    ]);
+    const report = await recoverSession(session);
+    expect(report).toMatchObject({ recovered: true, pendingToolCallIds: ["c2"], interruptedToolCallIds: [] });
+    const ended = (await sessionEvents(log, session.id)).filter((event) => isEventOfType(event, "run.ended")).map((event) => event.data);
+    expect(ended).toEqual([{ runId: "r1", status: "suspended", pendingToolCallIds: ["c2"], interruptedToolCallIds: [] }]);
+    const reads: string[] = [];
+    const read = defineTool({ name: "read", description: "reads", parameters: z.object({}), async execute() { reads.push("read"); return { content: [{ type: "text", text: "r2" }] }; } });
+    const fake = fakeModel([{ text: "done" }]);
+    const agent = createAgent({ session, model: fake, tools: [read], requireApproval: ["read"] });
+    disposers.push(() => agent.dispose());
+    await agent.whenReady();
+    expect(agent.operation()).toBe("awaiting-approval");
+    await agent.approve("c2");
+    expect((await agent.continue()).status).toBe("done");
+    expect(reads).toEqual(["read"]);
+    expect(toolResults(fake.requests[0].messages).map((result) => [result.toolCallId, result.isError])).toEqual([["c1", false], ["c2", false]]);
   });
 });
