@@ -52,7 +52,7 @@ describe("maintenance commands against a live run in another process", { timeout
       expect(turn.code, turn.stderr).toBe(0);
     }
     const sessionId = (JSON.parse((await runArbor(["--db", db, "sessions", "--json"])).stdout) as { id: string }[])[0].id;
-    const firstEntry = (await readEvents()).find((event) => event.type === "entry.appended")!.data.entry.id as string;
+    const firstEntry = ((await readEvents()).find((event) => event.type === "entry.appended")!.data as { entry: { id: string } }).entry.id;
     const before = (await readEvents()).length;
 
     // The live run: its stream sends part of an answer, then nothing.
@@ -80,7 +80,7 @@ describe("maintenance commands against a live run in another process", { timeout
     const during = await readEvents();
     const foreign = during.slice(before).filter((event) => (event.metadata as { owner?: { pid: number } }).owner && (event.metadata as { owner: { pid: number } }).owner.pid !== live!.pid);
     expect(foreign).toEqual([]);
-    expect(during.some((event) => event.type === "entry.appended" && ["label", "compaction"].includes(event.data.entry.type))).toBe(false);
+    expect(during.some((event) => event.type === "entry.appended" && ["label", "compaction"].includes((event.data as { entry: { type: string } }).entry.type))).toBe(false);
 
     // The live run is intact: stopping it ends it cleanly (aborted, exit 143), not on a conflict.
     live!.kill("SIGTERM");
@@ -88,7 +88,7 @@ describe("maintenance commands against a live run in another process", { timeout
     expect(stopped.code, stopped.stderr).toBe(143);
     expect(stopped.stderr).not.toMatch(/conflict|EXPECTED_VERSION/i);
     const ended = (await readEvents()).filter((event) => event.type === "run.ended").at(-1)!;
-    expect(ended.data.status).toBe("aborted");
+    expect((ended.data as { status: string }).status).toBe("aborted");
     // Once it is over, the same commands work again.
     const label = await runArbor(["--db", db, "label", sessionId, firstEntry, "mine"]);
     expect(label.code, label.stderr).toBe(0);
