@@ -178,8 +178,10 @@ export async function checkoutAction(reference: string, entryReference: string, 
 export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string }, globals: DbFlags): Promise<void> {
     const store = openStore(globals);
     try {
-      const sessionId = await store.resolveSessionId(reference);
-      const existing = await store.repo.open(sessionId);
+      // Refused (SessionBusyError) while another process runs the session: a compaction would
+      // move its leaf under it, and that run would then fail on a version conflict (issue 19 finding 6).
+      const existing = await store.openSessionForWrite(reference);
+      const sessionId = existing.id;
       const settings = resolveModelSettings(flags, process.env, recordedEndpoint(existing));
       store.addSecrets(settingsSecrets(settings));
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
