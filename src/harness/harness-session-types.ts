@@ -18,6 +18,7 @@ import type { CompactionEntry, CustomEntry } from "../core/entries.ts";
 import type { AgentMessage, ImageContent, TextContent, ThinkingLevel } from "../core/messages.ts";
 import type { Agent, AgentStateSnapshot, RunOutcome } from "../machines/agent-types.ts";
 import type { ApprovalDecisionResult, PendingApproval } from "../machines/approval-fold.ts";
+import type { AuditEvent } from "../store/events/audit.ts";
 import type { ArborEvent, ArborEventHandler, ArborEventType } from "../store/events/catalogue.ts";
 import type { SessionHandle, SessionStats } from "../store/session-types.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
@@ -101,6 +102,12 @@ export interface HarnessSession {
   getState(): HarnessState;
   /** Logged events of this session, typed by the catalogue (`ofType` narrows): catch-up then live. */
   readonly events$: Observable<ArborEvent>;
+  /**
+   * The audit stream (issue 13; purista's run events): the session's events without content —
+   * ids, names, counts, durations (ms), statuses, token usage, errors; no prompt, output, tool
+   * input or result. Catch-up then live. See `toAuditEvents` (`arbor-agent/log`) and `docs/events.md`.
+   */
+  readonly auditEvents$: Observable<AuditEvent>;
   /** Throws ModelConfigError for an unknown registry name. */
   setModel(name: string): Promise<void>;
   /** Throws InvalidArgumentError for an unknown level. */

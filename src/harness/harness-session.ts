@@ -247,6 +247,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       systemPrompt: baseSystemPrompt(),
     }),
     events$: agent.events$,
+    auditEvents$: agent.auditEvents$,
     async setModel(name) {
       const next = registry.get(name);
       const previous = registry.get(modelName);

@@ -24,6 +24,7 @@ import type { AgentMessage, AssistantMessage, ThinkingLevel } from "../core/mess
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
+import type { AuditEvent } from "../store/events/audit.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import type { ApprovalDecisionResult, PendingApproval } from "./approval-fold.ts";
@@ -215,6 +216,12 @@ export interface Agent extends SessionActor {
   readonly events$: Observable<ArborEvent>;
   /** Events of the current and later runs only (live). */
   readonly runEvents$: Observable<ArborEvent>;
+  /**
+   * The session's audit stream (ours after purista's run events, issue 13): `events$` without
+   * content (ids, names, counts, durations, statuses, usage, errors); catch-up then live. See
+   * `toAuditEvents` and `docs/events.md`.
+   */
+  readonly auditEvents$: Observable<AuditEvent>;
   setModel(model: ModelClient): Promise<void>;
   setThinkingLevel(level: ThinkingLevel): Promise<void>;
   setTools(tools: AgentTool<any, any, any>[], activeToolNames?: string[]): Promise<void>;

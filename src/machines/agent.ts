@@ -51,6 +51,7 @@ import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
+import { toAuditEvents } from "../store/events/audit.ts";
 import { isArborEvent, type ArborEvent } from "../store/events/catalogue.ts";
 import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "./agent-types.ts";
 import { agentMachine, drainCount, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
@@ -503,6 +504,7 @@ export function createAgent(options: AgentOptions): Agent {
     state$: state$.asObservable(),
     events$: session.events$(),
     runEvents$: committed$.asObservable(),
+    auditEvents$: session.events$().pipe(toAuditEvents()),
     async setModel(next) {
       model = next;
       scheduleState();

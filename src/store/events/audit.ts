@@ -1,0 +1,248 @@
+/**
+ * The audit stream: run events without content (issue 13 item 4), projected from the log.
+ *
+ * Contract (purista's run events and its privacy rule, `../shared/reference/purista-harness.md`
+ * §2.4; the names follow the catalogue's grammar, `docs/events.md`):
+ * - an {@link AuditEvent} holds ids, names, counts, durations (ms), statuses, token usage and
+ *   run errors; never a prompt, a model output, a tool input or a tool result, a decision's
+ *   reason text, or an agent's input or output (the test `test/store/audit-events.test.ts`
+ *   plants a secret in each and asserts it never appears);
+ * - types: `run.started`, `run.ended` (status, duration, turns, tool-call count, usage, error),
+ *   `agent.started` / `agent.ended` (a `defineAgent` invocation), `model.ended` (one model call:
+ *   stop reason, usage, duration), `tool.started` / `tool.ended` (outcome, duration),
+ *   `approval.requested` / `approval.ended` (status, wait in ms, whether a reason was given);
+ * - derived, not stored: {@link toAuditEvents} maps the session's logged events in log order
+ *   (so catch-up then live, like `events$`); each audit event names the logged event it comes
+ *   from (`version`, the session stream's version) and its time (`at`, ISO 8601);
+ * - durations are measured between logged events (their times), so a replay gives the same
+ *   numbers; a gated call's `tool.ended.durationMs` is its execution only.
+ *
+ * @example
+ * ```ts
+ * session.auditEvents$.subscribe((event) => metrics.record(event.type, event));
+ * ```
+ */
+import { defer, mergeMap, type Observable, type OperatorFunction } from "rxjs";
+import type { StoredEvent } from "../event-log.ts";
+import type { ArborEvent } from "./catalogue.ts";
+import { isArborEvent } from "./catalogue.ts";
+
+/** Token totals (tokens; `null` when no model call reported that figure). */
+export interface AuditUsage {
+  input: number | null;
+  output: number | null;
+  cacheRead: number | null;
+  cacheWrite: number | null;
+  total: number | null;
+}
+
+/** Fields of every audit event: the session, the run (when inside one), and the logged event it comes from. */
+export interface AuditBase {
+  sessionId: string;
+  runId?: string;
+  /** The source event's time (ISO 8601). */
+  at: string;
+  /** The source event's version in the session stream. */
+  version: number;
+}
+
+/**
+ * One content-free audit event (see the module contract).
+ *
+ * @example
+ * ```ts
+ * if (event.type === "tool.ended") console.log(event.toolName, event.outcome, event.durationMs);
+ * ```
+ */
+export type AuditEvent = AuditBase &
+  (
+    | { type: "run.started"; runId: string; kind: string; provider?: string; modelId?: string }
+    | {
+        type: "run.ended";
+        runId: string;
+        status: string;
+        /** From `run.started` to `run.ended`, ms. */
+        durationMs: number;
+        turns?: number;
+        toolCalls: number;
+        modelCalls: number;
+        usage: AuditUsage;
+        /** A failed run's error (message and code), as logged by `run.ended`. */
+        error?: { message: string; code?: string };
+        /** `suspended`: how many calls wait for approval. */
+        pendingApprovals?: number;
+      }
+    | { type: "agent.started"; agent: string; invocationId: string; mode: string }
+    | { type: "agent.ended"; agent: string; invocationId: string; status: string; durationMs: number; repairs: number; usage: AuditUsage; code?: string }
+    | { type: "model.ended"; messageId: string; stopReason?: string; durationMs: number; usage: AuditUsage; error: boolean }
+    | { type: "tool.started"; toolCallId: string; toolName: string }
+    | { type: "tool.ended"; toolCallId: string; toolName: string; outcome: string; isError: boolean; durationMs: number }
+    | { type: "approval.requested"; toolCallId: string; toolName: string; source: string; inputDigest: string }
+    | { type: "approval.ended"; toolCallId: string; toolName: string; status: string; waitedMs?: number; hasReason: boolean }
+  );
+
+/** The audit event types, in the order of the module contract. */
+export const AUDIT_EVENT_TYPES = [
+  "run.started",
+  "run.ended",
+  "agent.started",
+  "agent.ended",
+  "model.ended",
+  "tool.started",
+  "tool.ended",
+  "approval.requested",
+  "approval.ended",
+] as const satisfies readonly AuditEvent["type"][];
+
+const emptyUsage = (): AuditUsage => ({ input: null, output: null, cacheRead: null, cacheWrite: null, total: null });
+const addTo = (into: AuditUsage, usage: { input?: number | null; output?: number | null; cacheRead?: number | null; cacheWrite?: number | null; totalTokens?: number | null } | undefined) => {
+  if (!usage) return;
+  const add = (key: keyof AuditUsage, value: number | null | undefined) => {
+    if (typeof value === "number") into[key] = (into[key] ?? 0) + value;
+  };
+  add("input", usage.input);
+  add("output", usage.output);
+  add("cacheRead", usage.cacheRead);
+  add("cacheWrite", usage.cacheWrite);
+  add("total", usage.totalTokens);
+};
+const since = (start: string | undefined, end: string) => (start === undefined ? 0 : Math.max(0, Date.parse(end) - Date.parse(start)));
+
+/**
+ * A stateful projector: feed it a session's events in log order, it returns the audit events
+ * each one gives (often none).
+ *
+ * @example
+ * ```ts
+ * const project = createAuditProjector();
+ * for (const event of events) for (const audit of project(event)) console.log(audit.type);
+ * ```
+ */
+export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
+  const runs = new Map<string, { at: string; toolCalls: number; modelCalls: number; usage: AuditUsage }>();
+  const messages = new Map<string, string>();
+  const agents = new Map<string, string>();
+  const approvals = new Map<string, string>();
+  return (stored) => {
+    if (!isArborEvent(stored)) return [];
+    const event: ArborEvent = stored;
+    const runId = typeof event.metadata?.runId === "string" ? event.metadata.runId : undefined;
+    const base: AuditBase = { sessionId: event.streamId.replace(/^session-/, ""), at: event.time, version: event.version, ...(runId ? { runId } : {}) };
+    const run = runId ? runs.get(runId) : undefined;
+    switch (event.type) {
+      case "run.started":
+        runs.set(event.data.runId, { at: event.time, toolCalls: 0, modelCalls: 0, usage: emptyUsage() });
+        return [{ ...base, type: "run.started", runId: event.data.runId, kind: event.data.kind, ...(event.data.model ? { provider: event.data.model.provider, modelId: event.data.model.modelId } : {}) }];
+      case "run.ended": {
+        const data = event.data;
+        const state = runs.get(data.runId);
+        runs.delete(data.runId);
+        return [
+          {
+            ...base,
+            type: "run.ended",
+            runId: data.runId,
+            status: data.status,
+            durationMs: since(state?.at, event.time),
+            ...(data.status === "done" ? { turns: data.turns } : {}),
+            toolCalls: state?.toolCalls ?? 0,
+            modelCalls: state?.modelCalls ?? 0,
+            usage: state?.usage ?? emptyUsage(),
+            ...(data.status === "failed" ? { error: { message: data.error, ...(data.code ? { code: data.code } : {}) } } : {}),
+            ...(data.status === "suspended" ? { pendingApprovals: data.pendingToolCallIds.length } : {}),
+          },
+        ];
+      }
+      case "message.started":
+        if (event.data.role === "assistant") messages.set(event.data.messageId, event.time);
+        return [];
+      case "message.ended": {
+        if (event.data.role !== "assistant") return [];
+        const usage = emptyUsage();
+        addTo(usage, event.data.usage);
+        if (run) {
+          run.modelCalls += 1;
+          addTo(run.usage, event.data.usage);
+        }
+        const startedAt = messages.get(event.data.messageId);
+        messages.delete(event.data.messageId);
+        return [
+          {
+            ...base,
+            type: "model.ended",
+            messageId: event.data.messageId,
+            ...(event.data.stopReason ? { stopReason: event.data.stopReason } : {}),
+            durationMs: since(startedAt, event.time),
+            usage,
+            error: event.data.stopReason === "error" || event.data.errorMessage !== undefined,
+          },
+        ];
+      }
+      case "tool.started":
+        if (run) run.toolCalls += 1;
+        return [{ ...base, type: "tool.started", toolCallId: event.data.toolCallId, toolName: event.data.toolName }];
+      case "tool.ended":
+        return [{ ...base, type: "tool.ended", toolCallId: event.data.toolCallId, toolName: event.data.toolName, outcome: event.data.outcome, isError: event.data.isError, durationMs: event.data.durationMs }];
+      case "approval.requested":
+        approvals.set(event.data.toolCallId, event.time);
+        return [{ ...base, type: "approval.requested", toolCallId: event.data.toolCallId, toolName: event.data.toolName, source: event.data.source, inputDigest: event.data.inputDigest }];
+      case "approval.ended": {
+        const requestedAt = approvals.get(event.data.toolCallId);
+        approvals.delete(event.data.toolCallId);
+        return [
+          {
+            ...base,
+            type: "approval.ended",
+            toolCallId: event.data.toolCallId,
+            toolName: event.data.toolName,
+            status: event.data.status,
+            ...(requestedAt !== undefined ? { waitedMs: since(requestedAt, event.time) } : {}),
+            hasReason: event.data.reason !== undefined && event.data.reason !== "",
+          },
+        ];
+      }
+      case "agent.started":
+        agents.set(event.data.invocationId, event.time);
+        return [{ ...base, type: "agent.started", agent: event.data.agent, invocationId: event.data.invocationId, mode: event.data.mode }];
+      case "agent.ended": {
+        const data = event.data;
+        const usage = emptyUsage();
+        addTo(usage, data.usage);
+        const startedAt = agents.get(data.invocationId);
+        agents.delete(data.invocationId);
+        return [
+          {
+            ...base,
+            type: "agent.ended",
+            agent: data.agent,
+            invocationId: data.invocationId,
+            status: data.status,
+            durationMs: since(startedAt, event.time),
+            repairs: data.repairs,
+            usage,
+            ...(data.status === "failed" ? { code: data.code } : {}),
+          },
+        ];
+      }
+      default:
+        return [];
+    }
+  };
+}
+
+/**
+ * RxJS operator: a session's logged events (in log order) to its audit events. Each
+ * subscription gets its own projector (durations and counts start from what it sees).
+ *
+ * @example
+ * ```ts
+ * session.events$().pipe(toAuditEvents()).subscribe((event) => console.log(event.type));
+ * ```
+ */
+export function toAuditEvents(): OperatorFunction<StoredEvent, AuditEvent> {
+  return (source: Observable<StoredEvent>) =>
+    defer(() => {
+      const project = createAuditProjector();
+      return source.pipe(mergeMap((event) => project(event)));
+    });
+}
