@@ -49,6 +49,25 @@ export {
   type Agent,
 } from "../machines/agent-types.ts";
 export {
+  listPendingApprovals,
+  recordApprovalDecision,
+} from "../machines/approvals.ts";
+export {
+  foldApprovals,
+  openApprovals,
+  inputDigest,
+  canonicalJson,
+  type ApprovalRecord,
+  type ApprovalStatus,
+  type PendingApproval,
+  type ApprovalDecisionResult,
+} from "../machines/approval-fold.ts";
+export {
+  ApprovalConflictError,
+  ApprovalNotFoundError,
+  ApprovalPendingError,
+} from "../core/errors.ts";
+export {
   createArborInspector,
   redactContent,
   type ArborInspector,

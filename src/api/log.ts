@@ -76,6 +76,14 @@ export {
 } from "../store/events/catalogue.ts";
 export { upcastStoredEvent, storedTypeNames } from "../store/events/upcast.ts";
 export {
+  toAuditEvents,
+  createAuditProjector,
+  AUDIT_EVENT_TYPES,
+  type AuditEvent,
+  type AuditBase,
+  type AuditUsage,
+} from "../store/events/audit.ts";
+export {
   sessionStreamId,
   sessionIdOfStream,
   sessionCreatedSchema,

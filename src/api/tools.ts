@@ -19,6 +19,7 @@ export {
   type ToolValidation,
   type AgentTool,
   type DefineToolOptions,
+  type ApprovalCheckContext,
 } from "../core/tools.ts";
 export {
   defineJsonSchemaTool,
