@@ -5,11 +5,12 @@
  * and conflicting decisions exit 1); `arbor run --session` then goes on. Real CLI processes,
  * a real SQLite file, real HTTP from @ai-sdk/openai to a loopback OpenAI-wire server.
  */
+import { spawn } from "node:child_process";
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
-import { runArbor, tempDir } from "./cli-helpers.ts";
+import { repoRoot, runArbor, tempDir } from "./cli-helpers.ts";
 
 let server: OpenAIServer;
 let dir: string;
@@ -118,5 +119,30 @@ describe("arbor run --approve, approvals, approve, deny", () => {
     expect(JSON.stringify(denied.content)).toContain("never touch counter");
     expect(JSON.stringify(denied.content)).toContain("declined");
     expect(JSON.stringify(toolMessages(1).find((message) => message.tool_call_id === "call_read")!.content)).toContain("some notes");
+  }, 120_000);
+
+  it("on a terminal, run --approve asks, and y approves: the call runs once and the run goes on (exit 0)", async () => {
+    scriptBashThenText();
+    // util-linux `script` gives the CLI a pseudo-terminal (sized, so the spinner can draw); the answer is typed into it.
+    const command = ["arbor", "--db", db, "run", ...modelArgs(), "--approve", "bash", "count it"];
+    const quoted = "stty cols 200 rows 50; " + [process.execPath, "--import", "tsx", "scripts/arbor-dev.ts", ...command.slice(1)].map((word) => `'${word.replace(/'/g, "'\\''")}'`).join(" ");
+    const result = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+      const child = spawn("script", ["-q", "-e", "-c", quoted, "/dev/null"], { cwd: repoRoot, env: { ...process.env, ...env, NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+      let output = "";
+      let answered = false;
+      child.stdout.on("data", (chunk: Buffer) => {
+        output += chunk.toString("utf8");
+        if (!answered && output.includes("approve bash")) {
+          answered = true;
+          child.stdin.write("y\r");
+        }
+      });
+      child.on("error", reject);
+      child.on("close", (code) => resolve({ code, output }));
+    });
+    expect(result.code, result.output).toBe(0);
+    expect(result.output).toContain('approve bash {"command":"echo ran >> counter.txt"} (call_bash)?');
+    expect(readFileSync(join(dir, "counter.txt"), "utf8")).toBe("ran\n");
+    expect(server.requests).toHaveLength(2);
   }, 120_000);
 });
