@@ -127,7 +127,7 @@ describe("arbor run --approve, approvals, approve, deny", () => {
     const command = ["arbor", "--db", db, "run", ...modelArgs(), "--approve", "bash", "count it"];
     const quoted = "stty cols 200 rows 50; " + [process.execPath, "--import", "tsx", "scripts/arbor-dev.ts", ...command.slice(1)].map((word) => `'${word.replace(/'/g, "'\\''")}'`).join(" ");
     const result = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-      const child = spawn("script", ["-q", "-e", "-c", quoted, "/dev/null"], { cwd: repoRoot, env: { ...process.env, ...env, NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
+      const child = spawn("/usr/bin/script", ["-q", "-e", "-c", quoted, "/dev/null"], { cwd: repoRoot, env: { ...process.env, ...env, NO_COLOR: "1" }, stdio: ["pipe", "pipe", "pipe"] });
       let output = "";
       let answered = false;
       child.stdout.on("data", (chunk: Buffer) => {
