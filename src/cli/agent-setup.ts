@@ -20,6 +20,8 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createExecutionEnv } from "../adapters/execution-env.ts";
 import { createModel } from "../adapters/model/providers.ts";
+import { loadPromptTemplates } from "../adapters/prompt-templates/load-prompt-templates.ts";
+import { loadSkills } from "../adapters/skills/load-skills.ts";
 import { createCodingTools } from "../adapters/tools/index.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
@@ -35,6 +37,8 @@ export interface CliHarness {
   cwd: string;
   /** The sandbox of bash commands, for the start-up line (`ExecutionEnv.sandbox.describe()`). */
   sandbox: string;
+  /** The `/commands` the harness expands: `skill:<name>` for each skill, and each prompt template's name. */
+  slashCommands: string[];
 }
 
 /** Builds the model client for the resolved settings. */
@@ -80,6 +84,8 @@ export async function createCliHarness(input: {
   inspect?: unknown;
   /** `--sandbox`, `--allow-network`, `--env`, `--allow-hard-links`. */
   tools?: ToolFlags;
+  /** Compaction settings, e.g. `--keep-recent` (tokens). */
+  compaction?: { keepRecentTokens?: number };
 }): Promise<CliHarness> {
   const cwd = resolve(input.cwd);
   if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
@@ -97,8 +103,13 @@ export async function createCliHarness(input: {
     tools: createCodingTools(env),
     resources: { skillPaths, promptTemplatePaths },
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
+    ...(input.compaction ? { compaction: input.compaction } : {}),
     // The key and a URL password never reach the model through tool output (the CLI's log redacts them too).
     secrets: settingsSecrets(input.settings),
   });
-  return { harness, model, cwd, sandbox: env.sandbox.describe() };
+  const slashCommands = [
+    ...(skillPaths.length > 0 ? loadSkills(skillPaths).skills.map((skill) => `skill:${skill.name}`) : []),
+    ...(promptTemplatePaths.length > 0 ? loadPromptTemplates(promptTemplatePaths).templates.map((template) => template.name) : []),
+  ];
+  return { harness, model, cwd, sandbox: env.sandbox.describe(), slashCommands };
 }

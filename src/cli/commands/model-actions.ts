@@ -17,8 +17,9 @@ import type { ToolFlags } from "../tool-flags.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
 import { CompactionError } from "../../core/errors.ts";
+import { DEFAULT_COMPACTION_SETTINGS } from "../../compaction/settings.ts";
 
 interface DbFlags {
   db?: string;
@@ -64,17 +65,19 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
       const cwd = resolveSessionCwd(flags.cwd, existing?.view.info.cwd, sessionId);
       const settings = resolveModelSettings(flags, process.env, recorded);
       store.addSecrets(settingsSecrets(settings));
+      // A run that cannot start changes nothing (no new session, no appended prompt); the
+      // prompt is quoted in the error so nothing typed is lost.
+      if (!settings.apiKey) {
+        const where = sessionId ? `session ${sessionId} is unchanged` : "no session was created";
+        throw new CliError(
+          `No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); ${where}.${prompt ? ` Your prompt was: ${JSON.stringify(prompt)}` : ""}`,
+        );
+      }
       const inspector = await startInspector(flags.inspect);
       const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags });
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
       try {
         await recordEndpoint(harness.session as never, settings);
-        if (!settings.apiKey) {
-          if (prompt) await harness.session.appendEntry({ type: "message", message: { role: "user", content: prompt, timestamp: Date.now() } });
-          throw new CliError(
-            `No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env). Your prompt is saved in session ${harness.id}; resume with: arbor run --session ${harness.id}`,
-          );
-        }
         const head = await store.repo.log.headPosition();
         const printer = printRun(harness.events$, { json: flags.json === true, afterPosition: head });
         // Ctrl-C, a closed terminal (SIGHUP) and `kill`/`timeout` (SIGTERM) all abort the run
@@ -97,7 +100,7 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
           await printer.caughtUp(harness.session.view.version);
           exit.code = outcome.status === "aborted" && stopSignal ? EXIT_BY_SIGNAL[stopSignal] : EXIT_CODES[outcome.status];
           if (outcome.status === "failed" && outcome.error && !printer.reportedError()) process.stderr.write(`arbor: run failed: ${outcome.error}\n`);
-          if (!flags.json) process.stderr.write(`session ${harness.id}\n`);
+          if (!flags.json) process.stderr.write(`session ${harness.id} (short id ${shortSessionId(harness.id)})\n`);
         } finally {
           for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
           printer.stop();
@@ -132,7 +135,13 @@ export async function checkoutAction(reference: string, entryReference: string, 
         result = await moveTo(session, targetId, { label: flags.label });
       }
       if (result.cancelled) throw new CliError("Checkout cancelled by a hook; nothing changed.", 1);
-      process.stdout.write(`moved to ${result.newLeafId ?? "(root)"}${result.summaryEntry ? ` (branch summary ${result.summaryEntry.id})` : ""}\n`);
+      // A label entry is appended at the leaf (pi), which would leave the leaf on it; the user
+      // checked out the target (or its summary), so the leaf goes back there.
+      const leaf = result.summaryEntry?.id ?? result.newLeafId;
+      if (result.labelEntry) await (await store.repo.open(session.id)).moveLeaf(leaf);
+      const summary = result.summaryEntry ? `; branch summary ${result.summaryEntry.id} of the branch you left` : "";
+      const label = result.labelEntry ? `; labelled ${result.summaryEntry ? "the summary" : result.labelEntry.targetId} "${flags.label}"` : "";
+      process.stdout.write(`moved to ${result.newLeafId ?? "(root)"}${summary}${label}; the leaf is ${leaf ?? "(root)"}\n`);
       if (result.editorText !== undefined) process.stdout.write(`\n${result.editorText}\n`);
     } finally {
       await store.close();
@@ -140,7 +149,14 @@ export async function checkoutAction(reference: string, entryReference: string, 
   }
 
 /** `arbor compact`. */
-export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string }, globals: DbFlags): Promise<void> {
+export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string; keepRecent?: string }, globals: DbFlags): Promise<void> {
+    let keepRecentTokens: number | undefined;
+    if (flags.keepRecent !== undefined) {
+      keepRecentTokens = Number(flags.keepRecent);
+      if (!/^\d+$/.test(flags.keepRecent.trim()) || !Number.isInteger(keepRecentTokens) || keepRecentTokens < 1) {
+        throw new CliError(`Bad --keep-recent "${flags.keepRecent}": expected a whole number of tokens, at least 1.`);
+      }
+    }
     const store = openStore(globals);
     try {
       const sessionId = await store.resolveSessionId(reference);
@@ -148,12 +164,15 @@ export async function compactAction(reference: string, flags: ModelFlags & { ins
       const settings = resolveModelSettings(flags, process.env, recordedEndpoint(existing));
       store.addSecrets(settingsSecrets(settings));
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
-      const { harness } = await createCliHarness({ store, sessionId, cwd: summaryCwd(existing.view.info.cwd), settings });
+      const { harness } = await createCliHarness({ store, sessionId, cwd: summaryCwd(existing.view.info.cwd), settings, ...(keepRecentTokens !== undefined ? { compaction: { keepRecentTokens } } : {}) });
       try {
         const entry = await harness.compact(flags.instructions);
         process.stdout.write(`compaction ${entry.id}: ${entry.tokensBefore} tokens before; keeps from ${entry.firstKeptEntryId}\n`);
       } catch (error) {
-        if (CompactionError.isInstance(error)) throw new CliError(`${error.message} Nothing was changed.`, 1);
+        if (CompactionError.isInstance(error)) {
+          const hint = /nothing to compact/i.test(error.message) ? ` The newest ${(keepRecentTokens ?? DEFAULT_COMPACTION_SETTINGS.keepRecentTokens).toLocaleString("en-US")} tokens are kept as they are; pass --keep-recent N (tokens) to keep less.` : "";
+          throw new CliError(`${error.message} Nothing was changed.${hint}`, 1);
+        }
         throw error;
       } finally {
         await harness.close();

@@ -10,8 +10,9 @@
  *   recorded when it was created unless `--cwd` says otherwise; a recorded folder that is gone
  *   is refused (exit 2) rather than replaced by the current directory;
  * - exit codes: 0 done, 1 failed, 130 aborted; usage errors 2;
- * - a missing API key: the prompt is appended to the session first (durable), then
- *   one line on stderr names the variable to set and how to resume; exit 2;
+ * - a run that cannot start (no API key, a bad or bare `--model`) creates no session and
+ *   appends nothing: one line on stderr names the variable or flag to fix and quotes the
+ *   prompt, so nothing typed is lost; exit 2;
  * - Ctrl-C aborts the run cleanly (running tools are killed, the session stays
  *   consistent); a second Ctrl-C exits at once;
  * - `checkout` moves the leaf (pi's semantics: a user message target moves to its
@@ -35,7 +36,7 @@ interface DbFlags {
 /** Adds the model flags to a command. */
 export function withModelFlags(command: Command): Command {
   return command
-    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id (default: $ARBOR_MODEL)")
+    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id, e.g. openai:gpt-4o-mini (default: $ARBOR_MODEL)")
     .option("--base-url <url>", "the provider's base URL, e.g. an OpenAI-compatible http://127.0.0.1:11434/v1 (default: $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GOOGLE_GENERATIVE_AI_BASE_URL)")
     .option("--api <api>", "openai only: chat or responses (default: chat when a base URL is given)")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
@@ -66,7 +67,7 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .description("Move a session's leaf to an entry (pi's /tree); --summarize keeps a summary of the branch you leave")
       .argument("<session>", "session id, unique prefix, or latest")
       .argument("<entry>", "entry id or unique prefix")
-      .option("--summarize", "summarize the abandoned branch (needs a model)")
+      .option("--summarize", "summarize the abandoned branch (calls the session's model: needs its key)")
       .option("--label <label>", "label the new position"),
   ).action(async (reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string }) => {
     const { checkoutAction } = await import("./model-actions.ts");
@@ -76,10 +77,11 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
   withModelFlags(
     program
       .command("compact")
-      .description("Summarize the older part of a session's context")
+      .description("Summarize the older part of a session's context (calls the model: needs its key)")
       .argument("<session>", "session id, unique prefix, or latest")
-      .option("--instructions <text>", "what the summary should focus on"),
-  ).action(async (reference: string, flags: ModelFlags & { instructions?: string }) => {
+      .option("--instructions <text>", "what the summary should focus on")
+      .option("--keep-recent <tokens>", "keep this many of the newest tokens as they are (default 20000, at most half the window); lower it to compact a short session"),
+  ).action(async (reference: string, flags: ModelFlags & { instructions?: string; keepRecent?: string }) => {
     const { compactAction } = await import("./model-actions.ts");
     await compactAction(reference, flags, globals());
   });
