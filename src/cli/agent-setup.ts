@@ -86,11 +86,15 @@ export async function createCliHarness(input: {
   tools?: ToolFlags;
   /** Compaction settings, e.g. `--keep-recent` (tokens). */
   compaction?: { keepRecentTokens?: number };
+  /** `--approve` tool names (or `all`): their calls need a decision before they run. */
+  requireApproval?: readonly string[] | "all";
 }): Promise<CliHarness> {
   const cwd = resolve(input.cwd);
   if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
   const model = createCliModel(input.settings);
-  const env = createExecutionEnv(toolEnvOptions(cwd, input.tools ?? {}));
+  const secrets = settingsSecrets(input.settings);
+  // The same secrets are redacted from bash spill files.
+  const env = createExecutionEnv({ ...toolEnvOptions(cwd, input.tools ?? {}), secrets });
   const skillPaths = [join(cwd, ".arbor", "skills"), join(cwd, ".agents", "skills")].filter((path) => existsSync(path));
   const promptTemplatePaths = [join(cwd, ".arbor", "prompts")].filter((path) => existsSync(path));
   const name = `${input.settings.spec.provider}:${input.settings.spec.modelId}`;
@@ -104,8 +108,10 @@ export async function createCliHarness(input: {
     resources: { skillPaths, promptTemplatePaths },
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
     ...(input.compaction ? { compaction: input.compaction } : {}),
-    // The key and a URL password never reach the model through tool output (the CLI's log redacts them too).
-    secrets: settingsSecrets(input.settings),
+    ...(input.requireApproval !== undefined ? { requireApproval: input.requireApproval } : {}),
+    // The key and a URL password (and their encodings) never reach the model, its requests or the
+    // log: tool output, streamed deltas and requests are redacted (the CLI's log redacts them too).
+    secrets,
   });
   const slashCommands = [
     ...(skillPaths.length > 0 ? loadSkills(skillPaths).skills.map((skill) => `skill:${skill.name}`) : []),
