@@ -303,6 +303,28 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
 });
 
 describe("arbor run --inspect", { timeout: 180_000 }, () => {
+  it("--inspect-host 0.0.0.0 widens it to every interface, and the help says the page is hosted", async () => {
+    const { WebSocket } = await import("ws");
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    server.script(hangResponse("waiting"));
+    let cli: import("node:child_process").ChildProcess | undefined;
+    const run = runArbor([...modelArgs(), "--inspect", String(port), "--inspect-host", "0.0.0.0", "hello"], { env, onSpawn: (child) => (cli = child) });
+    await waitForEvent((type, data) => type === "message.delta" && data.kind === "text");
+    const socket = new WebSocket(`ws://127.0.0.2:${port}`);
+    const opened = await new Promise<string>((resolve) => {
+      socket.once("open", () => resolve("open"));
+      socket.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    });
+    socket.close();
+    cli!.kill("SIGINT");
+    const result = await run;
+    expect(opened).toBe("open");
+    expect(result.stderr).toContain("other machines can connect");
+    const help = await runArbor(["run", "--help"]);
+    expect(help.stdout.replace(/\s+/g, " ")).toMatch(/--inspect \[port\].*127\.0\.0\.1.*hosted Stately UI.*redacted/);
+    expect(help.stdout).toContain("--inspect-host");
+  });
+
   it("serves redacted actor, event and snapshot records on a local WebSocket while the run goes on", async () => {
     const { WebSocket } = await import("ws");
     const port = 20_000 + Math.floor(Math.random() * 20_000);
@@ -321,10 +343,19 @@ describe("arbor run --inspect", { timeout: 180_000 }, () => {
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
     socket.close();
+    // Loopback only by default (issue 12 item 9): another address of this host is refused.
+    const elsewhere = new WebSocket(`ws://127.0.0.2:${port}`);
+    const refused = await new Promise<string>((resolve) => {
+      elsewhere.once("open", () => resolve("open"));
+      elsewhere.once("error", (error: NodeJS.ErrnoException) => resolve(error.code ?? error.message));
+    });
+    elsewhere.terminate();
+    expect(refused).toBe("ECONNREFUSED");
     cli!.kill("SIGINT");
     const result = await run;
     expect(result.code, result.stderr).toBe(130);
     expect(result.stderr).toContain(`http://localhost:${port}`);
+    expect(result.stderr).toMatch(/this machine only; the page loads the hosted Stately UI/);
     const all = records.join("\n");
     for (const type of ["@xstate.actor", "@xstate.event", "@xstate.snapshot"]) expect(all).toContain(type);
     expect(all).not.toContain("my secret prompt");

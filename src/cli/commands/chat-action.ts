@@ -53,7 +53,7 @@ function chatHelp(slashCommands: readonly string[]): string {
 }
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
-export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }, globals: { db?: string }): Promise<void> {
+export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean; inspectHost?: string }, globals: { db?: string }): Promise<void> {
       const store = openStore(globals);
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
@@ -65,7 +65,7 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         await store.close();
         throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       }
-      const inspector = await startInspector(flags.inspect);
+      const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const { harness, sandbox, slashCommands } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags });
       process.stderr.write(`sandbox: ${sandbox}\n`);
       await recordEndpoint(harness.session as never, settings);

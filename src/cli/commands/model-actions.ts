@@ -34,14 +34,21 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8").trim();
 }
 
-/** Starts the local Stately inspector for `--inspect [port]` and prints where to look. */
-export async function startInspector(flag: string | boolean | undefined): Promise<{ inspect: unknown; stop(): void } | undefined> {
-  if (flag === undefined || flag === false) return undefined;
+/** Starts the local Stately inspector for `--inspect [port]` (on `--inspect-host`, default 127.0.0.1) and prints where to look. */
+export async function startInspector(flag: string | boolean | undefined, hostFlag?: string): Promise<{ inspect: unknown; stop(): void } | undefined> {
+  if (flag === undefined || flag === false) {
+    if (hostFlag !== undefined) throw new CliError("--inspect-host needs --inspect.");
+    return undefined;
+  }
   const port = flag === true ? 8080 : Number(flag);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new CliError(`Bad --inspect port "${String(flag)}": expected a number from 1 to 65535.`);
+  const host = hostFlag ?? "127.0.0.1";
+  if (host.trim() === "") throw new CliError("Bad --inspect-host: empty; e.g. 127.0.0.1 (the default) or 0.0.0.0 for every interface.");
   const { createArborInspector } = await import("../../machines/inspect.ts");
-  const inspector = createArborInspector({ port });
-  process.stderr.write(`inspector: open http://localhost:${port} (Stately inspector; WebSocket ${inspector.url}; content redacted)\n`);
+  const inspector = createArborInspector({ port, host });
+  const shown = host === "127.0.0.1" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  const reach = host === "127.0.0.1" || host === "::1" || host === "localhost" ? "this machine only" : `listening on ${host}: other machines can connect`;
+  process.stderr.write(`inspector: open http://${shown}:${port} (${reach}; the page loads the hosted Stately UI from https://stately.ai/inspect, so it needs internet; WebSocket ${inspector.url}; content redacted)\n`);
   return inspector;
 }
 
@@ -55,7 +62,7 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; approve?: string[] }, globals: DbFlags, exit: { code: number }): Promise<void> {
+export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; approve?: string[] }, globals: DbFlags, exit: { code: number }): Promise<void> {
     const prompt = (words.length > 0 ? words.join(" ") : await readStdin()).trim();
     const store = openStore(globals);
     try {
@@ -75,7 +82,7 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
           `No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); ${where}.${prompt ? ` Your prompt was: ${JSON.stringify(prompt)}` : ""}`,
         );
       }
-      const inspector = await startInspector(flags.inspect);
+      const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = approvalFlag(flags.approve);
       const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, ...(requireApproval ? { requireApproval } : {}) });
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
