@@ -53,7 +53,7 @@ function chatHelp(slashCommands: readonly string[]): string {
 }
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
-export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean; inspectHost?: string }, globals: { db?: string }): Promise<void> {
+export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean }, globals: { db?: string }): Promise<void> {
       const store = openStore(globals);
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
@@ -66,8 +66,9 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       }
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
-      const { harness, sandbox, slashCommands } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags });
+      const { harness, sandbox, slashCommands, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false });
       process.stderr.write(`sandbox: ${sandbox}\n`);
+      if (contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
       await recordEndpoint(harness.session as never, settings);
       const printer = printRun(harness.events$, { json: false, afterPosition: await store.repo.log.headPosition() });
       process.stderr.write(`session ${harness.id} (short id ${shortSessionId(harness.id)}; /help lists the commands, /exit leaves)\n`);

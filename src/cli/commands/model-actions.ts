@@ -62,7 +62,7 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; approve?: string[] }, globals: DbFlags, exit: { code: number }): Promise<void> {
+export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }, globals: DbFlags, exit: { code: number }): Promise<void> {
     const prompt = (words.length > 0 ? words.join(" ") : await readStdin()).trim();
     const store = openStore(globals);
     try {
@@ -84,8 +84,9 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
       }
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = approvalFlag(flags.approve);
-      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, ...(requireApproval ? { requireApproval } : {}) });
+      const { harness, sandbox, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
+      if (!flags.json && contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
       try {
         await recordEndpoint(harness.session as never, settings);
         const head = await store.repo.log.headPosition();

@@ -62,8 +62,9 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .option("--json", "print the logged events as JSON lines")
       .option("--approve <tool>", "ask before every call of this tool (repeatable; all = every tool): on a terminal you are asked, else the run stops with exit code 3 and prints the waiting call (see arbor approvals / approve / deny)", (value: string, previous: string[] = []) => [...previous, value])
       .option("--inspect [port]", "serve the Stately inspector for the actors on this port of 127.0.0.1 (default 8080); the page loads the hosted Stately UI from stately.ai (needs internet); content is redacted")
-      .option("--inspect-host <host>", "interface for --inspect (default 127.0.0.1; 0.0.0.0 lets other machines connect)"),
-  )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; approve?: string[] }) => {
+      .option("--inspect-host <host>", "interface for --inspect (default 127.0.0.1; 0.0.0.0 lets other machines connect)")
+      .option("--no-context-files", "do not add AGENTS.md / CLAUDE.md (from $ARBOR_AGENT_DIR or ~/.arbor/agent, and from the folders down to --cwd) to the system prompt"),
+  )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }) => {
     const { runAction } = await import("./model-actions.ts");
     await runAction(words, flags, globals(), exit);
   });
