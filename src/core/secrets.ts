@@ -32,7 +32,14 @@
 
 /** Secrets shorter than this (in UTF-16 code units) are ignored. */
 const MIN_SECRET_LENGTH = 6;
-/** What a redacted match is replaced by. */
+/**
+ * What a redacted match is replaced by.
+ *
+ * @example
+ * ```ts
+ * redactor.redact(`key=${secret}`) === `key=${REDACTED}`; // true
+ * ```
+ */
 export const REDACTED = "[redacted]";
 const MIN_ENCODED_FORM_LENGTH = 8;
 const BREAK = "(?:\\r?\\n)?";
