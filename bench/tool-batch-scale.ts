@@ -1,7 +1,7 @@
 /**
  * How the time of one response's tool batch grows with its size (issue 19 item 8): N calls of a
  * trivial tool in one model response, the cap raised to N, in-memory session. Prints ms per N;
- * linear growth means the ms per call stays flat. Run: `node --import tsx bench/tool-batch-scale.ts 250 500 1000`.
+ * linear growth means the CPU ms per call stays flat (wall time depends on the machine's load). Run: `node --import tsx bench/tool-batch-scale.ts 250 500 1000`.
  */
 import { z } from "zod";
 import type { AssistantMessage } from "../src/core/messages.ts";
@@ -47,7 +47,9 @@ function bulkModel(count: number): ModelClient {
 for (const count of process.argv.slice(2).map(Number)) {
   const session = await createSessionRepository({ log: createMemoryEventLog() }).create({ cwd: "/tmp" });
   const started = performance.now();
+  const cpu = process.cpuUsage();
   const outcome = await createAgent({ session, model: bulkModel(count), tools: [tool], maxToolCallsPerResponse: count }).prompt("go");
   const ms = performance.now() - started;
-  console.log(`${count} calls: ${ms.toFixed(0)} ms (${(ms / count).toFixed(2)} ms per call), ${outcome.status}`);
+  const cpuMs = process.cpuUsage(cpu).user / 1000;
+  console.log(`${count} calls: ${ms.toFixed(0)} ms wall, ${cpuMs.toFixed(0)} ms CPU (${(cpuMs / count).toFixed(2)} ms CPU per call), ${outcome.status}`);
 }
