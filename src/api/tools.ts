@@ -22,6 +22,9 @@ export {
   type ApprovalCheckContext,
 } from "../core/tools.ts";
 export {
+  type ToolProcess,
+} from "../core/process-group.ts";
+export {
   defineJsonSchemaTool,
   type JsonSchemaTool,
 } from "../adapters/tools/tool-schema.ts";
