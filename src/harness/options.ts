@@ -34,6 +34,7 @@ import type { SessionHandle, SessionRepository } from "../store/session-types.ts
 import type { HarnessHooks } from "./hook-types.ts";
 import { HOOK_NAMES } from "./hook-types.ts";
 import type { JsonSchemaTool } from "../adapters/tools/tool-schema.ts";
+import { TELEMETRY_FLAVORS, type TelemetryOptions } from "../telemetry/options.ts";
 
 /** An AI SDK language model object (not a string id: Arbor never resolves models over the network). */
 export type AiSdkLanguageModel = LanguageModelV3 | LanguageModelV2;
@@ -147,6 +148,11 @@ export interface AgentHarnessOptions {
   enableSkillCommands?: boolean;
   /** Compaction settings (automatic compaction between turns and on overflow; pi's defaults). */
   compaction?: CompactionSettingsInput;
+  /**
+   * OpenTelemetry spans and metrics through `@opentelemetry/api` (on by default, global providers;
+   * `false` turns them off). See `docs/telemetry.md`.
+   */
+  telemetry?: TelemetryOptions | false;
 }
 
 const fn = (what: string) => z.custom<(...args: any[]) => unknown>((value) => typeof value === "function", { message: `expected ${what}` });
@@ -251,6 +257,20 @@ export const agentHarnessOptionsSchema = z
       .optional(),
     enableSkillCommands: z.boolean().optional(),
     compaction: z.looseObject({}).optional(),
+    telemetry: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            tracerProvider: objectWith("an OpenTelemetry TracerProvider", "getTracer").optional(),
+            meterProvider: objectWith("an OpenTelemetry MeterProvider", "getMeter").optional(),
+            flavor: z.enum(TELEMETRY_FLAVORS).optional(),
+            captureContent: z.boolean().optional(),
+            agentName: z.string().min(1).optional(),
+          })
+          .strict(),
+      ], { error: "expected false or { tracerProvider?, meterProvider?, flavor?, captureContent?, agentName? }" })
+      .optional(),
   })
   .strict();
 
