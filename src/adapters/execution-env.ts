@@ -23,6 +23,8 @@
  * - {@link ExecutionEnv.openFile} refuses a regular file with more than one hard link (its other
  *   names may be outside the root, which no path check can see) unless `allowHardLinks` is true;
  *   the error names that option (issue 19 finding 2).
+ * - bash spill files are redacted by `secrets` and swept by age and total size
+ *   (`tools/spill-files.ts`); {@link ExecutionEnv.removeSpillFiles} deletes the env's own;
  * - {@link ExecutionEnv.sandbox} is how bash commands are confined (`sandbox.ts`); the default
  *   `"none"` confines nothing (a shell can `cd /`), only their cwd and environment are set.
  *
@@ -40,6 +42,8 @@ import { homedir, tmpdir } from "node:os";
 import { basename, dirname, isAbsolute, join, resolve, sep } from "node:path";
 import { HarnessConfigError, PathEscapeError } from "../core/errors.ts";
 import { createSandbox, type Sandbox, type SandboxMode, type SandboxOptions } from "./sandbox.ts";
+import { createSecretRedactor, type SecretRedactor } from "../core/secrets.ts";
+import { DEFAULT_SPILL_MAX_BYTES, DEFAULT_SPILL_RETENTION_MS, removeSpillFolder, sweepSpillFiles, type SpillSweepResult } from "./tools/spill-files.ts";
 import { openBase, openDirectoryBeneath, openFileIn, type FileIdentity, type HeldDirectory } from "./beneath.ts";
 
 /**
@@ -65,6 +69,15 @@ export interface ExecutionEnvOptions {
   allowOutsideRoot?: boolean;
   /** Where bash spills full outputs. Default: a fresh `<os tmpdir>/arbor-tool-output/<uuid>` per env. Created on demand. */
   spillDir?: string;
+  /**
+   * Values redacted (`createSecretRedactor`: literal, reversed, hex, base64, base64url) from
+   * bash spill files before they are written. Pass the harness's `secrets` here too.
+   */
+  secrets?: readonly string[];
+  /** Spill files older than this (ms) are deleted by the sweep after each spill. Default 7 days. */
+  spillRetentionMs?: number;
+  /** All spill files under the spill root together, and one spill file alone, stay under this many bytes. Default 256 MiB. */
+  spillMaxBytes?: number;
   /**
    * Let the file tools read regular files that have more than one hard link. Default false: such
    * a file may be another name of a file outside the root (`ln /outside/secret root/h`), which
@@ -124,6 +137,14 @@ export interface ExecutionEnv {
   childEnv(): NodeJS.ProcessEnv;
   /** Creates the spill directory if needed and returns its path. */
   ensureSpillDir(): string;
+  /** The secrets redacted from spill files (`add` registers more). */
+  readonly secrets: SecretRedactor;
+  /** The cap of one spill file and of all of them, in bytes. */
+  readonly spillMaxBytes: number;
+  /** Deletes expired spill files, then the oldest over the size cap (`sweepSpillFiles`). Never rejects. */
+  sweepSpillFiles(): Promise<SpillSweepResult>;
+  /** Deletes this env's spill folder (call it when the session that owns the env ends). Never rejects. */
+  removeSpillFiles(): Promise<void>;
   readonly allowHardLinks: boolean;
   /** The sandbox bash commands run in (`kind: "none"` unless configured). */
   readonly sandbox: Sandbox;
@@ -257,6 +278,10 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
   const overrides = { ...(options.env ?? {}) };
   // One spill folder per env: the read exception below then covers only this env's own outputs.
   let spillDir = resolve(options.spillDir ?? join(tmpdir(), "arbor-tool-output", randomUUID()));
+  const spillRoot = options.spillDir === undefined ? dirname(spillDir) : spillDir;
+  const secrets = createSecretRedactor(options.secrets ?? []);
+  const spillMaxBytes = options.spillMaxBytes ?? DEFAULT_SPILL_MAX_BYTES;
+  const spillRetentionMs = options.spillRetentionMs ?? DEFAULT_SPILL_RETENTION_MS;
   let spillReal: string | undefined;
 
   const expandPath = (path: string): string => {
@@ -360,6 +385,13 @@ export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
     openFileIn: openCheckedIn,
     get spillDir() {
       return spillDir;
+    },
+    secrets,
+    spillMaxBytes,
+    sweepSpillFiles: () => sweepSpillFiles({ root: spillRoot, retentionMs: spillRetentionMs, maxBytes: spillMaxBytes, nested: options.spillDir === undefined }),
+    removeSpillFiles: async () => {
+      await removeSpillFolder(spillDir);
+      spillReal = undefined;
     },
     expandPath,
     ensureSpillDir,

@@ -250,8 +250,12 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
       const base = { ...common, sessionId: live.id, repairs: judge.repairs, usage };
       let outcome: AgentOutcome<AgentOutputOf<Output>>;
       if (ran.status !== "done") {
-        const error = new AgentRunError(options.name, ran.status, ran.error ?? ran.status, ran.code);
-        outcome = { ...base, status: ran.status, runId: ran.runId, error };
+        // A run that stopped for tool approval (issue 13 item 1) is not resumed by defineAgent yet:
+        // the invocation ends interrupted, saying which calls wait (the session keeps them).
+        const status = ran.status === "suspended" ? "interrupted" : ran.status;
+        const message = ran.status === "suspended" ? `the run stopped for tool approval (${(ran.pendingApprovals ?? []).join(", ")}) in session ${live.id}` : (ran.error ?? ran.status);
+        const error = new AgentRunError(options.name, status, message, ran.code);
+        outcome = { ...base, status, runId: ran.runId, error };
       } else {
         // A final message the stream did not judge (a `length` stop, say) is judged now, without a repair.
         let judged = judge.last;

@@ -88,6 +88,9 @@ export {
   type RegisteredModel,
 } from "../harness/model-registry.ts";
 export {
+  createRedactingModel,
+} from "../harness/redacting-model.ts";
+export {
   buildSystemPrompt,
   type BuildSystemPromptInput,
 } from "../harness/system-prompt.ts";

@@ -35,6 +35,13 @@ export {
   type SqliteSynchronous,
 } from "../store/sqlite-event-log.ts";
 export {
+  createSecretRedactor,
+  createStreamRedactor,
+  REDACTED,
+  type SecretRedactor,
+  type StreamRedactor,
+} from "../core/secrets.ts";
+export {
   createRedactingEventLog,
   type RedactingEventLog,
 } from "../store/redacting-event-log.ts";

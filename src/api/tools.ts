@@ -25,6 +25,13 @@ export {
   type JsonSchemaTool,
 } from "../adapters/tools/tool-schema.ts";
 export {
+  sweepSpillFiles,
+  DEFAULT_SPILL_MAX_BYTES,
+  DEFAULT_SPILL_RETENTION_MS,
+  type SpillSweepOptions,
+  type SpillSweepResult,
+} from "../adapters/tools/spill-files.ts";
+export {
   createExecutionEnv,
   DEFAULT_ENV_ALLOWLIST,
   type ExecutionEnv,

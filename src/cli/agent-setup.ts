@@ -84,7 +84,9 @@ export async function createCliHarness(input: {
   const cwd = resolve(input.cwd);
   if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
   const model = createCliModel(input.settings);
-  const env = createExecutionEnv(toolEnvOptions(cwd, input.tools ?? {}));
+  const secrets = settingsSecrets(input.settings);
+  // The same secrets are redacted from bash spill files.
+  const env = createExecutionEnv({ ...toolEnvOptions(cwd, input.tools ?? {}), secrets });
   const skillPaths = [join(cwd, ".arbor", "skills"), join(cwd, ".agents", "skills")].filter((path) => existsSync(path));
   const promptTemplatePaths = [join(cwd, ".arbor", "prompts")].filter((path) => existsSync(path));
   const name = `${input.settings.spec.provider}:${input.settings.spec.modelId}`;
@@ -97,8 +99,9 @@ export async function createCliHarness(input: {
     tools: createCodingTools(env),
     resources: { skillPaths, promptTemplatePaths },
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
-    // The key and a URL password never reach the model through tool output (the CLI's log redacts them too).
-    secrets: settingsSecrets(input.settings),
+    // The key and a URL password (and their encodings) never reach the model, its requests or the
+    // log: tool output, streamed deltas and requests are redacted (the CLI's log redacts them too).
+    secrets,
   });
   return { harness, model, cwd, sandbox: env.sandbox.describe() };
 }

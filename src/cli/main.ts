@@ -16,6 +16,7 @@ import { CliError, describeCliError } from "./cli-error.ts";
 import { registerEditCommands } from "./commands/edit-commands.ts";
 import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
+import { registerServeCommand } from "./commands/serve.ts";
 
 /** Builds the program; `exit` records the exit code a command asks for. */
 export function buildProgram(exit: { code: number }): Command {
@@ -30,6 +31,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerModelCommands(program, globals, exit);
   registerInspectCommands(program, globals);
   registerEditCommands(program, globals);
+  registerServeCommand(program, globals);
   return program;
 }
 

@@ -10,7 +10,11 @@
  * - `executionMode: "sequential"` makes the whole batch sequential;
  * - `terminate: true` on every result of a batch ends the loop;
  * - `timeoutMs` (ours) bounds one execution; on expiry the signal aborts and the
- *   result is an error saying the tool timed out.
+ *   result is an error saying the tool timed out;
+ * - `needsApproval` (ours, issue 13; the shape of OpenAI Agents JS's and purista's) gates a
+ *   call behind a human decision: evaluated after validation and `beforeToolCall`, with the
+ *   final arguments; `true` (or a throw: it fails closed) logs `approval.requested` and the
+ *   call does not run until it is approved (`docs/approval.md`).
  *
  * @example
  * ```ts
@@ -45,6 +49,21 @@ export interface ToolExecuteContext<Context = unknown> {
   context: Context;
 }
 
+/**
+ * What a `needsApproval` function receives besides the arguments.
+ *
+ * @example
+ * ```ts
+ * const needsApproval = (args: { path: string }, call: ApprovalCheckContext) => call.toolName === "write" && !args.path.startsWith("tmp/");
+ * ```
+ */
+export interface ApprovalCheckContext<Context = unknown> {
+  toolCallId: string;
+  toolName: string;
+  /** The harness's `toolContext` value for this call. */
+  context: Context;
+}
+
 /** The outcome of argument validation. */
 export type ToolValidation<Args> = { ok: true; value: Args } | { ok: false; message: string };
 
@@ -63,6 +82,11 @@ export interface AgentTool<Args = Record<string, unknown>, Details = unknown, Co
   executionMode?: "sequential" | "parallel";
   /** Timeout of one execution in ms (ours). Undefined = none. */
   timeoutMs?: number;
+  /**
+   * Whether a call must be approved by a human before it runs (ours, issue 13): a boolean, or
+   * a function of the validated arguments (sync or async; a throw counts as `true`). Default false.
+   */
+  needsApproval?: boolean | ((args: Args, call: ApprovalCheckContext<Context>) => boolean | Promise<boolean>);
   execute: (args: Args, context: ToolExecuteContext<Context>) => Promise<ToolResult<Details>>;
 }
 

@@ -169,7 +169,7 @@ function loadResources(options: AgentHarnessOptions): { resources: LoadedResourc
  */
 export async function createHarness(options: AgentHarnessOptions): Promise<AgentHarness> {
   validateHarnessOptions(options);
-  const registry = createModelRegistry(options.models, options.model);
+  const registry = createModelRegistry(options.models, options.model, options.secrets);
   const ownTools = normalizeTools(options.tools);
   const { resources, diagnostics } = loadResources(options);
 

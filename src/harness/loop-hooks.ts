@@ -24,6 +24,7 @@
  */
 import { z } from "zod";
 import type { ModelRequest } from "../core/model-stream.ts";
+import { createSecretRedactor, type SecretRedactor } from "../core/secrets.ts";
 import type { ToolResult } from "../core/tools.ts";
 import type { LoopHooks } from "../machines/agent-types.ts";
 import type { HookRunner } from "./hooks.ts";
@@ -41,15 +42,15 @@ const resultPatch = z.object({
   terminate: z.boolean().optional(),
 });
 
-/** `content` with every secret replaced by `[redacted]` in its text blocks; the same array when nothing changed. */
-export function redactContentSecrets(content: ToolResult["content"], secrets: readonly string[]): ToolResult["content"] {
-  if (secrets.length === 0) return content;
+/** `content` with every secret (in each of its forms, `createSecretRedactor`) replaced by `[redacted]` in its text blocks; the same array when nothing changed. */
+export function redactContentSecrets(content: ToolResult["content"], redactor: SecretRedactor): ToolResult["content"] {
+  if (redactor.size === 0) return content;
   let changed = false;
   const next = content.map((block) => {
-    if (block.type !== "text" || !secrets.some((secret) => block.text.includes(secret))) return block;
+    if (block.type !== "text") return block;
+    const text = redactor.redact(block.text);
+    if (text === block.text) return block;
     changed = true;
-    let text = block.text;
-    for (const secret of secrets) text = text.split(secret).join("[redacted]");
     return { ...block, text };
   });
   return changed ? next : content;
@@ -118,6 +119,7 @@ function mergeProviderOptions(base: ModelRequest["providerOptions"], extra: Mode
  */
 export function createLoopHooks(bindings: LoopHookBindings): LoopHooks {
   const { runner, streamOptions } = bindings;
+  const secrets = createSecretRedactor(bindings.secrets ?? []);
   return {
     async beforeToolCall({ toolCallId, toolName, args }) {
       if (!runner.has("toolCall")) return undefined;
@@ -127,8 +129,7 @@ export function createLoopHooks(bindings: LoopHookBindings): LoopHooks {
       return sameJson(before, decision.input) ? undefined : { args: decision.input };
     },
     async afterToolCall({ toolCallId, toolName, args, result, isError }) {
-      const secrets = (bindings.secrets ?? []).filter((secret) => secret.length >= 6);
-      if (!runner.has("toolResult") && secrets.length === 0) return undefined;
+      if (!runner.has("toolResult") && secrets.size === 0) return undefined;
       const original = { content: result.content, details: result.details, isError, terminate: result.terminate === true };
       const patched = runner.has("toolResult") ? await runner.toolResult({ toolCallId, toolName, input: args, ...original }) : original;
       const patch: Record<string, unknown> = {};

@@ -23,6 +23,8 @@ import { createAiSdkModelClient } from "../adapters/model/ai-sdk-client.ts";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { HarnessConfigError, ModelConfigError } from "../core/errors.ts";
 import type { ModelClient } from "../core/model-stream.ts";
+import { createSecretRedactor } from "../core/secrets.ts";
+import { createRedactingModel } from "./redacting-model.ts";
 import type { AgentHarnessOptions, ModelEntry, ModelInfo } from "./options.ts";
 
 /** One registry entry. */
@@ -64,7 +66,9 @@ function withInfo(client: ModelClient, info: ModelInfo): ModelClient {
 }
 
 /**
- * Builds the registry from `options.models`.
+ * Builds the registry from `options.models`. With `secrets` (the harness's `secrets`), every
+ * client is wrapped by `createRedactingModel`: the secrets are redacted from its requests and its
+ * streams.
  *
  * @throws HarnessConfigError naming `models.<name>` for an unsupported model object.
  * @example
@@ -73,7 +77,8 @@ function withInfo(client: ModelClient, info: ModelInfo): ModelClient {
  * registry.defaultName; // "main"
  * ```
  */
-export function createModelRegistry(models: AgentHarnessOptions["models"], defaultName?: string): ModelRegistry {
+export function createModelRegistry(models: AgentHarnessOptions["models"], defaultName?: string, secrets: readonly string[] = []): ModelRegistry {
+  const redactor = createSecretRedactor(secrets);
   const entries = new Map<string, RegisteredModel>();
   for (const [name, value] of Object.entries(models)) {
     const entry: ModelEntry = isModelClient(value) || !("model" in (value as object)) ? { model: value as ModelEntry["model"] } : (value as ModelEntry);
@@ -91,7 +96,8 @@ export function createModelRegistry(models: AgentHarnessOptions["models"], defau
       }
       client = createAiSdkModelClient(model as LanguageModelV3, info);
     }
-    entries.set(name, { name, client });
+    // Registered secrets never reach the model and never come back from it unredacted.
+    entries.set(name, { name, client: createRedactingModel(client, redactor) });
   }
   const names = [...entries.keys()];
   const chosen = defaultName ?? names[0];

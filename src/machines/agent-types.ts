@@ -26,6 +26,7 @@ import type { AgentTool, ToolResult } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
+import type { ApprovalDecisionResult, PendingApproval } from "./approval-fold.ts";
 import type { SessionActor, SessionOperation } from "./session-slot.ts";
 
 /** How many queued messages one poll drains. Source: pi. */
@@ -115,12 +116,20 @@ export interface AgentOptions {
   requestDefaults?: Partial<Omit<ModelRequest, "messages" | "tools" | "systemPrompt">>;
   /** XState inspection observer (see `createArborInspector`). */
   inspect?: unknown;
+  /**
+   * Tool names whose every call needs a human decision before it runs (ours, issue 13), or
+   * `"all"`; in addition to each tool's own `needsApproval`. See `docs/approval.md`.
+   */
+  requireApproval?: readonly string[] | "all";
 }
 
 /** How a run ended. */
 export interface RunOutcome {
   runId: string;
-  status: "done" | "failed" | "aborted" | "interrupted";
+  /** `suspended` (ours, issue 13): calls wait for approval (`pendingApprovals`); approve or deny them, then `continue()`. */
+  status: "done" | "failed" | "aborted" | "interrupted" | "suspended";
+  /** `suspended`: the gated calls that wait, in call order. */
+  pendingApprovals?: string[];
   /** Messages appended by this run, in order. */
   messages: AgentMessage[];
   lastAssistant?: AssistantMessage;
@@ -161,8 +170,25 @@ export interface Agent extends SessionActor {
   readonly sessionId: string;
   /** Starts a run. Throws SessionBusyError synchronously unless the slot is idle (a run, a compaction or a navigation holds it). */
   prompt(input: string | AgentMessage | AgentMessage[], options?: PromptOptions): Promise<RunOutcome>;
-  /** Runs from the current context (after a crash, an error, or queued messages). */
+  /**
+   * Runs from the current context (after a crash, an error, or queued messages). In
+   * `awaiting-approval` it resumes (issue 13): approved calls run once, denied ones get an
+   * error result, then the loop goes on; rejects with `ApprovalPendingError` while a call
+   * still waits for a decision.
+   */
   continue(): Promise<RunOutcome>;
+  /**
+   * Approves a call waiting for approval (ours, issue 13): logs `approval.ended { status:
+   * "approved" }`; the call runs at the next `continue()`, in this or any process. The same
+   * decision again resolves with `changed: false` and writes nothing. Rejects with
+   * `ApprovalNotFoundError` (no such gated call), `ApprovalConflictError` (denied before, or
+   * already settled), `SessionBusyError` (a run is working).
+   */
+  approve(toolCallId: string, decision?: { reason?: string }): Promise<ApprovalDecisionResult>;
+  /** Denies a waiting call: like {@link Agent.approve}; at `continue()` the model gets an error result saying the user declined, with `reason`. */
+  deny(toolCallId: string, decision?: { reason?: string }): Promise<ApprovalDecisionResult>;
+  /** The session's tool calls that wait for approval (undecided, or decided and not yet resumed), from the log. */
+  pendingApprovals(): Promise<PendingApproval[]>;
   /**
    * Queues a steering message, injected before the next model call of this run (pi). With
    * `delivery: "passive"` (ours, pi #5895) it is injected only if the run goes on anyway (a

@@ -1,7 +1,7 @@
 /**
  * The agent actor, i.e. the session actor: one per session, with ONE operation slot:
- * `idle` ⇄ `preparing` → `running`, `idle` ⇄ `compacting`, `idle` ⇄ `navigating`
- * (room for `awaitingApproval` later).
+ * `idle` ⇄ `preparing` → `running`, `idle` ⇄ `compacting`, `idle` ⇄ `navigating`,
+ * `running` → `awaiting-approval` → `preparing` (ours, issue 13).
  *
  * Contract (ours; queue semantics pi's, `../shared/reference/pi-behaviour.md` §1.5):
  * - owns the steering and follow-up queues (FIFO), each drained one-at-a-time
@@ -20,6 +20,11 @@
  *   there aborts the work's signal;
  * - answers the run's `QUEUE.DRAIN` with `QUEUE.DRAINED`; forwards `ABORT`,
  *   `INTERRUPT` and writer failures (`WRITER.FAILED` → the run's `FAIL`);
+ * - `awaiting-approval` (issue 13): entered when a run ends `suspended`, or on `APPROVAL.AWAIT`
+ *   (the agent found open approvals in the log at start-up); `CONTINUE` there prepares a
+ *   `resume` run, `ABORT` a resume run that closes every waiting call unrun; a refused resume
+ *   preparation goes back to `awaiting-approval`; `APPROVAL.CLEAR` (nothing waits any more,
+ *   e.g. another process resumed) goes to `idle`;
  * - tells `agent.ts` through XState `emit`: `runSettled` with the run's output,
  *   `runRejected` when preparation refused the run.
  *
@@ -29,6 +34,7 @@
  * actor.send({ type: "PROMPT", runId: "r1", prompts: [userText("hi")] });
  * ```
  */
+import { v7 as uuidv7 } from "uuid";
 import { assign, emit, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentMessage } from "../core/messages.ts";
 import type { NewEvent } from "../store/event-log.ts";
@@ -73,7 +79,9 @@ export interface AgentMachineInput {
  */
 export interface PrepareRunInput {
   runId: string;
-  kind: "prompt" | "continue";
+  kind: "prompt" | "continue" | "resume";
+  /** `resume` only: close every waiting call unrun and end the run aborted. */
+  abort?: { reason?: string };
   prompts: AgentMessage[];
   /** Builds the prompt messages inside the slot (the harness's expansion and `beforeAgentStart`); replaces `prompts`. */
   prepare?: () => Promise<AgentMessage[]>;
@@ -116,7 +124,9 @@ export type AgentEvent =
   | { type: "WRITER.FAILED"; error: string; code?: string }
   | { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string; continuing?: boolean }
   | { type: "QUEUE.RESTORE"; steering: AgentMessage[]; followUp: AgentMessage[]; passive?: AgentMessage[] }
-  | { type: "OPERATE"; kind: "compacting" | "navigating"; operation: OperationInput };
+  | { type: "OPERATE"; kind: "compacting" | "navigating"; operation: OperationInput }
+  | { type: "APPROVAL.AWAIT" }
+  | { type: "APPROVAL.CLEAR" };
 
 /**
  * What the slot's `compaction` / `navigation` actor runs: the work (it never rejects: its
@@ -162,7 +172,7 @@ interface AgentContext {
   passive: AgentMessage[];
   steeringMode: QueueMode;
   followUpMode: QueueMode;
-  request?: { runId: string; kind: "prompt" | "continue"; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]> };
+  request?: { runId: string; kind: "prompt" | "continue" | "resume"; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]>; abort?: { reason?: string } };
   runInput?: RunInput;
   abortPending?: string | true;
   operation?: OperationInput;
@@ -190,7 +200,7 @@ const queueChanged = (runId: string | undefined, queue: QueueName, action: "enqu
  *
  * @example
  * ```ts
- * operationOf(actor.getSnapshot()); // "idle" | "preparing" | "running" | "compacting" | "navigating"
+ * operationOf(actor.getSnapshot()); // "idle" | "preparing" | "running" | "compacting" | "navigating" | "awaiting-approval"
  * ```
  */
 export function operationOf(snapshot: { value: unknown }): SessionOperation {
@@ -313,6 +323,24 @@ export const agentMachine = setup({
           target: "preparing",
           actions: assign({ request: ({ event }) => ({ runId: event.runId, kind: "continue" as const, prompts: [] }) }),
         },
+        "APPROVAL.AWAIT": "awaiting-approval",
+      },
+    },
+    "awaiting-approval": {
+      entry: assign({ request: undefined, runInput: undefined, abortPending: undefined, operation: undefined }),
+      on: {
+        CONTINUE: {
+          target: "preparing",
+          actions: assign({ request: ({ event }) => ({ runId: event.runId, kind: "resume" as const, prompts: [] }) }),
+        },
+        // An abort while waiting closes every waiting call with a result (a resume run that runs nothing).
+        ABORT: {
+          target: "preparing",
+          actions: assign({
+            request: ({ event }) => ({ runId: uuidv7(), kind: "resume" as const, prompts: [], abort: event.reason === undefined ? {} : { reason: event.reason } }),
+          }),
+        },
+        "APPROVAL.CLEAR": "idle",
       },
     },
     preparing: {
@@ -337,10 +365,17 @@ export const agentMachine = setup({
             }
           }),
         },
-        onError: {
-          target: "idle",
-          actions: emit(({ context, event }) => ({ type: "runRejected" as const, runId: context.request!.runId, error: event.error })),
-        },
+        onError: [
+          {
+            guard: ({ context }) => context.request?.kind === "resume",
+            target: "awaiting-approval",
+            actions: emit(({ context, event }) => ({ type: "runRejected" as const, runId: context.request!.runId, error: event.error })),
+          },
+          {
+            target: "idle",
+            actions: emit(({ context, event }) => ({ type: "runRejected" as const, runId: context.request!.runId, error: event.error })),
+          },
+        ],
       },
       on: {
         ABORT: { actions: assign({ abortPending: ({ event }) => event.reason ?? true }) },
@@ -359,10 +394,17 @@ export const agentMachine = setup({
         id: "run",
         src: "run",
         input: ({ context }) => context.runInput!,
-        onDone: {
-          target: "idle",
-          actions: emit(({ event }) => ({ type: "runSettled" as const, output: event.output })),
-        },
+        onDone: [
+          {
+            guard: ({ event }) => event.output.status === "suspended",
+            target: "awaiting-approval",
+            actions: emit(({ event }) => ({ type: "runSettled" as const, output: event.output })),
+          },
+          {
+            target: "idle",
+            actions: emit(({ event }) => ({ type: "runSettled" as const, output: event.output })),
+          },
+        ],
         onError: {
           target: "idle",
           actions: emit(({ context, event }) => ({

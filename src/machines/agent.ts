@@ -24,6 +24,13 @@
  *   replaces the poisoned one, and recovery closes the refused run if it was left open;
  * - `events$` is the session's logged events, catch-up then live; `runEvents$` the
  *   events this agent commits from now on; `state$` replays the current snapshot then changes;
+ * - approval (ours, issue 13; `approvals.ts`): a call that needs approval (the tool's
+ *   `needsApproval`, or `requireApproval` by name) is logged `approval.requested` and not run;
+ *   the run ends `suspended` once its other calls settled, and the slot is `awaiting-approval`
+ *   (also after a restart: the agent folds the log's open approvals at start-up);
+ *   `approve()` / `deny()` record the decision (from any process); `continue()` then runs a
+ *   `resume` run: approved calls run once, denied ones get an error result saying the user
+ *   declined; `abort()` while waiting closes every waiting call with a result;
  * - `setModel` / `setThinkingLevel` / `setTools(…, names)` take effect at the next model
  *   call and are persisted (`model_change`, `thinking_level_change`, `active_tools_change`)
  *   at once when idle, else when the run settles (never inside a tool batch).
@@ -39,7 +46,7 @@ import { v7 as uuidv7 } from "uuid";
 import { BehaviorSubject, Subject } from "rxjs";
 import { createActor, fromPromise } from "xstate";
 import { convertToLlm } from "../core/convert-to-llm.ts";
-import { ArborError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
+import { ApprovalPendingError, ArborError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
@@ -47,11 +54,13 @@ import type { NewEvent } from "../store/event-log.ts";
 import { isArborEvent, type ArborEvent } from "../store/events/catalogue.ts";
 import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "./agent-types.ts";
 import { agentMachine, drainCount, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
-import { errorMessageOf, toAgentMessages } from "./loop-messages.ts";
+import { foldApprovals, openApprovals, type ApprovalRecord } from "./approval-fold.ts";
+import { listPendingApprovals, recordApprovalDecision } from "./approvals.ts";
+import { errorMessageOf, toAgentMessages, toolCallsOf } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
 import { readSessionEvents, recoverSession, restoreQueues } from "./recovery.ts";
-import { runningCalls } from "./run-batch.ts";
+import { runningCalls, type ResumeDecision } from "./run-batch.ts";
 import { createRunOwnership } from "./run-ownership.ts";
 import { entryEvent } from "./run-records.ts";
 import { provideRunLogic } from "./run-logic.ts";
@@ -80,6 +89,7 @@ export function createAgent(options: AgentOptions): Agent {
   let lastError: string | undefined;
   const deferredSettings: NewEvent[] = [];
   const committed$ = new Subject<ArborEvent>();
+  const requireApproval: readonly string[] | "all" = options.requireApproval ?? [];
   const settled = new Map<string, { resolve: (outcome: RunOutcome) => void; reject: (error: unknown) => void }>();
 
   const modelInfo = () => ({ provider: model.provider, modelId: model.modelId, api: model.api });
@@ -111,6 +121,7 @@ export function createAgent(options: AgentOptions): Agent {
     toolContext: (call) =>
       typeof options.toolContext === "function" ? (options.toolContext as (c: typeof call) => unknown)(call) : options.toolContext,
     commit: () => writer.commit(),
+    requiresApproval: (name) => requireApproval === "all" || requireApproval.includes(name),
   };
 
   const buildRequest = async (messages: AgentMessage[], signal: AbortSignal): Promise<ModelRequest> => {
@@ -134,8 +145,19 @@ export function createAgent(options: AgentOptions): Agent {
     const queues = restoreQueues(await readSessionEvents(session));
     if (queues.steering.length > 0 || queues.followUp.length > 0 || queues.passive.length > 0) actor?.send({ type: "QUEUE.RESTORE", ...queues });
     liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
+    await syncApprovals();
   })();
   ready.catch(() => undefined);
+
+  /** The open approvals of the log (after catching up with other processes' writes when idle). */
+  const openInLog = async (): Promise<ApprovalRecord[]> => openApprovals(foldApprovals(await readSessionEvents(session)));
+  /** Puts the slot in `awaiting-approval` when the log has open approvals, back to idle when none is left. */
+  async function syncApprovals() {
+    const open = await openInLog();
+    const operation = actor ? operationOf(actor.getSnapshot()) : "idle";
+    if (open.length > 0 && operation === "idle") actor?.send({ type: "APPROVAL.AWAIT" });
+    else if (open.length === 0 && operation === "awaiting-approval") actor?.send({ type: "APPROVAL.CLEAR" });
+  }
 
   // Across processes (PostgreSQL): each run owns its session from preparation until it settles.
   const runOwnership = createRunOwnership(session);
@@ -151,6 +173,7 @@ export function createAgent(options: AgentOptions): Agent {
     writer = newWriter();
     lastError = undefined;
     liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
+    await syncApprovals();
     scheduleState();
   };
 
@@ -169,6 +192,11 @@ export function createAgent(options: AgentOptions): Agent {
         );
       }
       liveAtOpen = false;
+    }
+    if (input.kind === "resume") {
+      // Decisions may come from another process: catch up with the log first.
+      await writer.flush();
+      await session.refresh?.();
     }
     const prompts = input.prepare ? await input.prepare() : input.prompts;
     const context = session.view.buildContext();
@@ -194,6 +222,13 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (settings.length) writer.push(...settings);
     if (input.kind === "prompt") return { input: { ...base, prompts } };
+    if (input.kind === "resume") {
+      const resume = await resumeOf(context.messages, input.abort);
+      // The context's pairing repair gave the waiting calls synthetic results: the resume writes the real ones.
+      const waiting = new Set(resume.callIds);
+      const messages = context.messages.filter((message) => !(message.role === "toolResult" && waiting.has(message.toolCallId) && isSynthetic(message)));
+      return { input: { ...base, messages, prompts: [], resume } };
+    }
     const last = context.messages[context.messages.length - 1];
     if (!last && input.steering.length === 0 && input.followUp.length === 0) {
       throw new InvalidStateError("Cannot continue: the session has no messages to continue from.");
@@ -216,6 +251,40 @@ export function createAgent(options: AgentOptions): Agent {
     }
     return { input: { ...base, prompts: [] } };
   });
+
+  /** The resume of the open approvals (issue 13): the assistant holding them, its calls without a result, the decisions. */
+  async function resumeOf(messages: AgentMessage[], abort: { reason?: string } | undefined) {
+    const open = await openInLog();
+    if (open.length === 0) throw new InvalidStateError(`Session ${session.id} has no tool call waiting for approval; prompt() or continue() instead.`);
+    const undecided = open.filter((record) => record.status === "pending").map((record) => record.toolCallId);
+    if (!abort && undecided.length > 0) {
+      throw new ApprovalPendingError(`continue(): ${undecided.length} tool call(s) still wait for a decision (${undecided.join(", ")}); approve() or deny() each first, or abort().`, {
+        details: { sessionId: session.id, pending: undecided },
+      });
+    }
+    const byId = new Map(open.map((record) => [record.toolCallId, record]));
+    const answered = new Set<string>();
+    for (let index = messages.length - 1; index >= 0; index -= 1) {
+      const message = messages[index];
+      if (message.role === "toolResult" && !isSynthetic(message)) answered.add(message.toolCallId);
+      if (message.role !== "assistant") continue;
+      const calls = toolCallsOf(message);
+      if (!calls.some((call) => byId.has(call.id))) break;
+      const callIds = calls.filter((call) => !answered.has(call.id)).map((call) => call.id);
+      const decisions: Record<string, ResumeDecision> = {};
+      for (const id of callIds) {
+        const record = byId.get(id);
+        if (!record) continue;
+        decisions[id] = abort
+          ? { status: "cancelled", ...(abort.reason ? { reason: abort.reason } : {}), inputDigest: record.inputDigest, record: record.status === "pending" }
+          : { status: record.status === "denied" ? "denied" : record.status === "cancelled" ? "cancelled" : "approved", ...(record.reason ? { reason: record.reason } : {}), inputDigest: record.inputDigest };
+      }
+      return { assistant: message, callIds, decisions, ...(abort ? { abort } : {}) };
+    }
+    throw new InvalidStateError(
+      `Session ${session.id}: the tool calls waiting for approval (${open.map((record) => record.toolCallId).join(", ")}) are not on the current branch's last assistant message; move back to it to resume them.`,
+    );
+  }
 
   const runLogic = provideRunLogic({
     record: (events) => record(undefined, { events }),
@@ -250,6 +319,7 @@ export function createAgent(options: AgentOptions): Agent {
     const run = snapshot?.children.run?.getSnapshot();
     const operation = snapshot ? operationOf(snapshot) : "idle";
     const running = operation === "preparing" || operation === "running";
+    // awaiting-approval is not running: nothing happens until a decision and continue().
     const batch = run?.context.batch;
     const state: AgentStateSnapshot = {
       status: running ? "running" : "idle",
@@ -272,6 +342,8 @@ export function createAgent(options: AgentOptions): Agent {
   });
   actor.on("runRejected", ({ runId, error }) => {
     void runOwnership.release();
+    // A refused resume: the slot went back to awaiting-approval; idle when nothing waits any more.
+    if (operationOf(actor!.getSnapshot()) === "awaiting-approval") void syncApprovals().catch(() => undefined);
     const pending = settled.get(runId);
     settled.delete(runId);
     pending?.reject(error);
@@ -292,6 +364,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     lastError = output.status === "failed" ? output.error : undefined;
     const outcome: RunOutcome = { runId: output.runId, status: output.status, messages: output.messages };
+    if (output.pendingApprovals) outcome.pendingApprovals = output.pendingApprovals;
     if (output.lastAssistant) outcome.lastAssistant = output.lastAssistant;
     if (output.error) outcome.error = output.error;
     if (output.code) outcome.code = output.code;
@@ -313,6 +386,8 @@ export function createAgent(options: AgentOptions): Agent {
   };
   registerSessionActor(session, slot);
   const isBusy = () => slot.operation() !== "idle";
+  /** Something runs in the slot (awaiting-approval is parked, not working). */
+  const isWorking = () => isBusy() && slot.operation() !== "awaiting-approval";
   const start = (
     event: { type: "PROMPT"; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]> } | { type: "CONTINUE" },
   ): Promise<RunOutcome> => {
@@ -338,6 +413,29 @@ export function createAgent(options: AgentOptions): Agent {
       : sessionBusyError(session.id, busy, what);
   };
 
+  // Decisions one at a time, so two concurrent decisions of one call cannot both be written.
+  let decisions: Promise<unknown> = Promise.resolve();
+  const decide = (toolCallId: string, status: "approved" | "denied", reason: string | undefined) => {
+    const next = decisions.then(async () => {
+      await ready;
+      if (isWorking()) {
+        throw new SessionBusyError(`${status === "approved" ? "approve" : "deny"}(): session ${session.id} is ${slot.operation()}; decide once the run stopped for approval.`, {
+          details: { sessionId: session.id, busyWith: slot.operation() },
+        });
+      }
+      await writer.flush();
+      if (writer.failure !== undefined) await reload();
+      const result = await recordApprovalDecision(session, { toolCallId, status, ...(reason !== undefined ? { reason } : {}) }, async (events) => {
+        writer.push(...events);
+        await writer.commit();
+      });
+      await syncApprovals();
+      return result;
+    });
+    decisions = next.catch(() => undefined);
+    return next;
+  };
+
   const agent: Agent = {
     sessionId: session.id,
     prompt(input, promptOptions = {}) {
@@ -345,8 +443,14 @@ export function createAgent(options: AgentOptions): Agent {
       return start({ type: "PROMPT", prompts: toAgentMessages(input), ...(promptOptions.prepare ? { prepare: promptOptions.prepare } : {}) });
     },
     continue() {
-      if (isBusy()) return Promise.reject(busyForRun("continue()"));
+      if (isWorking()) return Promise.reject(busyForRun("continue()"));
       return start({ type: "CONTINUE" });
+    },
+    approve: (toolCallId, decision = {}) => decide(toolCallId, "approved", decision.reason),
+    deny: (toolCallId, decision = {}) => decide(toolCallId, "denied", decision.reason),
+    async pendingApprovals() {
+      await ready;
+      return listPendingApprovals(session);
     },
     operation: () => slot.operation(),
     operate: (kind, work) => slot.operate(kind, work),
@@ -382,7 +486,7 @@ export function createAgent(options: AgentOptions): Agent {
     whenReady: () => ready,
     async waitForIdle() {
       await ready.catch(() => undefined);
-      while (isBusy() || settled.size > 0) {
+      while (isWorking() || settled.size > 0) {
         await new Promise<void>((resolve) => {
           const subscription = state$.subscribe((state) => {
             if (state.status === "idle") {
@@ -417,12 +521,13 @@ export function createAgent(options: AgentOptions): Agent {
       }
     },
     async reload() {
-      if (isBusy()) throw new SessionBusyError("reload(): a run is active; wait for it or abort it first.");
+      if (isWorking()) throw new SessionBusyError("reload(): a run is active; wait for it or abort it first.");
       await ready;
       await reload();
     },
     async dispose() {
-      if (isBusy()) {
+      // A session awaiting approval is left waiting: the log holds the open approvals for the next process.
+      if (isWorking()) {
         actor!.send({ type: "INTERRUPT", reason: "The agent was disposed while a run was active." });
         await agent.waitForIdle();
       }
@@ -433,6 +538,11 @@ export function createAgent(options: AgentOptions): Agent {
     },
   };
   return agent;
+}
+
+/** A result the context's pairing repair made up for a call without one (`store/pairing.ts`). */
+function isSynthetic(message: { details?: unknown }): boolean {
+  return (message.details as { arborSynthetic?: unknown } | undefined)?.arborSynthetic === true;
 }
 
 function writerFailureMessage(error: unknown): string {

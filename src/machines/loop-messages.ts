@@ -35,7 +35,8 @@ export type ToolOutcome =
   | "invalid"
   | "not_found"
   | "skipped"
-  | "interrupted";
+  | "interrupted"
+  | "denied";
 
 /**
  * Normalizes a `prompt()`/`steer()` input to agent messages: a string becomes a
@@ -243,6 +244,48 @@ export function interruptedText(call: ToolCall): string {
     `Tool "${call.name}" was interrupted: the process running it stopped, so it may not have finished. ` +
     `It was not re-run; check its effects, it may need to be run again.`
   );
+}
+
+/**
+ * Text of the result of a call the user declined at approval (ours, issue 13): the model
+ * learns it was declined, and why.
+ *
+ * @example
+ * ```ts
+ * errorToolResult(call, deniedText(call, "not on main"), "denied");
+ * ```
+ */
+export function deniedText(call: ToolCall, reason?: string): string {
+  return `The user declined to run tool "${call.name}"${reason ? `: ${reason}` : "."} It did not run; do not retry it unchanged.`;
+}
+
+/**
+ * Text of the result of a gated call closed because the run was aborted while it waited
+ * for approval (ours, issue 13).
+ *
+ * @example
+ * ```ts
+ * errorToolResult(call, approvalCancelledText(call, "user pressed stop"), "skipped");
+ * ```
+ */
+export function approvalCancelledText(call: ToolCall, reason?: string): string {
+  return (
+    `Tool "${call.name}" did not run: it was waiting for the user's approval when the run was aborted${reason ? ` (${reason})` : ""}. ` +
+    `Nothing it would have done has happened.`
+  );
+}
+
+/**
+ * Text of the result of an approved call whose arguments changed after approval (a
+ * `beforeToolCall` hook returned different ones): it is not run (ours, issue 13).
+ *
+ * @example
+ * ```ts
+ * errorToolResult(call, approvalMismatchText(call), "blocked");
+ * ```
+ */
+export function approvalMismatchText(call: ToolCall): string {
+  return `Tool "${call.name}" did not run: its arguments changed after the user approved them, so the approval does not cover them.`;
 }
 
 /**

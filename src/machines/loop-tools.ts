@@ -12,6 +12,11 @@
  *   arguments replaced by `beforeToolCall` are NOT re-validated (pi);
  * - `finalizeToolResult` applies `afterToolCall` field by field (each present field
  *   replaces the original); a throw makes the result an error carrying the message (pi 0.73);
+ * - approval (ours, issue 13): after `beforeToolCall`, a call of a tool whose `needsApproval`
+ *   says so (a throw fails closed), or that the runtime's policy names (`requiresApproval`),
+ *   is `ready` with a `gate` (its input digest): it must not run until approved; a call
+ *   prepared as `approved` skips the check, and is `blocked` when its final arguments no
+ *   longer match the approved digest;
  * - every hook receives the AbortSignal of the call;
  * - preparation yields to the event loop (`setImmediate`) when it has held it for 10 ms, so
  *   abort and timeouts fire during a large batch.
@@ -25,7 +30,8 @@
 import type { AssistantMessage, ToolCall } from "../core/messages.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
 import type { LoopHooks } from "./agent-types.ts";
-import { BLOCKED_TEXT, errorMessageOf, notFoundText, unparsableArgumentsText } from "./loop-messages.ts";
+import { inputDigest } from "./approval-fold.ts";
+import { approvalMismatchText, BLOCKED_TEXT, errorMessageOf, notFoundText, unparsableArgumentsText } from "./loop-messages.ts";
 
 /**
  * What the tool actors need from the agent: the live tool set, hooks and tool context.
@@ -39,6 +45,8 @@ export interface ToolRuntime {
   getTool(name: string): AgentTool<any, any, any> | undefined;
   readonly hooks: LoopHooks;
   toolContext(call: { toolCallId: string; toolName: string }): unknown;
+  /** Approval policy by tool name (the agent's `requireApproval`): true gates every call of that tool. */
+  requiresApproval?(toolName: string): boolean;
   /**
    * Commit before effect (ours): resolves once everything recorded so far (the run start,
    * the prompt, the assistant message holding the call, `tool.started`) is durable; rejects
@@ -58,6 +66,8 @@ export interface ToolRuntime {
 export interface PrepareInput {
   toolCall: ToolCall;
   assistantMessage: AssistantMessage;
+  /** Set in a `resume` run for a call the user approved: the digest its arguments must still have. */
+  approved?: { inputDigest: string };
 }
 
 /**
@@ -69,7 +79,14 @@ export interface PrepareInput {
  * ```
  */
 export type PrepareOutcome =
-  | { kind: "ready"; args: Record<string, unknown>; timeoutMs?: number; hookChanged: string[] }
+  | {
+      kind: "ready";
+      args: Record<string, unknown>;
+      timeoutMs?: number;
+      hookChanged: string[];
+      /** Set when the call needs approval: it must not run now. */
+      gate?: { inputDigest: string; source: "tool" | "policy" };
+    }
   | { kind: "not_found"; message: string }
   | { kind: "invalid"; message: string }
   | { kind: "blocked"; message: string; hookError?: string };
@@ -132,7 +149,28 @@ export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput,
       return { kind: "blocked", message, hookError: message };
     }
   }
-  return { kind: "ready", args: args as Record<string, unknown>, timeoutMs: tool.timeoutMs, hookChanged };
+  const ready = { kind: "ready" as const, args: args as Record<string, unknown>, timeoutMs: tool.timeoutMs, hookChanged };
+  const digest = inputDigest(args);
+  if (input.approved) {
+    return input.approved.inputDigest === digest ? ready : { kind: "blocked", message: approvalMismatchText(toolCall) };
+  }
+  const source = await approvalSource(runtime, tool, ready.args, toolCall);
+  return source ? { ...ready, gate: { inputDigest: digest, source } } : ready;
+}
+
+/** Who requires approval of this call (the tool, or the policy by name), or undefined. A throwing `needsApproval` requires it (fails closed). */
+async function approvalSource(runtime: ToolRuntime, tool: AgentTool<any, any, any>, args: Record<string, unknown>, call: ToolCall): Promise<"tool" | "policy" | undefined> {
+  const { needsApproval } = tool;
+  if (needsApproval === true) return "tool";
+  if (typeof needsApproval === "function") {
+    try {
+      const context = runtime.toolContext({ toolCallId: call.id, toolName: call.name });
+      if (await needsApproval(args, { toolCallId: call.id, toolName: call.name, context })) return "tool";
+    } catch {
+      return "tool";
+    }
+  }
+  return runtime.requiresApproval?.(call.name) === true ? "policy" : undefined;
 }
 
 /**

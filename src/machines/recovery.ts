@@ -10,6 +10,11 @@
  *   may not have finished, was not re-run and may need to be run again; `details.arbor = "interrupted"`), the partial
  *   assistant message rebuilt from its logged deltas and closed with stopReason
  *   `aborted`, `turn.ended` for an open turn, then `run.ended` with `status: "interrupted"`;
+ * - a call that this run gated for approval (`approval.requested` in the run, no `tool.ended`)
+ *   is NOT interrupted (nothing of it ran): it keeps waiting, and the run ends `suspended`
+ *   (`pendingToolCallIds`) instead of `interrupted`, so the session reopens awaiting
+ *   approval (ours, issue 13); a call approved earlier and being run by this (`resume`)
+ *   run is interrupted like any other;
  * - nothing is re-run and nothing is duplicated: a second call finds the terminal
  *   event and does nothing (idempotent);
  * - a run whose `run.started` names another live process on this host as its owner
@@ -48,6 +53,8 @@ export interface RecoveryReport {
   /** Set when the unfinished run belongs to another live process: it was left alone. */
   liveRun?: { runId: string; owner: RunOwner };
   interruptedToolCallIds: string[];
+  /** Calls gated for approval by the recovered run: left waiting (the run ended `suspended`). */
+  pendingToolCallIds?: string[];
   closedMessageEntryId?: string;
 }
 
@@ -187,6 +194,7 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
   const deltas = new Map<string, Delta[]>();
   const assistants: AssistantMessage[] = [];
   const results = new Set<string>();
+  const gated = new Set<string>();
   let openTurn: { turnId: string; index: number } | undefined;
   for (const event of tail) {
     switch (event.type) {
@@ -203,6 +211,12 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
         deltas.set(event.data.messageId, list);
         break;
       }
+      case "approval.requested":
+        if (event.data.runId === runId) gated.add(event.data.toolCallId);
+        break;
+      case "tool.ended":
+        gated.delete(event.data.toolCallId);
+        break;
       case "turn.started":
         openTurn = { turnId: event.data.turnId, index: event.data.index };
         break;
@@ -223,9 +237,14 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
   const scope = { runId, turnId: openTurn?.turnId };
   const writes: NewEvent[] = [];
   const interruptedToolCallIds: string[] = [];
+  const pendingToolCallIds: string[] = [];
   for (const assistant of assistants) {
     for (const call of toolCallsOf(assistant)) {
       if (results.has(call.id)) continue;
+      if (gated.has(call.id)) {
+        pendingToolCallIds.push(call.id);
+        continue;
+      }
       const entryId = createEntryId();
       const messageId = createMessageId();
       interruptedToolCallIds.push(call.id);
@@ -251,17 +270,25 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
     writes.push(runEvent(scope, "turn.ended", { runId, turnId: openTurn.turnId, index: openTurn.index, toolCallIds: interruptedToolCallIds, stopReason: "aborted" }));
   }
   writes.push(
-    runEvent({ runId }, "run.ended", {
-      runId,
-      status: "interrupted",
-      reason: "The process stopped before the run ended; recovered when the session was opened again.",
-      interruptedToolCallIds,
-      ...(closedMessageEntryId ? { closedMessageEntryId } : {}),
-    }),
+    pendingToolCallIds.length > 0
+      ? runEvent({ runId }, "run.ended", { runId, status: "suspended", pendingToolCallIds, interruptedToolCallIds })
+      : runEvent({ runId }, "run.ended", {
+          runId,
+          status: "interrupted",
+          reason: "The process stopped before the run ended; recovered when the session was opened again.",
+          interruptedToolCallIds,
+          ...(closedMessageEntryId ? { closedMessageEntryId } : {}),
+        }),
   );
   const writer = createSessionWriter({ session });
   writer.push(...writes);
   await writer.flush();
   if (writer.failure !== undefined) throw writer.failure;
-  return { recovered: true, runId, interruptedToolCallIds, ...(closedMessageEntryId ? { closedMessageEntryId } : {}) };
+  return {
+    recovered: true,
+    runId,
+    interruptedToolCallIds,
+    ...(pendingToolCallIds.length > 0 ? { pendingToolCallIds } : {}),
+    ...(closedMessageEntryId ? { closedMessageEntryId } : {}),
+  };
 }

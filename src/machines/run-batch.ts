@@ -16,7 +16,13 @@
  *   O(n³) are gone (ours: 1,000 calls took 7–14 s). With the default cap the copies are tiny;
  * - each settle is recorded at once (`tool.ended` + `entry.appended`, ours: pi #7053);
  * - results enter the context in the assistant's call order; the batch terminates
- *   the loop only when it has results and every one says `terminate`.
+ *   the loop only when it has results and every one says `terminate`;
+ * - approval (ours, issue 13): a call that needs approval is `gated` ({@link markGated} logs
+ *   `approval.requested`; it gets no result); the batch is done when every call is settled or
+ *   gated (parallel: siblings still run), or, sequential, once a gated call is reached (the
+ *   calls after it wait with it); an abort closes every gated call with a result
+ *   ({@link closeGated}); a `resume` run's batch holds only the calls still without a result
+ *   (`initialBatch`'s `only`), its denied and cancelled calls settled at once ({@link settleDecided}).
  *
  * @example
  * ```ts
@@ -26,12 +32,21 @@
  */
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "../core/messages.ts";
 import type { NewEvent } from "../store/event-log.ts";
-import { errorToolResult, lengthStopText, overCapText, skippedText, toolCallsOf, type ToolOutcome } from "./loop-messages.ts";
+import {
+  approvalCancelledText,
+  deniedText,
+  errorToolResult,
+  lengthStopText,
+  overCapText,
+  skippedText,
+  toolCallsOf,
+  type ToolOutcome,
+} from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent, type RecordScope } from "./run-records.ts";
 import type { ToolSettled } from "./tool-execution.machine.ts";
 
 /** Where one call of a batch is. */
-export type CallState = "spawned" | "prepared" | "running" | "settled";
+export type CallState = "spawned" | "prepared" | "running" | "settled" | "gated";
 
 /**
  * The state of one tool batch. Calls are spawned in call order, so the spawned calls are
@@ -52,6 +67,8 @@ export interface ToolBatch {
   /** Spawned calls that are prepared or settled (parallel preflight progress). */
   readyCount: number;
   settledCount: number;
+  /** Calls waiting for approval (no result). */
+  gatedCount: number;
   /** True once the prepared calls of a parallel batch were told to execute. */
   executing: boolean;
   /** Call index by id (built once, shared by every later version of the batch). */
@@ -119,8 +136,10 @@ export const DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE = 128;
 export function initialBatch(
   assistant: AssistantMessage,
   options: { toolExecution: "parallel" | "sequential"; sequentialTools: string[]; maxToolCallsPerResponse?: number },
+  only?: readonly string[],
 ): ToolBatch {
-  const calls = toolCallsOf(assistant);
+  const wanted = only ? new Set(only) : undefined;
+  const calls = wanted ? toolCallsOf(assistant).filter((call) => wanted.has(call.id)) : toolCallsOf(assistant);
   const limit = Math.min(calls.length, options.maxToolCallsPerResponse ?? DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE);
   const sequentialTools = new Set(options.sequentialTools);
   const index: Record<string, number> = {};
@@ -136,6 +155,7 @@ export function initialBatch(
     spawnedCount: 0,
     readyCount: 0,
     settledCount: 0,
+    gatedCount: 0,
     executing: false,
     index,
     states: new Array<CallState | null>(calls.length).fill(null),
@@ -153,6 +173,7 @@ export function initialBatch(
  */
 export function canSpawnNext(batch: ToolBatch): boolean {
   if (batch.spawnedCount >= batch.limit) return false;
+  if (batch.mode === "sequential" && batch.gatedCount > 0) return false;
   return (batch.mode === "parallel" ? batch.readyCount : batch.settledCount) === batch.spawnedCount;
 }
 
@@ -165,7 +186,17 @@ export function canSpawnNext(batch: ToolBatch): boolean {
  * ```
  */
 export function markSpawned(batch: ToolBatch): ToolBatch {
-  return { ...batch, spawnedCount: batch.spawnedCount + 1, states: setAt(batch.states, batch.spawnedCount, "spawned") };
+  return pastSettled({ ...batch, spawnedCount: batch.spawnedCount + 1, states: setAt(batch.states, batch.spawnedCount, "spawned") });
+}
+
+/** Moves the spawn position past calls settled before they were spawned (a resume batch's denied calls). */
+function pastSettled(batch: ToolBatch): ToolBatch {
+  let { spawnedCount, readyCount } = batch;
+  while (spawnedCount < batch.limit && batch.states[spawnedCount] === "settled") {
+    spawnedCount += 1;
+    readyCount += 1;
+  }
+  return spawnedCount === batch.spawnedCount ? batch : { ...batch, spawnedCount, readyCount };
 }
 
 /**
@@ -224,7 +255,7 @@ export function markExecuting(batch: ToolBatch, ids: readonly string[]): ToolBat
  */
 export function isUnsettled(batch: ToolBatch, id: string): boolean {
   const state = stateOf(batch, id);
-  return state !== undefined && state !== null && state !== "settled";
+  return state !== undefined && state !== null && state !== "settled" && state !== "gated";
 }
 
 /**
@@ -251,9 +282,169 @@ export function runningCalls(batch: ToolBatch): string[] {
   return batch.calls.slice(0, batch.spawnedCount).flatMap((call, at) => (batch.states[at] === "running" ? [call.id] : []));
 }
 
-/** True when every call has a result. */
+/**
+ * True when the batch is done: every call has a result or waits for approval; sequential,
+ * also once a gated call is reached (the calls after it wait too).
+ *
+ * @example
+ * ```ts
+ * if (isBatchSettled(batch) && batch.gatedCount > 0) suspend();
+ * ```
+ */
 export function isBatchSettled(batch: ToolBatch): boolean {
-  return batch.settledCount === batch.calls.length;
+  if (batch.settledCount + batch.gatedCount === batch.calls.length) return true;
+  return batch.mode === "sequential" && batch.gatedCount > 0 && batch.settledCount + batch.gatedCount === batch.spawnedCount;
+}
+
+/**
+ * The calls waiting for approval, in call order.
+ *
+ * @example
+ * ```ts
+ * const pending = gatedCalls(batch);
+ * ```
+ */
+export function gatedCalls(batch: ToolBatch): string[] {
+  return batch.calls.flatMap((call, at) => (batch.states[at] === "gated" ? [call.id] : []));
+}
+
+/**
+ * Folds a call that needs approval: it is gated (no result) and `approval.requested` is
+ * recorded (plus the `hook.*` of its preparation). Ignored unless the call is unsettled.
+ *
+ * @example
+ * ```ts
+ * const { batch: next, events } = markGated(batch, settled, scope);
+ * ```
+ */
+export function markGated(batch: ToolBatch, settled: ToolSettled, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
+  const state = stateOf(batch, settled.toolCallId);
+  if (!settled.gate || state === undefined || state === null || state === "settled" || state === "gated") return { batch, events: [] };
+  const events: NewEvent[] = [];
+  for (const hook of settled.hooks) {
+    if (hook.error) events.push(runEvent(scope, "hook.failed", { hook: hook.hook, error: hook.error }));
+    else if (hook.changes.length) events.push(runEvent(scope, "hook.applied", { hook: hook.hook, changes: hook.changes }));
+  }
+  events.push(
+    runEvent(scope, "approval.requested", {
+      runId: scope.runId,
+      toolCallId: settled.toolCallId,
+      toolName: settled.toolName,
+      inputDigest: settled.gate.inputDigest,
+      source: settled.gate.source,
+    }),
+  );
+  return {
+    batch: {
+      ...batch,
+      gatedCount: batch.gatedCount + 1,
+      readyCount: state === "spawned" ? batch.readyCount + 1 : batch.readyCount,
+      states: setAt(batch.states, batch.index[settled.toolCallId], "gated"),
+    },
+    events,
+  };
+}
+
+/** Settles one call that will not run with `message` (`approval.ended` first when given). */
+function settleWithout(
+  batch: ToolBatch,
+  scope: RecordScope,
+  call: ToolCall,
+  outcome: ToolOutcome,
+  message: ToolResultMessage,
+  approvalEnded?: { status: "cancelled" | "denied"; reason?: string },
+): { batch: ToolBatch; events: NewEvent[] } {
+  const at = batch.index[call.id];
+  const state = batch.states[at];
+  const entryId = createEntryId();
+  const events: NewEvent[] = [];
+  if (approvalEnded) {
+    events.push(runEvent(scope, "approval.ended", { toolCallId: call.id, toolName: call.name, status: approvalEnded.status, ...(approvalEnded.reason ? { reason: approvalEnded.reason } : {}) }));
+  }
+  events.push(
+    runEvent(scope, "tool.ended", { toolCallId: call.id, toolName: call.name, isError: true, outcome, durationMs: 0, entryId }),
+    messageEntryEvent(scope, message, entryId),
+  );
+  if (batch.mode === "sequential") events.push(...messageEvents(scope, message, entryId));
+  return {
+    batch: {
+      ...batch,
+      settledCount: batch.settledCount + 1,
+      gatedCount: state === "gated" ? batch.gatedCount - 1 : batch.gatedCount,
+      states: setAt(batch.states, at, "settled"),
+      results: setAt(batch.results, at, { message, terminate: false, entryId, outcome }),
+    },
+    events,
+  };
+}
+
+/**
+ * Closes every gated call of an aborted batch with a result saying it did not run (and
+ * `approval.ended { status: "cancelled" }`).
+ *
+ * @example
+ * ```ts
+ * const { batch: next, events } = closeGated(batch, scope, "user pressed stop");
+ * ```
+ */
+export function closeGated(batch: ToolBatch, scope: RecordScope, reason?: string): { batch: ToolBatch; events: NewEvent[] } {
+  let next = batch;
+  const events: NewEvent[] = [];
+  for (const id of gatedCalls(batch)) {
+    const call = batch.calls[batch.index[id]];
+    const folded = settleWithout(next, scope, call, "skipped", errorToolResult(call, approvalCancelledText(call, reason), "skipped", { arbor: "approval_cancelled" }), {
+      status: "cancelled",
+      ...(reason ? { reason } : {}),
+    });
+    next = folded.batch;
+    events.push(...folded.events);
+  }
+  return { batch: next, events };
+}
+
+/**
+ * A decision a `resume` run applies to one call: `approved` runs it (if its arguments still
+ * match `inputDigest`), `denied` gives the model an error result saying the user declined
+ * (with the reason), `cancelled` closes it unrun (the run was aborted). `record` says the
+ * decision is not logged yet (`approval.ended` is recorded with the result).
+ *
+ * @example
+ * ```ts
+ * const decision: ResumeDecision = { status: "denied", reason: "not on main", inputDigest };
+ * ```
+ */
+export interface ResumeDecision {
+  status: "approved" | "denied" | "cancelled";
+  reason?: string;
+  inputDigest: string;
+  record?: boolean;
+}
+
+/**
+ * Settles, at once and unspawned, the denied and cancelled calls of a resume batch (their
+ * `tool.started` was logged by the run that asked). Approved calls are left to run.
+ *
+ * @example
+ * ```ts
+ * const { batch: next, events } = settleDecided(batch, decisions, scope);
+ * ```
+ */
+export function settleDecided(batch: ToolBatch, decisions: Readonly<Record<string, ResumeDecision>>, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
+  let next = batch;
+  const events: NewEvent[] = [];
+  for (const call of batch.calls.slice(0, batch.limit)) {
+    const decision = decisions[call.id];
+    if (!decision || decision.status === "approved") continue;
+    const denied = decision.status === "denied";
+    const message = denied
+      ? errorToolResult(call, deniedText(call, decision.reason), "denied")
+      : errorToolResult(call, approvalCancelledText(call, decision.reason), "skipped", { arbor: "approval_cancelled" });
+    const ended = decision.record ? { status: decision.status as "cancelled" | "denied", ...(decision.reason ? { reason: decision.reason } : {}) } : undefined;
+    const folded = settleWithout(next, scope, call, denied ? "denied" : "skipped", message, ended);
+    next = folded.batch;
+    events.push(...folded.events);
+  }
+  return { batch: pastSettled(next), events };
 }
 
 function messageEvents(scope: RecordScope, message: ToolResultMessage, entryId: string): NewEvent[] {

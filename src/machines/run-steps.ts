@@ -23,7 +23,7 @@ import type { NewEvent } from "../store/event-log.ts";
 import type { RetrySettings } from "./agent-types.ts";
 import { abortedAssistant, emptyAssistant } from "./loop-messages.ts";
 import { retryDecision } from "./loop-retry.ts";
-import { batchRecords, initialBatch, refuseLengthBatch, type ToolBatch } from "./run-batch.ts";
+import { batchRecords, gatedCalls, initialBatch, refuseLengthBatch, type ResumeDecision, type ToolBatch } from "./run-batch.ts";
 import { currentRunOwner } from "./run-lease.ts";
 import { assistantEnded, createEntryId, messageEntryEvent, messageRecords, runEvent } from "./run-records.ts";
 import type { ToolParentEvent, ToolSettled } from "./tool-execution.machine.ts";
@@ -38,7 +38,13 @@ import type { ToolParentEvent, ToolSettled } from "./tool-execution.machine.ts";
  */
 export interface RunInput {
   runId: string;
-  kind: "prompt" | "continue";
+  kind: "prompt" | "continue" | "resume";
+  /**
+   * A `resume` run (ours, issue 13): goes straight to the tool batch of `assistant` (the message
+   * whose gated calls were decided), holding only `callIds` (its calls still without a result);
+   * `abort` closes them all unrun and ends the run aborted.
+   */
+  resume?: { assistant: AssistantMessage; callIds: string[]; decisions: Record<string, ResumeDecision>; abort?: { reason?: string } };
   /** The context before this run (from the session). */
   messages: AgentMessage[];
   /** Messages this run appends first (the prompt, or drained queue messages on continue). */
@@ -67,12 +73,14 @@ export interface RunInput {
  */
 export interface RunOutput {
   runId: string;
-  status: "done" | "failed" | "aborted" | "interrupted";
+  status: "done" | "failed" | "aborted" | "interrupted" | "suspended";
   messages: AgentMessage[];
   lastAssistant?: AssistantMessage;
   error?: string;
   code?: string;
   turns: number;
+  /** `suspended`: the gated calls waiting for approval, in call order. */
+  pendingApprovals?: string[];
 }
 
 /**
@@ -155,6 +163,8 @@ export interface RunContext {
   batch?: ToolBatch;
   hasMoreToolCalls: boolean;
   stopping?: { status: "aborted" | "interrupted" | "failed"; reason?: string; code?: string };
+  /** Set when the run stops for approval: the gated calls. */
+  suspended?: string[];
 }
 
 /** What a step does: the context update and the events to record, in order. */
@@ -382,7 +392,7 @@ export function onOverflowGiveUp(context: RunContext): RunStep {
 }
 
 /** States whose entry is a pure step. */
-export type EntryState = "starting" | "toolsDone" | "turnEnding" | "turnStarting" | "done" | "failed" | "aborted" | "interrupted";
+export type EntryState = "starting" | "toolsDone" | "turnEnding" | "turnStarting" | "done" | "failed" | "aborted" | "interrupted" | "suspended";
 
 /**
  * What entering `state` records and changes: run.started + turn 0 + the prompts
@@ -399,8 +409,9 @@ export function stepOnEntry(context: RunContext, state: EntryState): RunStep | u
   switch (state) {
     case "starting": {
       const injected = injectMessages(context, context.input.prompts);
+      const resume = context.input.resume;
       return {
-        update: injected.update,
+        update: resume ? { ...injected.update, assistant: resume.assistant } : injected.update,
         events: [
           // metadata.owner: the process running it, so another process leaves a live run alone (run-lease.ts).
           { ...runEvent({ runId }, "run.started", { runId, kind: context.input.kind, model: context.input.model }), metadata: { runId, owner: currentRunOwner() } },
@@ -449,5 +460,9 @@ export function stepOnEntry(context: RunContext, state: EntryState): RunStep | u
     }
     case "interrupted":
       return { update: {}, events: [runEvent({ runId }, "run.ended", { runId, status: "interrupted", reason: context.stopping?.reason ?? "interrupted" })] };
+    case "suspended": {
+      const pendingToolCallIds = context.batch ? gatedCalls(context.batch) : [];
+      return { update: { suspended: pendingToolCallIds }, events: [runEvent({ runId }, "run.ended", { runId, status: "suspended", pendingToolCallIds })] };
+    }
   }
 }

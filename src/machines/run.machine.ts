@@ -7,7 +7,10 @@
  * `retrying` waits a backoff; `overflow` asks `onContextOverflow`) → `tools` (the
  * batch, one tool-execution actor per call) → `turnEnding` (turn.ended) →
  * `steering` poll → `followUp` poll when the run would stop → `betweenTurns` →
- * `turnStarting` → `streaming` …; final states `done` | `failed` | `aborted` | `interrupted`.
+ * `turnStarting` → `streaming` …; final states `done` | `failed` | `aborted` | `interrupted` |
+ * `suspended` (ours, issue 13: the batch left calls waiting for approval; `run.ended { status:
+ * "suspended" }` after `turn.ended`, no model call follows). A `resume` run starts at `tools`
+ * with the decided calls (`RunInput.resume`), then goes on like any run.
  *
  * Contract:
  * - every logged event is recorded through the `record` action, in transition order
@@ -36,14 +39,17 @@ import type { NewEvent } from "../store/event-log.ts";
 import { toolCallsOf } from "./loop-messages.ts";
 import {
   canSpawnNext,
+  closeGated,
   initialBatch,
   isBatchSettled,
   isUnsettled,
   markExecuting,
+  markGated,
   markPrepared,
   markSpawned,
   readyToExecute,
   refuseOverCap,
+  settleDecided,
   settleInBatch,
   skipUnspawned,
   unsettledCalls,
@@ -108,7 +114,7 @@ export const runMachine = setup({
       if (!event.type.startsWith("xstate.done.actor.tool:") || !context.batch) return;
       const settled = (event as { output: ToolSettled }).output;
       if (!isUnsettled(context.batch, settled.toolCallId)) return;
-      const folded = settleInBatch(context.batch, settled, scope(context));
+      const folded = settled.gate ? markGated(context.batch, settled, scope(context)) : settleInBatch(context.batch, settled, scope(context));
       enqueue.assign({ batch: folded.batch });
       if (folded.events.length) enqueue(recordAction(folded.events));
     }),
@@ -123,9 +129,12 @@ export const runMachine = setup({
     spawnNextTool: enqueueActions(({ context, enqueue }) => {
       const batch = context.batch!;
       const call = batch.calls[batch.spawnedCount];
+      // An approved call of a resume run: its tool.started was logged by the run that asked.
+      const decision = context.input.resume?.decisions[call.id];
+      const approved = decision?.status === "approved" ? { inputDigest: decision.inputDigest } : undefined;
       enqueue.assign({ batch: markSpawned(batch) });
-      enqueue(recordAction([runEvent(scope(context), "tool.started", { toolCallId: call.id, toolName: call.name })]));
-      enqueue.spawnChild("tool", { id: `tool:${call.id}`, input: { toolCall: call, assistantMessage: batch.assistant } });
+      if (!approved) enqueue(recordAction([runEvent(scope(context), "tool.started", { toolCallId: call.id, toolName: call.name })]));
+      enqueue.spawnChild("tool", { id: `tool:${call.id}`, input: { toolCall: call, assistantMessage: batch.assistant, ...(approved ? { approved } : {}) } });
     }),
     executePrepared: enqueueActions(({ context, enqueue }) => {
       const batch = context.batch!;
@@ -135,10 +144,13 @@ export const runMachine = setup({
       enqueue.assign({ batch: markExecuting(batch, ids) });
     }),
     skipUnspawned: enqueueActions(({ context, enqueue }) => {
-      const folded = skipUnspawned(context.batch!, scope(context), context.stopping?.reason);
-      if (!folded.events.length) return;
-      enqueue.assign({ batch: folded.batch });
-      enqueue(recordAction(folded.events));
+      const skipped = skipUnspawned(context.batch!, scope(context), context.stopping?.reason);
+      // An aborted run closes every call that waits for approval with a result (issue 13).
+      const closed = closeGated(skipped.batch, scope(context), context.stopping?.reason);
+      const events = [...skipped.events, ...closed.events];
+      if (!events.length) return;
+      enqueue.assign({ batch: closed.batch });
+      enqueue(recordAction(events));
     }),
     refuseLengthToolCalls: enqueueActions(({ context, enqueue }) => {
       const step = onLengthStop(context);
@@ -178,6 +190,7 @@ export const runMachine = setup({
     hasPending: ({ context }) => context.pending.length > 0,
     hasBetweenTurns: ({ context }) => context.input.hasBetweenTurns === true,
     batchSettled: ({ context }) => context.batch !== undefined && isBatchSettled(context.batch),
+    hasGated: ({ context }) => context.batch !== undefined && context.batch.gatedCount > 0,
   },
   delays: {
     retryDelay: ({ context }) => context.retryDelayMs,
@@ -197,6 +210,7 @@ export const runMachine = setup({
     retryDelayMs: 0,
     overflowTried: false,
     hasMoreToolCalls: false,
+    ...(input.resume?.abort ? { stopping: { status: "aborted" as const, ...(input.resume.abort.reason ? { reason: input.resume.abort.reason } : {}) } } : {}),
   }),
   initial: "starting",
   on: {
@@ -216,7 +230,11 @@ export const runMachine = setup({
   states: {
     starting: {
       entry: { type: "applyStep", params: { state: "starting" } },
-      always: [{ guard: ({ context }) => context.input.skipInitialSteering === true, target: "streaming" }, { target: "initialSteering" }],
+      always: [
+        { guard: ({ context }) => context.input.resume !== undefined, target: "tools" },
+        { guard: ({ context }) => context.input.skipInitialSteering === true, target: "streaming" },
+        { target: "initialSteering" },
+      ],
     },
     initialSteering: {
       entry: { type: "drain", params: { queue: "steering", initial: true } },
@@ -334,9 +352,12 @@ export const runMachine = setup({
     },
     tools: {
       entry: enqueueActions(({ context, enqueue }) => {
-        const refused = refuseOverCap(initialBatch(context.assistant!, context.input), scope(context));
-        enqueue.assign({ batch: refused.batch });
-        if (refused.events.length) enqueue(recordAction(refused.events));
+        const resume = context.input.resume;
+        const refused = refuseOverCap(initialBatch(context.assistant!, context.input, resume?.callIds), scope(context));
+        const decided = resume ? settleDecided(refused.batch, resume.decisions, scope(context)) : { batch: refused.batch, events: [] };
+        enqueue.assign({ batch: decided.batch });
+        const events = [...refused.events, ...decided.events];
+        if (events.length) enqueue(recordAction(events));
       }),
       initial: "next",
       on: {
@@ -385,6 +406,7 @@ export const runMachine = setup({
         { guard: "isInterrupting", target: "interrupted" },
         { guard: ({ context }) => context.stopping?.status === "aborted", target: "aborted" },
         { guard: ({ context }) => context.stopping?.status === "failed", target: "failed" },
+        { guard: "hasGated", target: "suspended" },
         { target: "steering" },
       ],
     },
@@ -440,10 +462,12 @@ export const runMachine = setup({
     failed: { type: "final", entry: { type: "applyStep", params: { state: "failed" } } },
     aborted: { type: "final", entry: { type: "applyStep", params: { state: "aborted" } } },
     interrupted: { type: "final", entry: { type: "applyStep", params: { state: "interrupted" } } },
+    suspended: { type: "final", entry: { type: "applyStep", params: { state: "suspended" } } },
   },
   output: ({ context }) => {
-    const status = context.stopping?.status ?? "done";
+    const status = context.stopping?.status ?? (context.suspended ? "suspended" : "done");
     const output: RunOutput = { runId: context.input.runId, status, messages: context.newMessages, turns: context.turnIndex + 1 };
+    if (context.suspended) output.pendingApprovals = context.suspended;
     if (context.lastAssistant) output.lastAssistant = context.lastAssistant;
     if (context.stopping?.reason && status !== "done") output.error = context.stopping.reason;
     if (context.stopping?.code) output.code = context.stopping.code;

@@ -6,7 +6,7 @@
  *   for it (`createAgent` registers itself), or, for a handle no agent drives, a standalone
  *   slot created on first use (the same agent machine, which then refuses runs);
  * - the slot holds one operation at a time: `idle | preparing | running | compacting |
- *   navigating`; {@link SessionActor.operate} starts a compaction or a navigation only when
+ *   navigating | awaiting-approval`; {@link SessionActor.operate} starts a compaction or a navigation only when
  *   the slot is idle, else it rejects with `SessionBusyError` (`details.busyWith` names what
  *   holds the slot) and does nothing;
  * - `abort()` aborts whatever holds the slot (the run, or the operation's AbortSignal); the
@@ -33,6 +33,7 @@ const NAMES: Record<SessionOperation, string> = {
   running: "a run",
   compacting: "a compaction",
   navigating: "a navigation (moveTo)",
+  "awaiting-approval": "tool calls waiting for approval (approve or deny them, then continue(); or abort())",
 };
 
 /**

@@ -9,8 +9,12 @@
  * ```
  */
 
-/** What holds a session's operation slot. */
-export type SessionOperation = "idle" | "preparing" | "running" | "compacting" | "navigating";
+/**
+ * What holds a session's operation slot. `awaiting-approval` (ours, issue 13): a run stopped
+ * for approval; the slot refuses prompts, compactions and navigations until the gated calls
+ * are decided and a `continue()` resumes (or an `abort()` closes them).
+ */
+export type SessionOperation = "idle" | "preparing" | "running" | "compacting" | "navigating" | "awaiting-approval";
 
 /**
  * The operation slot of one session.

@@ -8,6 +8,8 @@
  *   → `ready` (waits for `EXECUTE`, so a parallel batch can preflight in source order)
  *   → `executing` (updates; `TIMED_OUT` from the tool's timer) → `finalizing` (afterToolCall)
  *   → `succeeded` | `failed`; `executing` also ends `aborted` | `timed_out`.
+ * A call that needs approval (ours, issue 13) ends in `gated` (final) right after preparation:
+ * nothing of it ran; its output carries the `gate` and the run logs `approval.requested`.
  * `ABORT` before execution ends in `skipped` (pi #8935: no prepared call starts after
  * an abort); during execution or finalization it ends in `aborted` at once: the tool's
  * AbortSignal fires (its actor is stopped) and the result says it may not have finished and may need to be run again.
@@ -60,6 +62,8 @@ import {
 export interface ToolExecutionInput {
   toolCall: ToolCall;
   assistantMessage: AssistantMessage;
+  /** A call approved by the user (a `resume` run): run it without asking again, if its arguments still match. */
+  approved?: { inputDigest: string };
 }
 
 /**
@@ -79,6 +83,8 @@ export interface ToolSettled {
   durationMs: number;
   /** Fields a hook changed, and a hook's error message, for `hook.applied` / `hook.failed`. */
   hooks: { hook: "beforeToolCall" | "afterToolCall"; changes: string[]; error?: string }[];
+  /** Set when the call needs approval (final state `gated`): it did not run and `message` is not a result. */
+  gate?: { inputDigest: string; source: "tool" | "policy" };
 }
 
 /**
@@ -112,6 +118,8 @@ export type ToolParentEvent =
 export interface ToolExecutionContext {
   toolCall: ToolCall;
   assistantMessage: AssistantMessage;
+  approved?: { inputDigest: string };
+  gate?: { inputDigest: string; source: "tool" | "policy" };
   args: Record<string, unknown>;
   timeoutMs?: number;
   startedAt?: number;
@@ -148,6 +156,7 @@ const settledOf = (context: ToolExecutionContext): ToolSettled => ({
   terminate: context.terminate,
   durationMs: context.durationMs,
   hooks: context.hooks,
+  ...(context.gate ? { gate: context.gate } : {}),
 });
 
 /** Throws: the actors must be provided with {@link provideToolRuntime}. */
@@ -177,6 +186,7 @@ export const toolExecutionMachine = setup({
   },
   guards: {
     isReady: (_, params: { outcome: PrepareOutcome }) => params.outcome.kind === "ready",
+    isGated: (_, params: { outcome: PrepareOutcome }) => params.outcome.kind === "ready" && params.outcome.gate !== undefined,
     isNotFound: (_, params: { outcome: PrepareOutcome }) => params.outcome.kind === "not_found",
     isInvalid: (_, params: { outcome: PrepareOutcome }) => params.outcome.kind === "invalid",
   },
@@ -202,6 +212,7 @@ export const toolExecutionMachine = setup({
   context: ({ input }) => ({
     toolCall: input.toolCall,
     assistantMessage: input.assistantMessage,
+    ...(input.approved ? { approved: input.approved } : {}),
     args: input.toolCall.arguments,
     durationMs: 0,
     terminate: false,
@@ -213,8 +224,27 @@ export const toolExecutionMachine = setup({
       invoke: {
         id: "prepare",
         src: "prepareToolCall",
-        input: ({ context }) => ({ toolCall: context.toolCall, assistantMessage: context.assistantMessage }),
+        input: ({ context }) => ({
+          toolCall: context.toolCall,
+          assistantMessage: context.assistantMessage,
+          ...(context.approved ? { approved: context.approved } : {}),
+        }),
         onDone: [
+          {
+            guard: { type: "isGated", params: ({ event }) => ({ outcome: event.output }) },
+            target: "gated",
+            actions: assign(({ context, event }) => {
+              const outcome = event.output;
+              if (outcome.kind !== "ready" || !outcome.gate) return {};
+              return {
+                args: outcome.args,
+                gate: outcome.gate,
+                hooks: outcome.hookChanged.length
+                  ? [...context.hooks, { hook: "beforeToolCall" as const, changes: outcome.hookChanged }]
+                  : context.hooks,
+              };
+            }),
+          },
           {
             guard: { type: "isReady", params: ({ event }) => ({ outcome: event.output }) },
             target: "ready",
@@ -354,6 +384,7 @@ export const toolExecutionMachine = setup({
         ABORT: { target: "aborted", actions: { type: "rememberAbort", params: ({ event }) => ({ reason: event.reason }) } },
       },
     },
+    gated: { type: "final" },
     succeeded: { type: "final" },
     failed: { type: "final" },
     aborted: {

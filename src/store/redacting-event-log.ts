@@ -4,8 +4,9 @@
  *
  * Contract (ours):
  * - before an append, every string in each event's `data` and `metadata` (object keys
- *   included) has each registered secret replaced by `[redacted]`; the inner log then
- *   validates and stores the redacted events;
+ *   included) has each registered secret replaced by `[redacted]`, in its literal, reversed,
+ *   hex, base64 and base64url forms, also split over lines (`createSecretRedactor`,
+ *   src/core/secrets.ts); the inner log then validates and stores the redacted events;
  * - secrets shorter than 6 characters are ignored (they would redact ordinary text);
  * - secrets can be added later (`addSecret`), e.g. once a key is read; earlier events
  *   are not rewritten (the log is append-only);
@@ -19,6 +20,7 @@
  * const log = createRedactingEventLog(createSqliteEventLog({ path }), [process.env.OPENAI_API_KEY ?? ""]);
  * ```
  */
+import { createSecretRedactor } from "../core/secrets.ts";
 import type { EventLog, NewEvent } from "./event-log.ts";
 
 /** An EventLog that redacts registered secrets on append. */
@@ -26,39 +28,14 @@ export interface RedactingEventLog extends EventLog {
   addSecret(secret: string): void;
 }
 
-const MIN_SECRET_LENGTH = 6;
-const REDACTED = "[redacted]";
-
-function redactString(text: string, secrets: readonly string[]): string {
-  let result = text;
-  for (const secret of secrets) if (result.includes(secret)) result = result.split(secret).join(REDACTED);
-  return result;
-}
-
-function redactValue(value: unknown, secrets: readonly string[]): unknown {
-  if (typeof value === "string") return redactString(value, secrets);
-  if (Array.isArray(value)) return value.map((item) => redactValue(item, secrets));
-  if (value !== null && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value).map(([key, item]) => [redactString(key, secrets), redactValue(item, secrets)]));
-  }
-  return value;
-}
-
 /** Wraps `log`; `secrets` are redacted from every appended event. */
 export function createRedactingEventLog(log: EventLog, secrets: Iterable<string> = []): RedactingEventLog {
-  const known = new Set<string>();
-  const addSecret = (secret: string) => {
-    if (typeof secret === "string" && secret.length >= MIN_SECRET_LENGTH) known.add(secret);
-  };
-  for (const secret of secrets) addSecret(secret);
+  const redactor = createSecretRedactor(secrets);
   const redact = (event: NewEvent): NewEvent => {
-    if (known.size === 0) return event;
-    const list = [...known].sort((a, b) => b.length - a.length);
-    return {
-      ...event,
-      data: redactValue(event.data, list),
-      ...(event.metadata ? { metadata: redactValue(event.metadata, list) as NewEvent["metadata"] } : {}),
-    };
+    if (redactor.size === 0) return event;
+    const data = redactor.redactValue(event.data);
+    const metadata = event.metadata ? redactor.redactValue(event.metadata) : undefined;
+    return data === event.data && metadata === event.metadata ? event : { ...event, data, ...(metadata ? { metadata } : {}) };
   };
   return {
     append: (streamId, events, options) => log.append(streamId, events.map(redact), options),
@@ -71,6 +48,6 @@ export function createRedactingEventLog(log: EventLog, secrets: Iterable<string>
     headPosition: () => log.headPosition(),
     close: () => log.close(),
     ...(log.ownership ? { ownership: log.ownership } : {}),
-    addSecret,
+    addSecret: (secret) => redactor.add(secret),
   };
 }

@@ -233,7 +233,9 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
       ...(data.status === "failed" ? { errorType: data.code ?? "run_failed" } : data.status === "aborted" || data.status === "interrupted" ? { errorType: data.status } : {}),
     };
     current.span.setAttributes(attributes(record));
-    if (data.status !== "done") fail(current.span, data.status === "failed" ? data.error : data.reason);
+    // A suspended run (waiting for a tool approval) is not a failure; its continuation is a run of its own.
+    if (data.status === "failed") fail(current.span, data.error);
+    else if (data.status === "aborted" || data.status === "interrupted") fail(current.span, data.reason);
     current.span.end();
     run = undefined;
   };

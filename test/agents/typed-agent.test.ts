@@ -11,7 +11,7 @@ import { afterEach, beforeEach, describe, expect, expectTypeOf, it } from "vites
 import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { defineAgent, type AgentOutcome } from "../../src/agents/define-agent.ts";
-import { AgentDefinitionError, AgentInputError, AgentOutputError } from "../../src/agents/errors.ts";
+import { AgentDefinitionError, AgentInputError, AgentOutputError, AgentRunError } from "../../src/agents/errors.ts";
 import { REPAIR_MESSAGE_TYPE } from "../../src/agents/structured-output.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
@@ -19,7 +19,8 @@ import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
-import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { errorResponse, hangResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { scriptedModel } from "../../src/testing/scripted-model.ts";
 
 const Weather = z.object({ city: z.string(), celsius: z.number(), summary: z.string() });
 
@@ -64,7 +65,14 @@ describe("typed agents over the OpenAI wire", () => {
   });
 
   const harnessFor = async (api: "chat" | "responses") =>
-    (harness = await createHarness({ eventLog: log, cwd: dir, models: { main: createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "sk-test", api }) } }));
+    (harness = await createHarness({
+      eventLog: log,
+      cwd: dir,
+      systemPrompt: "You are the harness's own assistant.",
+      // The agent's session replaces the harness's tools with the agent's.
+      tools: [defineTool({ name: "harness_only", description: "Not for agents", parameters: z.object({}), execute: async () => ({ content: [] }) })],
+      models: { main: createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "sk-test", api }) },
+    }));
 
   const sessionEvents = (sessionId: string): Promise<StoredEvent[]> => log.readStream(sessionStreamId(sessionId));
 
@@ -110,6 +118,10 @@ describe("typed agents over the OpenAI wire", () => {
           expect(body.text.format.schema.properties.celsius.type).toBe("number");
         }
       }
+      const system = api === "chat" ? server.requests[0].body.messages[0] : server.requests[0].body.input[0];
+      expect(["system", "developer"]).toContain(system.role);
+      expect(JSON.stringify(system.content)).toContain("Report the weather of the city you are given.");
+      expect(JSON.stringify(system.content)).not.toContain("harness's own assistant");
       // The repair names the failing fields and reaches the model in the third request, after the wrong answer.
       const third = requestTexts(server.requests[2].body);
       const repair = third.find((text) => text.includes("does not match the required output schema"));
@@ -172,6 +184,47 @@ describe("typed agents over the OpenAI wire", () => {
     expect(server.requests).toHaveLength(2);
     const ended = (await sessionEvents(outcome.sessionId)).find((event) => event.type === "agent.ended")!;
     expect(ended.data).toMatchObject({ status: "failed", code: "AGENT_OUTPUT_INVALID", repairs: 1 });
+  });
+
+  it("a model without native structured output gets the final-answer tool (auto mode)", async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ id: "c1", name: "lookup_weather", arguments: { city: "Lima" } }] },
+      { toolCalls: [{ id: "c2", name: "final_answer", arguments: { city: "Lima", celsius: 18, summary: "cloudy" } }] },
+    ]);
+    harness = await createHarness({ eventLog: log, cwd: dir, models: { main: model } });
+    const outcome = await weatherAgent.run({ city: "Lima" }, { harness });
+    expect(outcome).toMatchObject({ status: "done", output: { city: "Lima", celsius: 18, summary: "cloudy" }, repairs: 0 });
+    expect(model.doStreamCalls).toHaveLength(2);
+    for (const call of model.doStreamCalls) {
+      expect(call.responseFormat).toBeUndefined();
+      expect(call.tools?.map((tool) => tool.name)).toEqual(["lookup_weather", "final_answer"]);
+    }
+    const started = (await sessionEvents(outcome.sessionId)).find((event) => event.type === "agent.started")!;
+    expect(started.data).toMatchObject({ mode: "tool" });
+  });
+
+  it("a provider error ends the invocation failed with AgentRunError; an abort ends it aborted", async () => {
+    await harnessFor("chat");
+    server.script(errorResponse(400, { error: { message: "bad request", type: "invalid_request_error" } }));
+    const failed = await weatherAgent.run({ city: "Bern" }, { harness: harness! });
+    expect(failed.status).toBe("failed");
+    if (failed.status === "done") throw new Error("unreachable");
+    expect(AgentRunError.isInstance(failed.error)).toBe(true);
+    expect(failed.error.message).toContain("bad request");
+
+    server.script(hangResponse());
+    const controller = new AbortController();
+    const running = weatherAgent.run({ city: "Bern" }, { harness: harness!, signal: controller.signal });
+    await server.waitForRequests(2);
+    controller.abort();
+    const aborted = await running;
+    expect(aborted.status).toBe("aborted");
+    if (aborted.status === "done") throw new Error("unreachable");
+    expect(aborted.error).toMatchObject({ code: "AGENT_RUN_FAILED", status: "aborted" });
+    const events = await sessionEvents(aborted.sessionId);
+    expect(events.map((event) => event.type).slice(-1)).toEqual(["agent.ended"]);
+    expect(events.find((event) => event.type === "run.ended")!.data).toMatchObject({ status: "aborted" });
+    expect(events.at(-1)!.data).toMatchObject({ status: "aborted", runId: aborted.runId });
   });
 
   it("bad input: AgentInputError naming the path, before any session, request or event", async () => {

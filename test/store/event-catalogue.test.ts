@@ -38,12 +38,12 @@ describe("the event catalogue", () => {
     expectTypeOf<ToolEnded["data"]["outcome"]>().toEqualTypeOf<ToolOutcome>();
     expectTypeOf<ToolEnded["data"]["durationMs"]>().toEqualTypeOf<number>();
     expectTypeOf<ToolEnded>().toHaveProperty("globalPosition").toEqualTypeOf<number>();
-    expectTypeOf<ArborEventOf<"run.ended">["data"]["status"]>().toEqualTypeOf<"done" | "failed" | "aborted" | "interrupted">();
+    expectTypeOf<ArborEventOf<"run.ended">["data"]["status"]>().toEqualTypeOf<"done" | "failed" | "aborted" | "interrupted" | "suspended">();
     expectTypeOf(harness.events$).toEqualTypeOf<import("rxjs").Observable<ArborEvent>>();
     // @ts-expect-error: not a catalogue type
     ofType("tool.finished");
     harness.on("run.ended", (event) => {
-      expectTypeOf(event.data.status).toEqualTypeOf<"done" | "failed" | "aborted" | "interrupted">();
+      expectTypeOf(event.data.status).toEqualTypeOf<"done" | "failed" | "aborted" | "interrupted" | "suspended">();
       if (event.data.status === "failed") expectTypeOf(event.data.error).toEqualTypeOf<string>();
     })();
     const describeEvent = (event: ArborEvent): string => {

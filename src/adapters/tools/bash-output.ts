@@ -11,6 +11,9 @@
  *   ({@link truncateTail});
  * - on ANY truncation (lines, bytes, or a clipped line) the complete raw output is spilled to a
  *   file (mode 0600) in the spill directory, and its path is returned (fixes pi #2852);
+ * - with a `redactor` holding secrets, the spill file holds the decoded text with every secret form
+ *   redacted over the whole stream (a key split across chunks included) instead of the raw bytes;
+ *   with `maxSpillBytes` it is cut there, with a notice line (issue 19 finding 3);
  * - counts: `totalLines` is lines as editors count them (a trailing newline ends the last line and
  *   adds none; ours, pi counts one more, so `seq 2000` fits the 2000-line limit), `totalBytes` is
  *   decoded UTF-8 bytes.
@@ -25,6 +28,7 @@
 import { randomBytes } from "node:crypto";
 import { createWriteStream, type WriteStream } from "node:fs";
 import { join } from "node:path";
+import { createStreamRedactor, type SecretRedactor, type StreamRedactor } from "../../core/secrets.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail, type TruncationResult } from "./truncate.ts";
 
 /** Longest line shown by bash, in UTF-16 code units, before it is clipped (ours). */
@@ -37,6 +41,10 @@ export interface BashOutputOptions {
   maxLineChars?: number;
   /** Returns (creating it if needed) the directory for spilled output. */
   spillDir: () => string;
+  /** Secrets redacted from the spill file (it then holds the decoded text, redacted, instead of the raw bytes). */
+  redactor?: SecretRedactor;
+  /** The spill file is cut after this many bytes, with a notice. Default: no cap. */
+  maxSpillBytes?: number;
 }
 
 /** A view of the output so far. */
@@ -75,7 +83,11 @@ export class BashOutput {
   private newlines = 0;
   private totalBytes = 0;
   private clippedLines = 0;
-  private pending: Buffer[] = [];
+  private pending: (Buffer | string)[] = [];
+  private readonly spillRedactor: StreamRedactor | undefined;
+  private readonly maxSpillBytes: number;
+  private spilledBytes = 0;
+  private spillCut = false;
   private spillPath: string | undefined;
   private spillStream: WriteStream | undefined;
   private spillError: Error | undefined;
@@ -85,24 +97,26 @@ export class BashOutput {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
     this.maxLineChars = options.maxLineChars ?? BASH_MAX_LINE_CHARS;
     this.spillDir = options.spillDir;
+    this.spillRedactor = options.redactor && options.redactor.size > 0 ? createStreamRedactor(options.redactor) : undefined;
+    this.maxSpillBytes = options.maxSpillBytes ?? Number.POSITIVE_INFINITY;
   }
 
   /** Adds a raw chunk. */
   append(chunk: Buffer): void {
-    this.addText(this.decoder.decode(chunk, { stream: true }));
-    if (this.spillStream) this.spillStream.write(chunk);
-    else {
-      this.pending.push(chunk);
-      if (this.needsSpill()) this.startSpill();
-    }
+    const text = this.decoder.decode(chunk, { stream: true });
+    this.addText(text);
+    this.toSpill(this.spillRedactor ? text : chunk);
   }
 
   /** Flushes the decoder and the spill file; returns the final snapshot. */
   async finish(): Promise<BashOutputSnapshot> {
-    this.addText(this.decoder.decode());
+    const text = this.decoder.decode();
+    this.addText(text);
+    if (this.spillRedactor) this.toSpill(text);
     if (this.needsSpill()) this.startSpill();
     const stream = this.spillStream;
     if (stream) {
+      if (this.spillRedactor) this.writeSpill(this.spillRedactor.end(), false);
       await new Promise<void>((resolve) => {
         stream.end(() => resolve());
       });
@@ -155,8 +169,36 @@ export class BashOutput {
     this.spillStream.on("error", (error) => {
       this.spillError = error;
     });
-    for (const chunk of this.pending) this.spillStream.write(chunk);
+    const pending = this.pending;
     this.pending = [];
+    for (const chunk of pending) this.writeSpill(chunk);
+  }
+
+  /** Output on its way to the spill file: held until a spill starts, then written. */
+  private toSpill(data: Buffer | string): void {
+    if (data.length === 0) return;
+    if (this.spillStream) this.writeSpill(data);
+    else {
+      this.pending.push(data);
+      if (this.needsSpill()) this.startSpill();
+    }
+  }
+
+  /** Writes to the open spill file: redacted text when there are secrets; cut at `maxSpillBytes`. */
+  private writeSpill(data: Buffer | string, redact = true): void {
+    const stream = this.spillStream;
+    if (!stream || this.spillCut) return;
+    let bytes = typeof data === "string" ? Buffer.from(this.spillRedactor && redact ? this.spillRedactor.push(data) : data, "utf8") : data;
+    const notice = `\n[arbor: spill file cut at ${formatSize(this.maxSpillBytes)}]\n`;
+    // The notice fits inside the cap, so the file never exceeds it.
+    const room = this.maxSpillBytes - Buffer.byteLength(notice) - this.spilledBytes;
+    if (bytes.length > room) {
+      bytes = bytes.subarray(0, Math.max(0, room));
+      this.spillCut = true;
+    }
+    this.spilledBytes += bytes.length;
+    if (bytes.length > 0) stream.write(bytes);
+    if (this.spillCut) stream.write(notice);
   }
 
   private addText(text: string): void {

@@ -16,7 +16,9 @@
  * - outcome texts (pi's): exit 0 → output or `(no output)`; non-zero exit → throws output +
  *   blank line + `Command exited with code N`; abort → `Command aborted`; timeout →
  *   `Command timed out after N seconds`; killed by a signal (ours) → `Command terminated by SIGNAL`;
- * - details `{ truncation?, fullOutputPath?, clippedLines? }` when anything was cut.
+ * - details `{ truncation?, fullOutputPath?, clippedLines? }` when anything was cut; the spill file
+ *   is redacted by `env.secrets`, cut at `env.spillMaxBytes`, and followed by a sweep of old spill
+ *   files (`spill-files.ts`);
  * - the command is spawned as `env.sandbox` says (`sandbox.ts`): with the default `"none"` it can
  *   reach outside the root, only its cwd and environment are set; under `"bubblewrap"` it sees
  *   only the root (read-write) and the system (read-only), and every process it started ends
@@ -135,7 +137,12 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
     async execute({ command, timeout }, { signal, onUpdate }): Promise<ToolResult<BashToolDetails | undefined>> {
       if (signal.aborted) throw new Error("Command aborted");
       if (!existsSync(env.cwd)) throw new Error(`Working directory does not exist: ${env.cwd}\nCannot execute bash commands.`);
-      const output = new BashOutput({ spillDir: env.ensureSpillDir, maxLineChars: options.maxLineChars ?? BASH_MAX_LINE_CHARS });
+      const output = new BashOutput({
+        spillDir: env.ensureSpillDir,
+        maxLineChars: options.maxLineChars ?? BASH_MAX_LINE_CHARS,
+        redactor: env.secrets,
+        maxSpillBytes: env.spillMaxBytes,
+      });
       let lastUpdateAt = Number.NEGATIVE_INFINITY;
       let updateTimer: NodeJS.Timeout | undefined;
       const emitUpdate = () => {
@@ -214,6 +221,8 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
       if (updateTimer) clearTimeout(updateTimer);
       updateTimer = undefined;
       const snapshot = await output.finish();
+      // Housekeeping after a spill: expired files and the oldest over the size cap go (never throws).
+      if (snapshot.fullOutputPath) await env.sweepSpillFiles();
       if (ending.kind === "error") throw new Error(`Failed to run ${shell}: ${ending.error.message}`);
       if (aborted) throw new Error(withStatus(formatOutput(snapshot, "").text, "Command aborted"));
       if (timedOut) throw new Error(withStatus(formatOutput(snapshot, "").text, `Command timed out after ${timeout} seconds`));

@@ -47,7 +47,7 @@ function summaryCwd(recorded: string | undefined): string {
   return recorded && existsSync(recorded) ? recorded : process.cwd();
 }
 
-const EXIT_CODES = { done: 0, failed: 1, aborted: 130, interrupted: 1 } as const;
+const EXIT_CODES = { done: 0, failed: 1, aborted: 130, interrupted: 1, suspended: 3 } as const;
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 

@@ -22,7 +22,8 @@ const runId = z.string().min(1);
 
 export const runStartedSchema = z.object({
   runId,
-  kind: z.enum(["prompt", "continue"]),
+  /** `resume`: the run that carries on after approval decisions (approval.md). */
+  kind: z.enum(["prompt", "continue", "resume"]),
   model: z.object({ provider: z.string(), modelId: z.string(), api: z.string().optional() }).optional(),
 });
 /** `run.ended` v2 (v1 was four types, `run.finished` / `run.failed` / `run.aborted` / `run.interrupted`): how the run ended (`status`), plus the fields of that ending. */
@@ -44,6 +45,15 @@ export const runEndedSchema = z.discriminatedUnion("status", [
     interruptedToolCallIds: z.array(z.string()).optional(),
     /** The entry of the partial assistant message closed as aborted during recovery. */
     closedMessageEntryId: z.string().optional(),
+  }),
+  z.object({
+    runId,
+    /** Stopped for human approval (ours, issue 13): the gated calls wait for `approval.ended`, then a `resume` run goes on. */
+    status: z.literal("suspended"),
+    /** The gated calls that wait (no result yet), in call order. */
+    pendingToolCallIds: z.array(z.string()),
+    /** Calls that got a synthetic "interrupted" result when recovery closed this run. */
+    interruptedToolCallIds: z.array(z.string()).optional(),
   }),
 ]);
 
@@ -90,7 +100,7 @@ export const toolEndedSchema = z.object({
   toolCallId: z.string(),
   toolName: z.string(),
   isError: z.boolean(),
-  outcome: z.enum(["succeeded", "failed", "aborted", "timed_out", "blocked", "invalid", "not_found", "skipped", "interrupted"]),
+  outcome: z.enum(["succeeded", "failed", "aborted", "timed_out", "blocked", "invalid", "not_found", "skipped", "interrupted", "denied"]),
   /** Wall time of execution in ms. */
   durationMs: z.number().nonnegative(),
   /** The entry holding the tool result. */
@@ -114,6 +124,28 @@ export const retryStartedSchema = z.object({ attempt: z.number().int() });
 
 export const retryEndedSchema = z.object({ attempt: z.number().int(), success: z.boolean(), error: z.string().optional() });
 
+/**
+ * `approval.requested` (ours, issue 13): a call needs a human decision before it may run.
+ * Holds no tool input: `inputDigest` is the SHA-256 (hex) of the prepared arguments as
+ * canonical JSON (sorted keys); the arguments themselves live in the assistant entry.
+ */
+export const approvalRequestedSchema = z.object({
+  runId,
+  toolCallId: z.string(),
+  toolName: z.string(),
+  inputDigest: z.string(),
+  /** Who asked: the tool's own `needsApproval`, or the agent's / harness's / CLI's policy by tool name. */
+  source: z.enum(["tool", "policy"]),
+});
+/** `approval.ended` (ours, issue 13): the decision (`approved`, `denied`) or `cancelled` (the run was aborted while it waited). */
+export const approvalEndedSchema = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  status: z.enum(["approved", "denied", "cancelled"]),
+  /** The decider's reason (free text; not in the audit stream). */
+  reason: z.string().optional(),
+});
+
 export const hookAppliedSchema = z.object({ hook: z.string(), changes: z.array(z.string()) });
 export const hookFailedSchema = z.object({ hook: z.string(), error: z.string() });
 
@@ -133,6 +165,8 @@ export const RUN_EVENT_SCHEMAS = {
   "retry.scheduled": { version: 1, schema: retryScheduledSchema },
   "retry.started": { version: 1, schema: retryStartedSchema },
   "retry.ended": { version: 2, schema: retryEndedSchema },
+  "approval.requested": { version: 1, schema: approvalRequestedSchema },
+  "approval.ended": { version: 1, schema: approvalEndedSchema },
   "hook.applied": { version: 1, schema: hookAppliedSchema },
   "hook.failed": { version: 1, schema: hookFailedSchema },
 } as const;

@@ -1,0 +1,120 @@
+/**
+ * The lifetime of bash spill files (the complete output of a truncated command): where they go,
+ * how long they stay, and how much of the disk they may take.
+ *
+ * Contract (ours; issue 19 finding 3):
+ * - each env spills into its own folder (`<os tmpdir>/arbor-tool-output/<uuid>` by default, mode
+ *   0700, files 0600), created on demand;
+ * - {@link sweepSpillFiles} deletes spill files (`arbor-bash-*.log`) under the spill root (the
+ *   parent of the env's folder when it is the default, else the folder itself) that are older than
+ *   `retentionMs` (by modification time), then the oldest ones until the rest total at most
+ *   `maxBytes`; it then removes env folders left empty and older than `retentionMs`. Files of other
+ *   users and files it cannot stat are left alone; errors never throw (a sweep is housekeeping);
+ * - a single spill file is cut at `maxBytes` (see `BashOutput`), so one command cannot fill the disk;
+ * - `removeSpillFiles` (ExecutionEnv) deletes the env's own folder: a host calls it when the
+ *   session that owns the env ends.
+ * Defaults: {@link DEFAULT_SPILL_RETENTION_MS} (7 days) and {@link DEFAULT_SPILL_MAX_BYTES}
+ * (256 MiB). Spilled text is redacted by the env's secrets before it is written (`BashOutput`).
+ *
+ * @example
+ * ```ts
+ * await sweepSpillFiles({ root: join(tmpdir(), "arbor-tool-output"), retentionMs: 86_400_000, maxBytes: 64 * 1024 * 1024 });
+ * ```
+ */
+import { lstat, readdir, rm, rmdir, unlink } from "node:fs/promises";
+import { join } from "node:path";
+
+/** How long a spill file is kept, in ms (7 days). */
+export const DEFAULT_SPILL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
+/** The most all spill files under one spill root may take, in bytes (256 MiB); also the cap of one file. */
+export const DEFAULT_SPILL_MAX_BYTES = 256 * 1024 * 1024;
+
+const SPILL_NAME = /^arbor-bash-[0-9a-f]+\.log$/;
+
+/** Options of {@link sweepSpillFiles}. */
+export interface SpillSweepOptions {
+  /** The folder holding env folders (or spill files directly). */
+  root: string;
+  /** Age (ms since the last modification) after which a file is deleted. */
+  retentionMs: number;
+  /** Total size (bytes) the files kept may take. */
+  maxBytes: number;
+  /** Also sweep the folders directly under `root` (env folders). Default true. */
+  nested?: boolean;
+  /** The clock, in ms since the epoch. Default `Date.now()`. */
+  now?: number;
+}
+
+/** What a sweep did. */
+export interface SpillSweepResult {
+  /** Absolute paths of the deleted files, oldest first. */
+  removed: string[];
+  /** Bytes the kept files take. */
+  keptBytes: number;
+}
+
+interface SpillFile {
+  path: string;
+  size: number;
+  mtimeMs: number;
+}
+
+async function spillFilesIn(folder: string, uid: number | undefined): Promise<SpillFile[]> {
+  const names = await readdir(folder).catch(() => [] as string[]);
+  const files: SpillFile[] = [];
+  for (const name of names) {
+    if (!SPILL_NAME.test(name)) continue;
+    const path = join(folder, name);
+    const stats = await lstat(path).catch(() => undefined);
+    if (!stats?.isFile() || (uid !== undefined && stats.uid !== uid)) continue;
+    files.push({ path, size: stats.size, mtimeMs: stats.mtimeMs });
+  }
+  return files;
+}
+
+/**
+ * Deletes expired spill files, then the oldest until the total fits (see the module contract).
+ * Never throws.
+ *
+ * @example
+ * ```ts
+ * const { removed } = await sweepSpillFiles({ root, retentionMs: 0, maxBytes: 0 }); // deletes every spill file
+ * ```
+ */
+export async function sweepSpillFiles(options: SpillSweepOptions): Promise<SpillSweepResult> {
+  const now = options.now ?? Date.now();
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  const folders: string[] = [options.root];
+  if (options.nested !== false) {
+    for (const entry of await readdir(options.root, { withFileTypes: true }).catch(() => [])) {
+      if (entry.isDirectory()) folders.push(join(options.root, entry.name));
+    }
+  }
+  const files = (await Promise.all(folders.map((folder) => spillFilesIn(folder, uid)))).flat().sort((a, b) => a.mtimeMs - b.mtimeMs);
+  const removed: string[] = [];
+  let total = files.reduce((sum, file) => sum + file.size, 0);
+  for (const file of files) {
+    if (now - file.mtimeMs <= options.retentionMs && total <= options.maxBytes) continue;
+    if (await unlink(file.path).then(() => true, () => false)) {
+      removed.push(file.path);
+      total -= file.size;
+    }
+  }
+  for (const folder of folders.slice(1)) {
+    const stats = await lstat(folder).catch(() => undefined);
+    if (stats && (uid === undefined || stats.uid === uid) && now - stats.mtimeMs > options.retentionMs) await rmdir(folder).catch(() => undefined);
+  }
+  return { removed, keptBytes: total };
+}
+
+/**
+ * Deletes a spill folder and everything in it. Never throws.
+ *
+ * @example
+ * ```ts
+ * await removeSpillFolder(env.spillDir);
+ * ```
+ */
+export async function removeSpillFolder(folder: string): Promise<void> {
+  await rm(folder, { recursive: true, force: true }).catch(() => undefined);
+}

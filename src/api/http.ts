@@ -1,0 +1,21 @@
+/**
+ * `arbor-agent/http`: Arbor over HTTP in the AI SDK UI message stream protocol (`useChat`,
+ * `DefaultChatTransport`), resumable from the log: the Fetch-style handler, the Node `http`
+ * adapter, and the pure log-to-chunks projection that live and replayed streams share.
+ *
+ * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
+ * export-list snapshot (`test/package/exports.test.ts`) shows. Needs the `ai` peer dependency
+ * at run time (the session messages are folded by `ai`'s own `readUIMessageStream`).
+ *
+ * @example
+ * ```ts
+ * import { createChatHandler, startChatServer } from "arbor-agent/http";
+ * const server = await startChatServer({ handler: createChatHandler({ harness, token }), port: 3000 });
+ * ```
+ */
+export { createChatHandler, type ChatHandler, type ChatHandlerOptions } from "../http/chat-handler.ts";
+export { DEFAULT_TENANT, type ChatAuthOptions } from "../http/auth.ts";
+export { startChatServer, toNodeListener, type ChatServer } from "../http/node-adapter.ts";
+export { initialRunProjection, projectRun, projectRunEvent, type RunProjectionState, type RunProjectionStep } from "../http/ui-projection.ts";
+export { uiMessagesOf } from "../http/ui-messages.ts";
+export { UI_MESSAGE_STREAM_HEADERS } from "../http/sse.ts";

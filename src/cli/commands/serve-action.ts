@@ -1,0 +1,81 @@
+/**
+ * The body of `arbor serve` (registered in `serve.ts`).
+ *
+ * Contract (ours):
+ * - the token is `--token` or `ARBOR_TOKEN`; a host that is not loopback (`127.0.0.0/8`, `::1`,
+ *   `localhost`) without a token is refused before anything is opened (exit 2);
+ * - with a model (`--model` or `ARBOR_MODEL`) prompts run with the CLI's harness (coding tools
+ *   bound to `--cwd`, the key redacted from the log); the harness's own session is the latest
+ *   one (a new empty one when the log has none); without a model the service is read-only
+ *   (sessions, events, resume and the inspector; `POST` answers 501);
+ * - prints one line `arbor serve: http://HOST:PORT ...` on stderr once it listens; SIGINT or
+ *   SIGTERM close the server, abort runs cleanly and close the log, then the command returns.
+ *
+ * @example
+ * ```ts
+ * await serveAction({ port: "0", host: "127.0.0.1" }, { db: "arbor.db" });
+ * ```
+ */
+import { isIP } from "node:net";
+import { createChatHandler, type ChatHandler } from "../../http/chat-handler.ts";
+import { startChatServer } from "../../http/node-adapter.ts";
+import { createCliHarness } from "../agent-setup.ts";
+import { CliError } from "../cli-error.ts";
+import { resolveModelSettings, settingsSecrets } from "../config.ts";
+import { openStore } from "../store-context.ts";
+import type { ServeFlags } from "./serve.ts";
+
+/** True for loopback hosts. */
+export function isLoopbackHost(host: string): boolean {
+  const bare = host.replace(/^\[|\]$/g, "");
+  if (bare === "localhost") return true;
+  if (isIP(bare) === 4) return bare.startsWith("127.");
+  if (isIP(bare) === 6) return bare === "::1";
+  return false;
+}
+
+/** `arbor serve`. */
+export async function serveAction(flags: ServeFlags, globals: { db?: string }): Promise<void> {
+  const host = flags.host ?? "127.0.0.1";
+  const port = Number(flags.port ?? "3000");
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`Bad --port "${flags.port}": expected a number from 0 to 65535.`);
+  const token = flags.token ?? process.env.ARBOR_TOKEN;
+  if (!token && !isLoopbackHost(host)) {
+    throw new CliError(`Refusing to serve on ${host} without a token: anyone who can reach it could run the agent. Pass --token or set ARBOR_TOKEN (or bind 127.0.0.1).`);
+  }
+  const store = openStore(globals);
+  let close: (() => Promise<void>) | undefined;
+  try {
+    const cwd = flags.cwd ?? process.cwd();
+    let handler: ChatHandler;
+    let mode: string;
+    if (flags.model ?? process.env.ARBOR_MODEL) {
+      const settings = resolveModelSettings(flags, process.env);
+      if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
+      store.addSecrets(settingsSecrets(settings));
+      const [latest] = await store.listNewestFirst();
+      const { harness } = await createCliHarness({ store, sessionId: latest?.id, cwd, settings, tools: flags });
+      handler = createChatHandler({ harness, token, cwd });
+      mode = `model ${settings.spec.provider}:${settings.spec.modelId}`;
+      close = () => harness.close();
+    } else {
+      handler = createChatHandler({ repository: store.repo, token, cwd });
+      mode = "read-only (no --model)";
+    }
+    const server = await startChatServer({ handler, port, host });
+    process.stderr.write(`arbor serve: ${server.url} (${mode}; ${token ? "bearer token required" : "no token: loopback only"}; log ${store.dbPath})\n`);
+    await new Promise<void>((resolve) => {
+      const stop = () => {
+        process.off("SIGINT", stop);
+        process.off("SIGTERM", stop);
+        resolve();
+      };
+      process.on("SIGINT", stop);
+      process.on("SIGTERM", stop);
+    });
+    await server.close();
+  } finally {
+    await close?.();
+    await store.close();
+  }
+}

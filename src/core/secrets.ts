@@ -1,0 +1,228 @@
+/**
+ * Redaction of registered secrets (API keys, tokens, URL passwords) in their literal form and in
+ * the encodings a command or a model is likely to produce, for whole texts and for streams.
+ *
+ * Contract (ours; issue 19 finding 3):
+ * - a secret shorter than 6 characters is ignored (it would redact
+ *   ordinary words);
+ * - each secret is searched in these **forms**: the literal; the reversed literal; the lower- and
+ *   upper-case hex of its UTF-8 bytes; and its base64 and base64url encodings at each of the three
+ *   byte alignments it can have inside a longer encoded text (for an alignment the characters that
+ *   depend only on the secret's bytes; a form shorter than 8 characters is dropped, so a short
+ *   secret is found in its literal, reversed and hex forms only);
+ * - in every form a line break (`\n` or `\r\n`) may sit between any two characters, so a key split
+ *   over two lines, `base64`'s 76-column wrapping and `fold` output are found too;
+ * - every match is replaced by {@link REDACTED}; where matches of two forms overlap, the one that
+ *   starts first wins (the longer at the same start);
+ * - {@link SecretRedactor.redactValue} applies this to every string of a JSON-like value (object
+ *   keys included) and returns the same object when nothing changed;
+ * - {@link createStreamRedactor} redacts a text that arrives in pieces: it holds back the tail that
+ *   could still be the start of a match (at most the longest form, plus two characters per line
+ *   break in it), so the concatenation of its outputs equals `redact(whole text)` and no output
+ *   piece ever holds part of a secret that a later piece completes.
+ * Limits: other encodings (URL-encoding, base32, gzip, a key spelled with spaces or interleaved with
+ * other text) are not found; the sandbox (docs/security.md) keeps the key out of reach instead.
+ *
+ * @example
+ * ```ts
+ * const redactor = createSecretRedactor(["sk-test-SECRET-4242"]);
+ * redactor.redact(`key=${Buffer.from("sk-test-SECRET-4242").toString("base64")}`); // "key=[redacted]"
+ * ```
+ */
+
+/** Secrets shorter than this (in UTF-16 code units) are ignored. */
+const MIN_SECRET_LENGTH = 6;
+/** What a redacted match is replaced by. */
+export const REDACTED = "[redacted]";
+const MIN_ENCODED_FORM_LENGTH = 8;
+const BREAK = "(?:\\r?\\n)?";
+
+/**
+ * Finds and replaces registered secrets (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const redactor = createSecretRedactor(); redactor.add(process.env.OPENAI_API_KEY ?? "");
+ * ```
+ */
+export interface SecretRedactor {
+  /** Number of registered secrets (0: every method returns its input). */
+  readonly size: number;
+  /** Length of the longest form, in UTF-16 code units (0 when there are none). */
+  readonly longestForm: number;
+  /** Registers a secret; ignored when shorter than 6 characters or not a string. */
+  add(secret: string): void;
+  /** `text` with every match replaced by {@link REDACTED}. */
+  redact(text: string): string;
+  /** Start and end offsets (end exclusive) of the matches in `text`, in order, not overlapping. */
+  matches(text: string): [number, number][];
+  /** A copy of `value` with every string (and object key) redacted; `value` itself when nothing changed. */
+  redactValue<T>(value: T): T;
+}
+
+function escapeChar(char: string): string {
+  return /[\\^$.*+?()[\]{}|/-]/.test(char) ? `\\${char}` : char;
+}
+
+/** The characters of the base64 encoding of `bytes` placed at offset `align` (0..2) of an encoded text that depend on `bytes` alone. */
+function alignedBase64(bytes: Buffer, align: number): string {
+  const encoded = Buffer.concat([Buffer.alloc(align), bytes]).toString("base64").replace(/=+$/, "");
+  // Characters carrying a prefix bit come first; characters of the last partial group also carry
+  // bits of whatever follows the secret.
+  const start = align === 0 ? 0 : 4;
+  const totalBits = (align + bytes.length) * 8;
+  const fullChars = Math.floor(totalBits / 6);
+  return encoded.slice(start, fullChars);
+}
+
+/** Every form of `secret` searched for (see the module contract). */
+function secretForms(secret: string): string[] {
+  const bytes = Buffer.from(secret, "utf8");
+  const forms = new Set<string>([secret, [...secret].reverse().join("")]);
+  const hex = bytes.toString("hex");
+  forms.add(hex);
+  forms.add(hex.toUpperCase());
+  for (let align = 0; align < 3; align += 1) {
+    const base64 = alignedBase64(bytes, align);
+    if (base64.length < MIN_ENCODED_FORM_LENGTH) continue;
+    forms.add(base64);
+    forms.add(base64.replaceAll("+", "-").replaceAll("/", "_"));
+  }
+  return [...forms].filter((form) => form.length >= MIN_SECRET_LENGTH);
+}
+
+/**
+ * Creates a redactor for `secrets` (more can be added later with `add`).
+ *
+ * @example
+ * ```ts
+ * createSecretRedactor(["sk-abc123xyz"]).redact("key: sk-abc\n123xyz"); // "key: [redacted]"
+ * ```
+ */
+export function createSecretRedactor(secrets: Iterable<string> = []): SecretRedactor {
+  const known = new Set<string>();
+  let forms: string[] = [];
+  let pattern: RegExp | undefined;
+  const add = (secret: string) => {
+    if (typeof secret !== "string" || secret.length < MIN_SECRET_LENGTH || known.has(secret)) return;
+    known.add(secret);
+    forms = [...new Set([...forms, ...secretForms(secret)])].sort((a, b) => b.length - a.length);
+    pattern = new RegExp(forms.map((form) => [...form].map(escapeChar).join(BREAK)).join("|"), "g");
+  };
+  for (const secret of secrets) add(secret);
+
+  const matches = (text: string): [number, number][] => {
+    if (!pattern || text.length === 0) return [];
+    const found: [number, number][] = [];
+    pattern.lastIndex = 0;
+    for (const match of text.matchAll(pattern)) found.push([match.index, match.index + match[0].length]);
+    return found;
+  };
+  const redact = (text: string): string => {
+    if (!pattern || text.length === 0) return text;
+    pattern.lastIndex = 0;
+    return pattern.test(text) ? text.replace(pattern, REDACTED) : text;
+  };
+  const redactValue = <T>(value: T): T => {
+    if (!pattern) return value;
+    if (typeof value === "string") return redact(value) as T;
+    if (Array.isArray(value)) {
+      const next = value.map((item) => redactValue(item));
+      return (next.some((item, index) => item !== value[index]) ? next : value) as T;
+    }
+    if (value !== null && typeof value === "object" && Object.getPrototypeOf(value) === Object.prototype) {
+      let changed = false;
+      const entries = Object.entries(value).map(([key, item]) => {
+        const [nextKey, nextItem] = [redact(key), redactValue(item)];
+        if (nextKey !== key || nextItem !== item) changed = true;
+        return [nextKey, nextItem] as const;
+      });
+      return (changed ? Object.fromEntries(entries) : value) as T;
+    }
+    return value;
+  };
+  return {
+    get size() {
+      return known.size;
+    },
+    get longestForm() {
+      return forms[0]?.length ?? 0;
+    },
+    add,
+    redact,
+    matches,
+    redactValue,
+  };
+}
+
+/**
+ * Redacts a text that arrives in pieces (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const stream = createStreamRedactor(redactor);
+ * const out = ["sk-t", "est-", "SECR", "ET-4242"].map((piece) => stream.push(piece)).join("") + stream.end(); // "[redacted]"
+ * ```
+ */
+export interface StreamRedactor {
+  /** Adds a piece; returns the redacted text that can no longer change (possibly ""). */
+  push(piece: string): string;
+  /** Ends the text; returns the redacted rest. */
+  end(): string;
+  /** Everything returned so far, concatenated. */
+  readonly emitted: string;
+}
+
+function countBreaks(text: string): number {
+  let count = 0;
+  for (let index = text.indexOf("\n"); index !== -1; index = text.indexOf("\n", index + 1)) count += 1;
+  return count;
+}
+
+/**
+ * Creates a {@link StreamRedactor} over `redactor` (its secrets at each push).
+ *
+ * @example
+ * ```ts
+ * const stream = createStreamRedactor(createSecretRedactor([key]));
+ * ```
+ */
+export function createStreamRedactor(redactor: SecretRedactor): StreamRedactor {
+  let pending = "";
+  let emitted = "";
+  const release = (cut: number, found: [number, number][]): string => {
+    let out = "";
+    let at = 0;
+    for (const [start, end] of found) {
+      if (end > cut) break;
+      out += pending.slice(at, start) + REDACTED;
+      at = end;
+    }
+    out += pending.slice(at, cut);
+    pending = pending.slice(cut);
+    emitted += out;
+    return out;
+  };
+  return {
+    push(piece) {
+      pending += piece;
+      if (redactor.size === 0) return release(pending.length, []);
+      const longest = redactor.longestForm;
+      // A match not complete yet has fewer than `longest` secret characters in the tail, plus its breaks.
+      const window = longest + 2 * countBreaks(pending.slice(-3 * longest));
+      let cut = pending.length - window;
+      if (cut <= 0) return "";
+      const found = redactor.matches(pending);
+      for (const [start, end] of found) if (start < cut && end > cut) cut = start;
+      const code = pending.charCodeAt(cut - 1);
+      if (code >= 0xd800 && code <= 0xdbff) cut -= 1; // do not split a surrogate pair
+      return cut > 0 ? release(cut, found) : "";
+    },
+    end() {
+      return release(pending.length, redactor.matches(pending));
+    },
+    get emitted() {
+      return emitted;
+    },
+  };
+}

@@ -1,0 +1,51 @@
+/**
+ * Who is asking: the bearer token check and the tenant of a request.
+ *
+ * Contract (ours):
+ * - with `token`, a request must carry `Authorization: Bearer <token>` (compared in constant
+ *   time); anything else is `401` before any route runs, so it reads and writes nothing;
+ * - `authenticate`, when given, replaces the token check: it returns the request's tenant, or
+ *   undefined for `401` (a multi-tenant service maps its own credentials here);
+ * - with neither, every request is the default tenant (for loopback use; `arbor serve`
+ *   refuses a non-loopback host without a token);
+ * - a session's tenant is `session.created.tenant`, or {@link DEFAULT_TENANT} when it has none;
+ *   every route that names a session answers `404` unless that tenant is the request's, so a
+ *   request never reaches (or learns of) another tenant's session.
+ *
+ * @example
+ * ```ts
+ * const tenant = await resolveTenant(request, { token: process.env.ARBOR_TOKEN });
+ * if (tenant === undefined) return unauthorized();
+ * ```
+ */
+import { createHash, timingSafeEqual } from "node:crypto";
+
+/** The tenant of sessions that name none, and of requests when there is one tenant. */
+export const DEFAULT_TENANT = "default";
+
+/** How requests are authenticated. */
+export interface ChatAuthOptions {
+  /** The bearer token every request must carry. */
+  token?: string;
+  /** Returns the tenant of an authenticated request, undefined to refuse it (`401`). Wins over `token`. */
+  authenticate?: (request: Request) => Promise<string | undefined> | string | undefined;
+}
+
+const digest = (value: string) => createHash("sha256").update(value).digest();
+
+/**
+ * The request's tenant, or undefined when it is not authenticated.
+ *
+ * @example
+ * ```ts
+ * await resolveTenant(new Request("http://x/", { headers: { authorization: "Bearer t" } }), { token: "t" }); // "default"
+ * ```
+ */
+export async function resolveTenant(request: Request, options: ChatAuthOptions): Promise<string | undefined> {
+  if (options.authenticate) return (await options.authenticate(request)) ?? undefined;
+  if (options.token === undefined) return DEFAULT_TENANT;
+  const header = request.headers.get("authorization") ?? "";
+  const match = /^Bearer\s+(.+)$/i.exec(header.trim());
+  if (!match) return undefined;
+  return timingSafeEqual(digest(match[1]), digest(options.token)) ? DEFAULT_TENANT : undefined;
+}

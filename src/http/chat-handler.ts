@@ -1,0 +1,238 @@
+/**
+ * `createChatHandler`: Arbor over HTTP in the AI SDK UI message stream protocol, as a
+ * Fetch-style `(Request) => Promise<Response>` handler (Node's `http` through
+ * `node-adapter.ts`, or any framework that takes Fetch handlers).
+ *
+ * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 6;
+ * `../shared/reference/service-protocols.md` §1; the rest ours):
+ * - `POST {base}/chat`, body `{ id, messages, trigger, messageId }`: the LAST message must be a
+ *   user message (text and image file parts); the log holds the history, so earlier messages
+ *   are ignored. Session `id` is created on first use (with the request's tenant), the prompt
+ *   is run, and the run is streamed as UI message chunks with the exact headers
+ *   (`sse.ts`); `409` while the session is busy; `400` naming what is wrong in the body;
+ * - `GET {base}/chat/:id/stream`: `204` when the session has no active run; otherwise a full
+ *   replay of the current run's message from the log, then live chunks until it ends;
+ * - `POST {base}/chat/:id/stop`: aborts the active run and answers `{ stopped }` once the run
+ *   has ended (the partial message is kept in the log);
+ * - `GET {base}/sessions` (the tenant's sessions, newest first), `GET {base}/sessions/:id`
+ *   (info, leaf, tree, context, stats and the UI messages), `GET {base}/sessions/:id/events?from=V`
+ *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins);
+ * - `GET /` and `GET /inspector`: the offline inspector page (`inspector-page.ts`; no data in it);
+ * - every `{base}` route checks auth first (`401`, nothing read or written), then the
+ *   session's tenant (`404` for an unknown or another tenant's session, nothing written);
+ * - with only a `repository` the handler is read-only (sessions, events, resume of runs driven
+ *   by another process through a shared log): `POST` routes answer `501`;
+ * - tool approvals: a `POST` whose last message is an assistant message with
+ *   `approval-responded` tool parts answers `501` until durable approvals land (the route and
+ *   the message shape are in place);
+ * - errors are JSON `{ error: { code, message } }`; dropping a connection never stops a run.
+ *
+ * @example
+ * ```ts
+ * const handler = createChatHandler({ harness, token: process.env.ARBOR_TOKEN });
+ * const response = await handler(new Request("http://localhost/api/sessions", { headers: { authorization: `Bearer ${token}` } }));
+ * ```
+ */
+import { InvalidArgumentError, SessionBusyError, SessionNotFoundError } from "../core/errors.ts";
+import type { AgentHarness } from "../harness/create-harness.ts";
+import type { HarnessSession } from "../harness/harness-session-types.ts";
+import { findLiveStreamRun } from "../machines/run-lease.ts";
+import type { EventLog } from "../store/event-log.ts";
+import type { SessionRepository } from "../store/session-types.ts";
+import { resolveTenant, type ChatAuthOptions } from "./auth.ts";
+import { parseChatRequest } from "./chat-request.ts";
+import { inspectorPage } from "./inspector-page.ts";
+import { jsonError, jsonResponse } from "./responses.ts";
+import { lastRunStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
+import { sessionDetail, sessionEvents, sessionList } from "./session-routes.ts";
+import { uiMessageStreamResponse } from "./sse.ts";
+import { Observable } from "rxjs";
+import type { UIMessageChunk } from "ai";
+
+/** Options of {@link createChatHandler}. One of `harness` or `repository` is required. */
+export interface ChatHandlerOptions extends ChatAuthOptions {
+  /** Runs prompts: sessions are opened (and created) through it. */
+  harness?: AgentHarness;
+  /** Without a harness: a read-only service over this repository. */
+  repository?: SessionRepository;
+  /** Path prefix of the API routes (default `/api`). */
+  basePath?: string;
+  /** Working directory of sessions created by `POST {base}/chat` (default `process.cwd()`). */
+  cwd?: string;
+  /** Keep-alive comment interval of event streams, in ms (default 15 000). */
+  keepAliveMs?: number;
+  /** Serve the inspector page at `/` and `/inspector` (default true). */
+  inspector?: boolean;
+}
+
+/** A Fetch-style request handler. */
+export type ChatHandler = (request: Request) => Promise<Response>;
+
+const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
+
+function repositoryOf(options: ChatHandlerOptions): { repository: SessionRepository; log: EventLog } {
+  const repository = options.repository ?? options.harness?.repository;
+  const log = repository?.log;
+  if (!repository || !log) {
+    throw new InvalidArgumentError("createChatHandler(): pass a harness with a repository (eventLog, eventLogPath or repository), or a repository from createSessionRepository.");
+  }
+  return { repository, log };
+}
+
+/**
+ * Creates the handler (see the module contract).
+ *
+ * @throws InvalidArgumentError when neither a harness with a repository nor a repository is given.
+ * @example
+ * ```ts
+ * const handler = createChatHandler({ harness });
+ * ```
+ */
+export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
+  const { repository, log } = repositoryOf(options);
+  const base = (options.basePath ?? "/api").replace(/\/+$/, "");
+  const harness = options.harness;
+  const cwd = options.cwd ?? process.cwd();
+  const keepAlive = options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs };
+
+  /** The session if it exists and belongs to `tenant`; a 404 response otherwise. */
+  const ownSession = async (id: string, tenant: string): Promise<Response | undefined> => {
+    if (!SESSION_ID.test(id)) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+    const owner = await sessionTenant(log, id);
+    return owner === tenant ? undefined : jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+  };
+
+  /** The active run's first version, after making sure a dead owner's run was recovered. */
+  const activeRun = async (id: string): Promise<number | undefined> => {
+    const streamId = sessionStream(id);
+    const start = await lastRunStart(log, streamId);
+    if (start === undefined) return undefined;
+    if (harness) {
+      try {
+        // Live here: returned as is. Not open: opening runs crash recovery, which ends a dead run.
+        await harness.openSession(id);
+      } catch (error) {
+        if (!SessionBusyError.isInstance(error)) throw error;
+        return start; // driven by another live process: follow it through the log
+      }
+      return lastRunStart(log, streamId);
+    }
+    const events = await log.readStream(streamId, { fromVersion: start });
+    const ownership = log.ownership;
+    const live = await findLiveStreamRun(ownership && { isOwnedElsewhere: () => ownership.isOwnedElsewhere(streamId) }, events);
+    return live ? start : undefined;
+  };
+
+  const postChat = async (request: Request, tenant: string): Promise<Response> => {
+    if (!harness) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot run prompts.");
+    const parsed = await parseChatRequest(request);
+    if ("error" in parsed) return parsed.error;
+    const { id, prompt } = parsed;
+    if (!SESSION_ID.test(id)) return jsonError(400, "INVALID_ARGUMENT", `"id" must be 1 to 128 letters, digits, ".", "_", ":" or "-" (starting with a letter or digit); got ${JSON.stringify(id).slice(0, 80)}.`);
+    const owner = await sessionTenant(log, id);
+    if (owner !== undefined && owner !== tenant) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+    if (owner === undefined) {
+      try {
+        await repository.create({ id, cwd, tenant });
+      } catch (error) {
+        // A concurrent first POST created it: use it if it is this tenant's.
+        if ((await sessionTenant(log, id)) !== tenant) throw error;
+      }
+    }
+    let session: HarnessSession;
+    try {
+      session = await harness.openSession(id);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+      throw error;
+    }
+    const before = await log.streamVersion(sessionStream(id));
+    let outcome: Promise<unknown>;
+    try {
+      outcome = session.prompt(prompt.text, prompt.images.length ? prompt.images : undefined);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+      throw error;
+    }
+    const chunks = new Observable<UIMessageChunk>((subscriber) => {
+      let started = false;
+      const inner = runChunks$(log, sessionStream(id), before).subscribe({
+        next: (chunk) => {
+          started = true;
+          subscriber.next(chunk);
+        },
+        error: (error) => subscriber.error(error),
+        complete: () => subscriber.complete(),
+      });
+      // A prompt that fails before its run starts (a throwing hook) has no run.ended to end the stream.
+      outcome.catch((error: unknown) => {
+        if (!started) subscriber.error(error);
+      });
+      return inner;
+    });
+    return uiMessageStreamResponse(chunks, keepAlive);
+  };
+
+  const resume = async (id: string, tenant: string): Promise<Response> => {
+    const denied = await ownSession(id, tenant);
+    if (denied) return denied;
+    const start = await activeRun(id);
+    if (start === undefined) return new Response(null, { status: 204 });
+    return uiMessageStreamResponse(runChunks$(log, sessionStream(id), start - 1), keepAlive);
+  };
+
+  const stop = async (id: string, tenant: string): Promise<Response> => {
+    if (!harness) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot stop runs.");
+    const denied = await ownSession(id, tenant);
+    if (denied) return denied;
+    if ((await lastRunStart(log, sessionStream(id))) === undefined) return jsonResponse(200, { stopped: false });
+    let session: HarnessSession;
+    try {
+      session = await harness.openSession(id);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", `${error.message} Stop it in the process that runs it.`);
+      throw error;
+    }
+    session.abort("stopped by the client");
+    await session.waitForIdle();
+    return jsonResponse(200, { stopped: true });
+  };
+
+  const route = async (request: Request): Promise<Response> => {
+    const url = new URL(request.url);
+    const path = url.pathname;
+    if (options.inspector !== false && request.method === "GET" && (path === "/" || path === "/inspector")) {
+      return new Response(inspectorPage({ basePath: base }), { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
+    }
+    if (path !== base && !path.startsWith(`${base}/`)) return jsonError(404, "NOT_FOUND", `No route ${request.method} ${path}.`);
+    const tenant = await resolveTenant(request, options);
+    if (tenant === undefined) {
+      return jsonError(401, "UNAUTHORIZED", "Missing or wrong bearer token (Authorization: Bearer <token>).", { "www-authenticate": 'Bearer realm="arbor"' });
+    }
+    const parts = path.slice(base.length).split("/").filter(Boolean).map(decodeURIComponent);
+    const method = request.method;
+    if (parts[0] === "chat") {
+      if (parts.length === 1 && method === "POST") return postChat(request, tenant);
+      if (parts.length === 3 && parts[2] === "stream" && method === "GET") return resume(parts[1], tenant);
+      if (parts.length === 3 && parts[2] === "stop" && method === "POST") return stop(parts[1], tenant);
+    }
+    if (parts[0] === "sessions" && method === "GET") {
+      if (parts.length === 1) return sessionList(repository, log, tenant);
+      const denied = parts.length >= 2 ? await ownSession(parts[1], tenant) : undefined;
+      if (denied) return denied;
+      if (parts.length === 2) return sessionDetail(repository, log, parts[1]);
+      if (parts.length === 3 && parts[2] === "events") return sessionEvents(log, parts[1], request, keepAlive);
+    }
+    return jsonError(404, "NOT_FOUND", `No route ${method} ${path}.`);
+  };
+
+  return async (request) => {
+    try {
+      return await route(request);
+    } catch (error) {
+      if (SessionNotFoundError.isInstance(error)) return jsonError(404, "SESSION_NOT_FOUND", error.message);
+      const code = typeof (error as { code?: unknown }).code === "string" ? (error as { code: string }).code : "INTERNAL";
+      return jsonError(500, code, error instanceof Error ? error.message : String(error));
+    }
+  };
+}

@@ -1,0 +1,80 @@
+/**
+ * The body of `POST /api/chat` as `DefaultChatTransport` sends it: `{ id, messages, trigger,
+ * messageId, ...body }` (`ai` 6).
+ *
+ * Contract (ours):
+ * - `id` must be a string, `messages` a non-empty array; the last message must be a `user`
+ *   message with at least one text or image file part (`data:` URL); its text parts are joined
+ *   with a blank line between them;
+ * - `trigger: "regenerate-message"` is refused (`400`): regenerate by moving the leaf instead;
+ * - a last `assistant` message with `approval-responded` tool parts (a tool approval answer)
+ *   gets `501` until durable approvals land;
+ * - every refusal is a `400`/`501` JSON error naming the field.
+ *
+ * @example
+ * ```ts
+ * const parsed = await parseChatRequest(request);
+ * if ("error" in parsed) return parsed.error;
+ * ```
+ */
+import { z } from "zod";
+import type { ImageContent } from "../core/messages.ts";
+import { jsonError } from "./responses.ts";
+
+const partSchema = z.looseObject({ type: z.string() });
+const bodySchema = z.looseObject({
+  id: z.string(),
+  messages: z.array(z.looseObject({ id: z.string().optional(), role: z.string(), parts: z.array(partSchema) })).min(1),
+  trigger: z.string().optional(),
+  messageId: z.string().optional(),
+});
+
+/** A parsed chat request. */
+export interface ChatRequest {
+  id: string;
+  prompt: { text: string; images: ImageContent[] };
+}
+
+/**
+ * Parses and checks the body (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const { id, prompt } = (await parseChatRequest(request)) as ChatRequest;
+ * ```
+ */
+export async function parseChatRequest(request: Request): Promise<ChatRequest | { error: Response }> {
+  let json: unknown;
+  try {
+    json = await request.json();
+  } catch {
+    return { error: jsonError(400, "INVALID_ARGUMENT", "The body must be JSON: { id, messages, trigger, messageId }.") };
+  }
+  const parsed = bodySchema.safeParse(json);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    return { error: jsonError(400, "INVALID_ARGUMENT", `Invalid body field "${issue.path.join(".") || "(root)"}": ${issue.message}.`) };
+  }
+  const { id, messages, trigger } = parsed.data;
+  if (trigger === "regenerate-message") {
+    return { error: jsonError(400, "INVALID_ARGUMENT", '"trigger": "regenerate-message" is not supported; send a new user message (the log keeps every branch).') };
+  }
+  const last = messages[messages.length - 1];
+  if (last.role === "assistant" && last.parts.some((part) => part.state === "approval-responded")) {
+    return { error: jsonError(501, "NOT_SUPPORTED", "Tool approval answers over HTTP need durable approvals, which this version does not have yet.") };
+  }
+  if (last.role !== "user") return { error: jsonError(400, "INVALID_ARGUMENT", `The last message must be the user's new message; got role "${last.role}" (field "messages.${messages.length - 1}.role").`) };
+  const texts: string[] = [];
+  const images: ImageContent[] = [];
+  for (const part of last.parts) {
+    if (part.type === "text" && typeof part.text === "string") texts.push(part.text);
+    else if (part.type === "file" && typeof part.url === "string" && typeof part.mediaType === "string" && part.mediaType.startsWith("image/")) {
+      const match = /^data:([^;,]+);base64,(.*)$/s.exec(part.url);
+      if (!match) return { error: jsonError(400, "INVALID_ARGUMENT", `Image parts must be base64 data: URLs (field "messages.${messages.length - 1}.parts").`) };
+      images.push({ type: "image", mimeType: match[1], data: match[2] });
+    }
+  }
+  const text = texts.join("\n\n");
+  if (text.trim() === "" && images.length === 0) return { error: jsonError(400, "INVALID_ARGUMENT", `The last user message has no text or image part (field "messages.${messages.length - 1}.parts").`) };
+  return { id, prompt: { text, images } };
+}

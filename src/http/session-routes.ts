@@ -1,0 +1,84 @@
+/**
+ * The read routes over sessions: the list, one session (tree, context, UI messages) and its raw
+ * event stream.
+ *
+ * Contract (ours; the caller checked auth and that the session is the request's tenant's):
+ * - `sessionList`: the tenant's sessions (`SessionSummary` rows plus `tenant`), newest first;
+ * - `sessionDetail`: `{ id, info, name, leafId, version, tree, context, stats, messages }`, where
+ *   `tree` is `SessionView.getTree()`, `context` is `buildContext()` for the leaf and `messages`
+ *   the AI SDK UI messages (`ui-messages.ts`), all projected from one read of the log;
+ * - `sessionEvents`: `?from=V` (a stream version, default 0) or the `Last-Event-ID` header (wins)
+ *   selects the events after V; a bad value is a `400` naming it; the stream then follows live.
+ *
+ * @example
+ * ```ts
+ * return sessionDetail(repository, log, id);
+ * ```
+ */
+import type { EventLog } from "../store/event-log.ts";
+import type { SessionRepository } from "../store/session-types.ts";
+import { jsonError, jsonResponse } from "./responses.ts";
+import { sessionStream, sessionTenant } from "./run-stream.ts";
+import { logEventStreamResponse } from "./sse.ts";
+import { uiMessagesOf } from "./ui-messages.ts";
+
+/**
+ * `GET /api/sessions`.
+ *
+ * @example
+ * ```ts
+ * const response = await sessionList(repository, log, "default");
+ * ```
+ */
+export async function sessionList(repository: SessionRepository, log: EventLog, tenant: string): Promise<Response> {
+  const rows = [];
+  for (const summary of await repository.list()) {
+    const owner = await sessionTenant(log, summary.id);
+    if (owner === tenant) rows.push({ ...summary, tenant: owner });
+  }
+  return jsonResponse(200, { sessions: rows });
+}
+
+/**
+ * `GET /api/sessions/:id`.
+ *
+ * @example
+ * ```ts
+ * const { tree, context, messages } = await (await sessionDetail(repository, log, id)).json();
+ * ```
+ */
+export async function sessionDetail(repository: SessionRepository, log: EventLog, id: string): Promise<Response> {
+  const handle = await repository.open(id);
+  const view = handle.view;
+  const events = await log.readStream(sessionStream(id), { fromVersion: 1 });
+  const upTo = events.filter((event) => event.version <= view.version);
+  return jsonResponse(200, {
+    id,
+    info: view.info,
+    name: view.name,
+    leafId: view.leafId,
+    version: view.version,
+    tree: view.getTree(),
+    context: view.buildContext(),
+    stats: view.getStats(),
+    messages: await uiMessagesOf(upTo),
+  });
+}
+
+/**
+ * `GET /api/sessions/:id/events?from=V`.
+ *
+ * @example
+ * ```ts
+ * return sessionEvents(log, id, request);
+ * ```
+ */
+export function sessionEvents(log: EventLog, id: string, request: Request, options: { keepAliveMs?: number } = {}): Response {
+  const lastEventId = request.headers.get("last-event-id");
+  const raw = lastEventId ?? new URL(request.url).searchParams.get("from") ?? "0";
+  const from = /^\d{1,15}$/.test(raw) ? Number(raw) : Number.NaN;
+  if (!Number.isSafeInteger(from)) {
+    return jsonError(400, "INVALID_ARGUMENT", `${lastEventId !== null ? "Last-Event-ID" : '"from"'} must be a stream version (an integer >= 0); got ${JSON.stringify(raw).slice(0, 40)}.`);
+  }
+  return logEventStreamResponse(log.subscribe({ streamId: sessionStream(id), fromVersion: from }), options);
+}

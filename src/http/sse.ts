@@ -1,0 +1,108 @@
+/**
+ * Server-sent event bodies: the AI SDK UI message stream framing and the raw-log event stream.
+ *
+ * Contract (framing: the AI SDK's, `../shared/reference/service-protocols.md` §1; the rest ours):
+ * - {@link UI_MESSAGE_STREAM_HEADERS} are the exact headers of `ai` 6's `UI_MESSAGE_STREAM_HEADERS`;
+ * - {@link uiMessageStreamResponse}: each chunk is one `data: <JSON>\n\n` frame (the part type is
+ *   the JSON `type`, never an `event:` line); the body ends with `data: [DONE]\n\n` when the
+ *   source completes; a source error becomes an `error` chunk, then `[DONE]`;
+ * - {@link logEventStreamResponse}: each stored event is `id: <stream version>\ndata: <JSON>\n\n`
+ *   (an `EventSource` resumes with `Last-Event-ID`); it never ends by itself;
+ * - both send a `: keep-alive` comment every `keepAliveMs` (default 15 000 ms) while idle;
+ * - cancelling the body (the client went away) unsubscribes from the source; it never stops the
+ *   run that produces the events.
+ *
+ * @example
+ * ```ts
+ * return uiMessageStreamResponse(chunks$);
+ * ```
+ */
+import type { UIMessageChunk } from "ai";
+import type { Observable, Subscription } from "rxjs";
+import type { StoredEvent } from "../store/event-log.ts";
+
+/** The UI message stream response headers (`ai` 6 `UI_MESSAGE_STREAM_HEADERS`). */
+export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  "content-type": "text/event-stream",
+  "cache-control": "no-cache",
+  connection: "keep-alive",
+  "x-vercel-ai-ui-message-stream": "v1",
+  "x-accel-buffering": "no",
+});
+
+const encoder = new TextEncoder();
+
+function sseBody<T>(source: Observable<T>, frame: (value: T) => string, options: { done?: string; onError: (error: unknown) => string; keepAliveMs?: number }): ReadableStream<Uint8Array> {
+  let subscription: Subscription | undefined;
+  let keepAlive: ReturnType<typeof setInterval> | undefined;
+  const stop = () => {
+    subscription?.unsubscribe();
+    if (keepAlive !== undefined) clearInterval(keepAlive);
+  };
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      let closed = false;
+      const write = (text: string) => {
+        if (!closed) controller.enqueue(encoder.encode(text));
+      };
+      const close = () => {
+        if (closed) return;
+        closed = true;
+        stop();
+        controller.close();
+      };
+      keepAlive = setInterval(() => write(": keep-alive\n\n"), options.keepAliveMs ?? 15_000);
+      keepAlive.unref?.();
+      subscription = source.subscribe({
+        next: (value) => write(frame(value)),
+        error: (error: unknown) => {
+          write(options.onError(error));
+          if (options.done !== undefined) write(options.done);
+          close();
+        },
+        complete: () => {
+          if (options.done !== undefined) write(options.done);
+          close();
+        },
+      });
+    },
+    cancel() {
+      stop();
+    },
+  });
+}
+
+const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+/**
+ * A `200` UI message stream response of `chunks` (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const response = uiMessageStreamResponse(of({ type: "start" }, { type: "finish" }));
+ * ```
+ */
+export function uiMessageStreamResponse(chunks: Observable<UIMessageChunk>, options: { keepAliveMs?: number } = {}): Response {
+  const body = sseBody(chunks, (chunk) => `data: ${JSON.stringify(chunk)}\n\n`, {
+    done: "data: [DONE]\n\n",
+    onError: (error) => `data: ${JSON.stringify({ type: "error", errorText: describe(error) })}\n\n`,
+    keepAliveMs: options.keepAliveMs,
+  });
+  return new Response(body, { status: 200, headers: { ...UI_MESSAGE_STREAM_HEADERS } });
+}
+
+/**
+ * A `200` event stream of stored events, `id:` being each event's stream version.
+ *
+ * @example
+ * ```ts
+ * const response = logEventStreamResponse(log.subscribe({ streamId, fromVersion: 0 }));
+ * ```
+ */
+export function logEventStreamResponse(events: Observable<StoredEvent>, options: { keepAliveMs?: number } = {}): Response {
+  const body = sseBody(events, (event) => `id: ${event.version}\ndata: ${JSON.stringify(event)}\n\n`, {
+    onError: (error) => `event: error\ndata: ${JSON.stringify({ message: describe(error) })}\n\n`,
+    keepAliveMs: options.keepAliveMs,
+  });
+  return new Response(body, { status: 200, headers: { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", "x-accel-buffering": "no" } });
+}

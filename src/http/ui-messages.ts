@@ -1,0 +1,89 @@
+/**
+ * A session's conversation as AI SDK `UIMessage`s, built from the log (for `GET
+ * /api/sessions/:id`, so a reloaded page can show the history before it resumes a stream).
+ *
+ * Contract (ours):
+ * - user prompts (`entry.appended` user messages) become `user` messages with text and image
+ *   file parts, id = the entry id;
+ * - each run becomes one `assistant` message, id = the run id, built by the AI SDK's own
+ *   `readUIMessageStream` over the run's chunks from the one projection (`ui-projection.ts`),
+ *   so it is exactly what a client that streamed the run holds; a run still going gives its
+ *   message so far (the resume stream then replaces it, same id);
+ * - messages are in log order (every branch of a session whose leaf moved is included), except
+ *   that a user message logged inside a run (its prompt, or a steering message) precedes that
+ *   run's reply.
+ *
+ * @example
+ * ```ts
+ * const messages = await uiMessagesOf(await log.readStream(streamId));
+ * ```
+ */
+import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
+import type { UserMessage } from "../core/messages.ts";
+import type { StoredEvent } from "../store/event-log.ts";
+import { isArborEvent } from "../store/events/catalogue.ts";
+import { initialRunProjection, projectRunEvent, type RunProjectionState } from "./ui-projection.ts";
+
+async function foldChunks(chunks: UIMessageChunk[]): Promise<UIMessage | undefined> {
+  const stream = new ReadableStream<UIMessageChunk>({
+    start(controller) {
+      for (const chunk of chunks) controller.enqueue(chunk);
+      controller.close();
+    },
+  });
+  let last: UIMessage | undefined;
+  for await (const message of readUIMessageStream({ stream })) last = message;
+  return last;
+}
+
+function userParts(message: UserMessage): UIMessage["parts"] {
+  if (typeof message.content === "string") return [{ type: "text", text: message.content }];
+  return message.content.map((block) =>
+    block.type === "text" ? { type: "text" as const, text: block.text } : { type: "file" as const, mediaType: block.mimeType, url: `data:${block.mimeType};base64,${block.data}` },
+  );
+}
+
+/**
+ * The session's UI messages (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const [first] = await uiMessagesOf(events); // { id, role: "user", parts: [{ type: "text", text }] }
+ * ```
+ */
+export async function uiMessagesOf(events: readonly StoredEvent[]): Promise<UIMessage[]> {
+  const slots: (UIMessage | { runChunks: UIMessageChunk[] })[] = [];
+  let run: { state: RunProjectionState; chunks: UIMessageChunk[] } | undefined;
+  for (const event of events) {
+    if (!isArborEvent(event)) continue;
+    if (event.type === "entry.appended" && event.data.entry.type === "message") {
+      const message = (event.data.entry as { message: { role: string } }).message;
+      if (message.role === "user") {
+        const user: UIMessage = { id: event.data.entry.id, role: "user", parts: userParts(message as UserMessage) };
+        // The prompt is logged inside its run (after run.started): it goes before the run's reply.
+        const runSlot = run && !run.state.ended ? slots.findIndex((slot) => "runChunks" in slot && slot.runChunks === run!.chunks) : -1;
+        if (runSlot >= 0) slots.splice(runSlot, 0, user);
+        else slots.push(user);
+      }
+    }
+    if (event.type === "run.started" && (run === undefined || run.state.ended)) {
+      run = { state: initialRunProjection(), chunks: [] };
+      slots.push({ runChunks: run.chunks });
+    }
+    if (run && !run.state.ended) {
+      const step = projectRunEvent(run.state, event);
+      run.state = step.state;
+      run.chunks.push(...step.chunks);
+    }
+  }
+  const messages: UIMessage[] = [];
+  for (const slot of slots) {
+    if (!("runChunks" in slot)) {
+      messages.push(slot);
+      continue;
+    }
+    const message = await foldChunks(slot.runChunks);
+    if (message) messages.push(message);
+  }
+  return messages;
+}

@@ -1,0 +1,262 @@
+/**
+ * The log-to-UI projection: one run's logged events folded into AI SDK UI message stream
+ * chunks (`ai` 6, protocol v1, `../shared/reference/service-protocols.md` §1).
+ *
+ * Contract (ours; the chunk grammar is the AI SDK's):
+ * - {@link projectRunEvent} is a pure reducer `(state, event) -> { state, chunks }`: the same
+ *   events give the same chunks, so a live stream and a replay from the log (the resume
+ *   endpoint) are produced by the same code, chunk for chunk;
+ * - the projection starts at the first `run.started` it sees and follows only events whose
+ *   `metadata.runId` is that run's; it ends at that run's `run.ended` (`state.ended`);
+ * - one run is one UI message: its id is the run id; each turn is a step (`start-step` /
+ *   `finish-step`); text and reasoning part ids are `<logged messageId>:<contentIndex>`;
+ *   tool parts use the logged tool call ids. Nothing is invented: every id comes from the log;
+ * - `message.delta` gives `text-*` / `reasoning-*` / `tool-input-start|delta`; the committed
+ *   assistant entry closes them (`text-end`, `reasoning-end`, `tool-input-available` with the
+ *   parsed arguments); a content block that had no deltas is sent whole at that point;
+ * - a tool result entry gives `tool-output-available` (`output`: the result's content blocks,
+ *   plus `details` when the tool gave some) or `tool-output-error` (`errorText`: its text);
+ * - the end: `done` -> `finish` (`finishReason` from the last assistant stop reason; an
+ *   assistant error first sends `error`); `failed` -> `error` then `finish` (`error`);
+ *   `aborted` / `interrupted` -> `abort` (`reason`); `suspended` (waiting for approval) -> `finish`
+ *   (`tool-calls`), after a `tool-approval-request` (approval id = tool call id) per
+ *   `approval.requested`;
+ * - a discarded attempt (a retried model call) keeps what it streamed: its open parts are
+ *   closed (`text-end`, `tool-input-error`), and the retry's parts follow with their own ids.
+ *
+ * @example
+ * ```ts
+ * let state = initialRunProjection();
+ * for (const event of events) {
+ *   const step = projectRunEvent(state, event);
+ *   state = step.state;
+ *   for (const chunk of step.chunks) write(chunk);
+ * }
+ * ```
+ */
+import type { UIMessageChunk } from "ai";
+import type { AssistantMessage, ToolResultMessage } from "../core/messages.ts";
+import type { ArborEvent } from "../store/events/catalogue.ts";
+
+/** The projection's state between events. Treat as opaque; never mutated by the reducer. */
+export interface RunProjectionState {
+  /** The run followed (undefined until its `run.started`). */
+  readonly runId: string | undefined;
+  /** True once the run's `run.ended` was projected: no chunk follows. */
+  readonly ended: boolean;
+  /** Open text / reasoning part ids with their kind. */
+  readonly openParts: Readonly<Record<string, "text" | "reasoning">>;
+  /** Tool calls whose `tool-input-start` was sent, with their state. */
+  readonly toolCalls: Readonly<Record<string, { toolName: string; available: boolean }>>;
+  /** Assistant entries committed but not yet closed by their `message.ended`, by entry id. */
+  readonly pendingEntries: Readonly<Record<string, AssistantMessage>>;
+  readonly stepOpen: boolean;
+  readonly lastStopReason: string | undefined;
+  readonly lastError: string | undefined;
+}
+
+/** One step of the fold. */
+export interface RunProjectionStep {
+  state: RunProjectionState;
+  chunks: UIMessageChunk[];
+}
+
+/**
+ * The state before any event.
+ *
+ * @example
+ * ```ts
+ * const state = initialRunProjection();
+ * ```
+ */
+export function initialRunProjection(): RunProjectionState {
+  return { runId: undefined, ended: false, openParts: {}, toolCalls: {}, pendingEntries: {}, stepOpen: false, lastStopReason: undefined, lastError: undefined };
+}
+
+const FINISH_REASONS: Record<string, "stop" | "length" | "tool-calls" | "error" | "other"> = {
+  stop: "stop",
+  length: "length",
+  toolUse: "tool-calls",
+  error: "error",
+  aborted: "other",
+};
+
+const textOf = (content: ToolResultMessage["content"]) =>
+  content.map((block) => (block.type === "text" ? block.text : "")).join("");
+
+/**
+ * Folds one event into the run's chunks (see the module contract). Pure: `state` is not
+ * changed; events of other runs, before the run and after its end give no chunk.
+ *
+ * @example
+ * ```ts
+ * const { state: next, chunks } = projectRunEvent(state, event);
+ * ```
+ */
+export function projectRunEvent(state: RunProjectionState, event: ArborEvent): RunProjectionStep {
+  if (state.ended) return { state, chunks: [] };
+  if (state.runId === undefined) {
+    if (event.type !== "run.started") return { state, chunks: [] };
+    return { state: { ...state, runId: event.data.runId }, chunks: [{ type: "start", messageId: event.data.runId }] };
+  }
+  if (event.metadata.runId !== state.runId) return { state, chunks: [] };
+
+  const chunks: UIMessageChunk[] = [];
+  const openParts = { ...state.openParts };
+  const toolCalls = { ...state.toolCalls };
+  let next: RunProjectionState = state;
+  const closePart = (id: string) => {
+    const kind = openParts[id];
+    if (kind === undefined) return;
+    chunks.push(kind === "text" ? { type: "text-end", id } : { type: "reasoning-end", id });
+    delete openParts[id];
+  };
+  const closeAll = (prefix: string) => {
+    for (const id of Object.keys(openParts)) if (id.startsWith(prefix)) closePart(id);
+  };
+
+  switch (event.type) {
+    case "turn.started":
+      chunks.push({ type: "start-step" });
+      next = { ...state, stepOpen: true };
+      break;
+    case "message.delta": {
+      const { messageId, contentIndex, kind, delta } = event.data;
+      const id = `${messageId}:${contentIndex}`;
+      if (kind === "toolCall") {
+        const toolCallId = event.data.toolCallId;
+        if (toolCallId === undefined) break;
+        if (toolCalls[toolCallId] === undefined) {
+          toolCalls[toolCallId] = { toolName: event.data.toolName ?? "unknown", available: false };
+          chunks.push({ type: "tool-input-start", toolCallId, toolName: toolCalls[toolCallId].toolName });
+        }
+        if (delta !== "") chunks.push({ type: "tool-input-delta", toolCallId, inputTextDelta: delta });
+      } else {
+        const partKind = kind === "text" ? "text" : "reasoning";
+        if (openParts[id] === undefined) {
+          openParts[id] = partKind;
+          chunks.push(partKind === "text" ? { type: "text-start", id } : { type: "reasoning-start", id });
+        }
+        chunks.push(partKind === "text" ? { type: "text-delta", id, delta } : { type: "reasoning-delta", id, delta });
+      }
+      next = { ...state, openParts, toolCalls };
+      break;
+    }
+    case "entry.appended": {
+      const entry = event.data.entry;
+      if (entry.type !== "message") break;
+      const message = (entry as { message: { role: string } }).message;
+      if (message.role === "assistant") {
+        next = { ...state, pendingEntries: { ...state.pendingEntries, [entry.id]: message as AssistantMessage } };
+      } else if (message.role === "toolResult") {
+        const result = message as ToolResultMessage;
+        // A result for a call this message never showed (a synthetic one of an earlier run) has no part to land on.
+        if (toolCalls[result.toolCallId] === undefined) break;
+        if (result.isError) chunks.push({ type: "tool-output-error", toolCallId: result.toolCallId, errorText: textOf(result.content) });
+        else {
+          const output = result.details === undefined ? { content: result.content } : { content: result.content, details: result.details };
+          chunks.push({ type: "tool-output-available", toolCallId: result.toolCallId, output });
+        }
+      }
+      break;
+    }
+    case "message.ended": {
+      if (event.data.role !== "assistant") break;
+      const { messageId } = event.data;
+      const prefix = `${messageId}:`;
+      const message = event.data.entryId === undefined ? undefined : state.pendingEntries[event.data.entryId];
+      const pendingEntries = { ...state.pendingEntries };
+      if (event.data.entryId !== undefined) delete pendingEntries[event.data.entryId];
+      if (message === undefined) {
+        // Discarded (retried) or never committed: close what it opened.
+        closeAll(prefix);
+        for (const [toolCallId, call] of Object.entries(toolCalls)) {
+          if (call.available) continue;
+          chunks.push({ type: "tool-input-error", toolCallId, toolName: call.toolName, input: undefined, errorText: event.data.errorMessage ?? "The model call was retried." });
+          toolCalls[toolCallId] = { ...call, available: true };
+        }
+      } else {
+        message.content.forEach((block, index) => {
+          const id = `${prefix}${index}`;
+          if (block.type === "text" || block.type === "thinking") {
+            if (block.type === "thinking" && block.redacted && openParts[id] === undefined) return;
+            const text = block.type === "text" ? block.text : block.thinking;
+            const kind = block.type === "text" ? "text" : "reasoning";
+            if (openParts[id] === undefined) {
+              if (text === "") return;
+              openParts[id] = kind;
+              chunks.push(kind === "text" ? { type: "text-start", id } : { type: "reasoning-start", id });
+              chunks.push(kind === "text" ? { type: "text-delta", id, delta: text } : { type: "reasoning-delta", id, delta: text });
+            }
+            closePart(id);
+          } else if (block.type === "toolCall") {
+            if (toolCalls[block.id] === undefined) chunks.push({ type: "tool-input-start", toolCallId: block.id, toolName: block.name });
+            if (block.argumentsError !== undefined) chunks.push({ type: "tool-input-error", toolCallId: block.id, toolName: block.name, input: block.argumentsError, errorText: `The arguments are not a JSON object: ${block.argumentsError}` });
+            else chunks.push({ type: "tool-input-available", toolCallId: block.id, toolName: block.name, input: block.arguments });
+            toolCalls[block.id] = { toolName: block.name, available: true };
+          }
+        });
+        closeAll(prefix);
+      }
+      next = {
+        ...state,
+        openParts,
+        toolCalls,
+        pendingEntries,
+        lastStopReason: event.data.stopReason ?? state.lastStopReason,
+        lastError: event.data.stopReason === "error" ? (event.data.errorMessage ?? "The model call failed.") : state.lastError,
+      };
+      break;
+    }
+    case "approval.requested":
+      // The approval id is the tool call id: one decision per call (the approval log's own key).
+      if (toolCalls[event.data.toolCallId] !== undefined) chunks.push({ type: "tool-approval-request", approvalId: event.data.toolCallId, toolCallId: event.data.toolCallId });
+      break;
+    case "turn.ended":
+      if (state.stepOpen) chunks.push({ type: "finish-step" });
+      next = { ...state, stepOpen: false };
+      break;
+    case "run.ended": {
+      closeAll("");
+      if (state.stepOpen) chunks.push({ type: "finish-step" });
+      const ended = event.data;
+      if (ended.status === "done") {
+        const reason = FINISH_REASONS[state.lastStopReason ?? "stop"] ?? "other";
+        if (reason === "error") chunks.push({ type: "error", errorText: state.lastError ?? "The model call failed." });
+        chunks.push({ type: "finish", finishReason: reason });
+      } else if (ended.status === "failed") {
+        chunks.push({ type: "error", errorText: ended.error });
+        chunks.push({ type: "finish", finishReason: "error" });
+      } else if (ended.status === "suspended") {
+        // Waiting for approval decisions: the message ends here with its approval requests shown.
+        chunks.push({ type: "finish", finishReason: "tool-calls" });
+      } else {
+        chunks.push({ type: "abort", ...(ended.reason !== undefined ? { reason: ended.reason } : {}) });
+      }
+      next = { ...state, openParts, stepOpen: false, ended: true };
+      break;
+    }
+    default:
+      break;
+  }
+  return { state: next, chunks };
+}
+
+/**
+ * The chunks of a whole run (or of its beginning, for a run still going) from its events.
+ *
+ * @example
+ * ```ts
+ * const chunks = projectRun(await log.readStream(streamId, { fromVersion: runStartedVersion }));
+ * ```
+ */
+export function projectRun(events: Iterable<ArborEvent>): UIMessageChunk[] {
+  let state = initialRunProjection();
+  const chunks: UIMessageChunk[] = [];
+  for (const event of events) {
+    const step = projectRunEvent(state, event);
+    state = step.state;
+    chunks.push(...step.chunks);
+  }
+  return chunks;
+}

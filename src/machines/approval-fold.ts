@@ -1,0 +1,153 @@
+/**
+ * The approval fold (ours, issue 13): the gated calls of a session and their status, folded
+ * from its logged events, and the input digest an approval covers. Pure; the session-level
+ * functions are in `approvals.ts` (contract there).
+ *
+ * @example
+ * ```ts
+ * const waiting = openApprovals(foldApprovals(events)).filter((record) => record.status === "pending");
+ * ```
+ */
+import { createHash } from "node:crypto";
+import type { StoredEvent } from "../store/event-log.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
+
+/** Where one gated call is. */
+export type ApprovalStatus = "pending" | "approved" | "denied" | "cancelled";
+
+/**
+ * One gated call, as the log tells it.
+ *
+ * @example
+ * ```ts
+ * const { toolCallId, status, settled }: ApprovalRecord = foldApprovals(events).get("call_1")!;
+ * ```
+ */
+export interface ApprovalRecord {
+  toolCallId: string;
+  toolName: string;
+  /** The run that asked. */
+  runId: string;
+  inputDigest: string;
+  source: "tool" | "policy";
+  /** When it was asked (ISO 8601, the `approval.requested` event's time). */
+  requestedAt: string;
+  status: ApprovalStatus;
+  /** The decider's reason, when one was given. */
+  reason?: string;
+  /** When it was decided (ISO 8601). */
+  decidedAt?: string;
+  /** True once the call's result is logged (`tool.ended`): the approval is closed. */
+  settled: boolean;
+}
+
+/**
+ * A gated call that waits (open), with its arguments from the assistant entry.
+ *
+ * @example
+ * ```ts
+ * for (const call of await agent.pendingApprovals()) console.log(call.toolName, call.input);
+ * ```
+ */
+export interface PendingApproval extends ApprovalRecord {
+  /** The call's arguments as the model sent them (from the session's assistant entry). */
+  input: Record<string, unknown>;
+}
+
+/**
+ * The result of a decision.
+ *
+ * @example
+ * ```ts
+ * const { changed, undecided } = await agent.approve("call_1");
+ * ```
+ */
+export interface ApprovalDecisionResult {
+  toolCallId: string;
+  status: "approved" | "denied";
+  /** False when the same decision was already recorded (nothing was written). */
+  changed: boolean;
+  /** Open calls of the session still without a decision, after this one. */
+  undecided: string[];
+}
+
+/**
+ * Folds the approvals of a session's events (see the module contract). Pure.
+ *
+ * @example
+ * ```ts
+ * const approvals = foldApprovals(await readSessionEvents(session));
+ * ```
+ */
+export function foldApprovals(events: readonly StoredEvent[]): Map<string, ApprovalRecord> {
+  const approvals = new Map<string, ApprovalRecord>();
+  for (const event of events) {
+    if (isEventOfType(event, "approval.requested")) {
+      const { data } = event;
+      approvals.set(data.toolCallId, {
+        toolCallId: data.toolCallId,
+        toolName: data.toolName,
+        runId: data.runId,
+        inputDigest: data.inputDigest,
+        source: data.source,
+        requestedAt: event.time,
+        status: "pending",
+        settled: false,
+      });
+    } else if (isEventOfType(event, "approval.ended")) {
+      const record = approvals.get(event.data.toolCallId);
+      if (!record) continue;
+      record.status = event.data.status;
+      record.decidedAt = event.time;
+      if (event.data.reason !== undefined) record.reason = event.data.reason;
+    } else if (isEventOfType(event, "tool.ended")) {
+      const record = approvals.get(event.data.toolCallId);
+      if (record) record.settled = true;
+    }
+  }
+  return approvals;
+}
+
+/**
+ * The open (unsettled) approvals, in request order.
+ *
+ * @example
+ * ```ts
+ * const waiting = openApprovals(foldApprovals(events)).filter((record) => record.status === "pending");
+ * ```
+ */
+export function openApprovals(approvals: ReadonlyMap<string, ApprovalRecord>): ApprovalRecord[] {
+  return [...approvals.values()].filter((record) => !record.settled);
+}
+
+/**
+ * Canonical JSON: object keys sorted at every level (arrays keep their order).
+ *
+ * @example
+ * ```ts
+ * canonicalJson({ b: 1, a: [2, { d: 3, c: 4 }] }); // '{"a":[2,{"c":4,"d":3}],"b":1}'
+ * ```
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
+  if (value && typeof value === "object") {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, item]) => item !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([key, item]) => `${JSON.stringify(key)}:${canonicalJson(item)}`).join(",")}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * SHA-256 (hex) of the arguments' canonical JSON.
+ *
+ * @example
+ * ```ts
+ * inputDigest({ command: "ls" }).length; // 64
+ * ```
+ */
+export function inputDigest(args: unknown): string {
+  return createHash("sha256").update(canonicalJson(args)).digest("hex");
+}
+
