@@ -50,6 +50,11 @@ import { openBase, openDirectoryBeneath, openFileIn, type FileIdentity, type Hel
  * Environment variables bash children get by default: the ones a shell and common tools need to
  * work (search path, home, locale, terminal, user, shell, temp dir, time zone), and nothing that
  * usually carries secrets. `LC_*` is a prefix.
+ *
+ * @example
+ * ```ts
+ * createExecutionEnv({ cwd, envAllowlist: [...DEFAULT_ENV_ALLOWLIST, "NODE_ENV"] });
+ * ```
  */
 export const DEFAULT_ENV_ALLOWLIST: readonly string[] = Object.freeze([
   "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "TZ",

@@ -43,7 +43,15 @@ export function formatIssues(issues: readonly AgentIssue[]): string {
   return issues.map((issue) => `${issue.path}: ${issue.message}`).join("; ");
 }
 
-/** A bad `defineAgent` definition; the message names the field (code `AGENT_DEFINITION_INVALID`). */
+/**
+ * A bad `defineAgent` definition; the message names the field (code `AGENT_DEFINITION_INVALID`).
+ *
+ * @example
+ * ```ts
+ * try { defineAgent({ name: "", instructions: "…", model }); }
+ * catch (error) { if (AgentDefinitionError.isInstance(error)) console.error(error.field, error.message); }
+ * ```
+ */
 export class AgentDefinitionError extends ArborError {
   static readonly code = "AGENT_DEFINITION_INVALID";
   constructor(
@@ -57,7 +65,16 @@ export class AgentDefinitionError extends ArborError {
   }
 }
 
-/** Input that fails the agent's `input` schema (code `AGENT_INPUT_INVALID`). Nothing was logged. */
+/**
+ * Input that fails the agent's `input` schema (code `AGENT_INPUT_INVALID`). Nothing was logged.
+ *
+ * @example
+ * ```ts
+ * await agent.run({ city: 42 }, { harness }).catch((error) => {
+ *   if (AgentInputError.isInstance(error)) console.error(error.path); // "city"
+ * });
+ * ```
+ */
 export class AgentInputError extends ArborError {
   static readonly code = "AGENT_INPUT_INVALID";
   /** The first failing field's dotted path, `"(root)"` for the value itself. */
@@ -74,7 +91,14 @@ export class AgentInputError extends ArborError {
   }
 }
 
-/** The model's final answer still failed the `output` schema after `repairs` repair rounds (code `AGENT_OUTPUT_INVALID`). */
+/**
+ * The model's final answer still failed the `output` schema after `repairs` repair rounds (code `AGENT_OUTPUT_INVALID`).
+ *
+ * @example
+ * ```ts
+ * if (AgentOutputError.isInstance(error)) console.error(`${error.repairs} repairs were not enough:`, error.issues);
+ * ```
+ */
 export class AgentOutputError extends ArborError {
   static readonly code = "AGENT_OUTPUT_INVALID";
   constructor(
@@ -89,7 +113,14 @@ export class AgentOutputError extends ArborError {
   }
 }
 
-/** The agent's run did not end `done` (code `AGENT_RUN_FAILED`); `status` says how, `runCode` is the run's own code, if any. */
+/**
+ * The agent's run did not end `done` (code `AGENT_RUN_FAILED`); `status` says how, `runCode` is the run's own code, if any.
+ *
+ * @example
+ * ```ts
+ * if (AgentRunError.isInstance(error)) console.error(error.status, error.runCode);
+ * ```
+ */
 export class AgentRunError extends ArborError {
   static readonly code = "AGENT_RUN_FAILED";
   constructor(

@@ -35,10 +35,24 @@ import { AgentDefinitionError, formatIssues, issuesOf, type AgentIssue } from ".
 /** How the final answer is produced. */
 export type OutputMode = "native" | "tool" | "text";
 
-/** The name of the final-answer tool (tool mode). */
+/**
+ * The name of the final-answer tool (tool mode).
+ *
+ * @example
+ * ```ts
+ * const answered = message.content.some((block) => block.type === "toolCall" && block.name === FINAL_ANSWER_TOOL);
+ * ```
+ */
 export const FINAL_ANSWER_TOOL = "final_answer";
 
-/** The custom type of repair messages (native mode). */
+/**
+ * The custom type of repair messages (native mode).
+ *
+ * @example
+ * ```ts
+ * const repairs = messages.filter((message) => message.role === "custom" && message.customType === REPAIR_MESSAGE_TYPE);
+ * ```
+ */
 export const REPAIR_MESSAGE_TYPE = "arbor.agent.repair";
 
 /** What an agent's output needs, decided once per run. */

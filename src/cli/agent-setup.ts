@@ -80,6 +80,8 @@ export async function createCliHarness(input: {
   inspect?: unknown;
   /** `--sandbox`, `--allow-network`, `--env`, `--allow-hard-links`. */
   tools?: ToolFlags;
+  /** `--approve` tool names (or `all`): their calls need a decision before they run. */
+  requireApproval?: readonly string[] | "all";
 }): Promise<CliHarness> {
   const cwd = resolve(input.cwd);
   if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
@@ -99,6 +101,7 @@ export async function createCliHarness(input: {
     tools: createCodingTools(env),
     resources: { skillPaths, promptTemplatePaths },
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
+    ...(input.requireApproval !== undefined ? { requireApproval: input.requireApproval } : {}),
     // The key and a URL password (and their encodings) never reach the model, its requests or the
     // log: tool output, streamed deltas and requests are redacted (the CLI's log redacts them too).
     secrets,

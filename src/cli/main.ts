@@ -4,7 +4,8 @@
  * Contract (ours): `main(argv)` never throws; it returns the process exit code.
  * Errors print one line on stderr naming what is wrong and what to do
  * (exit 2 for usage and input errors unless the command says otherwise).
- * `arbor run` exits 0 when the run is done, 1 when it failed, 130 when aborted.
+ * `arbor run` exits 0 when the run is done, 1 when it failed, 130 when aborted, 3 when it
+ * stopped for approval without a terminal to ask on (`--approve`).
  *
  * @example
  * ```ts
@@ -13,6 +14,7 @@
  */
 import { Command, CommanderError } from "commander";
 import { CliError, describeCliError } from "./cli-error.ts";
+import { registerApprovalCommands } from "./commands/approval-commands.ts";
 import { registerEditCommands } from "./commands/edit-commands.ts";
 import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
@@ -31,6 +33,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerModelCommands(program, globals, exit);
   registerInspectCommands(program, globals);
   registerEditCommands(program, globals);
+  registerApprovalCommands(program, globals);
   registerServeCommand(program, globals);
   return program;
 }

@@ -20,20 +20,48 @@
  */
 import type { AgentMessage, AssistantMessage, BashExecutionMessage, ToolResultMessage, UserMessage } from "./messages.ts";
 
-/** Text placed before a compaction summary (pi's exact string). */
+/**
+ * Text placed before a compaction summary (pi's exact string).
+ *
+ * @example
+ * ```ts
+ * const text = COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX;
+ * ```
+ */
 export const COMPACTION_SUMMARY_PREFIX = `The conversation history before this point was compacted into the following summary:
 
 <summary>
 `;
-/** Text placed after a compaction summary (pi's exact string). */
+/**
+ * Text placed after a compaction summary (pi's exact string).
+ *
+ * @example
+ * ```ts
+ * const text = COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX;
+ * ```
+ */
 export const COMPACTION_SUMMARY_SUFFIX = `
 </summary>`;
-/** Text placed before a branch summary (pi's exact string). */
+/**
+ * Text placed before a branch summary (pi's exact string).
+ *
+ * @example
+ * ```ts
+ * const text = BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX;
+ * ```
+ */
 export const BRANCH_SUMMARY_PREFIX = `The following is a summary of a branch that this conversation came back from:
 
 <summary>
 `;
-/** Text placed after a branch summary (pi's exact string; note: no newline before it, as in pi). */
+/**
+ * Text placed after a branch summary (pi's exact string; note: no newline before it, as in pi).
+ *
+ * @example
+ * ```ts
+ * const text = BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX;
+ * ```
+ */
 export const BRANCH_SUMMARY_SUFFIX = `</summary>`;
 
 /** A message a provider understands. Source: pi-ai `Message`. */

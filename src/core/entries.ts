@@ -161,7 +161,14 @@ export type KnownEntry =
 /** A session entry. */
 export type SessionEntry = KnownEntry | UnknownEntry;
 
-/** The entry types Arbor understands. */
+/**
+ * The entry types Arbor understands.
+ *
+ * @example
+ * ```ts
+ * const unknown = entries.filter((entry) => !(KNOWN_ENTRY_TYPES as readonly string[]).includes(entry.type));
+ * ```
+ */
 export const KNOWN_ENTRY_TYPES = [
   "message",
   "thinking_level_change",
@@ -177,7 +184,14 @@ export const KNOWN_ENTRY_TYPES = [
   "context_edit",
 ] as const;
 
-/** True if the entry is one of {@link KNOWN_ENTRY_TYPES}. */
+/**
+ * True if the entry is one of {@link KNOWN_ENTRY_TYPES}.
+ *
+ * @example
+ * ```ts
+ * for (const entry of session.view.getEntries()) if (!isKnownEntry(entry)) console.warn("kept as is:", entry.type);
+ * ```
+ */
 export function isKnownEntry(entry: SessionEntry): entry is KnownEntry {
   return (KNOWN_ENTRY_TYPES as readonly string[]).includes(entry.type);
 }

@@ -186,15 +186,36 @@ export type MessageRole = AgentMessage["role"];
 /** Thinking (reasoning effort) levels. `off` disables reasoning. Source: pi. */
 export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhigh";
 
-/** All thinking levels, in increasing effort. */
+/**
+ * All thinking levels, in increasing effort.
+ *
+ * @example
+ * ```ts
+ * if (!THINKING_LEVELS.includes(level)) throw new Error(`thinking level: one of ${THINKING_LEVELS.join(", ")}`);
+ * ```
+ */
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
-/** Usage with every count unknown. */
+/**
+ * Usage with every count unknown.
+ *
+ * @example
+ * ```ts
+ * const usage = reported ?? unknownUsage(); // every count null, never 0
+ * ```
+ */
 export function unknownUsage(): Usage {
   return { input: null, output: null, cacheRead: null, cacheWrite: null, totalTokens: null };
 }
 
-/** The text of a message's text blocks, joined with newlines (images and tool calls are skipped). */
+/**
+ * The text of a message's text blocks, joined with newlines (images and tool calls are skipped).
+ *
+ * @example
+ * ```ts
+ * messageText({ role: "user", content: [{ type: "text", text: "hi" }], timestamp: Date.now() }); // "hi"
+ * ```
+ */
 export function messageText(message: AgentMessage): string {
   switch (message.role) {
     case "user":

@@ -17,8 +17,8 @@
  * - {@link SecretRedactor.redactValue} applies this to every string of a JSON-like value (object
  *   keys included) and returns the same object when nothing changed;
  * - {@link createStreamRedactor} redacts a text that arrives in pieces: it holds back the tail that
- *   could still be the start of a match (at most the longest form, plus two characters per line
- *   break in it), so the concatenation of its outputs equals `redact(whole text)` and no output
+ *   could still be the start of a match (the longest suffix that begins a form: at most the
+ *   longest form, plus two characters per line break in it; usually nothing), so the concatenation of its outputs equals `redact(whole text)` and no output
  *   piece ever holds part of a secret that a later piece completes.
  * Limits: other encodings (URL-encoding, base32, gzip, a key spelled with spaces or interleaved with
  * other text) are not found; the sandbox (docs/security.md) keeps the key out of reach instead.
@@ -32,10 +32,18 @@
 
 /** Secrets shorter than this (in UTF-16 code units) are ignored. */
 const MIN_SECRET_LENGTH = 6;
-/** What a redacted match is replaced by. */
+/**
+ * What a redacted match is replaced by.
+ *
+ * @example
+ * ```ts
+ * redactor.redact(`key=${secret}`) === `key=${REDACTED}`; // true
+ * ```
+ */
 export const REDACTED = "[redacted]";
 const MIN_ENCODED_FORM_LENGTH = 8;
 const BREAK = "(?:\\r?\\n)?";
+const TAIL = "(?:\\r\\n?|\\n)?";
 
 /**
  * Finds and replaces registered secrets (see the module contract).
@@ -56,6 +64,11 @@ export interface SecretRedactor {
   redact(text: string): string;
   /** Start and end offsets (end exclusive) of the matches in `text`, in order, not overlapping. */
   matches(text: string): [number, number][];
+  /**
+   * Where the longest suffix of `text` that is the beginning of a form (a match the text that
+   * follows could complete) starts; `text.length` when there is none.
+   */
+  partialStart(text: string): number;
   /** A copy of `value` with every string (and object key) redacted; `value` itself when nothing changed. */
   redactValue<T>(value: T): T;
 }
@@ -103,11 +116,15 @@ export function createSecretRedactor(secrets: Iterable<string> = []): SecretReda
   const known = new Set<string>();
   let forms: string[] = [];
   let pattern: RegExp | undefined;
+  let partial: RegExp | undefined;
   const add = (secret: string) => {
     if (typeof secret !== "string" || secret.length < MIN_SECRET_LENGTH || known.has(secret)) return;
     known.add(secret);
     forms = [...new Set([...forms, ...secretForms(secret)])].sort((a, b) => b.length - a.length);
     pattern = new RegExp(forms.map((form) => [...form].map(escapeChar).join(BREAK)).join("|"), "g");
+    // Any non-empty beginning of a form, reaching the end of the text (a trailing break, or half of
+    // one, included): c1(?:B c2(?:B c3 ...)?)?B$
+    partial = new RegExp(`(?:${forms.map((form) => [...form].reduceRight((rest, char, index) => (index === 0 ? `${escapeChar(char)}${rest}` : `(?:${TAIL}${escapeChar(char)}${rest})?`), "")).join("|")})${TAIL}$`);
   };
   for (const secret of secrets) add(secret);
 
@@ -141,7 +158,13 @@ export function createSecretRedactor(secrets: Iterable<string> = []): SecretReda
     }
     return value;
   };
+  const partialStart = (text: string): number => {
+    if (!partial) return text.length;
+    const found = partial.exec(text);
+    return found ? found.index : text.length;
+  };
   return {
+    partialStart,
     get size() {
       return known.size;
     },
@@ -208,9 +231,11 @@ export function createStreamRedactor(redactor: SecretRedactor): StreamRedactor {
       pending += piece;
       if (redactor.size === 0) return release(pending.length, []);
       const longest = redactor.longestForm;
-      // A match not complete yet has fewer than `longest` secret characters in the tail, plus its breaks.
-      const window = longest + 2 * countBreaks(pending.slice(-3 * longest));
-      let cut = pending.length - window;
+      // A match not complete yet has fewer than `longest` secret characters in the tail, plus its
+      // breaks; of that tail only the part that begins a form is held back.
+      const window = Math.min(pending.length, longest + 2 * countBreaks(pending.slice(-3 * longest)));
+      const tailStart = pending.length - window;
+      let cut = tailStart + redactor.partialStart(pending.slice(tailStart));
       if (cut <= 0) return "";
       const found = redactor.matches(pending);
       for (const [start, end] of found) if (start < cut && end > cut) cut = start;

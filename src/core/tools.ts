@@ -96,7 +96,15 @@ export interface DefineToolOptions<Schema extends z.ZodType, Details, Context>
   parameters: Schema;
 }
 
-/** Formats a zod error as one line naming each failing field. */
+/**
+ * Formats a zod error as one line naming each failing field.
+ *
+ * @example
+ * ```ts
+ * const result = schema.safeParse(input);
+ * if (!result.success) throw new Error(formatZodError(result.error)); // "path: expected string, received undefined"
+ * ```
+ */
 export function formatZodError(error: z.ZodError): string {
   return error.issues
     .map((issue) => `${issue.path.length ? issue.path.join(".") : "(root)"}: ${issue.message}`)
@@ -106,6 +114,16 @@ export function formatZodError(error: z.ZodError): string {
 /**
  * Defines a tool with a zod schema. The JSON Schema sent to the model is
  * `z.toJSONSchema(parameters)`; validation is `parameters.safeParse`.
+ *
+ * @example
+ * ```ts
+ * const weather = defineTool({
+ *   name: "weather",
+ *   description: "Current weather for a city",
+ *   parameters: z.object({ city: z.string() }),
+ *   execute: async (_id, { city }) => ({ content: [{ type: "text", text: `Sunny in ${city}` }] }),
+ * });
+ * ```
  */
 export function defineTool<Schema extends z.ZodType, Details = unknown, Context = unknown>(
   options: DefineToolOptions<Schema, Details, Context>,

@@ -17,6 +17,7 @@ import type { Skill } from "../adapters/skills/types.ts";
 import type { CompactionEntry, CustomEntry } from "../core/entries.ts";
 import type { AgentMessage, ImageContent, TextContent, ThinkingLevel } from "../core/messages.ts";
 import type { Agent, AgentStateSnapshot, RunOutcome } from "../machines/agent-types.ts";
+import type { ApprovalDecisionResult, PendingApproval } from "../machines/approval-fold.ts";
 import type { ArborEvent, ArborEventHandler, ArborEventType } from "../store/events/catalogue.ts";
 import type { SessionHandle, SessionStats } from "../store/session-types.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
@@ -92,7 +93,19 @@ export interface HarnessSession {
   /** Queues a steering message; `delivery: "passive"` never wakes a run that was about to end (see `Agent.steer`). */
   steer(message: string | AgentMessage, options?: { delivery?: "active" | "passive" }): void;
   followUp(message: string | AgentMessage): void;
+  /** Continues from the context; after approval decisions it resumes the suspended run (see `Agent.continue`). */
   continue(options?: PromptOptions): Promise<RunOutcome>;
+  /**
+   * Approves a tool call waiting for approval (ours, issue 13; `docs/approval.md`): logs
+   * `approval.ended { status: "approved" }`; the call runs exactly once at the next
+   * `continue()`, in this process or another. Idempotent; rejects with ApprovalNotFoundError,
+   * ApprovalConflictError or SessionBusyError (see `Agent.approve`).
+   */
+  approve(toolCallId: string, decision?: { reason?: string }): Promise<ApprovalDecisionResult>;
+  /** Denies a waiting call; at `continue()` the model gets an error result saying the user declined, with `reason`. */
+  deny(toolCallId: string, decision?: { reason?: string }): Promise<ApprovalDecisionResult>;
+  /** The tool calls waiting for approval (undecided, or decided and not yet resumed), read from the log. */
+  pendingApprovals(): Promise<PendingApproval[]>;
   abort(reason?: string): void;
   /** Resolves when idle and every event and hook record is committed. */
   waitForIdle(): Promise<void>;

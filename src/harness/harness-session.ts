@@ -171,6 +171,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     followUpMode: options.followUpMode,
     toolExecution: options.toolExecution,
     ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
+    ...(options.requireApproval !== undefined ? { requireApproval: options.requireApproval } : {}),
     retry,
     hooks: { ...loopHooks, ...compactionHooks },
     toolContext: options.toolContext,
@@ -249,6 +250,9 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       await settle();
       return outcome;
     },
+    approve: (toolCallId, decision) => agent.approve(toolCallId, decision),
+    deny: (toolCallId, decision) => agent.deny(toolCallId, decision),
+    pendingApprovals: () => agent.pendingApprovals(),
     abort(reason) {
       // Aborts whatever holds the slot: a run (also while it is being prepared), a compaction or a navigation.
       agent.abort(reason);

@@ -130,6 +130,12 @@ export interface AgentHarnessOptions {
   toolExecution?: "parallel" | "sequential";
   /** At most this many tool calls of one model response run (default 128); the rest get an error result. */
   maxToolCallsPerResponse?: number;
+  /**
+   * Tool names whose every call needs a human decision before it runs, or `"all"` (ours, issue
+   * 13; in addition to each tool's `needsApproval`). A gated call stops the run `suspended`;
+   * `session.approve()` / `deny()`, then `continue()`. See `docs/approval.md`.
+   */
+  requireApproval?: readonly string[] | "all";
   /** XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`). */
   inspect?: unknown;
   /**
@@ -247,6 +253,7 @@ export const agentHarnessOptionsSchema = z
     followUpMode: queueMode.optional(),
     toolExecution: z.enum(["parallel", "sequential"]).optional(),
     maxToolCallsPerResponse: z.number().int().min(1).optional(),
+    requireApproval: z.union([z.literal("all"), z.array(z.string().min(1))]).optional(),
     inspect: z.unknown().optional(),
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     secrets: z.array(z.string()).optional(),

@@ -20,7 +20,14 @@
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 
-/** The tenant of sessions that name none, and of requests when there is one tenant. */
+/**
+ * The tenant of sessions that name none, and of requests when there is one tenant.
+ *
+ * @example
+ * ```ts
+ * const tenant = request.headers.get("x-tenant") ?? DEFAULT_TENANT;
+ * ```
+ */
 export const DEFAULT_TENANT = "default";
 
 /** How requests are authenticated. */

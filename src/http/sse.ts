@@ -21,7 +21,14 @@ import type { UIMessageChunk } from "ai";
 import type { Observable, Subscription } from "rxjs";
 import type { StoredEvent } from "../store/event-log.ts";
 
-/** The UI message stream response headers (`ai` 6 `UI_MESSAGE_STREAM_HEADERS`). */
+/**
+ * The UI message stream response headers (`ai` 6 `UI_MESSAGE_STREAM_HEADERS`).
+ *
+ * @example
+ * ```ts
+ * return new Response(stream, { headers: UI_MESSAGE_STREAM_HEADERS });
+ * ```
+ */
 export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "content-type": "text/event-stream",
   "cache-control": "no-cache",

@@ -46,13 +46,27 @@ function processStartOf(pid: number): string | undefined {
 
 let self: RunOwner | undefined;
 
-/** This process as a run owner. */
+/**
+ * This process as a run owner.
+ *
+ * @example
+ * ```ts
+ * const { pid, host } = currentRunOwner();
+ * ```
+ */
 export function currentRunOwner(): RunOwner {
   self ??= { pid: process.pid, host: hostname(), ...(processStartOf(process.pid) ? { processStart: processStartOf(process.pid) } : {}) };
   return self;
 }
 
-/** True when `owner` is another live process (see the module contract). */
+/**
+ * True when `owner` is another live process (see the module contract).
+ *
+ * @example
+ * ```ts
+ * if (!isRunOwnerAlive(runStarted.metadata.owner)) await recoverSession(session);
+ * ```
+ */
 export function isRunOwnerAlive(owner: unknown): boolean {
   if (!owner || typeof owner !== "object") return false;
   const { pid, host, processStart } = owner as Partial<RunOwner>;
@@ -68,7 +82,15 @@ export function isRunOwnerAlive(owner: unknown): boolean {
   return processStartOf(pid) === processStart;
 }
 
-/** The last run, when it is unfinished and owned by a live other process. */
+/**
+ * The last run, when it is unfinished and owned by a live other process.
+ *
+ * @example
+ * ```ts
+ * const live = findLiveRun(await log.readStream(sessionStreamId(id)));
+ * if (live) console.log(`run ${live.runId} is running in pid ${live.owner.pid}`);
+ * ```
+ */
 export function findLiveRun(events: readonly StoredEvent[]): { runId: string; owner: RunOwner } | undefined {
   for (let index = events.length - 1; index >= 0; index--) {
     const event = events[index];
@@ -110,7 +132,14 @@ export async function findLiveStreamRun(
   return last && (await ownership.isOwnedElsewhere()) ? last : undefined;
 }
 
-/** Throws `SessionBusyError` when another live process is running this stream's session. */
+/**
+ * Throws `SessionBusyError` when another live process is running this stream's session.
+ *
+ * @example
+ * ```ts
+ * await assertNoLiveRun(log, sessionStreamId(id)); // throws SessionBusyError while another process runs it
+ * ```
+ */
 export async function assertNoLiveRun(log: EventLog, streamId: string): Promise<void> {
   const ownership = log.ownership;
   const events = await log.readStream(streamId);

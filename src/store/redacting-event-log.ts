@@ -28,7 +28,14 @@ export interface RedactingEventLog extends EventLog {
   addSecret(secret: string): void;
 }
 
-/** Wraps `log`; `secrets` are redacted from every appended event. */
+/**
+ * Wraps `log`; `secrets` are redacted from every appended event.
+ *
+ * @example
+ * ```ts
+ * const log = createRedactingEventLog(createSqliteEventLog({ path: "arbor.db" }), [process.env.OPENAI_API_KEY!]);
+ * ```
+ */
 export function createRedactingEventLog(log: EventLog, secrets: Iterable<string> = []): RedactingEventLog {
   const redactor = createSecretRedactor(secrets);
   const redact = (event: NewEvent): NewEvent => {

@@ -91,6 +91,15 @@ describe("createStreamRedactor", () => {
     });
   }
 
+  it("holds back only a tail that begins a form of the key", () => {
+    const stream = createStreamRedactor(redactor);
+    expect(stream.push("Partial answer, no key")).toBe("Partial answer, no key");
+    expect(stream.push(" then sk-pr")).toBe(" then ");
+    expect(stream.push("oj-Q7xv3LmN0pRs8TuW2yZa5bCd!")).toBe("[redacted]!");
+    expect(stream.push(" and sk-pr")).toBe(" and ");
+    expect(stream.end()).toBe("sk-pr");
+  });
+
   it("passes text through at once when there are no secrets", () => {
     const stream = createStreamRedactor(createSecretRedactor());
     expect(stream.push("hello")).toBe("hello");

@@ -40,9 +40,23 @@ import { McpServerLink } from "./server-link.ts";
 import { mcpToolName } from "./tool-names.ts";
 import type { McpConnection, McpDiagnostic } from "./types.ts";
 
-/** Default timeout of one tool call, in ms. */
+/**
+ * Default timeout of one tool call, in ms.
+ *
+ * @example
+ * ```ts
+ * const callTimeoutMs = DEFAULT_MCP_CALL_TIMEOUT_MS * 2; // 120 s for a slow server
+ * ```
+ */
 export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
-/** Default timeout of connecting (spawn + initialize) and of listing tools, in ms. */
+/**
+ * Default timeout of connecting (spawn + initialize) and of listing tools, in ms.
+ *
+ * @example
+ * ```ts
+ * const connectTimeoutMs = DEFAULT_MCP_CONNECT_TIMEOUT_MS; // 30 s
+ * ```
+ */
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 30_000;
 
 /** Options of {@link connectMcpServers}. */

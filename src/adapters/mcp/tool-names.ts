@@ -17,7 +17,14 @@
  */
 import { createHash } from "node:crypto";
 
-/** Longest tool name most model APIs accept, in characters. */
+/**
+ * Longest tool name most model APIs accept, in characters.
+ *
+ * @example
+ * ```ts
+ * const fits = (name: string) => name.length <= MAX_TOOL_NAME_LENGTH; // 64
+ * ```
+ */
 export const MAX_TOOL_NAME_LENGTH = 64;
 
 /**

@@ -103,7 +103,14 @@ export interface AiSdkModelInfo {
   structuredOutput?: boolean;
 }
 
-/** The default idle timeout between stream parts, in ms (120 s). */
+/**
+ * The default idle timeout between stream parts, in ms (120 s).
+ *
+ * @example
+ * ```ts
+ * createOpenAIModel({ modelId: "gpt-4o-mini", idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS / 4 });
+ * ```
+ */
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
 /** Stream parts that carry nothing the model said (a stream made only of these yielded nothing). */

@@ -51,14 +51,28 @@ export type ProviderModelOptions = Omit<OpenAIModelOptions, "api">;
 /** The providers {@link createModel} knows. */
 export type ModelProvider = "openai" | "anthropic" | "google";
 
-/** The key variables of each provider, in the order they are read. */
+/**
+ * The key variables of each provider, in the order they are read.
+ *
+ * @example
+ * ```ts
+ * const key = PROVIDER_KEY_VARIABLES.anthropic.map((name) => process.env[name]).find(Boolean);
+ * ```
+ */
 export const PROVIDER_KEY_VARIABLES: Readonly<Record<ModelProvider, readonly string[]>> = {
   openai: ["OPENAI_API_KEY"],
   anthropic: ["ANTHROPIC_API_KEY"],
   google: ["GOOGLE_GENERATIVE_AI_API_KEY", "GEMINI_API_KEY"],
 };
 
-/** The base-URL variable of each provider. */
+/**
+ * The base-URL variable of each provider.
+ *
+ * @example
+ * ```ts
+ * const baseURL = process.env[PROVIDER_BASE_URL_VARIABLES.openai]; // OPENAI_BASE_URL
+ * ```
+ */
 export const PROVIDER_BASE_URL_VARIABLES: Readonly<Record<ModelProvider, string>> = {
   openai: "OPENAI_BASE_URL",
   anthropic: "ANTHROPIC_BASE_URL",

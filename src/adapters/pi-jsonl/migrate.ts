@@ -23,7 +23,14 @@ import { randomUUID } from "node:crypto";
 import { SessionImportError } from "../../core/errors.ts";
 import type { ImportDiagnostic, ParsedLine, ParsedPiFile } from "./parse.ts";
 
-/** The current pi session format version. */
+/**
+ * The current pi session format version.
+ *
+ * @example
+ * ```ts
+ * const header = { type: "session", version: PI_SESSION_VERSION, id, timestamp, cwd };
+ * ```
+ */
 export const PI_SESSION_VERSION = 3;
 
 /** A v3 entry with the line it came from. */

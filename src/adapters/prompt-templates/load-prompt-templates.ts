@@ -40,7 +40,14 @@ import { parseDocument } from "yaml";
 import { parseFrontmatter, readResourceFile, errorMessage, expandHome } from "../frontmatter.ts";
 import type { LoadPromptTemplatesResult, PromptTemplate, PromptTemplateDiagnostic } from "./types.ts";
 
-/** Characters of the first body line used as a fallback description (pi). */
+/**
+ * Characters of the first body line used as a fallback description (pi).
+ *
+ * @example
+ * ```ts
+ * const description = firstLine.slice(0, DESCRIPTION_FALLBACK_LENGTH);
+ * ```
+ */
 export const DESCRIPTION_FALLBACK_LENGTH = 60;
 
 interface FileResult {

@@ -44,9 +44,23 @@ import { parseFrontmatter, readResourceFile, errorMessage, expandHome } from "..
 import { IgnoreRules } from "./ignore-rules.ts";
 import type { LoadSkillsResult, Skill, SkillDiagnostic } from "./types.ts";
 
-/** Longest valid skill name, in characters (Agent Skills). */
+/**
+ * Longest valid skill name, in characters (Agent Skills).
+ *
+ * @example
+ * ```ts
+ * const valid = /^[a-z0-9-]+$/.test(name) && name.length <= MAX_SKILL_NAME_LENGTH;
+ * ```
+ */
 export const MAX_SKILL_NAME_LENGTH = 64;
-/** Longest valid description, in characters (Agent Skills). */
+/**
+ * Longest valid description, in characters (Agent Skills).
+ *
+ * @example
+ * ```ts
+ * const tooLong = description.length > MAX_SKILL_DESCRIPTION_LENGTH; // 1024
+ * ```
+ */
 export const MAX_SKILL_DESCRIPTION_LENGTH = 1024;
 const SKILL_FILE = "SKILL.md";
 

@@ -31,7 +31,14 @@ import { join } from "node:path";
 import { createStreamRedactor, type SecretRedactor, type StreamRedactor } from "../../core/secrets.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail, type TruncationResult } from "./truncate.ts";
 
-/** Longest line shown by bash, in UTF-16 code units, before it is clipped (ours). */
+/**
+ * Longest line shown by bash, in UTF-16 code units, before it is clipped (ours).
+ *
+ * @example
+ * ```ts
+ * const clipped = line.length > BASH_MAX_LINE_CHARS; // 2000
+ * ```
+ */
 export const BASH_MAX_LINE_CHARS = 2000;
 
 /** Options of {@link BashOutput}. */

@@ -38,7 +38,14 @@ import type { ExecutionEnv } from "../execution-env.ts";
 import { BashOutput, BASH_MAX_LINE_CHARS, type BashOutputSnapshot } from "./bash-output.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult } from "./truncate.ts";
 
-/** Parameters of the bash tool (pi's). */
+/**
+ * Parameters of the bash tool (pi's).
+ *
+ * @example
+ * ```ts
+ * const input: z.infer<typeof bashParameters> = { command: "ls -la", timeout: 10 };
+ * ```
+ */
 export const bashParameters = z.object({
   command: z.string().describe("Bash command to execute"),
   timeout: z.number().optional().describe("Timeout in seconds (optional, no default timeout)"),

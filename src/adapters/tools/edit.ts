@@ -47,7 +47,14 @@ const replacement = z.strictObject({
   newText: z.string().describe("Replacement text for this targeted edit."),
 });
 
-/** Parameters of the edit tool (pi 0.73.1's). */
+/**
+ * Parameters of the edit tool (pi 0.73.1's).
+ *
+ * @example
+ * ```ts
+ * editParameters.parse({ path: "src/a.ts", edits: [{ oldText: "foo", newText: "bar" }] });
+ * ```
+ */
 export const editParameters = z.strictObject({
   path: z.string().describe("Path to the file to edit (relative or absolute)"),
   edits: z

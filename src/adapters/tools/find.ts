@@ -30,7 +30,14 @@ import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } fr
 
 const DEFAULT_LIMIT = 1000;
 
-/** Parameters of the find tool (pi's). */
+/**
+ * Parameters of the find tool (pi's).
+ *
+ * @example
+ * ```ts
+ * findParameters.parse({ pattern: "*.test.ts", path: "test" });
+ * ```
+ */
 export const findParameters = z.object({
   pattern: z.string().describe("Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"),
   path: z.string().optional().describe("Directory to search in (default: current directory)"),

@@ -41,7 +41,14 @@ const DEFAULT_LIMIT = 100;
 /** Files larger than this are skipped (bytes). */
 const MAX_FILE_BYTES = 64 * 1024 * 1024;
 
-/** Parameters of the grep tool (pi's). */
+/**
+ * Parameters of the grep tool (pi's).
+ *
+ * @example
+ * ```ts
+ * grepParameters.parse({ pattern: "TODO", glob: "*.ts", context: 2 });
+ * ```
+ */
 export const grepParameters = z.object({
   pattern: z.string().describe("Search pattern (regex or literal string)"),
   path: z.string().optional().describe("Directory or file to search (default: current directory)"),

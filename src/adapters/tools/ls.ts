@@ -33,7 +33,14 @@ import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } fr
 
 const DEFAULT_LIMIT = 500;
 
-/** Parameters of the ls tool (pi's). */
+/**
+ * Parameters of the ls tool (pi's).
+ *
+ * @example
+ * ```ts
+ * lsParameters.parse({ path: "src", limit: 100 });
+ * ```
+ */
 export const lsParameters = z.object({
   path: z.string().optional().describe("Directory to list (default: current directory)"),
   limit: z.number().optional().describe("Maximum number of entries to return (default: 500)"),

@@ -36,7 +36,14 @@ import type { ExecutionEnv } from "../execution-env.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, editorLines, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
 import { abortable, throwIfAborted } from "./tool-support.ts";
 
-/** Parameters of the read tool (pi's). */
+/**
+ * Parameters of the read tool (pi's).
+ *
+ * @example
+ * ```ts
+ * readParameters.parse({ path: "README.md", offset: 1, limit: 50 });
+ * ```
+ */
 export const readParameters = z.object({
   path: z.string().describe("Path to the file to read (relative or absolute)"),
   offset: z.number().optional().describe("Line number to start reading from (1-indexed)"),

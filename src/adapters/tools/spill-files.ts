@@ -24,9 +24,23 @@
 import { lstat, readdir, rm, rmdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 
-/** How long a spill file is kept, in ms (7 days). */
+/**
+ * How long a spill file is kept, in ms (7 days).
+ *
+ * @example
+ * ```ts
+ * const retentionMs = DEFAULT_SPILL_RETENTION_MS * 2; // keep spill files 14 days
+ * ```
+ */
 export const DEFAULT_SPILL_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
-/** The most all spill files under one spill root may take, in bytes (256 MiB); also the cap of one file. */
+/**
+ * The most all spill files under one spill root may take, in bytes (256 MiB); also the cap of one file.
+ *
+ * @example
+ * ```ts
+ * const budget = DEFAULT_SPILL_MAX_BYTES / 2; // keep half the default total of spill files
+ * ```
+ */
 export const DEFAULT_SPILL_MAX_BYTES = 256 * 1024 * 1024;
 
 const SPILL_NAME = /^arbor-bash-[0-9a-f]+\.log$/;

@@ -22,11 +22,32 @@
  * ```
  */
 
-/** Default line limit of tool output: 2000 lines. Source: pi. */
+/**
+ * Default line limit of tool output: 2000 lines. Source: pi.
+ *
+ * @example
+ * ```ts
+ * truncateHead(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
+ * ```
+ */
 export const DEFAULT_MAX_LINES = 2000;
-/** Default byte limit of tool output: 51200 bytes (50 KiB). Source: pi. */
+/**
+ * Default byte limit of tool output: 51200 bytes (50 KiB). Source: pi.
+ *
+ * @example
+ * ```ts
+ * truncateTail(output, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES / 2 });
+ * ```
+ */
 export const DEFAULT_MAX_BYTES = 50 * 1024;
-/** Longest grep match line shown, in UTF-16 code units, before it is clipped. Source: pi. */
+/**
+ * Longest grep match line shown, in UTF-16 code units, before it is clipped. Source: pi.
+ *
+ * @example
+ * ```ts
+ * const shown = line.length > GREP_MAX_LINE_LENGTH ? `${line.slice(0, GREP_MAX_LINE_LENGTH)}…` : line;
+ * ```
+ */
 export const GREP_MAX_LINE_LENGTH = 500;
 
 /**

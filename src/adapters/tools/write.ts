@@ -27,7 +27,14 @@ import type { ExecutionEnv } from "../execution-env.ts";
 import { withFileMutationQueue, withHeldFileMutationQueue } from "./file-mutation-queue.ts";
 import { abortable, replaceFileAtomically, throwIfAborted } from "./tool-support.ts";
 
-/** Parameters of the write tool (pi's). */
+/**
+ * Parameters of the write tool (pi's).
+ *
+ * @example
+ * ```ts
+ * writeParameters.parse({ path: "notes.txt", content: "hello\n" });
+ * ```
+ */
 export const writeParameters = z.object({
   path: z.string().describe("Path to the file to write (relative or absolute)"),
   content: z.string().describe("Content to write to the file"),

@@ -18,7 +18,9 @@ import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
 import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
-import { CompactionError } from "../../core/errors.ts";
+import { ApprovalPendingError, CompactionError } from "../../core/errors.ts";
+import type { RunOutcome } from "../../machines/agent-types.ts";
+import { askApprovals, pendingLine } from "./approval-actions.ts";
 
 interface DbFlags {
   db?: string;
@@ -52,7 +54,7 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
+export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; approve?: string[] }, globals: DbFlags, exit: { code: number }): Promise<void> {
     const prompt = (words.length > 0 ? words.join(" ") : await readStdin()).trim();
     const store = openStore(globals);
     try {
@@ -65,7 +67,8 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
       const settings = resolveModelSettings(flags, process.env, recorded);
       store.addSecrets(settingsSecrets(settings));
       const inspector = await startInspector(flags.inspect);
-      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags });
+      const requireApproval = approvalFlag(flags.approve);
+      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, ...(requireApproval ? { requireApproval } : {}) });
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
       try {
         await recordEndpoint(harness.session as never, settings);
@@ -92,11 +95,26 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
           // leaf, so continue from it instead of sending it twice.
           const leaf = harness.session.view.leafId ? harness.session.view.getEntry(harness.session.view.leafId) : undefined;
           const alreadySaved = leaf?.type === "message" && (leaf as MessageEntry).message.role === "user" && messageText((leaf as MessageEntry).message) === prompt;
-          const outcome = prompt && !alreadySaved ? await harness.prompt(prompt) : await harness.continue();
+          let outcome = prompt && !alreadySaved ? await harness.prompt(prompt) : await continueOrWaiting(harness);
+          // On a terminal, ask about each waiting call and go on; without one, stop (exit 3).
+          const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && flags.json !== true;
+          while (outcome.status === "suspended" && interactive) {
+            await askApprovals(await harness.pendingApprovals(), (call, approved, reason) =>
+              approved ? harness.approve(call.toolCallId, reason ? { reason } : {}) : harness.deny(call.toolCallId, { reason: reason ?? "declined at the prompt" }),
+            );
+            outcome = await continueOrWaiting(harness);
+          }
           await harness.waitForIdle();
           await printer.caughtUp(harness.session.view.version);
           exit.code = outcome.status === "aborted" && stopSignal ? EXIT_BY_SIGNAL[stopSignal] : EXIT_CODES[outcome.status];
           if (outcome.status === "failed" && outcome.error && !printer.reportedError()) process.stderr.write(`arbor: run failed: ${outcome.error}\n`);
+          if (outcome.status === "suspended") {
+            const pending = await harness.pendingApprovals();
+            for (const call of pending) process.stdout.write(`${pendingLine(harness.id, call)}\n`);
+            process.stderr.write(
+              `arbor: waiting for approval of ${pending.length} tool call(s); decide with: arbor approve ${harness.id} <callId> (or arbor deny ${harness.id} <callId> --reason "..."), then go on with: arbor run --session ${harness.id}\n`,
+            );
+          }
           if (!flags.json) process.stderr.write(`session ${harness.id}\n`);
         } finally {
           for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
@@ -110,6 +128,23 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
       await store.close();
     }
   }
+
+/** `--approve` values: tool names, or `all`. */
+function approvalFlag(values: string[] | undefined): string[] | "all" | undefined {
+  if (!values || values.length === 0) return undefined;
+  if (values.includes("all")) return "all";
+  return values;
+}
+
+/** `continue()`, or a `suspended` outcome when calls still wait for a decision (nothing ran). */
+async function continueOrWaiting(harness: { continue(): Promise<RunOutcome> }): Promise<RunOutcome> {
+  try {
+    return await harness.continue();
+  } catch (error) {
+    if (!ApprovalPendingError.isInstance(error)) throw error;
+    return { runId: "", status: "suspended", messages: [], pendingApprovals: (error.details.pending as string[] | undefined) ?? [] };
+  }
+}
 
 /** `arbor checkout`. */
 export async function checkoutAction(reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string }, globals: DbFlags): Promise<void> {
@@ -143,8 +178,10 @@ export async function checkoutAction(reference: string, entryReference: string, 
 export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string }, globals: DbFlags): Promise<void> {
     const store = openStore(globals);
     try {
-      const sessionId = await store.resolveSessionId(reference);
-      const existing = await store.repo.open(sessionId);
+      // Refused (SessionBusyError) while another process runs the session: a compaction would
+      // move its leaf under it, and that run would then fail on a version conflict (issue 19 finding 6).
+      const existing = await store.openSessionForWrite(reference);
+      const sessionId = existing.id;
       const settings = resolveModelSettings(flags, process.env, recordedEndpoint(existing));
       store.addSecrets(settingsSecrets(settings));
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);

@@ -9,7 +9,12 @@
  * - a resumed session (`--session`, `--continue`, also in `chat`) works in the folder it
  *   recorded when it was created unless `--cwd` says otherwise; a recorded folder that is gone
  *   is refused (exit 2) rather than replaced by the current directory;
- * - exit codes: 0 done, 1 failed, 130 aborted; usage errors 2;
+ * - `--approve TOOL` (repeatable, `all`): every call of that tool needs a decision before it
+ *   runs (issue 13); on a terminal `run` asks (y approves; any other answer denies with it as the
+ *   reason) and goes on; without one it stops, prints each waiting call on stdout
+ *   (`<session> <callId> <tool> <status> <input JSON>`) and exits 3; `arbor approve` / `deny`,
+ *   then `arbor run --session ID` (or `--continue`) goes on;
+ * - exit codes: 0 done, 1 failed, 3 waiting for approval, 130 aborted; usage errors 2;
  * - a missing API key: the prompt is appended to the session first (durable), then
  *   one line on stderr names the variable to set and how to resume; exit 2;
  * - Ctrl-C aborts the run cleanly (running tools are killed, the session stays
@@ -54,8 +59,9 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .option("--continue", "run in the latest session")
       .option("--cwd <dir>", "directory the coding tools work in (default: a resumed session's own folder, else the current directory)")
       .option("--json", "print the logged events as JSON lines")
+      .option("--approve <tool>", "ask before every call of this tool (repeatable; all = every tool): on a terminal you are asked, else the run stops with exit code 3 and prints the waiting call (see arbor approvals / approve / deny)", (value: string, previous: string[] = []) => [...previous, value])
       .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted"),
-  )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean }) => {
+  )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; approve?: string[] }) => {
     const { runAction } = await import("./model-actions.ts");
     await runAction(words, flags, globals(), exit);
   });

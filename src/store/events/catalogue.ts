@@ -27,7 +27,15 @@ import { AGENT_EVENT_SCHEMAS } from "./agent-events.ts";
 import { messageEndedSchema, queueChangedSchema, RUN_EVENT_SCHEMAS } from "./run-events.ts";
 import { SESSION_EVENT_SCHEMAS, type EntryAppendedData, type LeafMovedData, type SessionCreatedData } from "./session-events.ts";
 
-/** Every built-in event type with its current schema version and schema. */
+/**
+ * Every built-in event type with its current schema version and schema.
+ *
+ * @example
+ * ```ts
+ * const { version, schema } = EVENT_CATALOGUE["tool.ended"];
+ * schema.parse(event.data);
+ * ```
+ */
 export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS } as const;
 
 type Catalogue = typeof EVENT_CATALOGUE;
@@ -121,7 +129,15 @@ export function arborEvents(): OperatorFunction<StoredEvent, ArborEvent> {
 /** A typed handler of {@link ArborEventOf} for `on(type, handler)`. */
 export type ArborEventHandler<Type extends ArborEventType> = (event: ArborEventOf<Type>) => void;
 
-/** True for a catalogue type name (dotted), false for anything else (e.g. a camelCase hook name). */
+/**
+ * True for a catalogue type name (dotted), false for anything else (e.g. a camelCase hook name).
+ *
+ * @example
+ * ```ts
+ * isArborEventType("tool.ended"); // true
+ * isArborEventType("toolCall"); // false (a hook name)
+ * ```
+ */
 export function isArborEventType(name: string): name is ArborEventType {
   return Object.hasOwn(EVENT_CATALOGUE, name);
 }

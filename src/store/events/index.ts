@@ -11,10 +11,25 @@ import type { z } from "zod";
 import { EVENT_CATALOGUE } from "./catalogue.ts";
 import { createEventRegistry, type EventRegistry } from "./registry.ts";
 
-/** Every built-in event type with its current schema version (the catalogue, untyped). */
+/**
+ * Every built-in event type with its current schema version (the catalogue, untyped).
+ *
+ * @example
+ * ```ts
+ * const known = Object.keys(BUILTIN_EVENT_SCHEMAS); // ["session.created", "entry.appended", …]
+ * ```
+ */
 export const BUILTIN_EVENT_SCHEMAS: Record<string, { version: number; schema: z.ZodType }> = EVENT_CATALOGUE;
 
-/** A fresh registry holding every built-in event type. */
+/**
+ * A fresh registry holding every built-in event type.
+ *
+ * @example
+ * ```ts
+ * const registry = createDefaultEventRegistry();
+ * registry.register("invoice.sent", 1, z.object({ invoiceId: z.string() }));
+ * ```
+ */
 export function createDefaultEventRegistry(): EventRegistry {
   const registry = createEventRegistry();
   for (const [type, { version, schema }] of Object.entries(BUILTIN_EVENT_SCHEMAS)) {

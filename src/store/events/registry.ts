@@ -29,7 +29,15 @@ export interface EventRegistry {
   types(): string[];
 }
 
-/** Creates an empty registry. */
+/**
+ * Creates an empty registry.
+ *
+ * @example
+ * ```ts
+ * const registry = createEventRegistry();
+ * registry.register("invoice.sent", 1, z.object({ invoiceId: z.string() }));
+ * ```
+ */
 export function createEventRegistry(): EventRegistry {
   const schemas = new Map<string, Map<number, z.ZodType>>();
   const registry: EventRegistry = {

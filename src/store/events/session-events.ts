@@ -16,12 +16,27 @@ import { z } from "zod";
 import type { SessionEntry } from "../../core/entries.ts";
 import { sessionEntrySchema } from "./message-schemas.ts";
 
-/** The stream id of a session. */
+/**
+ * The stream id of a session.
+ *
+ * @example
+ * ```ts
+ * sessionStreamId("0193a…"); // "session-0193a…"
+ * ```
+ */
 export function sessionStreamId(sessionId: string): string {
   return `session-${sessionId}`;
 }
 
-/** The session id of a session stream id, or undefined if it is not one. */
+/**
+ * The session id of a session stream id, or undefined if it is not one.
+ *
+ * @example
+ * ```ts
+ * sessionIdOfStream("session-abc"); // "abc"
+ * sessionIdOfStream("workflow-1"); // undefined
+ * ```
+ */
 export function sessionIdOfStream(streamId: string): string | undefined {
   return streamId.startsWith("session-") ? streamId.slice("session-".length) : undefined;
 }
@@ -62,6 +77,14 @@ export interface LeafMovedData {
   fromLeafId: string | null;
 }
 
+/**
+ * The data of `session.created` (v1): the session id, cwd, creation time (ISO 8601), optional metadata and tenant, the parent session and entry of a fork, and the import source.
+ *
+ * @example
+ * ```ts
+ * const info = sessionCreatedSchema.parse(event.data);
+ * ```
+ */
 export const sessionCreatedSchema = z.object({
   sessionId: z.string().min(1),
   cwd: z.string(),
@@ -80,11 +103,34 @@ export const sessionCreatedSchema = z.object({
     .optional(),
 });
 
+/**
+ * The data of `entry.appended` (v1): the appended session entry (it also becomes the leaf, as pi's append does).
+ *
+ * @example
+ * ```ts
+ * const { entry } = entryAppendedSchema.parse(event.data);
+ * ```
+ */
 export const entryAppendedSchema = z.object({ entry: sessionEntrySchema });
 
+/**
+ * The data of `leaf.moved` (v1): the new leaf (null before the first entry) and the leaf it moved from.
+ *
+ * @example
+ * ```ts
+ * const { leafId, fromLeafId } = leafMovedSchema.parse(event.data);
+ * ```
+ */
 export const leafMovedSchema = z.object({ leafId: z.string().nullable(), fromLeafId: z.string().nullable() });
 
-/** Session event types with their current schema version and schema. */
+/**
+ * Session event types with their current schema version and schema.
+ *
+ * @example
+ * ```ts
+ * SESSION_EVENT_SCHEMAS["leaf.moved"].schema.parse({ leafId: "a1b2c3d4", fromLeafId: null });
+ * ```
+ */
 export const SESSION_EVENT_SCHEMAS = {
   "session.created": { version: 1, schema: sessionCreatedSchema },
   "entry.appended": { version: 1, schema: entryAppendedSchema },
