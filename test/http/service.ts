@@ -10,7 +10,7 @@ import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
-import { createChatHandler } from "../../src/http/chat-handler.ts";
+import { createChatHandler, type ChatHandler } from "../../src/http/chat-handler.ts";
 import { startChatServer, type ChatServer } from "../../src/http/node-adapter.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import type { SessionRepository } from "../../src/store/session-types.ts";
@@ -26,7 +26,7 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void> }): Promise<Service> {
+export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void>; wrap?: (handler: ChatHandler) => ChatHandler }): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), "arbor-http-"));
   const harness = await createHarness({
     eventLogPath: join(dir, "arbor.db"),
@@ -46,7 +46,7 @@ export async function startService(options: { modelUrl: string; token?: string |
   });
   const token = options.token === null ? undefined : (options.token ?? TOKEN);
   const handler = createChatHandler({ harness, token, cwd: dir });
-  const server = await startChatServer({ handler });
+  const server = await startChatServer({ handler: options.wrap ? options.wrap(handler) : handler });
   const log = (harness.repository as SessionRepository).log;
   return {
     url: server.url,
