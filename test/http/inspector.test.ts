@@ -1,0 +1,74 @@
+/**
+ * The offline inspector in Chromium: the session list, the tree (leaf, branch, label) and the
+ * run timeline with tool calls and durations, from the service's own routes only.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { startOpenAIServer, textResponse, turnResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { launchChromium } from "./browser.ts";
+import { readChunks, startService, TOKEN, userMessage, type Service } from "./service.ts";
+
+describe("the offline inspector page", () => {
+  let model: OpenAIServer | undefined;
+  let service: Service | undefined;
+  afterEach(async () => {
+    await service?.close();
+    await model?.close();
+  });
+
+  it("renders the session list, the tree with its leaf, branch and label, and the run timeline; saves a screenshot", async () => {
+    model = await startOpenAIServer();
+    model.script(
+      turnResponse({ text: "Reading both.", toolCalls: [{ id: "call_1", name: "read", arguments: { path: "a.txt" } }, { id: "call_2", name: "read", arguments: { path: "b.txt" } }] }),
+      textResponse("Both are read."),
+      textResponse("A second branch."),
+    );
+    service = await startService({ modelUrl: model.url });
+    const send = async (text: string) =>
+      readChunks(await service!.transport().sendMessages({ chatId: "insp", messages: [userMessage(text)], trigger: "submit-message", messageId: undefined, abortSignal: undefined }));
+    await send("read a.txt and b.txt");
+    const session = await service.harness.openSession("insp");
+    const firstUser = session.session.view.getEntries().find((entry) => entry.type === "message" && (entry as any).message.role === "user")!;
+    await session.label(firstUser.id, "checkpoint");
+    await session.moveTo(firstUser.parentId!);
+    await send("something else");
+
+    const browser = await launchChromium();
+    try {
+      const page = await browser.context.newPage();
+      const foreign: string[] = [];
+      page.on("request", (request) => {
+        if (!request.url().startsWith(service!.url)) foreign.push(request.url());
+      });
+      await page.goto(`${service.url}/inspector#token=${TOKEN}`);
+      await page.click('#sessions [data-session-id="insp"]');
+      await page.waitForSelector('#timeline .run[data-status="done"] >> nth=1');
+      await page.waitForSelector("#tree .leaf");
+      const tree = await page.$$eval("#tree [data-entry-id]", (items) => items.map((item) => item.getAttribute("data-type")));
+      // Every entry stays in the tree: 2 user prompts, 3 assistant replies, 2 tool results.
+      expect(tree.filter((type) => type === "message").length).toBe(7);
+      const labels = await page.$$eval("#tree .label", (items) => items.map((item) => item.textContent));
+      expect(labels).toEqual(["checkpoint"]);
+      // The branch: the first user message and the second one are siblings under the same parent.
+      const siblings = await page.$$eval(`#tree [data-entry-id="${firstUser.parentId}"] > ul > li`, (items) => items.length);
+      expect(siblings).toBe(2);
+      const runs = await page.$$eval("#timeline .run", (items) => items.map((item) => item.getAttribute("data-status")));
+      expect(runs).toEqual(["done", "done"]);
+      const tools = await page.$$eval("#timeline .tool", (items) => items.map((item) => ({ id: item.getAttribute("data-tool-call-id"), outcome: item.getAttribute("data-outcome"), ms: item.getAttribute("data-duration-ms") })));
+      expect(tools.map((tool) => [tool.id, tool.outcome])).toEqual([["call_1", "succeeded"], ["call_2", "succeeded"]]);
+      for (const tool of tools) expect(Number(tool.ms)).toBeGreaterThanOrEqual(0);
+      expect(foreign).toEqual([]);
+
+      const dir = mkdtempSync(join(tmpdir(), "arbor-inspector-"));
+      const path = process.env.ARBOR_INSPECTOR_SCREENSHOT ?? join(dir, "inspector.png");
+      await page.setViewportSize({ width: 1280, height: 640 });
+      await page.screenshot({ path });
+      expect(readFileSync(path).subarray(1, 4).toString()).toBe("PNG");
+      rmSync(dir, { recursive: true, force: true });
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
+});
