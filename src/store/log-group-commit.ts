@@ -12,8 +12,8 @@
  *   `LogCommitError` whose `cause` is the SQLite error;
  * - promises settle only after the commit; `onCommitted` runs after them when
  *   anything was written (subscribers are woken there);
- * - a group with a delete runs with `secure_delete` on, then a non-waiting
- *   `wal_checkpoint(TRUNCATE)` so old page copies leave the WAL;
+ * - the connection runs with `secure_delete` on (set by the log at open); a group with a delete
+ *   is followed by a non-waiting `wal_checkpoint(TRUNCATE)` so old page copies leave the WAL;
  * - `beforeCommit` (optional) runs before each commit; if it throws, every write of the group
  *   is rejected with that error and nothing is written;
  * - `flush()` may be called directly (on close) to commit what is queued now.
@@ -161,7 +161,6 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       return;
     }
     const hasDelete = group.some((operation) => operation.kind === "delete");
-    if (hasDelete) db.pragma("secure_delete = ON");
     try {
       commitGroup.immediate(group, new Date().toISOString());
     } catch (error) {
@@ -175,8 +174,6 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       });
       for (const operation of group) operation.reject(failure);
       return;
-    } finally {
-      if (hasDelete) db.pragma("secure_delete = OFF");
     }
     let wrote = false;
     for (const operation of group) {

@@ -13,7 +13,10 @@
  *   creation time; `firstMessage` is the first user message text or `"(no messages)"` (pi);
  *   `messageCount` counts `message` entries of any role on every branch (pi); summaries are cached
  *   and caught up incrementally from the stored version;
- * - `delete` physically removes the stream (`log.deleteStream`); unknown id → `SessionNotFoundError`;
+ * - `delete` physically removes the stream (`log.deleteStream`; on SQLite with `secure_delete` and a
+ *   WAL checkpoint, so the text leaves the file) and appends a content-free tombstone,
+ *   `session.deleted` in the stream `tombstone-<id>` (tenant, times, counts, the removed global
+ *   positions); unknown id → `SessionNotFoundError`;
  * - `fork` copies the path root→entry (default: the leaf) without its label entries, then
  *   re-creates the labels that target path entries (original label timestamps, new ids, chained
  *   after the path), like pi's `createBranchedSession`; records `parentSessionId`/`parentEntryId`;
@@ -37,7 +40,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
-import { sessionIdOfStream, sessionStreamId, type SessionCreatedData } from "./events/session-events.ts";
+import { sessionIdOfStream, sessionStreamId, tombstoneStreamId, type SessionCreatedData, type SessionDeletedData } from "./events/session-events.ts";
 import { batchEnd } from "./batch-end.ts";
 import { createSessionHandle, generateEntryId } from "./session-handle.ts";
 import type { SessionHandle, SessionRepository, SessionSummary } from "./session-types.ts";
@@ -179,7 +182,28 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
       return rows.sort((a, b) => Date.parse(b.modified) - Date.parse(a.modified) || b.created.localeCompare(a.created));
     },
     async delete(id) {
-      const removed = await log.deleteStream(sessionStreamId(id));
+      const streamId = sessionStreamId(id);
+      const events = await log.readStream(streamId);
+      if (events.length === 0) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
+      const created = events[0].type === "session.created" ? (events[0].data as SessionCreatedData) : undefined;
+      const entries = events.filter((event) => event.type === "entry.appended");
+      const tombstone: SessionDeletedData = {
+        sessionId: id,
+        tenant: created?.tenant ?? "default",
+        createdAt: created?.createdAt ?? events[0].time,
+        lastEventAt: events[events.length - 1].time,
+        deletedAt: new Date().toISOString(),
+        eventCount: events.length,
+        entryCount: entries.length,
+        messageCount: entries.filter((event) => (event.data as { entry?: { type?: string } }).entry?.type === "message").length,
+        firstGlobalPosition: events[0].globalPosition,
+        lastGlobalPosition: events[events.length - 1].globalPosition,
+      };
+      // Issued in the same tick: the SQLite and PostgreSQL logs commit them in one group.
+      const [removed] = await Promise.all([
+        log.deleteStream(streamId),
+        log.append(tombstoneStreamId(id), [{ type: "session.deleted", data: tombstone, metadata: { sessionId: id } }]),
+      ]);
       summaries.delete(id);
       snapshots?.delete(id);
       if (removed === 0) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });

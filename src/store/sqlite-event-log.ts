@@ -24,9 +24,12 @@
  *   only while a subscription is open; the timer keeps the process alive like an
  *   open socket until the subscription ends or the log closes): latency ≤
  *   pollIntervalMs + one read;
- * - `deleteStream` physically removes the events: `secure_delete` overwrites the
- *   freed pages and a non-waiting WAL checkpoint (TRUNCATE) drops the old page
- *   copies; if another connection is busy, the WAL copies go at a later checkpoint;
+ * - `deleteStream` physically removes the events: `secure_delete` (on for every write of the
+ *   connection, so cells moved by page balancing leave no copy in free space either) overwrites
+ *   the freed space, and a non-waiting WAL checkpoint (TRUNCATE) drops the old page copies; if
+ *   another connection is busy, the WAL copies go at a later checkpoint. Text written to a file
+ *   by an older Arbor (secure_delete only around deletes) may survive in free pages until a
+ *   `VACUUM`;
  * - opening refuses foreign, non-SQLite or newer-schema files with `LogSchemaError`
  *   without writing them (see `sqlite-schema.ts`);
  * - `readOnly: true` opens an existing log without writing anything (no WAL switch, no
@@ -155,6 +158,9 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     db = new Database(path, { timeout: busyTimeoutMs });
     if (path !== ":memory:") db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${synchronous}`);
+    // Always on: a B-tree balance moves cells between pages, and without it the old copies stay in
+    // free space, so a deleted session's text would outlive `deleteStream` (issue 16).
+    db.pragma("secure_delete = ON");
     migrate(db, path);
   } catch (error) {
     db?.close();
