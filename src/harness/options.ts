@@ -108,6 +108,12 @@ export interface AgentHarnessOptions {
   eventLog?: EventLog;
   /** Path of the SQLite event log when none of session/repository/eventLog is given (default `<cwd>/.arbor/arbor.db`). */
   eventLogPath?: string;
+  /**
+   * With `eventLog` or `eventLogPath`: the tenant the harness's repository is scoped to (sessions
+   * are created in it; `sessionId` / `openSession` of another tenant's session throw
+   * SessionNotFoundError, as for a missing one). Default: every tenant, new sessions `default`.
+   */
+  tenant?: string;
   /** Open this session instead of creating one (with repository, eventLog or eventLogPath). */
   sessionId?: string;
   /** Working directory of the session and the system prompt (default `process.cwd()`). */
@@ -217,6 +223,7 @@ export const agentHarnessOptionsSchema = z
     eventLog: objectWith("an EventLog", "append", "readStream", "subscribe").optional(),
     eventLogPath: z.string().min(1).optional(),
     sessionId: z.string().min(1).optional(),
+    tenant: z.string().min(1).optional(),
     cwd: z.string().min(1).optional(),
     models: z.record(z.string().min(1), modelValue).refine((models) => Object.keys(models).length > 0, "expected at least one model"),
     model: z.string().min(1).optional(),
@@ -325,6 +332,7 @@ export function validateHarnessOptions(options: AgentHarnessOptions): AgentHarne
   if (given.length > 1) configError(given[1], `give only one of session, repository or eventLog (got ${given.join(" and ")})`);
   if (options.session && options.sessionId) configError("sessionId", "sessionId opens a session from a repository or log; it cannot be combined with session");
   if (options.eventLogPath && given.length > 0) configError("eventLogPath", `eventLogPath is only used when no ${given[0]} is given`);
+  if (options.tenant !== undefined && (options.session || options.repository)) configError("tenant", "tenant scopes the repository the harness builds; give it to createSessionRepository({ tenant }) when you pass session or repository");
   const names = Object.keys(options.models);
   if (options.model !== undefined && !names.includes(options.model)) configError("model", `"${options.model}" is not in models (${names.join(", ")})`);
   const toolNames = (options.tools ?? []).map((t) => t.name);

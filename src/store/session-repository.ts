@@ -25,6 +25,9 @@
  *   tool batch forks at the batch's last result (`batch-end.ts`, ours), so siblings that
  *   finished later keep their real results;
  * - `importEntries` writes `session.created` and every entry in ONE atomic append: all or nothing;
+ * - with `tenant`, the repository sees only that tenant's sessions (absent `tenant` = `default`);
+ *   another tenant's session is indistinguishable from a missing one; forks keep the source's
+ *   tenant; `log` stays the whole log (an admin's view);
  * - with a snapshot store (`session-snapshots.ts`), `open` restores the latest valid checkpoint and
  *   folds only the events after it (entry content is read lazily), and writes a new checkpoint when
  *   it folded at least `checkpointEvery` events; `delete` also deletes the snapshot.
@@ -38,7 +41,7 @@
  */
 import { v7 as uuidv7 } from "uuid";
 import type { LabelEntry, SessionEntry } from "../core/entries.ts";
-import { EntryNotFoundError, SessionNotFoundError } from "../core/errors.ts";
+import { EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
 import { sessionIdOfStream, sessionStreamId, tombstoneStreamId, type SessionCreatedData, type SessionDeletedData } from "./events/session-events.ts";
 import { batchEnd } from "./batch-end.ts";
@@ -58,7 +61,18 @@ export interface SessionRepositoryOptions {
    * from the log (default 1000). Checkpoints are incremental.
    */
   checkpointEvery?: number;
+  /**
+   * Scope the repository to one tenant (ours, issue 16): `create` and `importEntries` write it,
+   * and `open`, `list`, `fork` and `delete` see only its sessions; another tenant's session is
+   * exactly like a missing one (the same `SessionNotFoundError`, message and details). A session
+   * with no `tenant` belongs to `default`. Absent: every tenant (the whole log, for admin tools
+   * and servers that check tenants per request).
+   */
+  tenant?: string;
 }
+
+/** The tenant of sessions that name none. */
+export const DEFAULT_TENANT = "default";
 
 function cleanInfo(info: SessionCreatedData): SessionCreatedData {
   return Object.fromEntries(Object.entries(info).filter(([, value]) => value !== undefined)) as unknown as SessionCreatedData;
@@ -80,6 +94,16 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
   const { snapshots } = options;
   const checkpointEvery = Math.max(0, options.checkpointEvery ?? 1000);
   const notFound = (id: string) => new SessionNotFoundError(`No session "${id}" in this event log.`, { details: { sessionId: id } });
+  const scope = options.tenant;
+  if (scope !== undefined && (typeof scope !== "string" || scope === "")) throw new InvalidArgumentError(`createSessionRepository(): tenant must be a non-empty string (got ${JSON.stringify(scope)}).`);
+  const visible = (info: SessionCreatedData | undefined) => scope === undefined || (info?.tenant ?? DEFAULT_TENANT) === scope;
+  /** The tenant a new session gets: the scope's; a different one asked for is refused. */
+  const tenantFor = (asked: string | undefined, what: string) => {
+    if (scope !== undefined && asked !== undefined && asked !== scope) {
+      throw new InvalidArgumentError(`${what}: tenant "${asked}" differs from the repository's tenant "${scope}".`, { details: { tenant: asked, scope } });
+    }
+    return asked ?? scope;
+  };
 
   const checkpoint = (view: SessionViewInternals, firstEventId: string, storedCount: number, folded: number) => {
     if (!snapshots || folded < Math.max(1, checkpointEvery)) return;
@@ -102,6 +126,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     const tail = await log.readStream(streamId, { fromVersion: stored.snapshot.version + 1 });
     const view = createSessionView(id);
     view.restore(stored.snapshot, snapshots.loader(id));
+    if (!visible(view.info)) throw notFound(id);
     view.applyAll(tail);
     checkpoint(view, stored.firstEventId, stored.entryCount, tail.length);
     return createSessionHandle(log, view);
@@ -111,7 +136,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     const restored = await loadFromSnapshot(id);
     if (restored) return restored;
     const events = await log.readStream(sessionStreamId(id));
-    if (events.length === 0 || events[0].type !== "session.created") throw notFound(id);
+    if (events.length === 0 || events[0].type !== "session.created" || !visible(events[0].data as SessionCreatedData)) throw notFound(id);
     const view = createSessionView(id);
     view.applyAll(events);
     checkpoint(view, events[0].eventId, 0, events.length);
@@ -151,7 +176,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
           cwd: createOptions.cwd ?? process.cwd(),
           createdAt: new Date().toISOString(),
           metadata: createOptions.metadata,
-          tenant: createOptions.tenant,
+          tenant: tenantFor(createOptions.tenant, "create()"),
         },
         [],
       );
@@ -165,7 +190,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
         if (id === undefined) continue;
         const tree = await summaryOf(id);
         const info = tree?.state.info;
-        if (!tree || !info) continue;
+        if (!tree || !info || !visible(info)) continue;
         const state = tree.state;
         const row: SessionSummary = {
           id,
@@ -184,8 +209,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     async delete(id) {
       const streamId = sessionStreamId(id);
       const events = await log.readStream(streamId);
-      if (events.length === 0) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
-      const created = events[0].type === "session.created" ? (events[0].data as SessionCreatedData) : undefined;
+      const created = events[0]?.type === "session.created" ? (events[0].data as SessionCreatedData) : undefined;
+      if (events.length === 0 || (scope !== undefined && !visible(created))) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
       const entries = events.filter((event) => event.type === "entry.appended");
       const tombstone: SessionDeletedData = {
         sessionId: id,
@@ -263,7 +288,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
           cwd: importOptions.cwd ?? process.cwd(),
           createdAt: importOptions.createdAt ?? new Date().toISOString(),
           metadata: importOptions.metadata,
-          tenant: importOptions.tenant,
+          tenant: tenantFor(importOptions.tenant, "importEntries()"),
           parentSessionId: importOptions.parentSessionId,
           parentEntryId: importOptions.parentEntryId,
           source: importOptions.source,
