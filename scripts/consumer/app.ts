@@ -1,5 +1,6 @@
 // Type-checked by the consumer test with the strictest common settings and skipLibCheck: false.
 import { createHarness, createMemoryEventLog, createOpenAIModel, defineTool, type RunOutcome } from "arbor-agent";
+import { defineAgent } from "arbor-agent/agent";
 import { ofType } from "arbor-agent/log";
 import { startOpenAIServer, textResponse } from "arbor-agent/testing";
 import { z } from "zod";
@@ -19,10 +20,23 @@ const harness = await createHarness({
 });
 harness.events$.pipe(ofType("tool.ended")).subscribe((event) => {
   // Typed by the event catalogue: no cast.
-  const outcome: "succeeded" | "failed" | "aborted" | "timed_out" | "blocked" | "invalid" | "not_found" | "skipped" | "interrupted" = event.data.outcome;
+  const outcome: "succeeded" | "failed" | "aborted" | "timed_out" | "blocked" | "invalid" | "not_found" | "skipped" | "interrupted" | "denied" = event.data.outcome;
   console.log(event.data.toolName, outcome, event.globalPosition);
 });
 const outcome: RunOutcome = await harness.prompt("hello");
 console.log(outcome.status);
+// A typed agent: the outcome's output is the output schema's type (checked here, not run).
+const triage = defineAgent({
+  name: "triage",
+  instructions: "Label the issue.",
+  input: z.object({ title: z.string() }),
+  output: z.object({ label: z.enum(["bug", "feature"]), priority: z.number() }),
+});
+export async function label(title: string): Promise<string> {
+  const result = await triage.run({ title }, { harness });
+  if (result.status !== "done") return result.error.code;
+  const typed: { label: "bug" | "feature"; priority: number } = result.output;
+  return typed.label;
+}
 await harness.close();
 await server.close();

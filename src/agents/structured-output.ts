@@ -30,6 +30,7 @@ import { z } from "zod";
 import type { AssistantMessage, CustomMessage } from "../core/messages.ts";
 import type { ModelClient, ResponseFormat } from "../core/model-stream.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
+import { SUMMARY_SYSTEM_PROMPT } from "../compaction/prompts.ts";
 import { AgentDefinitionError, formatIssues, issuesOf, type AgentIssue } from "./errors.ts";
 
 /** How the final answer is produced. */
@@ -265,10 +266,11 @@ export function finalAnswerTool(judge: AnswerJudge): AgentTool<unknown> {
 }
 
 /**
- * `client` for one agent run: native mode adds `responseFormat` to every request; every
- * finished message without tool calls is judged before its `done` event is passed on, and a
- * repair goes to `followUp` then (so the run's follow-up poll, which comes after that event,
- * finds it).
+ * `client` for one agent run: native mode adds `responseFormat` to every request of the loop;
+ * every finished message without tool calls is judged before its `done` event is passed on, and
+ * a repair goes to `followUp` then (so the run's follow-up poll, which comes after that event,
+ * finds it). Summary calls (compaction, branch summaries: the `SUMMARY_SYSTEM_PROMPT`) pass
+ * through untouched.
  *
  * @example
  * ```ts
@@ -278,6 +280,11 @@ export function finalAnswerTool(judge: AnswerJudge): AgentTool<unknown> {
 export function judgedModel(client: ModelClient, judge: AnswerJudge, followUp: (message: CustomMessage) => void): ModelClient {
   const { plan } = judge;
   async function* stream(request: Parameters<ModelClient["stream"]>[0], options: Parameters<ModelClient["stream"]>[1]) {
+    // The session's compaction and branch summaries use the same model: their calls are not answers.
+    if (request.systemPrompt === SUMMARY_SYSTEM_PROMPT) {
+      yield* client.stream(request, options);
+      return;
+    }
     const sent = plan.mode === "native" ? { ...request, responseFormat: responseFormatOf(plan) } : request;
     for await (const event of client.stream(sent, options)) {
       if (event.type === "done" && event.message.stopReason === "stop" && !event.message.content.some((block) => block.type === "toolCall")) {

@@ -62,6 +62,8 @@ import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { createHarnessSession, type HarnessSession, type HarnessSessionConfig, type LoadedResources } from "./harness-session.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
 import { createModelRegistry, type ModelRegistry } from "./model-registry.ts";
+import { createRedactingModel } from "./redacting-model.ts";
+import { createSecretRedactor } from "../core/secrets.ts";
 import { validateHarnessOptions, type AgentHarnessOptions } from "./options.ts";
 import { defineJsonSchemaTool } from "../adapters/tools/tool-schema.ts";
 
@@ -218,7 +220,8 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       sessionOptions = { ...sessionOptions, model: overrides.model };
     } else if (overrides.model !== undefined) {
       const name = `session:${handle.id}`;
-      sessionRegistry = withSessionModel(registry, name, overrides.model);
+      // The harness's secrets are redacted from a session's own model too, as from the registry's.
+      sessionRegistry = withSessionModel(registry, name, createRedactingModel(overrides.model, createSecretRedactor(options.secrets ?? [])));
       sessionOptions = { ...sessionOptions, model: name };
     }
     const config: HarnessSessionConfig = {

@@ -124,6 +124,7 @@ export function createRedactingModel(client: ModelClient, redactor: SecretRedact
     ...(client.maxTokens !== undefined ? { maxTokens: client.maxTokens } : {}),
     ...(client.cost !== undefined ? { cost: client.cost } : {}),
     ...(client.reasoning !== undefined ? { reasoning: client.reasoning } : {}),
+    ...(client.structuredOutput ? { structuredOutput: true } : {}),
     stream: (request, options) => redactStream(client.stream(redactRequest(request, redactor), options), redactor),
   };
 }

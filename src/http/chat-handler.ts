@@ -22,9 +22,11 @@
  *   session's tenant (`404` for an unknown or another tenant's session, nothing written);
  * - with only a `repository` the handler is read-only (sessions, events, resume of runs driven
  *   by another process through a shared log): `POST` routes answer `501`;
- * - tool approvals: a `POST` whose last message is an assistant message with
- *   `approval-responded` tool parts answers `501` until durable approvals land (the route and
- *   the message shape are in place);
+ * - tool approvals (`docs/approval.md`): a call waiting for approval is a `tool-approval-request`
+ *   part (approval id = tool call id) and the run ends `suspended`; a `POST` whose last message
+ *   is the assistant message with `approval-responded` parts records each decision
+ *   (`approve` / `deny`), continues the run, and streams the continuation of that same message
+ *   (`404` for a call that does not wait, `409` for a conflicting decision);
  * - errors are JSON `{ error: { code, message } }`; dropping a connection never stops a run.
  *
  * @example
@@ -33,7 +35,7 @@
  * const response = await handler(new Request("http://localhost/api/sessions", { headers: { authorization: `Bearer ${token}` } }));
  * ```
  */
-import { InvalidArgumentError, SessionBusyError, SessionNotFoundError } from "../core/errors.ts";
+import { ApprovalConflictError, ApprovalNotFoundError, InvalidArgumentError, SessionBusyError, SessionNotFoundError } from "../core/errors.ts";
 import type { AgentHarness } from "../harness/create-harness.ts";
 import type { HarnessSession } from "../harness/harness-session-types.ts";
 import { findLiveStreamRun } from "../machines/run-lease.ts";
@@ -43,7 +45,7 @@ import { resolveTenant, type ChatAuthOptions } from "./auth.ts";
 import { parseChatRequest } from "./chat-request.ts";
 import { inspectorPage } from "./inspector-page.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
-import { lastRunStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
+import { lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
 import { sessionDetail, sessionEvents, sessionList } from "./session-routes.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
 import { Observable } from "rxjs";
@@ -127,10 +129,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if (!harness) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot run prompts.");
     const parsed = await parseChatRequest(request);
     if ("error" in parsed) return parsed.error;
-    const { id, prompt } = parsed;
+    const { id } = parsed;
     if (!SESSION_ID.test(id)) return jsonError(400, "INVALID_ARGUMENT", `"id" must be 1 to 128 letters, digits, ".", "_", ":" or "-" (starting with a letter or digit); got ${JSON.stringify(id).slice(0, 80)}.`);
     const owner = await sessionTenant(log, id);
     if (owner !== undefined && owner !== tenant) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+    if (parsed.kind === "approvals") {
+      if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+      return answerApprovals(id, parsed.decisions);
+    }
+    const { prompt } = parsed;
     if (owner === undefined) {
       try {
         await repository.create({ id, cwd, tenant });
@@ -154,9 +161,43 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
       throw error;
     }
-    const chunks = new Observable<UIMessageChunk>((subscriber) => {
+    return uiMessageStreamResponse(followRun(runChunks$(log, sessionStream(id), before), outcome), keepAlive);
+  };
+
+  /** Records the decisions, continues the run and streams the continuation of its message. */
+  const answerApprovals = async (id: string, decisions: { toolCallId: string; approved: boolean; reason?: string }[]): Promise<Response> => {
+    const session = await harness!.openSession(id);
+    try {
+      for (const decision of decisions) {
+        const options = decision.reason === undefined ? undefined : { reason: decision.reason };
+        if (decision.approved) await session.approve(decision.toolCallId, options);
+        else await session.deny(decision.toolCallId, options);
+      }
+    } catch (error) {
+      if (ApprovalNotFoundError.isInstance(error)) return jsonError(404, error.code, error.message);
+      if (ApprovalConflictError.isInstance(error) || SessionBusyError.isInstance(error)) return jsonError(409, error.code, error.message);
+      throw error;
+    }
+    const streamId = sessionStream(id);
+    const before = await log.streamVersion(streamId);
+    const [lastStart] = (await log.readStream(streamId, { fromVersion: before, direction: "backwards" })).filter((event) => event.type === "run.started").map((event) => event.version);
+    const first = lastStart === undefined ? before + 1 : await messageStart(log, streamId, lastStart);
+    let outcome: Promise<unknown>;
+    try {
+      outcome = session.continue();
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+      throw error;
+    }
+    // A call still without a decision rejects continue() (ApprovalPendingError): the stream ends with that error.
+    return uiMessageStreamResponse(followRun(runChunks$(log, streamId, first - 1, { emitAfterVersion: before, endAfterVersion: before }), outcome), keepAlive);
+  };
+
+  /** The chunks, or an error when the prompt fails before its run starts (a throwing hook has no run.ended to end the stream). */
+  const followRun = (source: Observable<UIMessageChunk>, outcome: Promise<unknown>) =>
+    new Observable<UIMessageChunk>((subscriber) => {
       let started = false;
-      const inner = runChunks$(log, sessionStream(id), before).subscribe({
+      const inner = source.subscribe({
         next: (chunk) => {
           started = true;
           subscriber.next(chunk);
@@ -164,21 +205,20 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         error: (error) => subscriber.error(error),
         complete: () => subscriber.complete(),
       });
-      // A prompt that fails before its run starts (a throwing hook) has no run.ended to end the stream.
       outcome.catch((error: unknown) => {
         if (!started) subscriber.error(error);
       });
       return inner;
     });
-    return uiMessageStreamResponse(chunks, keepAlive);
-  };
 
   const resume = async (id: string, tenant: string): Promise<Response> => {
     const denied = await ownSession(id, tenant);
     if (denied) return denied;
     const start = await activeRun(id);
     if (start === undefined) return new Response(null, { status: 204 });
-    return uiMessageStreamResponse(runChunks$(log, sessionStream(id), start - 1), keepAlive);
+    // A resumed run (after approvals) continues an earlier run's message: replay it from there.
+    const first = await messageStart(log, sessionStream(id), start);
+    return uiMessageStreamResponse(runChunks$(log, sessionStream(id), first - 1, { endAfterVersion: start - 1 }), keepAlive);
   };
 
   const stop = async (id: string, tenant: string): Promise<Response> => {

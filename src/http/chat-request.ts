@@ -7,8 +7,9 @@
  *   message with at least one text or image file part (`data:` URL); its text parts are joined
  *   with a blank line between them;
  * - `trigger: "regenerate-message"` is refused (`400`): regenerate by moving the leaf instead;
- * - a last `assistant` message with `approval-responded` tool parts (a tool approval answer)
- *   gets `501` until durable approvals land;
+ * - a last `assistant` message with `approval-responded` tool parts is a tool approval answer
+ *   (`ai` 6 `addToolApprovalResponse`): each part's `approval: { id, approved, reason? }` is a
+ *   decision for the call `approval.id` (Arbor's approval id is the tool call id);
  * - every refusal is a `400`/`501` JSON error naming the field.
  *
  * @example
@@ -29,18 +30,17 @@ const bodySchema = z.looseObject({
   messageId: z.string().optional(),
 });
 
-/** A parsed chat request. */
-export interface ChatRequest {
-  id: string;
-  prompt: { text: string; images: ImageContent[] };
-}
+/** A parsed chat request: a new prompt, or decisions on calls waiting for approval. */
+export type ChatRequest =
+  | { kind: "prompt"; id: string; prompt: { text: string; images: ImageContent[] } }
+  | { kind: "approvals"; id: string; decisions: { toolCallId: string; approved: boolean; reason?: string }[] };
 
 /**
  * Parses and checks the body (see the module contract).
  *
  * @example
  * ```ts
- * const { id, prompt } = (await parseChatRequest(request)) as ChatRequest;
+ * const parsed = (await parseChatRequest(request)) as ChatRequest;
  * ```
  */
 export async function parseChatRequest(request: Request): Promise<ChatRequest | { error: Response }> {
@@ -61,7 +61,16 @@ export async function parseChatRequest(request: Request): Promise<ChatRequest | 
   }
   const last = messages[messages.length - 1];
   if (last.role === "assistant" && last.parts.some((part) => part.state === "approval-responded")) {
-    return { error: jsonError(501, "NOT_SUPPORTED", "Tool approval answers over HTTP need durable approvals, which this version does not have yet.") };
+    const decisions: { toolCallId: string; approved: boolean; reason?: string }[] = [];
+    for (const part of last.parts) {
+      if (part.state !== "approval-responded") continue;
+      const approval = part.approval as { id?: unknown; approved?: unknown; reason?: unknown } | undefined;
+      if (typeof approval?.id !== "string" || typeof approval.approved !== "boolean") {
+        return { error: jsonError(400, "INVALID_ARGUMENT", `An approval-responded part needs approval: { id, approved } (field "messages.${messages.length - 1}.parts").`) };
+      }
+      decisions.push({ toolCallId: approval.id, approved: approval.approved, ...(typeof approval.reason === "string" ? { reason: approval.reason } : {}) });
+    }
+    return { kind: "approvals", id, decisions };
   }
   if (last.role !== "user") return { error: jsonError(400, "INVALID_ARGUMENT", `The last message must be the user's new message; got role "${last.role}" (field "messages.${messages.length - 1}.role").`) };
   const texts: string[] = [];
@@ -76,5 +85,5 @@ export async function parseChatRequest(request: Request): Promise<ChatRequest | 
   }
   const text = texts.join("\n\n");
   if (text.trim() === "" && images.length === 0) return { error: jsonError(400, "INVALID_ARGUMENT", `The last user message has no text or image part (field "messages.${messages.length - 1}.parts").`) };
-  return { id, prompt: { text, images } };
+  return { kind: "prompt", id, prompt: { text, images } };
 }

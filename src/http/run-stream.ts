@@ -63,18 +63,69 @@ export async function lastRunStart(log: EventLog, streamId: string, pageSize = 2
 }
 
 /**
- * The UI chunks of the first run starting after `afterVersion`, live until it ends.
+ * The version of the `run.started` whose message `runStartVersion`'s run continues: itself,
+ * unless that run is a `resume` (after approval decisions), then the run it resumed, and so on.
+ *
+ * @example
+ * ```ts
+ * const first = await messageStart(log, streamId, activeRunStartVersion);
+ * ```
+ */
+export async function messageStart(log: EventLog, streamId: string, runStartVersion: number): Promise<number> {
+  let version = runStartVersion;
+  for (;;) {
+    const [started] = await log.readStream(streamId, { fromVersion: version, limit: 1 });
+    if (!started || !isEventOfType(started, "run.started") || started.data.kind !== "resume") return version;
+    const previous = await previousRunStart(log, streamId, version - 1);
+    if (previous === undefined) return version;
+    version = previous;
+  }
+}
+
+async function previousRunStart(log: EventLog, streamId: string, fromVersion: number, pageSize = 256): Promise<number | undefined> {
+  while (fromVersion > 0) {
+    const page = await log.readStream(streamId, { fromVersion, limit: pageSize, direction: "backwards" });
+    if (page.length === 0) return undefined;
+    const started = page.find((event) => event.type === "run.started");
+    if (started) return started.version;
+    fromVersion = page[page.length - 1].version - 1;
+  }
+  return undefined;
+}
+
+/** Where a chunk stream starts and ends. */
+export interface RunChunksOptions {
+  /** Fold silently up to this version, then send `start` and the chunks of later events (a live continuation of a message the client holds). */
+  emitAfterVersion?: number;
+  /** Complete at the first end of the message (`run.ended`, also `suspended`) of an event after this version (default: the first end). */
+  endAfterVersion?: number;
+}
+
+/**
+ * The UI chunks of the message whose first run starts after `afterVersion`, live until it
+ * ends (see {@link RunChunksOptions}).
  *
  * @example
  * ```ts
  * runChunks$(log, streamId, versionBeforePrompt).subscribe((chunk) => send(chunk));
  * ```
  */
-export function runChunks$(log: EventLog, streamId: string, afterVersion: number): Observable<UIMessageChunk> {
+export function runChunks$(log: EventLog, streamId: string, afterVersion: number, options: RunChunksOptions = {}): Observable<UIMessageChunk> {
+  const emitAfter = options.emitAfterVersion ?? -1;
+  const endAfter = options.endAfterVersion ?? -1;
+  let startSent = emitAfter < 0;
   return log.subscribe({ streamId, fromVersion: afterVersion }).pipe(
     arborEvents(),
-    scan((step: RunProjectionStep, event) => projectRunEvent(step.state, event), { state: initialRunProjection(), chunks: [] }),
-    takeWhile((step) => !step.state.ended, true),
+    scan((step: RunProjectionStep & { version: number }, event) => {
+      const next = projectRunEvent(step.state, event);
+      if (event.version <= emitAfter) return { ...next, chunks: [], version: event.version };
+      if (!startSent && next.state.messageId !== undefined) {
+        startSent = true;
+        return { ...next, chunks: [{ type: "start", messageId: next.state.messageId } as UIMessageChunk, ...next.chunks], version: event.version };
+      }
+      return { ...next, version: event.version };
+    }, { state: initialRunProjection(), chunks: [], version: 0 }),
+    takeWhile((step) => !(step.state.ended && step.version > endAfter), true),
     concatMap((step) => from(step.chunks)),
   );
 }

@@ -66,11 +66,12 @@ export async function uiMessagesOf(events: readonly StoredEvent[]): Promise<UIMe
         else slots.push(user);
       }
     }
-    if (event.type === "run.started" && (run === undefined || run.state.ended)) {
+    // A `resume` run after a suspension continues the same message (the projection folds it in).
+    if (event.type === "run.started" && (run === undefined || (run.state.ended && !(run.state.suspended && event.data.kind === "resume")))) {
       run = { state: initialRunProjection(), chunks: [] };
       slots.push({ runChunks: run.chunks });
     }
-    if (run && !run.state.ended) {
+    if (run) {
       const step = projectRunEvent(run.state, event);
       run.state = step.state;
       run.chunks.push(...step.chunks);

@@ -20,7 +20,9 @@
  *   assistant error first sends `error`); `failed` -> `error` then `finish` (`error`);
  *   `aborted` / `interrupted` -> `abort` (`reason`); `suspended` (waiting for approval) -> `finish`
  *   (`tool-calls`), after a `tool-approval-request` (approval id = tool call id) per
- *   `approval.requested`;
+ *   `approval.requested`; a following `resume` run (after the decisions) continues the same
+ *   message: no new `start`, its first turn continues the last step (the decided calls' results
+ *   land on their parts: `tool-output-available`, or `tool-output-denied` for a denied call);
  * - a discarded attempt (a retried model call) keeps what it streamed: its open parts are
  *   closed (`text-end`, `tool-input-error`), and the retry's parts follow with their own ids.
  *
@@ -51,6 +53,14 @@ export interface RunProjectionState {
   /** Assistant entries committed but not yet closed by their `message.ended`, by entry id. */
   readonly pendingEntries: Readonly<Record<string, AssistantMessage>>;
   readonly stepOpen: boolean;
+  /** The UI message id: the first run's id of a chain of runs resumed after approvals. */
+  readonly messageId: string | undefined;
+  /** The run ended `suspended` (waiting for approvals): a `resume` run continues the same message. */
+  readonly suspended: boolean;
+  /** The next `turn.started` continues the previous step (a resume's first turn only delivers the decided calls' results). */
+  readonly continueStep: boolean;
+  /** Tool calls whose `tool.ended` outcome was `denied`. */
+  readonly denied: Readonly<Record<string, true>>;
   readonly lastStopReason: string | undefined;
   readonly lastError: string | undefined;
 }
@@ -70,7 +80,20 @@ export interface RunProjectionStep {
  * ```
  */
 export function initialRunProjection(): RunProjectionState {
-  return { runId: undefined, ended: false, openParts: {}, toolCalls: {}, pendingEntries: {}, stepOpen: false, lastStopReason: undefined, lastError: undefined };
+  return {
+    runId: undefined,
+    ended: false,
+    openParts: {},
+    toolCalls: {},
+    pendingEntries: {},
+    stepOpen: false,
+    messageId: undefined,
+    suspended: false,
+    continueStep: false,
+    denied: {},
+    lastStopReason: undefined,
+    lastError: undefined,
+  };
 }
 
 const FINISH_REASONS: Record<string, "stop" | "length" | "tool-calls" | "error" | "other"> = {
@@ -94,10 +117,16 @@ const textOf = (content: ToolResultMessage["content"]) =>
  * ```
  */
 export function projectRunEvent(state: RunProjectionState, event: ArborEvent): RunProjectionStep {
-  if (state.ended) return { state, chunks: [] };
+  if (state.ended) {
+    // A run resumed after approval decisions continues the suspended run's message.
+    if (state.suspended && event.type === "run.started" && event.data.kind === "resume") {
+      return { state: { ...state, runId: event.data.runId, ended: false, suspended: false, continueStep: true }, chunks: [] };
+    }
+    return { state, chunks: [] };
+  }
   if (state.runId === undefined) {
     if (event.type !== "run.started") return { state, chunks: [] };
-    return { state: { ...state, runId: event.data.runId }, chunks: [{ type: "start", messageId: event.data.runId }] };
+    return { state: { ...state, runId: event.data.runId, messageId: event.data.runId }, chunks: [{ type: "start", messageId: event.data.runId }] };
   }
   if (event.metadata.runId !== state.runId) return { state, chunks: [] };
 
@@ -117,8 +146,11 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
 
   switch (event.type) {
     case "turn.started":
-      chunks.push({ type: "start-step" });
-      next = { ...state, stepOpen: true };
+      if (!state.continueStep) chunks.push({ type: "start-step" });
+      next = { ...state, stepOpen: true, continueStep: false };
+      break;
+    case "tool.ended":
+      if (event.data.outcome === "denied") next = { ...state, denied: { ...state.denied, [event.data.toolCallId]: true } };
       break;
     case "message.delta": {
       const { messageId, contentIndex, kind, delta } = event.data;
@@ -152,7 +184,8 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
         const result = message as ToolResultMessage;
         // A result for a call this message never showed (a synthetic one of an earlier run) has no part to land on.
         if (toolCalls[result.toolCallId] === undefined) break;
-        if (result.isError) chunks.push({ type: "tool-output-error", toolCallId: result.toolCallId, errorText: textOf(result.content) });
+        if (state.denied[result.toolCallId]) chunks.push({ type: "tool-output-denied", toolCallId: result.toolCallId });
+        else if (result.isError) chunks.push({ type: "tool-output-error", toolCallId: result.toolCallId, errorText: textOf(result.content) });
         else {
           const output = result.details === undefined ? { content: result.content } : { content: result.content, details: result.details };
           chunks.push({ type: "tool-output-available", toolCallId: result.toolCallId, output });
@@ -230,6 +263,8 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       } else if (ended.status === "suspended") {
         // Waiting for approval decisions: the message ends here with its approval requests shown.
         chunks.push({ type: "finish", finishReason: "tool-calls" });
+        next = { ...state, openParts, stepOpen: false, ended: true, suspended: true };
+        break;
       } else {
         chunks.push({ type: "abort", ...(ended.reason !== undefined ? { reason: ended.reason } : {}) });
       }

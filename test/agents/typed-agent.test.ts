@@ -227,6 +227,43 @@ describe("typed agents over the OpenAI wire", () => {
     expect(events.at(-1)!.data).toMatchObject({ status: "aborted", runId: aborted.runId });
   });
 
+  it("model by registry name: the agent's calls go to that model; an unknown name rejects before any session", async () => {
+    const other = scriptedModel([{ text: JSON.stringify({ city: "Kyiv", celsius: 5, summary: "rain" }) }], { provider: "openai.chat", modelId: "other-model" });
+    harness = await createHarness({ eventLog: log, cwd: dir, models: { main: createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "sk-test", api: "chat" }), other } });
+    const named = defineAgent({ ...weatherAgent.definition, tools: [], model: "other" });
+    const outcome = await named.run({ city: "Kyiv" }, { harness });
+    expect(outcome).toMatchObject({ status: "done", output: { city: "Kyiv", celsius: 5, summary: "rain" } });
+    expect(other.doStreamCalls).toHaveLength(1);
+    expect(other.doStreamCalls[0].responseFormat).toMatchObject({ type: "json", name: "weather" });
+    expect(server.requests).toHaveLength(0);
+
+    const before = (await log.readAll()).length;
+    const missing = defineAgent({ ...weatherAgent.definition, model: "missing" });
+    await expect(missing.run({ city: "Kyiv" }, { harness })).rejects.toMatchObject({ code: "MODEL_CONFIG_INVALID" });
+    expect((await log.readAll()).length).toBe(before);
+  });
+
+  it("the harness's secrets: redacted from the agent's requests and log, also with the agent's own model; native mode kept", async () => {
+    const SECRET = "sk-live-SECRET-agent-77aa";
+    harness = await createHarness({
+      eventLog: log,
+      cwd: dir,
+      secrets: [SECRET],
+      models: { main: createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "sk-test", api: "chat" }) },
+    });
+    const own = defineAgent({ ...weatherAgent.definition, tools: [], model: createOpenAIModel({ modelId: "gpt-own", baseURL: server.url, apiKey: "sk-test", api: "responses" }) });
+    server.script(textResponse(JSON.stringify({ city: "Oslo", celsius: 1, summary: "cold" })), textResponse(JSON.stringify({ city: "Oslo", celsius: 1, summary: "cold" })));
+    for (const agent of [weatherAgent, own]) {
+      const outcome = await agent.run({ city: `Oslo ${SECRET}` }, { harness });
+      expect(outcome.status).toBe("done");
+      expect(JSON.stringify(await sessionEvents(outcome.sessionId))).not.toContain(SECRET);
+    }
+    expect(server.requests).toHaveLength(2);
+    expect(server.requests[0].body.response_format.type).toBe("json_schema");
+    expect(server.requests[1].body.text.format.type).toBe("json_schema");
+    for (const request of server.requests) expect(JSON.stringify(request.body)).not.toContain(SECRET);
+  });
+
   it("bad input: AgentInputError naming the path, before any session, request or event", async () => {
     await harnessFor("chat");
     const before = (await log.readAll()).length;
