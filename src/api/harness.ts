@@ -95,6 +95,12 @@ export {
   type BuildSystemPromptInput,
 } from "../harness/system-prompt.ts";
 export {
+  defaultAgentDir,
+  formatContextFiles,
+  loadContextFiles,
+  type ContextFile,
+} from "../harness/context-files.ts";
+export {
   buildPromptMessages,
   type PromptMessages,
   type PromptResources,

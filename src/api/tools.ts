@@ -21,6 +21,9 @@ export {
   type DefineToolOptions,
 } from "../core/tools.ts";
 export {
+  type ToolProcess,
+} from "../core/process-group.ts";
+export {
   defineJsonSchemaTool,
   type JsonSchemaTool,
 } from "../adapters/tools/tool-schema.ts";

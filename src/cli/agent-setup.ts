@@ -8,6 +8,9 @@
  *   confined as `--sandbox` says (default none: not at all), see `tool-flags.ts`;
  * - skills load from `<cwd>/.arbor/skills` and `<cwd>/.agents/skills`, templates from
  *   `<cwd>/.arbor/prompts`, when those directories exist;
+ * - context files (pi): AGENTS.md or CLAUDE.md from the global agent folder (`$ARBOR_AGENT_DIR`,
+ *   else `~/.arbor/agent`) and from every folder from the root down to `cwd`, appended to the
+ *   system prompt under `# Project Context`; `contextFiles: false` (`--no-context-files`) skips them;
  * - the API key is passed to the model client only; it is never logged, and it is redacted
  *   from tool output before the model sees it (harness `secrets`).
  *
@@ -20,8 +23,11 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createExecutionEnv } from "../adapters/execution-env.ts";
 import { createModel } from "../adapters/model/providers.ts";
+import { loadPromptTemplates } from "../adapters/prompt-templates/load-prompt-templates.ts";
+import { loadSkills } from "../adapters/skills/load-skills.ts";
 import { createCodingTools } from "../adapters/tools/index.ts";
 import type { ModelClient } from "../core/model-stream.ts";
+import { defaultAgentDir, loadContextFiles } from "../harness/context-files.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import { CliError } from "./cli-error.ts";
 import { toolEnvOptions, type ToolFlags } from "./tool-flags.ts";
@@ -36,6 +42,10 @@ export interface CliHarness {
   cwd: string;
   /** The sandbox of bash commands, for the start-up line (`ExecutionEnv.sandbox.describe()`). */
   sandbox: string;
+  /** Paths of the context files in the system prompt (AGENTS.md / CLAUDE.md), global first. */
+  contextFiles: string[];
+  /** The `/commands` the harness expands: `skill:<name>` for each skill, and each prompt template's name. */
+  slashCommands: string[];
 }
 
 /** Builds the model client for the resolved settings. */
@@ -81,6 +91,10 @@ export async function createCliHarness(input: {
   inspect?: unknown;
   /** `--sandbox`, `--allow-network`, `--env`, `--allow-hard-links`. */
   tools?: ToolFlags;
+  /** False for `--no-context-files`: no AGENTS.md / CLAUDE.md in the system prompt. */
+  contextFiles?: boolean;
+  /** Compaction settings, e.g. `--keep-recent` (tokens). */
+  compaction?: { keepRecentTokens?: number };
   /** `--approve` tool names (or `all`): their calls need a decision before they run. */
   requireApproval?: readonly string[] | "all";
 }): Promise<CliHarness> {
@@ -93,6 +107,7 @@ export async function createCliHarness(input: {
   const skillPaths = [join(cwd, ".arbor", "skills"), join(cwd, ".agents", "skills")].filter((path) => existsSync(path));
   const promptTemplatePaths = [join(cwd, ".arbor", "prompts")].filter((path) => existsSync(path));
   const name = `${input.settings.spec.provider}:${input.settings.spec.modelId}`;
+  const contextFiles = input.contextFiles === false ? [] : loadContextFiles({ cwd, agentDir: defaultAgentDir() });
   const otel = await loadCliTelemetry(process.env);
   const harness = await createHarness({
     ...(otel ? { telemetry: otel.telemetry } : {}),
@@ -103,7 +118,9 @@ export async function createCliHarness(input: {
     model: name,
     tools: createCodingTools(env),
     resources: { skillPaths, promptTemplatePaths },
+    ...(contextFiles.length > 0 ? { contextFiles } : {}),
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
+    ...(input.compaction ? { compaction: input.compaction } : {}),
     ...(input.requireApproval !== undefined ? { requireApproval: input.requireApproval } : {}),
     // The key and a URL password (and their encodings) never reach the model, its requests or the
     // log: tool output, streamed deltas and requests are redacted (the CLI's log redacts them too).
@@ -120,5 +137,9 @@ export async function createCliHarness(input: {
       await otel.shutdown();
     };
   }
-  return { harness, model, cwd, sandbox: env.sandbox.describe() };
+  const slashCommands = [
+    ...(skillPaths.length > 0 ? loadSkills(skillPaths).skills.map((skill) => `skill:${skill.name}`) : []),
+    ...(promptTemplatePaths.length > 0 ? loadPromptTemplates(promptTemplatePaths).templates.map((template) => template.name) : []),
+  ];
+  return { harness, model, cwd, sandbox: env.sandbox.describe(), slashCommands, contextFiles: contextFiles.map((file) => file.path) };
 }

@@ -6,7 +6,7 @@
  *   directory; the parent directory is created on first use;
  * - model: `--model provider:model`, else `ARBOR_MODEL`; providers `openai` (and any
  *   OpenAI-compatible server through `--base-url`), `anthropic` and `google` (their AI SDK
- *   packages); a bare model id means `openai`;
+ *   packages); a bare model id or an unknown provider is refused, naming the providers;
  * - base URL: `--base-url`, else the provider's variable (`OPENAI_BASE_URL`,
  *   `ANTHROPIC_BASE_URL`, `GOOGLE_GENERATIVE_AI_BASE_URL`), else what the session recorded for
  *   the same provider;
@@ -88,13 +88,17 @@ function statOrUndefined(path: string): Stats | undefined {
   }
 }
 
-/** Parses `provider:model` (a bare `model` means `openai:model`). */
+/** Parses `provider:model`; a bare model id is refused with a `CliError` that names the providers (it used to mean `openai:model` silently). */
 export function parseModelSpec(text: string | undefined): ModelSpec {
   if (!text || text.trim() === "") {
     throw new CliError("No model given: pass --model provider:model (e.g. openai:gpt-4o-mini) or set ARBOR_MODEL.");
   }
   const index = text.indexOf(":");
-  if (index === -1) return { provider: "openai", modelId: text };
+  if (index === -1) {
+    throw new CliError(
+      `Bad --model "${text}": name the provider too, e.g. --model openai:${text} (also for OpenAI-compatible servers with --base-url), anthropic:${text} or google:${text}.`,
+    );
+  }
   const provider = text.slice(0, index);
   const modelId = text.slice(index + 1);
   if (!provider || !modelId) throw new CliError(`Bad --model "${text}": expected provider:model, e.g. openai:gpt-4o-mini.`);

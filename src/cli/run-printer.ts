@@ -3,7 +3,8 @@
  * spinner while waiting) or as JSON lines of the logged events (`--json`).
  *
  * Contract (ours):
- * - text mode: assistant text deltas go to stdout as they are logged; each
+ * - text mode: assistant text deltas go to stdout as they are logged, each assistant
+ *   message ending its line; each
  *   finished tool call prints one line `• name args → ok|error (N ms)`; a provider
  *   error prints one line on stderr;
  * - the spinner (ora) runs on stderr only when stdout is a TTY, while waiting for
@@ -98,6 +99,8 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           const { entry } = event.data;
           const message = isKnownEntry(entry) && entry.type === "message" ? entry.message : undefined;
           if (message?.role === "assistant") {
+            // Each answer ends its line, so consecutive turns (steering, follow-ups) never run together.
+            if (midLine) write("\n");
             for (const block of message.content) if (block.type === "toolCall") calls.set(block.id, block);
             if (message.stopReason === "error" && message.errorMessage) {
               unspin();

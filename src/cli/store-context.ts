@@ -3,8 +3,10 @@
  * entry references typed by the user.
  *
  * Contract (ours):
- * - a session reference is a full id or a unique prefix of one; `latest` means the
- *   most recently modified session;
+ * - a session reference is a full id, a unique prefix of one, or (4 characters or more) a
+ *   unique prefix of a short id: the last 8 hex digits of the id (`shortSessionId`; UUIDv7 ids made within a minute share
+ *   their first 8 characters, their random tails do not); `latest` means the most recently
+ *   modified session;
  * - an ambiguous or unknown reference throws `CliError` listing what matched;
  * - `latest` is the session whose stream was appended to most recently (a fresh fork
  *   or import counts, unlike pi's "last message time"); `arbor sessions` lists in that order;
@@ -38,8 +40,8 @@ export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
 export interface CliStore {
   readonly dbPath: string;
   readonly repo: SessionRepository;
-  /** Sessions, the one appended to most recently first (the order `latest` uses). */
-  listNewestFirst(): Promise<SessionSummary[]>;
+  /** Sessions, the one appended to most recently first (the order `latest` uses), each with that time (`updatedAt`, ISO). */
+  listNewestFirst(): Promise<(SessionSummary & { updatedAt: string })[]>;
   /** Registers secrets (an API key, a URL password) that must never be written to the log. */
   addSecrets(secrets: readonly string[]): void;
   /** Resolves a full id, a unique prefix or `latest`, and opens it. */
@@ -71,7 +73,7 @@ export function openStore(flags: { db?: string; tenant?: string }, options: { mu
   const newestFirst = async (sessions: SessionSummary[]) => {
     const updated = new Map((await log.listStreams()).map((stream) => [stream.streamId, stream.updatedAt]));
     const at = (id: string) => updated.get(`session-${id}`) ?? "";
-    return [...sessions].sort((a, b) => (at(a.id) < at(b.id) ? 1 : at(a.id) > at(b.id) ? -1 : 0));
+    return sessions.map((session) => ({ ...session, updatedAt: at(session.id) })).sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
   };
   const resolveSessionId = async (reference: string): Promise<string> => {
     const sessions = await repo.list();
@@ -81,10 +83,13 @@ export function openStore(flags: { db?: string; tenant?: string }, options: { mu
     }
     const exact = sessions.find((session) => session.id === reference);
     if (exact) return exact.id;
-    const matches = sessions.filter((session) => session.id.startsWith(reference));
+    const wanted = reference.toLowerCase();
+    const matches = sessions.filter((session) => session.id.startsWith(wanted) || (wanted.length >= 4 && shortSessionId(session.id).startsWith(wanted)));
     if (matches.length === 1) return matches[0].id;
     if (matches.length === 0) throw new CliError(`No session "${reference}" in ${dbPath}. List them with: arbor sessions`);
-    throw new CliError(`Session "${reference}" is ambiguous: ${matches.map((session) => session.id).join(", ")}. Type more of the id.`);
+    throw new CliError(
+      `Session "${reference}" is ambiguous: ${matches.map((session) => `${shortSessionId(session.id)} (${session.id})`).join(", ")}. Use the short id arbor sessions shows, or more of the id.`,
+    );
   };
   return {
     dbPath,
@@ -124,6 +129,19 @@ function displayUrl(url: string): string {
   } catch {
     return "the PostgreSQL database";
   }
+}
+
+/**
+ * The short id of a session, shown by `arbor sessions` and accepted wherever a session is named:
+ * the last 8 hex digits of its id (the random tail of a UUIDv7).
+ *
+ * @example
+ * ```ts
+ * shortSessionId("01a231d7-fdea-7238-8369-d11c079a1b3b"); // "079a1b3b"
+ * ```
+ */
+export function shortSessionId(id: string): string {
+  return id.replace(/-/g, "").slice(-8);
 }
 
 /** Resolves an entry id or a unique prefix within a session. */

@@ -25,6 +25,7 @@
  * });
  * ```
  */
+import type { ToolProcess } from "./process-group.ts";
 import { z } from "zod";
 import type { ImageContent, TextContent } from "./messages.ts";
 
@@ -45,6 +46,12 @@ export interface ToolExecuteContext<Context = unknown> {
   signal: AbortSignal;
   /** Streams a partial result (logged as `tool.updated`). */
   onUpdate: (partial: ToolResult) => void;
+  /**
+   * Reports a process group the tool started (pgid and the leader's start time), logged in a
+   * `tool.updated` event so that crash recovery can end the group if it outlives the agent
+   * (`process-group.ts`). Optional: contexts made outside the agent may not offer it.
+   */
+  onProcess?: (process: ToolProcess) => void;
   /** The harness's `toolContext` value for this call. */
   context: Context;
 }

@@ -99,6 +99,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       tools: tools.filter((tool) => activeToolNames.includes(tool.name)),
       skills: resources.skills,
       cwd: config.cwd,
+      ...(options.contextFiles ? { contextFiles: options.contextFiles } : {}),
     });
 
   // eslint-disable-next-line prefer-const -- the record sink reads the agent created below.

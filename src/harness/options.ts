@@ -35,6 +35,7 @@ import type { HarnessHooks } from "./hook-types.ts";
 import { HOOK_NAMES } from "./hook-types.ts";
 import type { JsonSchemaTool } from "../adapters/tools/tool-schema.ts";
 import { TELEMETRY_FLAVORS, type TelemetryOptions } from "../telemetry/options.ts";
+import type { ContextFile } from "./context-files.ts";
 
 /** An AI SDK language model object (not a string id: Arbor never resolves models over the network). */
 export type AiSdkLanguageModel = LanguageModelV3 | LanguageModelV2;
@@ -75,6 +76,8 @@ export interface SystemPromptContext {
   cwd: string;
   /** The current date, `YYYY-MM-DD` (local time). */
   date: string;
+  /** The harness's `contextFiles` (AGENTS.md / CLAUDE.md), to place as the function likes. */
+  contextFiles: ContextFile[];
 }
 
 /** Stream options, pi-ai's names. Times in ms. */
@@ -125,6 +128,12 @@ export interface AgentHarnessOptions {
   tools?: (AgentTool<any, any, any> | JsonSchemaTool<any>)[];
   resources?: HarnessResources;
   systemPrompt?: string | ((context: SystemPromptContext) => string);
+  /**
+   * Project context files appended to a string or default system prompt under `# Project
+   * Context` (pi). Load them with `loadContextFiles({ cwd, agentDir: defaultAgentDir() })`;
+   * default none (the library reads no AGENTS.md by itself; the CLI does).
+   */
+  contextFiles?: ContextFile[];
   streamOptions?: HarnessStreamOptions;
   retry?: Partial<RetrySettings>;
   thinkingLevel?: ThinkingLevel;
@@ -238,6 +247,7 @@ export const agentHarnessOptionsSchema = z
       .strict()
       .optional(),
     systemPrompt: z.union([z.string(), fn("a function ({ tools, skills, cwd, date }) => string")], { error: "expected a string or a function" }).optional(),
+    contextFiles: z.array(z.object({ path: z.string().min(1), content: z.string() })).optional(),
     streamOptions: z
       .object({
         transport: z.enum(["sse", "websocket", "websocket-cached", "auto"]).optional(),

@@ -3,7 +3,8 @@
  *
  * Contract (layout pi's `buildSystemPrompt`, `../shared/reference/pi-behaviour.md` §5.1; the
  * default wording is ours):
- * - a **string** option is pi's custom prompt: the string, then the skills catalog
+ * - a **string** option is pi's custom prompt: the string, then the `# Project Context` section
+ *   of `contextFiles` (`context-files.ts`; AGENTS.md/CLAUDE.md), then the skills catalog
  *   (`formatSkillsForSystemPrompt`) when a tool named `read` is active and a skill is
  *   model-invocable, then `\nCurrent date: YYYY-MM-DD` and `\nCurrent working directory: <cwd>`
  *   (byte-identical to pi 0.73.1 for the same inputs);
@@ -11,7 +12,7 @@
  *   already filtered to model-invocable ones) and its string is used verbatim; a non-string
  *   return throws `HarnessConfigError` naming `systemPrompt`;
  * - no option: Arbor's short default (role, the active tools with the first line of their
- *   description), then the same catalog, date and cwd lines as a string option;
+ *   description), then the same context section, catalog, date and cwd lines as a string option;
  * - the date is local time, like pi's.
  *
  * @example
@@ -22,6 +23,7 @@
 import { formatSkillsForSystemPrompt } from "../adapters/skills/format-skills.ts";
 import type { Skill } from "../adapters/skills/types.ts";
 import { HarnessConfigError } from "../core/errors.ts";
+import { formatContextFiles, type ContextFile } from "./context-files.ts";
 import type { SystemPromptContext } from "./options.ts";
 
 /** Input of {@link buildSystemPrompt}. */
@@ -31,6 +33,8 @@ export interface BuildSystemPromptInput {
   tools: { name: string; description: string }[];
   skills: readonly Skill[];
   cwd: string;
+  /** Project context files (AGENTS.md / CLAUDE.md), in order; see `context-files.ts`. */
+  contextFiles?: readonly ContextFile[];
   /** Default: now. */
   now?: Date;
 }
@@ -77,7 +81,7 @@ export function buildSystemPrompt(input: BuildSystemPromptInput): string {
     const skills = input.skills.filter((skill) => !skill.disableModelInvocation);
     let prompt: unknown;
     try {
-      prompt = input.systemPrompt({ tools: input.tools.map(({ name, description }) => ({ name, description })), skills, cwd: input.cwd, date });
+      prompt = input.systemPrompt({ tools: input.tools.map(({ name, description }) => ({ name, description })), skills, cwd: input.cwd, date, contextFiles: [...(input.contextFiles ?? [])] });
     } catch (error) {
       throw new HarnessConfigError(`Invalid harness option "systemPrompt": the function threw: ${(error as Error).message}`, {
         cause: error,
@@ -92,6 +96,7 @@ export function buildSystemPrompt(input: BuildSystemPromptInput): string {
     return prompt;
   }
   let prompt = input.systemPrompt ? input.systemPrompt : defaultPrompt(input.tools);
+  prompt += formatContextFiles(input.contextFiles ?? []);
   if (input.tools.some((tool) => tool.name === "read")) prompt += formatSkillsForSystemPrompt(input.skills);
   prompt += `\nCurrent date: ${date}`;
   prompt += `\nCurrent working directory: ${cwd}`;

@@ -3,12 +3,16 @@
  * @statelyai/inspect's LOCAL WebSocket inspector server (never the hosted Sky relay).
  *
  * Contract (ours):
- * - starts `createInspectorServer` from `@statelyai/inspect/server` on `port` (default
- *   8080; `autoOpen` default false: no browser is launched) and connects
- *   `createWebSocketInspector` to `ws://127.0.0.1:<port>`; pass `startServer: false`
+ * - starts `createInspectorServer` from `@statelyai/inspect/server` on `host`:`port`
+ *   (default `127.0.0.1`:8080, loopback only; `autoOpen` default false: no browser is
+ *   launched) and connects `createWebSocketInspector` to it; pass `startServer: false`
  *   to connect to a server you run yourself;
- * - note: the upstream server listens on every interface of the host (it takes no host
- *   option); use it on trusted machines, keep redaction on, and `stop()` it when done;
+ * - the upstream server takes no host option and would listen on every interface; the
+ *   host is applied to its one `listen` call (made synchronously while it is created). A
+ *   wider `host` (`0.0.0.0`) exposes the records to the network: keep redaction on;
+ * - the page it serves is a bridge that iframes the hosted Stately UI
+ *   (`https://stately.ai/inspect`), so viewing needs internet access; the records themselves
+ *   go from this process to the local server and the browser only;
  * - by default every event and snapshot context is redacted before it leaves the
  *   process: message text, thinking, tool-call arguments, tool arguments, deltas, image
  *   data and summaries become `"[redacted N chars]"`; shapes, ids, roles, tool names,
@@ -25,8 +29,27 @@
  * inspector.stop();
  * ```
  */
+import { Server } from "node:http";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createInspectorServer } from "@statelyai/inspect/server";
+
+/**
+ * Runs `create` (which calls `http.Server#listen(port, callback)` once, synchronously) with
+ * that call given `host`, then restores `listen`. Nothing else runs in between (ours; see the
+ * module contract).
+ */
+function listeningOn<T>(host: string, create: () => T): T {
+  const original = Server.prototype.listen;
+  Server.prototype.listen = function listen(this: Server, ...args: unknown[]) {
+    if (typeof args[0] === "number" && typeof args[1] !== "string") args.splice(1, 0, host);
+    return (original as (...all: unknown[]) => Server).apply(this, args);
+  } as typeof original;
+  try {
+    return create();
+  } finally {
+    Server.prototype.listen = original;
+  }
+}
 
 /**
  * Options of {@link createArborInspector}.
@@ -39,6 +62,8 @@ import { createInspectorServer } from "@statelyai/inspect/server";
 export interface ArborInspectorOptions {
   /** Port of the local inspector server (default 8080). */
   port?: number;
+  /** Interface the server listens on (default `"127.0.0.1"`, loopback only; `"0.0.0.0"` for every interface). */
+  host?: string;
   /** Start the local server (default true). */
   startServer?: boolean;
   /** Open a browser on the server's page (default false). */
@@ -108,8 +133,10 @@ export function redactContent(value: unknown, depth = 0, seen = new WeakSet<obje
  */
 export function createArborInspector(options: ArborInspectorOptions = {}): ArborInspector {
   const port = options.port ?? 8080;
-  const server = options.startServer === false ? undefined : createInspectorServer({ port, autoOpen: options.autoOpen ?? false });
-  const url = `ws://127.0.0.1:${port}`;
+  const host = options.host ?? "127.0.0.1";
+  const server = options.startServer === false ? undefined : listeningOn(host, () => createInspectorServer({ port, autoOpen: options.autoOpen ?? false }));
+  const connectHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
+  const url = `ws://${connectHost}:${port}`;
   const redact = options.redact !== false;
   const inspector = createWebSocketInspector({
     url,

@@ -236,14 +236,35 @@ export function timedOutText(call: ToolCall, timeoutMs: number): string {
  *
  * @example
  * ```ts
- * errorToolResult(call, interruptedText(call), "interrupted");
+ * errorToolResult(call, interruptedText(call, processNote(4242, "gone")), "interrupted");
  * ```
  */
-export function interruptedText(call: ToolCall): string {
+export function interruptedText(call: ToolCall, processNote?: string): string {
   return (
     `Tool "${call.name}" was interrupted: the process running it stopped, so it may not have finished. ` +
-    `It was not re-run; check its effects, it may need to be run again.`
+    `${processNote ? `${processNote} ` : ""}It was not re-run; check its effects, it may need to be run again.`
   );
+}
+
+/**
+ * What recovery says about the process group an interrupted tool had started (ours, issue 19 finding 5).
+ *
+ * @example
+ * ```ts
+ * processNote(4242, "alive"); // "Its process group 4242 was still running; it was ended (SIGKILL) when this result was recorded."
+ * ```
+ */
+export function processNote(pgid: number, status: "alive" | "gone" | "reused" | "other-host"): string {
+  switch (status) {
+    case "alive":
+      return `Its process group ${pgid} was still running; it was ended (SIGKILL) when this result was recorded.`;
+    case "gone":
+      return `Its process group ${pgid} had already ended.`;
+    case "reused":
+      return `Its process group ${pgid} had ended (the id now belongs to another process, which was left alone).`;
+    case "other-host":
+      return `Its process group ${pgid} runs on another host and was not checked; it may still be running.`;
+  }
 }
 
 /**

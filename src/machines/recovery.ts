@@ -7,7 +7,9 @@
  * - recovery appends, in ONE atomic append through the session (version-checked, so
  *   it writes nothing when another writer got there first): a synthetic error result
  *   for every tool call of the run without a result (text says the tool was interrupted,
- *   may not have finished, was not re-run and may need to be run again; `details.arbor = "interrupted"`), the partial
+ *   may not have finished, was not re-run and may need to be run again; `details.arbor = "interrupted"`;
+ *   when the tool recorded a process group in `tool.updated`, the text says whether it was still
+ *   running, had ended, or could not be checked), the partial
  *   assistant message rebuilt from its logged deltas and closed with stopReason
  *   `aborted`, `turn.ended` for an open turn, then `run.ended` with `status: "interrupted"`;
  * - a call that this run gated for approval (`approval.requested` in the run, no `tool.ended`)
@@ -15,6 +17,9 @@
  *   (`pendingToolCallIds`) instead of `interrupted`, so the session reopens awaiting
  *   approval (ours, issue 13); a call approved earlier and being run by this (`resume`)
  *   run is interrupted like any other;
+ * - after that append commits, each recorded process group that is still alive, on this host, with
+ *   the recorded leader start time is ended with SIGKILL (`process-group.ts`; issue 19 finding 5);
+ *   the report lists them in `endedProcessGroups`;
  * - nothing is re-run and nothing is duplicated: a second call finds the terminal
  *   event and does nothing (idempotent);
  * - a run whose `run.started` names another live process on this host as its owner
@@ -34,10 +39,12 @@ import { unknownUsage } from "../core/messages.ts";
 import type { NewEvent, StoredEvent } from "../store/event-log.ts";
 import { isEventOfType, type ArborEvent, type ArborEventData } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
-import { errorToolResult, interruptedText, toolCallsOf } from "./loop-messages.ts";
+import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/process-group.ts";
+import { errorToolResult, interruptedText, processNote, toolCallsOf } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
 import { findLiveStreamRun, type RunOwner } from "./run-lease.ts";
 import { createSessionWriter } from "./session-writer.ts";
+import { closeInterruptedSummaries } from "./summary-recovery.ts";
 
 /**
  * What recovery did.
@@ -56,6 +63,8 @@ export interface RecoveryReport {
   /** Calls gated for approval by the recovered run: left waiting (the run ended `suspended`). */
   pendingToolCallIds?: string[];
   closedMessageEntryId?: string;
+  /** Summary intents (compaction, branch summary) closed as interrupted (`summary-recovery.ts`). */
+  interruptedSummaryIds?: string[];
 }
 
 /**
@@ -171,6 +180,12 @@ export function restoreQueues(events: readonly StoredEvent[]): RestoredQueues {
  */
 export async function recoverSession(session: SessionHandle): Promise<RecoveryReport> {
   const events = await readSessionEvents(session);
+  const summaries = await closeInterruptedSummaries(session, events);
+  const report = await recoverRun(session, events);
+  return summaries.length > 0 ? { ...report, interruptedSummaryIds: summaries } : report;
+}
+
+async function recoverRun(session: SessionHandle, events: readonly ArborEvent[]): Promise<RecoveryReport> {
   let startIndex = -1;
   for (let index = events.length - 1; index >= 0; index -= 1) {
     if (events[index].type === "run.started") {
@@ -195,6 +210,7 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
   const assistants: AssistantMessage[] = [];
   const results = new Set<string>();
   const gated = new Set<string>();
+  const processes = new Map<string, ToolProcess>();
   let openTurn: { turnId: string; index: number } | undefined;
   for (const event of tail) {
     switch (event.type) {
@@ -217,6 +233,9 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
       case "tool.ended":
         gated.delete(event.data.toolCallId);
         break;
+      case "tool.updated":
+        if (event.data.process) processes.set(event.data.toolCallId, event.data.process);
+        break;
       case "turn.started":
         openTurn = { turnId: event.data.turnId, index: event.data.index };
         break;
@@ -238,6 +257,7 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
   const writes: NewEvent[] = [];
   const interruptedToolCallIds: string[] = [];
   const pendingToolCallIds: string[] = [];
+  const orphans: ToolProcess[] = [];
   for (const assistant of assistants) {
     for (const call of toolCallsOf(assistant)) {
       if (results.has(call.id)) continue;
@@ -248,10 +268,15 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
       const entryId = createEntryId();
       const messageId = createMessageId();
       interruptedToolCallIds.push(call.id);
+      // A process group the tool started may have outlived its owner: say what is done with it,
+      // and end it once this result is committed (the log explains the kill first).
+      const group = processes.get(call.id);
+      const status = group ? orphanStatus(group) : undefined;
+      if (group && status === "alive") orphans.push(group);
       writes.push(
         runEvent(scope, "tool.ended", { toolCallId: call.id, toolName: call.name, isError: true, outcome: "interrupted", durationMs: 0, entryId }),
         runEvent(scope, "message.started", { messageId, role: "toolResult" }),
-        messageEntryEvent(scope, errorToolResult(call, interruptedText(call), "interrupted"), entryId),
+        messageEntryEvent(scope, errorToolResult(call, interruptedText(call, group && status ? processNote(group.pgid, status) : undefined), "interrupted"), entryId),
         runEvent(scope, "message.ended", { messageId, role: "toolResult", entryId }),
       );
     }
@@ -284,10 +309,12 @@ export async function recoverSession(session: SessionHandle): Promise<RecoveryRe
   writer.push(...writes);
   await writer.flush();
   if (writer.failure !== undefined) throw writer.failure;
+  const endedProcessGroups = orphans.filter((orphan) => endOrphanedGroup(orphan) === "killed").map((orphan) => orphan.pgid);
   return {
     recovered: true,
     runId,
     interruptedToolCallIds,
+    ...(endedProcessGroups.length > 0 ? { endedProcessGroups } : {}),
     ...(pendingToolCallIds.length > 0 ? { pendingToolCallIds } : {}),
     ...(closedMessageEntryId ? { closedMessageEntryId } : {}),
   };

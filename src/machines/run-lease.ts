@@ -19,9 +19,9 @@
  * await assertNoLiveRun(log, sessionStreamId(id)); // throws SessionBusyError while another process runs it
  * ```
  */
-import { readFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { SessionBusyError } from "../core/errors.ts";
+import { processStartOf } from "../core/process-group.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
 
@@ -31,17 +31,6 @@ export interface RunOwner {
   host: string;
   /** Kernel start time of the pid (Linux `/proc/<pid>/stat` field 22), when known. */
   processStart?: string;
-}
-
-function processStartOf(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    // Fields after the command name (which may contain spaces) start after the last ")".
-    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    return fields[19];
-  } catch {
-    return undefined;
-  }
 }
 
 let self: RunOwner | undefined;

@@ -32,6 +32,7 @@
  * createActor(logic, { input }).start();
  * ```
  */
+import { hostname } from "node:os";
 import { assign, enqueueActions, fromCallback, fromPromise, raise, sendParent, setup } from "xstate";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
@@ -365,7 +366,15 @@ export const runMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             enqueue({
               type: "record",
-              params: { events: [runEvent(scope(context), "tool.updated", { toolCallId: event.toolCallId, toolName: event.toolName })] },
+              params: {
+                events: [
+                  runEvent(scope(context), "tool.updated", {
+                    toolCallId: event.toolCallId,
+                    toolName: event.toolName,
+                    ...(event.process ? { process: { ...event.process, host: event.process.host ?? hostname() } } : {}),
+                  }),
+                ],
+              },
             });
           }),
         },

@@ -30,6 +30,7 @@
  * ```
  */
 import { assign, fromCallback, fromPromise, sendParent, setup } from "xstate";
+import type { ToolProcess } from "../core/process-group.ts";
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "../core/messages.ts";
 import type { ToolResult } from "../core/tools.ts";
 import {
@@ -99,6 +100,7 @@ export type ToolExecutionEvent =
   | { type: "EXECUTE" }
   | { type: "ABORT"; reason?: string }
   | { type: "TOOL.PROGRESS"; partial: ToolResult }
+  | { type: "TOOL.PROCESS"; process: ToolProcess }
   | { type: "TOOL.RETURNED"; result: ToolResult }
   | { type: "TOOL.THREW"; message: string }
   | { type: "TOOL.TIMED_OUT"; timeoutMs: number };
@@ -113,7 +115,7 @@ export type ToolExecutionEvent =
  */
 export type ToolParentEvent =
   | { type: "TOOL.PREPARED"; toolCallId: string }
-  | { type: "TOOL.UPDATED"; toolCallId: string; toolName: string; partial: ToolResult };
+  | { type: "TOOL.UPDATED"; toolCallId: string; toolName: string; partial?: ToolResult; process?: ToolProcess };
 
 export interface ToolExecutionContext {
   toolCall: ToolCall;
@@ -325,6 +327,15 @@ export const toolExecutionMachine = setup({
             partial: event.partial,
           })),
         },
+        // The process group the tool started: recorded at once, so recovery can end it after a crash.
+        "TOOL.PROCESS": {
+          actions: sendParent(({ context, event }): ToolParentEvent => ({
+            type: "TOOL.UPDATED",
+            toolCallId: context.toolCall.id,
+            toolName: context.toolCall.name,
+            process: event.process,
+          })),
+        },
         "TOOL.RETURNED": {
           target: "finalizing",
           actions: assign({
@@ -460,6 +471,9 @@ export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime
             toolCallId: input.toolCall.id,
             signal: controller.signal,
             onUpdate: (partial) => send({ type: "TOOL.PROGRESS", partial }),
+            onProcess: (started) => {
+              if (live) send({ type: "TOOL.PROCESS", process: started });
+            },
             context: runtime.toolContext({ toolCallId: input.toolCall.id, toolName: input.toolCall.name }),
           });
         };

@@ -5,7 +5,9 @@
  * Contract:
  * - {@link prepareEvents} runs before anything is written; it throws
  *   `InvalidArgumentError` for a bad stream id or envelope and `EventSchemaError`
- *   for data that fails its type's zod schema (or is not JSON). It stores the
+ *   for data that fails its type's zod schema (or is not JSON: a function, symbol, bigint,
+ *   non-finite number, `undefined` in an array, or a non-plain object such as a Date anywhere in
+ *   data or metadata, unknown keys included, is refused, never dropped). It stores the
  *   schema's parsed output (defaults applied, unknown keys as the schema says);
  * - `data` and `metadata` are serialized with `JSON.stringify` exactly once here;
  *   the logs store and compare these strings;
@@ -112,6 +114,9 @@ export function prepareEvents(registry: EventRegistry, streamId: string, events:
         details: { index, type },
       });
     }
+    // The caller's data as given: a schema may strip unknown keys, and a non-JSON value there
+    // would vanish without a word.
+    assertJson(event.data, index, type, "data");
     let data: unknown;
     try {
       data = registry.validate(type, schemaVersion, event.data);
@@ -152,7 +157,52 @@ export function prepareEvents(registry: EventRegistry, streamId: string, events:
   return prepared;
 }
 
+/**
+ * The first place in `value` that `JSON.stringify` would drop or change silently (a function, a
+ * symbol, a non-finite number, `undefined` in an array, an object that is not plain such as a Date,
+ * Map or class instance), with what it is; undefined when `value` is JSON. An `undefined` object
+ * property is allowed (it is an absent optional field). Cycles are left to `JSON.stringify`.
+ */
+function nonJsonAt(value: unknown, path: string, depth = 0): { path: string; what: string } | undefined {
+  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
+  if (typeof value === "number") return Number.isFinite(value) ? undefined : { path, what: `the number ${value}` };
+  if (typeof value === "function") return { path, what: "a function" };
+  if (typeof value === "symbol") return { path, what: "a symbol" };
+  if (typeof value === "bigint") return undefined; // JSON.stringify throws for it: "not JSON-serializable"
+  if (value === undefined) return { path, what: "undefined" };
+  if (depth > 200) return undefined;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) {
+      const found = nonJsonAt(value[index], `${path}[${index}]`, depth + 1);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  if (prototype !== Object.prototype && prototype !== null) {
+    return { path, what: `a ${(value as object).constructor?.name ?? "non-plain object"} (not a plain object)` };
+  }
+  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
+    if (item === undefined) continue;
+    const found = nonJsonAt(item, /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** Refuses what JSON.stringify (or a schema stripping unknown keys) would drop or rewrite without a word (issue 19 finding 13). */
+function assertJson(value: unknown, index: number, type: string, field: string): void {
+  const bad = nonJsonAt(value, field);
+  if (bad) {
+    throw new EventSchemaError(
+      `events[${index}] ("${type}"): ${bad.path} is ${bad.what}, which is not JSON; nothing was appended. Pass JSON values only (strings, finite numbers, booleans, null, arrays, plain objects).`,
+      { details: { index, type, field, path: bad.path } },
+    );
+  }
+}
+
 function toJson(value: unknown, index: number, type: string, field: string): string {
+  assertJson(value, index, type, field);
   let json: string | undefined;
   try {
     json = JSON.stringify(value);

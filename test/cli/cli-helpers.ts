@@ -28,6 +28,8 @@ export interface CliOptions {
   keepStdinOpen?: boolean;
   /** A command that runs the CLI, e.g. `["bwrap", "--ro-bind", "/", "/", ...]` (default: none). */
   wrapper?: string[];
+  /** Run the CLI on a pseudo-terminal (util-linux `script`), so that stdin and stdout are TTYs; its output then includes the echoed input. */
+  terminal?: boolean;
   /** Called once with the child, e.g. to send signals. */
   onSpawn?: (child: import("node:child_process").ChildProcess) => void;
 }
@@ -36,7 +38,8 @@ export interface CliOptions {
 export function runArbor(args: string[], options: CliOptions = {}): Promise<CliResult> {
   return new Promise((resolvePromise, reject) => {
     const command = [process.execPath, "--import", tsxLoader, arborBin, ...args];
-    const [file, ...rest] = [...(options.wrapper ?? []), ...command];
+    const quoted = command.map((part) => `'${part.replace(/'/g, "'\\''")}'`).join(" ");
+    const [file, ...rest] = [...(options.wrapper ?? []), ...(options.terminal ? ["/usr/bin/script", "-qec", quoted, "/dev/null"] : command)];
     const child = spawn(file, rest, {
       cwd: options.cwd ?? repoRoot,
       env: { ...process.env, ...options.env, NO_COLOR: "1", FORCE_COLOR: "0" },

@@ -26,13 +26,14 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void>; wrap?: (handler: ChatHandler) => ChatHandler; requireApproval?: string[] }): Promise<Service> {
+export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void>; wrap?: (handler: ChatHandler) => ChatHandler; requireApproval?: string[]; api?: "chat" | "responses" }): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), "arbor-http-"));
   const harness = await createHarness({
     eventLogPath: join(dir, "arbor.db"),
     cwd: dir,
     ...(options.requireApproval ? { requireApproval: options.requireApproval } : {}),
-    models: { main: { model: createOpenAIModel({ modelId: "gpt-test", baseURL: options.modelUrl, apiKey: "test", api: "chat" }) } },
+    models: { main: { model: createOpenAIModel({ modelId: "gpt-test", baseURL: options.modelUrl, apiKey: "test", api: options.api ?? "chat" }) } },
+    streamOptions: { maxRetries: 0 },
     tools: [
       defineTool({
         name: "read",

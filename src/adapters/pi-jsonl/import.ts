@@ -29,7 +29,7 @@
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { resolve } from "node:path";
-import type { SessionEntry } from "../../core/entries.ts";
+import { isKnownEntry, type SessionEntry } from "../../core/entries.ts";
 import { SessionImportError } from "../../core/errors.ts";
 import { sessionEntrySchema } from "../../store/events/message-schemas.ts";
 import type { SessionHandle, SessionRepository } from "../../store/session-types.ts";
@@ -94,7 +94,7 @@ export function piEntriesFromText(
     seen.add(valid.id);
     entries.push(valid);
   }
-  diagnostics.push(...unmodeledDiagnostics(migrated.lines, entries));
+  diagnostics.push(...unmodeledDiagnostics(migrated.lines, entries), ...unknownKindDiagnostics(migrated.lines, entries));
   if (problems.length > 0 && (options.invalidEntries ?? "reject") === "reject") {
     throw new SessionImportError(
       `${source} has ${problems.length} invalid entr${problems.length === 1 ? "y" : "ies"}; nothing was imported (pass invalidEntries: "skip" to import the rest). ` +
@@ -140,6 +140,24 @@ function unmodeledDiagnostics(lines: readonly { line: number; entry: Record<stri
     diagnostics.push({ kind: "unmodeled", line: at[0], message: `${at.length} ${what} (line${at.length === 1 ? "" : "s"} ${where}).` });
   }
   return diagnostics;
+}
+
+/** One diagnostic per unknown entry kind: kept (and exported) as it is, but not applied (issue 19 finding 13). */
+function unknownKindDiagnostics(lines: readonly { line: number; entry: Record<string, unknown> }[], kept: readonly SessionEntry[]): ImportDiagnostic[] {
+  const keptEntries = new Set<unknown>(kept);
+  const byKind = new Map<string, number[]>();
+  for (const { line, entry } of lines) {
+    if (!keptEntries.has(entry) || isKnownEntry(entry as unknown as SessionEntry)) continue;
+    const kind = String(entry.type);
+    byKind.set(kind, [...(byKind.get(kind) ?? []), line]);
+  }
+  return [...byKind].map(([kind, at]) => ({
+    kind: "unknown_entry" as const,
+    line: at[0],
+    message:
+      `${at.length} entr${at.length === 1 ? "y" : "ies"} of unknown kind ${JSON.stringify(kind)} (line${at.length === 1 ? "" : "s"} ` +
+      `${at.slice(0, 5).join(", ")}${at.length > 5 ? `, … ${at.length - 5} more` : ""}) kept and exported as they are, but not applied to the context.`,
+  }));
 }
 
 /**

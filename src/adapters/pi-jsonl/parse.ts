@@ -33,7 +33,8 @@ export interface ImportDiagnostic {
     | "duplicate_id"
     | "dangling_first_kept"
     | "migrated"
-    | "unmodeled";
+    | "unmodeled"
+    | "unknown_entry";
   /** 1-based line number in the source file, when the problem is on one line. */
   line?: number;
   message: string;

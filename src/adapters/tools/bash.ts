@@ -16,6 +16,8 @@
  * - outcome texts (pi's): exit 0 → output or `(no output)`; non-zero exit → throws output +
  *   blank line + `Command exited with code N`; abort → `Command aborted`; timeout →
  *   `Command timed out after N seconds`; killed by a signal (ours) → `Command terminated by SIGNAL`;
+ * - right after the spawn, the process group (pgid = the shell's pid, and its start time) is
+ *   reported through `onProcess`, so recovery after a crash can end it (`process-group.ts`);
  * - details `{ truncation?, fullOutputPath?, clippedLines? }` when anything was cut; the spill file
  *   is redacted by `env.secrets`, cut at `env.spillMaxBytes`, and followed by a sweep of old spill
  *   files (`spill-files.ts`);
@@ -33,6 +35,7 @@
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { z } from "zod";
+import { processStartOf } from "../../core/process-group.ts";
 import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
 import { BashOutput, BASH_MAX_LINE_CHARS, type BashOutputSnapshot } from "./bash-output.ts";
@@ -141,7 +144,7 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
     label: "bash",
     description: `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`,
     parameters: bashParameters,
-    async execute({ command, timeout }, { signal, onUpdate }): Promise<ToolResult<BashToolDetails | undefined>> {
+    async execute({ command, timeout }, { signal, onUpdate, onProcess }): Promise<ToolResult<BashToolDetails | undefined>> {
       if (signal.aborted) throw new Error("Command aborted");
       if (!existsSync(env.cwd)) throw new Error(`Working directory does not exist: ${env.cwd}\nCannot execute bash commands.`);
       const output = new BashOutput({
@@ -172,6 +175,8 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
         env: confined.env,
         stdio: ["ignore", "pipe", "pipe"],
       });
+      // Logged at once (tool.updated), so crash recovery can end the group if it outlives us.
+      if (child.pid !== undefined) onProcess?.({ pgid: child.pid, ...(processStartOf(child.pid) ? { processStart: processStartOf(child.pid) } : {}) });
       let timedOut = false;
       let aborted = false;
       const onAbort = () => {

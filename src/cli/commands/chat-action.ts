@@ -4,9 +4,12 @@
  * Contract (ours; queue semantics pi's):
  * - a line typed while the agent works is queued as steering; `/followup text`
  *   queues a follow-up;
- * - commands: `/tree`, `/checkout <entry> [--summarize]`, `/compact [instructions]`,
- *   `/label <entry> <label>`, `/name <name>`, `/exit`; `/skill:name args` and prompt
- *   templates `/name args` are expanded by the harness;
+ * - commands (`CHAT_COMMANDS`, listed by `/help`): `/tree`, `/checkout <entry> [--summarize]`,
+ *   `/compact [instructions]`, `/label <entry> <label>`, `/name <name>`, `/followup <text>`,
+ *   `/exit`/`/quit`; `/skill:name args` and prompt templates `/name args` are expanded by the
+ *   harness; any other `/word` is refused with a hint and never sent to the model (a path such
+ *   as `/usr/bin/x` is a prompt); commands that change the session wait until the agent is idle;
+ * - the `> ` prompt is shown on a terminal only;
  * - Ctrl-C aborts a running run; when idle it exits (as does end of input).
  *
  * @example
@@ -23,10 +26,34 @@ import { CliError, describeCliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
 import { renderTree } from "../render-tree.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
+
+/** The chat's built-in commands, for `/help` (and the README). */
+export const CHAT_COMMANDS: readonly { name: string; usage: string; does: string }[] = [
+  { name: "/help", usage: "/help", does: "list these commands, and the project's skills and prompt templates" },
+  { name: "/tree", usage: "/tree", does: "show the session tree; * marks the leaf" },
+  { name: "/checkout", usage: "/checkout <entry> [--summarize]", does: "move the leaf to an entry (a user message: its text is printed for re-editing)" },
+  { name: "/compact", usage: "/compact [instructions]", does: "summarize the older part of the context (calls the model)" },
+  { name: "/label", usage: "/label <entry> [label]", does: "label an entry (no label clears it)" },
+  { name: "/name", usage: "/name <name>", does: "name the session" },
+  { name: "/followup", usage: "/followup <text>", does: "queue a follow-up for when the agent would stop" },
+  { name: "/exit", usage: "/exit or /quit", does: "leave (also Ctrl-C when idle, or end of input)" },
+  { name: "/quit", usage: "/quit", does: "leave" },
+];
+
+function chatHelp(slashCommands: readonly string[]): string {
+  const builtIns = CHAT_COMMANDS.filter((entry) => entry.name !== "/quit").map((entry) => `  ${entry.usage.padEnd(34)} ${entry.does}`);
+  const project = slashCommands.length > 0 ? [`project commands (skills and prompt templates): ${slashCommands.map((name) => `/${name}`).join(", ")}`] : [];
+  return [
+    "commands:",
+    ...builtIns,
+    ...project,
+    "Any other line is a prompt; a line typed while the agent works is steering. An unknown /command is never sent to the model.",
+  ].join("\n");
+}
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
-export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean }, globals: { db?: string }): Promise<void> {
+export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean }, globals: { db?: string }): Promise<void> {
       const store = openStore(globals);
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
@@ -38,13 +65,19 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         await store.close();
         throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       }
-      const inspector = await startInspector(flags.inspect);
-      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags });
+      const inspector = await startInspector(flags.inspect, flags.inspectHost);
+      const { harness, sandbox, slashCommands, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false });
       process.stderr.write(`sandbox: ${sandbox}\n`);
+      if (contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
       await recordEndpoint(harness.session as never, settings);
       const printer = printRun(harness.events$, { json: false, afterPosition: await store.repo.log.headPosition() });
-      process.stderr.write(`session ${harness.id} (type /exit to leave)\n`);
-      const lines = createInterface({ input: process.stdin, output: process.stdout, terminal: process.stdin.isTTY === true });
+      process.stderr.write(`session ${harness.id} (short id ${shortSessionId(harness.id)}; /help lists the commands, /exit leaves)\n`);
+      const terminal = process.stdin.isTTY === true;
+      const lines = createInterface({ input: process.stdin, output: process.stdout, terminal });
+      // The "> " prompt only on a terminal: piped output stays one answer per line.
+      const showPrompt = () => {
+        if (terminal) lines.prompt();
+      };
       let running: Promise<RunOutcome> | undefined;
       const say = (text: string) => process.stdout.write(`${text}\n`);
       const start = (work: () => Promise<RunOutcome>) => {
@@ -52,18 +85,30 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
           // The prompt comes after the run's last event is printed (PostgreSQL delivers asynchronously).
           await printer.caughtUp(harness.session.view.version);
           running = undefined;
-          lines.prompt();
+          showPrompt();
         });
         running.catch((error: unknown) => say(describeCliError(error)));
       };
       const handle = async (line: string) => {
         const text = line.trim();
         if (!text) return;
-        if (text === "/exit" || text === "/quit") return lines.close();
-        if (text.startsWith("/followup ")) return harness.followUp(text.slice("/followup ".length));
-        if (text === "/tree") return say(renderTree(harness.session.view.getTree(), { leafId: harness.session.view.leafId }));
-        if (running) return harness.steer(text);
         const [command, ...rest] = text.split(/\s+/);
+        // `/name` (not a path such as /usr/bin/x): a built-in, a skill, a template, or refused.
+        const isCommand = /^\/[A-Za-z][\w:.-]*$/.test(command);
+        if (isCommand && !CHAT_COMMANDS.some((entry) => entry.name === command) && !slashCommands.includes(command.slice(1))) {
+          return say(`Unknown command ${command}: nothing was sent to the model. Type /help for the commands.`);
+        }
+        if (command === "/exit" || command === "/quit") return lines.close();
+        if (command === "/help") return say(chatHelp(slashCommands));
+        if (command === "/followup") {
+          if (rest.length === 0) return say("Usage: /followup <text>");
+          return harness.followUp(text.slice(command.length).trim());
+        }
+        if (command === "/tree") return say(renderTree(harness.session.view.getTree(), { leafId: harness.session.view.leafId }));
+        if (running) {
+          if (CHAT_COMMANDS.some((entry) => entry.name === command)) return say(`${command} waits until the agent is idle: let the run finish, or press Ctrl-C to abort it.`);
+          return harness.steer(text);
+        }
         switch (command) {
           case "/checkout": {
             const target = resolveEntryId(harness.session as never, rest[0] ?? "");
@@ -96,12 +141,12 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         });
       }
       lines.setPrompt("> ");
-      lines.prompt();
+      showPrompt();
       lines.on("line", (line) => {
         handle(line)
           .catch((error: unknown) => say(describeCliError(error)))
           .finally(() => {
-            if (!running) lines.prompt();
+            if (!running) showPrompt();
           });
       });
       await new Promise<void>((resolve) => lines.once("close", () => resolve()));

@@ -6,7 +6,8 @@
  * - `fork` creates a new session from the path to `--at` (default: the leaf) and
  *   prints its id;
  * - `label` appends a label entry (pi's semantics: it becomes the leaf);
- * - `rm` physically removes the session's events;
+ * - `rm` physically removes the session's events; on a terminal it asks first (`--yes`
+ *   skips the question; without a terminal, e.g. in scripts, it does not ask);
  * - `export` writes pi v3 JSONL to stdout or `-o FILE`; an existing file is never
  *   overwritten unless `--force`;
  * - `import` never writes the source file; it prints the new session id and each
@@ -34,6 +35,17 @@ interface DbFlags {
 
 function print(text: string): void {
   process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
+}
+
+/** Asks a yes/no question on the terminal; true only for "y" or "yes". */
+async function confirm(question: string): Promise<boolean> {
+  const { createInterface } = await import("node:readline/promises");
+  const terminal = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^y(es)?$/i.test((await terminal.question(question)).trim());
+  } finally {
+    terminal.close();
+  }
 }
 
 /** Registers the session-editing commands on `program`. */
@@ -77,13 +89,22 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
 
   program
     .command("rm")
-    .description("Delete a session (its events are physically removed)")
-    .argument("<session>", "session id or unique prefix")
-    .action(async (reference: string) => {
+    .description("Delete a session (its events are physically removed); asks first on a terminal")
+    .argument("<session>", "session id, short id or unique prefix")
+    .option("-y, --yes", "delete without asking")
+    .action(async (reference: string, flags: { yes?: boolean }) => {
       const { openStore } = await loadActions();
       const store = openStore(globals(), { mustExist: true });
       try {
-        const id = (await store.openSessionForWrite(reference)).id;
+        const session = await store.openSessionForWrite(reference);
+        const id = session.id;
+        if (!flags.yes && process.stdin.isTTY === true) {
+          const name = session.view.name ? ` "${session.view.name}"` : "";
+          const count = session.view.getEntries().length;
+          if (!(await confirm(`Delete session ${id}${name} (${count} entries)? Its events are removed for good. [y/N] `))) {
+            throw new CliError(`Kept session ${id}; nothing was deleted.`, 1);
+          }
+        }
         await store.repo.delete(id);
         print(`deleted ${id}`);
       } finally {

@@ -37,8 +37,8 @@ function print(text: string): void {
 /** A session summary with what it spent: token totals and cost (US dollars) from `getStats()`. */
 type SummaryWithSpend = SessionSummary & { tokens: SessionStats["tokens"]; cost: number | null };
 
-async function withSpend(store: CliStore, sessions: SessionSummary[]): Promise<SummaryWithSpend[]> {
-  const result: SummaryWithSpend[] = [];
+async function withSpend<T extends SessionSummary>(store: CliStore, sessions: T[]): Promise<(T & SummaryWithSpend)[]> {
+  const result: (T & SummaryWithSpend)[] = [];
   for (const session of sessions) {
     const stats = (await store.repo.open(session.id)).view.getStats();
     result.push({ ...session, tokens: stats.tokens, cost: stats.cost });
@@ -57,10 +57,10 @@ function spendText(session: SummaryWithSpend): string {
 export function registerInspectCommands(program: Command, globals: () => DbFlags): void {
   program
     .command("sessions")
-    .description("List sessions, newest first")
+    .description("List sessions (short id, id, time of the last change), the most recently changed first")
     .option("--json", "print JSON")
     .action(async (flags: { json?: boolean }) => {
-      const { openStore, storeExists } = await loadActions();
+      const { openStore, shortSessionId, storeExists } = await loadActions();
       // No log yet is the one case of "no sessions"; a folder, a foreign file or a bad path is an error (exit 2).
       if (!storeExists(globals())) {
         if (flags.json) return print("[]");
@@ -74,7 +74,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
         for (const session of sessions) {
           const name = session.name ? ` "${session.name}"` : "";
           const first = session.firstMessage.replace(/\s+/g, " ").slice(0, 60);
-          print(`${session.id}${name}  ${session.modified}  ${session.messageCount} messages  ${spendText(session)}  ${first}`);
+          print(`${shortSessionId(session.id)}  ${session.id}${name}  changed ${session.updatedAt}  ${session.messageCount} messages  ${spendText(session)}  ${first}`);
         }
       } finally {
         await store.close();

@@ -17,8 +17,9 @@ import type { ToolFlags } from "../tool-flags.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
 import { ApprovalPendingError, CompactionError } from "../../core/errors.ts";
+import { DEFAULT_COMPACTION_SETTINGS } from "../../compaction/settings.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import type { PromptOptions } from "../../harness/harness-session-types.ts";
 import { askApprovals, pendingLine } from "./approval-actions.ts";
@@ -34,14 +35,21 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString("utf8").trim();
 }
 
-/** Starts the local Stately inspector for `--inspect [port]` and prints where to look. */
-export async function startInspector(flag: string | boolean | undefined): Promise<{ inspect: unknown; stop(): void } | undefined> {
-  if (flag === undefined || flag === false) return undefined;
+/** Starts the local Stately inspector for `--inspect [port]` (on `--inspect-host`, default 127.0.0.1) and prints where to look. */
+export async function startInspector(flag: string | boolean | undefined, hostFlag?: string): Promise<{ inspect: unknown; stop(): void } | undefined> {
+  if (flag === undefined || flag === false) {
+    if (hostFlag !== undefined) throw new CliError("--inspect-host needs --inspect.");
+    return undefined;
+  }
   const port = flag === true ? 8080 : Number(flag);
   if (!Number.isInteger(port) || port <= 0 || port > 65535) throw new CliError(`Bad --inspect port "${String(flag)}": expected a number from 1 to 65535.`);
+  const host = hostFlag ?? "127.0.0.1";
+  if (host.trim() === "") throw new CliError("Bad --inspect-host: empty; e.g. 127.0.0.1 (the default) or 0.0.0.0 for every interface.");
   const { createArborInspector } = await import("../../machines/inspect.ts");
-  const inspector = createArborInspector({ port });
-  process.stderr.write(`inspector: open http://localhost:${port} (Stately inspector; WebSocket ${inspector.url}; content redacted)\n`);
+  const inspector = createArborInspector({ port, host });
+  const shown = host === "127.0.0.1" ? "localhost" : host.includes(":") ? `[${host}]` : host;
+  const reach = host === "127.0.0.1" || host === "::1" || host === "localhost" ? "this machine only" : `listening on ${host}: other machines can connect`;
+  process.stderr.write(`inspector: open http://${shown}:${port} (${reach}; the page loads the hosted Stately UI from https://stately.ai/inspect, so it needs internet; WebSocket ${inspector.url}; content redacted)\n`);
   return inspector;
 }
 
@@ -55,7 +63,7 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; approve?: string[] }, globals: DbFlags, exit: { code: number }): Promise<void> {
+export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }, globals: DbFlags, exit: { code: number }): Promise<void> {
     const prompt = (words.length > 0 ? words.join(" ") : await readStdin()).trim();
     const store = openStore(globals);
     try {
@@ -67,18 +75,21 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
       const cwd = resolveSessionCwd(flags.cwd, existing?.view.info.cwd, sessionId);
       const settings = resolveModelSettings(flags, process.env, recorded);
       store.addSecrets(settingsSecrets(settings));
-      const inspector = await startInspector(flags.inspect);
+      // A run that cannot start changes nothing (no new session, no appended prompt); the
+      // prompt is quoted in the error so nothing typed is lost.
+      if (!settings.apiKey) {
+        const where = sessionId ? `session ${sessionId} is unchanged` : "no session was created";
+        throw new CliError(
+          `No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); ${where}.${prompt ? ` Your prompt was: ${JSON.stringify(prompt)}` : ""}`,
+        );
+      }
+      const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = approvalFlag(flags.approve);
-      const { harness, sandbox } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, ...(requireApproval ? { requireApproval } : {}) });
+      const { harness, sandbox, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
+      if (!flags.json && contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
       try {
         await recordEndpoint(harness.session as never, settings);
-        if (!settings.apiKey) {
-          if (prompt) await harness.session.appendEntry({ type: "message", message: { role: "user", content: prompt, timestamp: Date.now() } });
-          throw new CliError(
-            `No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env). Your prompt is saved in session ${harness.id}; resume with: arbor run --session ${harness.id}`,
-          );
-        }
         const head = await store.repo.log.headPosition();
         const printer = printRun(harness.events$, { json: flags.json === true, afterPosition: head });
         // Ctrl-C, a closed terminal (SIGHUP) and `kill`/`timeout` (SIGTERM) all abort the run
@@ -118,7 +129,7 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
               `arbor: waiting for approval of ${pending.length} tool call(s); decide with: arbor approve ${harness.id} <callId> (or arbor deny ${harness.id} <callId> --reason "..."), then go on with: arbor run --session ${harness.id}\n`,
             );
           }
-          if (!flags.json) process.stderr.write(`session ${harness.id}\n`);
+          if (!flags.json) process.stderr.write(`session ${harness.id} (short id ${shortSessionId(harness.id)})\n`);
         } finally {
           for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
           printer.stop();
@@ -170,7 +181,13 @@ export async function checkoutAction(reference: string, entryReference: string, 
         result = await moveTo(session, targetId, { label: flags.label });
       }
       if (result.cancelled) throw new CliError("Checkout cancelled by a hook; nothing changed.", 1);
-      process.stdout.write(`moved to ${result.newLeafId ?? "(root)"}${result.summaryEntry ? ` (branch summary ${result.summaryEntry.id})` : ""}\n`);
+      // A label entry is appended at the leaf (pi), which would leave the leaf on it; the user
+      // checked out the target (or its summary), so the leaf goes back there.
+      const leaf = result.summaryEntry?.id ?? result.newLeafId;
+      if (result.labelEntry) await (await store.repo.open(session.id)).moveLeaf(leaf);
+      const summary = result.summaryEntry ? `; branch summary ${result.summaryEntry.id} of the branch you left` : "";
+      const label = result.labelEntry ? `; labelled ${result.summaryEntry ? "the summary" : result.labelEntry.targetId} "${flags.label}"` : "";
+      process.stdout.write(`moved to ${result.newLeafId ?? "(root)"}${summary}${label}; the leaf is ${leaf ?? "(root)"}\n`);
       if (result.editorText !== undefined) process.stdout.write(`\n${result.editorText}\n`);
     } finally {
       await store.close();
@@ -178,7 +195,14 @@ export async function checkoutAction(reference: string, entryReference: string, 
   }
 
 /** `arbor compact`. */
-export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string }, globals: DbFlags): Promise<void> {
+export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string; keepRecent?: string }, globals: DbFlags): Promise<void> {
+    let keepRecentTokens: number | undefined;
+    if (flags.keepRecent !== undefined) {
+      keepRecentTokens = Number(flags.keepRecent);
+      if (!/^\d+$/.test(flags.keepRecent.trim()) || !Number.isInteger(keepRecentTokens) || keepRecentTokens < 1) {
+        throw new CliError(`Bad --keep-recent "${flags.keepRecent}": expected a whole number of tokens, at least 1.`);
+      }
+    }
     const store = openStore(globals);
     try {
       // Refused (SessionBusyError) while another process runs the session: a compaction would
@@ -188,12 +212,15 @@ export async function compactAction(reference: string, flags: ModelFlags & { ins
       const settings = resolveModelSettings(flags, process.env, recordedEndpoint(existing));
       store.addSecrets(settingsSecrets(settings));
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
-      const { harness } = await createCliHarness({ store, sessionId, cwd: summaryCwd(existing.view.info.cwd), settings });
+      const { harness } = await createCliHarness({ store, sessionId, cwd: summaryCwd(existing.view.info.cwd), settings, ...(keepRecentTokens !== undefined ? { compaction: { keepRecentTokens } } : {}) });
       try {
         const entry = await harness.compact(flags.instructions);
         process.stdout.write(`compaction ${entry.id}: ${entry.tokensBefore} tokens before; keeps from ${entry.firstKeptEntryId}\n`);
       } catch (error) {
-        if (CompactionError.isInstance(error)) throw new CliError(`${error.message} Nothing was changed.`, 1);
+        if (CompactionError.isInstance(error)) {
+          const hint = /nothing to compact/i.test(error.message) ? ` The newest ${(keepRecentTokens ?? DEFAULT_COMPACTION_SETTINGS.keepRecentTokens).toLocaleString("en-US")} tokens are kept as they are; pass --keep-recent N (tokens) to keep less.` : "";
+          throw new CliError(`${error.message} Nothing was changed.${hint}`, 1);
+        }
         throw error;
       } finally {
         await harness.close();

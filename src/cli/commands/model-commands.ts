@@ -15,8 +15,9 @@
  *   (`<session> <callId> <tool> <status> <input JSON>`) and exits 3; `arbor approve` / `deny`,
  *   then `arbor run --session ID` (or `--continue`) goes on;
  * - exit codes: 0 done, 1 failed, 3 waiting for approval, 130 aborted; usage errors 2;
- * - a missing API key: the prompt is appended to the session first (durable), then
- *   one line on stderr names the variable to set and how to resume; exit 2;
+ * - a run that cannot start (no API key, a bad or bare `--model`) creates no session and
+ *   appends nothing: one line on stderr names the variable or flag to fix and quotes the
+ *   prompt, so nothing typed is lost; exit 2;
  * - Ctrl-C aborts the run cleanly (running tools are killed, the session stays
  *   consistent); a second Ctrl-C exits at once;
  * - `checkout` moves the leaf (pi's semantics: a user message target moves to its
@@ -40,7 +41,7 @@ interface DbFlags {
 /** Adds the model flags to a command. */
 export function withModelFlags(command: Command): Command {
   return command
-    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id (default: $ARBOR_MODEL)")
+    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id, e.g. openai:gpt-4o-mini (default: $ARBOR_MODEL)")
     .option("--base-url <url>", "the provider's base URL, e.g. an OpenAI-compatible http://127.0.0.1:11434/v1 (default: $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GOOGLE_GENERATIVE_AI_BASE_URL)")
     .option("--api <api>", "openai only: chat or responses (default: chat when a base URL is given)")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
@@ -60,8 +61,10 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .option("--cwd <dir>", "directory the coding tools work in (default: a resumed session's own folder, else the current directory)")
       .option("--json", "print the logged events as JSON lines")
       .option("--approve <tool>", "ask before every call of this tool (repeatable; all = every tool): on a terminal you are asked, else the run stops with exit code 3 and prints the waiting call (see arbor approvals / approve / deny)", (value: string, previous: string[] = []) => [...previous, value])
-      .option("--inspect [port]", "serve the Stately inspector for the actors on this local port (default 8080); content is redacted"),
-  )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; approve?: string[] }) => {
+      .option("--inspect [port]", "serve the Stately inspector for the actors on this port of 127.0.0.1 (default 8080); the page loads the hosted Stately UI from stately.ai (needs internet); content is redacted")
+      .option("--inspect-host <host>", "interface for --inspect (default 127.0.0.1; 0.0.0.0 lets other machines connect)")
+      .option("--no-context-files", "do not add AGENTS.md / CLAUDE.md (from $ARBOR_AGENT_DIR or ~/.arbor/agent, and from the folders down to --cwd) to the system prompt"),
+  )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }) => {
     const { runAction } = await import("./model-actions.ts");
     await runAction(words, flags, globals(), exit);
   });
@@ -72,7 +75,7 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .description("Move a session's leaf to an entry (pi's /tree); --summarize keeps a summary of the branch you leave")
       .argument("<session>", "session id, unique prefix, or latest")
       .argument("<entry>", "entry id or unique prefix")
-      .option("--summarize", "summarize the abandoned branch (needs a model)")
+      .option("--summarize", "summarize the abandoned branch (calls the session's model: needs its key)")
       .option("--label <label>", "label the new position"),
   ).action(async (reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string }) => {
     const { checkoutAction } = await import("./model-actions.ts");
@@ -82,10 +85,11 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
   withModelFlags(
     program
       .command("compact")
-      .description("Summarize the older part of a session's context")
+      .description("Summarize the older part of a session's context (calls the model: needs its key)")
       .argument("<session>", "session id, unique prefix, or latest")
-      .option("--instructions <text>", "what the summary should focus on"),
-  ).action(async (reference: string, flags: ModelFlags & { instructions?: string }) => {
+      .option("--instructions <text>", "what the summary should focus on")
+      .option("--keep-recent <tokens>", "keep this many of the newest tokens as they are (default 20000, at most half the window); lower it to compact a short session"),
+  ).action(async (reference: string, flags: ModelFlags & { instructions?: string; keepRecent?: string }) => {
     const { compactAction } = await import("./model-actions.ts");
     await compactAction(reference, flags, globals());
   });

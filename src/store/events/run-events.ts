@@ -95,7 +95,12 @@ export const messageEndedSchema = z.object({
 });
 
 export const toolStartedSchema = z.object({ toolCallId: z.string(), toolName: z.string() });
-export const toolUpdatedSchema = z.object({ toolCallId: z.string(), toolName: z.string() });
+export const toolUpdatedSchema = z.object({
+  toolCallId: z.string(),
+  toolName: z.string(),
+  /** The process group the tool started (bash), recorded right after the spawn so crash recovery can end it (issue 19 finding 5). */
+  process: z.object({ pgid: z.number().int().positive(), processStart: z.string().optional(), host: z.string() }).optional(),
+});
 export const toolEndedSchema = z.object({
   toolCallId: z.string(),
   toolName: z.string(),

@@ -1,0 +1,136 @@
+/**
+ * Process groups of tool commands, as recorded in the log, and ending them after a crash.
+ *
+ * Contract (ours; issue 19 finding 5):
+ * - a tool that starts a process group (bash) reports it through `ToolExecuteContext.onProcess`
+ *   right after the spawn; the run records it in a `tool.updated` event as
+ *   `process: { pgid, processStart?, host }` ({@link ToolProcess});
+ * - `processStart` is the kernel start time of the group leader (`/proc/<pid>/stat` field 22),
+ *   so a reused pid is not mistaken for it;
+ * - {@link orphanStatus} / {@link endOrphanedGroup}: a recorded group is ended only when it is on this host, is still alive,
+ *   and (while its leader lives) the leader's start time matches; a pgid cannot be reused while any
+ *   member of the group lives, so a group whose leader has exited but whose members run on is
+ *   still the recorded one. It sends SIGKILL to the whole group and says what it did.
+ * Limits: a process that left the group (`setsid`) is not reached; a crash between the spawn and
+ * the commit of `tool.updated` (one tick) leaves the group unrecorded.
+ *
+ * @example
+ * ```ts
+ * const outcome = endOrphanedGroup({ pgid: 4242, processStart: "123456", host: hostname() }); // "killed" | "gone" | ...
+ * ```
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { hostname } from "node:os";
+
+/** A process group started by a tool call, as recorded in `tool.updated`. */
+export interface ToolProcess {
+  /** The process group id (= the leader's pid). */
+  pgid: number;
+  /** Kernel start time of the leader (Linux `/proc/<pid>/stat` field 22, clock ticks since boot), when known. */
+  processStart?: string;
+  /** The host it runs on (`os.hostname()`). */
+  host?: string;
+}
+
+/** What {@link endOrphanedGroup} did. */
+export type OrphanOutcome = "killed" | "gone" | "reused" | "other-host";
+
+/**
+ * The kernel start time of `pid` (field 22 of `/proc/<pid>/stat`), or undefined without `/proc` or
+ * when the process does not exist.
+ *
+ * @example
+ * ```ts
+ * processStartOf(process.pid); // "81234567"
+ * ```
+ */
+export function processStartOf(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    // Fields after the command name (which may contain spaces) start after the last ")".
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+/** Pids of the group's members that are not zombies (from `/proc`); undefined without `/proc`. */
+function liveMembers(pgid: number): number[] | undefined {
+  let names: string[];
+  try {
+    names = readdirSync("/proc");
+  } catch {
+    return undefined;
+  }
+  const members: number[] = [];
+  for (const name of names) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const stat = readFileSync(`/proc/${name}/stat`, "utf8");
+      // After the command name: state, ppid, pgrp, ...
+      const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      if (Number(pgrp) === pgid && state !== "Z" && state !== "X") members.push(Number(name));
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return members;
+}
+
+/** True while some member of the group runs (zombies, which nothing can end, do not count). */
+function groupAlive(pgid: number): boolean {
+  const members = liveMembers(pgid);
+  if (members) return members.length > 0;
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+/** True when the pid exists and is not a zombie. */
+function leaderRunning(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !stat.slice(stat.lastIndexOf(")") + 2).startsWith("Z");
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether a recorded group still runs here and is the recorded one: `"alive"` (it may be ended),
+ * `"gone"`, `"reused"` (its id now leads another process) or `"other-host"` (cannot be checked).
+ *
+ * @example
+ * ```ts
+ * if (orphanStatus(recorded) === "alive") endOrphanedGroup(recorded);
+ * ```
+ */
+export function orphanStatus(recorded: ToolProcess): "alive" | Exclude<OrphanOutcome, "killed"> {
+  if (recorded.host !== undefined && recorded.host !== hostname()) return "other-host";
+  if (!Number.isInteger(recorded.pgid) || recorded.pgid <= 1 || !groupAlive(recorded.pgid)) return "gone";
+  if (leaderRunning(recorded.pgid) && recorded.processStart !== undefined && processStartOf(recorded.pgid) !== recorded.processStart) return "reused";
+  return "alive";
+}
+
+/**
+ * Ends a recorded process group that outlived the process that started it, after checking it
+ * again with {@link orphanStatus} (see the module contract).
+ *
+ * @example
+ * ```ts
+ * if (endOrphanedGroup(recorded) === "killed") console.log(`ended process group ${recorded.pgid}`);
+ * ```
+ */
+export function endOrphanedGroup(recorded: ToolProcess): OrphanOutcome {
+  const status = orphanStatus(recorded);
+  if (status !== "alive") return status;
+  try {
+    process.kill(-recorded.pgid, "SIGKILL");
+    return "killed";
+  } catch {
+    return "gone";
+  }
+}
