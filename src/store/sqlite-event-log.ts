@@ -62,7 +62,7 @@ import type {
 } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
-import { createGroupCommitWriter } from "./log-group-commit.ts";
+import { createGroupCommitWriter, type DroppedDeltas } from "./log-group-commit.ts";
 import { createLogStatements } from "./log-statements.ts";
 import {
   checkExpectedVersionArgument,
@@ -120,6 +120,15 @@ export interface SqliteEventLogOptions {
    * refused (`InvalidArgumentError`), as is a log that would need a migration (`LogSchemaError`).
    */
   readOnly?: boolean;
+  /**
+   * Retention (ours, issue 16). `endedMessageDeltas: "drop"` empties the `delta` of every stored
+   * `message.delta` of a message once its `message.ended` (with an `entryId`: the message was
+   * kept) commits, in the same transaction: the entry keeps the full text, the delta events stay
+   * (versions stay contiguous) without their text, and `secure_delete` zeroes the old bytes.
+   * Deltas of messages still streaming, and of discarded attempts, are kept. `onDropped`
+   * receives what each message's pass saved (events, UTF-8 bytes of text). Default `"keep"`.
+   */
+  retention?: { endedMessageDeltas?: "keep" | "drop"; onDropped?: (saved: { messageId: string; events: number; bytes: number }) => void };
 }
 
 
@@ -171,7 +180,7 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     if (typeof code === "string" && code.startsWith("SQLITE_")) throw new LogSchemaError(message, { cause: error, details: { path } });
     throw new InvalidArgumentError(message, { cause: error, details: { path } });
   }
-  return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path));
+  return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path), undefined, retentionOf(options));
 }
 
 /**
@@ -217,6 +226,14 @@ function checkPositive(name: string, value: number | undefined, fallback: number
   return value;
 }
 
+/** The retention observer of the options: set only when deltas are dropped. */
+function retentionOf(options: SqliteEventLogOptions): ((saved: DroppedDeltas) => void) | undefined {
+  const retention = options.retention;
+  if (retention === undefined || retention.endedMessageDeltas === undefined || retention.endedMessageDeltas === "keep") return undefined;
+  if (retention.endedMessageDeltas !== "drop") throw new InvalidArgumentError(`retention.endedMessageDeltas must be "keep" or "drop", got ${JSON.stringify(retention.endedMessageDeltas)}.`);
+  return (saved) => retention.onDropped?.(saved);
+}
+
 function openLog(
   db: Database.Database,
   registry: EventRegistry,
@@ -225,6 +242,7 @@ function openLog(
   beforeCommit: ((writes: number, events: number) => void) | undefined,
   /** Set for read-only logs: closes the connection (and removes a snapshot copy); writes are refused. */
   readOnlyRelease?: () => void,
+  onDeltasDropped?: (saved: DroppedDeltas) => void,
 ): EventLog {
   const statements = createLogStatements(db);
   const listeners = new Set<CommitListener>();
@@ -243,6 +261,7 @@ function openLog(
     statements,
     busyTimeoutMs,
     beforeCommit,
+    ...(onDeltasDropped ? { onDeltasDropped } : {}),
     onCommitted: () => {
       for (const listener of listeners) listener.wake();
     },
