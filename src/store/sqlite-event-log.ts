@@ -156,6 +156,7 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   const busyTimeoutMs = checkPositive("busyTimeoutMs", options.busyTimeoutMs, 5000, 0);
   const pollIntervalMs = checkPositive("pollIntervalMs", options.pollIntervalMs, 50, 1);
   const registry = options.registry ?? createDefaultEventRegistry();
+  const onDeltasDropped = retentionOf(options);
 
   if (options.readOnly === true) {
     const opened = openReadOnlyDatabase(path, busyTimeoutMs);
@@ -180,7 +181,7 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     if (typeof code === "string" && code.startsWith("SQLITE_")) throw new LogSchemaError(message, { cause: error, details: { path } });
     throw new InvalidArgumentError(message, { cause: error, details: { path } });
   }
-  return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path), undefined, retentionOf(options));
+  return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path), undefined, onDeltasDropped);
 }
 
 /**
