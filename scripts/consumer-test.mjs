@@ -82,6 +82,7 @@ try {
     run(process.execPath, ["app.mjs"], { cwd: app }),
   );
   if (!output.includes("tool ended: succeeded")) throw new Error(`app.mjs printed:\n${output}`);
+  if (!output.includes("http messages: user,assistant")) throw new Error(`app.mjs (arbor-agent/http) printed:\n${output}`);
 
   check("tsc --noEmit with nodenext, strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess, skipLibCheck false", () =>
     run(join(app, "node_modules", ".bin", "tsc"), ["-p", "."], { cwd: app, stdio: "inherit" }),

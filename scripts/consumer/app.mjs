@@ -23,6 +23,12 @@ harness.events$.subscribe((event) => {
   if (event.type === "tool.ended") outcomes.push(event.data.outcome);
 });
 const outcome = await harness.prompt("what time is it?");
+// arbor-agent/http from the built package: the session is served to useChat clients.
+const { createChatHandler, startChatServer } = await import("arbor-agent/http");
+const http = await startChatServer({ handler: createChatHandler({ harness }) });
+const detail = await (await fetch(`${http.url}/api/sessions/${harness.id}`)).json();
+await http.close();
+console.log(`http messages: ${detail.messages.map((message) => message.role).join(",")}`);
 await harness.close();
 await server.close();
 console.log(`run ${outcome.status}`);

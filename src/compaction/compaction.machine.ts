@@ -7,7 +7,9 @@
  *   and asks `sessionBeforeCompact`; a refusal (empty, already compacted, nothing
  *   to compact) ends `failed` with that `reason`; a hook cancel ends `cancelled`;
  *   a hook-supplied compaction skips `summarizing`;
- * - `summarizing` calls the summary model without tools (see `summarize.ts`);
+ * - `summarizing` commits `summary.started` (`summary-intent.ts`), then calls the summary
+ *   model without tools (see `summarize.ts`); every ending of the call logs one `summary.ended`
+ *   (`appended` in the compaction entry's own append);
  * - `appending` appends ONE `compaction` entry as a child of the leaf the
  *   preparation was made from (pi #9178: never of a leaf moved to meanwhile); if the
  *   session's leaf moved on, it ends `failed` (`reason: "session_changed"`) and
@@ -15,9 +17,10 @@
  * - never while a tool batch is in flight: if the path's last assistant message has
  *   calls without results (checked when preparing and again before appending), it
  *   ends `failed` (`reason: "tool_batch_in_flight"`) and appends nothing;
- * - `ABORT` in `preparing` or `summarizing` ends `cancelled` (the summary call's
- *   signal aborts); in `appending` it is ignored, so `cancelled` always means
- *   the session is unchanged (same version, same entries);
+ * - `ABORT` in `preparing` or `summarizing` ends `cancelled` (in `summarizing` once the
+ *   aborted summary call has returned, so its `summary.ended` is logged first); in
+ *   `appending` it is ignored, so `cancelled` always means the session's entries are
+ *   unchanged (the log holds only the call's `summary.started` and `summary.ended`);
  * - errors are data: the output is a {@link CompactionOutcome}, the actor never errors.
  * Emits `compactionStarted`, then one of `compactionAppended`, `compactionCancelled`,
  * `compactionFailed` (listen with `actor.on`).
@@ -33,11 +36,13 @@ import type { CompactionEntry, SessionEntry } from "../core/entries.ts";
 import type { ThinkingLevel, Usage } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import type { SessionHandle } from "../store/session-types.ts";
-import { storedMessage } from "./entry-messages.ts";
+import { checkFirstKept, pendingToolCalls } from "./path-checks.ts";
 import type { FileToolNames } from "./file-ops.ts";
 import type { BeforeCompactResult, CompactionHookCallbacks, CompactionReason } from "./hook-types.ts";
 import { type CompactionPreparation, prepareCompaction } from "./prepare.ts";
 import { summarizeCompaction } from "./summarize.ts";
+import { startSummaryIntent, type SummaryIntent } from "./summary-intent.ts";
+import { generateEntryId } from "../store/session-handle.ts";
 
 /**
  * Input of the compaction actor. Token figures in tokens.
@@ -99,10 +104,14 @@ interface Ready {
   details?: unknown;
   usage?: Usage;
   fromHook: boolean;
+  /** The logged intent of the summary model call (absent when a hook supplied the summary). */
+  intent?: SummaryIntent;
 }
 
 interface Context {
   input: CompactionInput;
+  /** Aborts the summary call; `ABORT` in `summarizing` fires it and waits for the call to end (so its intent is closed first). */
+  abort: AbortController;
   preparation?: CompactionPreparation;
   ready?: Ready;
   outcome?: CompactionOutcome;
@@ -117,55 +126,6 @@ class OutcomeSignal extends Error {
 }
 
 const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-/**
- * Checks a hook-supplied firstKeptEntryId against the path; returns a problem or undefined.
- *
- * @example
- * ```ts
- * const problem = checkFirstKept(session.view.getBranch(), hookCompaction.firstKeptEntryId); // undefined when valid
- * ```
- */
-export function checkFirstKept(path: readonly SessionEntry[], firstKeptEntryId: string): string | undefined {
-  const index = path.findIndex((entry) => entry.id === firstKeptEntryId);
-  if (index < 0) return `firstKeptEntryId "${firstKeptEntryId}" is not on the session's current path`;
-  if (storedMessage(path[index])?.role === "toolResult") return `firstKeptEntryId "${firstKeptEntryId}" is a tool result; a compaction must not start at one`;
-  const callsBefore = new Set<string>();
-  for (let at = 0; at < index; at++) {
-    const stored = storedMessage(path[at]);
-    if (stored?.role === "assistant") for (const block of stored.content) if (block.type === "toolCall") callsBefore.add(block.id);
-  }
-  for (let at = index; at < path.length; at++) {
-    const stored = storedMessage(path[at]);
-    if (stored?.role === "toolResult" && callsBefore.has(stored.toolCallId)) {
-      return `firstKeptEntryId "${firstKeptEntryId}" separates tool result ${path[at].id} from its call ${stored.toolCallId}`;
-    }
-  }
-  return undefined;
-}
-
-/**
- * Tool calls of the path's last assistant message that have no result after it yet,
- * i.e. a tool batch in flight. Empty when none.
- *
- * @example
- * ```ts
- * if (pendingToolCalls(session.view.getBranch()).length > 0) console.log("wait for the batch");
- * ```
- */
-export function pendingToolCalls(path: readonly SessionEntry[]): string[] {
-  for (let index = path.length - 1; index >= 0; index--) {
-    const stored = storedMessage(path[index]);
-    if (stored?.role !== "assistant") continue;
-    const open = new Set(stored.content.flatMap((block) => (block.type === "toolCall" ? [block.id] : [])));
-    for (let after = index + 1; after < path.length; after++) {
-      const later = storedMessage(path[after]);
-      if (later?.role === "toolResult") open.delete(later.toolCallId);
-    }
-    return [...open];
-  }
-  return [];
-}
 
 function refuseInFlight(path: readonly SessionEntry[]): void {
   const pending = pendingToolCalls(path);
@@ -222,6 +182,22 @@ async function prepareStep(input: CompactionInput, signal: AbortSignal): Promise
 }
 
 async function summarizeStep(input: CompactionInput, preparation: CompactionPreparation, signal: AbortSignal): Promise<Ready> {
+  let intent: SummaryIntent;
+  try {
+    intent = await startSummaryIntent(input.session, "compaction", input.reason);
+  } catch (error) {
+    throw new OutcomeSignal({ failure: { reason: "append_failed", message: `Logging the compaction's intent failed, so the summary model was not called: ${message(error)}` } });
+  }
+  try {
+    return { ...(await callSummaryModel(input, preparation, signal)), intent };
+  } catch (error) {
+    const outcome = toOutcome(error);
+    await intent.end(outcome.status === "cancelled" ? "cancelled" : "failed", outcome.status === "failed" ? outcome.message : outcome.status === "cancelled" ? outcome.reason : undefined);
+    throw error;
+  }
+}
+
+async function callSummaryModel(input: CompactionInput, preparation: CompactionPreparation, signal: AbortSignal): Promise<Ready> {
   const result = await summarizeCompaction(preparation, {
     model: input.model,
     signal,
@@ -243,6 +219,16 @@ async function summarizeStep(input: CompactionInput, preparation: CompactionPrep
 }
 
 async function appendStep(input: CompactionInput, preparation: CompactionPreparation, ready: Ready): Promise<CompactionEntry> {
+  try {
+    return await appendSummary(input, preparation, ready);
+  } catch (error) {
+    const outcome = toOutcome(error);
+    await ready.intent?.end("failed", outcome.status === "failed" ? outcome.message : undefined);
+    throw error;
+  }
+}
+
+async function appendSummary(input: CompactionInput, preparation: CompactionPreparation, ready: Ready): Promise<CompactionEntry> {
   const { session } = input;
   if (session.view.leafId !== preparation.preparedLeafId) {
     throw new OutcomeSignal({
@@ -255,8 +241,10 @@ async function appendStep(input: CompactionInput, preparation: CompactionPrepara
   refuseInFlight(session.view.getBranch());
   const keptFrom = preparation.keptEntryIds.indexOf(ready.firstKeptEntryId);
   try {
-    const entry = await session.appendEntry({
+    const id = generateEntryId((candidate) => session.view.getEntry(candidate) !== undefined);
+    const [entry] = await session.appendEntries([{
       type: "compaction",
+      id,
       parentId: preparation.preparedLeafId,
       summary: ready.summary,
       firstKeptEntryId: ready.firstKeptEntryId,
@@ -265,7 +253,7 @@ async function appendStep(input: CompactionInput, preparation: CompactionPrepara
       ...(ready.details !== undefined ? { details: ready.details } : {}),
       ...(ready.usage ? { usage: ready.usage } : {}),
       ...(ready.fromHook ? { fromHook: true } : {}),
-    });
+    }], ready.intent ? { extraEvents: [ready.intent.appended(id)] } : undefined);
     return entry as CompactionEntry;
   } catch (error) {
     throw new OutcomeSignal({ failure: { reason: "append_failed", message: `Appending the compaction failed: ${message(error)}` } });
@@ -302,8 +290,8 @@ export const compactionMachine = setup({
   },
   actors: {
     prepare: fromPromise<{ preparation: CompactionPreparation; ready?: Ready }, CompactionInput>(({ input, signal }) => prepareStep(input, signal)),
-    summarize: fromPromise<Ready, { input: CompactionInput; preparation: CompactionPreparation }>(({ input, signal }) =>
-      summarizeStep(input.input, input.preparation, signal),
+    summarize: fromPromise<Ready, { input: CompactionInput; preparation: CompactionPreparation; abort: AbortSignal }>(({ input, signal }) =>
+      summarizeStep(input.input, input.preparation, AbortSignal.any([signal, input.abort])),
     ),
     append: fromPromise<CompactionEntry, { input: CompactionInput; preparation: CompactionPreparation; ready: Ready }>(({ input }) =>
       appendStep(input.input, input.preparation, input.ready),
@@ -317,7 +305,7 @@ export const compactionMachine = setup({
   },
 }).createMachine({
   id: "compaction",
-  context: ({ input }) => ({ input }),
+  context: ({ input }) => ({ input, abort: new AbortController() }),
   initial: "preparing",
   entry: emit(({ context }) => ({ type: "compactionStarted" as const, reason: context.input.reason })),
   states: {
@@ -343,14 +331,15 @@ export const compactionMachine = setup({
     summarizing: {
       invoke: {
         src: "summarize",
-        input: ({ context }) => ({ input: context.input, preparation: context.preparation! }),
+        input: ({ context }) => ({ input: context.input, preparation: context.preparation!, abort: context.abort.signal }),
         onDone: { target: "appending", actions: assign({ ready: ({ event }) => event.output }) },
         onError: [
           { guard: { type: "isCancel", params: ({ event }) => ({ error: event.error }) }, target: "cancelled", actions: { type: "fail", params: ({ event }) => ({ error: event.error }) } },
           { target: "failed", actions: { type: "fail", params: ({ event }) => ({ error: event.error }) } },
         ],
       },
-      on: { ABORT: { target: "cancelled", actions: assign({ outcome: { status: "cancelled", reason: "aborted" } }) } },
+      // The call is aborted and awaited: its `summary.ended { cancelled }` is logged before the machine ends.
+      on: { ABORT: { actions: ({ context }) => context.abort.abort() } },
     },
     appending: {
       invoke: {

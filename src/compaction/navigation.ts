@@ -41,6 +41,7 @@ import type { SessionHandle } from "../store/session-types.ts";
 import { collectEntriesForBranchSummary, summarizeBranch } from "./branch-summary.ts";
 import type { FileToolNames } from "./file-ops.ts";
 import type { TreeHookCallbacks, TreePreparation } from "./hook-types.ts";
+import { startSummaryIntent, type SummaryIntent } from "./summary-intent.ts";
 import { type CompactionSettingsInput, resolveCompactionSettings, resolveContextWindow } from "./settings.ts";
 
 /**
@@ -161,8 +162,10 @@ async function navigate(session: SessionHandle, requestedId: string, options: Mo
     }
 
     let summary: { summary: string; details?: unknown; usage?: Usage; fromHook: boolean } | undefined;
+    let intent: SummaryIntent | undefined;
     if (supplied) summary = { ...supplied, fromHook: true };
     else if (options.summarize && entries.length > 0) {
+      intent = await startSummaryIntent(session, "branch_summary", "navigation");
       const outcome = await summarizeBranch(entries, {
         model: model!,
         contextWindow: resolveContextWindow(settings, model!),
@@ -173,13 +176,21 @@ async function navigate(session: SessionHandle, requestedId: string, options: Mo
         fileToolNames: options.fileToolNames,
       });
       if (!outcome.ok) {
-        if (outcome.aborted || controller.signal.aborted) return { oldLeafId, newLeafId: oldLeafId, cancelled: true, aborted: true };
+        if (outcome.aborted || controller.signal.aborted) {
+          await intent.end("cancelled");
+          return { oldLeafId, newLeafId: oldLeafId, cancelled: true, aborted: true };
+        }
+        await intent.end("failed", outcome.message);
         throw new CompactionFailedError(`${outcome.message}; the leaf did not move.`);
       }
       summary = { summary: outcome.summary, details: outcome.details, usage: outcome.usage, fromHook: false };
     }
-    if (controller.signal.aborted) return { oldLeafId, newLeafId: oldLeafId, cancelled: true, aborted: true };
+    if (controller.signal.aborted) {
+      await intent?.end("cancelled");
+      return { oldLeafId, newLeafId: oldLeafId, cancelled: true, aborted: true };
+    }
     if (view.leafId !== oldLeafId) {
+      await intent?.end("failed", "the leaf moved while summarizing");
       throw new CompactionFailedError(`The session's leaf moved while summarizing the branch (now ${String(view.leafId)}); nothing was appended.`);
     }
 
@@ -202,7 +213,10 @@ async function navigate(session: SessionHandle, requestedId: string, options: Mo
         },
       ];
       if (label) batch.push({ type: "label", targetId: summaryId, label });
-      const stored = await session.appendEntries(batch as never);
+      const stored = await session.appendEntries(batch as never, intent ? { extraEvents: [intent.appended(summaryId)] } : undefined).catch(async (error: unknown) => {
+        await intent?.end("failed", `appending the branch summary failed: ${error instanceof Error ? error.message : String(error)}`);
+        throw error;
+      });
       summaryEntry = stored[0] as BranchSummaryEntry;
       labelEntry = stored[1] as LabelEntry | undefined;
     } else if (label) {

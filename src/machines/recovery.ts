@@ -44,6 +44,7 @@ import { errorToolResult, interruptedText, processNote, toolCallsOf } from "./lo
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
 import { findLiveStreamRun, type RunOwner } from "./run-lease.ts";
 import { createSessionWriter } from "./session-writer.ts";
+import { closeInterruptedSummaries } from "./summary-recovery.ts";
 
 /**
  * What recovery did.
@@ -62,6 +63,8 @@ export interface RecoveryReport {
   /** Calls gated for approval by the recovered run: left waiting (the run ended `suspended`). */
   pendingToolCallIds?: string[];
   closedMessageEntryId?: string;
+  /** Summary intents (compaction, branch summary) closed as interrupted (`summary-recovery.ts`). */
+  interruptedSummaryIds?: string[];
 }
 
 /**
@@ -177,6 +180,12 @@ export function restoreQueues(events: readonly StoredEvent[]): RestoredQueues {
  */
 export async function recoverSession(session: SessionHandle): Promise<RecoveryReport> {
   const events = await readSessionEvents(session);
+  const summaries = await closeInterruptedSummaries(session, events);
+  const report = await recoverRun(session, events);
+  return summaries.length > 0 ? { ...report, interruptedSummaryIds: summaries } : report;
+}
+
+async function recoverRun(session: SessionHandle, events: readonly ArborEvent[]): Promise<RecoveryReport> {
   let startIndex = -1;
   for (let index = events.length - 1; index >= 0; index -= 1) {
     if (events[index].type === "run.started") {

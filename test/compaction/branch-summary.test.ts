@@ -153,7 +153,8 @@ describe("moveTo", () => {
     await vi.waitFor(() => expect(mock.doStreamCalls).toHaveLength(1), { timeout: 10_000 });
     controller.abort();
     expect(await running).toMatchObject({ cancelled: true, aborted: true });
-    expect({ version: session.view.version, leaf: session.view.leafId, count: session.view.getEntries().length }).toEqual(before);
+    // The hook's cancel wrote nothing; the aborted call left its intent and its ending (summary.started, summary.ended).
+    expect({ version: session.view.version, leaf: session.view.leafId, count: session.view.getEntries().length }).toEqual({ ...before, version: before.version + 2 });
   });
 
   it("is refused while the session is compacting, and the compaction stays on the branch it was prepared from (pi #9178)", async () => {

@@ -131,7 +131,8 @@ describe("compact()", () => {
     expect((error as InstanceType<typeof CompactionError>).details.reason).toBe("aborted");
     expect(events).toEqual(["compactionStarted", "compactionCancelled"]);
     expect(sessionActorOf(session).operation()).toBe("idle");
-    expect(session.view.version).toBe(before.version);
+    // No entry; the log holds the call's intent and its ending (summary.started, summary.ended cancelled).
+    expect(session.view.version).toBe(before.version + 2);
     expect(session.view.getEntries().map((entry) => entry.id)).toEqual(before.entries);
   });
 
@@ -173,11 +174,13 @@ describe("compact()", () => {
     const { session } = await newSession();
     await appendTurns(session, 6);
     const { client } = summaryModel([new Error("upstream exploded")]);
+    const count = session.view.getEntries().length;
     const version = session.view.version;
     const outcome = await runCompaction(session, { model: client, settings, reason: "threshold" });
     expect(outcome).toMatchObject({ status: "failed", reason: "summary_failed" });
     expect((outcome as { message: string }).message).toMatch(/Summarization failed: .*upstream exploded/);
-    expect(session.view.version).toBe(version);
+    expect(session.view.getEntries()).toHaveLength(count);
+    expect(session.view.version).toBe(version + 2); // summary.started, summary.ended failed
   });
 
   it("an empty model answer is a failure, never an empty summary", async () => {

@@ -26,6 +26,7 @@ import type { AgentMessage, Usage } from "../../core/messages.ts";
 import { AGENT_EVENT_SCHEMAS } from "./agent-events.ts";
 import { messageEndedSchema, queueChangedSchema, RUN_EVENT_SCHEMAS } from "./run-events.ts";
 import { SESSION_EVENT_SCHEMAS, type EntryAppendedData, type LeafMovedData, type SessionCreatedData } from "./session-events.ts";
+import { SUMMARY_EVENT_SCHEMAS } from "./summary-events.ts";
 
 /**
  * Every built-in event type with its current schema version and schema.
@@ -36,7 +37,7 @@ import { SESSION_EVENT_SCHEMAS, type EntryAppendedData, type LeafMovedData, type
  * schema.parse(event.data);
  * ```
  */
-export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS } as const;
+export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS, ...SUMMARY_EVENT_SCHEMAS } as const;
 
 type Catalogue = typeof EVENT_CATALOGUE;
 
