@@ -52,6 +52,11 @@ export interface ToolExecuteContext<Context = unknown> {
    * (`process-group.ts`). Optional: contexts made outside the agent may not offer it.
    */
   onProcess?: (process: ToolProcess) => void;
+  /**
+   * Values the host registered as secrets (the harness's `secrets`), for a tool that writes
+   * output somewhere the redacting log does not see (bash spill files). Absent when none.
+   */
+  secrets?: readonly string[];
   /** The harness's `toolContext` value for this call. */
   context: Context;
 }

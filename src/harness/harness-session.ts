@@ -152,6 +152,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     retry,
     hooks: { ...loopHooks, ...compactionHooks },
     toolContext: options.toolContext,
+    // Tools that write output outside the log (bash spill files) redact these too.
+    ...(options.secrets?.length ? { secrets: options.secrets } : {}),
     ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
   });
   // Crash recovery finishes before the session is handed back (ours).

@@ -110,6 +110,8 @@ export interface AgentOptions {
   maxToolCallsPerResponse?: number;
   retry?: Partial<RetrySettings>;
   hooks?: LoopHooks;
+  /** Secrets passed to each tool's execute (`ToolExecuteContext.secrets`), e.g. for bash spill files. */
+  secrets?: readonly string[];
   /** Passed to each tool's execute (a value, or a function called per tool call). */
   toolContext?: unknown | ((call: { toolCallId: string; toolName: string }) => unknown);
   /** Stream options merged into every ModelRequest. */

@@ -121,6 +121,7 @@ export function createAgent(options: AgentOptions): Agent {
     toolContext: (call) =>
       typeof options.toolContext === "function" ? (options.toolContext as (c: typeof call) => unknown)(call) : options.toolContext,
     commit: () => writer.commit(),
+    ...(options.secrets?.length ? { secrets: options.secrets } : {}),
     requiresApproval: (name) => requireApproval === "all" || requireApproval.includes(name),
   };
 

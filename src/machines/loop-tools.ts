@@ -45,6 +45,8 @@ export interface ToolRuntime {
   getTool(name: string): AgentTool<any, any, any> | undefined;
   readonly hooks: LoopHooks;
   toolContext(call: { toolCallId: string; toolName: string }): unknown;
+  /** Secrets for each tool's execute context (`ToolExecuteContext.secrets`). */
+  readonly secrets?: readonly string[];
   /** Approval policy by tool name (the agent's `requireApproval`): true gates every call of that tool. */
   requiresApproval?(toolName: string): boolean;
   /**

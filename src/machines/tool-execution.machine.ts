@@ -475,6 +475,7 @@ export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime
               if (live) send({ type: "TOOL.PROCESS", process: started });
             },
             context: runtime.toolContext({ toolCallId: input.toolCall.id, toolName: input.toolCall.name }),
+            ...(runtime.secrets?.length ? { secrets: runtime.secrets } : {}),
           });
         };
         run().then(

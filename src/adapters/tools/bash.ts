@@ -144,9 +144,11 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
     label: "bash",
     description: `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`,
     parameters: bashParameters,
-    async execute({ command, timeout }, { signal, onUpdate, onProcess }): Promise<ToolResult<BashToolDetails | undefined>> {
+    async execute({ command, timeout }, { signal, onUpdate, onProcess, secrets }): Promise<ToolResult<BashToolDetails | undefined>> {
       if (signal.aborted) throw new Error("Command aborted");
       if (!existsSync(env.cwd)) throw new Error(`Working directory does not exist: ${env.cwd}\nCannot execute bash commands.`);
+      // The harness's secrets join the env's, for the spill file.
+      for (const secret of secrets ?? []) env.secrets.add(secret);
       const output = new BashOutput({
         spillDir: env.ensureSpillDir,
         maxLineChars: options.maxLineChars ?? BASH_MAX_LINE_CHARS,
