@@ -12,9 +12,9 @@ export interface ExportedName {
   kind: "value" | "type";
 }
 
-/** The exported names of each entry file (absolute or relative paths), sorted by name. */
-export function listExports(entryFiles: string[]): Map<string, ExportedName[]> {
-  const program = ts.createProgram(entryFiles, {
+/** A TypeScript program over the entry files, as the package's sources are compiled (also used by the TSDoc test). */
+export function entryProgram(entryFiles: string[]): ts.Program {
+  return ts.createProgram(entryFiles, {
     module: ts.ModuleKind.NodeNext,
     moduleResolution: ts.ModuleResolutionKind.NodeNext,
     target: ts.ScriptTarget.ES2022,
@@ -23,6 +23,11 @@ export function listExports(entryFiles: string[]): Map<string, ExportedName[]> {
     strict: true,
     skipLibCheck: true,
   });
+}
+
+/** The exported names of each entry file (absolute or relative paths), sorted by name. */
+export function listExports(entryFiles: string[]): Map<string, ExportedName[]> {
+  const program = entryProgram(entryFiles);
   const checker = program.getTypeChecker();
   const result = new Map<string, ExportedName[]>();
   for (const file of entryFiles) {

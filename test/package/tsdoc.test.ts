@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
+import { entryProgram } from "../../scripts/export-list.ts";
 
 const pkg = JSON.parse(readFileSync("package.json", "utf8")) as { exports: Record<string, string | { default: string }> };
 const entries = Object.values(pkg.exports)
@@ -20,15 +21,7 @@ interface Finding {
 }
 
 function findings(): { checked: number; found: Finding[] } {
-  const program = ts.createProgram(entries, {
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    target: ts.ScriptTarget.ES2022,
-    allowImportingTsExtensions: true,
-    noEmit: true,
-    strict: true,
-    skipLibCheck: true,
-  });
+  const program = entryProgram(entries);
   const checker = program.getTypeChecker();
   const seen = new Set<ts.Symbol>();
   const found: Finding[] = [];
