@@ -280,9 +280,30 @@ export const ToolDefinitionError = defineError("TOOL_INVALID", "ToolDefinitionEr
  * ```
  */
 export const ModelConfigError = defineError("MODEL_CONFIG_INVALID", "ModelConfigError");
-/** A decision named a tool call that never asked for approval in this session (code `APPROVAL_NOT_FOUND`). Nothing was written. Ours (issue 13). */
+/**
+ * A decision named a tool call that never asked for approval in this session (code `APPROVAL_NOT_FOUND`). Nothing was written. Ours (issue 13).
+ *
+ * @example
+ * ```ts
+ * await session.approve("call_x").catch((error) => { if (ApprovalNotFoundError.isInstance(error)) console.log(error.details.toolCallId); });
+ * ```
+ */
 export const ApprovalNotFoundError = defineError("APPROVAL_NOT_FOUND", "ApprovalNotFoundError");
-/** A decision for a call whose approval already ended and whose result is recorded, or a decision that contradicts the recorded one (code `APPROVAL_CONFLICT`; `details.status` is the recorded status). Nothing was written. Ours (issue 13). */
+/**
+ * A decision for a call whose approval already ended and whose result is recorded, or a decision that contradicts the recorded one (code `APPROVAL_CONFLICT`; `details.status` is the recorded status). Nothing was written. Ours (issue 13).
+ *
+ * @example
+ * ```ts
+ * await session.deny("call_1", { reason: "no" }).catch((error) => { if (ApprovalConflictError.isInstance(error)) console.log(error.details.status); });
+ * ```
+ */
 export const ApprovalConflictError = defineError("APPROVAL_CONFLICT", "ApprovalConflictError");
-/** `continue()` while a gated call still waits for a decision (code `APPROVAL_PENDING`; `details.pending` lists the call ids). Ours (issue 13). */
+/**
+ * `continue()` while a gated call still waits for a decision (code `APPROVAL_PENDING`; `details.pending` lists the call ids). Ours (issue 13).
+ *
+ * @example
+ * ```ts
+ * await session.continue().catch((error) => { if (ApprovalPendingError.isInstance(error)) console.log(error.details.pending); });
+ * ```
+ */
 export const ApprovalPendingError = defineError("APPROVAL_PENDING", "ApprovalPendingError");

@@ -81,7 +81,14 @@ export type AuditEvent = AuditBase &
     | { type: "approval.ended"; toolCallId: string; toolName: string; status: string; waitedMs?: number; hasReason: boolean }
   );
 
-/** The audit event types, in the order of the module contract. */
+/**
+ * The audit event types, in the order of the module contract.
+ *
+ * @example
+ * ```ts
+ * session.auditEvents$.subscribe((event) => console.assert(AUDIT_EVENT_TYPES.includes(event.type)));
+ * ```
+ */
 export const AUDIT_EVENT_TYPES = [
   "run.started",
   "run.ended",
