@@ -21,7 +21,9 @@ export {
   type HarnessState,
   type LoadedResources,
   type MoveToOptions as HarnessMoveToOptions,
+  type PromptOptions,
 } from "../harness/harness-session-types.ts";
+export { type TelemetryFlavor, type TelemetryOptions, type TraceContextInput } from "../telemetry/options.ts";
 export {
   agentHarnessOptionsSchema,
   validateHarnessOptions,

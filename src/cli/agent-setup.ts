@@ -33,6 +33,7 @@ import { CliError } from "./cli-error.ts";
 import { toolEnvOptions, type ToolFlags } from "./tool-flags.ts";
 import { settingsSecrets, type ResolvedModelSettings } from "./config.ts";
 import type { CliStore } from "./store-context.ts";
+import { loadCliTelemetry } from "./otel-exporter.ts";
 
 /** What the model commands need. */
 export interface CliHarness {
@@ -107,7 +108,9 @@ export async function createCliHarness(input: {
   const promptTemplatePaths = [join(cwd, ".arbor", "prompts")].filter((path) => existsSync(path));
   const name = `${input.settings.spec.provider}:${input.settings.spec.modelId}`;
   const contextFiles = input.contextFiles === false ? [] : loadContextFiles({ cwd, agentDir: defaultAgentDir() });
+  const otel = await loadCliTelemetry(process.env);
   const harness = await createHarness({
+    ...(otel ? { telemetry: otel.telemetry } : {}),
     repository: input.store.repo,
     sessionId: input.sessionId,
     cwd,
@@ -122,7 +125,18 @@ export async function createCliHarness(input: {
     // The key and a URL password (and their encodings) never reach the model, its requests or the
     // log: tool output, streamed deltas and requests are redacted (the CLI's log redacts them too).
     secrets,
+  }).catch(async (error: unknown) => {
+    await otel?.shutdown();
+    throw error;
   });
+  if (otel) {
+    // The spans of the last run leave before the process does.
+    const close = harness.close.bind(harness);
+    harness.close = async () => {
+      await close();
+      await otel.shutdown();
+    };
+  }
   const slashCommands = [
     ...(skillPaths.length > 0 ? loadSkills(skillPaths).skills.map((skill) => `skill:${skill.name}`) : []),
     ...(promptTemplatePaths.length > 0 ? loadPromptTemplates(promptTemplatePaths).templates.map((template) => template.name) : []),

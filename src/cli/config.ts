@@ -131,7 +131,8 @@ export interface RecordedEndpoint {
  * the prompt). Order: flags, then the environment, then what the session recorded.
  */
 export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv = process.env, recorded: RecordedEndpoint = {}): ResolvedModelSettings {
-  const parsed = parseModelSpec(flags.model ?? env.ARBOR_MODEL ?? recorded.model);
+  // An empty ARBOR_MODEL counts as unset, as an empty ARBOR_DB does.
+  const parsed = parseModelSpec(flags.model ?? (env.ARBOR_MODEL || undefined) ?? recorded.model);
   if (!isProvider(parsed.provider)) {
     throw new CliError(
       `Unknown provider "${parsed.provider}": use openai, anthropic or google (e.g. --model anthropic:claude-sonnet-4-5), or --model openai:${parsed.modelId} with --base-url for any OpenAI-compatible server.`,

@@ -27,9 +27,10 @@ export function buildProgram(exit: { code: number }): Command {
     .name("arbor")
     .description("Run coding agents against any OpenAI-compatible endpoint; every step lands in an event log you can branch, fork, export and resume.")
     .option("--db <path>", "event log file or postgres:// URL (default: $ARBOR_DB or .arbor/arbor.db; schema $ARBOR_DB_SCHEMA or arbor)")
+    .option("--tenant <id>", "the tenant whose sessions the command sees and creates (default: $ARBOR_TENANT or default)")
     .showHelpAfterError()
     .exitOverride();
-  const globals = () => program.opts<{ db?: string }>();
+  const globals = () => program.opts<{ db?: string; tenant?: string }>();
   registerModelCommands(program, globals, exit);
   registerInspectCommands(program, globals);
   registerEditCommands(program, globals);

@@ -53,7 +53,9 @@ export interface CliStore {
 }
 
 /** Opens the database named by `--db`, `ARBOR_DB` or `.arbor/arbor.db`. */
-export function openStore(flags: { db?: string }, options: { mustExist?: boolean; readOnly?: boolean } = {}): CliStore {
+export function openStore(flags: { db?: string; tenant?: string }, options: { mustExist?: boolean; readOnly?: boolean; allTenants?: boolean } = {}): CliStore {
+  const tenant = flags.tenant ?? process.env.ARBOR_TENANT ?? "default";
+  if (tenant.trim() === "") throw new CliError("--tenant (or ARBOR_TENANT) is empty: give a tenant id, or leave it out for the default tenant.");
   const mustExist = options.mustExist === true || options.readOnly === true;
   const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: !mustExist });
   const postgres = isPostgresUrl(target);
@@ -66,7 +68,8 @@ export function openStore(flags: { db?: string }, options: { mustExist?: boolean
     const password = new URL(target).password;
     if (password) log.addSecret(decodeURIComponent(password));
   }
-  const repo = createSessionRepository({ log });
+  // One tenant's sessions (default `default`); another tenant's look exactly like missing ones.
+  const repo = createSessionRepository({ log, ...(options.allTenants ? {} : { tenant }) });
   const newestFirst = async (sessions: SessionSummary[]) => {
     const updated = new Map((await log.listStreams()).map((stream) => [stream.streamId, stream.updatedAt]));
     const at = (id: string) => updated.get(`session-${id}`) ?? "";

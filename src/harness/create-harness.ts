@@ -184,7 +184,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       mkdirSync(dirname(path), { recursive: true });
       log = ownedLog = createSqliteEventLog({ path });
     }
-    repository = createSessionRepository({ log: options.secrets?.length ? createRedactingEventLog(log, options.secrets) : log });
+    repository = createSessionRepository({ log: options.secrets?.length ? createRedactingEventLog(log, options.secrets) : log, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}) });
   }
 
   let mcp: McpConnection | undefined;

@@ -21,6 +21,7 @@ import type { ApprovalDecisionResult, PendingApproval } from "../machines/approv
 import type { ArborEvent, ArborEventHandler, ArborEventType } from "../store/events/catalogue.ts";
 import type { SessionHandle, SessionStats } from "../store/session-types.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
+import type { TraceContextInput } from "../telemetry/options.ts";
 
 export type { MoveToResult };
 
@@ -35,6 +36,19 @@ export interface MoveToOptions {
   label?: string;
   signal?: AbortSignal;
 }
+
+/**
+ * Options of one `prompt()` / `continue()` (ours): the W3C trace context of the caller. A valid
+ * `traceparent` makes the run's `invoke_agent` span its child (every span of the run shares its
+ * trace id); an invalid one is reported (process warning `INVALID_TRACE_CONTEXT`) and the run
+ * starts a new trace. Without one the run's parent is the caller's active OTel context.
+ *
+ * @example
+ * ```ts
+ * await session.prompt("hello", [], { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate });
+ * ```
+ */
+export interface PromptOptions extends TraceContextInput {}
 
 /** Skills and templates in use. */
 export interface LoadedResources {
@@ -74,12 +88,13 @@ export interface HarnessSession {
   readonly id: string;
   readonly session: SessionHandle;
   readonly agent: Agent;
-  prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<RunOutcome>;
+  /** `options.traceparent` / `tracestate` continue the caller's trace (see {@link PromptOptions}). */
+  prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[], options?: PromptOptions): Promise<RunOutcome>;
   /** Queues a steering message; `delivery: "passive"` never wakes a run that was about to end (see `Agent.steer`). */
   steer(message: string | AgentMessage, options?: { delivery?: "active" | "passive" }): void;
   followUp(message: string | AgentMessage): void;
   /** Continues from the context; after approval decisions it resumes the suspended run (see `Agent.continue`). */
-  continue(): Promise<RunOutcome>;
+  continue(options?: PromptOptions): Promise<RunOutcome>;
   /**
    * Approves a tool call waiting for approval (ours, issue 13; `docs/approval.md`): logs
    * `approval.ended { status: "approved" }`; the call runs exactly once at the next

@@ -41,11 +41,12 @@ import { createCompactionHooks } from "../compaction/hooks.ts";
 import type { CustomEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import { THINKING_LEVELS, type AgentMessage, type CustomMessage, type ImageContent } from "../core/messages.ts";
+import type { ModelClient } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
 import type { Agent, AgentOptions, RunOutcome } from "../machines/agent-types.ts";
 import { isArborEventType, onEventType, type ArborEventHandler, type ArborEventType } from "../store/events/catalogue.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
-import type { HarnessSession, LoadedResources } from "./harness-session-types.ts";
+import type { HarnessSession, LoadedResources, PromptOptions } from "./harness-session-types.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
 import { createHookRunner, type HookRecord, type HookRunner } from "./hooks.ts";
 import { createLoopHooks } from "./loop-hooks.ts";
@@ -53,6 +54,9 @@ import type { ModelRegistry } from "./model-registry.ts";
 import type { AgentHarnessOptions } from "./options.ts";
 import { buildPromptMessages } from "./prompt-input.ts";
 import { buildSystemPrompt } from "./system-prompt.ts";
+import { context as otelContext } from "@opentelemetry/api";
+import { resolveTelemetry } from "../telemetry/options.ts";
+import { createSessionTelemetry } from "../telemetry/session-telemetry.ts";
 
 export type * from "./harness-session-types.ts";
 
@@ -110,6 +114,17 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     });
   };
   const runner: HookRunner = createHookRunner({ hooks: options.hooks, record });
+  const telemetrySettings = resolveTelemetry(options.telemetry, options.secrets);
+  const telemetry = telemetrySettings
+    ? createSessionTelemetry(telemetrySettings, {
+        sessionId: session.id,
+        agentName: () => {
+          const named = session.view.info.metadata?.agent;
+          return typeof named === "string" && named !== "" ? named : telemetrySettings.agentName;
+        },
+      })
+    : undefined;
+  const instrument = (client: ModelClient): ModelClient => (telemetry ? telemetry.instrument(client) : client);
   const loopHooks = createLoopHooks({
     runner,
     systemPrompt: () => runSystemPrompt ?? baseSystemPrompt(),
@@ -125,14 +140,23 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     sessionBeforeTree: (event) => runner.sessionBeforeTree(event),
     sessionTree: (event) => runner.observe("sessionTree", event),
   };
-  const currentModel = () => registry.get(modelName).client;
-  const compactionHooks = createCompactionHooks({
+  const currentModel = () => instrument(registry.get(modelName).client);
+  const summarizer = options.compaction?.summarizationModel;
+  const compactionSettings = summarizer && telemetry ? { ...options.compaction, summarizationModel: instrument(summarizer) } : options.compaction;
+  const compactionLoopHooks = createCompactionHooks({
     session,
     model: currentModel,
-    settings: options.compaction,
+    settings: compactionSettings,
     hooks: compactionCallbacks,
     thinkingLevel: () => agent?.getState().thinkingLevel,
   });
+  // A compaction inside a run is an `arbor.compaction` span holding its model calls (only when it makes one).
+  const compactionHooks: typeof compactionLoopHooks = telemetry
+    ? {
+        betweenTurns: (input) => telemetry.operation("compaction", { reason: "threshold" }, () => compactionLoopHooks.betweenTurns(input)),
+        onContextOverflow: (input) => telemetry.operation("compaction", { reason: "overflow" }, () => compactionLoopHooks.onContextOverflow(input)),
+      }
+    : compactionLoopHooks;
   const retry = {
     ...(options.streamOptions?.maxRetries !== undefined ? { maxRetries: options.streamOptions.maxRetries } : {}),
     ...(options.streamOptions?.maxRetryDelayMs !== undefined ? { maxDelayMs: options.streamOptions.maxRetryDelayMs } : {}),
@@ -140,7 +164,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   };
   agent = config.createAgent({
     session,
-    model: registry.get(modelName).client,
+    model: instrument(registry.get(modelName).client),
     tools,
     activeToolNames,
     thinkingLevel: options.thinkingLevel ?? logged.thinkingLevel,
@@ -167,6 +191,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     await agent.setTools(tools, activeToolNames);
   }
 
+  telemetry?.observe(agent.runEvents$);
+
   let retryChain: Promise<void> = Promise.resolve();
   const retrySubscription: Subscription = agent.runEvents$.subscribe((event) => {
     if (event.type === "retry.scheduled") retryChain = retryChain.then(() => runner.observe("retryScheduled", event.data));
@@ -186,7 +212,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     }
   };
 
-  async function startPrompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[]): Promise<RunOutcome> {
+  async function startPrompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[], promptOptions?: PromptOptions): Promise<RunOutcome> {
+    telemetry?.nextRun(promptOptions, otelContext.active());
     // Expansion and beforeAgentStart run inside the slot's `preparing`, so the session is busy
     // from this call on, and an abort() meanwhile aborts the run as soon as it starts.
     const prepare = async () => {
@@ -214,13 +241,14 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     id: session.id,
     session,
     agent,
-    prompt(input, images) {
+    prompt(input, images, promptOptions) {
       if (isBusy()) throw new SessionBusyError("A run is active. Use steer() or followUp() to queue a message, or wait for idle.", { details: { busyWith: agent.operation() } });
-      return startPrompt(input, images);
+      return startPrompt(input, images, promptOptions);
     },
     steer: (message, steerOptions) => agent.steer(message, steerOptions),
     followUp: (message) => agent.followUp(message),
-    async continue() {
+    async continue(continueOptions) {
+      telemetry?.nextRun(continueOptions, otelContext.active());
       const outcome = await agent.continue();
       await settle();
       return outcome;
@@ -253,7 +281,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     async setModel(name) {
       const next = registry.get(name);
       const previous = registry.get(modelName);
-      await agent.setModel(next.client);
+      await agent.setModel(instrument(next.client));
       modelName = name;
       await runner.observe("modelUpdate", {
         model: name,
@@ -289,20 +317,23 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     },
     async moveTo(entryId, moveOptions = {}) {
       try {
-        return await moveLeafTo(session, entryId, { ...moveOptions, model: currentModel(), settings: options.compaction, hooks: treeCallbacks });
+        const move = () => moveLeafTo(session, entryId, { ...moveOptions, model: currentModel(), settings: compactionSettings, hooks: treeCallbacks });
+        return await (telemetry && moveOptions.summarize ? telemetry.operation("branch_summary", { eager: true }, move) : move());
       } finally {
         await settle();
       }
     },
     async compact(customInstructions) {
       try {
-        return await compactSession(session, {
-          model: currentModel(),
-          settings: options.compaction,
-          customInstructions,
-          thinkingLevel: agent.getState().thinkingLevel,
-          hooks: compactionCallbacks,
-        });
+        const run = () =>
+          compactSession(session, {
+            model: currentModel(),
+            settings: compactionSettings,
+            customInstructions,
+            thinkingLevel: agent.getState().thinkingLevel,
+            hooks: compactionCallbacks,
+          });
+        return await (telemetry ? telemetry.operation("compaction", { reason: "manual", eager: true }, run) : run());
       } finally {
         await settle();
       }
@@ -371,6 +402,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     async dispose() {
       await agent.dispose();
       retrySubscription.unsubscribe();
+      telemetry?.close();
       await settle();
     },
   };

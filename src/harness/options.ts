@@ -34,6 +34,7 @@ import type { SessionHandle, SessionRepository } from "../store/session-types.ts
 import type { HarnessHooks } from "./hook-types.ts";
 import { HOOK_NAMES } from "./hook-types.ts";
 import type { JsonSchemaTool } from "../adapters/tools/tool-schema.ts";
+import { TELEMETRY_FLAVORS, type TelemetryOptions } from "../telemetry/options.ts";
 import type { ContextFile } from "./context-files.ts";
 
 /** An AI SDK language model object (not a string id: Arbor never resolves models over the network). */
@@ -110,6 +111,12 @@ export interface AgentHarnessOptions {
   eventLog?: EventLog;
   /** Path of the SQLite event log when none of session/repository/eventLog is given (default `<cwd>/.arbor/arbor.db`). */
   eventLogPath?: string;
+  /**
+   * With `eventLog` or `eventLogPath`: the tenant the harness's repository is scoped to (sessions
+   * are created in it; `sessionId` / `openSession` of another tenant's session throw
+   * SessionNotFoundError, as for a missing one). Default: every tenant, new sessions `default`.
+   */
+  tenant?: string;
   /** Open this session instead of creating one (with repository, eventLog or eventLogPath). */
   sessionId?: string;
   /** Working directory of the session and the system prompt (default `process.cwd()`). */
@@ -162,6 +169,11 @@ export interface AgentHarnessOptions {
   enableSkillCommands?: boolean;
   /** Compaction settings (automatic compaction between turns and on overflow; pi's defaults). */
   compaction?: CompactionSettingsInput;
+  /**
+   * OpenTelemetry spans and metrics through `@opentelemetry/api` (on by default, global providers;
+   * `false` turns them off). See `docs/telemetry.md`.
+   */
+  telemetry?: TelemetryOptions | false;
 }
 
 const fn = (what: string) => z.custom<(...args: any[]) => unknown>((value) => typeof value === "function", { message: `expected ${what}` });
@@ -220,6 +232,7 @@ export const agentHarnessOptionsSchema = z
     eventLog: objectWith("an EventLog", "append", "readStream", "subscribe").optional(),
     eventLogPath: z.string().min(1).optional(),
     sessionId: z.string().min(1).optional(),
+    tenant: z.string().min(1).optional(),
     cwd: z.string().min(1).optional(),
     models: z.record(z.string().min(1), modelValue).refine((models) => Object.keys(models).length > 0, "expected at least one model"),
     model: z.string().min(1).optional(),
@@ -268,6 +281,20 @@ export const agentHarnessOptionsSchema = z
       .optional(),
     enableSkillCommands: z.boolean().optional(),
     compaction: z.looseObject({}).optional(),
+    telemetry: z
+      .union([
+        z.literal(false),
+        z
+          .object({
+            tracerProvider: objectWith("an OpenTelemetry TracerProvider", "getTracer").optional(),
+            meterProvider: objectWith("an OpenTelemetry MeterProvider", "getMeter").optional(),
+            flavor: z.enum(TELEMETRY_FLAVORS).optional(),
+            captureContent: z.boolean().optional(),
+            agentName: z.string().min(1).optional(),
+          })
+          .strict(),
+      ], { error: "expected false or { tracerProvider?, meterProvider?, flavor?, captureContent?, agentName? }" })
+      .optional(),
   })
   .strict();
 
@@ -315,6 +342,7 @@ export function validateHarnessOptions(options: AgentHarnessOptions): AgentHarne
   if (given.length > 1) configError(given[1], `give only one of session, repository or eventLog (got ${given.join(" and ")})`);
   if (options.session && options.sessionId) configError("sessionId", "sessionId opens a session from a repository or log; it cannot be combined with session");
   if (options.eventLogPath && given.length > 0) configError("eventLogPath", `eventLogPath is only used when no ${given[0]} is given`);
+  if (options.tenant !== undefined && (options.session || options.repository)) configError("tenant", "tenant scopes the repository the harness builds; give it to createSessionRepository({ tenant }) when you pass session or repository");
   const names = Object.keys(options.models);
   if (options.model !== undefined && !names.includes(options.model)) configError("model", `"${options.model}" is not in models (${names.join(", ")})`);
   const toolNames = (options.tools ?? []).map((t) => t.name);

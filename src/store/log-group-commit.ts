@@ -12,8 +12,8 @@
  *   `LogCommitError` whose `cause` is the SQLite error;
  * - promises settle only after the commit; `onCommitted` runs after them when
  *   anything was written (subscribers are woken there);
- * - a group with a delete runs with `secure_delete` on, then a non-waiting
- *   `wal_checkpoint(TRUNCATE)` so old page copies leave the WAL;
+ * - the connection runs with `secure_delete` on (set by the log at open); a group with a delete
+ *   is followed by a non-waiting `wal_checkpoint(TRUNCATE)` so old page copies leave the WAL;
  * - `beforeCommit` (optional) runs before each commit; if it throws, every write of the group
  *   is rejected with that error and nothing is written;
  * - `flush()` may be called directly (on close) to commit what is queued now.
@@ -66,6 +66,19 @@ export interface GroupCommitOptions {
    * nothing is written (the SQLite log checks here that its file is still the one it opened).
    */
   beforeCommit?(writes: number, events: number): void;
+  /**
+   * Retention (issue 16): when set, a committed `message.ended` whose message was kept (it has an
+   * `entryId`) empties the `delta` of that message's stored `message.delta` events in the same
+   * transaction (the entry holds the full text), and reports what that saved.
+   */
+  onDeltasDropped?(saved: DroppedDeltas): void;
+}
+
+/** What one retention pass saved: delta events emptied and the bytes of text they held (UTF-8). */
+export interface DroppedDeltas {
+  messageId: string;
+  events: number;
+  bytes: number;
 }
 
 /** The writer of one connection. */
@@ -76,8 +89,27 @@ export interface GroupCommitWriter {
 }
 
 /** Creates the group-commit writer of one SQLite connection. */
-export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit }: GroupCommitOptions): GroupCommitWriter {
+export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, onDeltasDropped }: GroupCommitOptions): GroupCommitWriter {
   let pending: WriteOperation[] = [];
+  const dropped: DroppedDeltas[] = [];
+  const measureDeltas = onDeltasDropped
+    ? db.prepare(
+        "SELECT count(*) AS events, coalesce(sum(length(CAST(json_extract(data, '$.delta') AS BLOB))), 0) AS bytes FROM events WHERE stream_id = ? AND type = 'message.delta' AND json_extract(data, '$.messageId') = ? AND json_extract(data, '$.delta') <> ''",
+      )
+    : undefined;
+  const emptyDeltas = onDeltasDropped
+    ? db.prepare("UPDATE events SET data = json_set(data, '$.delta', '') WHERE stream_id = ? AND type = 'message.delta' AND json_extract(data, '$.messageId') = ? AND json_extract(data, '$.delta') <> ''")
+    : undefined;
+  /** Empties the stored deltas of a kept, ended message (inside the group's transaction). */
+  const dropEndedDeltas = (streamId: string, event: PreparedEvent): void => {
+    if (!measureDeltas || !emptyDeltas || event.type !== "message.ended") return;
+    const data = event.data as { messageId?: string; entryId?: string };
+    if (typeof data.messageId !== "string" || data.entryId === undefined) return;
+    const saved = measureDeltas.get(streamId, data.messageId) as { events: number; bytes: number };
+    if (saved.events === 0) return;
+    emptyDeltas.run(streamId, data.messageId);
+    dropped.push({ messageId: data.messageId, events: saved.events, bytes: saved.bytes });
+  };
   let flushScheduled = false;
 
   const lookupEventId = (eventId: string): EventRecord | undefined => statements.selectByEventId.get(eventId) as EventRecord | undefined;
@@ -105,6 +137,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       const time = event.time ?? now;
       const info = statements.insertEvent.run(event.eventId, streamId, version, event.type, event.schemaVersion, time, event.dataJson, event.metadataJson);
       position = Number(info.lastInsertRowid);
+      dropEndedDeltas(streamId, event);
       stored[index] = {
         eventId: event.eventId,
         streamId,
@@ -161,7 +194,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       return;
     }
     const hasDelete = group.some((operation) => operation.kind === "delete");
-    if (hasDelete) db.pragma("secure_delete = ON");
+    dropped.length = 0;
     try {
       commitGroup.immediate(group, new Date().toISOString());
     } catch (error) {
@@ -175,8 +208,6 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       });
       for (const operation of group) operation.reject(failure);
       return;
-    } finally {
-      if (hasDelete) db.pragma("secure_delete = OFF");
     }
     let wrote = false;
     for (const operation of group) {
@@ -189,6 +220,13 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       }
     }
     if (hasDelete) checkpointQuietly();
+    for (const saved of dropped.splice(0)) {
+      try {
+        onDeltasDropped?.(saved);
+      } catch {
+        // An observer's error does not undo a commit.
+      }
+    }
     if (wrote) onCommitted();
   };
 

@@ -13,7 +13,10 @@
  *   creation time; `firstMessage` is the first user message text or `"(no messages)"` (pi);
  *   `messageCount` counts `message` entries of any role on every branch (pi); summaries are cached
  *   and caught up incrementally from the stored version;
- * - `delete` physically removes the stream (`log.deleteStream`); unknown id → `SessionNotFoundError`;
+ * - `delete` physically removes the stream (`log.deleteStream`; on SQLite with `secure_delete` and a
+ *   WAL checkpoint, so the text leaves the file) and appends a content-free tombstone,
+ *   `session.deleted` in the stream `tombstone-<id>` (tenant, times, counts, the removed global
+ *   positions); unknown id → `SessionNotFoundError`;
  * - `fork` copies the path root→entry (default: the leaf) without its label entries, then
  *   re-creates the labels that target path entries (original label timestamps, new ids, chained
  *   after the path), like pi's `createBranchedSession`; records `parentSessionId`/`parentEntryId`;
@@ -22,6 +25,9 @@
  *   tool batch forks at the batch's last result (`batch-end.ts`, ours), so siblings that
  *   finished later keep their real results;
  * - `importEntries` writes `session.created` and every entry in ONE atomic append: all or nothing;
+ * - with `tenant`, the repository sees only that tenant's sessions (absent `tenant` = `default`);
+ *   another tenant's session is indistinguishable from a missing one; forks keep the source's
+ *   tenant; `log` stays the whole log (an admin's view);
  * - with a snapshot store (`session-snapshots.ts`), `open` restores the latest valid checkpoint and
  *   folds only the events after it (entry content is read lazily), and writes a new checkpoint when
  *   it folded at least `checkpointEvery` events; `delete` also deletes the snapshot.
@@ -35,9 +41,9 @@
  */
 import { v7 as uuidv7 } from "uuid";
 import type { LabelEntry, SessionEntry } from "../core/entries.ts";
-import { EntryNotFoundError, SessionNotFoundError } from "../core/errors.ts";
+import { EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
-import { sessionIdOfStream, sessionStreamId, type SessionCreatedData } from "./events/session-events.ts";
+import { sessionIdOfStream, sessionStreamId, tombstoneStreamId, type SessionCreatedData, type SessionDeletedData } from "./events/session-events.ts";
 import { batchEnd } from "./batch-end.ts";
 import { createSessionHandle, generateEntryId } from "./session-handle.ts";
 import type { SessionHandle, SessionRepository, SessionSummary } from "./session-types.ts";
@@ -55,7 +61,18 @@ export interface SessionRepositoryOptions {
    * from the log (default 1000). Checkpoints are incremental.
    */
   checkpointEvery?: number;
+  /**
+   * Scope the repository to one tenant (ours, issue 16): `create` and `importEntries` write it,
+   * and `open`, `list`, `fork` and `delete` see only its sessions; another tenant's session is
+   * exactly like a missing one (the same `SessionNotFoundError`, message and details). A session
+   * with no `tenant` belongs to `default`. Absent: every tenant (the whole log, for admin tools
+   * and servers that check tenants per request).
+   */
+  tenant?: string;
 }
+
+/** The tenant of sessions that name none. */
+export const DEFAULT_TENANT = "default";
 
 function cleanInfo(info: SessionCreatedData): SessionCreatedData {
   return Object.fromEntries(Object.entries(info).filter(([, value]) => value !== undefined)) as unknown as SessionCreatedData;
@@ -77,6 +94,16 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
   const { snapshots } = options;
   const checkpointEvery = Math.max(0, options.checkpointEvery ?? 1000);
   const notFound = (id: string) => new SessionNotFoundError(`No session "${id}" in this event log.`, { details: { sessionId: id } });
+  const scope = options.tenant;
+  if (scope !== undefined && (typeof scope !== "string" || scope === "")) throw new InvalidArgumentError(`createSessionRepository(): tenant must be a non-empty string (got ${JSON.stringify(scope)}).`);
+  const visible = (info: SessionCreatedData | undefined) => scope === undefined || (info?.tenant ?? DEFAULT_TENANT) === scope;
+  /** The tenant a new session gets: the scope's; a different one asked for is refused. */
+  const tenantFor = (asked: string | undefined, what: string) => {
+    if (scope !== undefined && asked !== undefined && asked !== scope) {
+      throw new InvalidArgumentError(`${what}: tenant "${asked}" differs from the repository's tenant "${scope}".`, { details: { tenant: asked, scope } });
+    }
+    return asked ?? scope;
+  };
 
   const checkpoint = (view: SessionViewInternals, firstEventId: string, storedCount: number, folded: number) => {
     if (!snapshots || folded < Math.max(1, checkpointEvery)) return;
@@ -99,6 +126,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     const tail = await log.readStream(streamId, { fromVersion: stored.snapshot.version + 1 });
     const view = createSessionView(id);
     view.restore(stored.snapshot, snapshots.loader(id));
+    if (!visible(view.info)) throw notFound(id);
     view.applyAll(tail);
     checkpoint(view, stored.firstEventId, stored.entryCount, tail.length);
     return createSessionHandle(log, view);
@@ -108,7 +136,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     const restored = await loadFromSnapshot(id);
     if (restored) return restored;
     const events = await log.readStream(sessionStreamId(id));
-    if (events.length === 0 || events[0].type !== "session.created") throw notFound(id);
+    if (events.length === 0 || events[0].type !== "session.created" || !visible(events[0].data as SessionCreatedData)) throw notFound(id);
     const view = createSessionView(id);
     view.applyAll(events);
     checkpoint(view, events[0].eventId, 0, events.length);
@@ -148,7 +176,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
           cwd: createOptions.cwd ?? process.cwd(),
           createdAt: new Date().toISOString(),
           metadata: createOptions.metadata,
-          tenant: createOptions.tenant,
+          tenant: tenantFor(createOptions.tenant, "create()"),
         },
         [],
       );
@@ -162,7 +190,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
         if (id === undefined) continue;
         const tree = await summaryOf(id);
         const info = tree?.state.info;
-        if (!tree || !info) continue;
+        if (!tree || !info || !visible(info)) continue;
         const state = tree.state;
         const row: SessionSummary = {
           id,
@@ -179,7 +207,28 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
       return rows.sort((a, b) => Date.parse(b.modified) - Date.parse(a.modified) || b.created.localeCompare(a.created));
     },
     async delete(id) {
-      const removed = await log.deleteStream(sessionStreamId(id));
+      const streamId = sessionStreamId(id);
+      const events = await log.readStream(streamId);
+      const created = events[0]?.type === "session.created" ? (events[0].data as SessionCreatedData) : undefined;
+      if (events.length === 0 || (scope !== undefined && !visible(created))) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
+      const entries = events.filter((event) => event.type === "entry.appended");
+      const tombstone: SessionDeletedData = {
+        sessionId: id,
+        tenant: created?.tenant ?? "default",
+        createdAt: created?.createdAt ?? events[0].time,
+        lastEventAt: events[events.length - 1].time,
+        deletedAt: new Date().toISOString(),
+        eventCount: events.length,
+        entryCount: entries.length,
+        messageCount: entries.filter((event) => (event.data as { entry?: { type?: string } }).entry?.type === "message").length,
+        firstGlobalPosition: events[0].globalPosition,
+        lastGlobalPosition: events[events.length - 1].globalPosition,
+      };
+      // Issued in the same tick: the SQLite and PostgreSQL logs commit them in one group.
+      const [removed] = await Promise.all([
+        log.deleteStream(streamId),
+        log.append(tombstoneStreamId(id), [{ type: "session.deleted", data: tombstone, metadata: { sessionId: id } }]),
+      ]);
       summaries.delete(id);
       snapshots?.delete(id);
       if (removed === 0) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
@@ -239,7 +288,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
           cwd: importOptions.cwd ?? process.cwd(),
           createdAt: importOptions.createdAt ?? new Date().toISOString(),
           metadata: importOptions.metadata,
-          tenant: importOptions.tenant,
+          tenant: tenantFor(importOptions.tenant, "importEntries()"),
           parentSessionId: importOptions.parentSessionId,
           parentEntryId: importOptions.parentEntryId,
           source: importOptions.source,

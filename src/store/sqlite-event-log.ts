@@ -24,9 +24,12 @@
  *   only while a subscription is open; the timer keeps the process alive like an
  *   open socket until the subscription ends or the log closes): latency ≤
  *   pollIntervalMs + one read;
- * - `deleteStream` physically removes the events: `secure_delete` overwrites the
- *   freed pages and a non-waiting WAL checkpoint (TRUNCATE) drops the old page
- *   copies; if another connection is busy, the WAL copies go at a later checkpoint;
+ * - `deleteStream` physically removes the events: `secure_delete` (on for every write of the
+ *   connection, so cells moved by page balancing leave no copy in free space either) overwrites
+ *   the freed space, and a non-waiting WAL checkpoint (TRUNCATE) drops the old page copies; if
+ *   another connection is busy, the WAL copies go at a later checkpoint. Text written to a file
+ *   by an older Arbor (secure_delete only around deletes) may survive in free pages until a
+ *   `VACUUM`;
  * - opening refuses foreign, non-SQLite or newer-schema files with `LogSchemaError`
  *   without writing them (see `sqlite-schema.ts`);
  * - `readOnly: true` opens an existing log without writing anything (no WAL switch, no
@@ -59,7 +62,7 @@ import type {
 } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
-import { createGroupCommitWriter } from "./log-group-commit.ts";
+import { createGroupCommitWriter, type DroppedDeltas } from "./log-group-commit.ts";
 import { createLogStatements } from "./log-statements.ts";
 import {
   checkExpectedVersionArgument,
@@ -117,6 +120,15 @@ export interface SqliteEventLogOptions {
    * refused (`InvalidArgumentError`), as is a log that would need a migration (`LogSchemaError`).
    */
   readOnly?: boolean;
+  /**
+   * Retention (ours, issue 16). `endedMessageDeltas: "drop"` empties the `delta` of every stored
+   * `message.delta` of a message once its `message.ended` (with an `entryId`: the message was
+   * kept) commits, in the same transaction: the entry keeps the full text, the delta events stay
+   * (versions stay contiguous) without their text, and `secure_delete` zeroes the old bytes.
+   * Deltas of messages still streaming, and of discarded attempts, are kept. `onDropped`
+   * receives what each message's pass saved (events, UTF-8 bytes of text). Default `"keep"`.
+   */
+  retention?: { endedMessageDeltas?: "keep" | "drop"; onDropped?: (saved: { messageId: string; events: number; bytes: number }) => void };
 }
 
 
@@ -144,6 +156,7 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   const busyTimeoutMs = checkPositive("busyTimeoutMs", options.busyTimeoutMs, 5000, 0);
   const pollIntervalMs = checkPositive("pollIntervalMs", options.pollIntervalMs, 50, 1);
   const registry = options.registry ?? createDefaultEventRegistry();
+  const onDeltasDropped = retentionOf(options);
 
   if (options.readOnly === true) {
     const opened = openReadOnlyDatabase(path, busyTimeoutMs);
@@ -155,6 +168,9 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     db = new Database(path, { timeout: busyTimeoutMs });
     if (path !== ":memory:") db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${synchronous}`);
+    // Always on: a B-tree balance moves cells between pages, and without it the old copies stay in
+    // free space, so a deleted session's text would outlive `deleteStream` (issue 16).
+    db.pragma("secure_delete = ON");
     migrate(db, path);
   } catch (error) {
     db?.close();
@@ -165,7 +181,7 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     if (typeof code === "string" && code.startsWith("SQLITE_")) throw new LogSchemaError(message, { cause: error, details: { path } });
     throw new InvalidArgumentError(message, { cause: error, details: { path } });
   }
-  return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path));
+  return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path), undefined, onDeltasDropped);
 }
 
 /**
@@ -211,6 +227,14 @@ function checkPositive(name: string, value: number | undefined, fallback: number
   return value;
 }
 
+/** The retention observer of the options: set only when deltas are dropped. */
+function retentionOf(options: SqliteEventLogOptions): ((saved: DroppedDeltas) => void) | undefined {
+  const retention = options.retention;
+  if (retention === undefined || retention.endedMessageDeltas === undefined || retention.endedMessageDeltas === "keep") return undefined;
+  if (retention.endedMessageDeltas !== "drop") throw new InvalidArgumentError(`retention.endedMessageDeltas must be "keep" or "drop", got ${JSON.stringify(retention.endedMessageDeltas)}.`);
+  return (saved) => retention.onDropped?.(saved);
+}
+
 function openLog(
   db: Database.Database,
   registry: EventRegistry,
@@ -219,6 +243,7 @@ function openLog(
   beforeCommit: ((writes: number, events: number) => void) | undefined,
   /** Set for read-only logs: closes the connection (and removes a snapshot copy); writes are refused. */
   readOnlyRelease?: () => void,
+  onDeltasDropped?: (saved: DroppedDeltas) => void,
 ): EventLog {
   const statements = createLogStatements(db);
   const listeners = new Set<CommitListener>();
@@ -237,6 +262,7 @@ function openLog(
     statements,
     busyTimeoutMs,
     beforeCommit,
+    ...(onDeltasDropped ? { onDeltasDropped } : {}),
     onCommitted: () => {
       for (const listener of listeners) listener.wake();
     },

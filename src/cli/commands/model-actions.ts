@@ -21,6 +21,7 @@ import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessi
 import { ApprovalPendingError, CompactionError } from "../../core/errors.ts";
 import { DEFAULT_COMPACTION_SETTINGS } from "../../compaction/settings.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
+import type { PromptOptions } from "../../harness/harness-session-types.ts";
 import { askApprovals, pendingLine } from "./approval-actions.ts";
 
 interface DbFlags {
@@ -106,7 +107,9 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
           // leaf, so continue from it instead of sending it twice.
           const leaf = harness.session.view.leafId ? harness.session.view.getEntry(harness.session.view.leafId) : undefined;
           const alreadySaved = leaf?.type === "message" && (leaf as MessageEntry).message.role === "user" && messageText((leaf as MessageEntry).message) === prompt;
-          let outcome = prompt && !alreadySaved ? await harness.prompt(prompt) : await continueOrWaiting(harness);
+          // TRACEPARENT / TRACESTATE (the environment convention of CLI tools) continue the caller's trace.
+          const trace = { ...(process.env.TRACEPARENT ? { traceparent: process.env.TRACEPARENT } : {}), ...(process.env.TRACESTATE ? { tracestate: process.env.TRACESTATE } : {}) };
+          let outcome = prompt && !alreadySaved ? await harness.prompt(prompt, [], trace) : await continueOrWaiting(harness, trace);
           // On a terminal, ask about each waiting call and go on; without one, stop (exit 3).
           const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && flags.json !== true;
           while (outcome.status === "suspended" && interactive) {
@@ -148,9 +151,9 @@ function approvalFlag(values: string[] | undefined): string[] | "all" | undefine
 }
 
 /** `continue()`, or a `suspended` outcome when calls still wait for a decision (nothing ran). */
-async function continueOrWaiting(harness: { continue(): Promise<RunOutcome> }): Promise<RunOutcome> {
+async function continueOrWaiting(harness: { continue(options?: PromptOptions): Promise<RunOutcome> }, trace?: PromptOptions): Promise<RunOutcome> {
   try {
-    return await harness.continue();
+    return await harness.continue(trace);
   } catch (error) {
     if (!ApprovalPendingError.isInstance(error)) throw error;
     return { runId: "", status: "suspended", messages: [], pendingApprovals: (error.details.pending as string[] | undefined) ?? [] };

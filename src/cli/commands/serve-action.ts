@@ -43,7 +43,8 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string }): 
   if (!token && !isLoopbackHost(host)) {
     throw new CliError(`Refusing to serve on ${host} without a token: anyone who can reach it could run the agent. Pass --token or set ARBOR_TOKEN (or bind 127.0.0.1).`);
   }
-  const store = openStore(globals);
+  // The server checks each request's tenant itself (src/http/auth.ts), so it sees every tenant.
+  const store = openStore(globals, { allTenants: true });
   let close: (() => Promise<void>) | undefined;
   try {
     const cwd = flags.cwd ?? process.cwd();

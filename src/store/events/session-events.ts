@@ -66,6 +66,33 @@ export interface SessionCreatedData {
   source?: SessionSource;
 }
 
+/** The stream of a deleted session's tombstone (not a session stream: `list()` never shows it). */
+export function tombstoneStreamId(sessionId: string): string {
+  return `tombstone-${sessionId}`;
+}
+
+/**
+ * Data of `session.deleted`, the content-free tombstone `repository.delete(id)` leaves in the
+ * stream {@link tombstoneStreamId} (ours, issue 16): who, when, how much, and which global
+ * positions went, so the global order has no unexplained hole. Never any message content.
+ */
+export interface SessionDeletedData {
+  sessionId: string;
+  /** The session's tenant (`default` when it had none). */
+  tenant: string;
+  /** ISO 8601: the session's creation, its last event, the deletion. */
+  createdAt: string;
+  lastEventAt: string;
+  deletedAt: string;
+  /** Events removed, and how many of them were entries / message entries. */
+  eventCount: number;
+  entryCount: number;
+  messageCount: number;
+  /** The first and last global positions the removed events held. */
+  firstGlobalPosition: number;
+  lastGlobalPosition: number;
+}
+
 /** Data of `entry.appended`. */
 export interface EntryAppendedData {
   entry: SessionEntry;
@@ -123,6 +150,22 @@ export const entryAppendedSchema = z.object({ entry: sessionEntrySchema });
  */
 export const leafMovedSchema = z.object({ leafId: z.string().nullable(), fromLeafId: z.string().nullable() });
 
+const count = z.number().int().nonnegative();
+export const sessionDeletedSchema = z
+  .object({
+    sessionId: z.string().min(1),
+    tenant: z.string().min(1),
+    createdAt: z.string(),
+    lastEventAt: z.string(),
+    deletedAt: z.string(),
+    eventCount: count,
+    entryCount: count,
+    messageCount: count,
+    firstGlobalPosition: count,
+    lastGlobalPosition: count,
+  })
+  .strict();
+
 /**
  * Session event types with their current schema version and schema.
  *
@@ -135,4 +178,5 @@ export const SESSION_EVENT_SCHEMAS = {
   "session.created": { version: 1, schema: sessionCreatedSchema },
   "entry.appended": { version: 1, schema: entryAppendedSchema },
   "leaf.moved": { version: 1, schema: leafMovedSchema },
+  "session.deleted": { version: 1, schema: sessionDeletedSchema },
 } as const;

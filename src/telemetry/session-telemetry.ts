@@ -1,0 +1,425 @@
+/**
+ * The telemetry of one session: spans and metrics derived from the events the session's agent
+ * commits (`Agent.runEvents$`, synchronous and in log order) plus the model calls themselves
+ * (each `ModelClient.stream()` call is one `chat` span).
+ *
+ * Contract (ours; names and attributes `span-record.ts`; tree and trace-context rules follow
+ * @purista/harness, `../shared/reference/purista-harness.md` §6):
+ * - the tree: `invoke_agent {agent}` per run (from `run.started` to `run.ended`) →
+ *   `chat {model}` per model call attempt (a retried call is one span per attempt, the failed
+ *   ones ERROR with `error.type`) and `execute_tool {tool}` per tool call (`tool.started` to
+ *   `tool.ended`; parallel calls are sibling spans) and `arbor.compaction` (a compaction inside
+ *   the run) → its `chat` spans. Manual compaction and branch summaries are root spans of their own
+ *   (or children of the caller's active span). A future workflow runner passes its
+ *   `invoke_workflow` span as the run's parent ({@link SessionTelemetry.nextRun});
+ * - the parent of a run: the prompt's valid `traceparent`, else the caller's active context; an
+ *   invalid `traceparent` emits the process warning `INVALID_TRACE_CONTEXT`
+ *   (`ArborTelemetryWarning`), marks the span `arbor.trace_context.invalid`, and the run starts a
+ *   new trace;
+ * - commit before effect makes `run.started` and `tool.started` arrive before the model call and
+ *   the tool's execution, so parents always exist when children start;
+ * - metrics per `chat` call: `gen_ai.client.operation.duration` (s) and
+ *   `gen_ai.client.token.usage` (tokens, `gen_ai.token.type` `input` / `output`);
+ * - content only with `captureContent`; secrets redacted from every attribute and status message;
+ * - telemetry never changes a run: every exporter or SDK error is swallowed.
+ *
+ * @example
+ * ```ts
+ * const telemetry = createSessionTelemetry(resolveTelemetry({}, secrets)!, { sessionId, agentName: () => "arbor" });
+ * const agent = createAgent({ session, model: telemetry.instrument(model) });
+ * telemetry.observe(agent.runEvents$);
+ * ```
+ */
+import { context as otelContext, ROOT_CONTEXT, SpanStatusCode, trace, metrics, type Context, type Histogram, type Span } from "@opentelemetry/api";
+import type { Observable, Subscription } from "rxjs";
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.ts";
+import type { ModelClient, ModelErrorInfo, ModelRequest, ModelStreamEvent } from "../core/model-stream.ts";
+import type { ArborEvent } from "../store/events/catalogue.ts";
+import { finishReasonOf, outputMessageOf, textOf, toGenAiMessages } from "./content.ts";
+import type { ResolvedTelemetry, TraceContextInput } from "./options.ts";
+import { genAiProviderName, redact, spanAttributes, spanKind, spanName, type RecordUsage, type SpanOperation, type SpanRecord } from "./span-record.ts";
+import { parseTraceContext } from "./trace-context.ts";
+
+const SCOPE = "arbor-agent";
+
+/** The telemetry of one session (see the module contract). */
+export interface SessionTelemetry {
+  /** A client whose every `stream()` call is a `chat` span (the same wrapper for the same client). */
+  instrument(client: ModelClient): ModelClient;
+  /** Sets the parent of the next run: a prompt's trace context, else the caller's active context. */
+  nextRun(input?: TraceContextInput, parent?: Context): void;
+  /** Follows the events the session's agent commits. */
+  observe(events$: Observable<ArborEvent>): void;
+  /**
+   * Runs `work` as an Arbor operation (`compaction`, `branch_summary`). `eager` starts its span at
+   * once; otherwise it starts (back-dated to the call) only when a model call is made under it.
+   */
+  operation<T>(operation: "compaction" | "branch_summary", options: { reason?: string; eager?: boolean }, work: () => Promise<T>): Promise<T>;
+  /** Ends open spans (a disposed session). */
+  close(): void;
+}
+
+interface RunState {
+  span: Span;
+  context: Context;
+  record: SpanRecord;
+  usage: Required<RecordUsage>;
+  tools: Map<string, { span: Span; record: SpanRecord }>;
+  /** Ended tool calls whose result entry is still to come (content capture only): ended when it arrives. */
+  awaitingResult: Map<string, { span: Span; record: SpanRecord; endTime: number }>;
+}
+
+interface OperationState {
+  operation: SpanOperation;
+  reason?: string;
+  startTime: number;
+  parent: Context;
+  span?: Span;
+  context?: Context;
+}
+
+function safely(work: () => void): void {
+  try {
+    work();
+  } catch {
+    // Telemetry never changes a run.
+  }
+}
+
+function errorTypeOf(message: AssistantMessage, error: ModelErrorInfo | undefined): string {
+  if (message.stopReason === "aborted") return "aborted";
+  if (error?.contextOverflow) return "context_overflow";
+  if (error?.status !== undefined) return String(error.status);
+  return /time(d)? ?out/i.test(message.errorMessage ?? "") ? "timeout" : "model_error";
+}
+
+function usageOf(message: AssistantMessage): RecordUsage {
+  const usage: RecordUsage = {};
+  const { input, output, cacheRead, cacheWrite } = message.usage ?? {};
+  // Arbor's (pi's) `input` excludes cached tokens; GenAI's and OpenInference's prompt counts include them.
+  if (typeof input === "number") usage.input = input + (cacheRead ?? 0) + (cacheWrite ?? 0);
+  if (typeof output === "number") usage.output = output;
+  if (typeof cacheRead === "number") usage.cacheRead = cacheRead;
+  if (typeof cacheWrite === "number") usage.cacheWrite = cacheWrite;
+  return usage;
+}
+
+/** Bucket advice of the GenAI metrics (semantic conventions). */
+const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
+const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
+
+/**
+ * Creates the telemetry of one session (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const telemetry = createSessionTelemetry(resolved, { sessionId: session.id, agentName: () => "triage" });
+ * ```
+ */
+export function createSessionTelemetry(settings: ResolvedTelemetry, session: { sessionId: string; agentName: () => string }): SessionTelemetry {
+  const tracer = (settings.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
+  const meter = (settings.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
+  const duration: Histogram = meter.createHistogram("gen_ai.client.operation.duration", {
+    description: "GenAI operation duration",
+    unit: "s",
+    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
+  });
+  const tokens: Histogram = meter.createHistogram("gen_ai.client.token.usage", {
+    description: "Measures number of input and output tokens used",
+    unit: "{token}",
+    advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
+  });
+  const { sessionId } = session;
+  const attributes = (record: SpanRecord) => spanAttributes(record, settings);
+  const wrapped = new WeakMap<ModelClient, ModelClient>();
+  let pending: { parent: Context; invalid?: string } | undefined;
+  let run: RunState | undefined;
+  let operation: OperationState | undefined;
+  let nextAttempt: number | undefined;
+  const toolArguments = new Map<string, unknown>();
+  const toolResults = new Map<string, ToolResultMessage>();
+  let subscription: Subscription | undefined;
+
+  const start = (record: SpanRecord, parent: Context, startTime?: number): Span =>
+    tracer.startSpan(spanName(record), { kind: spanKind(record), attributes: attributes(record), ...(startTime !== undefined ? { startTime } : {}) }, parent);
+  const fail = (span: Span, message: string | undefined) =>
+    span.setStatus({ code: SpanStatusCode.ERROR, ...(message ? { message: redact(message, settings.secrets) } : {}) });
+
+  /** The parent of a model call or tool: the open operation, else the run, else the caller's context. */
+  const parentNow = (): Context => {
+    if (operation) {
+      if (!operation.span) {
+        operation.span = start({ operation: operation.operation, sessionId, ...(run?.record.runId ? { runId: run.record.runId } : {}), ...(operation.reason ? { reason: operation.reason } : {}) }, operation.parent, operation.startTime);
+        operation.context = trace.setSpan(operation.parent, operation.span);
+      }
+      return operation.context!;
+    }
+    return run?.context ?? pending?.parent ?? otelContext.active();
+  };
+
+  const onRunStarted = (event: ArborEvent & { type: "run.started" }) => {
+    const parent = pending?.parent ?? otelContext.active();
+    const invalid = pending?.invalid;
+    pending = undefined;
+    const record: SpanRecord = {
+      operation: "invoke_agent",
+      sessionId,
+      runId: event.data.runId,
+      agentName: session.agentName(),
+      ...(event.data.model ? { provider: event.data.model.provider, requestModel: event.data.model.modelId } : {}),
+      ...(settings.captureContent ? { content: {} } : {}),
+    };
+    const span = start(record, parent);
+    if (invalid) span.setAttribute("arbor.trace_context.invalid", redact(invalid, settings.secrets));
+    run = { span, context: trace.setSpan(parent, span), record, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, tools: new Map(), awaitingResult: new Map() };
+  };
+
+  const endTool = (toolCallId: string, data: { toolName: string; isError: boolean; outcome: string; entryId?: string }) => {
+    const open = run?.tools.get(toolCallId) ?? (run ? { span: start(toolRecord(toolCallId, data.toolName), run.context), record: toolRecord(toolCallId, data.toolName) } : undefined);
+    if (!open || !run) return;
+    run.tools.delete(toolCallId);
+    const record: SpanRecord = { ...open.record, status: data.outcome, ...(data.isError ? { errorType: data.outcome === "failed" ? "tool_error" : data.outcome } : {}) };
+    if (data.isError) fail(open.span, `${data.toolName}: ${data.outcome}`);
+    if (settings.captureContent && !toolResults.has(toolCallId) && !flushing) {
+      // The result entry is committed after `tool.ended` (batch results): end the span when it arrives, at this time.
+      run.awaitingResult.set(toolCallId, { span: open.span, record, endTime: Date.now() });
+      return;
+    }
+    finishTool(toolCallId, open.span, record);
+  };
+
+  let flushing = false;
+  const finishTool = (toolCallId: string, span: Span, record: SpanRecord, endTime?: number) => {
+    if (settings.captureContent) {
+      const result = toolResults.get(toolCallId);
+      record.content = {
+        ...(toolArguments.has(toolCallId) ? { toolArguments: JSON.stringify(toolArguments.get(toolCallId)) } : {}),
+        ...(result ? { toolResult: textOf(result.content) } : {}),
+      };
+    }
+    toolArguments.delete(toolCallId);
+    toolResults.delete(toolCallId);
+    span.setAttributes(attributes(record));
+    span.end(endTime);
+  };
+
+  const flushAwaiting = () => {
+    if (!run) return;
+    for (const [toolCallId, waiting] of run.awaitingResult) finishTool(toolCallId, waiting.span, waiting.record, waiting.endTime);
+    run.awaitingResult.clear();
+  };
+
+  const toolRecord = (toolCallId: string, toolName: string): SpanRecord => ({
+    operation: "execute_tool",
+    sessionId,
+    ...(run?.record.runId ? { runId: run.record.runId } : {}),
+    toolName,
+    toolCallId,
+    toolType: "function",
+  });
+
+  const onRunEnded = (event: ArborEvent & { type: "run.ended" }) => {
+    if (!run) return;
+    const current = run;
+    flushing = true;
+    for (const [toolCallId, open] of current.tools) endTool(toolCallId, { toolName: open.record.toolName ?? "unknown", isError: true, outcome: "interrupted" });
+    flushing = false;
+    flushAwaiting();
+    const data = event.data;
+    const record: SpanRecord = {
+      ...current.record,
+      status: data.status,
+      usage: current.usage,
+      ...(data.status === "failed" ? { errorType: data.code ?? "run_failed" } : data.status === "aborted" || data.status === "interrupted" ? { errorType: data.status } : {}),
+    };
+    current.span.setAttributes(attributes(record));
+    // A suspended run (waiting for a tool approval) is not a failure; its continuation is a run of its own.
+    if (data.status === "failed") fail(current.span, data.error);
+    else if (data.status === "aborted" || data.status === "interrupted") fail(current.span, data.reason);
+    current.span.end();
+    run = undefined;
+  };
+
+  const onEntry = (event: ArborEvent & { type: "entry.appended" }) => {
+    const entry = event.data.entry as { type: string; message?: AgentMessage };
+    if (entry.type !== "message" || !entry.message) return;
+    const message = entry.message;
+    if (message.role === "assistant") for (const block of message.content) if (block.type === "toolCall") toolArguments.set(block.id, block.arguments);
+    if (message.role === "toolResult") {
+      toolResults.set(message.toolCallId, message);
+      const waiting = run?.awaitingResult.get(message.toolCallId);
+      if (waiting) {
+        run!.awaitingResult.delete(message.toolCallId);
+        finishTool(message.toolCallId, waiting.span, waiting.record, waiting.endTime);
+      }
+    }
+    if (!settings.captureContent || !run?.record.content) return;
+    if (message.role === "user" && run.record.content.input === undefined) run.record.content.input = textOf(message.content);
+    if (message.role === "assistant") {
+      const text = textOf(message.content);
+      if (text !== "") run.record.content.output = text;
+    }
+  };
+
+  const handle = (event: ArborEvent) =>
+    safely(() => {
+      switch (event.type) {
+        case "run.started":
+          return onRunStarted(event);
+        case "run.ended":
+          return onRunEnded(event);
+        case "entry.appended":
+          return onEntry(event);
+        case "retry.started":
+          nextAttempt = event.data.attempt;
+          return;
+        case "tool.started": {
+          if (!run) return;
+          const record = toolRecord(event.data.toolCallId, event.data.toolName);
+          run.tools.set(event.data.toolCallId, { span: start(record, run.context), record });
+          return;
+        }
+        case "tool.ended":
+          return endTool(event.data.toolCallId, event.data);
+        case "turn.ended":
+          return flushAwaiting();
+        default:
+          return;
+      }
+    });
+
+  const chatRecord = (client: ModelClient, request: ModelRequest): SpanRecord => {
+    const record: SpanRecord = {
+      operation: "chat",
+      sessionId,
+      provider: client.provider,
+      requestModel: client.modelId,
+      ...(run?.record.runId ? { runId: run.record.runId } : {}),
+      ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
+      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
+    };
+    if (!operation && nextAttempt !== undefined) {
+      record.attempt = nextAttempt;
+      nextAttempt = undefined;
+    }
+    if (settings.captureContent) {
+      record.content = { inputMessages: toGenAiMessages(request.messages), ...(request.systemPrompt ? { systemInstructions: request.systemPrompt } : {}) };
+    }
+    return record;
+  };
+
+  const finishChat = (span: Span, record: SpanRecord, startedAt: number, message: AssistantMessage | undefined, error: ModelErrorInfo | undefined, abandoned = false) => {
+    const done: SpanRecord = { ...record };
+    if (message) {
+      if (message.responseId) done.responseId = message.responseId;
+      done.responseModel = message.responseModel ?? message.model ?? record.requestModel;
+      done.finishReasons = [finishReasonOf(message.stopReason)];
+      done.usage = usageOf(message);
+      if (settings.captureContent && message.stopReason !== "error") done.content = { ...record.content, outputMessages: [outputMessageOf(message)] };
+      if (message.stopReason === "error" || message.stopReason === "aborted") done.errorType = errorTypeOf(message, error);
+    } else if (abandoned) {
+      done.errorType = "abandoned";
+    }
+    span.setAttributes(attributes(done));
+    if (done.errorType) fail(span, message?.errorMessage ?? done.errorType);
+    span.end();
+    if (run && done.usage && record.runId === run.record.runId) {
+      run.usage.input += done.usage.input ?? 0;
+      run.usage.output += done.usage.output ?? 0;
+      run.usage.cacheRead += done.usage.cacheRead ?? 0;
+      run.usage.cacheWrite += done.usage.cacheWrite ?? 0;
+    }
+    const metricAttributes = {
+      "gen_ai.operation.name": "chat",
+      "gen_ai.provider.name": genAiProviderName(record.provider ?? "unknown"),
+      "gen_ai.request.model": record.requestModel ?? "unknown",
+      ...(done.responseModel ? { "gen_ai.response.model": done.responseModel } : {}),
+      ...(done.errorType ? { "error.type": done.errorType } : {}),
+    };
+    duration.record((performance.now() - startedAt) / 1000, metricAttributes);
+    if (done.usage?.input !== undefined) tokens.record(done.usage.input, { ...metricAttributes, "gen_ai.token.type": "input" });
+    if (done.usage?.output !== undefined) tokens.record(done.usage.output, { ...metricAttributes, "gen_ai.token.type": "output" });
+  };
+
+  const instrument = (client: ModelClient): ModelClient => {
+    const known = wrapped.get(client);
+    if (known) return known;
+    async function* stream(request: ModelRequest, options: { signal?: AbortSignal }): AsyncGenerator<ModelStreamEvent> {
+      let span: Span | undefined;
+      let record: SpanRecord | undefined;
+      const startedAt = performance.now();
+      safely(() => {
+        record = chatRecord(client, request);
+        span = start(record, parentNow());
+      });
+      let finished = false;
+      const finish = (message: AssistantMessage | undefined, error: ModelErrorInfo | undefined, abandoned = false) => {
+        if (finished || !span || !record) return;
+        finished = true;
+        const [openSpan, openRecord] = [span, record];
+        safely(() => finishChat(openSpan, openRecord, startedAt, message, error, abandoned));
+      };
+      try {
+        for await (const event of client.stream(request, options)) {
+          if (event.type === "done") finish(event.message, undefined);
+          else if (event.type === "error") finish(event.message, event.error);
+          yield event;
+        }
+      } finally {
+        finish(undefined, undefined, true);
+      }
+    }
+    // Own copies of the client's fields (so a spread keeps them), the client itself as prototype for the rest.
+    const instrumented: ModelClient = Object.assign(Object.create(client) as ModelClient, { ...client }, { stream });
+    wrapped.set(client, instrumented);
+    wrapped.set(instrumented, instrumented);
+    return instrumented;
+  };
+
+  return {
+    instrument,
+    nextRun(input, parent) {
+      safely(() => {
+        const parsed = parseTraceContext(input);
+        if (parsed.invalid) process.emitWarning(`${parsed.invalid}; the run starts a new trace.`, { type: "ArborTelemetryWarning", code: "INVALID_TRACE_CONTEXT" });
+        pending = { parent: parsed.context ?? (parsed.invalid ? ROOT_CONTEXT : (parent ?? otelContext.active())), ...(parsed.invalid ? { invalid: parsed.invalid } : {}) };
+      });
+    },
+    observe(events$) {
+      subscription?.unsubscribe();
+      subscription = events$.subscribe(handle);
+    },
+    async operation(kind, options, work) {
+      const previous = operation;
+      const state: OperationState = {
+        operation: kind,
+        ...(options.reason ? { reason: options.reason } : {}),
+        startTime: Date.now(),
+        parent: run?.context ?? otelContext.active(),
+      };
+      operation = state;
+      if (options.eager) safely(() => parentNow());
+      try {
+        const result = await work();
+        safely(() => state.span?.end());
+        return result;
+      } catch (error) {
+        safely(() => {
+          if (!state.span) return;
+          state.span.setAttribute("error.type", (error as { code?: string })?.code ?? "operation_failed");
+          fail(state.span, error instanceof Error ? error.message : String(error));
+          state.span.end();
+        });
+        throw error;
+      } finally {
+        if (operation === state) operation = previous;
+      }
+    },
+    close() {
+      subscription?.unsubscribe();
+      safely(() => {
+        if (run) onRunEnded({ type: "run.ended", data: { runId: run.record.runId ?? "", status: "interrupted", reason: "session disposed" } } as ArborEvent & { type: "run.ended" });
+      });
+    },
+  };
+}
