@@ -1,5 +1,6 @@
 /**
- * `harness.abort()` also aborts a manual compaction in progress; the session is left unchanged.
+ * `harness.abort()` also aborts a manual compaction in progress; no entry is appended, and the log
+ * holds the call's intent and its cancelled ending.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -19,7 +20,7 @@ afterEach(async () => {
 });
 
 describe("abort during compaction", { timeout: 60_000 }, () => {
-  it("harness.abort() cancels a hanging summary call and writes nothing", async () => {
+  it("harness.abort() cancels a hanging summary call: no entry, only the call's intent and its cancelled ending", async () => {
     const dir = mkdtempSync(join(tmpdir(), "arbor-abort-compact-"));
     const model = createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "test", api: "chat" });
     const harness = await createHarness({
@@ -38,7 +39,11 @@ describe("abort during compaction", { timeout: 60_000 }, () => {
       await server.waitForRequests(4);
       harness.abort("stop");
       await expect(compaction).rejects.toSatisfy((error: unknown) => CompactionError.isInstance(error));
-      expect(harness.session.view.version).toBe(before);
+      const logged = (await harness.repository!.log.readStream(`session-${harness.session.id}`)).filter((event) => event.version > before);
+      expect(logged.map((event) => [event.type, (event.data as { status?: string }).status])).toEqual([
+        ["summary.started", undefined],
+        ["summary.ended", "cancelled"],
+      ]);
       expect(harness.session.view.getEntries().some((entry) => entry.type === "compaction")).toBe(false);
     } finally {
       await harness.close();
