@@ -28,7 +28,7 @@
  */
 import { z } from "zod";
 import type { AssistantMessage, CustomMessage } from "../core/messages.ts";
-import type { ModelClient, ResponseFormat } from "../core/model-stream.ts";
+import { withModelStream, type ModelClient, type ResponseFormat } from "../core/model-stream.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
 import { SUMMARY_SYSTEM_PROMPT } from "../compaction/prompts.ts";
 import { AgentDefinitionError, formatIssues, issuesOf, type AgentIssue } from "./errors.ts";
@@ -294,15 +294,5 @@ export function judgedModel(client: ModelClient, judge: AnswerJudge, followUp: (
       yield event;
     }
   }
-  return {
-    provider: client.provider,
-    modelId: client.modelId,
-    api: client.api,
-    ...(client.contextWindow !== undefined ? { contextWindow: client.contextWindow } : {}),
-    ...(client.maxTokens !== undefined ? { maxTokens: client.maxTokens } : {}),
-    ...(client.cost !== undefined ? { cost: client.cost } : {}),
-    ...(client.reasoning !== undefined ? { reasoning: client.reasoning } : {}),
-    ...(client.structuredOutput ? { structuredOutput: true } : {}),
-    stream,
-  };
+  return withModelStream(client, stream);
 }

@@ -123,3 +123,28 @@ export interface ModelClient {
   readonly structuredOutput?: boolean;
   stream(request: ModelRequest, options: { signal?: AbortSignal }): AsyncIterable<ModelStreamEvent>;
 }
+
+/**
+ * `client`'s description (provider, model id, API, context window and output cap in tokens,
+ * prices, reasoning and structured-output support) with another `stream`: how a wrapper
+ * (secret redaction, typed-agent answer checks) keeps every field of the model it wraps.
+ * Absent optional fields stay absent. Ours.
+ *
+ * @example
+ * ```ts
+ * const logged = withModelStream(model, (request, options) => { console.log(request.messages.length); return model.stream(request, options); });
+ * ```
+ */
+export function withModelStream(client: ModelClient, stream: ModelClient["stream"]): ModelClient {
+  return {
+    provider: client.provider,
+    modelId: client.modelId,
+    api: client.api,
+    ...(client.contextWindow !== undefined ? { contextWindow: client.contextWindow } : {}),
+    ...(client.maxTokens !== undefined ? { maxTokens: client.maxTokens } : {}),
+    ...(client.cost !== undefined ? { cost: client.cost } : {}),
+    ...(client.reasoning !== undefined ? { reasoning: client.reasoning } : {}),
+    ...(client.structuredOutput ? { structuredOutput: true } : {}),
+    stream,
+  };
+}

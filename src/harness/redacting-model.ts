@@ -25,7 +25,7 @@
  * ```
  */
 import type { AssistantMessage } from "../core/messages.ts";
-import type { ModelClient, ModelRequest, ModelStreamEvent } from "../core/model-stream.ts";
+import { withModelStream, type ModelClient, type ModelRequest, type ModelStreamEvent } from "../core/model-stream.ts";
 import { createStreamRedactor, type SecretRedactor, type StreamRedactor } from "../core/secrets.ts";
 
 /** `request` with the secrets redacted from everything but headers and provider options. */
@@ -116,15 +116,5 @@ async function* redactStream(events: AsyncIterable<ModelStreamEvent>, redactor: 
  */
 export function createRedactingModel(client: ModelClient, redactor: SecretRedactor): ModelClient {
   if (redactor.size === 0) return client;
-  return {
-    provider: client.provider,
-    modelId: client.modelId,
-    api: client.api,
-    ...(client.contextWindow !== undefined ? { contextWindow: client.contextWindow } : {}),
-    ...(client.maxTokens !== undefined ? { maxTokens: client.maxTokens } : {}),
-    ...(client.cost !== undefined ? { cost: client.cost } : {}),
-    ...(client.reasoning !== undefined ? { reasoning: client.reasoning } : {}),
-    ...(client.structuredOutput ? { structuredOutput: true } : {}),
-    stream: (request, options) => redactStream(client.stream(redactRequest(request, redactor), options), redactor),
-  };
+  return withModelStream(client, (request, options) => redactStream(client.stream(redactRequest(request, redactor), options), redactor));
 }
