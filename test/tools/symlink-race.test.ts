@@ -150,6 +150,13 @@ describe("file tools under a swapping symlink (issue 19 finding 1)", () => {
     await stop(swapper, root);
     const leaks = outcomes.filter((result) => result.text.includes(SECRET) || result.text.includes("outside-only-name"));
     expect(leaks.length, leaks[0]?.text).toBe(0);
-    expect(outcomes.some((result) => !result.error && (result.text.includes("target.txt") || result.text.includes("inside")))).toBe(true);
+    // The tool works on the real directory: some call during the race saw it, or (on a machine so
+    // loaded that the swapper won every round) a call once the swapping stopped does.
+    const sawInside = (result: { error: boolean; text: string }) => !result.error && (result.text.includes("target.txt") || result.text.includes("inside"));
+    if (!outcomes.some(sawInside)) {
+      const after = await outcome(make(env), args());
+      expect(after.text).not.toContain(SECRET);
+      expect(sawInside(after), after.text).toBe(true);
+    }
   });
 });
