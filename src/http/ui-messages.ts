@@ -24,7 +24,16 @@ import type { StoredEvent } from "../store/event-log.ts";
 import { isArborEvent } from "../store/events/catalogue.ts";
 import { initialRunProjection, projectRunEvent, type RunProjectionState } from "./ui-projection.ts";
 
-async function foldChunks(chunks: UIMessageChunk[]): Promise<UIMessage | undefined> {
+/**
+ * The message the AI SDK's own client builds from `chunks` (`readUIMessageStream`); undefined
+ * for no chunks. Used to fold a session's history and by the tests to read a streamed reply.
+ *
+ * @example
+ * ```ts
+ * const message = await foldChunks(chunks);
+ * ```
+ */
+export async function foldChunks(chunks: UIMessageChunk[]): Promise<UIMessage | undefined> {
   const stream = new ReadableStream<UIMessageChunk>({
     start(controller) {
       for (const chunk of chunks) controller.enqueue(chunk);

@@ -5,13 +5,14 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DefaultChatTransport, readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
+import { DefaultChatTransport, type UIMessage, type UIMessageChunk } from "ai";
 import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import { createChatHandler, type ChatHandler } from "../../src/http/chat-handler.ts";
 import { startChatServer, type ChatServer } from "../../src/http/node-adapter.ts";
+import { foldChunks } from "../../src/http/ui-messages.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import type { SessionRepository } from "../../src/store/session-types.ts";
 
@@ -78,17 +79,7 @@ export async function readChunks(stream: ReadableStream<UIMessageChunk>): Promis
 }
 
 /** The message the AI SDK builds from `chunks` (its own `readUIMessageStream`). */
-export async function messageOf(chunks: UIMessageChunk[]): Promise<UIMessage | undefined> {
-  const stream = new ReadableStream<UIMessageChunk>({
-    start(controller) {
-      for (const chunk of chunks) controller.enqueue(chunk);
-      controller.close();
-    },
-  });
-  let last: UIMessage | undefined;
-  for await (const message of readUIMessageStream({ stream })) last = message;
-  return last;
-}
+export const messageOf = foldChunks;
 
 /** Every event of a session's stream. */
 export const sessionEvents = (log: EventLog, id: string): Promise<StoredEvent[]> => log.readStream(`session-${id}`);
