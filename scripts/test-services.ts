@@ -60,11 +60,11 @@ export function missingServiceExcludes(testDir = "test", env: NodeJS.ProcessEnv 
   const pgUrl = env.ARBOR_TEST_PG ?? "postgres://postgres@127.0.0.1:5432/test";
   const files = readdirSync(testDir, { recursive: true, encoding: "utf8" })
     .filter((file) => file.endsWith(".test.ts"))
-    .map((file) => join(testDir, file));
+    .map((file) => ({ path: join(testDir, file), text: readFileSync(join(testDir, file), "utf8") }));
   const excluded: string[] = [];
   const missing: string[] = [];
   for (const service of services(pgUrl)) {
-    const needing = files.filter((file) => service.marker.test(readFileSync(file, "utf8")));
+    const needing = files.filter((file) => service.marker.test(file.text)).map((file) => file.path);
     if (needing.length === 0 || service.available()) continue;
     missing.push(`${service.name}: needed by ${needing.length} test files; provide ${service.how}`);
     excluded.push(...needing);

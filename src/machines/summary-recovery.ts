@@ -38,11 +38,8 @@ export async function closeInterruptedSummaries(session: SessionHandle, events: 
     if (isEventOfType(event, "summary.started")) open.set(event.data.summaryId, { kind: event.data.kind, owner: event.metadata.owner });
     else if (isEventOfType(event, "summary.ended")) open.delete(event.data.summaryId);
   }
-  const writes: NewEvent[] = [];
-  for (const [summaryId, { kind, owner }] of open) {
-    if (isRunOwnerAlive(owner)) continue;
-    writes.push({ type: "summary.ended", data: { summaryId, kind, status: "interrupted", message: INTERRUPTED_SUMMARY_TEXT } });
-  }
+  const closed = [...open].filter(([, { owner }]) => !isRunOwnerAlive(owner));
+  const writes: NewEvent[] = closed.map(([summaryId, { kind }]) => ({ type: "summary.ended", data: { summaryId, kind, status: "interrupted", message: INTERRUPTED_SUMMARY_TEXT } }));
   if (writes.length > 0) await session.appendEvents(writes);
-  return writes.map((event) => (event.data as { summaryId: string }).summaryId);
+  return closed.map(([summaryId]) => summaryId);
 }
