@@ -12,8 +12,8 @@
  *   maxTokens = floor(0.8 × reserveTokens);
  * - the keep-recent budget is `keepRecentTokens`, capped at half the room below
  *   the threshold when the model's window is known (`effectiveKeepRecentTokens`);
- * - `signal` (or `abort()` on the session) aborts: the outcome is `cancelled` and the
- *   session is unchanged;
+ * - `signal` (or `abort()` on the session) aborts: the outcome is `cancelled` and no entry
+ *   is appended (the summary call's `summary.started` / `summary.ended` are logged);
  * - `runCompaction` returns a {@link CompactionOutcome} for everything that can go
  *   wrong while compacting; it throws only `HarnessConfigError` for invalid `settings`;
  * - `compact` returns the appended entry or throws: `CompactionError`

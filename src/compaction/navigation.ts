@@ -22,7 +22,8 @@
  * - if the leaf moved while summarizing, nothing is appended (`CompactionFailedError`);
  * - errors: unknown target → `EntryNotFoundError`; `summarize` without a model →
  *   `ModelConfigError`; a failed summary call → `CompactionFailedError`; an abort
- *   returns `{ cancelled: true, aborted: true }` with the session unchanged.
+ *   returns `{ cancelled: true, aborted: true }` with no entry appended and the leaf where it was
+ *   (a summary call's `summary.started` / `summary.ended` are logged, `summary-intent.ts`).
  *
  * @example
  * ```ts
