@@ -14,7 +14,6 @@ import { createHarness, type AgentHarness } from "../../src/harness/create-harne
 import { createChatHandler } from "../../src/http/chat-handler.ts";
 import { startChatServer, type ChatServer } from "../../src/http/node-adapter.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
-import { textResponse } from "../../src/testing/openai-server.ts";
 import { startGatedModelServer, type GatedModelServer } from "../http/gated-model-server.ts";
 import { waitForEvent } from "../http/service.ts";
 
@@ -66,7 +65,8 @@ afterAll(async () => {
 
 describe("the HTTP routes with two tenants", () => {
   it("answer tenant B for tenant A's session exactly as for a missing one, and write nothing", async () => {
-    model.script(textResponse("hello, tenant a"));
+    const harnessOwn = (await log.listStreams()).map((stream) => stream.streamId); // the harness's primary session
+    model.script({ text: "hello, tenant a" });
     const first = await call("token-a", "POST", "/api/chat", { id: A_SESSION, messages: [userMessage("hi from a")], trigger: "submit-message" });
     expect(first.status).toBe(200);
     const streamed = first.text();
@@ -101,7 +101,9 @@ describe("the HTTP routes with two tenants", () => {
     // The list shows B none of A's sessions; A sees its own.
     const listB = (await (await call("token-b", "GET", "/api/sessions")).json()) as { sessions: { id: string }[] };
     expect(listB.sessions).toEqual([]);
-    expect(await log.headPosition(), "B's requests wrote nothing").toBe(head);
+    // A's run keeps writing meanwhile; B's requests must have written nothing anywhere.
+    const since = await log.readAll({ fromPosition: head });
+    expect([...new Set(since.map((event) => event.streamId))], "no stream but A's was written").toEqual(since.length ? [`session-${A_SESSION}`] : []);
     expect(model.requestCount(), "no model call for B").toBe(1);
 
     // A's run went on untouched by B's stop, and ends as A's.
@@ -112,12 +114,17 @@ describe("the HTTP routes with two tenants", () => {
     const listA = (await (await call("token-a", "GET", "/api/sessions")).json()) as { sessions: { id: string; tenant: string }[] };
     expect(listA.sessions.map((row) => [row.id, row.tenant])).toEqual([[A_SESSION, "a"]]);
     // B's own session of the same kind works (the routes are not simply closed to B).
-    model.script(textResponse("hello, tenant b"));
+    model.script({ text: "hello, tenant b" });
     const own = await call("token-b", "POST", "/api/chat", { id: "tenant-b-chat", messages: [userMessage("hi from b")], trigger: "submit-message" });
     expect(own.status).toBe(200);
     await model.waitForRequests(2);
     model.release(1);
     await own.text();
     expect(((await (await call("token-b", "GET", "/api/sessions")).json()) as { sessions: { id: string }[] }).sessions.map((row) => row.id)).toEqual(["tenant-b-chat"]);
+    // A's session holds exactly what an undisturbed run writes: the same events as B's own one
+    // (how many deltas a text takes depends on how the frames were let through).
+    const shape = async (id: string) => (await log.readStream(`session-${id}`)).map((event) => event.type).filter((type, at, all) => type !== "message.delta" || all[at - 1] !== type);
+    expect(await shape(A_SESSION)).toEqual(await shape("tenant-b-chat"));
+    expect((await log.listStreams()).map((stream) => stream.streamId).sort()).toEqual([...harnessOwn, `session-${A_SESSION}`, "session-tenant-b-chat"].sort());
   });
 });
