@@ -8,6 +8,9 @@
  *   undefined for `401` (a multi-tenant service maps its own credentials here);
  * - with neither, every request is the default tenant (for loopback use; `arbor serve`
  *   refuses a non-loopback host without a token);
+ * - `tenant` names the tenant of requests that pass the token check (or of every request when
+ *   there is neither a token nor `authenticate`); default {@link DEFAULT_TENANT}. `arbor serve`
+ *   sets it from `--tenant` / `ARBOR_TENANT`;
  * - a session's tenant is `session.created.tenant`, or {@link DEFAULT_TENANT} when it has none;
  *   every route that names a session answers `404` unless that tenant is the request's, so a
  *   request never reaches (or learns of) another tenant's session.
@@ -36,6 +39,8 @@ export interface ChatAuthOptions {
   token?: string;
   /** Returns the tenant of an authenticated request, undefined to refuse it (`401`). Wins over `token`. */
   authenticate?: (request: Request) => Promise<string | undefined> | string | undefined;
+  /** The tenant of requests that pass the token check (default {@link DEFAULT_TENANT}). Ignored with `authenticate`. */
+  tenant?: string;
 }
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
@@ -50,9 +55,10 @@ const digest = (value: string) => createHash("sha256").update(value).digest();
  */
 export async function resolveTenant(request: Request, options: ChatAuthOptions): Promise<string | undefined> {
   if (options.authenticate) return (await options.authenticate(request)) ?? undefined;
-  if (options.token === undefined) return DEFAULT_TENANT;
+  const tenant = options.tenant ?? DEFAULT_TENANT;
+  if (options.token === undefined) return tenant;
   const header = request.headers.get("authorization") ?? "";
   const match = /^Bearer\s+(.+)$/i.exec(header.trim());
   if (!match) return undefined;
-  return timingSafeEqual(digest(match[1]), digest(options.token)) ? DEFAULT_TENANT : undefined;
+  return timingSafeEqual(digest(match[1]), digest(options.token)) ? tenant : undefined;
 }

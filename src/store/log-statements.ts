@@ -9,6 +9,12 @@
  *   them, `storedTypeNames`; bound as one JSON array through
  *   `json_each`) and `version > afterVersion`. Stream-filtered reads seek the
  *   `(stream_id, version)` index from the cursor's version; others walk the rowid range;
+ * - the cursor's version (the stream's last version at or before a global position) is found
+ *   by a binary search over the stream's versions, `⌈log2(version + 1)⌉` point lookups of the
+ *   `(stream_id, version)` index (within a stream, versions and positions rise together: appends
+ *   are serialised by `BEGIN IMMEDIATE` and positions are AUTOINCREMENT). So a page of a replay
+ *   costs O(log n), not a walk from the stream's end (issue 17), with no schema change: files
+ *   written by earlier versions, read-only ones included, open as they are;
  * - nothing here writes outside the statements' own SQL; transactions belong to
  *   the caller.
  *
@@ -43,9 +49,22 @@ export function createLogStatements(db: Database.Database) {
       AND type IN (SELECT value FROM json_each(?)) ORDER BY global_position LIMIT ?`,
   );
   // Stream reads seek the (stream_id, version) index: first the last version at or before the
-  // position cursor (walking down from the stream's end, so live reads touch only new rows), then forwards.
-  const streamVersionAt = prepare("SELECT version FROM events WHERE stream_id = ? AND global_position <= ? ORDER BY version DESC LIMIT 1")
-    .pluck();
+  // position cursor (a binary search, see the contract), then forwards.
+  const selectStreamVersion = prepare("SELECT version FROM streams WHERE stream_id = ?").pluck();
+  // The first stored version ≥ ? and its position (robust to a gap in the versions, which the writer never leaves).
+  const positionFrom = prepare("SELECT version, global_position AS position FROM events WHERE stream_id = ? AND version >= ? ORDER BY version LIMIT 1");
+  const streamVersionAt = (streamId: string, position: number): number => {
+    // Invariant: every version ≤ low is at or before `position`; every version > high is after it.
+    let low = 0;
+    let high = (selectStreamVersion.get(streamId) as number | undefined) ?? 0;
+    while (low < high) {
+      const middle = low + Math.ceil((high - low) / 2);
+      const row = positionFrom.get(streamId, middle) as { version: number; position: number } | undefined;
+      if (row === undefined || row.position > position) high = middle - 1;
+      else low = row.version;
+    }
+    return low;
+  };
   const rangeStream = prepare(
     `SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version > ? AND global_position > ? AND global_position <= ?
       ORDER BY version LIMIT ?`,
@@ -60,7 +79,7 @@ export function createLogStatements(db: Database.Database) {
     ),
     insertStream: prepare("INSERT INTO streams (stream_id, version, first_position, created_at, updated_at) VALUES (?, ?, ?, ?, ?)"),
     updateStream: prepare("UPDATE streams SET version = ?, updated_at = ? WHERE stream_id = ?"),
-    selectStreamVersion: prepare("SELECT version FROM streams WHERE stream_id = ?").pluck(),
+    selectStreamVersion,
     selectStreamPosition: prepare("SELECT global_position FROM events WHERE stream_id = ? AND version = ?").pluck(),
     selectByEventId: prepare(`SELECT ${COLUMNS} FROM events WHERE event_id = ?`),
     readStreamForwards: prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version >= ? ORDER BY version LIMIT ?`),
@@ -76,7 +95,7 @@ export function createLogStatements(db: Database.Database) {
       const afterVersion = filter.afterVersion ?? 0;
       const types = filter.types === undefined ? undefined : JSON.stringify(storedTypeNames(filter.types));
       if (filter.streamId !== undefined) {
-        const seen = after === 0 ? 0 : ((streamVersionAt.get(filter.streamId, after) as number | undefined) ?? 0);
+        const seen = after === 0 ? 0 : streamVersionAt(filter.streamId, after);
         const fromVersion = Math.max(afterVersion, seen);
         return (
           types === undefined

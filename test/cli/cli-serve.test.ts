@@ -3,6 +3,8 @@ import { join } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
 import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { createSessionRepository } from "../../src/store/session-repository.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { runArbor, tempDir, type CliResult } from "./cli-helpers.ts";
 
 /** Starts `arbor serve` and resolves with its URL once it printed it. */
@@ -58,5 +60,32 @@ describe("arbor serve", () => {
     const result = await server.exited;
     expect(result.code).toBe(0);
     expect(JSON.stringify(model.requests)).not.toContain("cli-token");
+  });
+
+  it("serves the --tenant's sessions only: another tenant's session answers 404 as a missing one", async () => {
+    const dir = tempDir();
+    const db = join(dir, "arbor.db");
+    const log = createSqliteEventLog({ path: db });
+    const own = await createSessionRepository({ log, tenant: "a" }).create({ id: "chat-of-a", cwd: dir });
+    await own.appendEntry({ type: "custom", customType: "note", data: { text: "a's" } });
+    await log.close();
+    const asTenant = async (tenant: string) => {
+      const server = serve(["--db", db, "--tenant", tenant, "--port", "0"], { ARBOR_TOKEN: "cli-token" });
+      const url = await server.ready;
+      const get = async (path: string) => {
+        const response = await fetch(`${url}${path}`, { headers: { authorization: "Bearer cli-token" } });
+        return { status: response.status, body: await response.text() };
+      };
+      const answers = { list: await get("/api/sessions"), session: await get("/api/sessions/chat-of-a"), missing: await get("/api/sessions/no-such-chat") };
+      server.child().kill("SIGTERM");
+      expect((await server.exited).code).toBe(0);
+      return answers;
+    };
+    const [a, b] = [await asTenant("a"), await asTenant("b")];
+    expect((JSON.parse(a.list.body) as { sessions: { id: string; tenant: string }[] }).sessions.map((row) => [row.id, row.tenant])).toEqual([["chat-of-a", "a"]]);
+    expect(a.session.status).toBe(200);
+    expect(JSON.parse(b.list.body)).toEqual({ sessions: [] });
+    expect(b.session.status).toBe(404);
+    expect(b.session.body.split("chat-of-a").join("<id>")).toBe(b.missing.body.split("no-such-chat").join("<id>"));
   });
 });

@@ -2,7 +2,8 @@
  * The body of `arbor serve` (registered in `serve.ts`).
  *
  * Contract (ours):
- * - the token is `--token` or `ARBOR_TOKEN`; a host that is not loopback (`127.0.0.0/8`, `::1`,
+ * - the token is `--token` or `ARBOR_TOKEN`; requests that carry it are the tenant of the global
+ *   `--tenant` (or `ARBOR_TENANT`, default `default`) and see only that tenant's sessions; a host that is not loopback (`127.0.0.0/8`, `::1`,
  *   `localhost`) without a token is refused before anything is opened (exit 2);
  * - with a model (`--model` or `ARBOR_MODEL`) prompts run with the CLI's harness (coding tools
  *   bound to `--cwd`, the key redacted from the log); the harness's own session is the latest
@@ -35,7 +36,7 @@ export function isLoopbackHost(host: string): boolean {
 }
 
 /** `arbor serve`. */
-export async function serveAction(flags: ServeFlags, globals: { db?: string }): Promise<void> {
+export async function serveAction(flags: ServeFlags, globals: { db?: string; tenant?: string }): Promise<void> {
   const host = flags.host ?? "127.0.0.1";
   const port = Number(flags.port ?? "3000");
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`Bad --port "${flags.port}": expected a number from 0 to 65535.`);
@@ -43,7 +44,9 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string }): 
   if (!token && !isLoopbackHost(host)) {
     throw new CliError(`Refusing to serve on ${host} without a token: anyone who can reach it could run the agent. Pass --token or set ARBOR_TOKEN (or bind 127.0.0.1).`);
   }
-  // The server checks each request's tenant itself (src/http/auth.ts), so it sees every tenant.
+  // The server checks each request's tenant itself (src/http/auth.ts), so it sees every tenant;
+  // token-authenticated requests are the tenant of `--tenant` / ARBOR_TENANT.
+  const tenant = globals.tenant ?? process.env.ARBOR_TENANT ?? "default";
   const store = openStore(globals, { allTenants: true });
   let close: (() => Promise<void>) | undefined;
   try {
@@ -56,11 +59,11 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string }): 
       store.addSecrets(settingsSecrets(settings));
       const [latest] = await store.listNewestFirst();
       const { harness } = await createCliHarness({ store, sessionId: latest?.id, cwd, settings, tools: flags });
-      handler = createChatHandler({ harness, token, cwd });
+      handler = createChatHandler({ harness, token, tenant, cwd });
       mode = `model ${settings.spec.provider}:${settings.spec.modelId}`;
       close = () => harness.close();
     } else {
-      handler = createChatHandler({ repository: store.repo, token, cwd });
+      handler = createChatHandler({ repository: store.repo, token, tenant, cwd });
       mode = "read-only (no --model)";
     }
     const server = await startChatServer({ handler, port, host });

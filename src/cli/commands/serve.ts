@@ -22,7 +22,7 @@ export interface ServeFlags extends ModelFlags, ToolFlags {
 }
 
 /** Registers `serve` on `program`. */
-export function registerServeCommand(program: Command, globals: () => { db?: string }): void {
+export function registerServeCommand(program: Command, globals: () => { db?: string; tenant?: string }): void {
   withToolFlags(withModelFlags(
     program
       .command("serve")
