@@ -110,8 +110,10 @@ export function openStore(flags: { db?: string; tenant?: string }, options: { mu
     },
     async openSessionForWrite(reference) {
       const id = await resolveSessionId(reference);
-      await assertNoLiveRun(log, `session-${id}`);
-      return repo.open(id);
+      const session = await repo.open(id);
+      // The opened view's activity projection says whether its last run is live (no second read).
+      await assertNoLiveRun(log, `session-${id}`, session.view.activity);
+      return session;
     },
     close: async () => {
       await log.close();
