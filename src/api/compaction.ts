@@ -114,5 +114,5 @@ export {
 export {
   type CompactionFailureReason,
   type CompactionOutcome,
-} from "../compaction/compaction.machine.ts";
+} from "../compaction/compaction-outcome.ts";
 export { CompactionFailedError } from "../core/errors.ts";

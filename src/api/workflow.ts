@@ -10,7 +10,7 @@
  * import { agentStep, approvalStep, defineWorkflow } from "arbor-agent/workflow";
  * ```
  */
-export { defineWorkflow, isWorkflow, type DefineWorkflowOptions, type Workflow } from "../workflows/define-workflow.ts";
+export { defineWorkflow, isWorkflow, type DefineWorkflowOptions, type Workflow, type WorkflowMachine } from "../workflows/define-workflow.ts";
 export {
   agentStep,
   approvalStep,
@@ -30,7 +30,6 @@ export {
   type WorkflowStep,
 } from "../workflows/steps.ts";
 export { WorkflowDefinitionError, WorkflowError, WorkflowRunError } from "../workflows/errors.ts";
-export { compileWorkflowMachine, type StepInput, type StepResult, type WorkflowMachineContext } from "../workflows/machine.ts";
 export { foldWorkflow, workflowStreamId, type GateRecord, type StepRecord, type WorkflowRunState } from "../workflows/fold.ts";
 export type { WorkflowOutcome, WorkflowRunOptions } from "../workflows/runner.ts";
 export { abortWorkflowRun, decideWorkflowApproval, listWorkflowRuns, readWorkflowRun, type LogSource } from "../workflows/runs.ts";

@@ -43,59 +43,7 @@ import { type CompactionPreparation, prepareCompaction } from "./prepare.ts";
 import { summarizeCompaction } from "./summarize.ts";
 import { startSummaryIntent, type SummaryIntent } from "./summary-intent.ts";
 import { generateEntryId } from "../store/session-handle.ts";
-
-/**
- * Input of the compaction actor. Token figures in tokens.
- *
- * @example
- * ```ts
- * const input: CompactionInput = { session, model, reserveTokens: 16_384, keepRecentTokens: 20_000, reason: "manual" };
- * ```
- */
-export interface CompactionInput {
-  session: SessionHandle;
-  /** Model that writes the summary (the session's or the summarization model). */
-  model: ModelClient;
-  reserveTokens: number;
-  keepRecentTokens: number;
-  reason: CompactionReason;
-  customInstructions?: string;
-  thinkingLevel?: ThinkingLevel;
-  hooks?: CompactionHookCallbacks;
-  fileToolNames?: FileToolNames;
-}
-
-/**
- * Why a compaction failed.
- *
- * @example
- * ```ts
- * if (outcome.status === "failed" && outcome.reason === "nothing_to_compact") return;
- * ```
- */
-export type CompactionFailureReason =
-  | "empty"
-  | "already_compacted"
-  | "nothing_to_compact"
-  | "tool_batch_in_flight"
-  | "summary_failed"
-  | "hook_failed"
-  | "hook_invalid"
-  | "session_changed"
-  | "append_failed";
-
-/**
- * The actor's output.
- *
- * @example
- * ```ts
- * const outcome: CompactionOutcome = await toPromise(createActor(compactionMachine, { input }).start());
- * ```
- */
-export type CompactionOutcome =
-  | { status: "appended"; entry: CompactionEntry; fromHook: boolean; preparation: CompactionPreparation }
-  | { status: "cancelled"; reason: "aborted" | "hook" }
-  | { status: "failed"; reason: CompactionFailureReason; message: string };
+import type { CompactionFailureReason, CompactionInput, CompactionOutcome } from "./compaction-outcome.ts";
 
 interface Ready {
   summary: string;

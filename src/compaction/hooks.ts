@@ -40,7 +40,7 @@ import type { FileToolNames } from "./file-ops.ts";
 import type { CompactionHookCallbacks, CompactionReason } from "./hook-types.ts";
 import { type CompactionSettingsInput, effectiveKeepRecentTokens, resolveCompactionSettings, resolveContextWindow } from "./settings.ts";
 import { estimateFreshContextTokens, shouldCompact } from "./tokens.ts";
-import type { CompactionOutcome } from "./compaction.machine.ts";
+import type { CompactionOutcome } from "./compaction-outcome.ts";
 
 /**
  * What the hooks report (ours).

@@ -17,7 +17,8 @@
  * - a scenario's `states` are the state values the machine passes through, in order.
  */
 import { getAdjacencyMap, getShortestPaths, getSimplePaths } from "xstate/graph";
-import type { AnyMachineSnapshot, EventObject } from "xstate";
+import type { AnyMachineSnapshot } from "xstate";
+import type { GraphEvent as EventObject } from "./path-report.ts";
 import type { AssistantMessage, ToolCall } from "../core/messages.ts";
 import { DEFAULT_RETRY_SETTINGS } from "../machines/loop-retry.ts";
 import { runMachine, type RunInput } from "../machines/run.machine.ts";

@@ -6,7 +6,19 @@
  * `AGENT_TEST_PATH_FAILED`) whose message lists the steps and every failed check, and whose
  * `details` hold the same as data (`path`, `steps`, `failures`).
  */
-import type { EventObject } from "xstate";
+/**
+ * An event of a generated path, as the machines took it (an xstate event object). Declared here
+ * so that the testing entry's public types never load xstate's declarations.
+ *
+ * @example
+ * ```ts
+ * const step: GraphEvent = { type: "xstate.done.actor.prepare" };
+ * ```
+ */
+export interface GraphEvent {
+  type: string;
+}
+type EventObject = GraphEvent;
 import { ArborError } from "../core/errors.ts";
 import type { GraphStep, ModelAnswerKind } from "./path-graph.ts";
 

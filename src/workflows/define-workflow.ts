@@ -32,7 +32,6 @@
  * if (outcome.status === "suspended") await approveWorkflowStep(harness, outcome.workflowId, "publish");
  * ```
  */
-import type { AnyStateMachine } from "xstate";
 import type { z } from "zod";
 import { WorkflowDefinitionError } from "./errors.ts";
 import { compileWorkflowMachine } from "./machine.ts";
@@ -58,6 +57,20 @@ export interface DefineWorkflowOptions<Input extends z.ZodType, Output extends z
 }
 
 /**
+ * The compiled machine of a workflow, opaque in the public types (it is an xstate `StateMachine`).
+ *
+ * @example
+ * ```ts
+ * import type { AnyStateMachine } from "xstate";
+ * const machine = workflow.machine as unknown as AnyStateMachine;
+ * ```
+ */
+export interface WorkflowMachine {
+  /** The machine's id: the workflow's name. */
+  readonly id: string;
+}
+
+/**
  * A defined workflow.
  *
  * @example
@@ -68,8 +81,13 @@ export interface DefineWorkflowOptions<Input extends z.ZodType, Output extends z
 export interface Workflow<Input extends z.ZodType = z.ZodType, Output extends z.ZodType = z.ZodType> {
   readonly name: string;
   readonly definition: Readonly<DefineWorkflowOptions<Input, Output>>;
-  /** The compiled XState machine (one state per step). */
-  readonly machine: AnyStateMachine;
+  /**
+   * The compiled XState machine (one state per step). Typed as {@link WorkflowMachine} so that the
+   * package's public declarations never load xstate's own, which fail to type-check under
+   * `exactOptionalPropertyTypes` with `skipLibCheck: false`; cast it (`as AnyStateMachine`) to hand
+   * it to `createActor`, `xstate/graph` or the inspector.
+   */
+  readonly machine: WorkflowMachine;
   /**
    * Starts a run (see `runner.ts`).
    *
