@@ -10,7 +10,10 @@
  * - `compactionSummary` → user text `COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX`;
  * - `bashExecution` → user text from {@link bashExecutionToText}; dropped when `excludeFromContext`;
  * - a message of any other role is dropped;
- * - order is preserved; the input is never mutated; never throws.
+ * - order is preserved; the input is never mutated; never throws;
+ * - a converted message is made once per input object (ours, issue 17: a `WeakMap`), so the same
+ *   context converts to the same objects on every call and the model adapter can reuse its
+ *   conversion of them (input messages must not be mutated after conversion; logged ones never are).
  * Dropping error/aborted assistants is NOT done here (pi-ai does it per provider; Arbor's model adapter does).
  *
  * @example
@@ -111,34 +114,45 @@ export function convertToLlm(messages: readonly AgentMessage[]): LlmMessage[] {
       case "toolResult":
         result.push(message);
         break;
-      case "bashExecution":
-        if (message.excludeFromContext) break;
-        result.push({ role: "user", content: [{ type: "text", text: bashExecutionToText(message) }], timestamp: message.timestamp });
-        break;
-      case "custom":
-        result.push({
-          role: "user",
-          content: typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content,
-          timestamp: message.timestamp,
-        });
-        break;
-      case "branchSummary":
-        result.push({
-          role: "user",
-          content: [{ type: "text", text: BRANCH_SUMMARY_PREFIX + message.summary + BRANCH_SUMMARY_SUFFIX }],
-          timestamp: message.timestamp,
-        });
-        break;
-      case "compactionSummary":
-        result.push({
-          role: "user",
-          content: [{ type: "text", text: COMPACTION_SUMMARY_PREFIX + message.summary + COMPACTION_SUMMARY_SUFFIX }],
-          timestamp: message.timestamp,
-        });
-        break;
-      default:
-        break;
+      default: {
+        if (message.role === "bashExecution" && message.excludeFromContext) break;
+        const known = derived.get(message);
+        const converted = known ?? derive(message);
+        if (converted === undefined) break;
+        if (known === undefined) derived.set(message, converted);
+        result.push(converted);
+      }
     }
   }
   return result;
+}
+
+/** The user message made from each non-provider message (see the contract). */
+const derived = new WeakMap<AgentMessage, LlmMessage>();
+
+function derive(message: AgentMessage): LlmMessage | undefined {
+  switch (message.role) {
+    case "bashExecution":
+      return { role: "user", content: [{ type: "text", text: bashExecutionToText(message) }], timestamp: message.timestamp };
+    case "custom":
+      return {
+        role: "user",
+        content: typeof message.content === "string" ? [{ type: "text", text: message.content }] : message.content,
+        timestamp: message.timestamp,
+      };
+    case "branchSummary":
+      return {
+        role: "user",
+        content: [{ type: "text", text: BRANCH_SUMMARY_PREFIX + message.summary + BRANCH_SUMMARY_SUFFIX }],
+        timestamp: message.timestamp,
+      };
+    case "compactionSummary":
+      return {
+        role: "user",
+        content: [{ type: "text", text: COMPACTION_SUMMARY_PREFIX + message.summary + COMPACTION_SUMMARY_SUFFIX }],
+        timestamp: message.timestamp,
+      };
+    default:
+      return undefined;
+  }
 }

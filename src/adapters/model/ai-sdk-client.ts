@@ -9,7 +9,8 @@
  * "text part … not found" error. The adapter calls `model.doStream` once per request,
  * after building the prompt with the AI SDK's own `standardizePrompt` /
  * `convertToLanguageModelPrompt` (from `ai/internal`, the code `streamText` uses), so
- * message validation and file handling are the SDK's. No retries happen here.
+ * message validation and file handling are the SDK's; each message goes through them once,
+ * a call converts only the conversation's new suffix (`incremental-prompt.ts`). No retries happen here.
  *
  * Contract (src/core/model-stream.ts; pi-behaviour.md §8):
  * - `stream()` never throws or rejects; it yields `start`, block events, then exactly one
@@ -38,7 +39,6 @@
  * ```
  */
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3FunctionTool, LanguageModelV3StreamPart } from "@ai-sdk/provider";
-import { convertToLanguageModelPrompt, standardizePrompt } from "ai/internal";
 import type { ThinkingLevel } from "../../core/messages.ts";
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "../../core/model-stream.ts";
 import { classifyModelError } from "./model-errors.ts";
@@ -46,9 +46,8 @@ import { StreamAssembler } from "./stream-assembler.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import { reasoningProviderOptions } from "./thinking.ts";
 import type { ProviderOptionsRecord } from "./provider-options.ts";
-import { createHash } from "node:crypto";
-import type { ModelMessage } from "ai";
-import { toModelMessages, wellFormed } from "./to-model-messages.ts";
+import { createPromptBuilder } from "./incremental-prompt.ts";
+import { wellFormed } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
 
 /**
@@ -158,31 +157,13 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
     return info.reasoningOptions ? info.reasoningOptions(level) : reasoningProviderOptions(model.provider, level, info.thinkingLevelMap);
   };
 
-  // The AI SDK's `standardizePrompt` validates the whole history with zod; done on every call
-  // it made each turn O(history). Messages are checked once: a message whose JSON was already
-  // validated is not validated again (the set holds digests, is bounded, and is cleared when it grows large).
-  const validated = new Set<string>();
-  const standardizeOnce = async (system: string | undefined, messages: ModelMessage[]) => {
-    const keys = messages.map((message) => createHash("sha256").update(JSON.stringify(message)).digest("base64"));
-    const fresh = messages.filter((_, index) => !validated.has(keys[index]));
-    if (messages.length === 0 || fresh.length > 0) {
-      // Throws the AI SDK's own InvalidPromptError for an empty or malformed prompt.
-      await standardizePrompt({ system, messages: messages.length === 0 ? messages : fresh });
-      if (validated.size > 10_000) validated.clear();
-      for (const key of keys) validated.add(key);
-    }
-    return { system, messages };
-  };
+  // Each message is converted, validated and turned into the provider prompt once; a call
+  // converts only the conversation's new suffix (incremental-prompt.ts, issue 17).
+  const prompts = createPromptBuilder({ provider, api, modelId });
 
   async function callOptions(request: ModelRequest, abortSignal: AbortSignal): Promise<LanguageModelV3CallOptions> {
-    const messages = toModelMessages(request.messages, { provider, api, modelId });
-    const standardized = await standardizeOnce(request.systemPrompt === undefined ? undefined : wellFormed(request.systemPrompt), messages);
-    const prompt = await convertToLanguageModelPrompt({
-      prompt: standardized,
-      supportedUrls: await model.supportedUrls,
-      download: undefined,
-      abortSignal,
-    });
+    const system = request.systemPrompt === undefined ? undefined : wellFormed(request.systemPrompt);
+    const prompt = await prompts.build(system, request.messages, { supportedUrls: await model.supportedUrls, abortSignal });
     const tools: LanguageModelV3FunctionTool[] = request.tools.map((tool) => ({
       type: "function",
       name: tool.name,

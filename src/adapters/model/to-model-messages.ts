@@ -238,7 +238,36 @@ function toolResultPart(result: ToolResultMessage, toolCallId: string): ToolResu
  * ```
  */
 export function toModelMessages(messages: readonly AgentMessage[], target?: ModelTarget): ModelMessage[] {
+  return toModelMessagesFrom(messages, target, 0).messages;
+}
+
+/**
+ * What {@link toModelMessagesFrom} converted: the messages of inputs `[start, end)`, and the
+ * last clean point: `messages.slice(0, cleanOut)` are final for inputs `[start, clean)` (no
+ * later input can change them), so a later conversion of a longer conversation with the same
+ * first `clean` inputs may resume at `clean` and reuse them.
+ */
+export interface ModelMessagesFrom {
+  messages: ModelMessage[];
+  clean: number;
+  cleanOut: number;
+}
+
+/**
+ * {@link toModelMessages} of `messages.slice(start)`, where `start` must be a clean point of an
+ * earlier conversion of the same first `start` messages (or 0), plus the last clean point
+ * (ours, issue 17: the adapter converts only the new suffix of a conversation). Never throws.
+ *
+ * @example
+ * ```ts
+ * const first = toModelMessagesFrom(messages, target, 0);
+ * const next = toModelMessagesFrom([...messages, reply], target, first.clean); // converts from the last clean point only
+ * ```
+ */
+export function toModelMessagesFrom(messages: readonly AgentMessage[], target: ModelTarget | undefined, start: number): ModelMessagesFrom {
   const out: ModelMessage[] = [];
+  let clean = start;
+  let cleanOut = 0;
   let pending: { id: string; name: string }[] = [];
   const ids = new Map<string, string>();
   let answered = new Set<string>();
@@ -265,9 +294,15 @@ export function toModelMessages(messages: readonly AgentMessage[], target?: Mode
     toolMessage = undefined;
   };
 
-  for (const message of messages) {
-    if (message.role === "assistant") {
+  for (let index = start; index < messages.length; index++) {
+    const message = messages[index];
+    if (message.role !== "toolResult") {
+      // A user or assistant message closes the open batch: everything before it is final.
       closeToolBatch();
+      clean = index;
+      cleanOut = out.length;
+    }
+    if (message.role === "assistant") {
       if (message.stopReason === "error" || message.stopReason === "aborted") continue;
       const converted = assistantMessage(message, target, ids);
       if (converted.content.length === 0) continue;
@@ -283,7 +318,6 @@ export function toModelMessages(messages: readonly AgentMessage[], target?: Mode
       }
       toolMessage.content.push(toolResultPart(message, ids.get(call.id) ?? call.id));
     } else {
-      closeToolBatch();
       if (message.role === "user" || message.role === "custom") {
         const content = userParts(message.content);
         if (typeof content === "string" ? content.length > 0 : content.length > 0) out.push({ role: "user", content });
@@ -294,5 +328,5 @@ export function toModelMessages(messages: readonly AgentMessage[], target?: Mode
     }
   }
   closeToolBatch();
-  return out;
+  return { messages: out, clean, cleanOut };
 }
