@@ -24,17 +24,7 @@
  */
 import type { Observable } from "rxjs";
 import { EventIdReusedError, LogClosedError } from "../core/errors.ts";
-import type {
-  AppendOptions,
-  AppendResult,
-  EventLog,
-  NewEvent,
-  ReadAllOptions,
-  ReadStreamOptions,
-  StoredEvent,
-  StreamInfo,
-  SubscribeOptions,
-} from "./event-log.ts";
+import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
 import {
@@ -47,6 +37,7 @@ import {
   prepareEvents,
   resolveDuplicates,
   toStoredEvent,
+  refuseTenantFilter,
 } from "./log-prepare.ts";
 import { type CommitListener, createCatchUpObservable, type SubscriptionFilter } from "./log-subscription.ts";
 
@@ -197,6 +188,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
     async readAll(readOptions: ReadAllOptions = {}): Promise<StoredEvent[]> {
       ensureOpen("readAll");
       checkReadAllOptions(readOptions);
+      refuseTenantFilter("readAll", readOptions);
       return readRange(readOptions.fromPosition ?? 0, Number.MAX_SAFE_INTEGER, readOptions.limit ?? Number.MAX_SAFE_INTEGER, {
         types: readOptions.types,
       });
@@ -208,8 +200,9 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       return streams.get(streamId)?.records.length ?? 0;
     },
 
-    async listStreams(): Promise<StreamInfo[]> {
+    async listStreams(listOptions?: ListStreamsOptions): Promise<StreamInfo[]> {
       ensureOpen("listStreams");
+      refuseTenantFilter("listStreams", listOptions);
       return [...streams].map(([streamId, stream]) => ({
         streamId,
         version: stream.records.length,
@@ -231,6 +224,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
 
     subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
       ensureOpen("subscribe");
+      refuseTenantFilter("subscribe", subscribeOptions);
       return createCatchUpObservable(
         {
           head,

@@ -42,7 +42,7 @@
 import pg from "pg";
 import type { Observable } from "rxjs";
 import { InvalidArgumentError, LogClosedError } from "../core/errors.ts";
-import type { EventLog, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
+import type { EventLog, ListStreamsOptions, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
 import {
@@ -181,9 +181,9 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       `SELECT h.position AS head, e.* FROM ${s}.log_head h LEFT JOIN LATERAL (
          SELECT ${COLUMNS} FROM ${s}.events
          WHERE global_position > $1 AND global_position <= h.position AND ($2::text IS NULL OR stream_id = $2)
-           AND ($3::text[] IS NULL OR type = ANY($3)) AND version > $4
+           AND ($3::text[] IS NULL OR type = ANY($3)) AND version > $4 AND ($6::text IS NULL OR tenant = $6)
          ORDER BY global_position LIMIT $5) e ON true`,
-      [after, filter.streamId ?? null, filter.types ? storedTypeNames(filter.types) : null, filter.afterVersion ?? 0, limit],
+      [after, filter.streamId ?? null, filter.types ? storedTypeNames(filter.types) : null, filter.afterVersion ?? 0, limit, filter.tenant ?? null],
     );
     const head = rows.length === 0 ? 0 : Number(rows[0].head);
     return { head, events: rows[0]?.eventId === null ? [] : rows.map(toEvent) };
@@ -193,6 +193,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
 
   return {
     ownership,
+    tenantIndex: true,
     schema,
     append(streamId, events, appendOptions = {}) {
       try {
@@ -225,9 +226,9 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       ensureOpen("readAll");
       checkReadAllOptions(readOptions);
       const rows = await query<EventRow>(
-        `SELECT ${COLUMNS} FROM ${s}.events WHERE global_position > $1 AND ($2::text[] IS NULL OR type = ANY($2))
+        `SELECT ${COLUMNS} FROM ${s}.events WHERE global_position > $1 AND ($2::text[] IS NULL OR type = ANY($2)) AND ($4::text IS NULL OR tenant = $4)
          ORDER BY global_position LIMIT $3`,
-        [readOptions.fromPosition ?? 0, readOptions.types ? storedTypeNames(readOptions.types) : null, readOptions.limit ?? null],
+        [readOptions.fromPosition ?? 0, readOptions.types ? storedTypeNames(readOptions.types) : null, readOptions.limit ?? null, readOptions.tenant ?? null],
       );
       return rows.map(toEvent);
     },
@@ -239,11 +240,12 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       return rows.length === 0 ? 0 : Number(rows[0].version);
     },
 
-    async listStreams(): Promise<StreamInfo[]> {
+    async listStreams(listOptions: ListStreamsOptions = {}): Promise<StreamInfo[]> {
       ensureOpen("listStreams");
       const rows = await query<{ streamId: string; version: string; createdAt: string; updatedAt: string }>(
-        `SELECT stream_id AS "streamId", version, created_at AS "createdAt", updated_at AS "updatedAt" FROM ${s}.streams ORDER BY first_position`,
-        [],
+        `SELECT stream_id AS "streamId", version, created_at AS "createdAt", updated_at AS "updatedAt" FROM ${s}.streams
+         WHERE ($1::text IS NULL OR tenant = $1) ORDER BY first_position`,
+        [listOptions.tenant ?? null],
       );
       return rows.map((row) => ({ ...row, version: Number(row.version) }));
     },

@@ -183,7 +183,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     },
     open: load,
     async list(): Promise<SessionSummary[]> {
-      const streams = await log.listStreams();
+      // A log with a tenant index (PostgreSQL) lists only the scope's streams; visible() still checks.
+      const streams = await log.listStreams(scope !== undefined && log.tenantIndex ? { tenant: scope } : undefined);
       const rows: SessionSummary[] = [];
       for (const stream of streams) {
         const id = sessionIdOfStream(stream.streamId);
