@@ -5,7 +5,9 @@
  * Contract (ours):
  * - text mode: assistant text deltas go to stdout as they are logged, each assistant
  *   message ending its line; each
- *   finished tool call prints one line `• name args → ok|error (N ms)`; a provider
+ *   finished tool call prints one line `• name args → ok|error (N ms)` (the call's arguments
+ *   are read from the stream's activity projection, `src/store/session-activity.ts`, which the
+ *   printer advances with each event); a provider
  *   error prints one line on stderr;
  * - the spinner (ora) runs on stderr only when stdout is a TTY, while waiting for
  *   the model and while tools run;
@@ -24,6 +26,7 @@ import { isKnownEntry } from "../core/entries.ts";
 import type { ToolCall } from "../core/messages.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isArborEvent } from "../store/events/catalogue.ts";
+import { emptyActivity, foldActivity, type SessionActivity } from "../store/session-activity.ts";
 
 const ARG_PREVIEW = 80;
 
@@ -59,7 +62,9 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
     spinner?.stop();
     spinner = undefined;
   };
-  const calls = new Map<string, ToolCall>();
+  // The activity projection of each stream seen (one per session): the open run's tool calls.
+  const activities = new Map<string, SessionActivity>();
+  const callOf = (streamId: string, id: string): ToolCall | undefined => activities.get(streamId)?.openRun?.calls.find((call) => call.id === id);
   let midLine = false;
   let errorShown = false;
   const write = (text: string) => {
@@ -79,6 +84,7 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
         waiters.splice(waiters.indexOf(waiter), 1);
         queueMicrotask(waiter.resolve);
       }
+      if (!options.json) activities.set(event.streamId, foldActivity(activities.get(event.streamId) ?? emptyActivity(), event));
       if (event.globalPosition <= options.afterPosition) return;
       if (options.json) {
         out.write(`${JSON.stringify(event)}\n`);
@@ -101,7 +107,6 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           if (message?.role === "assistant") {
             // Each answer ends its line, so consecutive turns (steering, follow-ups) never run together.
             if (midLine) write("\n");
-            for (const block of message.content) if (block.type === "toolCall") calls.set(block.id, block);
             if (message.stopReason === "error" && message.errorMessage) {
               unspin();
               process.stderr.write(`${midLine ? "\n" : ""}arbor: model error: ${message.errorMessage}\n`);
@@ -112,13 +117,13 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           break;
         }
         case "tool.started": {
-          const call = calls.get(event.data.toolCallId);
+          const call = callOf(event.streamId, event.data.toolCallId);
           spin(`${event.data.toolName} ${call ? preview(call.arguments) : ""}`);
           break;
         }
         case "tool.ended": {
           const { data } = event;
-          const call = calls.get(data.toolCallId);
+          const call = callOf(event.streamId, data.toolCallId);
           const status = data.isError ? `error (${data.outcome})` : "ok";
           line(`• ${data.toolName} ${call ? preview(call.arguments) : ""} → ${status} (${Math.round(data.durationMs)} ms)`);
           break;

@@ -15,7 +15,10 @@
  *   switch, no migration), so they work on read-only files, folders and mounts;
  * - `--retention drop-deltas` (or `ARBOR_RETENTION`) opens the log with
  *   `retention.endedMessageDeltas: "drop"` (`keep` is the default; anything else is a `CliError`);
- * - `close()` must be called; it closes the log.
+ * - a writable SQLite store opens the snapshot file beside the log (`arbor.snapshots.db`,
+ *   `openSnapshotsBeside`; a cache, skipped when unusable), so a large session opens from its
+ *   checkpoint instead of folding its whole stream; read-only and PostgreSQL stores have none;
+ * - `close()` must be called; it closes the log (and the snapshot file).
  *
  * @example
  * ```ts
@@ -31,6 +34,7 @@ import type { SessionSummary } from "../store/session-types.ts";
 import { createPostgresEventLog } from "../store/pg-event-log.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
+import { openSnapshotsBeside } from "../store/session-snapshots.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { CliError } from "./cli-error.ts";
 import { isPostgresUrl, resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
@@ -74,7 +78,9 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
     if (password) log.addSecret(decodeURIComponent(password));
   }
   // One tenant's sessions (default `default`); another tenant's look exactly like missing ones.
-  const repo = createSessionRepository({ log, ...(options.allTenants ? {} : { tenant }) });
+  // Snapshots beside a writable SQLite log make large sessions open without folding their whole stream (issue 17).
+  const snapshots = postgres || options.readOnly === true ? undefined : openSnapshotsBeside(dbPath);
+  const repo = createSessionRepository({ log, ...(snapshots ? { snapshots } : {}), ...(options.allTenants ? {} : { tenant }) });
   const newestFirst = async (sessions: SessionSummary[]) => {
     const updated = new Map((await log.listStreams()).map((stream) => [stream.streamId, stream.updatedAt]));
     const at = (id: string) => updated.get(`session-${id}`) ?? "";
@@ -109,10 +115,15 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
     },
     async openSessionForWrite(reference) {
       const id = await resolveSessionId(reference);
-      await assertNoLiveRun(log, `session-${id}`);
-      return repo.open(id);
+      const session = await repo.open(id);
+      // The opened view's activity projection says whether its last run is live (no second read).
+      await assertNoLiveRun(log, `session-${id}`, session.view.activity);
+      return session;
     },
-    close: () => log.close(),
+    close: async () => {
+      await log.close();
+      snapshots?.close();
+    },
   };
 }
 

@@ -9,7 +9,9 @@
  *   `tools[i].parameters`);
  * - storage: `session` is used as is (no fork without a repository); `repository` is used as
  *   is; `eventLog` gets a repository; otherwise a SQLite log at `eventLogPath` (default
- *   `<cwd>/.arbor/arbor.db`, parent directories created) is opened and closed by `close()`.
+ *   `<cwd>/.arbor/arbor.db`, parent directories created) is opened and closed by `close()`,
+ *   with a snapshot store beside it (`arbor.snapshots.db`, a cache: see `session-snapshots.ts`;
+ *   skipped when unusable) so large sessions open without folding their whole stream (issue 17).
  *   An existing file that is not an Arbor log is refused, never overwritten;
  * - the session: `sessionId` opens it (`SessionNotFoundError` if absent), else a new one is
  *   created with `cwd`; `cwd` defaults to the opened session's cwd, else `process.cwd()`;
@@ -59,6 +61,7 @@ import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
+import { openSnapshotsBeside, type SessionSnapshotStore } from "../store/session-snapshots.ts";
 import { createHarnessSession, type HarnessSession, type HarnessSessionConfig, type LoadedResources } from "./harness-session.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
 import { createModelRegistry, type ModelRegistry } from "./model-registry.ts";
@@ -176,6 +179,12 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
   const { resources, diagnostics } = loadResources(options);
 
   let ownedLog: EventLog | undefined;
+  let ownedSnapshots: SessionSnapshotStore | undefined;
+  const closeOwned = async (): Promise<void> => {
+    await ownedLog?.close();
+    ownedSnapshots?.close();
+    ownedSnapshots = undefined;
+  };
   let repository: SessionRepository | undefined = options.repository;
   if (!options.session && !repository) {
     let log = options.eventLog;
@@ -183,8 +192,13 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       const path = resolve(options.eventLogPath ?? join(options.cwd ?? process.cwd(), ".arbor", "arbor.db"));
       mkdirSync(dirname(path), { recursive: true });
       log = ownedLog = createSqliteEventLog({ path });
+      ownedSnapshots = openSnapshotsBeside(path);
     }
-    repository = createSessionRepository({ log: options.secrets?.length ? createRedactingEventLog(log, options.secrets) : log, ...(options.tenant !== undefined ? { tenant: options.tenant } : {}) });
+    repository = createSessionRepository({
+      log: options.secrets?.length ? createRedactingEventLog(log, options.secrets) : log,
+      ...(ownedSnapshots ? { snapshots: ownedSnapshots } : {}),
+      ...(options.tenant !== undefined ? { tenant: options.tenant } : {}),
+    });
   }
 
   let mcp: McpConnection | undefined;
@@ -192,7 +206,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     try {
       mcp = await connectMcpServers(options.mcpServers);
     } catch (error) {
-      await ownedLog?.close();
+      await closeOwned();
       if (!McpConfigError.isInstance(error)) throw error;
       throw new HarnessConfigError(`Invalid harness option "mcpServers": ${error.message}`, { cause: error, details: { field: "mcpServers" } });
     }
@@ -257,7 +271,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     primary = await open(primaryHandle);
   } catch (error) {
     await mcp?.close();
-    await ownedLog?.close();
+    await closeOwned();
     throw error;
   }
 
@@ -306,7 +320,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       closed = true;
       for (const harnessSession of sessions) await harnessSession.dispose();
       await mcp?.close();
-      await ownedLog?.close();
+      await closeOwned();
     },
   };
   return harness;

@@ -44,6 +44,7 @@ import { ApprovalConflictError, ApprovalNotFoundError, InvalidArgumentError, Ses
 import type { AgentHarness } from "../harness/create-harness.ts";
 import type { HarnessSession, PromptOptions } from "../harness/harness-session-types.ts";
 import { findLiveStreamRun } from "../machines/run-lease.ts";
+import { foldActivityAll } from "../store/session-activity.ts";
 import type { EventLog } from "../store/event-log.ts";
 import type { SessionRepository } from "../store/session-types.ts";
 import { parseTraceContext } from "../telemetry/trace-context.ts";
@@ -141,7 +142,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     }
     const events = await log.readStream(streamId, { fromVersion: start });
     const ownership = log.ownership;
-    const live = await findLiveStreamRun(ownership && { isOwnedElsewhere: () => ownership.isOwnedElsewhere(streamId) }, events);
+    const live = await findLiveStreamRun(ownership && { isOwnedElsewhere: () => ownership.isOwnedElsewhere(streamId) }, foldActivityAll(events));
     return live ? start : undefined;
   };
 

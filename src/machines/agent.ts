@@ -9,8 +9,8 @@
  *   empty queues); a trailing error/aborted assistant can be continued (the model adapter
  *   drops it from the request, so the call is a retry);
  * - crash recovery runs once when the agent is created (the steering and follow-up
- *   queues are restored from `queue.changed`, then `recoverSession` closes an
- *   unfinished run); every run, `waitForIdle()` and `whenReady()` wait for it;
+ *   queues are restored from the view's activity projection, `view.activity.queues`, then
+ *   `recoverSession` closes an unfinished run); every run, `waitForIdle()` and `whenReady()` wait for it;
  * - every logged event goes through ONE session writer (group commit per tick);
  * - commit before effect: before any tool's `execute` and before any model request, the
  *   writer is flushed and its commit awaited, so the run start, the prompt, the assistant
@@ -55,12 +55,12 @@ import { toAuditEvents } from "../store/events/audit.ts";
 import { isArborEvent, type ArborEvent } from "../store/events/catalogue.ts";
 import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "./agent-types.ts";
 import { agentMachine, drainCount, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
-import { foldApprovals, openApprovals, type ApprovalRecord } from "./approval-fold.ts";
+import { approvalsOf, openApprovals, type ApprovalRecord } from "./approval-fold.ts";
 import { listPendingApprovals, recordApprovalDecision } from "./approvals.ts";
 import { errorMessageOf, toAgentMessages, toolCallsOf } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
-import { readSessionEvents, recoverSession, restoreQueues } from "./recovery.ts";
+import { recoverSession } from "./recovery.ts";
 import { runningCalls, type ResumeDecision } from "./run-batch.ts";
 import { createRunOwnership } from "./run-ownership.ts";
 import { entryEvent } from "./run-records.ts";
@@ -144,7 +144,10 @@ export function createAgent(options: AgentOptions): Agent {
   let liveAtOpen = false;
   // Recovery first (queues restored from the log, then an unfinished run closed); runs wait for it.
   const ready = (async () => {
-    const queues = restoreQueues(await readSessionEvents(session));
+    // Runs once the actor below exists (it receives QUEUE.RESTORE).
+    await Promise.resolve();
+    // The queues as the log last recorded them: the view's activity projection (no re-read).
+    const { queues } = session.view.activity;
     if (queues.steering.length > 0 || queues.followUp.length > 0 || queues.passive.length > 0) actor?.send({ type: "QUEUE.RESTORE", ...queues });
     liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
     await syncApprovals();
@@ -152,7 +155,7 @@ export function createAgent(options: AgentOptions): Agent {
   ready.catch(() => undefined);
 
   /** The open approvals of the log (after catching up with other processes' writes when idle). */
-  const openInLog = async (): Promise<ApprovalRecord[]> => openApprovals(foldApprovals(await readSessionEvents(session)));
+  const openInLog = async (): Promise<ApprovalRecord[]> => openApprovals(approvalsOf(session.view.activity));
   /** Puts the slot in `awaiting-approval` when the log has open approvals, back to idle when none is left. */
   async function syncApprovals() {
     const open = await openInLog();
@@ -381,8 +384,17 @@ export function createAgent(options: AgentOptions): Agent {
   // (after a run, `finishRun` writes them).
   const slot: SessionActor = {
     ...machineSlot,
+    // A compaction or navigation holds the session across processes like a run (PostgreSQL), so
+    // another process's recovery leaves its summary intent alone (`summary-recovery.ts`).
     operate: (kind, work) =>
-      machineSlot.operate(kind, work).finally(() => {
+      machineSlot.operate(kind, async (signal) => {
+        await runOwnership.take();
+        try {
+          return await work(signal);
+        } finally {
+          await runOwnership.release();
+        }
+      }).finally(() => {
         if (deferredSettings.length) writer.push(...deferredSettings.splice(0));
       }),
   };

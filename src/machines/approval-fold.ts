@@ -1,6 +1,8 @@
 /**
- * The approval fold (ours, issue 13): the gated calls of a session and their status, folded
- * from its logged events, and the input digest an approval covers. Pure; the session-level
+ * The approval fold (ours, issue 13): the gated calls of a session and their status, as the
+ * activity projection folds them from its logged events (`src/store/session-activity.ts`:
+ * `approval.requested` records a pending call, `approval.ended` its decision, `tool.ended`
+ * settles it), and the input digest an approval covers. Pure; the session-level
  * functions are in `approvals.ts` (contract there).
  *
  * @example
@@ -10,7 +12,7 @@
  */
 import { createHash } from "node:crypto";
 import type { StoredEvent } from "../store/event-log.ts";
-import { isEventOfType } from "../store/events/catalogue.ts";
+import { foldActivityAll, type SessionActivity } from "../store/session-activity.ts";
 
 /** Where one gated call is. */
 export type ApprovalStatus = "pending" | "approved" | "denied" | "cancelled";
@@ -72,40 +74,30 @@ export interface ApprovalDecisionResult {
 }
 
 /**
- * Folds the approvals of a session's events (see the module contract). Pure.
+ * Folds the approvals of a session's events (see the module contract) with the activity
+ * reducer (`src/store/session-activity.ts`). Pure. A caller holding a view reads
+ * {@link approvalsOf} of `view.activity` instead.
  *
  * @example
  * ```ts
- * const approvals = foldApprovals(await readSessionEvents(session));
+ * const approvals = foldApprovals(await log.readStream(sessionStreamId(id)));
  * ```
  */
 export function foldApprovals(events: readonly StoredEvent[]): Map<string, ApprovalRecord> {
-  const approvals = new Map<string, ApprovalRecord>();
-  for (const event of events) {
-    if (isEventOfType(event, "approval.requested")) {
-      const { data } = event;
-      approvals.set(data.toolCallId, {
-        toolCallId: data.toolCallId,
-        toolName: data.toolName,
-        runId: data.runId,
-        inputDigest: data.inputDigest,
-        source: data.source,
-        requestedAt: event.time,
-        status: "pending",
-        settled: false,
-      });
-    } else if (isEventOfType(event, "approval.ended")) {
-      const record = approvals.get(event.data.toolCallId);
-      if (!record) continue;
-      record.status = event.data.status;
-      record.decidedAt = event.time;
-      if (event.data.reason !== undefined) record.reason = event.data.reason;
-    } else if (isEventOfType(event, "tool.ended")) {
-      const record = approvals.get(event.data.toolCallId);
-      if (record) record.settled = true;
-    }
-  }
-  return approvals;
+  return approvalsOf(foldActivityAll(events));
+}
+
+/**
+ * The approvals of an activity projection (`view.activity`), by tool call id in request order.
+ * Each record is a copy: changing it changes no projection.
+ *
+ * @example
+ * ```ts
+ * const approvals = approvalsOf(session.view.activity);
+ * ```
+ */
+export function approvalsOf(activity: SessionActivity): Map<string, ApprovalRecord> {
+  return new Map(activity.approvals.map((record) => [record.toolCallId, { ...record }]));
 }
 
 /**

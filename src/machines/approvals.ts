@@ -7,8 +7,8 @@
  * - a call is **gated** once `approval.requested` is logged for it; it stays **open** until its
  *   `tool.ended` is logged (its result exists); an open call is `pending` (no decision yet) or
  *   `approved` / `denied` (decided, waiting for the `resume` run that runs or refuses it);
- * - everything here is folded from the logged events, never from memory, so any process that
- *   opens the session sees the same approvals (the process that asked may have exited);
+ * - everything here is read from the view's activity projection, folded from the logged
+ *   events (never kept apart in memory), so any process that opens the session sees the same approvals (the process that asked may have exited);
  * - {@link recordApprovalDecision} catches the view up with the log first (`refresh`), then:
  *   an unknown call → `ApprovalNotFoundError`; a call whose result is recorded, or a decision
  *   that contradicts the recorded one → `ApprovalConflictError`; the same decision again → a
@@ -20,16 +20,15 @@
  *
  * @example
  * ```ts
- * const open = openApprovals(foldApprovals(await readSessionEvents(session)));
+ * const open = openApprovals(approvalsOf(session.view.activity));
  * await recordApprovalDecision(session, { toolCallId: open[0].toolCallId, status: "approved" });
  * ```
  */
 import { ApprovalConflictError, ApprovalNotFoundError } from "../core/errors.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
-import { foldApprovals, openApprovals, type ApprovalDecisionResult, type PendingApproval } from "./approval-fold.ts";
+import { approvalsOf, openApprovals, type ApprovalDecisionResult, type PendingApproval } from "./approval-fold.ts";
 import { toolCallsOf } from "./loop-messages.ts";
-import { readSessionEvents } from "./recovery.ts";
 import { runEvent } from "./run-records.ts";
 
 /**
@@ -41,7 +40,7 @@ import { runEvent } from "./run-records.ts";
  * ```
  */
 export async function listPendingApprovals(session: SessionHandle): Promise<PendingApproval[]> {
-  const open = openApprovals(foldApprovals(await readSessionEvents(session)));
+  const open = openApprovals(approvalsOf(session.view.activity));
   if (open.length === 0) return [];
   const inputs = new Map<string, Record<string, unknown>>();
   for (const entry of session.view.getEntries()) {
@@ -69,7 +68,7 @@ export async function recordApprovalDecision(
   append: (events: NewEvent[]) => Promise<unknown> = (events) => session.appendEvents(events),
 ): Promise<ApprovalDecisionResult> {
   await session.refresh?.();
-  const approvals = foldApprovals(await readSessionEvents(session));
+  const approvals = approvalsOf(session.view.activity);
   const record = approvals.get(decision.toolCallId);
   const undecided = () => openApprovals(approvals).filter((item) => item.status === "pending").map((item) => item.toolCallId);
   if (!record) {

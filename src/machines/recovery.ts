@@ -3,7 +3,9 @@
  *
  * Contract (ours; pi has no equivalent, `../shared/reference/pi-behaviour.md` §11.8):
  * - a run is unfinished when its `run.started` has no later `run.ended` for the same
- *   runId; only the LAST run is considered;
+ *   runId; only the LAST run is considered; what recovery knows of it is read from the
+ *   session view's activity projection (`view.activity`, `src/store/session-activity.ts`),
+ *   never by re-reading the stream;
  * - recovery appends, in ONE atomic append through the session (version-checked, so
  *   it writes nothing when another writer got there first): a synthetic error result
  *   for every tool call of the run without a result (text says the tool was interrupted,
@@ -32,15 +34,13 @@
  * if (report.recovered) console.log(report.interruptedToolCallIds);
  * ```
  */
-import { firstValueFrom, takeWhile, toArray } from "rxjs";
-import { isKnownEntry } from "../core/entries.ts";
-import type { AgentMessage, AssistantMessage, ThinkingContent, TextContent, ToolCall } from "../core/messages.ts";
+import type { AssistantMessage, ThinkingContent, TextContent, ToolCall } from "../core/messages.ts";
 import { unknownUsage } from "../core/messages.ts";
-import type { NewEvent, StoredEvent } from "../store/event-log.ts";
-import { isEventOfType, type ArborEvent, type ArborEventData } from "../store/events/catalogue.ts";
+import type { NewEvent } from "../store/event-log.ts";
+import type { StreamedBlock } from "../store/session-activity.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/process-group.ts";
-import { errorToolResult, interruptedText, processNote, toolCallsOf } from "./loop-messages.ts";
+import { errorToolResult, interruptedText, processNote } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
 import { findLiveStreamRun, type RunOwner } from "./run-lease.ts";
 import { createSessionWriter } from "./session-writer.ts";
@@ -77,34 +77,9 @@ export interface RecoveryReport {
  */
 export const INTERRUPTED_MESSAGE_TEXT = "Interrupted: the process stopped while this message was streaming; it is incomplete.";
 
-/**
- * Reads the session stream up to the view's version.
- *
- * @example
- * ```ts
- * const events = await readSessionEvents(session);
- * ```
- */
-export async function readSessionEvents(session: SessionHandle): Promise<ArborEvent[]> {
-  const target = session.view.version;
-  if (target <= 0) return [];
-  return firstValueFrom(session.events$().pipe(takeWhile((event) => event.version < target, true), toArray()));
-}
-
-type Delta = ArborEventData<"message.delta">;
-
-function rebuildPartial(deltas: Delta[], model: { provider?: string; modelId?: string; api?: string }): AssistantMessage {
-  const blocks = new Map<number, { kind: Delta["kind"]; text: string; id?: string; name?: string }>();
-  for (const delta of deltas) {
-    const block = blocks.get(delta.contentIndex) ?? { kind: delta.kind, text: "" };
-    block.text += delta.delta;
-    block.id ??= delta.toolCallId;
-    block.name ??= delta.toolName;
-    blocks.set(delta.contentIndex, block);
-  }
+function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: string; modelId?: string; api?: string }): AssistantMessage {
   const content: AssistantMessage["content"] = [];
-  for (const index of [...blocks.keys()].sort((a, b) => a - b)) {
-    const block = blocks.get(index)!;
+  for (const block of [...blocks].sort((a, b) => a.contentIndex - b.contentIndex)) {
     if (block.kind === "text") content.push({ type: "text", text: block.text } satisfies TextContent);
     else if (block.kind === "thinking") content.push({ type: "thinking", thinking: block.text } satisfies ThinkingContent);
     else {
@@ -115,7 +90,7 @@ function rebuildPartial(deltas: Delta[], model: { provider?: string; modelId?: s
       } catch {
         // Truncated arguments: kept empty; the call never ran and an aborted message is never sent to a model.
       }
-      content.push({ type: "toolCall", id: block.id ?? `interrupted-${index}`, name: block.name ?? "unknown", arguments: args } satisfies ToolCall);
+      content.push({ type: "toolCall", id: block.toolCallId ?? `interrupted-${block.contentIndex}`, name: block.toolName ?? "unknown", arguments: args } satisfies ToolCall);
     }
   }
   return {
@@ -132,44 +107,6 @@ function rebuildPartial(deltas: Delta[], model: { provider?: string; modelId?: s
 }
 
 /**
- * The steering and follow-up queues as the log last recorded them.
- *
- * @example
- * ```ts
- * const { steering, followUp }: RestoredQueues = restoreQueues(events);
- * ```
- */
-export interface RestoredQueues {
-  steering: AgentMessage[];
-  followUp: AgentMessage[];
-  passive: AgentMessage[];
-}
-
-/**
- * Folds `queue.changed` events into the queues' contents: `enqueued` appends its
- * message, `dequeued` keeps the last `size` messages (polls take from the head),
- * `cleared` empties the queue. Pure.
- *
- * @example
- * ```ts
- * const { steering, followUp } = restoreQueues(await readSessionEvents(session));
- * ```
- */
-export function restoreQueues(events: readonly StoredEvent[]): RestoredQueues {
-  const queues: RestoredQueues = { steering: [], followUp: [], passive: [] };
-  for (const event of events) {
-    if (!isEventOfType(event, "queue.changed")) continue;
-    const { data } = event;
-    const queue = queues[data.queue];
-    if (!queue) continue;
-    if (data.action === "enqueued" && data.message) queue.push(data.message);
-    else if (data.action === "dequeued") queue.splice(0, Math.max(0, queue.length - data.size));
-    else if (data.action === "cleared") queue.length = 0;
-  }
-  return queues;
-}
-
-/**
  * Recovers the session's last unfinished run (see the module contract).
  * Throws the append's error (e.g. `ExpectedVersionConflictError`) and writes nothing then.
  *
@@ -179,112 +116,54 @@ export function restoreQueues(events: readonly StoredEvent[]): RestoredQueues {
  * ```
  */
 export async function recoverSession(session: SessionHandle): Promise<RecoveryReport> {
-  const events = await readSessionEvents(session);
-  const summaries = await closeInterruptedSummaries(session, events);
-  const report = await recoverRun(session, events);
+  const summaries = await closeInterruptedSummaries(session);
+  const report = await recoverRun(session);
   return summaries.length > 0 ? { ...report, interruptedSummaryIds: summaries } : report;
 }
 
-async function recoverRun(session: SessionHandle, events: readonly ArborEvent[]): Promise<RecoveryReport> {
-  let startIndex = -1;
-  for (let index = events.length - 1; index >= 0; index -= 1) {
-    if (events[index].type === "run.started") {
-      startIndex = index;
-      break;
-    }
-  }
-  if (startIndex < 0) return { recovered: false, interruptedToolCallIds: [] };
-  const liveRun = await findLiveStreamRun(session.ownership, events);
+async function recoverRun(session: SessionHandle): Promise<RecoveryReport> {
+  // The view's activity projection (`session-activity.ts`) holds the last run as the log tells it.
+  const activity = session.view.activity;
+  const last = activity.runs.at(-1);
+  if (!last) return { recovered: false, interruptedToolCallIds: [] };
+  const liveRun = await findLiveStreamRun(session.ownership, activity);
   if (liveRun) return { recovered: false, runId: liveRun.runId, liveRun, interruptedToolCallIds: [] };
-  const startedEvent = events[startIndex];
-  if (startedEvent.type !== "run.started") return { recovered: false, interruptedToolCallIds: [] };
-  const started = startedEvent.data;
-  const runId = started.runId;
-  const tail = events.slice(startIndex + 1);
-  if (tail.some((event) => event.type === "run.ended" && event.data.runId === runId)) {
-    return { recovered: false, runId, interruptedToolCallIds: [] };
-  }
-
-  const openMessages = new Map<string, string>();
-  const deltas = new Map<string, Delta[]>();
-  const assistants: AssistantMessage[] = [];
-  const results = new Set<string>();
-  const gated = new Set<string>();
-  const processes = new Map<string, ToolProcess>();
-  let openTurn: { turnId: string; index: number } | undefined;
-  for (const event of tail) {
-    switch (event.type) {
-      case "message.started":
-        openMessages.set(event.data.messageId, event.data.role);
-        break;
-      case "message.ended":
-        openMessages.delete(event.data.messageId);
-        deltas.delete(event.data.messageId);
-        break;
-      case "message.delta": {
-        const list = deltas.get(event.data.messageId) ?? [];
-        list.push(event.data);
-        deltas.set(event.data.messageId, list);
-        break;
-      }
-      case "approval.requested":
-        if (event.data.runId === runId) gated.add(event.data.toolCallId);
-        break;
-      case "tool.ended":
-        gated.delete(event.data.toolCallId);
-        break;
-      case "tool.updated":
-        if (event.data.process) processes.set(event.data.toolCallId, event.data.process);
-        break;
-      case "turn.started":
-        openTurn = { turnId: event.data.turnId, index: event.data.index };
-        break;
-      case "turn.ended":
-        openTurn = undefined;
-        break;
-      case "entry.appended": {
-        const { entry } = event.data;
-        if (!isKnownEntry(entry) || entry.type !== "message") break;
-        const { message } = entry;
-        if (message.role === "assistant" && message.stopReason !== "error" && message.stopReason !== "aborted") assistants.push(message);
-        if (message.role === "toolResult") results.add(message.toolCallId);
-        break;
-      }
-    }
-  }
+  const open = activity.openRun;
+  if (!open) return { recovered: false, runId: last.runId, interruptedToolCallIds: [] };
+  const { runId, openTurn } = open;
+  const results = new Set(open.results);
+  const gated = new Set(open.gated);
 
   const scope = { runId, turnId: openTurn?.turnId };
   const writes: NewEvent[] = [];
   const interruptedToolCallIds: string[] = [];
   const pendingToolCallIds: string[] = [];
   const orphans: ToolProcess[] = [];
-  for (const assistant of assistants) {
-    for (const call of toolCallsOf(assistant)) {
-      if (results.has(call.id)) continue;
-      if (gated.has(call.id)) {
-        pendingToolCallIds.push(call.id);
-        continue;
-      }
-      const entryId = createEntryId();
-      const messageId = createMessageId();
-      interruptedToolCallIds.push(call.id);
-      // A process group the tool started may have outlived its owner: say what is done with it,
-      // and end it once this result is committed (the log explains the kill first).
-      const group = processes.get(call.id);
-      const status = group ? orphanStatus(group) : undefined;
-      if (group && status === "alive") orphans.push(group);
-      writes.push(
-        runEvent(scope, "tool.ended", { toolCallId: call.id, toolName: call.name, isError: true, outcome: "interrupted", durationMs: 0, entryId }),
-        runEvent(scope, "message.started", { messageId, role: "toolResult" }),
-        messageEntryEvent(scope, errorToolResult(call, interruptedText(call, group && status ? processNote(group.pgid, status) : undefined), "interrupted"), entryId),
-        runEvent(scope, "message.ended", { messageId, role: "toolResult", entryId }),
-      );
+  for (const call of open.calls) {
+    if (results.has(call.id)) continue;
+    if (gated.has(call.id)) {
+      pendingToolCallIds.push(call.id);
+      continue;
     }
+    const entryId = createEntryId();
+    const messageId = createMessageId();
+    interruptedToolCallIds.push(call.id);
+    // A process group the tool started may have outlived its owner: say what is done with it,
+    // and end it once this result is committed (the log explains the kill first).
+    const group = open.processes[call.id] as ToolProcess | undefined;
+    const status = group ? orphanStatus(group) : undefined;
+    if (group && status === "alive") orphans.push(group);
+    writes.push(
+      runEvent(scope, "tool.ended", { toolCallId: call.id, toolName: call.name, isError: true, outcome: "interrupted", durationMs: 0, entryId }),
+      runEvent(scope, "message.started", { messageId, role: "toolResult" }),
+      messageEntryEvent(scope, errorToolResult(call, interruptedText(call, group && status ? processNote(group.pgid, status) : undefined), "interrupted"), entryId),
+      runEvent(scope, "message.ended", { messageId, role: "toolResult", entryId }),
+    );
   }
   let closedMessageEntryId: string | undefined;
-  for (const [messageId, role] of openMessages) {
+  for (const { messageId, role, blocks } of open.openMessages) {
     if (role !== "assistant") continue;
-    const message = rebuildPartial(deltas.get(messageId) ?? [], started.model ?? {});
+    const message = rebuildPartial(blocks, open.model);
     closedMessageEntryId = createEntryId();
     writes.push(
       messageEntryEvent(scope, message, closedMessageEntryId),

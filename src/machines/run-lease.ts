@@ -8,8 +8,8 @@
  * - `isRunOwnerAlive(owner)` is true only for ANOTHER process on THIS host that still
  *   exists with the same start time; an owner on another host cannot be checked and
  *   counts as alive (SQLite WAL files are only shared on one host anyway);
- * - `findLiveRun(events)` returns the last run when it has no terminal event and its
- *   owner is alive: crash recovery must then leave it alone, and writers must refuse
+ * - `findLiveRun(events)` returns the last run when it has no terminal event (the activity
+ *   projection's `openRun`, `src/store/session-activity.ts`) and its owner is alive: crash recovery must then leave it alone, and writers must refuse
  *   to touch the session (`assertNoLiveRun` throws `SessionBusyError`).
  * Why: without it a second process "recovers" a run that is still going and both
  * write the same session (found by adversarial review).
@@ -23,7 +23,7 @@ import { hostname } from "node:os";
 import { SessionBusyError } from "../core/errors.ts";
 import { processStartOf } from "../core/process-group.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
-import { isEventOfType } from "../store/events/catalogue.ts";
+import { foldActivityAll, type SessionActivity } from "../store/session-activity.ts";
 
 /** The process that owns a run. */
 export interface RunOwner {
@@ -72,7 +72,23 @@ export function isRunOwnerAlive(owner: unknown): boolean {
 }
 
 /**
- * The last run, when it is unfinished and owned by a live other process.
+ * The last run, when it is unfinished and owned by a live other process, read from an
+ * activity projection (`view.activity`).
+ *
+ * @example
+ * ```ts
+ * const live = liveRunOf(session.view.activity);
+ * ```
+ */
+function liveRunOf(activity: SessionActivity): { runId: string; owner: RunOwner } | undefined {
+  const open = activity.openRun;
+  return open && isRunOwnerAlive(open.owner) ? { runId: open.runId, owner: open.owner as RunOwner } : undefined;
+}
+
+/**
+ * The last run, when it is unfinished and owned by a live other process. Folds `events` with
+ * the activity reducer (`session-activity.ts`); a caller holding a view reads
+ * {@link findLiveStreamRun} with `view.activity` instead.
  *
  * @example
  * ```ts
@@ -81,58 +97,41 @@ export function isRunOwnerAlive(owner: unknown): boolean {
  * ```
  */
 export function findLiveRun(events: readonly StoredEvent[]): { runId: string; owner: RunOwner } | undefined {
-  for (let index = events.length - 1; index >= 0; index--) {
-    const event = events[index];
-    if (isEventOfType(event, "run.ended")) return undefined;
-    if (isEventOfType(event, "run.started")) {
-      const owner = event.metadata.owner;
-      return isRunOwnerAlive(owner) ? { runId: event.data.runId, owner: owner as RunOwner } : undefined;
-    }
-  }
-  return undefined;
-}
-
-/** The last run, when it has no terminal event (whoever owns it). */
-function lastUnfinishedRun(events: readonly StoredEvent[]): { runId: string; owner: RunOwner } | undefined {
-  for (let index = events.length - 1; index >= 0; index--) {
-    const event = events[index];
-    if (isEventOfType(event, "run.ended")) return undefined;
-    if (isEventOfType(event, "run.started")) return { runId: event.data.runId, owner: (event.metadata.owner ?? {}) as RunOwner };
-  }
-  return undefined;
+  return liveRunOf(foldActivityAll(events));
 }
 
 /**
- * {@link findLiveRun} through the log's stream ownership when it has one (PostgreSQL,
- * any host): the unfinished last run is live while another process holds the
- * stream. Without ownership it is the pid check of {@link findLiveRun}.
+ * The live run of a session's activity projection, through the log's stream ownership when it
+ * has one (PostgreSQL, any host): the unfinished last run is live while another process holds
+ * the stream. Without ownership it is the pid check of {@link isRunOwnerAlive}.
  *
  * @example
  * ```ts
- * const live = await findLiveStreamRun(log.ownership, "session-abc", events);
+ * const live = await findLiveStreamRun(session.ownership, session.view.activity);
  * ```
  */
 export async function findLiveStreamRun(
   ownership: { isOwnedElsewhere(): Promise<boolean> } | undefined,
-  events: readonly StoredEvent[],
+  activity: SessionActivity,
 ): Promise<{ runId: string; owner: RunOwner } | undefined> {
-  if (!ownership) return findLiveRun(events);
-  const last = lastUnfinishedRun(events);
-  return last && (await ownership.isOwnedElsewhere()) ? last : undefined;
+  if (!ownership) return liveRunOf(activity);
+  const open = activity.openRun;
+  return open && (await ownership.isOwnedElsewhere()) ? { runId: open.runId, owner: (open.owner ?? {}) as RunOwner } : undefined;
 }
 
 /**
  * Throws `SessionBusyError` when another live process is running this stream's session.
+ * Reads and folds the stream unless `activity` (the open session's `view.activity`) is given.
  *
  * @example
  * ```ts
  * await assertNoLiveRun(log, sessionStreamId(id)); // throws SessionBusyError while another process runs it
  * ```
  */
-export async function assertNoLiveRun(log: EventLog, streamId: string): Promise<void> {
+export async function assertNoLiveRun(log: EventLog, streamId: string, activity?: SessionActivity): Promise<void> {
   const ownership = log.ownership;
-  const events = await log.readStream(streamId);
-  const live = await findLiveStreamRun(ownership && { isOwnedElsewhere: () => ownership.isOwnedElsewhere(streamId) }, events);
+  const folded = activity ?? foldActivityAll(await log.readStream(streamId));
+  const live = await findLiveStreamRun(ownership && { isOwnedElsewhere: () => ownership.isOwnedElsewhere(streamId) }, folded);
   if (live) {
     throw new SessionBusyError(
       `Session ${streamId.replace(/^session-/, "")} has a run in progress in process ${live.owner.pid} on ${live.owner.host}; wait for it to finish or stop that process, then retry.`,

@@ -3,9 +3,14 @@
  * call) whose process died before its `summary.ended` is closed as `interrupted`.
  *
  * Contract (ours; issue 10, "recovery closes an intent that never finished"):
- * - an intent is open when its `summary.started` has no `summary.ended` with the same
- *   `summaryId`; it is closed only when its owner (`metadata.owner`) is not a live other
- *   process on this host ({@link isRunOwnerAlive}); an owner on another host counts as alive;
+ * - the open intents are the view's activity projection's `summaries` (`view.activity`,
+ *   `src/store/session-activity.ts`): a `summary.started` with no `summary.ended` of the same
+ *   `summaryId`; the stream is not read again;
+ * - an open intent is closed only when its owner is gone, decided as run recovery decides it
+ *   (`run-lease.ts`): through the session's stream ownership when the log has one (PostgreSQL:
+ *   the intents are left alone while another process holds the session, `isOwnedElsewhere`;
+ *   the session actor holds it for a compaction or navigation as for a run), otherwise by the
+ *   `metadata.owner` pid check ({@link isRunOwnerAlive}: an owner on another host counts as alive);
  * - closing appends one `summary.ended { status: "interrupted" }` per intent, in one append
  *   checked against the view's version; nothing else is written (no summary entry was
  *   appended, since `appended` is written in the entry's own append);
@@ -13,11 +18,10 @@
  *
  * @example
  * ```ts
- * const closed = await closeInterruptedSummaries(session, events); // summary ids
+ * const closed = await closeInterruptedSummaries(session); // summary ids
  * ```
  */
-import type { NewEvent, StoredEvent } from "../store/event-log.ts";
-import { isEventOfType } from "../store/events/catalogue.ts";
+import type { NewEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { isRunOwnerAlive } from "./run-lease.ts";
 
@@ -29,17 +33,16 @@ const INTERRUPTED_SUMMARY_TEXT = "The process stopped while the summary model wa
  *
  * @example
  * ```ts
- * await closeInterruptedSummaries(session, await log.readStream(sessionStreamId(session.id)));
+ * await closeInterruptedSummaries(session);
  * ```
  */
-export async function closeInterruptedSummaries(session: SessionHandle, events: readonly StoredEvent[]): Promise<string[]> {
-  const open = new Map<string, { kind: "compaction" | "branch_summary"; owner: unknown }>();
-  for (const event of events) {
-    if (isEventOfType(event, "summary.started")) open.set(event.data.summaryId, { kind: event.data.kind, owner: event.metadata.owner });
-    else if (isEventOfType(event, "summary.ended")) open.delete(event.data.summaryId);
-  }
-  const closed = [...open].filter(([, { owner }]) => !isRunOwnerAlive(owner));
-  const writes: NewEvent[] = closed.map(([summaryId, { kind }]) => ({ type: "summary.ended", data: { summaryId, kind, status: "interrupted", message: INTERRUPTED_SUMMARY_TEXT } }));
+export async function closeInterruptedSummaries(session: SessionHandle): Promise<string[]> {
+  const open = session.view.activity.summaries;
+  if (open.length === 0) return [];
+  const ownership = session.ownership;
+  const heldElsewhere = ownership ? await ownership.isOwnedElsewhere() : undefined;
+  const closed = open.filter(({ owner }) => (heldElsewhere === undefined ? !isRunOwnerAlive(owner) : !heldElsewhere));
+  const writes: NewEvent[] = closed.map(({ summaryId, kind }) => ({ type: "summary.ended", data: { summaryId, kind, status: "interrupted", message: INTERRUPTED_SUMMARY_TEXT } }));
   if (writes.length > 0) await session.appendEvents(writes);
-  return closed.map(([summaryId]) => summaryId);
+  return closed.map(({ summaryId }) => summaryId);
 }

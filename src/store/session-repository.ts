@@ -119,7 +119,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     if (!snapshots || !stored) return undefined;
     const streamId = sessionStreamId(id);
     const [first] = await log.readStream(streamId, { fromVersion: 1, limit: 1 });
-    if (!first || first.eventId !== stored.firstEventId || (await log.streamVersion(streamId)) < stored.snapshot.version) {
+    // A snapshot written before the activity projection existed cannot resume it: fold from the log.
+    if (!first || first.eventId !== stored.firstEventId || !stored.snapshot.activity || (await log.streamVersion(streamId)) < stored.snapshot.version) {
       snapshots.delete(id);
       return undefined;
     }

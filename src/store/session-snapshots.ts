@@ -102,8 +102,15 @@ export interface SqliteSnapshotStoreOptions {
 export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): SessionSnapshotStore {
   if (options.path !== ":memory:") mkdirSync(dirname(options.path), { recursive: true });
   const db = new Database(options.path);
-  const version = db.pragma("user_version", { simple: true }) as number;
-  const tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number;
+  let version: number;
+  let tables: number;
+  try {
+    version = db.pragma("user_version", { simple: true }) as number;
+    tables = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table'").pluck().get() as number;
+  } catch (error) {
+    db.close();
+    throw new LogSchemaError(`${options.path} is not a SQLite file (${(error as Error).message}); it was not modified.`, { cause: error });
+  }
   if (version !== SCHEMA_VERSION && !(version === 0 && tables === 0)) {
     db.close();
     throw new LogSchemaError(`${options.path} is not an Arbor snapshot file of schema version ${SCHEMA_VERSION} (found user_version ${version}); it was not modified.`);
@@ -209,4 +216,39 @@ export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): 
       db.close();
     },
   };
+}
+
+/**
+ * The snapshot file kept beside the SQLite log at `logPath` (ours, issue 17): `x.db` →
+ * `x.snapshots.db`, any other name gets `.snapshots.db` appended. The CLI and the harness open it
+ * by default for the logs they open themselves.
+ *
+ * @example
+ * ```ts
+ * snapshotPathFor(".arbor/arbor.db"); // ".arbor/arbor.snapshots.db"
+ * ```
+ */
+export function snapshotPathFor(logPath: string): string {
+  return logPath.endsWith(".db") ? `${logPath.slice(0, -3)}.snapshots.db` : `${logPath}.snapshots.db`;
+}
+
+/**
+ * Opens the snapshot store beside the SQLite log at `logPath` ({@link snapshotPathFor}), or
+ * returns undefined when that file cannot be used (another schema version, corrupt, unwritable):
+ * snapshots are a cache, so a bad one only costs opening time and is never fatal (ours). The
+ * file is left as it is in that case. `":memory:"` logs get no snapshot store.
+ *
+ * @example
+ * ```ts
+ * const snapshots = openSnapshotsBeside(".arbor/arbor.db");
+ * const repo = createSessionRepository({ log, ...(snapshots ? { snapshots } : {}) });
+ * ```
+ */
+export function openSnapshotsBeside(logPath: string): SessionSnapshotStore | undefined {
+  if (logPath === ":memory:" || logPath === "") return undefined;
+  try {
+    return createSqliteSnapshotStore({ path: snapshotPathFor(logPath) });
+  } catch {
+    return undefined;
+  }
 }

@@ -3,7 +3,9 @@
  *
  * Contract (ours; tree semantics pi's, `../shared/reference/pi-behaviour.md` §2.4):
  * - `session.created` sets `info`; `entry.appended` adds the entry and moves the leaf to it;
- *   `leaf.moved` moves the leaf; any other event type (run events, …) only advances `version`;
+ *   `leaf.moved` moves the leaf; every event (these and run events, …) advances `version` and is
+ *   folded into `activity` by the activity reducer (`session-activity.ts`); one fold,
+ *   `foldStoredInto`, serves `apply` and `applyAll`;
  * - events must arrive in stream order: an event whose version is not `version + 1` is ignored
  *   (already applied) when lower, and makes `apply` throw `InvalidStateError` when it skips ahead;
  * - the index (entries by id, append order, and children per parent once first asked for) is
@@ -31,6 +33,7 @@ import type { AgentMessage } from "../core/messages.ts";
 import type { ContextPlan } from "./context.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { isEventOfType } from "./events/catalogue.ts";
+import { emptyActivity, foldActivity, type SessionActivity } from "./session-activity.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import { roleOf, STUB_SEQ, type EntryLoader, type EntryStub } from "./lazy-entries.ts";
 import { createStatsAccumulator, type StatsAccumulator } from "./session-stats.ts";
@@ -69,6 +72,8 @@ export interface TreeSnapshot {
   skeleton: { ids: string[]; parents: (string | null)[]; types: string[]; roles: (string | null)[]; timestamps: string[] };
   /** The context plan of the leaf when the snapshot was taken (lets the first build skip the path walk). */
   contextPlan?: ContextPlan;
+  /** The activity projection at `version` (runs, queues, approvals, summaries; `session-activity.ts`). Missing in snapshots written before it existed: those are not used. */
+  activity: SessionActivity;
 }
 
 /** The store's context: scalar facts plus the shared index. */
@@ -84,6 +89,8 @@ export interface SessionTreeContext {
   /** Latest user/assistant message time (epoch ms), or undefined. */
   lastActivity: number | undefined;
   index: TreeIndex;
+  /** Runs, queues, approvals and summary intents, folded by {@link foldActivity} from the same events. */
+  activity: SessionActivity;
 }
 
 function timeOf(entry: SessionEntry): number {
@@ -158,6 +165,7 @@ function restoreContext(snapshot: TreeSnapshot, loader: EntryLoader): SessionTre
     firstUserMessage: snapshot.firstUserMessage,
     lastActivity: snapshot.lastActivity,
     index,
+    activity: snapshot.activity,
   };
 }
 
@@ -190,6 +198,7 @@ export function snapshotOf(context: SessionTreeContext): TreeSnapshot {
       roles: order.map((entry) => roleOf(entry) ?? null),
       timestamps: order.map((entry) => entry.timestamp),
     },
+    activity: context.activity,
   };
 }
 
@@ -222,12 +231,6 @@ function foldEntryInto(context: SessionTreeContext, entry: SessionEntry): void {
   context.entryCount = index.order.length;
 }
 
-function foldEntry(context: SessionTreeContext, entry: SessionEntry): SessionTreeContext {
-  const next = { ...context };
-  foldEntryInto(next, entry);
-  return next;
-}
-
 /** Creates the @xstate/store store of one session; readers reach it as {@link SessionTree.store}. */
 function createSessionTreeStore() {
   const context: SessionTreeContext = {
@@ -240,17 +243,14 @@ function createSessionTreeStore() {
     firstUserMessage: undefined,
     lastActivity: undefined,
     index: emptyIndex(),
+    activity: emptyActivity(),
   };
   return createStore({
     context,
     on: {
-      sessionCreated: (state, event: { version: number; info: SessionCreatedData }) => ({ ...state, version: event.version, info: event.info }),
-      entryAppended: (state, event: { version: number; entry: SessionEntry }) => ({ ...foldEntry(state, event.entry), version: event.version }),
-      leafMoved: (state, event: { version: number; leafId: string | null }) => ({ ...state, version: event.version, leafId: event.leafId }),
-      skipped: (state, event: { version: number }) => ({ ...state, version: event.version }),
       /** Replaces an EMPTY tree with a snapshot's state (entries stay stubs until read). */
       restored: (state, event: { snapshot: TreeSnapshot; loader: EntryLoader }) => (state.version === 0 ? restoreContext(event.snapshot, event.loader) : state),
-      /** Catch-up of many stored events in one transition (opening a session); same fold as one by one. */
+      /** One or many stored events (a catch-up when opening) in one transition, through the one fold. */
       loaded: (state, event: { events: readonly StoredEvent[] }) => {
         const next = { ...state };
         for (const stored of event.events) foldStoredInto(next, stored);
@@ -260,12 +260,16 @@ function createSessionTreeStore() {
   });
 }
 
-/** The fold of one stored event (the same rules as the per-event store events). */
-/** Folds one stored event into `state` IN PLACE (the same rules as the per-event store events). */
+/**
+ * The one fold of a stored event into the tree: `session.created` sets `info`, `entry.appended`
+ * adds the entry and moves the leaf, `leaf.moved` moves it; every event advances `version` and
+ * the activity projection. Mutates `state` IN PLACE (callers pass a fresh copy).
+ */
 function foldStoredInto(state: SessionTreeContext, event: StoredEvent): void {
   if (isEventOfType(event, "session.created")) state.info = event.data;
   else if (isEventOfType(event, "entry.appended")) foldEntryInto(state, event.data.entry);
   else if (isEventOfType(event, "leaf.moved")) state.leafId = event.data.leafId;
+  state.activity = foldActivity(state.activity, event);
   state.version = event.version;
 }
 
@@ -328,21 +332,8 @@ export function createSessionTree(): SessionTree {
           { details: { streamId: event.streamId, version: event.version, expected: current + 1 } },
         );
       }
-      if (isEventOfType(event, "session.created")) {
-        store.trigger.sessionCreated({ version: event.version, info: event.data });
-        return { applied: true };
-      }
-      if (isEventOfType(event, "entry.appended")) {
-        const { entry } = event.data;
-        store.trigger.entryAppended({ version: event.version, entry });
-        return { applied: true, entry };
-      }
-      if (isEventOfType(event, "leaf.moved")) {
-        store.trigger.leafMoved({ version: event.version, leafId: event.data.leafId });
-        return { applied: true };
-      }
-      store.trigger.skipped({ version: event.version });
-      return { applied: true };
+      store.trigger.loaded({ events: [event] });
+      return isEventOfType(event, "entry.appended") ? { applied: true, entry: event.data.entry } : { applied: true };
     },
     applyAll(events) {
       let expected = store.getSnapshot().context.version + 1;

@@ -24,6 +24,7 @@ import type { EventLog, EventMetadata, NewEvent, StoredEvent } from "./event-log
 import type { StreamLease } from "./stream-ownership.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import type { ArborEvent } from "./events/catalogue.ts";
+import type { SessionActivity } from "./session-activity.ts";
 
 /** A problem found while building a context, repaired rather than thrown. */
 export interface ContextDiagnostic {
@@ -79,6 +80,13 @@ export interface SessionView {
   readonly version: number;
   readonly leafId: string | null;
   readonly name: string | undefined;
+  /**
+   * The activity projection at {@link SessionView.version}: runs (open or settled, with status and
+   * owner), the steering / follow-up / passive queues, approvals, open summary intents
+   * (`session-activity.ts`). Folded from the same events as the tree; read it instead of
+   * re-reading the stream.
+   */
+  readonly activity: SessionActivity;
   /** Folds one stored event of this session's stream (events must arrive in version order). */
   apply(event: StoredEvent): void;
   getEntry(id: string): SessionEntry | undefined;

@@ -102,6 +102,9 @@ export function createSessionView(sessionId: string): SessionViewInternals {
     get name() {
       return tree.state.name;
     },
+    get activity() {
+      return tree.state.activity;
+    },
     get changes$(): Observable<SessionView> {
       return changes.asObservable();
     },

@@ -13,7 +13,7 @@ import { createHarness } from "../../src/harness/create-harness.ts";
 import { createAgent } from "../../src/machines/agent.ts";
 import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
 import type { Agent } from "../../src/machines/agent-types.ts";
-import { restoreQueues } from "../../src/machines/recovery.ts";
+import { foldActivityAll } from "../../src/store/session-activity.ts";
 import { memorySession, sessionEvents } from "./helpers.ts";
 
 interface Reply {
@@ -74,7 +74,7 @@ describe("passive steering", () => {
     expect(fake.requests).toHaveLength(1);
     expect(agent.hasQueuedMessages()).toBe(true);
     // Held durably: a restart would restore it.
-    expect(restoreQueues(await sessionEvents(log, session.id)).passive).toHaveLength(1);
+    expect(foldActivityAll(await sessionEvents(log, session.id)).queues.passive).toHaveLength(1);
     const second = await agent.prompt("next");
     expect(second.status).toBe("done");
     expect(fake.requests).toHaveLength(2);

@@ -1,0 +1,318 @@
+/**
+ * The activity projection of one session stream: its runs (open or settled, with status),
+ * the run's owner, the steering / follow-up / passive queues, the gated calls and their
+ * approvals, and the open summary intents. One pure reducer, {@link foldActivity}, that the
+ * session view applies to every stored event beside the tree (`session-tree.ts`), so its
+ * readers (crash recovery, summary recovery, the run lease, queue restore, approvals, the CLI
+ * printer) never re-read or re-fold the stream.
+ *
+ * Contract (ours; issue 10 item 3):
+ * - `foldActivity(state, event)` is pure: it never mutates `state` (changed parts are copied,
+ *   unchanged parts are shared); an event it ignores only advances `version`; the state is plain JSON, so a projection snapshot can store it and
+ *   a fold resumes from it (`foldActivity(restored, nextEvent)` equals folding the whole log);
+ * - events are folded in stream order; the reducer does not check versions (the tree does);
+ * - runs: `run.started` appends a run `open` and starts {@link OpenRun} (the details crash
+ *   recovery needs); `run.ended` with the same runId settles that run with its status and drops
+ *   the details; a `run.ended` of another run changes nothing. Only the last run can be open;
+ * - the open run's details are folded from the events after its `run.started` only: open
+ *   turn, open messages with their streamed content blocks, the tool calls of its assistant
+ *   messages (not errored or aborted ones), the calls with a result, the calls gated for
+ *   approval by this run and not ended, the process groups tools recorded (`tool.updated`);
+ * - queues: `queue.changed` `enqueued` appends its message, `dequeued` keeps the last `size`,
+ *   `cleared` empties the queue;
+ * - approvals: `approval.requested` records a pending call (a repeated request for the same
+ *   call replaces it in place), `approval.ended` sets its decision, `tool.ended` settles it;
+ *   kept in request order;
+ * - summaries: `summary.started` opens an intent with its owner, `summary.ended` closes it.
+ *
+ * @example
+ * ```ts
+ * let activity = emptyActivity();
+ * for (const event of await log.readStream(sessionStreamId(id))) activity = foldActivity(activity, event);
+ * activity.openRun?.runId; // the unfinished run, if any
+ * ```
+ */
+import type { ToolProcess } from "../core/process-group.ts";
+import type { AgentMessage, ToolCall } from "../core/messages.ts";
+import { isKnownEntry, type SessionEntry } from "../core/entries.ts";
+import type { StoredEvent } from "./event-log.ts";
+import { isEventOfType, type ArborEventData } from "./events/catalogue.ts";
+
+/** How a run stands: `open` until its `run.ended`, then that event's status. */
+export type RunStatus = "open" | ArborEventData<"run.ended">["status"];
+
+/** One run of the session, as the log tells it. Versions are stream versions. */
+export interface RunRecord {
+  runId: string;
+  status: RunStatus;
+  startedVersion: number;
+  endedVersion?: number;
+}
+
+/** A content block of a message being streamed, rebuilt from its `message.delta` events. */
+export interface StreamedBlock {
+  contentIndex: number;
+  kind: "text" | "thinking" | "toolCall";
+  text: string;
+  toolCallId?: string;
+  toolName?: string;
+}
+
+/** A message started and not ended in the open run. */
+export interface OpenMessage {
+  messageId: string;
+  role: string;
+  /** Streamed blocks in arrival order of their first delta. */
+  blocks: StreamedBlock[];
+}
+
+/** What the log says about the run that has no `run.ended` (yet). */
+export interface OpenRun {
+  runId: string;
+  startedVersion: number;
+  /** `metadata.owner` of `run.started`: the process running it (`run-lease.ts`). */
+  owner: unknown;
+  /** The model of `run.started`. */
+  model: { provider?: string; modelId?: string; api?: string };
+  openTurn?: { turnId: string; index: number };
+  openMessages: OpenMessage[];
+  /** Tool calls of the run's assistant messages (not errored or aborted), in order. */
+  calls: ToolCall[];
+  /** Ids of the calls whose result entry is logged. */
+  results: string[];
+  /** Ids of calls this run gated for approval (`approval.requested`) without `tool.ended`. */
+  gated: string[];
+  /** The process group each tool recorded, by tool call id. */
+  processes: Record<string, ToolProcess>;
+}
+
+/** One gated call and its approval, as the log tells it. */
+export interface ApprovalState {
+  toolCallId: string;
+  toolName: string;
+  /** The run that asked. */
+  runId: string;
+  inputDigest: string;
+  source: "tool" | "policy";
+  /** When it was asked (ISO 8601, the `approval.requested` event's time). */
+  requestedAt: string;
+  status: "pending" | "approved" | "denied" | "cancelled";
+  reason?: string;
+  /** When it was decided (ISO 8601). */
+  decidedAt?: string;
+  /** True once the call's result is logged (`tool.ended`). */
+  settled: boolean;
+}
+
+/** A summary model call (compaction, branch summary) logged as started and not ended. */
+export interface OpenSummary {
+  summaryId: string;
+  kind: "compaction" | "branch_summary";
+  /** `metadata.owner` of `summary.started`. */
+  owner: unknown;
+  startedVersion: number;
+}
+
+/** The activity projection (see the module contract). Plain JSON. */
+export interface SessionActivity {
+  /** Stream version of the last folded event (0: none). */
+  version: number;
+  runs: RunRecord[];
+  openRun?: OpenRun;
+  queues: { steering: AgentMessage[]; followUp: AgentMessage[]; passive: AgentMessage[] };
+  approvals: ApprovalState[];
+  summaries: OpenSummary[];
+}
+
+/**
+ * The activity of a stream with no event.
+ *
+ * @example
+ * ```ts
+ * const activity = foldActivity(emptyActivity(), createdEvent);
+ * ```
+ */
+export function emptyActivity(): SessionActivity {
+  return { version: 0, runs: [], queues: { steering: [], followUp: [], passive: [] }, approvals: [], summaries: [] };
+}
+
+function withRun(state: SessionActivity, update: (run: OpenRun) => OpenRun | undefined): SessionActivity {
+  if (!state.openRun) return state;
+  const openRun = update(state.openRun);
+  return openRun === undefined ? state : { ...state, openRun };
+}
+
+function foldEntry(run: OpenRun, entry: SessionEntry): OpenRun | undefined {
+  if (!isKnownEntry(entry) || entry.type !== "message") return undefined;
+  const { message } = entry;
+  if (message.role === "assistant" && message.stopReason !== "error" && message.stopReason !== "aborted") {
+    const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
+    return calls.length > 0 ? { ...run, calls: [...run.calls, ...calls] } : undefined;
+  }
+  if (message.role === "toolResult") return { ...run, results: [...run.results, message.toolCallId] };
+  return undefined;
+}
+
+function foldDelta(run: OpenRun, delta: ArborEventData<"message.delta">): OpenRun | undefined {
+  const position = run.openMessages.findIndex((message) => message.messageId === delta.messageId);
+  if (position < 0) return undefined;
+  const message = run.openMessages[position];
+  const at = message.blocks.findIndex((block) => block.contentIndex === delta.contentIndex);
+  const blocks = [...message.blocks];
+  if (at < 0) {
+    const block: StreamedBlock = { contentIndex: delta.contentIndex, kind: delta.kind, text: delta.delta };
+    if (delta.toolCallId !== undefined) block.toolCallId = delta.toolCallId;
+    if (delta.toolName !== undefined) block.toolName = delta.toolName;
+    blocks.push(block);
+  } else {
+    const old = blocks[at];
+    const block: StreamedBlock = { ...old, text: old.text + delta.delta };
+    if (block.toolCallId === undefined && delta.toolCallId !== undefined) block.toolCallId = delta.toolCallId;
+    if (block.toolName === undefined && delta.toolName !== undefined) block.toolName = delta.toolName;
+    blocks[at] = block;
+  }
+  const openMessages = [...run.openMessages];
+  openMessages[position] = { ...message, blocks };
+  return { ...run, openMessages };
+}
+
+function foldRunDetail(state: SessionActivity, event: StoredEvent): SessionActivity {
+  if (isEventOfType(event, "turn.started")) return withRun(state, (run) => ({ ...run, openTurn: { turnId: event.data.turnId, index: event.data.index } }));
+  if (isEventOfType(event, "turn.ended")) {
+    return withRun(state, (run) => {
+      if (!run.openTurn) return undefined;
+      const { openTurn: _, ...rest } = run;
+      return rest;
+    });
+  }
+  if (isEventOfType(event, "message.started")) {
+    return withRun(state, (run) => ({ ...run, openMessages: [...run.openMessages.filter((message) => message.messageId !== event.data.messageId), { messageId: event.data.messageId, role: event.data.role, blocks: [] }] }));
+  }
+  if (isEventOfType(event, "message.ended")) {
+    return withRun(state, (run) => (run.openMessages.some((message) => message.messageId === event.data.messageId) ? { ...run, openMessages: run.openMessages.filter((message) => message.messageId !== event.data.messageId) } : undefined));
+  }
+  if (isEventOfType(event, "message.delta")) return withRun(state, (run) => foldDelta(run, event.data));
+  if (isEventOfType(event, "entry.appended")) return withRun(state, (run) => foldEntry(run, event.data.entry));
+  if (isEventOfType(event, "tool.updated")) {
+    const { process } = event.data;
+    return process ? withRun(state, (run) => ({ ...run, processes: { ...run.processes, [event.data.toolCallId]: process } })) : state;
+  }
+  return state;
+}
+
+function foldApprovalEvent(state: SessionActivity, event: StoredEvent): SessionActivity {
+  if (isEventOfType(event, "approval.requested")) {
+    const { data } = event;
+    const record: ApprovalState = {
+      toolCallId: data.toolCallId,
+      toolName: data.toolName,
+      runId: data.runId,
+      inputDigest: data.inputDigest,
+      source: data.source,
+      requestedAt: event.time,
+      status: "pending",
+      settled: false,
+    };
+    const at = state.approvals.findIndex((item) => item.toolCallId === data.toolCallId);
+    const approvals = [...state.approvals];
+    if (at < 0) approvals.push(record);
+    else approvals[at] = record;
+    const next = { ...state, approvals };
+    return withRun(next, (run) => (run.runId === data.runId && !run.gated.includes(data.toolCallId) ? { ...run, gated: [...run.gated, data.toolCallId] } : undefined));
+  }
+  if (isEventOfType(event, "approval.ended")) {
+    const at = state.approvals.findIndex((item) => item.toolCallId === event.data.toolCallId);
+    if (at < 0) return state;
+    const approvals = [...state.approvals];
+    const record: ApprovalState = { ...approvals[at], status: event.data.status, decidedAt: event.time };
+    if (event.data.reason !== undefined) record.reason = event.data.reason;
+    approvals[at] = record;
+    return { ...state, approvals };
+  }
+  if (isEventOfType(event, "tool.ended")) {
+    const id = event.data.toolCallId;
+    const at = state.approvals.findIndex((item) => item.toolCallId === id);
+    let next = state;
+    if (at >= 0 && !state.approvals[at].settled) {
+      const approvals = [...state.approvals];
+      approvals[at] = { ...approvals[at], settled: true };
+      next = { ...state, approvals };
+    }
+    return withRun(next, (run) => (run.gated.includes(id) ? { ...run, gated: run.gated.filter((gatedId) => gatedId !== id) } : undefined));
+  }
+  return state;
+}
+
+function foldQueue(state: SessionActivity, data: ArborEventData<"queue.changed">): SessionActivity {
+  const queue = state.queues[data.queue];
+  if (!queue) return state;
+  let next: AgentMessage[];
+  if (data.action === "enqueued" && data.message) next = [...queue, data.message];
+  else if (data.action === "dequeued") next = queue.slice(Math.max(0, queue.length - data.size));
+  else if (data.action === "cleared") next = [];
+  else return state;
+  return { ...state, queues: { ...state.queues, [data.queue]: next } };
+}
+
+function foldEvent(state: SessionActivity, event: StoredEvent): SessionActivity {
+  if (isEventOfType(event, "run.started")) {
+    const { runId } = event.data;
+    const openRun: OpenRun = {
+      runId,
+      startedVersion: event.version,
+      owner: event.metadata.owner,
+      model: { ...event.data.model },
+      openMessages: [],
+      calls: [],
+      results: [],
+      gated: [],
+      processes: {},
+    };
+    return { ...state, runs: [...state.runs, { runId, status: "open", startedVersion: event.version }], openRun };
+  }
+  if (isEventOfType(event, "run.ended")) {
+    if (state.openRun?.runId !== event.data.runId) return state;
+    const runs = [...state.runs];
+    runs[runs.length - 1] = { ...runs[runs.length - 1], status: event.data.status, endedVersion: event.version };
+    const { openRun: _, ...rest } = state;
+    return { ...rest, runs };
+  }
+  if (isEventOfType(event, "queue.changed")) return foldQueue(state, event.data);
+  if (isEventOfType(event, "summary.started")) {
+    const { summaryId, kind } = event.data;
+    return { ...state, summaries: [...state.summaries.filter((item) => item.summaryId !== summaryId), { summaryId, kind, owner: event.metadata.owner, startedVersion: event.version }] };
+  }
+  if (isEventOfType(event, "summary.ended")) {
+    const { summaryId } = event.data;
+    return state.summaries.some((item) => item.summaryId === summaryId) ? { ...state, summaries: state.summaries.filter((item) => item.summaryId !== summaryId) } : state;
+  }
+  if (isEventOfType(event, "approval.requested", "approval.ended", "tool.ended")) return foldApprovalEvent(state, event);
+  return foldRunDetail(state, event);
+}
+
+/**
+ * Folds one stored event of the session stream (see the module contract). Pure.
+ *
+ * @example
+ * ```ts
+ * activity = foldActivity(activity, storedEvent);
+ * ```
+ */
+export function foldActivity(state: SessionActivity, event: StoredEvent): SessionActivity {
+  const next = foldEvent(state, event);
+  return next === state ? { ...state, version: event.version } : { ...next, version: event.version };
+}
+
+/**
+ * Folds `events` from `from` (default: the empty activity). Pure.
+ *
+ * @example
+ * ```ts
+ * const { openRun } = foldActivityAll(await log.readStream(sessionStreamId(id)));
+ * ```
+ */
+export function foldActivityAll(events: readonly StoredEvent[], from: SessionActivity = emptyActivity()): SessionActivity {
+  let state = from;
+  for (const event of events) state = foldActivity(state, event);
+  return state;
+}

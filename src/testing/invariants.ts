@@ -1,0 +1,175 @@
+/**
+ * The invariants the agent test kit checks on every executed path, and the shape of a user's own.
+ *
+ * Contract (ours; the promises of `docs/architecture.md`, checked from the outside):
+ * - `calls-paired`: every tool call in the session has exactly one result (a call still waiting
+ *   for approval has none), and every `tool.started` has exactly one `tool.ended`;
+ * - `no-tool-after-abort`: no tool execution began after the kit asked for an abort, and no
+ *   `tool.started` follows the first event of a run that records the abort;
+ * - `replay-equals-live`: the session read from scratch from the log file (a new read-only
+ *   connection) equals the live session's projection: entries, leaf and model context;
+ * - `explained-before`: no event precedes the one that explains it (a `*.ended` its `*.started`,
+ *   a delta its message, an approval's end its request, a tool result entry the assistant entry
+ *   with its call), and every real tool execution began after its `tool.started` was committed;
+ * - a check throws (any error) to fail; each failure names its invariant.
+ *
+ * @example
+ * ```ts
+ * const noSecrets: AgentInvariant = { name: "no-secrets", check: ({ events }) => { if (JSON.stringify(events).includes("sk-")) throw new Error("a key reached the log"); } };
+ * ```
+ */
+import type { AgentMessage } from "../core/messages.ts";
+import type { StoredEvent } from "../store/event-log.ts";
+import type { SessionView } from "../store/session-types.ts";
+import type { ToolExecutionRecord } from "./path-fixtures.ts";
+
+/**
+ * What an invariant sees of one executed path. `events` are the session's stored events in
+ * version order; `live` the harness's projection; `replayed` the same session read from scratch.
+ *
+ * @example
+ * ```ts
+ * const check = ({ events }: InvariantContext) => events.filter((event) => event.type === "run.ended").length;
+ * ```
+ */
+export interface InvariantContext {
+  sessionId: string;
+  events: StoredEvent[];
+  live: SessionView;
+  replayed: SessionView;
+  /** Every execution of a (wrapped) user tool, in start order. */
+  executions: ToolExecutionRecord[];
+  /** The tool calls left waiting for approval when the path ended. */
+  pendingToolCallIds: string[];
+  /** The path's steps, readable. */
+  steps: string[];
+}
+
+/**
+ * A named check over an executed path; `check` throws (or rejects) to report a violation.
+ *
+ * @example
+ * ```ts
+ * const oneRun: AgentInvariant = { name: "one-run", check: ({ events }) => { if (events.filter((e) => e.type === "run.started").length > 2) throw new Error("more than two runs"); } };
+ * ```
+ */
+export interface AgentInvariant {
+  name: string;
+  check: (context: InvariantContext) => void | Promise<void>;
+}
+
+const dataOf = (event: StoredEvent) => event.data as Record<string, any>;
+
+function fail(message: string): never {
+  throw new Error(message);
+}
+
+const callsPaired: AgentInvariant = {
+  name: "calls-paired",
+  check: ({ live, events, pendingToolCallIds }) => {
+    const pending = new Set(pendingToolCallIds);
+    const results = new Map<string, number>();
+    const calls: string[] = [];
+    const stored = live.getEntries().flatMap((entry) => (entry.type === "message" ? [(entry as { message: AgentMessage }).message] : []));
+    for (const message of stored) {
+      if (message.role === "toolResult") results.set(message.toolCallId, (results.get(message.toolCallId) ?? 0) + 1);
+      if (message.role === "assistant" && message.stopReason !== "error" && message.stopReason !== "aborted") {
+        for (const block of message.content) if (block.type === "toolCall") calls.push(block.id);
+      }
+    }
+    for (const id of calls) {
+      const count = results.get(id) ?? 0;
+      if (pending.has(id) ? count !== 0 : count !== 1) fail(`tool call ${id} has ${count} results${pending.has(id) ? " while it waits for approval" : ""}`);
+    }
+    const diagnostics = live.buildContext().diagnostics.filter((diagnostic) => !(diagnostic.toolCallId && pending.has(diagnostic.toolCallId)));
+    if (diagnostics.length) fail(`the context needed repairs: ${diagnostics.map((diagnostic) => `${diagnostic.kind} ${diagnostic.toolCallId ?? ""}`.trim()).join(", ")}`);
+    const started = new Map<string, number>();
+    const ended = new Map<string, number>();
+    for (const event of events) {
+      if (event.type === "tool.started") started.set(dataOf(event).toolCallId, (started.get(dataOf(event).toolCallId) ?? 0) + 1);
+      if (event.type === "tool.ended") ended.set(dataOf(event).toolCallId, (ended.get(dataOf(event).toolCallId) ?? 0) + 1);
+    }
+    for (const [id, count] of started) {
+      if (count !== 1) fail(`tool call ${id} has ${count} tool.started events`);
+      const ends = ended.get(id) ?? 0;
+      if (pending.has(id) ? ends !== 0 : ends !== 1) fail(`tool call ${id} has ${ends} tool.ended events`);
+    }
+  },
+};
+
+const ABORT_MARKS = (event: StoredEvent) =>
+  (event.type === "tool.ended" && ["aborted", "skipped"].includes(dataOf(event).outcome)) ||
+  (event.type === "message.ended" && dataOf(event).stopReason === "aborted") ||
+  (event.type === "retry.ended" && dataOf(event).error === "Retry cancelled") ||
+  (event.type === "run.ended" && dataOf(event).status === "aborted");
+
+const noToolAfterAbort: AgentInvariant = {
+  name: "no-tool-after-abort",
+  check: ({ events, executions }) => {
+    const late = executions.filter((execution) => execution.afterAbort);
+    if (late.length) fail(`tool ${late.map((execution) => `${execution.toolName} (${execution.toolCallId})`).join(", ")} started after the abort`);
+    const abortedRuns = new Set<string>();
+    for (const event of events) {
+      const runId = event.metadata?.runId as string | undefined;
+      if (runId === undefined) continue;
+      if (ABORT_MARKS(event)) abortedRuns.add(runId);
+      else if (event.type === "tool.started" && abortedRuns.has(runId)) fail(`tool.started of ${dataOf(event).toolCallId} (version ${event.version}) follows the abort of run ${runId}`);
+    }
+  },
+};
+
+const replayEqualsLive: AgentInvariant = {
+  name: "replay-equals-live",
+  check: ({ live, replayed }) => {
+    const shape = (view: SessionView) => ({ leafId: view.leafId, entries: view.getEntries(), context: view.buildContext() });
+    const left = JSON.stringify(shape(live));
+    const right = JSON.stringify(shape(replayed));
+    if (left === right) return;
+    let at = 0;
+    while (at < left.length && left[at] === right[at]) at++;
+    fail(`the session replayed from the log differs from the live projection at character ${at}: live …${left.slice(Math.max(0, at - 40), at + 60)}… replayed …${right.slice(Math.max(0, at - 40), at + 60)}…`);
+  },
+};
+
+/** For each event type, the event that must come before it, keyed the same way. */
+const EXPLAINED_BY: Record<string, { by: string[]; key: string }> = {
+  "run.ended": { by: ["run.started"], key: "runId" },
+  "turn.ended": { by: ["turn.started"], key: "turnId" },
+  "message.delta": { by: ["message.started"], key: "messageId" },
+  "message.ended": { by: ["message.started"], key: "messageId" },
+  "tool.ended": { by: ["tool.started", "approval.requested"], key: "toolCallId" },
+  "approval.ended": { by: ["approval.requested"], key: "toolCallId" },
+};
+
+const explainedBefore: AgentInvariant = {
+  name: "explained-before",
+  check: ({ events, executions }) => {
+    const seen = new Set<string>();
+    const calls = new Set<string>();
+    for (const event of events) {
+      const data = dataOf(event);
+      const rule = EXPLAINED_BY[event.type];
+      if (rule && !rule.by.some((type) => seen.has(`${type}:${data[rule.key]}`))) fail(`${event.type} of ${data[rule.key]} (version ${event.version}) comes before its ${rule.by.join(" or ")}`);
+      if (event.type === "retry.started" && !seen.has("retry.scheduled:")) fail(`retry.started (version ${event.version}) comes before any retry.scheduled`);
+      for (const key of ["runId", "turnId", "messageId", "toolCallId"]) if (data?.[key] !== undefined) seen.add(`${event.type}:${data[key]}`);
+      if (event.type === "retry.scheduled") seen.add("retry.scheduled:");
+      if (event.type === "entry.appended") {
+        const message = data.entry?.message as AgentMessage | undefined;
+        if (message?.role === "assistant") for (const block of message.content) if (block.type === "toolCall") calls.add(block.id);
+        if (message?.role === "toolResult" && !calls.has(message.toolCallId)) fail(`the result of ${message.toolCallId} (version ${event.version}) comes before the assistant message that calls it`);
+      }
+    }
+    const uncommitted = executions.filter((execution) => execution.real && !execution.startCommitted);
+    if (uncommitted.length) fail(`tool ${uncommitted.map((execution) => `${execution.toolName} (${execution.toolCallId})`).join(", ")} ran before its tool.started was committed`);
+  },
+};
+
+/**
+ * Arbor's own invariants, checked on every path before the user's (see the module contract).
+ *
+ * @example
+ * ```ts
+ * BUILT_IN_INVARIANTS.map((invariant) => invariant.name); // ["calls-paired", "no-tool-after-abort", "replay-equals-live", "explained-before"]
+ * ```
+ */
+export const BUILT_IN_INVARIANTS: readonly AgentInvariant[] = [callsPaired, noToolAfterAbort, replayEqualsLive, explainedBefore];

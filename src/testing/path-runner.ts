@@ -1,0 +1,316 @@
+/**
+ * Executes one generated path against real actors: a real harness over a real SQLite file in
+ * a temporary directory, the user's tools and hooks, and a scripted model derived from the path.
+ *
+ * Contract (ours):
+ * - tool-execution paths: the model calls the path's tool once (call id `kit_c1`; with a second
+ *   call `kit_c2` when the abort must find the first call `ready`), then answers text; a tool
+ *   that needs approval reaches `ready` only after an approval (prompt, approve, continue);
+ * - run paths: each tool-calls answer calls every configured tool once (ids `kit_<answer>_<n>`;
+ *   only the tools without approval unless the path gates), queue messages are queued during the
+ *   model call before the poll that delivers them, aborts happen where the path says;
+ * - the checks: the real actors pass through the path's states in order (observed with the
+ *   harness's `inspect`), the run ends as the path does, every tool call ends with the outcome the
+ *   path names, the model was called as often as the path scripts, then every invariant;
+ * - the temporary directory is removed afterwards; the harness is closed even on failure;
+ * - returns the report; throws {@link AgentTestPathError} listing the steps and the failures.
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AgentTool } from "../core/tools.ts";
+import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
+import type { AgentHarnessOptions } from "../harness/options.ts";
+import type { HarnessHooks } from "../harness/hook-types.ts";
+import type { StoredEvent } from "../store/event-log.ts";
+import { createSessionRepository } from "../store/session-repository.ts";
+import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
+import { BUILT_IN_INVARIANTS, type AgentInvariant } from "./invariants.ts";
+import type { ModelAnswerKind, RunScenario, ToolScenario } from "./path-graph.ts";
+import { hold, httpError, pathModel, wrapTool, type PathAnswer, type PathProbe, type ToolBehaviour } from "./path-fixtures.ts";
+import { AgentTestPathError, type PathFailure } from "./path-report.ts";
+
+/** The user's configuration as the runner needs it (see `AgentTestConfig`). */
+export interface RunnerConfig {
+  tools: AgentTool<any, any, any>[];
+  hooks?: HarnessHooks;
+  requireApproval?: readonly string[] | "all";
+  arguments: Record<string, Record<string, unknown>>;
+  harness?: Partial<AgentHarnessOptions>;
+  invariants: AgentInvariant[];
+  timeoutMs: number;
+}
+
+/**
+ * What an executed path reports: the model calls made, the tool outcomes logged, the run
+ * statuses, and how many stored events the session holds.
+ *
+ * @example
+ * ```ts
+ * const report: PathReport = await path.test();
+ * report.toolOutcomes; // { kit_c1: "succeeded" }
+ * ```
+ */
+export interface PathReport {
+  modelCalls: number;
+  runStatuses: string[];
+  toolOutcomes: Record<string, string>;
+  events: number;
+}
+
+interface Plan {
+  answers: PathAnswer[];
+  behaviours: Map<string, ToolBehaviour>;
+  /** Per call id: what the kit's toolCall hook does. */
+  onToolCall: Map<string, "block" | "abort">;
+  onToolResult: Map<string, "abort" | "error" | "success">;
+  before: (index: number, probe: PathProbe, harness: () => AgentHarness) => void;
+  expectedOutcomes: Map<string, string>;
+  expectedStatuses: string[];
+  /** Approve (or deny) the waiting calls after the first run, then continue. */
+  decide?: "approved" | "denied";
+  /** The kit's hooks act from this run on (2: only in the run that resumes after the approval). */
+  activeFromRun: number;
+  /** Abort when this retry is scheduled (1-based count of retries); its error asks for a long Retry-After. */
+  abortOnRetry?: number;
+  states: string[];
+  actor: "run" | "toolExecution";
+  traceOf?: string;
+  /** The tool whose calls time out (its stand-in gets a short `timeoutMs`). */
+  timeoutTool?: string;
+}
+
+const needsApproval = (tool: AgentTool<any, any, any>, policy: RunnerConfig["requireApproval"]) =>
+  tool.needsApproval !== undefined && tool.needsApproval !== false ? true : policy === "all" || (policy ?? []).includes(tool.name);
+
+function toolPlan(config: RunnerConfig, scenario: ToolScenario): Plan {
+  const tool = config.tools.find((candidate) => candidate.name === scenario.tool)!;
+  const args = config.arguments[tool.name] ?? {};
+  const approval = needsApproval(tool, config.requireApproval);
+  const name = scenario.prepare === "not_found" ? `missing_${tool.name}`.slice(0, 64) : tool.name;
+  const calls = [{ id: "kit_c1", name, arguments: scenario.prepare === "invalid" ? "{\"unterminated" : args }];
+  if (scenario.abortIn === "ready") calls.push({ id: "kit_c2", name: tool.name, arguments: args });
+  const plan: Plan = {
+    answers: [{ toolCalls: calls }],
+    behaviours: new Map([["kit_c1", { ...(scenario.execution ? { execution: scenario.execution } : {}), abortOnStart: scenario.abortIn === "executing" }]]),
+    onToolCall: new Map(),
+    onToolResult: new Map(),
+    before: () => {},
+    expectedOutcomes: new Map(),
+    expectedStatuses: [],
+    activeFromRun: 1,
+    states: scenario.states,
+    actor: "toolExecution",
+    traceOf: "kit_c1",
+    ...(scenario.execution === "timed_out" ? { timeoutTool: tool.name } : {}),
+  };
+  if (scenario.prepare === "blocked") plan.onToolCall.set("kit_c1", "block");
+  if (scenario.abortIn === "preparing") plan.onToolCall.set("kit_c1", "abort");
+  if (scenario.abortIn === "ready") plan.onToolCall.set("kit_c2", "abort");
+  if (scenario.abortIn === "finalizing") plan.onToolResult.set("kit_c1", "abort");
+  else if (scenario.finalizeError !== undefined) plan.onToolResult.set("kit_c1", scenario.finalizeError ? "error" : "success");
+  const aborted = scenario.abortIn !== undefined;
+  const reachesReady = scenario.prepare !== undefined && scenario.prepare !== "not_found" && scenario.prepare !== "invalid" && scenario.prepare !== "blocked" && scenario.prepare !== "gated";
+  const viaApproval = approval && (reachesReady || (scenario.prepare === undefined && !aborted));
+  if (scenario.final && scenario.end !== "gated") plan.expectedOutcomes.set("kit_c1", scenario.end);
+  if (scenario.end === "gated") plan.expectedStatuses.push("suspended");
+  else if (viaApproval) {
+    plan.decide = "approved";
+    plan.activeFromRun = 2;
+    plan.expectedStatuses.push("suspended", aborted ? "aborted" : "done");
+  } else plan.expectedStatuses.push(aborted ? "aborted" : "done");
+  if (!aborted && scenario.end !== "gated") plan.answers.push({ text: "done" });
+  return plan;
+}
+
+const ANSWERS: Record<Exclude<ModelAnswerKind, "toolCalls">, () => PathAnswer> = {
+  text: () => ({ text: "answer" }),
+  length: () => ({ text: "cut", finishReason: "length" }),
+  providerError: () => httpError(400, "Bad request (scripted by the path)"),
+  retryableError: () => httpError(503, "Service unavailable (scripted by the path)"),
+};
+
+function runPlan(config: RunnerConfig, scenario: RunScenario): Plan {
+  const gatedTools = config.tools.filter((tool) => needsApproval(tool, config.requireApproval));
+  const plan: Plan = {
+    answers: [],
+    behaviours: new Map(),
+    onToolCall: new Map(),
+    onToolResult: new Map(),
+    before: () => {},
+    expectedOutcomes: new Map(),
+    expectedStatuses: [],
+    activeFromRun: 1,
+    ...(scenario.abort?.in === "retrying" ? { abortOnRetry: scenario.answers.slice(0, scenario.abort.answer + 1).filter((kind) => kind === "retryableError").length } : {}),
+    states: scenario.states,
+    actor: "run",
+    ...(scenario.approval ? { decide: scenario.approval } : {}),
+  };
+  scenario.answers.forEach((kind, index) => {
+    if (kind !== "toolCalls") {
+      plan.answers.push(ANSWERS[kind]());
+      return;
+    }
+    const tools = scenario.gated && index === lastToolAnswer(scenario) ? config.tools : config.tools.filter((tool) => !gatedTools.includes(tool));
+    const calls = tools.map((tool, n) => ({ id: `kit_${index}_${n}`, name: tool.name, arguments: config.arguments[tool.name] ?? {} }));
+    plan.answers.push({ toolCalls: calls });
+    const abortHere = scenario.abort && scenario.abort.answer === index && scenario.abort.in.startsWith("tools");
+    for (const [n, call] of calls.entries()) {
+      const gated = gatedTools.includes(tools[n]);
+      if (abortHere) {
+        if (n === 0) {
+          if (scenario.abort!.in === "toolsPreparing") plan.onToolCall.set(call.id, "abort");
+          else plan.behaviours.set(call.id, { abortOnStart: true });
+        }
+        continue;
+      }
+      if (!gated) plan.expectedOutcomes.set(call.id, "succeeded");
+      else if (scenario.approval) plan.expectedOutcomes.set(call.id, scenario.approval === "approved" ? "succeeded" : "denied");
+    }
+  });
+  if (scenario.abort?.in === "streaming") plan.answers[scenario.abort.answer] = "hang";
+  // The retry the abort must find waiting asks for a long delay (Retry-After), so the abort comes first.
+  if (scenario.abort?.in === "retrying") plan.answers[scenario.abort.answer] = httpError(503, "Service unavailable (scripted by the path)", { "retry-after": "60" });
+  plan.before = (index, probe, harness) => {
+    if (scenario.steering.includes(index)) harness().steer(`steering queued during model call ${index + 1}`);
+    if (scenario.followUps.includes(index)) harness().followUp(`follow-up queued during model call ${index + 1}`);
+    if (scenario.abort?.in === "streaming" && scenario.abort.answer === index) probe.abort("aborted by the path while the model streams");
+  };
+  if (scenario.approval) plan.expectedStatuses.push("suspended", "done");
+  else plan.expectedStatuses.push(scenario.end);
+  return plan;
+}
+
+function lastToolAnswer(scenario: RunScenario): number {
+  return scenario.answers.lastIndexOf("toolCalls");
+}
+
+/** True when `expected` occurs in `observed` in order (not necessarily adjacent). */
+function isSubsequence(path: string[], observed: string[]): boolean {
+  const expected = path.filter((state, index) => state !== path[index - 1]);
+  let at = 0;
+  for (const state of observed) if (at < expected.length && state === expected[at]) at++;
+  return at === expected.length;
+}
+
+/** The `timeoutMs` of a tool whose path times out: its stand-in waits for the timer's abort. */
+const TIMEOUT_MS = 20;
+
+const stateText = (value: unknown) => (typeof value === "string" ? value : JSON.stringify(value));
+
+/** Executes `scenario` (see the module contract). */
+export async function executePath(config: RunnerConfig, scenario: ToolScenario | RunScenario, steps: string[], description: string): Promise<PathReport> {
+  const plan = scenario.machine === "run" ? runPlan(config, scenario) : toolPlan(config, scenario);
+  const dir = mkdtempSync(join(tmpdir(), "arbor-kit-"));
+  const log = createSqliteEventLog({ path: join(dir, "arbor.db") });
+  let harness: AgentHarness | undefined;
+  const failures: PathFailure[] = [];
+  const traces = new Map<string, { id: string; states: string[] }>();
+  const report: PathReport = { modelCalls: 0, runStatuses: [], toolOutcomes: {}, events: 0 };
+  try {
+    const probe: PathProbe = { log, streamId: "", abortRequested: false, executions: [], modelCalls: [], abort: () => {} };
+    probe.abort = (reason) => {
+      probe.abortRequested = true;
+      harness?.abort(reason);
+    };
+    const wanted = plan.actor === "run" ? "run" : "toolExecution";
+    const inspect = (event: { type: string; actorRef?: { sessionId: string; id?: string }; snapshot?: { machine?: { id: string }; value?: unknown } }) => {
+      if (event.type !== "@xstate.snapshot" || event.snapshot?.machine?.id !== wanted || !event.actorRef) return;
+      const trace = traces.get(event.actorRef.sessionId) ?? { id: event.actorRef.id ?? "", states: [] };
+      const state = stateText(event.snapshot.value);
+      if (trace.states.at(-1) !== state) trace.states.push(state);
+      traces.set(event.actorRef.sessionId, trace);
+    };
+    const { retry: _retry, ...rest } = config.harness ?? {};
+    harness = await createHarness({
+      ...rest,
+      eventLog: log,
+      cwd: dir,
+      models: { kit: pathModel(probe, () => plan.answers, (index) => plan.before(index, probe, () => harness!)) },
+      tools: config.tools.map((tool) => wrapTool(tool, probe, (id) => plan.behaviours.get(id) ?? {}, tool.name === plan.timeoutTool ? TIMEOUT_MS : undefined)),
+      ...(config.hooks ? { hooks: config.hooks } : {}),
+      ...(config.requireApproval ? { requireApproval: config.requireApproval } : {}),
+      retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 60_000 },
+      inspect,
+    });
+    probe.streamId = `session-${harness.id}`;
+    let run = 1;
+    harness.on("toolCall", (event) => {
+      const action = run >= plan.activeFromRun ? plan.onToolCall.get(event.toolCallId) : undefined;
+      if (action === "block") return { block: true, reason: "blocked by the path" };
+      if (action === "abort") {
+        probe.abort("aborted by the path while the call is prepared");
+        return hold();
+      }
+      return undefined;
+    });
+    harness.on("toolResult", (event) => {
+      const action = run >= plan.activeFromRun ? plan.onToolResult.get(event.toolCallId) : undefined;
+      if (action === "abort") {
+        probe.abort("aborted by the path while the result is finalized");
+        return hold();
+      }
+      if (action) return { isError: action === "error" };
+      return undefined;
+    });
+    let retries = 0;
+    if (plan.abortOnRetry !== undefined) harness.on("retryScheduled", () => {
+      if (++retries === plan.abortOnRetry) probe.abort("aborted by the path while a retry waits");
+    });
+    const session = harness;
+    const deadline = new Promise<never>((_resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`the path did not finish within ${config.timeoutMs} ms`)), config.timeoutMs);
+      timer.unref?.();
+    });
+    const first = await Promise.race([session.prompt("go"), deadline]);
+    report.runStatuses.push(first.status);
+    if (plan.decide && first.status === "suspended") {
+      for (const id of first.pendingApprovals ?? []) {
+        if (plan.decide === "approved") await session.approve(id);
+        else await session.deny(id, { reason: "denied by the path" });
+      }
+      run = 2;
+      const second = await Promise.race([session.continue(), deadline]);
+      report.runStatuses.push(second.status);
+    }
+    await Promise.race([session.waitForIdle(), deadline]);
+    report.modelCalls = probe.modelCalls.length;
+    const events: StoredEvent[] = await log.readStream(probe.streamId);
+    report.events = events.length;
+    for (const event of events) if (event.type === "tool.ended") report.toolOutcomes[(event.data as { toolCallId: string }).toolCallId] = (event.data as { outcome: string }).outcome;
+
+    if (JSON.stringify(report.runStatuses) !== JSON.stringify(plan.expectedStatuses)) failures.push({ check: "run-status", message: `the runs ended ${report.runStatuses.join(", ")}; the path ends ${plan.expectedStatuses.join(", ")}` });
+    for (const [id, outcome] of plan.expectedOutcomes) {
+      if (report.toolOutcomes[id] !== outcome) failures.push({ check: "tool-outcome", message: `tool call ${id} ended "${report.toolOutcomes[id] ?? "(no tool.ended)"}"; the path expects "${outcome}"` });
+    }
+    const scripted = plan.answers.length;
+    if (report.modelCalls !== scripted) failures.push({ check: "model-calls", message: `the model was called ${report.modelCalls} times; the path scripts ${scripted}` });
+    const candidates = [...traces.values()].filter((trace) => plan.traceOf === undefined || trace.id === `tool:${plan.traceOf}`);
+    if (!candidates.some((trace) => isSubsequence(plan.states, trace.states))) {
+      failures.push({ check: "states", message: `the ${plan.actor} actor did not pass through ${plan.states.join(" > ")}; it went ${candidates.map((trace) => trace.states.join(" > ")).join(" | ") || "nowhere (never started)"}` });
+    }
+    const replayLog = createSqliteEventLog({ path: join(dir, "arbor.db"), readOnly: true });
+    try {
+      const replayed = await createSessionRepository({ log: replayLog }).open(harness.id);
+      const pending = (await session.pendingApprovals()).map((approval) => approval.toolCallId);
+      const context = { sessionId: harness.id, events, live: session.session.view, replayed: replayed.view, executions: probe.executions, pendingToolCallIds: pending, steps };
+      for (const invariant of [...BUILT_IN_INVARIANTS, ...config.invariants]) {
+        try {
+          await invariant.check(context);
+        } catch (error) {
+          failures.push({ check: invariant.name, message: error instanceof Error ? error.message : String(error) });
+        }
+      }
+    } finally {
+      await replayLog.close();
+    }
+  } catch (error) {
+    failures.push({ check: "execution", message: error instanceof Error ? error.message : String(error) });
+  } finally {
+    await harness?.close().catch(() => {});
+    await log.close().catch(() => {});
+    rmSync(dir, { recursive: true, force: true });
+  }
+  if (failures.length) throw new AgentTestPathError(description, steps, failures);
+  return report;
+}
