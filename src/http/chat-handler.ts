@@ -22,6 +22,11 @@
  *   session's tenant (`404` for an unknown or another tenant's session, nothing written);
  * - with only a `repository` the handler is read-only (sessions, events, resume of runs driven
  *   by another process through a shared log): `POST` routes answer `501`;
+ * - `trigger: "regenerate-message"` regenerates the assistant message `messageId` (a run id;
+ *   default the last run): the leaf moves to before the user message that started that run and
+ *   that message is prompted again (a sibling branch; the old reply stays in the tree), streamed
+ *   as a new message (`404` for an
+ *   unknown message, `409` while busy);
  * - tool approvals (`docs/approval.md`): a call waiting for approval is a `tool-approval-request`
  *   part (approval id = tool call id) and the run ends `suspended`; a `POST` whose last message
  *   is the assistant message with `approval-responded` parts records each decision
@@ -52,6 +57,7 @@ import { resolveTenant, type ChatAuthOptions } from "./auth.ts";
 import { parseChatRequest } from "./chat-request.ts";
 import { inspectorPage } from "./inspector-page.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
+import { regenerateTarget } from "./regenerate.ts";
 import { lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
 import { sessionDetail, sessionEvents, sessionList } from "./session-routes.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
@@ -158,6 +164,10 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
       return answerApprovals(id, parsed.decisions, traceOf(request));
     }
+    if (parsed.kind === "regenerate") {
+      if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+      return regenerate(id, parsed.messageId, traceOf(request));
+    }
     const { prompt } = parsed;
     const trace = traceOf(request);
     if (owner === undefined) {
@@ -213,6 +223,32 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     }
     // A call still without a decision rejects continue() (ApprovalPendingError): the stream ends with that error.
     return uiMessageStreamResponse(followRun(runChunks$(log, streamId, first - 1, { emitAfterVersion: before, endAfterVersion: before }), outcome), { ...keepAlive, headers: trace.headers });
+  };
+
+  /**
+   * `regenerate-message`: the leaf moves to before the user message that started run `messageId`
+   * and that message is prompted again (a sibling branch; the old reply stays in the tree).
+   */
+  const regenerate = async (id: string, messageId: string | undefined, trace: RequestTrace): Promise<Response> => {
+    const target = await regenerateTarget(log, sessionStream(id), messageId);
+    if ("error" in target) return jsonError(target.status, target.code, target.error);
+    let session: HarnessSession;
+    try {
+      session = await harness!.openSession(id);
+      await session.moveTo(target.entryId);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+      throw error;
+    }
+    const before = await log.streamVersion(sessionStream(id));
+    let outcome: Promise<unknown>;
+    try {
+      outcome = session.prompt({ ...target.message, timestamp: Date.now() }, undefined, trace.options);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+      throw error;
+    }
+    return uiMessageStreamResponse(followRun(runChunks$(log, sessionStream(id), before), outcome), { ...keepAlive, headers: trace.headers });
   };
 
   /** The chunks, or an error when the prompt fails before its run starts (a throwing hook has no run.ended to end the stream). */
