@@ -51,6 +51,7 @@ import type { HarnessSession } from "../harness/harness-session-types.ts";
 import type { RunOutcome } from "../machines/agent-types.ts";
 import type { ArborEventData } from "../store/events/catalogue.ts";
 import { AgentDefinitionError, AgentInputError, AgentOutputError, AgentRunError, issuesOf } from "./errors.ts";
+import { endedOutcome, priorInvocation } from "./resume.ts";
 import { createAnswerJudge, FINAL_ANSWER_TOOL, finalAnswerTool, judgedModel, judgeMessage, planOutput, type OutputMode, type OutputPlan } from "./structured-output.ts";
 
 /**
@@ -133,6 +134,18 @@ export interface AgentRunOptions {
   metadata?: Record<string, unknown>;
   /** The session's working directory; default the harness's. */
   cwd?: string;
+  /**
+   * Called with the invocation's session id once the session exists, before anything runs in it
+   * (awaited; a workflow logs it, to resume there after a crash).
+   */
+  onSession?: (sessionId: string) => void | Promise<void>;
+  /**
+   * Goes on with the invocation in this session (of this agent) instead of starting one: after the
+   * session's crash recovery, a logged `agent.ended` is the outcome as recorded; a complete final
+   * answer is judged; otherwise the run continues from its context (tool calls that ran are not
+   * run again). Ours, issue 13 (workflow agent steps).
+   */
+  resumeSession?: string;
 }
 
 /**
@@ -228,22 +241,30 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
     let session: HarnessSession | undefined;
     const model = judgedModel(client, judge, (message) => session?.followUp(message));
     const instructions = typeof options.instructions === "function" ? options.instructions(value) : options.instructions;
-    session = await harness.createSession({
-      ...(runOptions.cwd !== undefined ? { cwd: runOptions.cwd } : {}),
-      metadata: { ...runOptions.metadata, agent: options.name },
-      systemPrompt: instructionsFor(plan, instructions),
-      tools: [...(options.tools ?? []), ...(plan.mode === "tool" ? [finalAnswerTool(judge)] : [])],
-      model,
-    });
+    const overrides = { systemPrompt: instructionsFor(plan, instructions), tools: [...(options.tools ?? []), ...(plan.mode === "tool" ? [finalAnswerTool(judge)] : [])], model };
+    session =
+      runOptions.resumeSession !== undefined
+        ? await harness.openSession(runOptions.resumeSession, overrides)
+        : await harness.createSession({ ...(runOptions.cwd !== undefined ? { cwd: runOptions.cwd } : {}), metadata: { ...runOptions.metadata, agent: options.name }, ...overrides });
     const live = session;
-    const invocationId = randomUUID();
+    const prior = runOptions.resumeSession !== undefined && harness.repository ? await priorInvocation(harness.repository.log, live.id) : {};
+    const invocationId = prior.started?.invocationId ?? randomUUID();
     const common = { agent: options.name, invocationId };
     const onAbort = () => live.abort(signal?.reason instanceof Error ? signal.reason.message : "aborted");
     try {
-      await live.agent.appendRecords([{ type: "agent.started", data: { ...common, mode: plan.mode satisfies OutputMode, maxRepairs, input: value } }]);
+      await runOptions.onSession?.(live.id);
+      if (prior.ended) return endedOutcome(prior.ended, live.id) as AgentOutcome<AgentOutputOf<Output>>;
+      if (!prior.started) await live.agent.appendRecords([{ type: "agent.started", data: { ...common, mode: plan.mode satisfies OutputMode, maxRepairs, input: value } }]);
       const text = options.prompt ? options.prompt(value) : typeof value === "string" ? value : JSON.stringify(value, null, 2);
       signal?.addEventListener("abort", onAbort, { once: true });
-      const running = live.prompt({ role: "user", content: text, timestamp: Date.now() });
+      const last = prior.lastMessage;
+      // A resumed invocation whose answer is complete is judged as it is; one cut off goes on in its run's context.
+      const answered = prior.started && last?.role === "assistant" && last.stopReason === "stop" && !last.content.some((block) => block.type === "toolCall");
+      const running: Promise<RunOutcome> = answered
+        ? Promise.resolve({ runId: prior.lastRunId ?? invocationId, status: "done", messages: [], lastAssistant: last })
+        : prior.started && last
+          ? live.continue()
+          : live.prompt({ role: "user", content: text, timestamp: Date.now() });
       if (signal?.aborted) onAbort();
       const ran = await running;
       const usage = sumUsage(ran.messages);

@@ -85,9 +85,11 @@ export interface AgentHarness extends HarnessSession {
    * Opens another session of the repository with the same configuration, after its crash
    * recovery finished. A session already open in this harness (not disposed) is returned as it
    * is (the harness itself for its own session), so there is one writer per session.
-   * Rejects with SessionNotFoundError; InvalidStateError after `close()`.
+   * Rejects with SessionNotFoundError; InvalidStateError after `close()`. `overrides` replace the
+   * harness's system prompt, tools and model for this session, as in `createSession` (a typed
+   * agent resuming its session uses them); they do not apply to a session already open.
    */
-  openSession(id: string): Promise<HarnessSession>;
+  openSession(id: string, overrides?: Omit<CreateSessionOptions, "cwd" | "metadata">): Promise<HarnessSession>;
   /**
    * Creates another session with the same configuration; `systemPrompt`, `tools` and `model`
    * replace the harness's for this session only (typed agents use them, `src/agents/`).
@@ -282,7 +284,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     tools,
     resourceDiagnostics: diagnostics,
     mcp,
-    openSession(id) {
+    openSession(id, overrides) {
       if (!repository) {
         return Promise.reject(new HarnessConfigError('openSession(): the harness was given a bare session; pass "repository" or "eventLog" to open others.', { details: { field: "session" } }));
       }
@@ -291,7 +293,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       if (id === primary.id) return Promise.resolve(harness);
       const existing = live.get(id);
       if (existing) return existing;
-      const opening = repository.open(id).then(open);
+      const opening = repository.open(id).then((handle) => open(handle, overrides));
       live.set(id, opening);
       opening.catch(() => live.delete(id));
       return opening;

@@ -31,7 +31,7 @@ export interface ApprovalRecord {
   /** The run that asked. */
   runId: string;
   inputDigest: string;
-  source: "tool" | "policy";
+  source: "tool" | "policy" | "workflow";
   /** When it was asked (ISO 8601, the `approval.requested` event's time). */
   requestedAt: string;
   status: ApprovalStatus;

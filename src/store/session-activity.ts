@@ -93,7 +93,7 @@ export interface ApprovalState {
   /** The run that asked. */
   runId: string;
   inputDigest: string;
-  source: "tool" | "policy";
+  source: "tool" | "policy" | "workflow";
   /** When it was asked (ISO 8601, the `approval.requested` event's time). */
   requestedAt: string;
   status: "pending" | "approved" | "denied" | "cancelled";

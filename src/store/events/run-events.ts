@@ -139,8 +139,12 @@ export const approvalRequestedSchema = z.object({
   toolCallId: z.string(),
   toolName: z.string(),
   inputDigest: z.string(),
-  /** Who asked: the tool's own `needsApproval`, or the agent's / harness's / CLI's policy by tool name. */
-  source: z.enum(["tool", "policy"]),
+  /**
+   * Who asked: the tool's own `needsApproval`, or the agent's / harness's / CLI's policy by tool
+   * name; `workflow`: a workflow's approval step (in the workflow's stream: `runId` is the
+   * workflow id, `toolCallId` the step id, `toolName` the workflow's name).
+   */
+  source: z.enum(["tool", "policy", "workflow"]),
 });
 /** `approval.ended` (ours, issue 13): the decision (`approved`, `denied`) or `cancelled` (the run was aborted while it waited). */
 export const approvalEndedSchema = z.object({

@@ -1,0 +1,66 @@
+/**
+ * What an agent's session already holds of its invocation, for `agent.run(..., { resumeSession })`
+ * (ours, issue 13: a workflow's agent step cut off by a crash goes on in its own session).
+ *
+ * Contract:
+ * - read from the session's logged events (after the session's crash recovery closed a run the
+ *   crash left open): the invocation's `agent.started` and `agent.ended`, the last run's id, and
+ *   the last message entry;
+ * - {@link endedOutcome} rebuilds the outcome `agent.ended` recorded (typed errors keep their code).
+ *
+ * @example
+ * ```ts
+ * const prior = await priorInvocation(harness.repository!.log, sessionId);
+ * if (prior.ended) return endedOutcome(prior.ended, sessionId);
+ * ```
+ */
+import type { AgentMessage } from "../core/messages.ts";
+import type { EventLog } from "../store/event-log.ts";
+import { isEventOfType, type ArborEventData } from "../store/events/catalogue.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
+import { AgentOutputError, AgentRunError } from "./errors.ts";
+
+/** The invocation's traces in its session. */
+export interface PriorInvocation {
+  started?: ArborEventData<"agent.started">;
+  ended?: ArborEventData<"agent.ended">;
+  lastRunId?: string;
+  lastMessage?: AgentMessage;
+}
+
+/**
+ * Reads `sessionId`'s invocation traces (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const { started, lastMessage } = await priorInvocation(log, "0193…");
+ * ```
+ */
+export async function priorInvocation(log: EventLog, sessionId: string): Promise<PriorInvocation> {
+  const prior: PriorInvocation = {};
+  for (const event of await log.readStream(sessionStreamId(sessionId))) {
+    if (isEventOfType(event, "agent.started")) prior.started = event.data;
+    else if (isEventOfType(event, "agent.ended")) prior.ended = event.data;
+    else if (isEventOfType(event, "run.started")) prior.lastRunId = event.data.runId;
+    else if (isEventOfType(event, "entry.appended") && event.data.entry.type === "message") prior.lastMessage = (event.data.entry as { message: AgentMessage }).message;
+  }
+  return prior;
+}
+
+/**
+ * The outcome an `agent.ended` recorded.
+ *
+ * @example
+ * ```ts
+ * const outcome = endedOutcome(prior.ended!, sessionId);
+ * ```
+ */
+export function endedOutcome(ended: ArborEventData<"agent.ended">, sessionId: string) {
+  const base = { agent: ended.agent, sessionId, invocationId: ended.invocationId, repairs: ended.repairs, usage: ended.usage };
+  if (ended.status === "done") return { ...base, status: "done" as const, runId: ended.runId, output: ended.output };
+  const error =
+    ended.status === "failed" && ended.code === AgentOutputError.code
+      ? new AgentOutputError(ended.agent, [{ path: "(root)", message: ended.error }], ended.repairs)
+      : new AgentRunError(ended.agent, ended.status === "failed" ? "failed" : ended.status, ended.status === "failed" ? ended.error : (ended.reason ?? ended.status));
+  return { ...base, status: ended.status, runId: ended.runId, error };
+}

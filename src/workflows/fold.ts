@@ -1,0 +1,140 @@
+/**
+ * The workflow fold (ours, issue 13): a workflow run's state, folded from its stream's events.
+ * Pure; the runner resumes from it, `arbor workflows` lists it.
+ *
+ * Contract:
+ * - `status`: `done` / `failed` / `aborted` once `workflow.ended` is logged; else
+ *   `awaiting-approval` while an approval step's `approval.requested` has no `approval.ended`;
+ *   else `running` when the process that last started a step (`metadata.owner`) is alive,
+ *   `interrupted` when it is not (a crash: `resume` goes on);
+ * - per step: its attempts (`step.started` count), its last session (`step.updated`), and its
+ *   `step.ended` data when it ended: a resume uses that logged result instead of running it;
+ * - per approval step: `pending`, `approved`, `denied` or `cancelled`, with the reason.
+ *
+ * @example
+ * ```ts
+ * const run = foldWorkflow(await log.readStream(workflowStreamId(id)));
+ * if (run?.status === "awaiting-approval") console.log(run.pendingApprovals);
+ * ```
+ */
+import type { StoredEvent } from "../store/event-log.ts";
+import { isEventOfType, type ArborEventData } from "../store/events/catalogue.ts";
+import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
+
+/**
+ * The stream of workflow run `id`.
+ *
+ * @example
+ * ```ts
+ * workflowStreamId("0193a…"); // "workflow-0193a…"
+ * ```
+ */
+export function workflowStreamId(id: string): string {
+  return `workflow-${id}`;
+}
+
+/** The workflow id of a workflow stream id, or undefined. */
+export function workflowIdOfStream(streamId: string): string | undefined {
+  return streamId.startsWith("workflow-") ? streamId.slice("workflow-".length) : undefined;
+}
+
+/** True when `owner` is this process (`isRunOwnerAlive` answers for other processes only). */
+function isSelf(owner: unknown): boolean {
+  const self = currentRunOwner();
+  const { pid, host, processStart } = (owner ?? {}) as Partial<typeof self>;
+  return pid === self.pid && host === self.host && processStart === self.processStart;
+}
+
+/** One step as the log tells it. */
+export interface StepRecord {
+  stepId: string;
+  attempts: number;
+  sessionId?: string;
+  ended?: ArborEventData<"step.ended">;
+  /** `metadata.owner` of the last `step.started`. */
+  owner?: unknown;
+}
+
+/** One approval step's decision state. */
+export interface GateRecord {
+  stepId: string;
+  status: "pending" | "approved" | "denied" | "cancelled";
+  inputDigest: string;
+  requestedAt: string;
+  reason?: string;
+}
+
+/**
+ * A workflow run, folded.
+ *
+ * @example
+ * ```ts
+ * const { status, steps } = foldWorkflow(events)!;
+ * ```
+ */
+export interface WorkflowRunState {
+  workflowId: string;
+  workflow: string;
+  input: unknown;
+  status: "running" | "interrupted" | "awaiting-approval" | "done" | "failed" | "aborted";
+  startedAt: string;
+  updatedAt: string;
+  /** The stream's version (the next append's expected version). */
+  version: number;
+  steps: Map<string, StepRecord>;
+  gates: Map<string, GateRecord>;
+  /** Approval steps that wait for a decision. */
+  pendingApprovals: string[];
+  ended?: ArborEventData<"workflow.ended">;
+}
+
+/**
+ * Folds a workflow stream's events (see the module contract); undefined without `workflow.started`.
+ *
+ * @example
+ * ```ts
+ * const run = foldWorkflow(await log.readStream(workflowStreamId(id)));
+ * ```
+ */
+export function foldWorkflow(events: readonly StoredEvent[]): WorkflowRunState | undefined {
+  let state: WorkflowRunState | undefined;
+  let owner: unknown;
+  for (const event of events) {
+    if (isEventOfType(event, "workflow.started")) {
+      owner = event.metadata.owner;
+      state = { workflowId: event.data.workflowId, workflow: event.data.workflow, input: event.data.input, status: "running", startedAt: event.time, updatedAt: event.time, version: 0, steps: new Map(), gates: new Map(), pendingApprovals: [] };
+    }
+    if (!state) continue;
+    state.version = event.version;
+    state.updatedAt = event.time;
+    if (isEventOfType(event, "step.started")) {
+      const record = state.steps.get(event.data.stepId) ?? { stepId: event.data.stepId, attempts: 0 };
+      record.attempts = event.data.attempt;
+      record.owner = owner = event.metadata.owner;
+      state.steps.set(event.data.stepId, record);
+    } else if (isEventOfType(event, "step.updated")) {
+      const record = state.steps.get(event.data.stepId);
+      if (record) record.sessionId = event.data.sessionId;
+    } else if (isEventOfType(event, "step.ended")) {
+      const record = state.steps.get(event.data.stepId) ?? { stepId: event.data.stepId, attempts: event.data.attempt };
+      record.ended = event.data;
+      state.steps.set(event.data.stepId, record);
+    } else if (isEventOfType(event, "approval.requested")) {
+      state.gates.set(event.data.toolCallId, { stepId: event.data.toolCallId, status: "pending", inputDigest: event.data.inputDigest, requestedAt: event.time });
+    } else if (isEventOfType(event, "approval.ended")) {
+      const gate = state.gates.get(event.data.toolCallId);
+      if (gate) {
+        gate.status = event.data.status;
+        if (event.data.reason !== undefined) gate.reason = event.data.reason;
+      }
+    } else if (isEventOfType(event, "workflow.ended")) {
+      state.ended = event.data;
+    }
+  }
+  if (!state) return undefined;
+  state.pendingApprovals = [...state.gates.values()].filter((gate) => gate.status === "pending").map((gate) => gate.stepId);
+  if (state.ended) state.status = state.ended.status;
+  else if (state.pendingApprovals.length) state.status = "awaiting-approval";
+  else state.status = isRunOwnerAlive(owner) || isSelf(owner) ? "running" : "interrupted";
+  return state;
+}

@@ -1,0 +1,215 @@
+/**
+ * Runs and resumes a workflow run: the compiled machine with real step actors, over the
+ * workflow's stream (ours, issue 13).
+ *
+ * Contract:
+ * - `startWorkflow` validates the input (`WorkflowRunError`, nothing logged), commits
+ *   `workflow.started` to a new stream `workflow-<id>` (`expectedVersion: "no_stream"`), then
+ *   drives the machine; `resumeWorkflow` folds the stream and drives it again: steps whose
+ *   result is logged are replayed (not run), the rest run (`step-exec.ts`);
+ * - a run that ended (`workflow.ended`) is not driven again: resume returns its logged outcome;
+ *   a run whose last step was started by another live process is refused (`WorkflowRunError`);
+ * - every append is version-checked against the fold, serialized in this process: a second
+ *   process driving the same run at once fails on its first write and writes nothing;
+ * - the outcome: `done` (the validated output, logged in `workflow.ended`), `failed` (a
+ *   `WorkflowError` whose `reason` is the failing step's code), `aborted`, or `suspended` (an
+ *   approval step waits: `pendingApprovals`; nothing ends, a later resume goes on);
+ * - `signal` aborts: the machine goes to `aborted`, stopping every running step (their agents'
+ *   runs are aborted through the step's signal); once they settled, every approval this run
+ *   waits on is closed (`approval.ended { status: "cancelled" }`) with `workflow.ended { aborted }`.
+ *
+ * @example
+ * ```ts
+ * const outcome = await startWorkflow(definition, { title: "Crash" }, { harness });
+ * ```
+ */
+import { randomUUID } from "node:crypto";
+import { createActor, fromPromise, waitFor } from "xstate";
+import type { z } from "zod";
+import type { AgentHarness } from "../harness/create-harness.ts";
+import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
+import type { EventLog, NewEvent } from "../store/event-log.ts";
+import { WorkflowError, WorkflowRunError } from "./errors.ts";
+import { foldWorkflow, workflowStreamId, type WorkflowRunState } from "./fold.ts";
+import { compileWorkflowMachine, type StepInput, type StepResult, type WorkflowMachineContext } from "./machine.ts";
+import { executeStep, type RunScope } from "./step-exec.ts";
+import { flattenSteps, type WorkflowContext, type WorkflowStep } from "./steps.ts";
+
+/** What the runner needs of a definition. */
+export interface RunnableWorkflow {
+  name: string;
+  input: z.ZodType;
+  output: z.ZodType;
+  steps: WorkflowStep[];
+  result?: (ctx: WorkflowContext) => unknown;
+}
+
+/**
+ * Options of `workflow.run` and `workflow.resume`.
+ *
+ * @example
+ * ```ts
+ * await workflow.run(input, { harness, workflowId: "release-42", signal: AbortSignal.timeout(600_000) });
+ * ```
+ */
+export interface WorkflowRunOptions {
+  /** The harness whose log holds the workflow's stream and whose models run its agents. */
+  harness: AgentHarness;
+  /** The new run's id (`run` only; default a UUID): its stream is `workflow-<id>`. */
+  workflowId?: string;
+  signal?: AbortSignal;
+  /** Where artifact paths and agents' sessions resolve; default `process.cwd()`. */
+  cwd?: string;
+}
+
+/**
+ * How a workflow run ended, or that it waits (discriminated by `status`).
+ *
+ * @example
+ * ```ts
+ * if (outcome.status === "suspended") console.log(`approve ${outcome.pendingApprovals.join(", ")} of ${outcome.workflowId}`);
+ * ```
+ */
+export type WorkflowOutcome<Output> =
+  | { status: "done"; workflowId: string; output: Output }
+  | { status: "failed"; workflowId: string; error: WorkflowError }
+  | { status: "aborted"; workflowId: string; reason?: string }
+  | { status: "suspended"; workflowId: string; pendingApprovals: string[] };
+
+function logOf(harness: AgentHarness): EventLog {
+  if (!harness.repository) throw new WorkflowRunError("a workflow needs a harness with a repository (eventLog or eventLogPath): the harness was given a bare session");
+  return harness.repository.log;
+}
+
+function endedOutcome<Output>(state: WorkflowRunState): WorkflowOutcome<Output> | undefined {
+  const ended = state.ended;
+  if (!ended) return undefined;
+  if (ended.status === "done") return { status: "done", workflowId: state.workflowId, output: ended.output as Output };
+  if (ended.status === "aborted") return { status: "aborted", workflowId: state.workflowId, ...(ended.reason !== undefined ? { reason: ended.reason } : {}) };
+  return { status: "failed", workflowId: state.workflowId, error: new WorkflowError(ended.code, ended.error, ended.stepId) };
+}
+
+/**
+ * Starts a run (see the module contract).
+ *
+ * @throws (rejects) WorkflowRunError for invalid input or a harness without a repository; the log's
+ *   `ExpectedVersionConflictError` when the id is taken.
+ * @example
+ * ```ts
+ * const outcome = await startWorkflow(definition, input, { harness });
+ * ```
+ */
+export async function startWorkflow<Output>(definition: RunnableWorkflow, input: unknown, options: WorkflowRunOptions): Promise<WorkflowOutcome<Output>> {
+  const log = logOf(options.harness);
+  const parsed = definition.input.safeParse(input);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = issue?.path.length ? issue.path.map(String).join(".") : "(root)";
+    throw new WorkflowRunError(`Invalid input for workflow "${definition.name}" at ${path}: ${issue?.message ?? "invalid"}`, { workflow: definition.name, path });
+  }
+  const workflowId = options.workflowId ?? randomUUID();
+  const started: NewEvent = {
+    type: "workflow.started",
+    data: { workflowId, workflow: definition.name, input: parsed.data ?? null, steps: flattenSteps(definition.steps).map(({ step }) => step.id) },
+    metadata: { owner: currentRunOwner() },
+  };
+  await log.append(workflowStreamId(workflowId), [started], { expectedVersion: "no_stream" });
+  return drive<Output>(definition, log, foldWorkflow(await log.readStream(workflowStreamId(workflowId)))!, options);
+}
+
+/**
+ * Resumes run `workflowId` (see the module contract).
+ *
+ * @throws (rejects) WorkflowRunError for an unknown id, a run of another workflow, or a run another live process drives.
+ * @example
+ * ```ts
+ * const outcome = await resumeWorkflow(definition, "release-42", { harness });
+ * ```
+ */
+export async function resumeWorkflow<Output>(definition: RunnableWorkflow, workflowId: string, options: WorkflowRunOptions): Promise<WorkflowOutcome<Output>> {
+  const log = logOf(options.harness);
+  const state = foldWorkflow(await log.readStream(workflowStreamId(workflowId)));
+  if (!state) throw new WorkflowRunError(`No workflow run "${workflowId}" in this log.`, { workflowId });
+  if (state.workflow !== definition.name) throw new WorkflowRunError(`Workflow run "${workflowId}" is a run of "${state.workflow}", not "${definition.name}".`, { workflowId, workflow: state.workflow });
+  const ended = endedOutcome<Output>(state);
+  if (ended) return ended;
+  const owners = [...state.steps.values()].map((record) => record.owner as { pid?: number } | undefined);
+  const last = owners[owners.length - 1];
+  if (last && last.pid !== process.pid && isRunOwnerAlive(last)) {
+    throw new WorkflowRunError(`Workflow run "${workflowId}" is being driven by process ${String(last.pid)}; resume it once that process ended.`, { workflowId, owner: last });
+  }
+  return drive<Output>(definition, log, state, options);
+}
+
+async function drive<Output>(definition: RunnableWorkflow, log: EventLog, state: WorkflowRunState, options: WorkflowRunOptions): Promise<WorkflowOutcome<Output>> {
+  const streamId = workflowStreamId(state.workflowId);
+  let expected = state.version;
+  let chain: Promise<unknown> = Promise.resolve();
+  const append = (events: NewEvent[]): Promise<void> => {
+    const next = chain.then(async () => {
+      const result = await log.append(streamId, events, { expectedVersion: expected });
+      expected = result.nextExpectedVersion;
+    });
+    chain = next.catch(() => undefined);
+    return next;
+  };
+  const scope: RunScope = {
+    workflowId: state.workflowId,
+    workflow: definition.name,
+    harness: options.harness,
+    cwd: options.cwd ?? process.cwd(),
+    state,
+    steps: new Map(flattenSteps(definition.steps).map((entry) => [entry.step.id, entry])),
+    append,
+    inFlight: new Map(),
+    asked: new Set(),
+  };
+  const step = fromPromise<StepResult, StepInput>(({ input, signal }) => {
+    const running = executeStep(scope, input, signal);
+    if (input.phase === "run") scope.inFlight.set(input.stepId, running);
+    return running;
+  });
+  const finish = fromPromise<StepResult, StepInput>(async ({ input }) => {
+    const ctx: WorkflowContext = { workflowId: state.workflowId, input: state.input, results: input.results };
+    const last = definition.steps[definition.steps.length - 1];
+    const value = definition.result ? await definition.result(ctx) : last ? input.results[last.id] : null;
+    const parsed = definition.output.safeParse(value);
+    if (parsed.success) return { status: "done", output: JSON.parse(JSON.stringify(parsed.data ?? null)) };
+    const issue = parsed.error.issues[0];
+    return { status: "failed", code: "WORKFLOW_OUTPUT_INVALID", error: `the output of workflow "${definition.name}" fails its schema at ${issue?.path.length ? issue.path.join(".") : "(root)"}: ${issue?.message ?? "invalid"}` };
+  });
+  const machine = compileWorkflowMachine(definition.steps, definition.name).provide({ actors: { step, finish } });
+  const actor = createActor(machine).start();
+  const onAbort = () => actor.send({ type: "ABORT", reason: options.signal?.reason instanceof Error ? options.signal.reason.message : "aborted" });
+  options.signal?.addEventListener("abort", onAbort, { once: true });
+  if (options.signal?.aborted) onAbort();
+  let snapshot;
+  try {
+    snapshot = await waitFor(actor, (current) => current.status !== "active");
+  } finally {
+    options.signal?.removeEventListener("abort", onAbort);
+  }
+  await Promise.allSettled(scope.inFlight.values());
+  const context = snapshot.context as WorkflowMachineContext;
+  const common = { workflowId: state.workflowId, workflow: definition.name };
+  const value = String(snapshot.value);
+  if (value === "done") {
+    await append([{ type: "workflow.ended", data: { ...common, status: "done", output: context.output ?? null } }]);
+    return { status: "done", workflowId: state.workflowId, output: context.output as Output };
+  }
+  if (value === "suspended") {
+    await chain;
+    const pendingApprovals = [...scope.asked];
+    return { status: "suspended", workflowId: state.workflowId, pendingApprovals };
+  }
+  if (value === "aborted") {
+    const reason = context.abortReason ?? "aborted";
+    const waiting = [...new Set([...state.pendingApprovals, ...scope.asked])];
+    const closes: NewEvent[] = waiting.map((stepId) => ({ type: "approval.ended", data: { toolCallId: stepId, toolName: definition.name, status: "cancelled", reason: `the workflow was aborted: ${reason}` } }));
+    await append([...closes, { type: "workflow.ended", data: { ...common, status: "aborted", reason } }]);
+    return { status: "aborted", workflowId: state.workflowId, reason };
+  }
+  const failure = context.failure ?? { code: "WORKFLOW_STEP_FAILED", error: `the machine stopped in ${value}` };
+  await append([{ type: "workflow.ended", data: { ...common, status: "failed", code: failure.code, error: failure.error, ...(failure.stepId !== undefined ? { stepId: failure.stepId } : {}) } }]);
+  return { status: "failed", workflowId: state.workflowId, error: new WorkflowError(failure.code, failure.error, failure.stepId) };
+}
