@@ -23,3 +23,6 @@ export { MODEL_ANSWER_KINDS, type ModelAnswerKind, type PrepareKind, type RunSce
 export type { ToolExecutionRecord } from "./path-fixtures.ts";
 export { AgentTestPathError, type PathFailure } from "./path-report.ts";
 export type { PathReport } from "./path-runner.ts";
+export { formatReplayReport, promptLines, replayModel, type ReplayDivergence, type ReplayModel, type ReplayModelOptions, type ReplayReport } from "./replay-model.ts";
+export { ReplayError, type RecordedCall, type RecordedSegment, type RecordedSession } from "./replay-record.ts";
+export { replayRun, type ReplayRunOptions } from "./replay-run.ts";

@@ -1,0 +1,217 @@
+/**
+ * `replayModel`: a language model that answers each request with the stream the log recorded
+ * for it, and reports where a new run's requests diverge from the recorded ones.
+ *
+ * Contract (ours):
+ * - an AI SDK `LanguageModelV3` (as {@link scriptedModel}); its `provider` and `modelId` are the
+ *   recorded run's, so the adapter converts the context as it did then;
+ * - call `n` answers with recorded call `n` (`replay-record.ts`: text, reasoning, tool calls,
+ *   finish reason and usage; a recorded error rejects the same way; an aborted one hangs until
+ *   the new run aborts), whatever the request: a divergent run goes on as recorded;
+ * - each request is compared with the recorded call's context, both rendered as the provider
+ *   prompt (`createPromptBuilder`, system prompt left out: the log does not hold it) and reduced to
+ *   one line per message part (`user: …`, `assistant: …`, `assistant calls read {…}`,
+ *   `tool result read: …`; reasoning and ids left out); the first difference is the divergence;
+ * - a call past the recorded ones rejects with {@link ReplayError} `REPLAY_EXHAUSTED` and is a
+ *   divergence; fewer calls than recorded is one too (reported by `report()`);
+ * - `report()` may be called at any time; it never throws.
+ *
+ * @example
+ * ```ts
+ * const model = await replayModel(log, sessionId, runId);
+ * const harness = await createHarness({ models: { replay: model }, tools });
+ * await harness.prompt("fix the bug");
+ * console.log(formatReplayReport(model.report())); // "identical", or where it diverged
+ * ```
+ */
+import type { LanguageModelV3, LanguageModelV3Prompt } from "@ai-sdk/provider";
+import { convertToLlm } from "../core/convert-to-llm.ts";
+import { createPromptBuilder } from "../adapters/model/incremental-prompt.ts";
+import type { EventLog } from "../store/event-log.ts";
+import { readRecordedSession, ReplayError, type RecordedSession } from "./replay-record.ts";
+import { scriptedModel } from "./scripted-model.ts";
+
+/**
+ * Where a new run's requests first differ from the recorded ones. `request` is 1-based;
+ * `kind` says how: a message part differs, or one run made more calls than the other.
+ *
+ * @example
+ * ```ts
+ * const divergence: ReplayDivergence = { request: 2, kind: "message", part: 3, recorded: "tool result read: a", actual: "tool result read: b", description: "…" };
+ * ```
+ */
+export interface ReplayDivergence {
+  request: number;
+  kind: "message" | "more-calls" | "fewer-calls";
+  /** 1-based index of the first differing part (one line per message part). */
+  part?: number;
+  recorded?: string;
+  actual?: string;
+  description: string;
+}
+
+/**
+ * What a replay found: identical, or the first divergence; the counts of calls.
+ *
+ * @example
+ * ```ts
+ * const report: ReplayReport = model.report(); // { identical: true, recordedCalls: 3, calls: 3 }
+ * ```
+ */
+export interface ReplayReport {
+  identical: boolean;
+  recordedCalls: number;
+  calls: number;
+  divergence?: ReplayDivergence;
+}
+
+/**
+ * The model {@link replayModel} returns: a `LanguageModelV3` with the recorded session and `report()`.
+ *
+ * @example
+ * ```ts
+ * const model: ReplayModel = await replayModel(log, sessionId);
+ * model.recorded.segments.length; // runs recorded
+ * ```
+ */
+export interface ReplayModel extends LanguageModelV3 {
+  readonly recorded: RecordedSession;
+  report(): ReplayReport;
+}
+
+const clip = (text: string, length = 120) => (text.length > length ? `${text.slice(0, length)}…` : text);
+
+function outputText(output: unknown): string {
+  const value = output as { type: string; value: unknown };
+  if (value.type === "text" || value.type === "error-text") return `${value.type === "error-text" ? "(error) " : ""}${String(value.value)}`;
+  if (value.type === "json" || value.type === "error-json") return JSON.stringify(value.value);
+  if (value.type === "content") return (value.value as { type: string; text?: string }[]).map((part) => (part.type === "text" ? part.text : `[${part.type}]`)).join("");
+  return JSON.stringify(value);
+}
+
+function inputText(input: unknown): string {
+  if (typeof input !== "string") return JSON.stringify(input);
+  try {
+    return JSON.stringify(JSON.parse(input));
+  } catch {
+    return input;
+  }
+}
+
+/**
+ * A provider prompt as comparable lines, one per message part (see the module contract).
+ *
+ * @example
+ * ```ts
+ * promptLines([{ role: "user", content: [{ type: "text", text: "hi" }] }]); // ["user: hi"]
+ * ```
+ */
+export function promptLines(prompt: LanguageModelV3Prompt): string[] {
+  const lines: string[] = [];
+  for (const message of prompt) {
+    if (message.role === "system") continue;
+    for (const part of message.content as unknown as { type: string; [key: string]: unknown }[]) {
+      if (part.type === "text") lines.push(`${message.role}: ${String(part.text)}`);
+      else if (part.type === "tool-call") lines.push(`assistant calls ${String(part.toolName)} ${inputText(part.input)}`);
+      else if (part.type === "tool-result") lines.push(`tool result ${String(part.toolName)}: ${outputText(part.output)}`);
+      else if (part.type === "file") lines.push(`${message.role}: [file ${String(part.mediaType)}]`);
+    }
+  }
+  return lines;
+}
+
+function compare(request: number, recorded: string[], actual: string[]): ReplayDivergence | undefined {
+  const length = Math.max(recorded.length, actual.length);
+  for (let index = 0; index < length; index++) {
+    if (recorded[index] === actual[index]) continue;
+    const before = recorded[index] ?? "(nothing)";
+    const now = actual[index] ?? "(nothing)";
+    return {
+      request,
+      kind: "message",
+      part: index + 1,
+      recorded: before,
+      actual: now,
+      description: `request ${request} differs at part ${index + 1}: recorded ${JSON.stringify(clip(before))}, now ${JSON.stringify(clip(now))}`,
+    };
+  }
+  return undefined;
+}
+
+/**
+ * Options of {@link replayModel}.
+ *
+ * @example
+ * ```ts
+ * const model = await replayModel(log, sessionId, undefined, { onAbortedAnswer: () => harness.abort() });
+ * ```
+ */
+export interface ReplayModelOptions {
+  /** Called when the model serves a recorded call that was aborted (its stream then hangs until the run aborts). */
+  onAbortedAnswer?: () => void;
+}
+
+/**
+ * One line (or a few) for people: `identical`, or the first divergence.
+ *
+ * @example
+ * ```ts
+ * formatReplayReport({ identical: true, recordedCalls: 2, calls: 2 }); // "identical (2 model calls)"
+ * ```
+ */
+export function formatReplayReport(report: ReplayReport): string {
+  if (report.identical) return `identical (${report.calls} model call${report.calls === 1 ? "" : "s"})`;
+  return `diverged: ${report.divergence!.description}`;
+}
+
+/**
+ * The replay model of `sessionId` (every run, or `runId` only); see the module contract.
+ * Rejects with ReplayError (`REPLAY_RUN_NOT_FOUND`, `REPLAY_NOTHING_RECORDED`) and with
+ * SessionNotFoundError for an unknown session.
+ *
+ * @example
+ * ```ts
+ * const model = await replayModel(log, sessionId, runId);
+ * await harness.prompt("fix the bug"); // a harness whose model is `model`
+ * model.report(); // { identical: false, divergence: { request: 2, ... } }
+ * ```
+ */
+export async function replayModel(log: EventLog, sessionId: string, runId?: string, options: ReplayModelOptions = {}): Promise<ReplayModel> {
+  const recorded = await readRecordedSession(log, sessionId, runId);
+  const calls = recorded.segments.flatMap((segment) => segment.calls);
+  const target = { provider: recorded.model.provider, api: recorded.model.provider.replace(/\./g, "-"), modelId: recorded.model.modelId };
+  const expected = await Promise.all(
+    calls.map(async (call) => promptLines(await createPromptBuilder(target).build(undefined, convertToLlm(call.context), { supportedUrls: {}, abortSignal: new AbortController().signal }))),
+  );
+  let made = 0;
+  let divergence: ReplayDivergence | undefined;
+  const model: ReplayModel = {
+    specificationVersion: "v3",
+    provider: recorded.model.provider,
+    modelId: recorded.model.modelId,
+    supportedUrls: {},
+    recorded,
+    doGenerate: async () => {
+      throw new ReplayError("REPLAY_UNSUPPORTED", "replayModel only streams (the recorded calls were streams)");
+    },
+    doStream: async (call) => {
+      const index = made++;
+      if (index >= calls.length) {
+        divergence ??= { request: index + 1, kind: "more-calls", description: `request ${index + 1} was never made in the recorded run (it made ${calls.length})` };
+        throw new ReplayError("REPLAY_EXHAUSTED", `replayModel: the recorded run made ${calls.length} model calls; this is call ${index + 1}`);
+      }
+      divergence ??= compare(index + 1, expected[index], promptLines(call.prompt));
+      const answer = calls[index].answer;
+      const stream = await scriptedModel([answer], { provider: recorded.model.provider, modelId: recorded.model.modelId }).doStream(call);
+      if (typeof answer === "object" && "hangAfter" in answer) options.onAbortedAnswer?.();
+      return stream;
+    },
+    report: () => {
+      const found =
+        divergence ??
+        (made < calls.length ? { request: made + 1, kind: "fewer-calls" as const, description: `the new run made ${made} model calls; the recorded run made ${calls.length} (request ${made + 1}: ${calls[made].summary})` } : undefined);
+      return { identical: found === undefined, recordedCalls: calls.length, calls: made, ...(found ? { divergence: found } : {}) };
+    },
+  };
+  return model;
+}

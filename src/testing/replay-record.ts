@@ -1,0 +1,181 @@
+/**
+ * What the log recorded of a session's model calls, read back for replay.
+ *
+ * Contract (ours):
+ * - a session with run events (`run.started`, `message.started/ended`, `message.delta`): each run
+ *   is a segment; its model calls are its assistant `message.started` events in log order,
+ *   including failed attempts that were retried (`message.ended { discarded }`); a call's context
+ *   is the session's context at the leaf when its `message.started` was logged; its answer is the
+ *   finished assistant entry (text, reasoning, tool calls, finish reason, usage), or for a discarded
+ *   attempt the error its `message.ended` names;
+ * - a session without run events (imported from a pi file): each user message on the current
+ *   branch starts a segment; its model calls are the assistant messages up to the next user
+ *   message, each with the context at its parent entry;
+ * - a segment's `prompts` are the messages the run appended before its first model call (a
+ *   `continue` run has none), its `baseLeafId` the leaf before them;
+ * - an error answer carries the HTTP status the message starts with (`"429 Rate limit"`), so
+ *   the adapter classifies it as before (retryable or not); an aborted answer hangs after its
+ *   partial content until the new run aborts;
+ * - throws {@link ReplayError} `REPLAY_RUN_NOT_FOUND` for an unknown run, `REPLAY_NOTHING_RECORDED`
+ *   when the selection holds no model call.
+ */
+import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { ArborError } from "../core/errors.ts";
+import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.ts";
+import type { EventLog } from "../store/event-log.ts";
+import { createSessionRepository } from "../store/session-repository.ts";
+import type { SessionHandle } from "../store/session-types.ts";
+import type { ScriptedTurn } from "./openai-wire.ts";
+import { httpError } from "./path-fixtures.ts";
+import type { ScriptedStep } from "./scripted-model.ts";
+
+/**
+ * A replay that cannot start or go on: `REPLAY_RUN_NOT_FOUND`, `REPLAY_NOTHING_RECORDED`,
+ * `REPLAY_UNSUPPORTED` (a `resume` run), `REPLAY_EXHAUSTED` (more model calls than recorded).
+ *
+ * @example
+ * ```ts
+ * try { await replayModel(log, id, "run-x"); } catch (error) { if (ReplayError.isInstance(error)) console.log(error.code); }
+ * ```
+ */
+export class ReplayError extends ArborError {
+  static override isInstance(error: unknown): error is ReplayError {
+    return ArborError.isInstance(error) && error.code.startsWith("REPLAY_");
+  }
+}
+
+/** One recorded model call: the context it was sent and the answer the log holds. */
+export interface RecordedCall {
+  runId?: string;
+  /** The session context (Arbor messages) the call was made with. */
+  context: AgentMessage[];
+  answer: ScriptedStep;
+  /** One line: what the answer was. */
+  summary: string;
+}
+
+/** One recorded run (or, for a pi session, one user turn). */
+export interface RecordedSegment {
+  runId?: string;
+  kind: "prompt" | "continue" | "resume";
+  prompts: AgentMessage[];
+  baseLeafId: string | null;
+  calls: RecordedCall[];
+}
+
+/** A session's recorded model calls, by segment. */
+export interface RecordedSession {
+  sessionId: string;
+  session: SessionHandle;
+  model: { provider: string; modelId: string };
+  segments: RecordedSegment[];
+  /** Every tool result of the session, by tool call id. */
+  toolResults: Map<string, ToolResultMessage>;
+}
+
+const dataOf = (data: unknown) => data as Record<string, any>;
+
+function turnOf(message: AssistantMessage): ScriptedTurn {
+  const text = message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
+  const reasoning = message.content.flatMap((block) => (block.type === "thinking" && !block.redacted ? [block.thinking] : [])).join("");
+  const toolCalls = message.content.flatMap((block) => (block.type === "toolCall" ? [{ id: block.id, name: block.name, arguments: block.argumentsError !== undefined ? block.argumentsError : block.arguments }] : []));
+  const finishReason = message.stopReason === "toolUse" ? "tool_calls" : message.stopReason === "length" ? "length" : "stop";
+  const usage = message.usage;
+  return {
+    ...(text ? { text } : {}),
+    ...(reasoning ? { reasoning } : {}),
+    ...(toolCalls.length ? { toolCalls } : {}),
+    finishReason,
+        // Arbor's `input` leaves out cache reads; the wire's input total holds them.
+    usage: usage.input === null && usage.output === null ? null : { input: (usage.input ?? 0) + (usage.cacheRead ?? 0), output: usage.output ?? 0, ...(usage.cacheRead !== null ? { cached: usage.cacheRead } : {}) },
+    ...(message.responseId ? { id: message.responseId } : {}),
+    model: message.model,
+  };
+}
+
+function errorOf(message: string | undefined): Error {
+  const text = message ?? "the recorded call failed";
+  const match = /^(\d{3}) (.*)$/s.exec(text);
+  return match ? httpError(Number(match[1]), match[2]) : new Error(text);
+}
+
+/** The scripted step that answers like the recorded message did. */
+function answerOf(message: AssistantMessage): { answer: ScriptedStep; summary: string } {
+  if (message.stopReason === "error") return { answer: errorOf(message.errorMessage), summary: `error: ${message.errorMessage ?? ""}` };
+  const turn = turnOf(message);
+  const calls = (turn.toolCalls ?? []).map((call) => call.name);
+  const summary = `${message.stopReason}${turn.text ? ` text ${JSON.stringify(turn.text.slice(0, 60))}` : ""}${calls.length ? ` calls ${calls.join(", ")}` : ""}`;
+  if (message.stopReason === "aborted") {
+    const parts: LanguageModelV3StreamPart[] = [];
+    return { answer: { hangAfter: turn.text || turn.toolCalls ? turn : parts }, summary };
+  }
+  return { answer: turn, summary };
+}
+
+function messageOf(session: SessionHandle, entryId: string | undefined): AgentMessage | undefined {
+  const entry = entryId === undefined ? undefined : session.view.getEntry(entryId);
+  return entry?.type === "message" ? (entry as { message: AgentMessage }).message : undefined;
+}
+
+/** Reads the recorded model calls of `sessionId` (every run, or `runId` only); see the module contract. */
+export async function readRecordedSession(log: EventLog, sessionId: string, runId?: string): Promise<RecordedSession> {
+  const session = await createSessionRepository({ log }).open(sessionId);
+  const events = await log.readStream(`session-${sessionId}`);
+  const toolResults = new Map<string, ToolResultMessage>();
+  for (const entry of session.view.getEntries()) {
+    const message = entry.type === "message" ? (entry as { message: AgentMessage }).message : undefined;
+    if (message?.role === "toolResult") toolResults.set(message.toolCallId, message);
+  }
+  const context = (leafId: string | null) => session.view.buildContext({ leafId }).messages;
+  const segments: RecordedSegment[] = [];
+  let model: RecordedSession["model"] | undefined;
+  if (events.some((event) => event.type === "run.started")) {
+    let leaf: string | null = null;
+    const open = new Map<string, RecordedSegment & { started: boolean }>();
+    const pending = new Map<string, { segment: RecordedSegment; context: AgentMessage[] }>();
+    for (const event of events) {
+      const data = dataOf(event.data);
+      const run = event.metadata?.runId as string | undefined;
+      if (event.type === "run.started") {
+        const segment = { runId: data.runId, kind: data.kind, prompts: [], baseLeafId: leaf, calls: [], started: false };
+        open.set(data.runId, segment);
+        segments.push(segment);
+        if (data.model && !model) model = { provider: data.model.provider, modelId: data.model.modelId };
+      } else if (event.type === "entry.appended") {
+        const segment = run === undefined ? undefined : open.get(run);
+        const message = data.entry.type === "message" ? (data.entry.message as AgentMessage) : undefined;
+        if (segment && !segment.started && message && message.role !== "assistant" && message.role !== "toolResult") segment.prompts.push(message);
+        leaf = data.entry.id;
+      } else if (event.type === "leaf.moved") leaf = data.leafId;
+      else if (event.type === "message.started" && data.role === "assistant" && run !== undefined && open.has(run)) {
+        const segment = open.get(run)!;
+        segment.started = true;
+        pending.set(data.messageId, { segment, context: context(leaf) });
+      } else if (event.type === "message.ended" && pending.has(data.messageId)) {
+        const { segment, context: sent } = pending.get(data.messageId)!;
+        pending.delete(data.messageId);
+        const message = messageOf(session, data.entryId);
+        const { answer, summary } =
+          message?.role === "assistant" ? answerOf(message) : { answer: errorOf(data.errorMessage), summary: `error (retried): ${data.errorMessage ?? ""}` };
+        segment.calls.push({ runId: segment.runId, context: sent, answer, summary });
+      }
+    }
+    for (const segment of segments) delete (segment as Partial<{ started: boolean }>).started;
+  } else {
+    for (const entry of session.view.getBranch()) {
+      const message = entry.type === "message" ? (entry as { message: AgentMessage }).message : undefined;
+      if (message?.role === "user") segments.push({ kind: "prompt", prompts: [message], baseLeafId: entry.parentId, calls: [] });
+      else if (message?.role === "assistant" && segments.length) {
+        model ??= { provider: message.provider, modelId: message.model };
+        segments.at(-1)!.calls.push({ context: context(entry.parentId), ...answerOf(message) });
+      }
+    }
+  }
+  const selected = runId === undefined ? segments : segments.filter((segment) => segment.runId === runId);
+  if (runId !== undefined && !selected.length) {
+    throw new ReplayError("REPLAY_RUN_NOT_FOUND", `Session ${sessionId} has no run ${runId}${segments.some((segment) => segment.runId) ? ` (its runs: ${segments.map((segment) => segment.runId).join(", ")})` : " (it holds no run events: imported sessions replay as a whole)"}.`, { details: { sessionId, runId } });
+  }
+  const withCalls = selected.filter((segment) => segment.calls.length > 0);
+  if (!withCalls.length) throw new ReplayError("REPLAY_NOTHING_RECORDED", `Session ${sessionId}${runId ? ` run ${runId}` : ""} holds no model call to replay.`, { details: { sessionId, runId } });
+  return { sessionId, session, model: model ?? { provider: "arbor.replay", modelId: "replay" }, segments: withCalls, toolResults };
+}
