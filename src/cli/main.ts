@@ -19,6 +19,7 @@ import { registerEditCommands } from "./commands/edit-commands.ts";
 import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerWorkflowCommands } from "./commands/workflow-commands.ts";
 
 /** Builds the program; `exit` records the exit code a command asks for. */
 export function buildProgram(exit: { code: number }): Command {
@@ -37,6 +38,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerEditCommands(program, globals);
   registerApprovalCommands(program, globals);
   registerServeCommand(program, globals);
+  registerWorkflowCommands(program, globals, exit);
   return program;
 }
 

@@ -29,6 +29,7 @@
 import { existsSync } from "node:fs";
 import type { CustomEntry } from "../core/entries.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
+import { sessionActorOf } from "../machines/session-actor.ts";
 import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import type { SessionSummary } from "../store/session-types.ts";
 import { createPostgresEventLog } from "../store/pg-event-log.ts";
@@ -201,5 +202,6 @@ export async function recordEndpoint(session: SessionHandle, settings: ResolvedM
     ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
   };
   if (JSON.stringify(recordedEndpoint(session)) === JSON.stringify(current)) return;
-  await session.appendEntry({ type: "custom", customType: ENDPOINT_ENTRY_TYPE, data: current });
+  // Through the session's one writer (the harness's agent's, when it has one).
+  await sessionActorOf(session).writes.appendEntries([{ type: "custom", customType: ENDPOINT_ENTRY_TYPE, data: current }]);
 }
