@@ -33,17 +33,15 @@
  */
 import { assign, emit, fromPromise, setup } from "xstate";
 import type { CompactionEntry, SessionEntry } from "../core/entries.ts";
-import type { ThinkingLevel, Usage } from "../core/messages.ts";
-import type { ModelClient } from "../core/model-stream.ts";
-import type { SessionHandle } from "../store/session-types.ts";
+import type { Usage } from "../core/messages.ts";
 import { checkFirstKept, pendingToolCalls } from "./path-checks.ts";
-import type { FileToolNames } from "./file-ops.ts";
-import type { BeforeCompactResult, CompactionHookCallbacks, CompactionReason } from "./hook-types.ts";
+import type { BeforeCompactResult, CompactionReason } from "./hook-types.ts";
 import { type CompactionPreparation, prepareCompaction } from "./prepare.ts";
 import { summarizeCompaction } from "./summarize.ts";
 import { startSummaryIntent, type SummaryIntent } from "./summary-intent.ts";
 import { generateEntryId } from "../store/session-handle.ts";
 import type { CompactionFailureReason, CompactionInput, CompactionOutcome } from "./compaction-outcome.ts";
+import { sessionActorOf } from "../machines/session-actor.ts";
 
 interface Ready {
   summary: string;
@@ -190,7 +188,8 @@ async function appendSummary(input: CompactionInput, preparation: CompactionPrep
   const keptFrom = preparation.keptEntryIds.indexOf(ready.firstKeptEntryId);
   try {
     const id = generateEntryId((candidate) => session.view.getEntry(candidate) !== undefined);
-    const [entry] = await session.appendEntries([{
+    // Through the session's one writer (after whatever the run pushed before it).
+    const [entry] = await sessionActorOf(session).writes.appendEntries([{
       type: "compaction",
       id,
       parentId: preparation.preparedLeafId,
