@@ -27,6 +27,7 @@
 import { existsSync } from "node:fs";
 import type { CustomEntry } from "../core/entries.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
+import type { EventLog } from "../store/event-log.ts";
 import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import type { SessionSummary } from "../store/session-types.ts";
 import { createPostgresEventLog } from "../store/pg-event-log.ts";
@@ -43,6 +44,8 @@ export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
 /** An open log plus repository. */
 export interface CliStore {
   readonly dbPath: string;
+  /** The whole log (every tenant's streams), for readers that need events, e.g. `arbor replay`. */
+  readonly log: EventLog;
   readonly repo: SessionRepository;
   /** Sessions, the one appended to most recently first (the order `latest` uses), each with that time (`updatedAt`, ISO). */
   listNewestFirst(): Promise<(SessionSummary & { updatedAt: string })[]>;
@@ -99,6 +102,7 @@ export function openStore(flags: { db?: string; tenant?: string }, options: { mu
   };
   return {
     dbPath,
+    log,
     repo,
     resolveSessionId,
     listNewestFirst: async () => newestFirst(await repo.list()),
