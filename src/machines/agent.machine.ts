@@ -9,8 +9,10 @@
  *   messages are all delivered with a poll after which the run goes on anyway (the poll
  *   before a model call, a poll after a turn with tool calls, or one that took other
  *   messages), else held for the next run; every change is recorded as `queue.changed`
- *   (enqueues carry the message); `QUEUE.RESTORE` puts back the queues folded from
- *   the log when the agent is created (not recorded again);
+ *   (enqueues carry the message); the queues the log recorded come in as input (the
+ *   view's activity projection, not recorded again);
+ * - owns the agent's settings (`agent-settings.ts`: model, tools, active tools, thinking
+ *   level); `SETTINGS.SET` changes them in any state, effective at the next model call;
  * - `PROMPT` / `CONTINUE` / `OPERATE` are accepted only in `idle` (elsewhere they are
  *   ignored: callers check the slot first and throw `SessionBusyError`); `preparing`
  *   invokes the keyed actor `prepareRun` (waits for recovery, builds the run's input, may
@@ -39,6 +41,7 @@ import { assign, emit, enqueueActions, fromPromise, setup } from "xstate";
 import type { AgentMessage } from "../core/messages.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { QueueMode } from "./agent-types.ts";
+import { withSettings, type AgentSettings, type AgentSettingsInput } from "./agent-settings.ts";
 import { runEvent } from "./run-records.ts";
 import { runMachine, type RunInput, type RunOutput } from "./run.machine.ts";
 
@@ -57,10 +60,12 @@ export type QueueName = "steering" | "followUp" | "passive";
  *
  * @example
  * ```ts
- * createActor(agentMachine, { input: { steeringMode: "all" } });
+ * createActor(agentMachine, { input: { settings: agentSettings({ model, tools: [], activeToolNames: null, thinkingLevel: "off" }), steeringMode: "all" } });
  * ```
  */
 export interface AgentMachineInput {
+  /** The model, tools, active tools and thinking level (`agent-settings.ts`); absent for a standalone slot (no agent). */
+  settings?: AgentSettings;
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   /** Queues restored from the log. */
@@ -123,7 +128,7 @@ export type AgentEvent =
   | { type: "INTERRUPT"; reason: string }
   | { type: "WRITER.FAILED"; error: string; code?: string }
   | { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string; continuing?: boolean }
-  | { type: "QUEUE.RESTORE"; steering: AgentMessage[]; followUp: AgentMessage[]; passive?: AgentMessage[] }
+  | { type: "SETTINGS.SET"; change: Partial<AgentSettingsInput> }
   | { type: "OPERATE"; kind: "compacting" | "navigating"; operation: OperationInput }
   | { type: "APPROVAL.AWAIT" }
   | { type: "APPROVAL.CLEAR" };
@@ -166,6 +171,7 @@ export type AgentEmitted =
   | { type: "runRejected"; runId: string; error: unknown };
 
 interface AgentContext {
+  settings?: AgentSettings;
   steering: AgentMessage[];
   followUp: AgentMessage[];
   /** Passive steering (ours): delivered only with a poll after which the run goes on anyway. */
@@ -212,7 +218,7 @@ export function operationOf(snapshot: { value: unknown }): SessionOperation {
  *
  * @example
  * ```ts
- * const actor = createActor(agentMachine.provide({ actors: { run, prepareRun }, actions: { record } }), { input: {} }).start();
+ * const actor = createActor(agentMachine.provide({ actors: { run, prepareRun }, actions: { record } }), { input: { settings } }).start();
  * ```
  */
 const runOperation = fromPromise<void, OperationInput>(({ input }) => input.run(input.controller.signal));
@@ -282,6 +288,7 @@ export const agentMachine = setup({
 }).createMachine({
   id: "agent",
   context: ({ input }) => ({
+    settings: input.settings,
     steering: input.steering ?? [],
     followUp: input.followUp ?? [],
     passive: input.passive ?? [],
@@ -293,14 +300,8 @@ export const agentMachine = setup({
     STEER: { actions: "enqueue" },
     FOLLOW_UP: { actions: "enqueue" },
     CLEAR: { actions: "clear" },
-    // Queues restored from the log (not recorded again); messages queued since go after them.
-    "QUEUE.RESTORE": {
-      actions: assign(({ context, event }) => ({
-        steering: [...event.steering, ...context.steering],
-        followUp: [...event.followUp, ...context.followUp],
-        passive: [...(event.passive ?? []), ...context.passive],
-      })),
-    },
+    // A settings change in any state: the next model call uses it (a run's current call is unchanged).
+    "SETTINGS.SET": { actions: assign(({ context, event }) => (context.settings ? { settings: withSettings(context.settings, event.change) } : {})) },
     SET_MODE: {
       actions: assign(({ event }) => (event.queue === "steering" ? { steeringMode: event.mode } : { followUpMode: event.mode })),
     },

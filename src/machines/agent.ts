@@ -31,7 +31,8 @@
  *   `approve()` / `deny()` record the decision (from any process); `continue()` then runs a
  *   `resume` run: approved calls run once, denied ones get an error result saying the user
  *   declined; `abort()` while waiting closes every waiting call with a result;
- * - `setModel` / `setThinkingLevel` / `setTools(…, names)` take effect at the next model
+ * - `setModel` / `setThinkingLevel` / `setTools(…, names)` change the session actor's state
+ *   (`SETTINGS.SET`, `agent-settings.ts`; no closure holds them), take effect at the next model
  *   call and are persisted (`model_change`, `thinking_level_change`, `active_tools_change`)
  *   at once when idle, else when the run settles (never inside a tool batch).
  *
@@ -47,13 +48,13 @@ import { BehaviorSubject, Subject } from "rxjs";
 import { createActor, fromPromise } from "xstate";
 import { convertToLlm } from "../core/convert-to-llm.ts";
 import { ApprovalPendingError, ArborError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
-import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
-import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
-import type { AgentTool } from "../core/tools.ts";
+import type { AgentMessage } from "../core/messages.ts";
+import type { ModelRequest } from "../core/model-stream.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import { toAuditEvents } from "../store/events/audit.ts";
 import { isArborEvent, type ArborEvent } from "../store/events/catalogue.ts";
 import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "./agent-types.ts";
+import { agentSettings, type AgentSettings } from "./agent-settings.ts";
 import { agentMachine, drainCount, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
 import { approvalsOf, openApprovals, type ApprovalRecord } from "./approval-fold.ts";
 import { listPendingApprovals, recordApprovalDecision } from "./approvals.ts";
@@ -83,18 +84,23 @@ export function createAgent(options: AgentOptions): Agent {
   const { session } = options;
   const hooks = options.hooks ?? {};
   const retry = resolveRetrySettings(options.retry);
-  let model: ModelClient = options.model;
-  let tools = new Map<string, AgentTool<any, any, any>>((options.tools ?? []).map((tool) => [tool.name, tool]));
-  let activeToolNames: string[] | null = options.activeToolNames ?? session.view.buildContext().activeToolNames;
-  let thinkingLevel: ThinkingLevel = options.thinkingLevel ?? session.view.buildContext().thinkingLevel;
+  // Model, tools, active tools and thinking level are the session actor's state (`agent-settings.ts`).
+  const initialSettings = agentSettings({
+    model: options.model,
+    tools: options.tools ?? [],
+    activeToolNames: options.activeToolNames ?? session.view.buildContext().activeToolNames,
+    thinkingLevel: options.thinkingLevel ?? session.view.buildContext().thinkingLevel,
+  });
+  const settingsNow = (): AgentSettings => actor?.getSnapshot().context.settings ?? initialSettings;
+  const isActive = (name: string, names = settingsNow().activeToolNames) => names === null || names.includes(name);
   let lastError: string | undefined;
   const deferredSettings: NewEvent[] = [];
   const committed$ = new Subject<ArborEvent>();
   const requireApproval: readonly string[] | "all" = options.requireApproval ?? [];
   const settled = new Map<string, { resolve: (outcome: RunOutcome) => void; reject: (error: unknown) => void }>();
 
-  const modelInfo = () => ({ provider: model.provider, modelId: model.modelId, api: model.api });
-  const activeTools = () => [...tools.values()].filter((tool) => activeToolNames === null || activeToolNames.includes(tool.name));
+  const modelInfo = () => ({ ...settingsNow().model });
+  const activeTools = () => [...settingsNow().tools.values()].filter((tool) => isActive(tool.name));
 
   // eslint-disable-next-line prefer-const -- assigned once the machine is built; the writer reports to it.
   let actor: ReturnType<typeof createActor<typeof agentMachine>> | undefined;
@@ -117,7 +123,7 @@ export function createAgent(options: AgentOptions): Agent {
   };
 
   const runtime: ToolRuntime = {
-    getTool: (name) => (activeToolNames === null || activeToolNames.includes(name) ? tools.get(name) : undefined),
+    getTool: (name) => (isActive(name) ? settingsNow().tools.get(name) : undefined),
     hooks,
     toolContext: (call) =>
       typeof options.toolContext === "function" ? (options.toolContext as (c: typeof call) => unknown)(call) : options.toolContext,
@@ -134,7 +140,7 @@ export function createAgent(options: AgentOptions): Agent {
       ...options.requestDefaults,
       messages: llm,
       tools: activeTools().map((tool) => ({ name: tool.name, description: tool.description, parameters: tool.parameters })),
-      thinkingLevel,
+      thinkingLevel: settingsNow().thinkingLevel,
     };
     if (options.systemPrompt !== undefined) request.systemPrompt = options.systemPrompt;
     if (hooks.beforeModelCall) request = await hooks.beforeModelCall(request);
@@ -144,11 +150,6 @@ export function createAgent(options: AgentOptions): Agent {
   let liveAtOpen = false;
   // Recovery first (queues restored from the log, then an unfinished run closed); runs wait for it.
   const ready = (async () => {
-    // Runs once the actor below exists (it receives QUEUE.RESTORE).
-    await Promise.resolve();
-    // The queues as the log last recorded them: the view's activity projection (no re-read).
-    const { queues } = session.view.activity;
-    if (queues.steering.length > 0 || queues.followUp.length > 0 || queues.passive.length > 0) actor?.send({ type: "QUEUE.RESTORE", ...queues });
     liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
     await syncApprovals();
   })();
@@ -211,7 +212,7 @@ export function createAgent(options: AgentOptions): Agent {
       messages: context.messages,
       toolExecution: options.toolExecution ?? "parallel",
       ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
-      sequentialTools: [...tools.values()].filter((tool) => tool.executionMode === "sequential").map((tool) => tool.name),
+      sequentialTools: [...settingsNow().tools.values()].filter((tool) => tool.executionMode === "sequential").map((tool) => tool.name),
       retry,
       model: modelInfo(),
       hasBetweenTurns: hooks.betweenTurns !== undefined,
@@ -219,6 +220,7 @@ export function createAgent(options: AgentOptions): Agent {
     } as const;
     const settings: NewEvent[] = [];
     const scope = { runId: input.runId };
+    const { model, thinkingLevel } = settingsNow();
     if (!context.model || context.model.provider !== model.provider || context.model.modelId !== model.modelId) {
       settings.push(entryEvent(scope, { type: "model_change", provider: model.provider, modelId: model.modelId }));
     }
@@ -293,7 +295,7 @@ export function createAgent(options: AgentOptions): Agent {
 
   const runLogic = provideRunLogic({
     record: (events) => record(undefined, { events }),
-    getModel: () => model,
+    getModel: () => settingsNow().client,
     buildRequest,
     runtime,
     hooks,
@@ -304,7 +306,13 @@ export function createAgent(options: AgentOptions): Agent {
   actor = createActor(
     agentMachine.provide({ actions: { record }, actors: { run: runLogic, prepareRun } }),
     {
-      input: { steeringMode: options.steeringMode, followUpMode: options.followUpMode },
+      input: {
+        settings: initialSettings,
+        steeringMode: options.steeringMode,
+        followUpMode: options.followUpMode,
+        // The queues as the log last recorded them: the view's activity projection (not recorded again).
+        ...session.view.activity.queues,
+      },
       ...(options.inspect ? { inspect: options.inspect as never } : {}),
     },
   );
@@ -332,8 +340,8 @@ export function createAgent(options: AgentOptions): Agent {
       pendingToolCalls: batch ? runningCalls(batch) : [],
       steeringQueue: snapshot?.context.steering ?? [],
       followUpQueue: snapshot?.context.followUp ?? [],
-      thinkingLevel,
-      model: { provider: model.provider, modelId: model.modelId },
+      thinkingLevel: settingsNow().thinkingLevel,
+      model: { provider: settingsNow().model.provider, modelId: settingsNow().model.modelId },
     };
     const runId = snapshot?.context.request?.runId;
     if (running && runId) state.runId = runId;
@@ -519,19 +527,18 @@ export function createAgent(options: AgentOptions): Agent {
     runEvents$: committed$.asObservable(),
     auditEvents$: session.events$().pipe(toAuditEvents()),
     async setModel(next) {
-      model = next;
+      actor!.send({ type: "SETTINGS.SET", change: { model: next } });
       scheduleState();
       await persistSetting({ type: "model_change", provider: next.provider, modelId: next.modelId });
     },
     async setThinkingLevel(level) {
-      thinkingLevel = level;
+      actor!.send({ type: "SETTINGS.SET", change: { thinkingLevel: level } });
       scheduleState();
       await persistSetting({ type: "thinking_level_change", thinkingLevel: level });
     },
     async setTools(next, names) {
-      tools = new Map(next.map((tool) => [tool.name, tool]));
+      actor!.send({ type: "SETTINGS.SET", change: { tools: next, ...(names !== undefined ? { activeToolNames: names } : {}) } });
       if (names !== undefined) {
-        activeToolNames = names;
         await persistSetting({ type: "active_tools_change", toolNames: names });
       }
     },
