@@ -68,7 +68,7 @@ describe("createAgentTestModel: every generated path over two tools and a toolCa
   it.each(paths.map((path) => [path.description, path] as const))("%s", async (_name, path: AgentTestPath) => {
     const report = await path.test();
     expect(report.runStatuses.length).toBeGreaterThan(0);
-  });
+  }, 60_000);
 });
 
 describe("createAgentTestModel: approval states", () => {
@@ -87,6 +87,7 @@ describe("createAgentTestModel: approval states", () => {
     async (_name, path: AgentTestPath) => {
       await path.test();
     },
+    60_000,
   );
 });
 
@@ -127,7 +128,7 @@ describe("createAgentTestModel: a seeded bug in the user's hook", () => {
     expect(error.message).toContain("1. the steering queue is empty → streaming");
     expect(error.message).toMatch(/\d+\. the model answers with tool calls → \{"tools":"waiting"\}/);
     console.log(`seeded bug found on ${failed.length} of ${paths.length} run paths; the first report:\n${error.message}`);
-  });
+  }, 300_000);
 });
 
 describe("createAgentTestModel: user invariants and bad configuration", () => {
@@ -140,7 +141,7 @@ describe("createAgentTestModel: user invariants and bad configuration", () => {
     await expect(path.test()).rejects.toThrow(/\[no-write-of-secrets\] write ran/);
     const readPath = model.getShortestPaths({ machines: ["toolExecution"] }).find((candidate) => (candidate.scenario as ToolScenario).tool === "read" && candidate.state === "succeeded")!;
     await expect(readPath.test()).resolves.toMatchObject({ toolOutcomes: { kit_c1: "succeeded" } });
-  });
+  }, 60_000);
 
   it("refuses no tools and duplicate names", () => {
     expect(() => createAgentTestModel({ tools: [] })).toThrow(/`tools` is empty/);
