@@ -52,7 +52,7 @@ describe("createAgentTestModel: every generated path over two tools and a toolCa
       expect([...ends].sort()).toEqual(["aborted", "blocked", "executing", "failed", "finalizing", "invalid", "not_found", "preparing", "ready", "skipped", "succeeded", "timed_out"]);
     }
     const scenarios = runPaths.map((path) => path.scenario as RunScenario);
-    expect(new Set(scenarios.map((scenario) => scenario.end))).toEqual(new Set(["done", "failed", "aborted"]));
+    expect(new Set(scenarios.map((scenario) => scenario.end))).toEqual(new Set(["done", "failed", "aborted", "interrupted"]));
     expect(new Set(scenarios.flatMap((scenario) => scenario.answers))).toEqual(new Set(MODEL_ANSWER_KINDS));
     expect(new Set(scenarios.flatMap((scenario) => (scenario.abort ? [scenario.abort.in] : [])))).toEqual(new Set(["streaming", "retrying", "toolsPreparing", "toolsExecuting"]));
     expect(scenarios.some((scenario) => scenario.steering.length > 0)).toBe(true);
@@ -79,7 +79,7 @@ describe("createAgentTestModel: approval states", () => {
     expect(paths.some((path) => path.machine === "toolExecution" && path.state === "gated" && (path.scenario as ToolScenario).tool === "write")).toBe(true);
     expect(paths.some((path) => path.machine === "toolExecution" && path.state === "gated" && (path.scenario as ToolScenario).tool === "read")).toBe(false);
     const approvals = paths.flatMap((path) => (path.machine === "run" && (path.scenario as RunScenario).approval ? [(path.scenario as RunScenario).approval] : []));
-    expect(new Set(approvals)).toEqual(new Set(["approved", "denied"]));
+    expect(new Set(approvals)).toEqual(new Set(["approved", "denied", "cancelled"]));
   });
 
   it.each(paths.filter((path) => path.machine === "run" ? (path.scenario as RunScenario).gated : (path.scenario as ToolScenario).tool === "write").map((path) => [path.description, path] as const))(
