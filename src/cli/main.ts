@@ -20,6 +20,7 @@ import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
 import { registerReplayCommand } from "./commands/replay.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerWorkflowCommands } from "./commands/workflow-commands.ts";
 
 /** Builds the program; `exit` records the exit code a command asks for. */
 export function buildProgram(exit: { code: number }): Command {
@@ -29,15 +30,17 @@ export function buildProgram(exit: { code: number }): Command {
     .description("Run coding agents against any OpenAI-compatible endpoint; every step lands in an event log you can branch, fork, export and resume.")
     .option("--db <path>", "event log file or postgres:// URL (default: $ARBOR_DB or .arbor/arbor.db; schema $ARBOR_DB_SCHEMA or arbor)")
     .option("--tenant <id>", "the tenant whose sessions the command sees and creates (default: $ARBOR_TENANT or default)")
+    .option("--retention <policy>", "keep (default) or drop-deltas: empty the stored streamed deltas of each message once it ended and was kept (the entry keeps the full text); default $ARBOR_RETENTION")
     .showHelpAfterError()
     .exitOverride();
-  const globals = () => program.opts<{ db?: string; tenant?: string }>();
+  const globals = () => program.opts<{ db?: string; tenant?: string; retention?: string }>();
   registerModelCommands(program, globals, exit);
   registerInspectCommands(program, globals);
   registerEditCommands(program, globals);
   registerApprovalCommands(program, globals);
   registerServeCommand(program, globals);
   registerReplayCommand(program, globals, exit);
+  registerWorkflowCommands(program, globals, exit);
   return program;
 }
 

@@ -5,13 +5,14 @@
  *
  * Contract (ours; variable names and their meaning are the OTel SDK environment specification's):
  * - nothing is loaded unless `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
- *   is set (and `OTEL_SDK_DISABLED` is not `true`): then `@opentelemetry/sdk-trace-base` and
- *   `@opentelemetry/exporter-trace-otlp-http` are imported dynamically;
+ *   is set (and `OTEL_SDK_DISABLED` is not `true`): then `@opentelemetry/sdk-trace-base` and the
+ *   protocol's exporter are imported dynamically, only the one asked for;
  * - the exporter reads the endpoint (`/v1/traces` appended to the generic one), headers and
  *   timeout from the environment itself; the protocol (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else
- *   `OTEL_EXPORTER_OTLP_PROTOCOL`) must be `http/json`, which is also what an unset protocol means
- *   here (the SDK default `http/protobuf` needs an exporter Arbor does not ship): `http/protobuf`
- *   and `grpc` are refused with a `CliError` (exit 2) saying so;
+ *   `OTEL_EXPORTER_OTLP_PROTOCOL`) is `http/json` (`@opentelemetry/exporter-trace-otlp-http`;
+ *   also what an unset protocol means here, unlike the SDK's default) or `http/protobuf`
+ *   (`@opentelemetry/exporter-trace-otlp-proto`); `grpc` and anything else are refused with a
+ *   `CliError` (exit 2) naming the ones supported;
  * - `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` turns on content capture,
  *   `ARBOR_TELEMETRY_FLAVOR` picks the flavor (`both`, `gen_ai_only`, `openinference_only`);
  * - `shutdown()` flushes the batch of spans (the harness's `close()` calls it).
@@ -45,9 +46,9 @@ export async function loadCliTelemetry(env: NodeJS.ProcessEnv): Promise<CliTelem
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (!endpoint || env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined;
   const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || "http/json").trim();
-  if (protocol !== "http/json") {
+  if (protocol !== "http/json" && protocol !== "http/protobuf") {
     throw new CliError(
-      `OTEL_EXPORTER_OTLP_PROTOCOL "${protocol}" is not supported: Arbor's CLI exports spans over OTLP/HTTP with JSON bodies; set OTEL_EXPORTER_OTLP_PROTOCOL=http/json (or unset it).`,
+      `OTEL_EXPORTER_OTLP_PROTOCOL "${protocol}" is not supported: Arbor's CLI exports spans over OTLP/HTTP; set OTEL_EXPORTER_OTLP_PROTOCOL=http/json (the default here) or http/protobuf.`,
     );
   }
   const flavor = (env.ARBOR_TELEMETRY_FLAVOR?.trim() || "both") as TelemetryFlavor;
@@ -56,7 +57,7 @@ export async function loadCliTelemetry(env: NodeJS.ProcessEnv): Promise<CliTelem
   }
   const [{ BasicTracerProvider, BatchSpanProcessor }, { OTLPTraceExporter }] = await Promise.all([
     import("@opentelemetry/sdk-trace-base"),
-    import("@opentelemetry/exporter-trace-otlp-http"),
+    protocol === "http/protobuf" ? import("@opentelemetry/exporter-trace-otlp-proto") : import("@opentelemetry/exporter-trace-otlp-http"),
   ]);
   const tracerProvider = new BasicTracerProvider({ spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter())] });
   return {

@@ -13,6 +13,8 @@
  * - `mustExist` stores refuse a missing database file instead of creating one; `readOnly`
  *   stores (the commands that only read) also open the log without writing anything (no WAL
  *   switch, no migration), so they work on read-only files, folders and mounts;
+ * - `--retention drop-deltas` (or `ARBOR_RETENTION`) opens the log with
+ *   `retention.endedMessageDeltas: "drop"` (`keep` is the default; anything else is a `CliError`);
  * - a writable SQLite store opens the snapshot file beside the log (`arbor.snapshots.db`,
  *   `openSnapshotsBeside`; a cache, skipped when unusable), so a large session opens from its
  *   checkpoint instead of folding its whole stream; read-only and PostgreSQL stores have none;
@@ -28,6 +30,7 @@ import { existsSync } from "node:fs";
 import type { CustomEntry } from "../core/entries.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
 import type { EventLog } from "../store/event-log.ts";
+import { sessionActorOf } from "../machines/session-actor.ts";
 import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import type { SessionSummary } from "../store/session-types.ts";
 import { createPostgresEventLog } from "../store/pg-event-log.ts";
@@ -60,9 +63,12 @@ export interface CliStore {
 }
 
 /** Opens the database named by `--db`, `ARBOR_DB` or `.arbor/arbor.db`. */
-export function openStore(flags: { db?: string; tenant?: string }, options: { mustExist?: boolean; readOnly?: boolean; allTenants?: boolean } = {}): CliStore {
+export function openStore(flags: { db?: string; tenant?: string; retention?: string }, options: { mustExist?: boolean; readOnly?: boolean; allTenants?: boolean } = {}): CliStore {
   const tenant = flags.tenant ?? process.env.ARBOR_TENANT ?? "default";
   if (tenant.trim() === "") throw new CliError("--tenant (or ARBOR_TENANT) is empty: give a tenant id, or leave it out for the default tenant.");
+  const policy = (flags.retention ?? process.env.ARBOR_RETENTION ?? "keep").trim();
+  if (policy !== "keep" && policy !== "drop-deltas") throw new CliError(`--retention (or ARBOR_RETENTION) must be keep or drop-deltas; got ${JSON.stringify(policy)}.`);
+  const retention = policy === "drop-deltas" && options.readOnly !== true ? { retention: { endedMessageDeltas: "drop" as const } } : {};
   const mustExist = options.mustExist === true || options.readOnly === true;
   const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: !mustExist });
   const postgres = isPostgresUrl(target);
@@ -70,7 +76,7 @@ export function openStore(flags: { db?: string; tenant?: string }, options: { mu
   if (mustExist && !postgres && !existsSync(dbPath)) {
     throw new CliError(`No Arbor database at ${dbPath} yet (the default is .arbor/arbor.db in the current directory). Pass --db PATH or set ARBOR_DB to use another, or start a session with: arbor run --model openai:<model> "your prompt".`, 1);
   }
-  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor" }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true }));
+  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor", ...retention }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true, ...retention }));
   if (postgres) {
     const password = new URL(target).password;
     if (password) log.addSecret(decodeURIComponent(password));
@@ -200,5 +206,6 @@ export async function recordEndpoint(session: SessionHandle, settings: ResolvedM
     ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}),
   };
   if (JSON.stringify(recordedEndpoint(session)) === JSON.stringify(current)) return;
-  await session.appendEntry({ type: "custom", customType: ENDPOINT_ENTRY_TYPE, data: current });
+  // Through the session's one writer (the harness's agent's, when it has one).
+  await sessionActorOf(session).writes.appendEntries([{ type: "custom", customType: ENDPOINT_ENTRY_TYPE, data: current }]);
 }

@@ -43,6 +43,7 @@ import { type CompactionPreparation, prepareCompaction } from "./prepare.ts";
 import { summarizeCompaction } from "./summarize.ts";
 import { startSummaryIntent, type SummaryIntent } from "./summary-intent.ts";
 import { generateEntryId } from "../store/session-handle.ts";
+import { sessionActorOf } from "../machines/session-actor.ts";
 
 /**
  * Input of the compaction actor. Token figures in tokens.
@@ -242,7 +243,8 @@ async function appendSummary(input: CompactionInput, preparation: CompactionPrep
   const keptFrom = preparation.keptEntryIds.indexOf(ready.firstKeptEntryId);
   try {
     const id = generateEntryId((candidate) => session.view.getEntry(candidate) !== undefined);
-    const [entry] = await session.appendEntries([{
+    // Through the session's one writer (after whatever the run pushed before it).
+    const [entry] = await sessionActorOf(session).writes.appendEntries([{
       type: "compaction",
       id,
       parentId: preparation.preparedLeafId,

@@ -214,17 +214,17 @@ async function navigate(session: SessionHandle, requestedId: string, options: Mo
         },
       ];
       if (label) batch.push({ type: "label", targetId: summaryId, label });
-      const stored = await session.appendEntries(batch as never, intent ? { extraEvents: [intent.appended(summaryId)] } : undefined).catch(async (error: unknown) => {
+      const stored = await sessionActorOf(session).writes.appendEntries(batch as never, intent ? { extraEvents: [intent.appended(summaryId)] } : undefined).catch(async (error: unknown) => {
         await intent?.end("failed", `appending the branch summary failed: ${error instanceof Error ? error.message : String(error)}`);
         throw error;
       });
       summaryEntry = stored[0] as BranchSummaryEntry;
       labelEntry = stored[1] as LabelEntry | undefined;
     } else if (label) {
-      const [stored] = await session.appendEntries([{ type: "label", parentId: newLeafId, targetId, label }]);
+      const [stored] = await sessionActorOf(session).writes.appendEntries([{ type: "label", parentId: newLeafId, targetId, label }]);
       labelEntry = stored as LabelEntry;
     } else {
-      await session.moveLeaf(newLeafId);
+      await sessionActorOf(session).writes.moveLeaf(newLeafId);
     }
     const result: MoveToResult = { oldLeafId, newLeafId, ...(summaryEntry ? { summaryEntry } : {}), ...(labelEntry ? { labelEntry } : {}), ...(editorText !== undefined ? { editorText } : {}) };
     if (options.hooks?.sessionTree) {

@@ -21,6 +21,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { currentRunOwner } from "../machines/run-lease.ts";
+import { sessionActorOf } from "../machines/session-actor.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEventData } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
@@ -56,14 +57,16 @@ export interface SummaryIntent {
 export async function startSummaryIntent(session: SessionHandle, kind: SummaryKind, reason: string): Promise<SummaryIntent> {
   const summaryId = randomUUID();
   const started: ArborEventData<"summary.started"> = { summaryId, kind, reason, fromLeafId: session.view.leafId };
-  await session.appendEvents([{ type: "summary.started", data: started, metadata: { owner: currentRunOwner() } }]);
+  // Intents go through the session's one writer like every other write.
+  const writes = sessionActorOf(session).writes;
+  await writes.appendEvents([{ type: "summary.started", data: started, metadata: { owner: currentRunOwner() } }]);
   const ended = (data: Omit<ArborEventData<"summary.ended">, "summaryId" | "kind">): NewEvent => ({ type: "summary.ended", data: { summaryId, kind, ...data } });
   return {
     summaryId,
     appended: (entryId) => ended({ status: "appended", entryId }),
     async end(status, message) {
       try {
-        await session.appendEvents([ended({ status, ...(message === undefined ? {} : { message }) })]);
+        await writes.appendEvents([ended({ status, ...(message === undefined ? {} : { message }) })]);
       } catch {
         // The session cannot be written (another writer, a closed log): recovery closes the intent.
       }

@@ -312,7 +312,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       if (next.skills) resources.skills = [...next.skills];
       if (next.promptTemplates) resources.promptTemplates = [...next.promptTemplates];
       const names = { skills: resources.skills.map((skill) => skill.name), promptTemplates: resources.promptTemplates.map((template) => template.name) };
-      await session.appendEntry({ type: "custom", customType: "arbor.resources", data: names });
+      // A setting like the model: through the session writer, queued while the slot is busy.
+      await agent.appendEntry({ type: "custom", customType: "arbor.resources", data: names });
       await runner.observe("resourcesUpdate", names);
       await settle();
     },
@@ -361,7 +362,9 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     },
     async appendCustomEntry(customType, data) {
       if (typeof customType !== "string" || customType === "") throw new InvalidArgumentError("appendCustomEntry(): customType must be a non-empty string.");
-      return (await session.appendEntry({ type: "custom", customType, ...(data === undefined ? {} : { data }) })) as SessionEntry as CustomEntry;
+      // Through the session's one writer (after what a run pushed); a refused append rejects.
+      const [entry] = await agent.writes.appendEntries([{ type: "custom", customType, ...(data === undefined ? {} : { data }) }]);
+      return entry as SessionEntry as CustomEntry;
     },
     async appendCustomMessage(customType, content, messageOptions = {}) {
       if (typeof customType !== "string" || customType === "") throw new InvalidArgumentError("appendCustomMessage(): customType must be a non-empty string.");
@@ -381,13 +384,13 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       } else if (messageOptions.triggerTurn) {
         await harnessSession.prompt(message);
       } else {
-        await session.appendEntry({
+        await agent.writes.appendEntries([{
           type: "custom_message",
           customType,
           content,
           display: message.display,
           ...(message.details === undefined ? {} : { details: message.details }),
-        });
+        }]);
       }
     },
     async reload() {

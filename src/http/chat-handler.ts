@@ -22,11 +22,21 @@
  *   session's tenant (`404` for an unknown or another tenant's session, nothing written);
  * - with only a `repository` the handler is read-only (sessions, events, resume of runs driven
  *   by another process through a shared log): `POST` routes answer `501`;
+ * - `trigger: "regenerate-message"` regenerates the assistant message `messageId` (a run id;
+ *   default the last run): the leaf moves to before the user message that started that run and
+ *   that message is prompted again (a sibling branch; the old reply stays in the tree), streamed
+ *   as a new message (`404` for an
+ *   unknown message, `409` while busy);
  * - tool approvals (`docs/approval.md`): a call waiting for approval is a `tool-approval-request`
  *   part (approval id = tool call id) and the run ends `suspended`; a `POST` whose last message
  *   is the assistant message with `approval-responded` parts records each decision
  *   (`approve` / `deny`), continues the run, and streams the continuation of that same message
  *   (`404` for a call that does not wait, `409` for a conflicting decision);
+ * - a chat `POST` (prompt or approval answers) with a W3C `traceparent` (and `tracestate`)
+ *   header continues that trace: every span of the run it starts shares its trace id; an invalid
+ *   one is reported (the library's `INVALID_TRACE_CONTEXT` warning, the span attribute
+ *   `arbor.trace_context.invalid`, and the response header `arbor-trace-context-invalid`
+ *   naming why) and the run starts a new trace;
  * - errors are JSON `{ error: { code, message } }`; dropping a connection never stops a run.
  *
  * @example
@@ -37,15 +47,17 @@
  */
 import { ApprovalConflictError, ApprovalNotFoundError, InvalidArgumentError, SessionBusyError, SessionNotFoundError } from "../core/errors.ts";
 import type { AgentHarness } from "../harness/create-harness.ts";
-import type { HarnessSession } from "../harness/harness-session-types.ts";
+import type { HarnessSession, PromptOptions } from "../harness/harness-session-types.ts";
 import { findLiveStreamRun } from "../machines/run-lease.ts";
 import { foldActivityAll } from "../store/session-activity.ts";
 import type { EventLog } from "../store/event-log.ts";
 import type { SessionRepository } from "../store/session-types.ts";
+import { parseTraceContext } from "../telemetry/trace-context.ts";
 import { resolveTenant, type ChatAuthOptions } from "./auth.ts";
 import { parseChatRequest } from "./chat-request.ts";
 import { inspectorPage } from "./inspector-page.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
+import { regenerateTarget } from "./regenerate.ts";
 import { lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
 import { sessionDetail, sessionEvents, sessionList } from "./session-routes.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
@@ -70,6 +82,20 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
 
 /** A Fetch-style request handler. */
 export type ChatHandler = (request: Request) => Promise<Response>;
+
+/** The W3C trace context of a request, for the run it starts, and the response header reporting an invalid one. */
+interface RequestTrace {
+  options: PromptOptions;
+  headers: Record<string, string>;
+}
+
+function traceOf(request: Request): RequestTrace {
+  const traceparent = request.headers.get("traceparent");
+  const tracestate = request.headers.get("tracestate");
+  const options: PromptOptions = { ...(traceparent !== null ? { traceparent } : {}), ...(traceparent !== null && tracestate !== null ? { tracestate } : {}) };
+  const { invalid } = parseTraceContext(options);
+  return { options, headers: invalid === undefined ? {} : { "arbor-trace-context-invalid": invalid.replace(/[^\x20-\x7e]/g, "?") } };
+}
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
@@ -136,9 +162,14 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if (owner !== undefined && owner !== tenant) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
     if (parsed.kind === "approvals") {
       if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
-      return answerApprovals(id, parsed.decisions);
+      return answerApprovals(id, parsed.decisions, traceOf(request));
+    }
+    if (parsed.kind === "regenerate") {
+      if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+      return regenerate(id, parsed.messageId, traceOf(request));
     }
     const { prompt } = parsed;
+    const trace = traceOf(request);
     if (owner === undefined) {
       try {
         await repository.create({ id, cwd, tenant });
@@ -157,16 +188,16 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const before = await log.streamVersion(sessionStream(id));
     let outcome: Promise<unknown>;
     try {
-      outcome = session.prompt(prompt.text, prompt.images.length ? prompt.images : undefined);
+      outcome = session.prompt(prompt.text, prompt.images.length ? prompt.images : undefined, trace.options);
     } catch (error) {
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
       throw error;
     }
-    return uiMessageStreamResponse(followRun(runChunks$(log, sessionStream(id), before), outcome), keepAlive);
+    return uiMessageStreamResponse(followRun(runChunks$(log, sessionStream(id), before), outcome), { ...keepAlive, headers: trace.headers });
   };
 
   /** Records the decisions, continues the run and streams the continuation of its message. */
-  const answerApprovals = async (id: string, decisions: { toolCallId: string; approved: boolean; reason?: string }[]): Promise<Response> => {
+  const answerApprovals = async (id: string, decisions: { toolCallId: string; approved: boolean; reason?: string }[], trace: RequestTrace): Promise<Response> => {
     const session = await harness!.openSession(id);
     try {
       for (const decision of decisions) {
@@ -185,13 +216,39 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const first = lastStart === undefined ? before + 1 : await messageStart(log, streamId, lastStart);
     let outcome: Promise<unknown>;
     try {
-      outcome = session.continue();
+      outcome = session.continue(trace.options);
     } catch (error) {
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
       throw error;
     }
     // A call still without a decision rejects continue() (ApprovalPendingError): the stream ends with that error.
-    return uiMessageStreamResponse(followRun(runChunks$(log, streamId, first - 1, { emitAfterVersion: before, endAfterVersion: before }), outcome), keepAlive);
+    return uiMessageStreamResponse(followRun(runChunks$(log, streamId, first - 1, { emitAfterVersion: before, endAfterVersion: before }), outcome), { ...keepAlive, headers: trace.headers });
+  };
+
+  /**
+   * `regenerate-message`: the leaf moves to before the user message that started run `messageId`
+   * and that message is prompted again (a sibling branch; the old reply stays in the tree).
+   */
+  const regenerate = async (id: string, messageId: string | undefined, trace: RequestTrace): Promise<Response> => {
+    const target = await regenerateTarget(log, sessionStream(id), messageId);
+    if ("error" in target) return jsonError(target.status, target.code, target.error);
+    let session: HarnessSession;
+    try {
+      session = await harness!.openSession(id);
+      await session.moveTo(target.entryId);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+      throw error;
+    }
+    const before = await log.streamVersion(sessionStream(id));
+    let outcome: Promise<unknown>;
+    try {
+      outcome = session.prompt({ ...target.message, timestamp: Date.now() }, undefined, trace.options);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+      throw error;
+    }
+    return uiMessageStreamResponse(followRun(runChunks$(log, sessionStream(id), before), outcome), { ...keepAlive, headers: trace.headers });
   };
 
   /** The chunks, or an error when the prompt fails before its run starts (a throwing hook has no run.ended to end the stream). */

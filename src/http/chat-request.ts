@@ -6,7 +6,8 @@
  * - `id` must be a string, `messages` a non-empty array; the last message must be a `user`
  *   message with at least one text or image file part (`data:` URL); its text parts are joined
  *   with a blank line between them;
- * - `trigger: "regenerate-message"` is refused (`400`): regenerate by moving the leaf instead;
+ * - `trigger: "regenerate-message"` (`Chat.regenerate()`) asks to regenerate the assistant
+ *   message `messageId` (a run id; absent: the session's last run): the messages are not read;
  * - a last `assistant` message with `approval-responded` tool parts is a tool approval answer
  *   (`ai` 6 `addToolApprovalResponse`): each part's `approval: { id, approved, reason? }` is a
  *   decision for the call `approval.id` (Arbor's approval id is the tool call id);
@@ -33,7 +34,8 @@ const bodySchema = z.looseObject({
 /** A parsed chat request: a new prompt, or decisions on calls waiting for approval. */
 export type ChatRequest =
   | { kind: "prompt"; id: string; prompt: { text: string; images: ImageContent[] } }
-  | { kind: "approvals"; id: string; decisions: { toolCallId: string; approved: boolean; reason?: string }[] };
+  | { kind: "approvals"; id: string; decisions: { toolCallId: string; approved: boolean; reason?: string }[] }
+  | { kind: "regenerate"; id: string; messageId?: string };
 
 /**
  * Parses and checks the body (see the module contract).
@@ -55,10 +57,8 @@ export async function parseChatRequest(request: Request): Promise<ChatRequest | 
     const issue = parsed.error.issues[0];
     return { error: jsonError(400, "INVALID_ARGUMENT", `Invalid body field "${issue.path.join(".") || "(root)"}": ${issue.message}.`) };
   }
-  const { id, messages, trigger } = parsed.data;
-  if (trigger === "regenerate-message") {
-    return { error: jsonError(400, "INVALID_ARGUMENT", '"trigger": "regenerate-message" is not supported; send a new user message (the log keeps every branch).') };
-  }
+  const { id, messages, trigger, messageId } = parsed.data;
+  if (trigger === "regenerate-message") return { kind: "regenerate", id, ...(messageId !== undefined ? { messageId } : {}) };
   const last = messages[messages.length - 1];
   if (last.role === "assistant" && last.parts.some((part) => part.state === "approval-responded")) {
     const decisions: { toolCallId: string; approved: boolean; reason?: string }[] = [];

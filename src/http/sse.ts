@@ -89,13 +89,13 @@ const describe = (error: unknown) => (error instanceof Error ? error.message : S
  * const response = uiMessageStreamResponse(of({ type: "start" }, { type: "finish" }));
  * ```
  */
-export function uiMessageStreamResponse(chunks: Observable<UIMessageChunk>, options: { keepAliveMs?: number } = {}): Response {
+export function uiMessageStreamResponse(chunks: Observable<UIMessageChunk>, options: { keepAliveMs?: number; headers?: Record<string, string> } = {}): Response {
   const body = sseBody(chunks, (chunk) => `data: ${JSON.stringify(chunk)}\n\n`, {
     done: "data: [DONE]\n\n",
     onError: (error) => `data: ${JSON.stringify({ type: "error", errorText: describe(error) })}\n\n`,
     keepAliveMs: options.keepAliveMs,
   });
-  return new Response(body, { status: 200, headers: { ...UI_MESSAGE_STREAM_HEADERS } });
+  return new Response(body, { status: 200, headers: { ...options.headers, ...UI_MESSAGE_STREAM_HEADERS } });
 }
 
 /**

@@ -387,7 +387,7 @@ export function createAgent(options: AgentOptions): Agent {
     pending?.resolve(outcome);
   }
 
-  const machineSlot = slotOver(session.id, actor);
+  const machineSlot = slotOver(session.id, actor, () => writer);
   // Entries queued while the slot was busy are written when a compaction or navigation ends
   // (after a run, `finishRun` writes them).
   const slot: SessionActor = {
@@ -419,11 +419,17 @@ export function createAgent(options: AgentOptions): Agent {
     return promise;
   };
 
-  const persistSetting = (entry: Record<string, unknown> & { type: string }) => {
+  const persistSetting = async (entry: Record<string, unknown> & { type: string }) => {
     const event = entryEvent({ runId: "settings" }, entry);
-    if (isBusy()) deferredSettings.push(event);
-    else writer.push(event);
-    return writer.flush();
+    // After a refused write the log is re-read first (as the next run would), so the setting is not lost.
+    if (!isBusy() && writer.failure !== undefined) await reload();
+    if (isBusy()) {
+      deferredSettings.push(event);
+      return writer.flush();
+    }
+    writer.push(event);
+    // Idle: the caller learns of a refused write (the writer is then poisoned until reload).
+    return writer.commit();
   };
 
   const busyForRun = (what: string) => {
@@ -476,6 +482,7 @@ export function createAgent(options: AgentOptions): Agent {
     },
     operation: () => slot.operation(),
     operate: (kind, work) => slot.operate(kind, work),
+    writes: slot.writes,
     appendEntry(entry) {
       return persistSetting(entry);
     },
@@ -517,7 +524,9 @@ export function createAgent(options: AgentOptions): Agent {
             }
           });
         });
-        if (settled.size > 0) await new Promise((resolve) => setImmediate(resolve));
+        // A compaction or navigation holds the slot while the run status says idle: give its I/O a
+        // turn instead of spinning on microtasks (which would starve it for good).
+        if (settled.size > 0 || isWorking()) await new Promise((resolve) => setImmediate(resolve));
       }
       await writer.flush();
     },

@@ -10,6 +10,8 @@
  * - the upstream server takes no host option and would listen on every interface; the
  *   host is applied to its one `listen` call (made synchronously while it is created). A
  *   wider `host` (`0.0.0.0`) exposes the records to the network: keep redaction on;
+ * - a port that cannot be listened on (busy) rejects `ready` with `InvalidArgumentError`
+ *   instead of crashing the process (the upstream server has no `error` handler);
  * - the page it serves is a bridge that iframes the hosted Stately UI
  *   (`https://stately.ai/inspect`), so viewing needs internet access; the records themselves
  *   go from this process to the local server and the browser only;
@@ -32,20 +34,38 @@
 import { Server } from "node:http";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createInspectorServer } from "@statelyai/inspect/server";
+import { InvalidArgumentError } from "../core/errors.ts";
 
 /**
  * Runs `create` (which calls `http.Server#listen(port, callback)` once, synchronously) with
  * that call given `host`, then restores `listen`. Nothing else runs in between (ours; see the
- * module contract).
+ * module contract). `listening` settles when that server listens, or rejects with its listen
+ * error (a busy port), which then never reaches the upstream server's unhandled `error` event.
  */
-function listeningOn<T>(host: string, create: () => T): T {
+function listeningOn<T>(host: string, create: () => T): { created: T; listening: Promise<void> } {
   const original = Server.prototype.listen;
+  let settle: { resolve: () => void; reject: (error: Error) => void } | undefined;
+  const listening = new Promise<void>((resolve, reject) => (settle = { resolve, reject }));
   Server.prototype.listen = function listen(this: Server, ...args: unknown[]) {
     if (typeof args[0] === "number" && typeof args[1] !== "string") args.splice(1, 0, host);
+    const emit = this.emit;
+    let started = false;
+    this.once("listening", () => {
+      started = true;
+      settle?.resolve();
+    });
+    // Before it listens, an error is the listen's own (EADDRINUSE, EACCES): report it, do not emit it.
+    this.emit = function (this: Server, event: string | symbol, ...rest: unknown[]) {
+      if (event === "error" && !started) {
+        settle?.reject(rest[0] as Error);
+        return true;
+      }
+      return (emit as (this: Server, ...all: unknown[]) => boolean).call(this, event, ...rest);
+    } as Server["emit"];
     return (original as (...all: unknown[]) => Server).apply(this, args);
   } as typeof original;
   try {
-    return create();
+    return { created: create(), listening };
   } finally {
     Server.prototype.listen = original;
   }
@@ -85,6 +105,11 @@ export interface ArborInspector {
   readonly inspect: unknown;
   /** The WebSocket URL clients connect to. */
   readonly url: string;
+  /**
+   * Resolves once the local server listens (at once with `startServer: false`); rejects with
+   * `InvalidArgumentError` when it cannot (a busy port), and the process goes on without it.
+   */
+  readonly ready: Promise<void>;
   /** Stops the inspector and the local server. */
   stop(): void;
 }
@@ -134,7 +159,12 @@ export function redactContent(value: unknown, depth = 0, seen = new WeakSet<obje
 export function createArborInspector(options: ArborInspectorOptions = {}): ArborInspector {
   const port = options.port ?? 8080;
   const host = options.host ?? "127.0.0.1";
-  const server = options.startServer === false ? undefined : listeningOn(host, () => createInspectorServer({ port, autoOpen: options.autoOpen ?? false }));
+  const started = options.startServer === false ? undefined : listeningOn(host, () => createInspectorServer({ port, autoOpen: options.autoOpen ?? false }));
+  const server = started?.created;
+  const ready = (started?.listening ?? Promise.resolve()).catch((error: unknown) => {
+    throw new InvalidArgumentError(`The inspector could not listen on ${host}:${port}: ${(error as Error).message}. Choose another port.`, { cause: error, details: { host, port } });
+  });
+  ready.catch(() => undefined);
   const connectHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   const url = `ws://${connectHost}:${port}`;
   const redact = options.redact !== false;
@@ -147,6 +177,7 @@ export function createArborInspector(options: ArborInspectorOptions = {}): Arbor
   return {
     inspect: inspector.inspect,
     url,
+    ready,
     stop() {
       inspector.stop();
       server?.stop();

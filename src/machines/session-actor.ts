@@ -24,6 +24,7 @@ import { InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { agentMachine, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
 import type { SessionActor, SessionOperation } from "./session-slot.ts";
+import { createSessionWriter, type SessionWriter } from "./session-writer.ts";
 
 export type { SessionActor, SessionOperation };
 
@@ -55,12 +56,17 @@ export function sessionBusyError(sessionId: string, busy: SessionOperation, what
  *
  * @example
  * ```ts
- * const slot = slotOver(session.id, actor);
+ * const slot = slotOver(session.id, actor, () => writer);
  * ```
  */
-export function slotOver(sessionId: string, actor: Actor<typeof agentMachine>): SessionActor {
+export function slotOver(sessionId: string, actor: Actor<typeof agentMachine>, writer: () => SessionWriter): SessionActor {
   return {
     sessionId,
+    writes: {
+      appendEntries: (entries, options) => writer().appendEntries(entries, options),
+      appendEvents: (events) => writer().appendEvents(events),
+      moveLeaf: (leafId) => writer().moveLeaf(leafId),
+    },
     operation: () => operationOf(actor.getSnapshot()),
     operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T> {
       const busy = operationOf(actor.getSnapshot());
@@ -88,7 +94,7 @@ const actors = new WeakMap<SessionHandle, SessionActor>();
  *
  * @example
  * ```ts
- * registerSessionActor(session, slotOver(session.id, actor));
+ * registerSessionActor(session, slotOver(session.id, actor, () => writer));
  * ```
  */
 export function registerSessionActor(session: SessionHandle, actor: SessionActor): void {
@@ -114,7 +120,10 @@ export function sessionActorOf(session: SessionHandle): SessionActor {
       }),
     },
   });
-  const created = slotOver(session.id, createActor(machine, { input: {} }).start());
+  // Its own writer; one refused append fails that write only (the next write starts a fresh writer).
+  let writer = createSessionWriter({ session });
+  const current = () => (writer.failure === undefined ? writer : (writer = createSessionWriter({ session })));
+  const created = slotOver(session.id, createActor(machine, { input: {} }).start(), current);
   actors.set(session, created);
   return created;
 }

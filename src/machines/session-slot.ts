@@ -8,6 +8,7 @@
  * const busy: SessionOperation = actor.operation();
  * ```
  */
+import type { SessionWriter } from "./session-writer.ts";
 
 /**
  * What holds a session's operation slot. `awaiting-approval` (ours, issue 13): a run stopped
@@ -35,4 +36,14 @@ export interface SessionActor {
   operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T>;
   /** Aborts the run or operation holding the slot (no-op when idle). */
   abort(reason?: string): void;
+  /**
+   * The session's one writer for writes that are not a run's own (compaction and branch-summary
+   * entries, summary intents, custom entries and messages, resources, leaf moves): prepared
+   * appends in writer order, after everything the run pushed (`session-writer.ts`). A refused
+   * append rejects (and poisons the writer: the agent reloads at its next run).
+   */
+  readonly writes: SessionWrites;
 }
+
+/** The prepared appends of the session writer (`SessionWriter`'s `appendEntries`, `appendEvents`, `moveLeaf`). */
+export type SessionWrites = Pick<SessionWriter, "appendEntries" | "appendEvents" | "moveLeaf">;

@@ -12,6 +12,14 @@
  * - **entries**: `entry.appended` events are pushed without `parentId`; the writer
  *   chains them at commit time from the session's current leaf, so entries appended
  *   by others between two commits (e.g. compaction between turns) are respected;
+ * - **prepared appends**: `appendEntries` / `appendEvents` / `moveLeaf` are writes that need the
+ *   session handle's own preparation (explicit parents, ids returned, events in the same atomic
+ *   append): they wait for everything pushed before them to commit (events pushed while they
+ *   wait may be committed with those), then hold the writer while they append (pushes wait,
+ *   so entry chaining never races them), resolve with what was stored and
+ *   reject with the error of a refused append, which poisons the writer like any failed
+ *   append; on a poisoned writer they reject with its failure at once. `onCommitted` sees
+ *   the events of `appendEvents` (entries and leaf moves reach readers through `events$`);
  * - **failure**: the first failed append (e.g. `ExpectedVersionConflictError` when
  *   another process wrote to the same session) poisons the writer: the refused batch
  *   and everything pushed later are dropped, nothing more is written, and `onError`
@@ -26,9 +34,9 @@
  */
 import { randomUUID } from "node:crypto";
 import type { SessionEntry } from "../core/entries.ts";
-import type { NewEvent, StoredEvent } from "../store/event-log.ts";
+import type { EventMetadata, NewEvent, StoredEvent } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
-import type { SessionHandle } from "../store/session-types.ts";
+import type { NewEntry, SessionHandle } from "../store/session-types.ts";
 
 /**
  * Options of {@link createSessionWriter}.
@@ -68,6 +76,12 @@ export interface SessionWriter {
    * explain (a tool's `execute`, a model request).
    */
   commit(): Promise<void>;
+  /** One prepared append of entries (`SessionHandle.appendEntries`) in writer order; see the module contract. */
+  appendEntries(entries: NewEntry[], options?: { extraEvents?: NewEvent[]; metadata?: EventMetadata }): Promise<SessionEntry[]>;
+  /** One prepared append of events (`SessionHandle.appendEvents`) in writer order. */
+  appendEvents(events: NewEvent[]): Promise<StoredEvent[]>;
+  /** Moves the leaf (`SessionHandle.moveLeaf`) in writer order. */
+  moveLeaf(leafId: string | null): Promise<void>;
   /** The error that poisoned the writer, if any. */
   readonly failure: unknown;
   /** Number of committed appends (group commits) so far. */
@@ -189,6 +203,40 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
     return new Promise<void>((resolve) => waiters.push({ target, resolve }));
   };
 
+  /** A prepared append: after what was pushed before, holding the writer while it runs. */
+  const prepared = async <T>(work: () => Promise<T>, storedOf: (result: T) => StoredEvent[]): Promise<T> => {
+    await flush();
+    while (failure === undefined && (inFlight || scheduled)) await (inFlight ?? new Promise((resolve) => setImmediate(resolve)));
+    if (failure !== undefined) throw failure;
+    const run = work();
+    inFlight = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    void inFlight.finally(() => {
+      inFlight = undefined;
+      if (buffer.length > 0 && failure === undefined) schedule();
+      else settleWaiters();
+    });
+    try {
+      const result = await run;
+      commits += 1;
+      const stored = storedOf(result);
+      if (stored.length > 0) options.onCommitted?.(stored);
+      return result;
+    } catch (error) {
+      // A refused append poisons the writer (nothing later is written); a refusal before
+      // anything was sent (bad input: unknown parent, schema) is the caller's error only.
+      if (failure === undefined && isRefusal(error)) {
+        failure = error;
+        buffer = [];
+        options.onError?.(error);
+        settleWaiters();
+      }
+      throw error;
+    }
+  };
+
   return {
     push(...events) {
       if (failure !== undefined) return;
@@ -208,6 +256,15 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
       await flush();
       if (failure !== undefined) throw failure;
     },
+    appendEntries(entries, appendOptions) {
+      return prepared(() => session.appendEntries(entries, appendOptions), () => []);
+    },
+    appendEvents(events) {
+      return prepared(() => session.appendEvents(events), (result) => result);
+    },
+    moveLeaf(leafId) {
+      return prepared(() => session.moveLeaf(leafId), () => []);
+    },
     get failure() {
       return failure;
     },
@@ -215,4 +272,11 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
       return commits;
     },
   };
+}
+
+/** Codes of an append the log refused (another writer, a fenced-out owner, the log gone), as opposed to bad input. */
+const REFUSALS = new Set(["EXPECTED_VERSION_CONFLICT", "SESSION_BUSY", "LOG_COMMIT_FAILED", "LOG_FILE_REPLACED", "LOG_CLOSED"]);
+
+function isRefusal(error: unknown): boolean {
+  return REFUSALS.has(String((error as { code?: unknown } | null)?.code));
 }

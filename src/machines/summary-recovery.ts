@@ -24,6 +24,7 @@
 import type { NewEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { isRunOwnerAlive } from "./run-lease.ts";
+import { createSessionWriter } from "./session-writer.ts";
 
 /** The text of an interrupted summary's ending. */
 const INTERRUPTED_SUMMARY_TEXT = "The process stopped while the summary model was called; no summary was appended. Run it again (compact, or move with a summary).";
@@ -43,6 +44,7 @@ export async function closeInterruptedSummaries(session: SessionHandle): Promise
   const heldElsewhere = ownership ? await ownership.isOwnedElsewhere() : undefined;
   const closed = open.filter(({ owner }) => (heldElsewhere === undefined ? !isRunOwnerAlive(owner) : !heldElsewhere));
   const writes: NewEvent[] = closed.map(({ summaryId, kind }) => ({ type: "summary.ended", data: { summaryId, kind, status: "interrupted", message: INTERRUPTED_SUMMARY_TEXT } }));
-  if (writes.length > 0) await session.appendEvents(writes);
+  // Through a session writer, as run recovery writes (recovery runs before the agent's writer exists).
+  if (writes.length > 0) await createSessionWriter({ session }).appendEvents(writes);
   return closed.map(({ summaryId }) => summaryId);
 }

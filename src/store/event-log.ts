@@ -106,6 +106,14 @@ export interface ReadAllOptions {
   limit?: number;
   /** Only these types. */
   types?: readonly string[];
+  /** Only the streams of this tenant (logs with {@link EventLog.tenantIndex}; the others throw InvalidArgumentError). */
+  tenant?: string;
+}
+
+/** Options of {@link EventLog.listStreams}. */
+export interface ListStreamsOptions {
+  /** Only the streams of this tenant (logs with {@link EventLog.tenantIndex}; the others throw InvalidArgumentError). */
+  tenant?: string;
 }
 
 /** Options of {@link EventLog.subscribe}. */
@@ -116,6 +124,8 @@ export interface SubscribeOptions {
   fromVersion?: number;
   streamId?: string;
   types?: readonly string[];
+  /** Only the streams of this tenant (logs with {@link EventLog.tenantIndex}; the others throw InvalidArgumentError). */
+  tenant?: string;
 }
 
 /** Summary of a stream. */
@@ -134,7 +144,7 @@ export interface EventLog {
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
   /** The stream's version, 0 if it does not exist. */
   streamVersion(streamId: string): Promise<number>;
-  listStreams(): Promise<StreamInfo[]>;
+  listStreams(options?: ListStreamsOptions): Promise<StreamInfo[]>;
   /** Physically removes a stream's events. Returns the number of events removed. */
   deleteStream(streamId: string): Promise<number>;
   /**
@@ -152,4 +162,11 @@ export interface EventLog {
    * (PostgreSQL); absent on SQLite and in-memory logs. See `stream-ownership.ts`.
    */
   readonly ownership?: StreamOwnership;
+  /**
+   * True when the log stores each stream's tenant in an indexed column (PostgreSQL, as Emmett's
+   * partitions): `listStreams`, `readAll` and `subscribe` then accept a `tenant` filter. A
+   * stream's tenant is `data.tenant` of its first event when that is `session.created` or
+   * `session.deleted`, else `default`. Absent on SQLite and in-memory logs.
+   */
+  readonly tenantIndex?: boolean;
 }

@@ -342,6 +342,21 @@ export function checkReadStreamOptions(options: ReadStreamOptions): void {
   }
 }
 
+/**
+ * Refuses a `tenant` filter on a log without a tenant index (SQLite, memory).
+ *
+ * @throws InvalidArgumentError when `options.tenant` is set.
+ * @example
+ * ```ts
+ * refuseTenantFilter("readAll", options);
+ * ```
+ */
+export function refuseTenantFilter(what: string, options: { tenant?: string } | undefined): void {
+  if (options?.tenant !== undefined) {
+    throw new InvalidArgumentError(`${what}: this log has no tenant index (only the PostgreSQL log filters by tenant); filter by session.created.tenant, or use a tenant-scoped session repository.`);
+  }
+}
+
 /** Checks {@link ReadAllOptions}; throws `InvalidArgumentError` naming the bad field. */
 export function checkReadAllOptions(options: ReadAllOptions): void {
   checkOptionalInteger("readAll: fromPosition", options.fromPosition, 0);

@@ -35,6 +35,8 @@ export interface SubscriptionFilter {
   types?: readonly string[];
   /** Only events with version strictly greater than this. */
   afterVersion?: number;
+  /** Only events of this tenant's streams (logs with a tenant index). */
+  tenant?: string;
 }
 
 /** Receives the log's commit signals. */
@@ -67,7 +69,7 @@ export function createCatchUpObservable(source: SubscriptionSource, options: Sub
   checkSubscribeOptions(options);
   return new Observable<StoredEvent>((subscriber) => {
     let cursor = options.fromPosition ?? 0;
-    const filter: SubscriptionFilter = { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion };
+    const filter: SubscriptionFilter = { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion, tenant: options.tenant };
     let closed = false;
     let scheduled = false;
 
@@ -147,7 +149,7 @@ export function createAsyncCatchUpObservable(source: AsyncSubscriptionSource, op
   checkSubscribeOptions(options);
   return new Observable<StoredEvent>((subscriber) => {
     let cursor = options.fromPosition ?? 0;
-    const filter: SubscriptionFilter = { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion };
+    const filter: SubscriptionFilter = { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion, tenant: options.tenant };
     let closed = false;
     let running = false;
     let again = false;

@@ -24,17 +24,7 @@
  */
 import type { Observable } from "rxjs";
 import { EventIdReusedError, LogClosedError } from "../core/errors.ts";
-import type {
-  AppendOptions,
-  AppendResult,
-  EventLog,
-  NewEvent,
-  ReadAllOptions,
-  ReadStreamOptions,
-  StoredEvent,
-  StreamInfo,
-  SubscribeOptions,
-} from "./event-log.ts";
+import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
 import {
@@ -47,7 +37,10 @@ import {
   prepareEvents,
   resolveDuplicates,
   toStoredEvent,
+  refuseTenantFilter,
 } from "./log-prepare.ts";
+import { endedKeptMessages, resolveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
+import type { DroppedDeltas } from "./log-group-commit.ts";
 import { type CommitListener, createCatchUpObservable, type SubscriptionFilter } from "./log-subscription.ts";
 
 /**
@@ -61,6 +54,8 @@ import { type CommitListener, createCatchUpObservable, type SubscriptionFilter }
 export interface MemoryEventLogOptions {
   /** Event schemas to validate against; default `createDefaultEventRegistry()`. */
   registry?: EventRegistry;
+  /** Drop the stored deltas of ended, kept messages (`delta-retention.ts`); default keep. */
+  retention?: DeltaRetention;
 }
 
 interface MemoryStream {
@@ -84,6 +79,7 @@ interface MemoryStream {
  */
 export function createMemoryEventLog(options: MemoryEventLogOptions = {}): EventLog {
   const registry = options.registry ?? createDefaultEventRegistry();
+  const onDeltasDropped = resolveDeltaRetention(options.retention);
   /** Every event, ascending global position. */
   let all: EventRecord[] = [];
   const byEventId = new Map<string, EventRecord>();
@@ -126,6 +122,25 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
     return out;
   };
 
+  /** Empties the stored deltas of one ended, kept message (records are replaced, never mutated: reads already returned stay as they were). */
+  const dropDeltas = (records: EventRecord[], messageId: string, report: (saved: DroppedDeltas) => void): void => {
+    let events = 0;
+    let bytes = 0;
+    for (let index = 0; index < records.length; index++) {
+      const record = records[index];
+      if (record.type !== "message.delta") continue;
+      const data = JSON.parse(record.dataJson) as { messageId?: string; delta?: string };
+      if (data.messageId !== messageId || !data.delta) continue;
+      events += 1;
+      bytes += Buffer.byteLength(data.delta, "utf8");
+      const emptied: EventRecord = { ...record, dataJson: JSON.stringify({ ...data, delta: "" }) };
+      records[index] = emptied;
+      all[firstAfter(all, record.globalPosition - 1)] = emptied;
+      byEventId.set(record.eventId, emptied);
+    }
+    if (events > 0) report({ messageId, events, bytes });
+  };
+
   const log: EventLog = {
     async append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
       ensureOpen("append");
@@ -165,6 +180,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       }
       target.updatedAt = now;
       if (!stream) streams.set(streamId, target);
+      if (onDeltasDropped) for (const messageId of endedKeptMessages(prepared)) dropDeltas(target.records, messageId, onDeltasDropped);
       wakeAll();
       const stored = records.map(toStoredEvent);
       return {
@@ -197,6 +213,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
     async readAll(readOptions: ReadAllOptions = {}): Promise<StoredEvent[]> {
       ensureOpen("readAll");
       checkReadAllOptions(readOptions);
+      refuseTenantFilter("readAll", readOptions);
       return readRange(readOptions.fromPosition ?? 0, Number.MAX_SAFE_INTEGER, readOptions.limit ?? Number.MAX_SAFE_INTEGER, {
         types: readOptions.types,
       });
@@ -208,8 +225,9 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       return streams.get(streamId)?.records.length ?? 0;
     },
 
-    async listStreams(): Promise<StreamInfo[]> {
+    async listStreams(listOptions?: ListStreamsOptions): Promise<StreamInfo[]> {
       ensureOpen("listStreams");
+      refuseTenantFilter("listStreams", listOptions);
       return [...streams].map(([streamId, stream]) => ({
         streamId,
         version: stream.records.length,
@@ -231,6 +249,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
 
     subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
       ensureOpen("subscribe");
+      refuseTenantFilter("subscribe", subscribeOptions);
       return createCatchUpObservable(
         {
           head,

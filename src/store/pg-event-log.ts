@@ -42,7 +42,7 @@
 import pg from "pg";
 import type { Observable } from "rxjs";
 import { InvalidArgumentError, LogClosedError } from "../core/errors.ts";
-import type { EventLog, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
+import type { AppendResult, EventLog, ListStreamsOptions, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
 import {
@@ -58,6 +58,8 @@ import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFil
 import { storedTypeNames } from "./events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
 import { migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
+import { endedKeptMessages, resolveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
+import type { DroppedDeltas } from "./log-group-commit.ts";
 import { createPgGroupWriter } from "./pg-writer.ts";
 import type { StreamOwnership } from "./stream-ownership.ts";
 
@@ -81,6 +83,13 @@ export interface PostgresEventLogOptions {
   poolSize?: number;
   /** Event schemas; default `createDefaultEventRegistry()`. */
   registry?: EventRegistry;
+  /**
+   * Drop the stored deltas of ended, kept messages (`delta-retention.ts`); default keep. On
+   * PostgreSQL the deltas are emptied by one `UPDATE` right after the append that ended the
+   * message commits (before its promise resolves): a crash in between keeps them, never loses
+   * text. The old row versions go at `VACUUM`, as with any PostgreSQL update.
+   */
+  retention?: DeltaRetention;
 }
 
 /** A PostgreSQL {@link EventLog} with its cross-process stream ownership. */
@@ -122,6 +131,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     throw new InvalidArgumentError(`pollIntervalMs must be a number ≥ 1 (ms), got ${String(pollIntervalMs)}.`);
   }
   const registry = options.registry ?? createDefaultEventRegistry();
+  const onDeltasDropped = resolveDeltaRetention(options.retention);
   const ownPool = options.pool === undefined;
   const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4, keepAlive: true });
   // LISTEN and the ownership locks use their own connections, outside the pool: a writer
@@ -176,14 +186,30 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
   });
   const ownership = createPgOwnership({ pool, schema, ready, connect: dedicatedClient });
 
+  /** Empties the deltas of the messages an append ended and kept, and reports each saving. */
+  const dropDeltas = async (streamId: string, messageIds: string[], report: (saved: DroppedDeltas) => void): Promise<void> => {
+    for (const messageId of messageIds) {
+      const [saved] = await query<{ events: number; bytes: string }>(
+        `WITH target AS (
+           SELECT global_position, octet_length(data->>'delta') AS bytes FROM ${s}.events
+           WHERE stream_id = $1 AND type = 'message.delta' AND data->>'messageId' = $2 AND data->>'delta' <> ''),
+         emptied AS (
+           UPDATE ${s}.events e SET data = (e.data::jsonb || '{"delta": ""}'::jsonb)::json FROM target t WHERE e.global_position = t.global_position RETURNING 1)
+         SELECT (SELECT count(*) FROM emptied)::int AS events, coalesce((SELECT sum(bytes) FROM target), 0)::text AS bytes`,
+        [streamId, messageId],
+      );
+      if (saved.events > 0) report({ messageId, events: saved.events, bytes: Number(saved.bytes) });
+    }
+  };
+
   const readPage = async (after: number, limit: number, filter: SubscriptionFilter): Promise<{ head: number; events: StoredEvent[] }> => {
     const rows = await query<EventRow & { head: string }>(
       `SELECT h.position AS head, e.* FROM ${s}.log_head h LEFT JOIN LATERAL (
          SELECT ${COLUMNS} FROM ${s}.events
          WHERE global_position > $1 AND global_position <= h.position AND ($2::text IS NULL OR stream_id = $2)
-           AND ($3::text[] IS NULL OR type = ANY($3)) AND version > $4
+           AND ($3::text[] IS NULL OR type = ANY($3)) AND version > $4 AND ($6::text IS NULL OR tenant = $6)
          ORDER BY global_position LIMIT $5) e ON true`,
-      [after, filter.streamId ?? null, filter.types ? storedTypeNames(filter.types) : null, filter.afterVersion ?? 0, limit],
+      [after, filter.streamId ?? null, filter.types ? storedTypeNames(filter.types) : null, filter.afterVersion ?? 0, limit, filter.tenant ?? null],
     );
     const head = rows.length === 0 ? 0 : Number(rows[0].head);
     return { head, events: rows[0]?.eventId === null ? [] : rows.map(toEvent) };
@@ -193,6 +219,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
 
   return {
     ownership,
+    tenantIndex: true,
     schema,
     append(streamId, events, appendOptions = {}) {
       try {
@@ -201,7 +228,13 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
         checkExpectedVersionArgument(expected);
         const prepared = prepareEvents(registry, streamId, events);
         const fence = ownership.tokenOf(streamId);
-        return new Promise((resolve, reject) => writer.enqueue({ kind: "append", streamId, events: prepared, expected, fence, resolve, reject }));
+        const appended = new Promise<AppendResult>((resolve, reject) => writer.enqueue({ kind: "append", streamId, events: prepared, expected, fence, resolve, reject }));
+        const ended = onDeltasDropped ? endedKeptMessages(prepared) : [];
+        if (!onDeltasDropped || ended.length === 0) return appended;
+        return appended.then(async (result) => {
+          if (!result.duplicate) await dropDeltas(streamId, ended, onDeltasDropped);
+          return result;
+        });
       } catch (error) {
         return Promise.reject(error);
       }
@@ -225,9 +258,9 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       ensureOpen("readAll");
       checkReadAllOptions(readOptions);
       const rows = await query<EventRow>(
-        `SELECT ${COLUMNS} FROM ${s}.events WHERE global_position > $1 AND ($2::text[] IS NULL OR type = ANY($2))
+        `SELECT ${COLUMNS} FROM ${s}.events WHERE global_position > $1 AND ($2::text[] IS NULL OR type = ANY($2)) AND ($4::text IS NULL OR tenant = $4)
          ORDER BY global_position LIMIT $3`,
-        [readOptions.fromPosition ?? 0, readOptions.types ? storedTypeNames(readOptions.types) : null, readOptions.limit ?? null],
+        [readOptions.fromPosition ?? 0, readOptions.types ? storedTypeNames(readOptions.types) : null, readOptions.limit ?? null, readOptions.tenant ?? null],
       );
       return rows.map(toEvent);
     },
@@ -239,11 +272,12 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       return rows.length === 0 ? 0 : Number(rows[0].version);
     },
 
-    async listStreams(): Promise<StreamInfo[]> {
+    async listStreams(listOptions: ListStreamsOptions = {}): Promise<StreamInfo[]> {
       ensureOpen("listStreams");
       const rows = await query<{ streamId: string; version: string; createdAt: string; updatedAt: string }>(
-        `SELECT stream_id AS "streamId", version, created_at AS "createdAt", updated_at AS "updatedAt" FROM ${s}.streams ORDER BY first_position`,
-        [],
+        `SELECT stream_id AS "streamId", version, created_at AS "createdAt", updated_at AS "updatedAt" FROM ${s}.streams
+         WHERE ($1::text IS NULL OR tenant = $1) ORDER BY first_position`,
+        [listOptions.tenant ?? null],
       );
       return rows.map((row) => ({ ...row, version: Number(row.version) }));
     },

@@ -53,7 +53,7 @@ const knownEvents = (s: string): string => `(
   FROM ${s}.events e
   WHERE e.event_id IN (SELECT x.id FROM json_to_recordset(op.ev) AS x(id text, c boolean) WHERE x.c))`;
 
-const VERSION_1 = (s: string, channel: string): string => `
+const VERSION_1_TABLES = (s: string): string => `
 CREATE TABLE ${s}.log_head (
   id boolean PRIMARY KEY DEFAULT true CHECK (id),
   position bigint NOT NULL
@@ -86,7 +86,24 @@ CREATE TABLE ${s}.stream_owners (
   owner json NOT NULL,
   acquired_at timestamptz NOT NULL DEFAULT now()
 );
-CREATE FUNCTION ${s}.append_batch(batch json, commit_time text) RETURNS json LANGUAGE plpgsql AS $fn$
+`;
+
+/**
+ * The tenant of an append (migration 2): an existing stream keeps its row's tenant; a new stream
+ * takes `data.tenant` of its first event when that is a `session.created` or `session.deleted`
+ * (the session and its tombstone), else `default`.
+ */
+const TENANT_OF_APPEND = (s: string): string => `    IF current > 0 THEN
+      SELECT tenant INTO owner FROM ${s}.streams WHERE stream_id = stream;
+    ELSE
+      SELECT CASE WHEN f.t IN ('session.created', 'session.deleted') THEN f.d->>'tenant' END INTO owner
+      FROM json_to_recordset(json_build_array(op.ev->0)) AS f(t text, d json);
+    END IF;
+    owner := coalesce(owner, 'default');
+`;
+
+/** The `append_batch` function; with `tenant` (migration 2 on) it also writes the tenant column. */
+const APPEND_BATCH = (s: string, channel: string, tenant: boolean): string => `CREATE ${tenant ? "OR REPLACE " : ""}FUNCTION ${s}.append_batch(batch json, commit_time text) RETURNS json LANGUAGE plpgsql AS $fn$
 DECLARE
   head bigint;
   start_head bigint;
@@ -97,7 +114,7 @@ DECLARE
   wanted int;
   inserted int;
   removed int;
-  outcomes json[] := '{}';
+  outcomes json[] := '{}';${tenant ? "\n  owner text;" : ""}
 BEGIN
   -- The one row lock that serialises every append of the log: positions are taken
   -- and committed in order, so a reader that sees position p sees every p' < p.
@@ -135,9 +152,9 @@ BEGIN
         'last', coalesce((SELECT global_position FROM ${s}.events WHERE stream_id = stream AND version = current), 0));
       CONTINUE;
     END IF;
-    -- Idempotency rests on the UNIQUE(event_id) constraint, not on a lookup first.
-    INSERT INTO ${s}.events (global_position, event_id, stream_id, version, type, schema_version, time, data, metadata)
-      SELECT head + x.ord, x.id, stream, current + x.ord, x.t, x.v, coalesce(x.tm, commit_time), x.d, x.m
+${tenant ? TENANT_OF_APPEND(s) : ""}    -- Idempotency rests on the UNIQUE(event_id) constraint, not on a lookup first.
+    INSERT INTO ${s}.events (global_position, event_id, stream_id, version, type, schema_version, time, data, metadata${tenant ? ", tenant" : ""})
+      SELECT head + x.ord, x.id, stream, current + x.ord, x.t, x.v, coalesce(x.tm, commit_time), x.d, x.m${tenant ? ", owner" : ""}
       FROM ROWS FROM (json_to_recordset(op.ev) AS (id text, c boolean, t text, v integer, tm text, d json, m json))
            WITH ORDINALITY AS x(id, c, t, v, tm, d, m, ord)
       ON CONFLICT (event_id) DO NOTHING;
@@ -149,8 +166,8 @@ BEGIN
       CONTINUE;
     END IF;
     IF current = 0 THEN
-      INSERT INTO ${s}.streams (stream_id, version, first_position, created_at, updated_at)
-        VALUES (stream, wanted, head + 1, commit_time, commit_time);
+      INSERT INTO ${s}.streams (stream_id, version, first_position, created_at, updated_at${tenant ? ", tenant" : ""})
+        VALUES (stream, wanted, head + 1, commit_time, commit_time${tenant ? ", owner" : ""});
     ELSE
       UPDATE ${s}.streams SET version = current + wanted, updated_at = commit_time WHERE stream_id = stream;
     END IF;
@@ -166,9 +183,30 @@ END
 $fn$;
 `;
 
+const VERSION_1 = (s: string, channel: string): string => `${VERSION_1_TABLES(s)}${APPEND_BATCH(s, channel, false)}`;
+
+/**
+ * Migration 2 (issue 16): a tenant column on the shared tables, as Emmett's partitions: every
+ * stream and event row names its session's tenant (`default` for streams that are not sessions
+ * and sessions that name none), backfilled from each stream's first event so an upgrade loses
+ * nothing; indexes for a tenant's streams and a tenant's events in global order.
+ */
+const VERSION_2 = (s: string, channel: string): string => `
+ALTER TABLE ${s}.streams ADD COLUMN tenant text NOT NULL DEFAULT 'default';
+ALTER TABLE ${s}.events ADD COLUMN tenant text NOT NULL DEFAULT 'default';
+UPDATE ${s}.streams st SET tenant = e.data->>'tenant'
+  FROM ${s}.events e
+  WHERE e.stream_id = st.stream_id AND e.version = 1 AND e.type IN ('session.created', 'session.deleted')
+    AND e.data->>'tenant' IS NOT NULL AND e.data->>'tenant' <> 'default';
+UPDATE ${s}.events e SET tenant = st.tenant FROM ${s}.streams st WHERE st.stream_id = e.stream_id AND st.tenant <> 'default';
+CREATE INDEX streams_tenant ON ${s}.streams (tenant, first_position);
+CREATE INDEX events_tenant_position ON ${s}.events (tenant, global_position);
+${APPEND_BATCH(s, channel, true)}`;
+
 /** Every migration this build knows, ascending. The last one's version is the current schema version. */
 export const POSTGRES_LOG_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "events, streams, head, owners, append_batch", sql: (schema) => VERSION_1(schema, notifyChannel(schema.slice(1, -1))) },
+  { version: 2, name: "tenant column and indexes on streams and events", sql: (schema) => VERSION_2(schema, notifyChannel(schema.slice(1, -1))) },
 ];
 
 /**

@@ -49,12 +49,13 @@ export function createRedactingEventLog(log: EventLog, secrets: Iterable<string>
     readStream: (streamId, options) => log.readStream(streamId, options),
     readAll: (options) => log.readAll(options),
     streamVersion: (streamId) => log.streamVersion(streamId),
-    listStreams: () => log.listStreams(),
+    listStreams: (options) => log.listStreams(options),
     deleteStream: (streamId) => log.deleteStream(streamId),
     subscribe: (options) => log.subscribe(options),
     headPosition: () => log.headPosition(),
     close: () => log.close(),
     ...(log.ownership ? { ownership: log.ownership } : {}),
+    ...(log.tenantIndex ? { tenantIndex: true } : {}),
     addSecret: (secret) => redactor.add(secret),
   };
 }

@@ -44,6 +44,7 @@ import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
 import { sessionIdOfStream, sessionStreamId, tombstoneStreamId, type SessionCreatedData, type SessionDeletedData } from "./events/session-events.ts";
+import { createAuditProjector } from "./events/audit.ts";
 import { batchEnd } from "./batch-end.ts";
 import { createSessionHandle, generateEntryId } from "./session-handle.ts";
 import type { SessionHandle, SessionRepository, SessionSummary } from "./session-types.ts";
@@ -184,7 +185,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     },
     open: load,
     async list(): Promise<SessionSummary[]> {
-      const streams = await log.listStreams();
+      // A log with a tenant index (PostgreSQL) lists only the scope's streams; visible() still checks.
+      const streams = await log.listStreams(scope !== undefined && log.tenantIndex ? { tenant: scope } : undefined);
       const rows: SessionSummary[] = [];
       for (const stream of streams) {
         const id = sessionIdOfStream(stream.streamId);
@@ -225,6 +227,9 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
         firstGlobalPosition: events[0].globalPosition,
         lastGlobalPosition: events[events.length - 1].globalPosition,
       };
+      // The content-free audit stream outlives the session: kept in its tombstone.
+      const audit = events.flatMap(createAuditProjector());
+      if (audit.length > 0) tombstone.audit = audit;
       // Issued in the same tick: the SQLite and PostgreSQL logs commit them in one group.
       const [removed] = await Promise.all([
         log.deleteStream(streamId),

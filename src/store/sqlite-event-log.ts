@@ -49,17 +49,7 @@ import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import type { Observable } from "rxjs";
 import { ArborError, InvalidArgumentError, InvalidStateError, LogClosedError, LogFileReplacedError, LogSchemaError } from "../core/errors.ts";
-import type {
-  AppendOptions,
-  AppendResult,
-  EventLog,
-  NewEvent,
-  ReadAllOptions,
-  ReadStreamOptions,
-  StoredEvent,
-  StreamInfo,
-  SubscribeOptions,
-} from "./event-log.ts";
+import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
 import { createGroupCommitWriter, type DroppedDeltas } from "./log-group-commit.ts";
@@ -72,6 +62,7 @@ import {
   type EventRecord,
   prepareEvents,
   toStoredEvent,
+  refuseTenantFilter,
 } from "./log-prepare.ts";
 import { type CommitListener, createCatchUpObservable } from "./log-subscription.ts";
 import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
@@ -323,6 +314,7 @@ function openLog(
     async readAll(readOptions: ReadAllOptions = {}): Promise<StoredEvent[]> {
       ensureOpen("readAll");
       checkReadAllOptions(readOptions);
+      refuseTenantFilter("readAll", readOptions);
       const rows = statements.readRange(readOptions.fromPosition ?? 0, Number.MAX_SAFE_INTEGER, readOptions.limit ?? -1, { types: readOptions.types });
       return rows.map(toStoredEvent);
     },
@@ -333,8 +325,9 @@ function openLog(
       return (statements.selectStreamVersion.get(streamId) as number | undefined) ?? 0;
     },
 
-    async listStreams(): Promise<StreamInfo[]> {
+    async listStreams(listOptions?: ListStreamsOptions): Promise<StreamInfo[]> {
       ensureOpen("listStreams");
+      refuseTenantFilter("listStreams", listOptions);
       return statements.listStreams.all() as StreamInfo[];
     },
 
@@ -351,6 +344,7 @@ function openLog(
 
     subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
       ensureOpen("subscribe");
+      refuseTenantFilter("subscribe", subscribeOptions);
       return createCatchUpObservable(
         {
           head,

@@ -62,6 +62,8 @@ export interface GateRecord {
   inputDigest: string;
   requestedAt: string;
   reason?: string;
+  /** What the approver is asked (the request's `metadata.message`). */
+  message?: string;
 }
 
 /**
@@ -76,6 +78,8 @@ export interface WorkflowRunState {
   workflowId: string;
   workflow: string;
   input: unknown;
+  /** Every step id (`workflow.started.steps`). */
+  stepIds: string[];
   status: "running" | "interrupted" | "awaiting-approval" | "done" | "failed" | "aborted";
   startedAt: string;
   updatedAt: string;
@@ -102,7 +106,7 @@ export function foldWorkflow(events: readonly StoredEvent[]): WorkflowRunState |
   for (const event of events) {
     if (isEventOfType(event, "workflow.started")) {
       owner = event.metadata.owner;
-      state = { workflowId: event.data.workflowId, workflow: event.data.workflow, input: event.data.input, status: "running", startedAt: event.time, updatedAt: event.time, version: 0, steps: new Map(), gates: new Map(), pendingApprovals: [] };
+      state = { workflowId: event.data.workflowId, workflow: event.data.workflow, input: event.data.input, stepIds: event.data.steps, status: "running", startedAt: event.time, updatedAt: event.time, version: 0, steps: new Map(), gates: new Map(), pendingApprovals: [] };
     }
     if (!state) continue;
     state.version = event.version;
@@ -120,7 +124,8 @@ export function foldWorkflow(events: readonly StoredEvent[]): WorkflowRunState |
       record.ended = event.data;
       state.steps.set(event.data.stepId, record);
     } else if (isEventOfType(event, "approval.requested")) {
-      state.gates.set(event.data.toolCallId, { stepId: event.data.toolCallId, status: "pending", inputDigest: event.data.inputDigest, requestedAt: event.time });
+      const message = typeof event.metadata.message === "string" ? { message: event.metadata.message } : {};
+      state.gates.set(event.data.toolCallId, { stepId: event.data.toolCallId, status: "pending", inputDigest: event.data.inputDigest, requestedAt: event.time, ...message });
     } else if (isEventOfType(event, "approval.ended")) {
       const gate = state.gates.get(event.data.toolCallId);
       if (gate) {

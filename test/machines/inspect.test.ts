@@ -24,6 +24,21 @@ let inspector: ArborInspector | undefined;
 afterEach(() => inspector?.stop());
 
 describe("createArborInspector", () => {
+  it("reports a busy port through ready (InvalidArgumentError) instead of crashing the process", async () => {
+    const busy = createServer();
+    const port = await new Promise<number>((resolve) => busy.listen(0, "127.0.0.1", () => resolve((busy.address() as { port: number }).port)));
+    try {
+      inspector = createArborInspector({ port });
+      await expect(inspector.ready).rejects.toMatchObject({ code: "INVALID_ARGUMENT", message: expect.stringMatching(new RegExp(`could not listen on 127\\.0\\.0\\.1:${port}: .*EADDRINUSE`)) });
+      // A second inspector on a free port still works in the same process.
+      const other = createArborInspector({ port: await freePort() });
+      await expect(other.ready).resolves.toBeUndefined();
+      other.stop();
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  });
+
   it("streams actor, event and snapshot records of agent, run and tool actors, redacted", async () => {
     const port = await freePort();
     inspector = createArborInspector({ port });

@@ -27,17 +27,18 @@ describe("arbor run with OTEL_EXPORTER_OTLP_ENDPOINT", { timeout: 120_000 }, () 
   let model: OpenAIServer;
   let receiver: Server;
   let endpoint: string;
-  const bodies: { path: string; contentType: string | undefined; text: string }[] = [];
+  const bodies: { path: string; contentType: string | undefined; text: string; bytes: Buffer }[] = [];
   let dir: string;
   beforeAll(async () => {
     dir = tempDir("arbor-otlp-");
     writeFileSync(join(dir, "notes.txt"), "remember the milk\n");
     model = await startOpenAIServer();
     receiver = createServer((request, response) => {
-      let text = "";
-      request.on("data", (chunk: Buffer) => (text += chunk.toString("utf8")));
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => {
-        bodies.push({ path: request.url ?? "", contentType: request.headers["content-type"], text });
+        const bytes = Buffer.concat(chunks);
+        bodies.push({ path: request.url ?? "", contentType: request.headers["content-type"], text: bytes.toString("utf8"), bytes });
         response.writeHead(200, { "content-type": "application/json" }).end("{}");
       });
     });
@@ -77,11 +78,30 @@ describe("arbor run with OTEL_EXPORTER_OTLP_ENDPOINT", { timeout: 120_000 }, () 
     expect(traces.some((body) => body.text.includes(KEY))).toBe(false);
   });
 
+  it("sends protobuf bodies through the real OTLP/HTTP protobuf exporter with OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", async () => {
+    model.script(textResponse("Hello."));
+    const before = bodies.length;
+    const result = await runArbor(["--db", join(dir, "arbor.db"), "run", "--base-url", model.url, "--model", "openai:gpt-test", "--cwd", dir, "hi"], {
+      env: { OPENAI_API_KEY: KEY, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf", TRACEPARENT: `00-${TRACE_ID}-b7ad6b7169203331-01` },
+    });
+    expect(result.stderr).not.toMatch(/could not export/);
+    expect(result.code).toBe(0);
+    const traces = bodies.slice(before).filter((body) => body.path === "/v1/traces");
+    expect(traces.length).toBeGreaterThan(0);
+    expect(traces[0].contentType).toBe("application/x-protobuf");
+    const all = Buffer.concat(traces.map((body) => body.bytes));
+    // Protobuf: names are length-prefixed UTF-8, trace ids their 16 raw bytes; it is not JSON.
+    expect(() => JSON.parse(traces[0].text)).toThrow();
+    for (const name of ["invoke_agent arbor", "chat gpt-test"]) expect(all.includes(Buffer.from(name))).toBe(true);
+    expect(all.includes(Buffer.from(TRACE_ID, "hex"))).toBe(true);
+    expect(all.includes(Buffer.from(KEY))).toBe(false);
+  });
+
   it("refuses a protocol it cannot speak, naming it (exit 2)", async () => {
     const result = await runArbor(["--db", join(dir, "arbor.db"), "run", "--base-url", model.url, "--model", "openai:gpt-test", "--cwd", dir, "hi"], {
       env: { OPENAI_API_KEY: KEY, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
     });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/OTEL_EXPORTER_OTLP_PROTOCOL "grpc" is not supported.*http\/json/);
+    expect(result.stderr).toMatch(/OTEL_EXPORTER_OTLP_PROTOCOL "grpc" is not supported.*http\/json.*http\/protobuf/);
   });
 });

@@ -10,7 +10,11 @@
  *   harness; any other `/word` is refused with a hint and never sent to the model (a path such
  *   as `/usr/bin/x` is a prompt); commands that change the session wait until the agent is idle;
  * - the `> ` prompt is shown on a terminal only;
- * - Ctrl-C aborts a running run; when idle it exits (as does end of input).
+ * - Ctrl-C aborts a running run; when idle it exits (as does end of input);
+ * - `--approve <tool>` (repeatable; `all`) gates that tool's calls (`docs/approval.md`): when a
+ *   run stops for approval, each waiting call is asked on stdout (`approve <tool> <input> (<id>)?`)
+ *   and the next line answers it (`y` approves; anything else denies, with it as the reason);
+ *   once every call is decided the run goes on (`continue`), exactly as `arbor run --approve` does.
  *
  * @example
  * ```sh
@@ -18,6 +22,7 @@
  * ```
  */
 import { createInterface } from "node:readline";
+import type { PendingApproval } from "../../machines/approval-fold.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
 import type { ToolFlags } from "../tool-flags.ts";
@@ -53,7 +58,7 @@ function chatHelp(slashCommands: readonly string[]): string {
 }
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
-export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean }, globals: { db?: string }): Promise<void> {
+export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }, globals: { db?: string }): Promise<void> {
       const store = openStore(globals);
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
@@ -66,7 +71,8 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       }
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
-      const { harness, sandbox, slashCommands, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false });
+      const requireApproval = flags.approve?.length ? (flags.approve.includes("all") ? ("all" as const) : flags.approve) : undefined;
+      const { harness, sandbox, slashCommands, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
       process.stderr.write(`sandbox: ${sandbox}\n`);
       if (contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
       await recordEndpoint(harness.session as never, settings);
@@ -80,17 +86,40 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
       };
       let running: Promise<RunOutcome> | undefined;
       const say = (text: string) => process.stdout.write(`${text}\n`);
+      // Calls of a run that stopped for approval, asked one per line (`--approve`).
+      let asking: PendingApproval[] = [];
+      const ask = () => say(`approve ${asking[0].toolName} ${JSON.stringify(asking[0].input)} (${asking[0].toolCallId})? [y = yes, anything else = no, with the reason]`);
+      const answer = async (text: string) => {
+        const call = asking.shift()!;
+        if (/^y(es)?$/i.test(text)) await harness.approve(call.toolCallId);
+        else await harness.deny(call.toolCallId, { reason: /^n(o)?$/i.test(text) ? "declined at the prompt" : text });
+        if (asking.length > 0) return ask();
+        start(() => harness.continue());
+      };
       const start = (work: () => Promise<RunOutcome>) => {
-        running = work().finally(async () => {
+        const run = async () => {
+          const outcome = await work();
+          if (outcome.status === "suspended") {
+            await printer.caughtUp(harness.session.view.version);
+            asking = (await harness.pendingApprovals()).filter((call) => call.status === "pending");
+            if (asking.length > 0) ask();
+          }
+          return outcome;
+        };
+        const current: Promise<RunOutcome> = run().finally(async () => {
           // The prompt comes after the run's last event is printed (PostgreSQL delivers asynchronously).
           await printer.caughtUp(harness.session.view.version);
+          // An approval answered at once may have started the next run already.
+          if (running !== current) return;
           running = undefined;
           showPrompt();
         });
-        running.catch((error: unknown) => say(describeCliError(error)));
+        running = current;
+        current.catch((error: unknown) => say(describeCliError(error)));
       };
       const handle = async (line: string) => {
         const text = line.trim();
+        if (asking.length > 0) return answer(text);
         if (!text) return;
         const [command, ...rest] = text.split(/\s+/);
         // `/name` (not a path such as /usr/bin/x): a built-in, a skill, a template, or refused.

@@ -47,6 +47,12 @@ export async function startInspector(flag: string | boolean | undefined, hostFla
   if (host.trim() === "") throw new CliError("Bad --inspect-host: empty; e.g. 127.0.0.1 (the default) or 0.0.0.0 for every interface.");
   const { createArborInspector } = await import("../../machines/inspect.ts");
   const inspector = createArborInspector({ port, host });
+  try {
+    await inspector.ready;
+  } catch (error) {
+    inspector.stop();
+    throw new CliError(`--inspect: ${(error as Error).message}`);
+  }
   const shown = host === "127.0.0.1" ? "localhost" : host.includes(":") ? `[${host}]` : host;
   const reach = host === "127.0.0.1" || host === "::1" || host === "localhost" ? "this machine only" : `listening on ${host}: other machines can connect`;
   process.stderr.write(`inspector: open http://${shown}:${port} (${reach}; the page loads the hosted Stately UI from https://stately.ai/inspect, so it needs internet; WebSocket ${inspector.url}; content redacted)\n`);

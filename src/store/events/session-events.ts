@@ -15,6 +15,7 @@
 import { z } from "zod";
 import type { SessionEntry } from "../../core/entries.ts";
 import { sessionEntrySchema } from "./message-schemas.ts";
+import type { AuditEvent } from "./audit.ts";
 
 /**
  * The stream id of a session.
@@ -91,6 +92,12 @@ export interface SessionDeletedData {
   /** The first and last global positions the removed events held. */
   firstGlobalPosition: number;
   lastGlobalPosition: number;
+  /**
+   * The session's content-free audit stream (`audit.ts`: ids, names, counts, durations,
+   * statuses, usage; never content) as it stood at the delete, in log order, so it survives the
+   * delete. Absent when the session had no audit event.
+   */
+  audit?: AuditEvent[];
 }
 
 /** Data of `entry.appended`. */
@@ -163,6 +170,7 @@ export const sessionDeletedSchema = z
     messageCount: count,
     firstGlobalPosition: count,
     lastGlobalPosition: count,
+    audit: z.array(z.looseObject({ type: z.string(), sessionId: z.string(), at: z.string(), version: z.number() })).optional(),
   })
   .strict();
 

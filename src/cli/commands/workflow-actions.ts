@@ -1,0 +1,153 @@
+/**
+ * The bodies of the workflow commands (contract: `workflow-commands.ts`).
+ *
+ * @example
+ * ```ts
+ * await workflowsAction({ json: true }, { db: undefined });
+ * ```
+ */
+import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { pathToFileURL } from "node:url";
+import { ApprovalConflictError, ApprovalNotFoundError } from "../../core/errors.ts";
+import { isWorkflow, type Workflow } from "../../workflows/define-workflow.ts";
+import { WorkflowRunError } from "../../workflows/errors.ts";
+import { abortWorkflowRun, decideWorkflowApproval, listWorkflowRuns, readWorkflowRun } from "../../workflows/runs.ts";
+import type { WorkflowRunState } from "../../workflows/fold.ts";
+import { createCliHarness } from "../agent-setup.ts";
+import { CliError } from "../cli-error.ts";
+import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
+import { openStore } from "../store-context.ts";
+
+interface DbFlags {
+  db?: string;
+  tenant?: string;
+}
+
+async function loadWorkflow(file: string): Promise<Workflow> {
+  const path = resolve(file);
+  if (!existsSync(path)) throw new CliError(`Workflow module ${path} does not exist.`);
+  const module = (await import(pathToFileURL(path).href)) as { default?: unknown; workflow?: unknown };
+  const workflow = isWorkflow(module.default) ? module.default : module.workflow;
+  if (!isWorkflow(workflow)) throw new CliError(`${path} exports no workflow: its default export (or "workflow") must be a defineWorkflow(...) value.`);
+  return workflow;
+}
+
+function parseInput(text: string | undefined): unknown {
+  if (text === undefined) return {};
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw new CliError(`--input is not JSON (${(error as Error).message}): ${text}`);
+  }
+}
+
+function waitingLines(run: WorkflowRunState | undefined, pending: string[]): string[] {
+  return pending.map((stepId) => `${run?.workflowId ?? ""} ${stepId} awaiting-approval ${run?.gates.get(stepId) ? (gateMessage(run, stepId) ?? "") : ""}`.trimEnd());
+}
+
+function gateMessage(run: WorkflowRunState, stepId: string): string | undefined {
+  return run.gates.get(stepId)?.message;
+}
+
+/** `arbor workflow run <file>`. */
+export async function workflowRunAction(file: string, flags: ModelFlags & { input?: string; resume?: string; id?: string; cwd?: string }, globals: DbFlags, exit: { code: number }): Promise<void> {
+  const workflow = await loadWorkflow(file);
+  const input = parseInput(flags.input);
+  const store = openStore(globals);
+  try {
+    const settings = resolveModelSettings(flags, process.env);
+    store.addSecrets(settingsSecrets(settings));
+    const cwd = resolve(flags.cwd ?? process.cwd());
+    const { harness } = await createCliHarness({ store, cwd, settings, contextFiles: false });
+    const controller = new AbortController();
+    const onSignal = () => controller.abort(new Error("interrupted by the user (Ctrl-C)"));
+    process.once("SIGINT", onSignal);
+    try {
+      const options = { harness, cwd, signal: controller.signal };
+      let outcome;
+      try {
+        if (flags.resume !== undefined) {
+          process.stderr.write(`workflow ${flags.resume} (resumed)\n`);
+          outcome = await workflow.resume(flags.resume, options);
+        } else {
+          const workflowId = flags.id ?? crypto.randomUUID();
+          process.stderr.write(`workflow ${workflowId}\n`);
+          outcome = await workflow.run(input as never, { ...options, workflowId });
+        }
+      } catch (error) {
+        if (WorkflowRunError.isInstance(error)) throw new CliError(error.message, 1);
+        throw error;
+      }
+      if (outcome.status === "done") {
+        process.stdout.write(`${JSON.stringify(outcome.output)}\n`);
+      } else if (outcome.status === "suspended") {
+        const run = await readWorkflowRun(store.repo.log, outcome.workflowId);
+        for (const line of waitingLines(run, outcome.pendingApprovals)) process.stdout.write(`${line}\n`);
+        process.stderr.write(`decide with: arbor workflow approve ${outcome.workflowId} <step> (or deny), then: arbor workflow run ${file} --resume ${outcome.workflowId}\n`);
+        exit.code = 3;
+      } else if (outcome.status === "failed") {
+        process.stderr.write(`workflow ${outcome.workflowId} failed${outcome.error.stepId ? ` at step ${outcome.error.stepId}` : ""} (${outcome.error.reason}): ${outcome.error.message}\n`);
+        exit.code = 1;
+      } else {
+        process.stderr.write(`workflow ${outcome.workflowId} aborted${outcome.reason ? `: ${outcome.reason}` : ""}\n`);
+        exit.code = 1;
+      }
+    } finally {
+      process.off("SIGINT", onSignal);
+      await harness.close();
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+/** `arbor workflows`. */
+export async function workflowsAction(flags: { json?: boolean }, globals: DbFlags): Promise<void> {
+  const store = openStore(globals, { mustExist: true });
+  try {
+    const runs = await listWorkflowRuns(store.repo.log);
+    for (const run of runs) {
+      const ended = [...run.steps.values()].filter((step) => step.ended).length;
+      const total = run.stepIds.length;
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify({ workflowId: run.workflowId, workflow: run.workflow, status: run.status, stepsEnded: ended, steps: total, startedAt: run.startedAt, updatedAt: run.updatedAt, pendingApprovals: run.pendingApprovals })}\n`);
+      } else {
+        const waiting = run.pendingApprovals.length ? ` waiting: ${run.pendingApprovals.join(", ")}` : "";
+        process.stdout.write(`${run.workflowId} ${run.workflow} ${run.status} ${ended}/${total} ${run.updatedAt}${waiting}\n`);
+      }
+    }
+    if (runs.length === 0 && !flags.json) process.stdout.write("No workflow runs.\n");
+  } finally {
+    await store.close();
+  }
+}
+
+/** `arbor workflow approve` / `deny`. */
+export async function workflowDecideAction(id: string, stepId: string, status: "approved" | "denied", reason: string | undefined, globals: DbFlags): Promise<void> {
+  const store = openStore(globals, { mustExist: true });
+  try {
+    const result = await decideWorkflowApproval(store.repo.log, id, stepId, { status, ...(reason !== undefined ? { reason } : {}) });
+    process.stdout.write(`${id} ${stepId} ${status}${result.changed ? "" : " (unchanged: already recorded)"}\n`);
+    process.stderr.write(`go on with: arbor workflow run <file> --resume ${id}\n`);
+  } catch (error) {
+    if (ApprovalNotFoundError.isInstance(error) || ApprovalConflictError.isInstance(error)) throw new CliError(`${error.message} Nothing was written.`, 1);
+    throw error;
+  } finally {
+    await store.close();
+  }
+}
+
+/** `arbor workflow abort`. */
+export async function workflowAbortAction(id: string, reason: string | undefined, globals: DbFlags): Promise<void> {
+  const store = openStore(globals, { mustExist: true });
+  try {
+    const run = await abortWorkflowRun(store.repo.log, id, reason);
+    process.stdout.write(`${id} ${run.status}\n`);
+  } catch (error) {
+    if (ApprovalNotFoundError.isInstance(error)) throw new CliError(error.message, 1);
+    throw error;
+  } finally {
+    await store.close();
+  }
+}

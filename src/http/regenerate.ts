@@ -1,0 +1,57 @@
+/**
+ * Where a regenerated assistant message starts again: the user message that started its run.
+ *
+ * Contract (ours; `ai` 6 `Chat.regenerate()` sends `trigger: "regenerate-message"` with the
+ * assistant message's id, which is Arbor's run id, `ui-messages.ts`):
+ * - the run is `run.started` with `runId === messageId`, or the session's last run without one;
+ * - its user message is the first user `message` entry logged inside that run (the prompt is
+ *   logged after `run.started`), else the last one logged before it (a `continue()` run);
+ * - the caller moves the leaf to that entry (`moveTo` leaves it at the entry's parent, as pi's
+ *   navigation does for a user message) and prompts the same message again: a sibling branch;
+ * - no such run, or no user message to start from, is a `404` naming it.
+ *
+ * @example
+ * ```ts
+ * const target = await regenerateTarget(log, "session-abc", runId);
+ * if (!("error" in target)) await session.moveTo(target.entryId); // the leaf goes to its parent
+ * ```
+ */
+import type { UserMessage } from "../core/messages.ts";
+import type { EventLog, StoredEvent } from "../store/event-log.ts";
+
+/** The user message entry to start again from (its id and message), or why there is none. */
+export type RegenerateTarget = { entryId: string; message: UserMessage } | { status: 404; code: string; error: string };
+
+const userEntry = (event: StoredEvent): { entryId: string; message: UserMessage } | undefined => {
+  if (event.type !== "entry.appended") return undefined;
+  const entry = (event.data as { entry?: { id?: string; type?: string; message?: { role?: string } } }).entry;
+  return entry?.type === "message" && entry.message?.role === "user" && entry.id ? { entryId: entry.id, message: entry.message as UserMessage } : undefined;
+};
+
+/**
+ * Finds the user message entry run `messageId` started from (see the module contract).
+ *
+ * @example
+ * ```ts
+ * await regenerateTarget(log, "session-abc", undefined); // { entryId } of the last run's prompt
+ * ```
+ */
+export async function regenerateTarget(log: EventLog, streamId: string, messageId: string | undefined): Promise<RegenerateTarget> {
+  const events = await log.readStream(streamId);
+  const starts = events.filter((event) => event.type === "run.started" && (messageId === undefined || (event.data as { runId?: string }).runId === messageId));
+  const start = starts[starts.length - 1];
+  if (!start) return { status: 404, code: "MESSAGE_NOT_FOUND", error: messageId === undefined ? "The session has no assistant message to regenerate." : `No assistant message "${messageId}" to regenerate.` };
+  const runId = (start.data as { runId: string }).runId;
+  const at = events.indexOf(start);
+  for (let index = at + 1; index < events.length; index++) {
+    const event = events[index];
+    if (event.type === "run.ended" && (event.data as { runId?: string }).runId === runId) break;
+    const found = userEntry(event);
+    if (found) return found;
+  }
+  for (let index = at - 1; index >= 0; index--) {
+    const found = userEntry(events[index]);
+    if (found) return found;
+  }
+  return { status: 404, code: "MESSAGE_NOT_FOUND", error: `The assistant message "${runId}" has no user message to regenerate from.` };
+}
