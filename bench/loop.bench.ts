@@ -13,8 +13,10 @@
  * A third row replays the same turns through a ModelClient that yields Arbor's stream
  * events directly, to separate the adapter's per-call prompt conversion from the cost
  * of the machines and persistence.
- * Wall and CPU time (user + system) per turn, median of ROUNDS paired rounds that
- * alternate which side goes first. JSON line: unit `ms/turn` (wall), ratio = arbor / baseline.
+ * Wall and CPU time (user + system) per turn, median of paired rounds that alternate which side
+ * goes first, at 20 and at 500 tool turns (goal P4, `goal.ts`: ratio = arbor / baseline, wall).
+ * P4b: 1,000 prompts (one tool turn and a final text each) in one session; the mean cost of the
+ * last 100 prompts over the first 100.
  */
 import { jsonSchema, stepCountIs, streamText, tool } from "ai";
 import { MockLanguageModelV3 } from "ai/test";
@@ -31,11 +33,11 @@ import { createAgent } from "../src/machines/agent.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
 import { streamPartsOf } from "../src/testing/scripted-model.ts";
+import { median, printGoal } from "./goal.ts";
 
-const TURNS = 20;
-const ROUNDS = 7;
+const ROUNDS = 5;
 
-function scriptedParts(): LanguageModelV3StreamPart[][] {
+function scriptedParts(TURNS: number): LanguageModelV3StreamPart[][] {
   const steps: LanguageModelV3StreamPart[][] = [];
   for (let turn = 0; turn < TURNS; turn++) {
     steps.push(streamPartsOf({ text: `Turn ${turn}: let me call the tool.`, toolCalls: [{ id: `call_${turn}`, name: "echo", arguments: { text: `value ${turn}` } }] }));
@@ -44,8 +46,8 @@ function scriptedParts(): LanguageModelV3StreamPart[][] {
   return steps;
 }
 
-function mockModel(): MockLanguageModelV3 {
-  const steps = scriptedParts();
+function mockModel(TURNS: number): MockLanguageModelV3 {
+  const steps = scriptedParts(TURNS);
   let call = 0;
   return new MockLanguageModelV3({
     doStream: async () => {
@@ -76,7 +78,7 @@ const echo = defineTool({
  * The same turns as a ModelClient that yields Arbor's stream events directly (no AI SDK
  * prompt conversion): isolates the cost of the machines and persistence.
  */
-function directModel(): ModelClient {
+function directModel(TURNS: number): ModelClient {
   let call = 0;
   return {
     provider: "mock",
@@ -118,11 +120,11 @@ function directModel(): ModelClient {
 }
 
 /** Sets up a fresh SQLite session (not timed) and returns the timed part: one prompt, committed. */
-async function prepareArbor(direct = false): Promise<{ run: () => Promise<void>; cleanup: () => Promise<void> }> {
+async function prepareArbor(TURNS: number, direct = false): Promise<{ run: () => Promise<void>; cleanup: () => Promise<void> }> {
   const dir = mkdtempSync(join(tmpdir(), "arbor-loop-bench-"));
   const log = createSqliteEventLog({ path: join(dir, "bench.db") });
   const session = await createSessionRepository({ log }).create({ cwd: dir });
-  const agent = createAgent({ session, model: direct ? directModel() : createAiSdkModelClient(mockModel()), tools: [echo] });
+  const agent = createAgent({ session, model: direct ? directModel(TURNS) : createAiSdkModelClient(mockModel(TURNS)), tools: [echo] });
   return {
     run: async () => {
       const outcome = await agent.prompt("Do the work");
@@ -136,18 +138,18 @@ async function prepareArbor(direct = false): Promise<{ run: () => Promise<void>;
   };
 }
 
-async function runArbor(direct = false): Promise<{ wall: number; cpu: number }> {
-  const arbor = await prepareArbor(direct);
+async function runArbor(TURNS: number, direct = false): Promise<{ wall: number; cpu: number }> {
+  const arbor = await prepareArbor(TURNS, direct);
   try {
-    return await measure(arbor.run);
+    return await measure(TURNS, arbor.run);
   } finally {
     await arbor.cleanup();
   }
 }
 
-async function runBaseline(): Promise<void> {
+async function runBaseline(TURNS: number): Promise<void> {
   const result = streamText({
-    model: mockModel(),
+    model: mockModel(TURNS),
     prompt: "Do the work",
     tools: {
       echo: tool({
@@ -163,7 +165,7 @@ async function runBaseline(): Promise<void> {
   if (steps !== TURNS + 1) throw new Error(`baseline ran ${steps} steps`);
 }
 
-async function measure(fn: () => Promise<void>): Promise<{ wall: number; cpu: number }> {
+async function measure(TURNS: number, fn: () => Promise<void>): Promise<{ wall: number; cpu: number }> {
   const cpu = process.cpuUsage();
   const start = performance.now();
   await fn();
@@ -172,47 +174,93 @@ async function measure(fn: () => Promise<void>): Promise<{ wall: number; cpu: nu
   return { wall: wall / (TURNS + 1), cpu: (used.user + used.system) / 1000 / (TURNS + 1) };
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+type Sample = { wall: number; cpu: number };
 
-export default async function loopBench(): Promise<void> {
-  await runArbor();
-  await measure(runBaseline);
-  const arbor: { wall: number; cpu: number }[] = [];
-  const direct: { wall: number; cpu: number }[] = [];
-  const baseline: { wall: number; cpu: number }[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
+/** P4 at `turns` tool turns: paired rounds alternating which side goes first. */
+async function overhead(turns: number, rounds: number): Promise<void> {
+  await runArbor(turns);
+  await measure(turns, () => runBaseline(turns));
+  const arbor: Sample[] = [];
+  const direct: Sample[] = [];
+  const baseline: Sample[] = [];
+  for (let round = 0; round < rounds; round++) {
     if (round % 2 === 0) {
-      arbor.push(await runArbor());
-      direct.push(await runArbor(true));
-      baseline.push(await measure(runBaseline));
+      arbor.push(await runArbor(turns));
+      direct.push(await runArbor(turns, true));
+      baseline.push(await measure(turns, () => runBaseline(turns)));
     } else {
-      direct.push(await runArbor(true));
-      baseline.push(await measure(runBaseline));
-      arbor.push(await runArbor());
+      baseline.push(await measure(turns, () => runBaseline(turns)));
+      direct.push(await runArbor(turns, true));
+      arbor.push(await runArbor(turns));
     }
   }
-  const row = (name: string, samples: { wall: number; cpu: number }[]) => ({
+  const row = (name: string, samples: Sample[]) => ({
+    turns,
     side: name,
     "wall ms/turn": median(samples.map((s) => s.wall)).toFixed(3),
     "cpu ms/turn": median(samples.map((s) => s.cpu)).toFixed(3),
   });
-  console.table([
-    row("arbor (SQLite, persisted)", arbor),
-    row("arbor, direct ModelClient (no AI SDK prompt conversion)", direct),
-    row("AI SDK streamText loop", baseline),
-  ]);
+  console.table([row("arbor (SQLite FULL, persisted)", arbor), row("arbor, direct ModelClient (no AI SDK prompt conversion)", direct), row("AI SDK streamText loop", baseline)]);
   const directRatio = median(direct.map((s, index) => s.cpu / baseline[index].cpu));
-  console.log(`machines + persistence only (direct ModelClient) / streamText, cpu: ${directRatio.toFixed(2)}`);
-  const wallRatio = median(arbor.map((s, index) => s.wall / baseline[index].wall));
   const cpuRatio = median(arbor.map((s, index) => s.cpu / baseline[index].cpu));
-  console.log(`turns per run: ${TURNS + 1}; median per-round ratio wall ${wallRatio.toFixed(2)}, cpu ${cpuRatio.toFixed(2)}`);
-  console.log(
-    JSON.stringify({
-      bench: "loop",
-      arbor: Number(median(arbor.map((s) => s.wall)).toFixed(3)),
-      baseline: Number(median(baseline.map((s) => s.wall)).toFixed(3)),
-      unit: "ms/turn",
-      ratio: Number(wallRatio.toFixed(3)),
-    }),
-  );
+  console.log(`turns per run: ${turns + 1}; cpu ratio ${cpuRatio.toFixed(2)}; machines + persistence only (direct ModelClient) / streamText, cpu: ${directRatio.toFixed(2)}`);
+  printGoal({
+    bench: `P4 loop ${turns} tool turns`,
+    arbor: median(arbor.map((s) => s.wall)),
+    baseline: median(baseline.map((s) => s.wall)),
+    unit: "ms/turn wall, arbor (persisted) / streamText loop",
+    ratio: median(arbor.map((s, index) => s.wall / baseline[index].wall)),
+    goal: "<= 1.1",
+  });
+}
+
+/** P4b: 1,000 prompts of one tool turn each in ONE session; per-prompt cost of prompts 901–1000 over 1–100. */
+async function growth(prompts: number): Promise<void> {
+  const dir = mkdtempSync(join(tmpdir(), "arbor-loop-growth-"));
+  const log = createSqliteEventLog({ path: join(dir, "bench.db") });
+  try {
+    const session = await createSessionRepository({ log }).create({ cwd: dir });
+    let call = 0;
+    const model = new MockLanguageModelV3({
+      doStream: async () => {
+        const turn = call++;
+        const parts =
+          turn % 2 === 0
+            ? streamPartsOf({ text: `Turn ${turn}: let me call the tool.`, toolCalls: [{ id: `call_${turn}`, name: "echo", arguments: { text: `value ${turn}` } }] })
+            : streamPartsOf({ text: `Done with turn ${turn}.` });
+        let next = 0;
+        return {
+          stream: new ReadableStream<LanguageModelV3StreamPart>({
+            pull(controller) {
+              if (next < parts.length) controller.enqueue(parts[next++]);
+              else controller.close();
+            },
+          }),
+        };
+      },
+    });
+    const agent = createAgent({ session, model: createAiSdkModelClient(model), tools: [echo] });
+    const costs: number[] = [];
+    for (let index = 0; index < prompts; index++) {
+      const started = performance.now();
+      const outcome = await agent.prompt(`Prompt ${index}`);
+      costs.push(performance.now() - started);
+      if (outcome.status !== "done") throw new Error(`growth run ${index}: ${outcome.status} ${outcome.error ?? ""}`);
+    }
+    await agent.dispose();
+    const mean = (values: number[]) => values.reduce((sum, value) => sum + value, 0) / values.length;
+    const first = mean(costs.slice(0, 100));
+    const last = mean(costs.slice(prompts - 100));
+    console.log(`per-prompt ms (one tool turn + final text): prompts 1–100 ${first.toFixed(2)}, ${prompts - 99}–${prompts} ${last.toFixed(2)}`);
+    printGoal({ bench: `P4b per-turn cost, turns ${prompts - 99}-${prompts} / 1-100`, arbor: last, baseline: first, unit: "ms per prompt (wall), late / early", ratio: last / first, goal: "<= 1.3" });
+  } finally {
+    await log.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export default async function loopBench(): Promise<void> {
+  await overhead(20, ROUNDS);
+  await overhead(500, 3);
+  await growth(1000);
 }
