@@ -18,6 +18,7 @@ import { registerApprovalCommands } from "./commands/approval-commands.ts";
 import { registerEditCommands } from "./commands/edit-commands.ts";
 import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
+import { registerReplayCommand } from "./commands/replay.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerWorkflowCommands } from "./commands/workflow-commands.ts";
 
@@ -38,6 +39,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerEditCommands(program, globals);
   registerApprovalCommands(program, globals);
   registerServeCommand(program, globals);
+  registerReplayCommand(program, globals, exit);
   registerWorkflowCommands(program, globals, exit);
   return program;
 }

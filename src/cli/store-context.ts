@@ -29,6 +29,7 @@
 import { existsSync } from "node:fs";
 import type { CustomEntry } from "../core/entries.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
+import type { EventLog } from "../store/event-log.ts";
 import { sessionActorOf } from "../machines/session-actor.ts";
 import { createRedactingEventLog } from "../store/redacting-event-log.ts";
 import type { SessionSummary } from "../store/session-types.ts";
@@ -46,6 +47,8 @@ export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
 /** An open log plus repository. */
 export interface CliStore {
   readonly dbPath: string;
+  /** The whole log (every tenant's streams), for readers that need events, e.g. `arbor replay`. */
+  readonly log: EventLog;
   readonly repo: SessionRepository;
   /** Sessions, the one appended to most recently first (the order `latest` uses), each with that time (`updatedAt`, ISO). */
   listNewestFirst(): Promise<(SessionSummary & { updatedAt: string })[]>;
@@ -105,6 +108,7 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
   };
   return {
     dbPath,
+    log,
     repo,
     resolveSessionId,
     listNewestFirst: async () => newestFirst(await repo.list()),

@@ -87,13 +87,13 @@ export interface RunScenario {
   steering: number[];
   /** Answer indexes during whose model call a follow-up message is queued. */
   followUps: number[];
-  /** Where the abort happens; `answer` is the index of the model answer it follows (or interrupts). */
-  abort?: { in: "streaming" | "toolsPreparing" | "toolsExecuting" | "retrying"; answer: number };
+  /** Where the abort happens; `answer` is the index of the model answer it follows (or cuts); `interrupt`: the host disposes the harness instead (the run ends interrupted). */
+  abort?: { in: "streaming" | "toolsPreparing" | "toolsExecuting" | "retrying"; answer: number; interrupt?: boolean };
   /** True when the tool calls of the path are gated (the run suspends for approval). */
   gated: boolean;
-  /** After the suspension: the user decides every waiting call so, then continues (a `resume` run). */
-  approval?: "approved" | "denied";
-  end: "done" | "failed" | "aborted" | "suspended";
+  /** After the suspension: the user approves or denies every waiting call, then continues (a `resume` run), or aborts (the calls are cancelled). */
+  approval?: "approved" | "denied" | "cancelled";
+  end: "done" | "failed" | "aborted" | "interrupted" | "suspended";
   states: string[];
 }
 
@@ -209,6 +209,7 @@ const RUN_EVENTS: EventObject[] = [
   { type: "xstate.done.actor.tool:c1", output: settled({ inputDigest: "d", source: "policy" }) },
   { type: "xstate.after.retryDelay.run.retrying" },
   { type: "ABORT" },
+  { type: "INTERRUPT", reason: "the host disposes the harness" },
 ] as EventObject[];
 
 /** The answer kind of a generated model event (undefined for any other event). */
@@ -232,7 +233,7 @@ function runFilter(config: GraphConfig) {
       // The kit queues messages during a model call, so none waits at the initial poll; one of each per path.
       if (data.messages.length > 0 && (state === "initialSteering" || (snapshot.context.turnIndex as number) > 1)) return false;
     }
-    if (data.type === "ABORT") return state === "streaming" || state === "retrying" || state.includes('"tools"');
+    if (data.type === "ABORT" || data.type === "INTERRUPT") return state === "streaming" || state === "retrying" || state.includes('"tools"');
     if (data.type === "xstate.done.actor.tool:c1") return data.output.gate ? gatedTools : freeTools;
     return true;
   };
@@ -283,11 +284,12 @@ function runScenarioOf(steps: { event: EventObject; state: AnyMachineSnapshot }[
       } else if (data.type === "QUEUE.DRAINED" && data.messages.length > 0) (data.queue === "steering" ? scenario.steering : scenario.followUps).push(last);
       else if (data.type === "TOOL.PREPARED") prepared = true;
       else if (data.type === "xstate.done.actor.tool:c1" && data.output.gate) scenario.gated = true;
-      else if (data.type === "ABORT") {
+      else if ((data.type === "ABORT" || data.type === "INTERRUPT") && !scenario.abort) {
         const where = stateOf(before);
         scenario.abort = {
           in: where === "streaming" ? "streaming" : where === "retrying" ? "retrying" : prepared ? "toolsExecuting" : "toolsPreparing",
           answer: where === "streaming" ? last + 1 : last,
+          ...(data.type === "INTERRUPT" ? { interrupt: true } : {}),
         };
       }
     }
@@ -337,7 +339,7 @@ export function runPaths(config: GraphConfig): GraphPath[] {
   const stateAt = (key: string) => adjacency.get(key)!.state;
   const isFinal = (key: string) => adjacency.get(key)?.state.status === "done";
   const isDone = (key: string) => isFinal(key) && stateOf(stateAt(key)) === "done";
-  const noAbort = (edge: Edge) => edge.event.type !== "ABORT";
+  const noAbort = (edge: Edge) => edge.event.type !== "ABORT" && edge.event.type !== "INTERRUPT";
   const noAnswer = (edge: Edge) => answerKindOf(edge.event) === undefined;
 
   // The shortest path to every state value (in the tools state: with the batch gated or not, prepared or not).
@@ -374,9 +376,11 @@ export function runPaths(config: GraphConfig): GraphPath[] {
       add(prefix);
       continue;
     }
-    // No answer at all: an abort, or a suspension.
-    const stop = shortest(adjacency, end, isFinal, noAnswer);
-    if (stop) add([...prefix, ...stop]);
+    // No answer at all: an abort, an interrupt, or a suspension.
+    for (const without of ["INTERRUPT", "ABORT"]) {
+      const stop = shortest(adjacency, end, isFinal, (edge) => noAnswer(edge) && edge.event.type !== without);
+      if (stop) add([...prefix, ...stop]);
+    }
     for (const kind of MODEL_ANSWER_KINDS) {
       const toStreaming = shortest(adjacency, end, (key) => stateOf(stateAt(key)) === "streaming", (edge) => noAbort(edge) && noAnswer(edge));
       if (!toStreaming) continue;
@@ -398,6 +402,10 @@ export function runPaths(config: GraphConfig): GraphPath[] {
         scenario: { ...scenario, approval, answers: [...scenario.answers, "text"], end: "done", states: [...scenario.states] },
       });
     }
+    result.push({
+      steps: [...path.steps, { event: { type: "kit.approval", decision: "cancelled" } as EventObject, state: "aborted" }],
+      scenario: { ...scenario, approval: "cancelled", end: "aborted", states: [...scenario.states] },
+    });
   }
   return result;
 }

@@ -101,7 +101,9 @@ export function describeEvent(event: EventObject, answer: ModelAnswerKind | unde
     case "xstate.done.actor.tool:c1":
       return data.output.gate ? "a call waits for approval" : "the tool calls succeed";
     case "kit.approval":
-      return `the user ${data.decision === "approved" ? "approves" : "denies"} the waiting calls and continues`;
+      return data.decision === "cancelled" ? "the user aborts while the calls wait (they are cancelled)" : `the user ${data.decision === "approved" ? "approves" : "denies"} the waiting calls and continues`;
+    case "INTERRUPT":
+      return "the host disposes the harness (interrupt)";
     case "xstate.after.retryDelay.run.retrying":
       return "the retry delay elapses";
     default:

@@ -8,7 +8,9 @@
  *   that needs approval reaches `ready` only after an approval (prompt, approve, continue);
  * - run paths: each tool-calls answer calls every configured tool once (ids `kit_<answer>_<n>`;
  *   only the tools without approval unless the path gates), queue messages are queued during the
- *   model call before the poll that delivers them, aborts happen where the path says;
+ *   model call before the poll that delivers them, aborts happen where the path says (an
+ *   interrupt is the harness disposed there; a cancellation an abort while calls wait);
+ * - a run's ending is read from its `run.ended` in the log;
  * - the checks: the real actors pass through the path's states in order (observed with the
  *   harness's `inspect`), the run ends as the path does, every tool call ends with the outcome the
  *   path names, the model was called as often as the path scripts, then every invariant;
@@ -68,7 +70,7 @@ interface Plan {
   expectedOutcomes: Map<string, string>;
   expectedStatuses: string[];
   /** Approve (or deny) the waiting calls after the first run, then continue. */
-  decide?: "approved" | "denied";
+  decide?: "approved" | "denied" | "cancelled";
   /** The kit's hooks act from this run on (2: only in the run that resumes after the approval). */
   activeFromRun: number;
   /** Abort when this retry is scheduled (1-based count of retries); its error asks for a long Retry-After. */
@@ -165,7 +167,7 @@ function runPlan(config: RunnerConfig, scenario: RunScenario): Plan {
         continue;
       }
       if (!gated) plan.expectedOutcomes.set(call.id, "succeeded");
-      else if (scenario.approval) plan.expectedOutcomes.set(call.id, scenario.approval === "approved" ? "succeeded" : "denied");
+      else if (scenario.approval === "approved" || scenario.approval === "denied") plan.expectedOutcomes.set(call.id, scenario.approval === "approved" ? "succeeded" : "denied");
     }
   });
   if (scenario.abort?.in === "streaming") plan.answers[scenario.abort.answer] = "hang";
@@ -176,7 +178,7 @@ function runPlan(config: RunnerConfig, scenario: RunScenario): Plan {
     if (scenario.followUps.includes(index)) harness().followUp(`follow-up queued during model call ${index + 1}`);
     if (scenario.abort?.in === "streaming" && scenario.abort.answer === index) probe.abort("aborted by the path while the model streams");
   };
-  if (scenario.approval) plan.expectedStatuses.push("suspended", "done");
+  if (scenario.approval) plan.expectedStatuses.push("suspended", scenario.approval === "cancelled" ? "aborted" : "done");
   else plan.expectedStatuses.push(scenario.end);
   return plan;
 }
@@ -209,9 +211,13 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
   const report: PathReport = { modelCalls: 0, runStatuses: [], toolOutcomes: {}, events: 0 };
   try {
     const probe: PathProbe = { log, streamId: "", abortRequested: false, executions: [], modelCalls: [], abort: () => {} };
+    const interrupt = scenario.machine === "run" && scenario.abort?.interrupt === true;
+    let disposed: Promise<void> | undefined;
     probe.abort = (reason) => {
       probe.abortRequested = true;
-      harness?.abort(reason);
+      // An interrupt is the host disposing the harness while the run is active (the run ends interrupted).
+      if (interrupt) disposed ??= harness?.dispose();
+      else harness?.abort(reason);
     };
     const wanted = plan.actor === "run" ? "run" : "toolExecution";
     const inspect = (event: { type: string; actorRef?: { sessionId: string; id?: string }; snapshot?: { machine?: { id: string }; value?: unknown } }) => {
@@ -263,20 +269,24 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
       timer.unref?.();
     });
     const first = await Promise.race([session.prompt("go"), deadline]);
-    report.runStatuses.push(first.status);
     if (plan.decide && first.status === "suspended") {
-      for (const id of first.pendingApprovals ?? []) {
-        if (plan.decide === "approved") await session.approve(id);
-        else await session.deny(id, { reason: "denied by the path" });
-      }
       run = 2;
-      const second = await Promise.race([session.continue(), deadline]);
-      report.runStatuses.push(second.status);
+      if (plan.decide === "cancelled") session.abort("cancelled by the path while the calls wait");
+      else {
+        for (const id of first.pendingApprovals ?? []) {
+          if (plan.decide === "approved") await session.approve(id);
+          else await session.deny(id, { reason: "denied by the path" });
+        }
+        await Promise.race([session.continue(), deadline]);
+      }
     }
-    await Promise.race([session.waitForIdle(), deadline]);
+    if (disposed) await Promise.race([disposed, deadline]);
+    else await Promise.race([session.waitForIdle(), deadline]);
     report.modelCalls = probe.modelCalls.length;
     const events: StoredEvent[] = await log.readStream(probe.streamId);
     report.events = events.length;
+    // How each run ended, as the log says.
+    for (const event of events) if (event.type === "run.ended") report.runStatuses.push((event.data as { status: string }).status);
     for (const event of events) if (event.type === "tool.ended") report.toolOutcomes[(event.data as { toolCallId: string }).toolCallId] = (event.data as { outcome: string }).outcome;
 
     if (JSON.stringify(report.runStatuses) !== JSON.stringify(plan.expectedStatuses)) failures.push({ check: "run-status", message: `the runs ended ${report.runStatuses.join(", ")}; the path ends ${plan.expectedStatuses.join(", ")}` });
@@ -292,7 +302,7 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
     const replayLog = createSqliteEventLog({ path: join(dir, "arbor.db"), readOnly: true });
     try {
       const replayed = await createSessionRepository({ log: replayLog }).open(harness.id);
-      const pending = (await session.pendingApprovals()).map((approval) => approval.toolCallId);
+      const pending = disposed ? [] : (await session.pendingApprovals()).map((approval) => approval.toolCallId);
       const context = { sessionId: harness.id, events, live: session.session.view, replayed: replayed.view, executions: probe.executions, pendingToolCallIds: pending, steps };
       for (const invariant of [...BUILT_IN_INVARIANTS, ...config.invariants]) {
         try {

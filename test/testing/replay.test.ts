@@ -75,7 +75,7 @@ describe("replayModel / replayRun over a logged run", () => {
       'stop text "Both files read: alpha and beta."',
     ]);
     expect(model.recorded.segments[0].calls[3].answer).toMatchObject({ text: "Both files read: alpha and beta.", usage: { input: 40, output: 9, cached: 10 } });
-  });
+  }, 60_000);
 
   it("after a tool's output changes, reports the first divergent request and what differs", async () => {
     const { sessionId, runId } = await loggedRun();
@@ -83,7 +83,7 @@ describe("replayModel / replayRun over a logged run", () => {
     expect(report.identical).toBe(false);
     expect(report.divergence).toMatchObject({ request: 2, kind: "message", recorded: "tool result read: alpha", actual: "tool result read: alpha (v2)" });
     expect(formatReplayReport(report)).toBe('diverged: request 2 differs at part 3: recorded "tool result read: alpha", now "tool result read: alpha (v2)"');
-  });
+  }, 60_000);
 
   it("with the recorded tools (the default) a replay of the same code is identical; a new prompt diverges at request 1", async () => {
     const { sessionId } = await loggedRun();
@@ -93,13 +93,13 @@ describe("replayModel / replayRun over a logged run", () => {
     await harness.prompt("read c.txt instead");
     await harness.close();
     expect(model.report().divergence).toMatchObject({ request: 1, kind: "message", part: 1, recorded: "user: read a.txt and b.txt", actual: "user: read c.txt instead" });
-  });
+  }, 60_000);
 
   it("names an unknown run and an empty selection", async () => {
     const { sessionId } = await loggedRun();
     await expect(replayModel(log, sessionId, "run-nope")).rejects.toThrow(/has no run run-nope \(its runs: /);
     await expect(replayModel(log, sessionId, "run-nope")).rejects.toSatisfy((error: unknown) => ReplayError.isInstance(error) && error.code === "REPLAY_RUN_NOT_FOUND");
-  });
+  }, 60_000);
 });
 
 describe("replay of a session imported from a real pi file", () => {
@@ -113,5 +113,5 @@ describe("replay of a session imported from a real pi file", () => {
     expect(calls[0].summary).toBe("aborted");
     const report = await replayRun(log, session.id, { harness: { retry: { maxRetries: 0 } } });
     expect(report).toMatchObject({ identical: true, recordedCalls: calls.length, calls: calls.length });
-  });
+  }, 60_000);
 });
