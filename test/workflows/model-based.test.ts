@@ -8,6 +8,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { getSimplePaths } from "xstate/graph";
+import type { AnyStateMachine } from "xstate";
 import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
@@ -65,7 +66,7 @@ const EVENTS = [
   { type: "xstate.done.actor.finish", output: { status: "failed", code: "WORKFLOW_OUTPUT_INVALID", error: "bad output" } },
 ];
 
-const machine = workflowFor({}, "x", false).machine;
+const machine = workflowFor({}, "x", false).machine as unknown as AnyStateMachine;
 const paths = getSimplePaths(machine, {
   events: EVENTS,
   // A fan-out's leave fails exactly when one of its members failed (the runner's rule).
