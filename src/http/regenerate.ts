@@ -18,14 +18,18 @@
  */
 import type { UserMessage } from "../core/messages.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
 
 /** The user message entry to start again from (its id and message), or why there is none. */
 export type RegenerateTarget = { entryId: string; message: UserMessage } | { status: 404; code: string; error: string };
 
+const isUserMessage = (message: unknown): message is UserMessage =>
+  typeof message === "object" && message !== null && "role" in message && message.role === "user";
+
 const userEntry = (event: StoredEvent): { entryId: string; message: UserMessage } | undefined => {
-  if (event.type !== "entry.appended") return undefined;
-  const entry = (event.data as { entry?: { id?: string; type?: string; message?: { role?: string } } }).entry;
-  return entry?.type === "message" && entry.message?.role === "user" && entry.id ? { entryId: entry.id, message: entry.message as UserMessage } : undefined;
+  if (!isEventOfType(event, "entry.appended")) return undefined;
+  const entry = event.data.entry;
+  return entry.type === "message" && isUserMessage(entry.message) ? { entryId: entry.id, message: entry.message } : undefined;
 };
 
 /**
@@ -38,14 +42,14 @@ const userEntry = (event: StoredEvent): { entryId: string; message: UserMessage 
  */
 export async function regenerateTarget(log: EventLog, streamId: string, messageId: string | undefined): Promise<RegenerateTarget> {
   const events = await log.readStream(streamId);
-  const starts = events.filter((event) => event.type === "run.started" && (messageId === undefined || (event.data as { runId?: string }).runId === messageId));
+  const starts = events.filter((event) => isEventOfType(event, "run.started") && (messageId === undefined || event.data.runId === messageId));
   const start = starts[starts.length - 1];
   if (!start) return { status: 404, code: "MESSAGE_NOT_FOUND", error: messageId === undefined ? "The session has no assistant message to regenerate." : `No assistant message "${messageId}" to regenerate.` };
-  const runId = (start.data as { runId: string }).runId;
+  const runId = isEventOfType(start, "run.started") ? start.data.runId : undefined;
   const at = events.indexOf(start);
   for (let index = at + 1; index < events.length; index++) {
     const event = events[index];
-    if (event.type === "run.ended" && (event.data as { runId?: string }).runId === runId) break;
+    if (isEventOfType(event, "run.ended") && event.data.runId === runId) break;
     const found = userEntry(event);
     if (found) return found;
   }

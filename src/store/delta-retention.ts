@@ -18,6 +18,7 @@
  */
 import { InvalidArgumentError } from "../core/errors.ts";
 import type { DroppedDeltas } from "./log-group-commit.ts";
+import { isEventOfType } from "./events/catalogue.ts";
 
 /** The retention option of the PostgreSQL and in-memory logs (the SQLite log's has the same shape). */
 export interface DeltaRetention {
@@ -53,9 +54,8 @@ export function resolveDeltaRetention(retention: DeltaRetention | undefined): ((
 export function endedKeptMessages(events: readonly { type: string; data: unknown }[]): string[] {
   const ids: string[] = [];
   for (const event of events) {
-    if (event.type !== "message.ended") continue;
-    const data = event.data as { messageId?: unknown; entryId?: unknown } | undefined;
-    if (typeof data?.messageId === "string" && data.entryId !== undefined) ids.push(data.messageId);
+    if (!isEventOfType(event, "message.ended")) continue;
+    if (event.data.entryId !== undefined) ids.push(event.data.messageId);
   }
   return ids;
 }

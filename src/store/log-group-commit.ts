@@ -29,6 +29,7 @@ import { ArborError, EventIdReusedError, LogCommitError } from "../core/errors.t
 import type { AppendResult, ExpectedVersion, StoredEvent } from "./event-log.ts";
 import { checkExpectedVersion, type EventRecord, type PreparedEvent, resolveDuplicates, toStoredEvent } from "./log-prepare.ts";
 import type { LogStatements } from "./log-statements.ts";
+import { isEventOfType } from "./events/catalogue.ts";
 
 /** A queued append: events already validated and serialized. */
 export interface AppendOperation {
@@ -102,9 +103,9 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
     : undefined;
   /** Empties the stored deltas of a kept, ended message (inside the group's transaction). */
   const dropEndedDeltas = (streamId: string, event: PreparedEvent): void => {
-    if (!measureDeltas || !emptyDeltas || event.type !== "message.ended") return;
-    const data = event.data as { messageId?: string; entryId?: string };
-    if (typeof data.messageId !== "string" || data.entryId === undefined) return;
+    if (!measureDeltas || !emptyDeltas || !isEventOfType(event, "message.ended")) return;
+    const data = event.data;
+    if (data.entryId === undefined) return;
     const saved = measureDeltas.get(streamId, data.messageId) as { events: number; bytes: number };
     if (saved.events === 0) return;
     emptyDeltas.run(streamId, data.messageId);

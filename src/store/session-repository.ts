@@ -44,6 +44,7 @@ import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
 import { sessionIdOfStream, sessionStreamId, tombstoneStreamId, type SessionCreatedData, type SessionDeletedData } from "./events/session-events.ts";
+import { isEventOfType } from "./events/catalogue.ts";
 import { createAuditProjector } from "./events/audit.ts";
 import { batchEnd } from "./batch-end.ts";
 import { createSessionHandle, generateEntryId } from "./session-handle.ts";
@@ -138,7 +139,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     const restored = await loadFromSnapshot(id);
     if (restored) return restored;
     const events = await log.readStream(sessionStreamId(id));
-    if (events.length === 0 || events[0].type !== "session.created" || !visible(events[0].data as SessionCreatedData)) throw notFound(id);
+    const first = events[0];
+    if (first === undefined || !isEventOfType(first, "session.created") || !visible(first.data)) throw notFound(id);
     const view = createSessionView(id);
     view.applyAll(events);
     checkpoint(view, events[0].eventId, 0, events.length);
@@ -212,9 +214,10 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     async delete(id) {
       const streamId = sessionStreamId(id);
       const events = await log.readStream(streamId);
-      const created = events[0]?.type === "session.created" ? (events[0].data as SessionCreatedData) : undefined;
+      const first = events[0];
+      const created = first !== undefined && isEventOfType(first, "session.created") ? first.data : undefined;
       if (events.length === 0 || (scope !== undefined && !visible(created))) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
-      const entries = events.filter((event) => event.type === "entry.appended");
+      const entries = events.filter((event) => isEventOfType(event, "entry.appended"));
       const tombstone: SessionDeletedData = {
         sessionId: id,
         tenant: created?.tenant ?? "default",
@@ -223,7 +226,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
         deletedAt: new Date().toISOString(),
         eventCount: events.length,
         entryCount: entries.length,
-        messageCount: entries.filter((event) => (event.data as { entry?: { type?: string } }).entry?.type === "message").length,
+        messageCount: entries.filter((event) => event.data.entry.type === "message").length,
         firstGlobalPosition: events[0].globalPosition,
         lastGlobalPosition: events[events.length - 1].globalPosition,
       };

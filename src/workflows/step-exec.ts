@@ -78,8 +78,8 @@ export async function executeStep(scope: RunScope, input: StepInput, signal: Abo
     if (!record) await scope.append([started(1)]);
     return { status: "done", output: {} };
   }
-  const attempt = Math.max(record?.attempts ?? 0, 1);
-  const ended = (result: StepResult, sessionId?: string): NewEvent => {
+  const attemptNow = Math.max(record?.attempts ?? 0, 1);
+  const ended = (result: StepResult, sessionId?: string, attempt = attemptNow): NewEvent => {
     const session = sessionId !== undefined ? { sessionId } : {};
     if (result.status === "done") return { type: "step.ended", data: { ...common, attempt, status: "done", output: result.output, ...session } };
     if (result.status === "aborted") return { type: "step.ended", data: { ...common, attempt, status: "aborted", ...(result.reason !== undefined ? { reason: result.reason } : {}), ...session } };
@@ -108,11 +108,7 @@ export async function executeStep(scope: RunScope, input: StepInput, signal: Abo
     }
   }
   const next = (record?.attempts ?? 0) + 1;
-  const end = (result: StepResult, sessionId?: string): NewEvent => {
-    const event = ended(result, sessionId);
-    (event.data as { attempt: number }).attempt = next;
-    return event;
-  };
+  const end = (result: StepResult, sessionId?: string): NewEvent => ended(result, sessionId, next);
 
   if (step.kind === "branch") {
     let result: StepResult;
