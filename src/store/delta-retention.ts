@@ -17,8 +17,21 @@
  * ```
  */
 import { InvalidArgumentError } from "../core/errors.ts";
-import type { DroppedDeltas } from "./log-group-commit.ts";
 import { isEventOfType } from "./events/catalogue.ts";
+
+/**
+ * What one retention pass saved: delta events emptied and the bytes of text they held (UTF-8).
+ *
+ * @example
+ * ```ts
+ * const saved: DroppedDeltas = { messageId: "m1", events: 12, bytes: 480 };
+ * ```
+ */
+export interface DroppedDeltas {
+  messageId: string;
+  events: number;
+  bytes: number;
+}
 
 /** The retention option of the PostgreSQL and in-memory logs (the SQLite log's has the same shape). */
 export interface DeltaRetention {

@@ -29,6 +29,7 @@ import { ArborError, EventIdReusedError, LogCommitError } from "../core/errors.t
 import type { AppendResult, ExpectedVersion, StoredEvent } from "./event-log.ts";
 import { checkExpectedVersion, type EventRecord, type PreparedEvent, resolveDuplicates, toStoredEvent } from "./log-prepare.ts";
 import type { LogStatements } from "./log-statements.ts";
+import type { DroppedDeltas } from "./delta-retention.ts";
 import { isEventOfType } from "./events/catalogue.ts";
 
 /** A queued append: events already validated and serialized. */
@@ -73,13 +74,6 @@ export interface GroupCommitOptions {
    * transaction (the entry holds the full text), and reports what that saved.
    */
   onDeltasDropped?(saved: DroppedDeltas): void;
-}
-
-/** What one retention pass saved: delta events emptied and the bytes of text they held (UTF-8). */
-export interface DroppedDeltas {
-  messageId: string;
-  events: number;
-  bytes: number;
 }
 
 /** The writer of one connection. */

@@ -40,7 +40,7 @@ import {
   refuseTenantFilter,
 } from "./log-prepare.ts";
 import { endedKeptMessages, resolveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
-import type { DroppedDeltas } from "./log-group-commit.ts";
+import type { DroppedDeltas } from "./delta-retention.ts";
 import { type CommitListener, createCatchUpObservable, type SubscriptionFilter } from "./log-subscription.ts";
 
 /**

@@ -59,7 +59,7 @@ import { storedTypeNames } from "./events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
 import { migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
 import { endedKeptMessages, resolveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
-import type { DroppedDeltas } from "./log-group-commit.ts";
+import type { DroppedDeltas } from "./delta-retention.ts";
 import { createPgGroupWriter } from "./pg-writer.ts";
 import type { StreamOwnership } from "./stream-ownership.ts";
 

@@ -52,7 +52,8 @@ import { ArborError, InvalidArgumentError, InvalidStateError, LogClosedError, Lo
 import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
-import { createGroupCommitWriter, type DroppedDeltas } from "./log-group-commit.ts";
+import { createGroupCommitWriter } from "./log-group-commit.ts";
+import type { DroppedDeltas } from "./delta-retention.ts";
 import { createLogStatements } from "./log-statements.ts";
 import {
   checkExpectedVersionArgument,
