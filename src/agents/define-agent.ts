@@ -226,13 +226,14 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
 ): TypedAgent<Input, Output> {
   check(options as DefineAgentOptions<z.ZodType, z.ZodType | undefined>);
   const definition = Object.freeze({ ...options });
-  const inputSchema: z.ZodType = options.input ?? z.string();
+  // Without `input`, `Input` is its default, `z.ZodString`: the default schema is that type.
+  const inputSchema = (options.input ?? z.string()) as Input;
   const maxRepairs = options.maxRepairs ?? 2;
 
   async function run(input: z.input<Input>, runOptions: AgentRunOptions): Promise<AgentOutcome<AgentOutputOf<Output>>> {
     const parsed = inputSchema.safeParse(input);
     if (!parsed.success) throw new AgentInputError(options.name, issuesOf(parsed.error));
-    const value = parsed.data as z.output<Input>;
+    const value = parsed.data;
     const { harness, signal } = runOptions;
     const client = typeof options.model === "string" ? harness.registry.get(options.model).client : (options.model ?? harness.registry.get(harness.getState().modelName).client);
     const plan = planOutput(options.name, options.output, client, options.outputMode ?? "auto");

@@ -149,7 +149,7 @@ export function defineTool<Schema extends z.ZodType, Details = unknown, Context 
     validate(args) {
       const result = parameters.safeParse(args);
       return result.success
-        ? { ok: true, value: result.data as z.infer<Schema> }
+        ? { ok: true, value: result.data }
         : { ok: false, message: `Invalid arguments for tool "${options.name}": ${formatZodError(result.error)}` };
     },
   };

@@ -57,6 +57,7 @@ import { buildSystemPrompt } from "./system-prompt.ts";
 import { context as otelContext } from "@opentelemetry/api";
 import { resolveTelemetry } from "../telemetry/options.ts";
 import { createSessionTelemetry } from "../telemetry/session-telemetry.ts";
+import { sessionInspection } from "../machines/machine-states.ts";
 
 export type * from "./harness-session-types.ts";
 
@@ -178,7 +179,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     toolContext: options.toolContext,
     // Tools that write output outside the log (bash spill files) redact these too.
     ...(options.secrets?.length ? { secrets: options.secrets } : {}),
-    ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
+    ...(options.inspect !== undefined ? { inspect: sessionInspection(options.inspect, session.id) } : {}),
   });
   // Crash recovery finishes before the session is handed back (ours).
   try {

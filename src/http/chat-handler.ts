@@ -16,7 +16,9 @@
  *   has ended (the partial message is kept in the log);
  * - `GET {base}/sessions` (the tenant's sessions, newest first), `GET {base}/sessions/:id`
  *   (info, leaf, tree, context, stats and the UI messages), `GET {base}/sessions/:id/events?from=V`
- *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins);
+ *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins),
+ *   `GET {base}/sessions/:id/machines` (server-sent events of the live agent, run and tool
+ *   machine states from the `machineStates` recorder, content redacted; `404` without one);
  * - `GET /` and `GET /inspector`: the offline inspector page (`inspector-page.ts`; no data in it);
  * - every `{base}` route checks auth first (`401`, nothing read or written), then the
  *   session's tenant (`404` for an unknown or another tenant's session, nothing written);
@@ -59,7 +61,8 @@ import { inspectorPage } from "./inspector-page.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
 import { regenerateTarget } from "./regenerate.ts";
 import { lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
-import { sessionDetail, sessionEvents, sessionList } from "./session-routes.ts";
+import type { MachineStates } from "../machines/machine-states.ts";
+import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./session-routes.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
 import { Observable } from "rxjs";
 import type { UIMessageChunk } from "ai";
@@ -76,6 +79,11 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   cwd?: string;
   /** Keep-alive comment interval of event streams, in ms (default 15 000). */
   keepAliveMs?: number;
+  /**
+   * The recorder the harness was created with (`createHarness({ inspect: machines })`): serves
+   * `GET {base}/sessions/:id/machines` and the inspector's live machine states.
+   */
+  machineStates?: MachineStates;
   /** Serve the inspector page at `/` and `/inspector` (default true). */
   inspector?: boolean;
 }
@@ -320,6 +328,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (denied) return denied;
       if (parts.length === 2) return sessionDetail(repository, log, parts[1]);
       if (parts.length === 3 && parts[2] === "events") return sessionEvents(log, parts[1], request, keepAlive);
+      if (parts.length === 3 && parts[2] === "machines") return sessionMachines(options.machineStates, parts[1], keepAlive);
     }
     return jsonError(404, "NOT_FOUND", `No route ${method} ${path}.`);
   };

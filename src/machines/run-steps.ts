@@ -346,7 +346,9 @@ export function onStreamAbort(context: RunContext, reason: string | undefined): 
 
 /**
  * The message of a `length`-stopped assistant: its tool calls are not run; each gets
- * an error result saying its arguments may be truncated; the loop continues.
+ * an error result saying its arguments may be truncated, and the loop continues so the
+ * model sees them (pi upstream). A length stop with no tool call ends the run: there is
+ * nothing new for the model, and a prompt ending in an assistant message is a prefill.
  *
  * @example
  * ```ts
@@ -362,7 +364,7 @@ export function onLengthStop(context: RunContext): RunStep {
       batch: folded.batch,
       messages: [...context.messages, ...results],
       newMessages: [...context.newMessages, ...results],
-      hasMoreToolCalls: !terminate,
+      hasMoreToolCalls: results.length > 0 && !terminate,
     },
   };
 }

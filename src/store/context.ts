@@ -24,9 +24,11 @@
  * - ours, where pi would hang or guess: a `parentId` cycle stops the walk (`parent_cycle`), a
  *   missing parent stops it (`missing_parent`, pi stops silently); an unknown `leafId` throws
  *   `EntryNotFoundError` (pi silently falls back to the last entry);
- * - incremental: the context of a leaf is cached; when asked for an entry whose parent is a
- *   cached leaf, the cached state is extended by that one entry (O(1) amortized plus one array
- *   copy) instead of re-walking the path. A compaction or `context_edit` entry triggers a full rebuild;
+ * - incremental: the context of a leaf is cached; when asked for an entry whose parent, or an
+ *   ancestor at most 64 entries up, is a cached leaf, the cached state is extended by the entries
+ *   in between (O(those entries) plus one array copy) instead of re-walking the path (an ordinary
+ *   turn appends several entries before the next build). A compaction or `context_edit` entry
+ *   among them triggers a full rebuild;
  * - a full build is a plan (a path walk on stubs, ids only) then its execution; a plan stored
  *   with a snapshot can be `seed`ed so the first build after opening needs no path walk.
  *
@@ -237,6 +239,9 @@ export interface ContextPlan {
 
 const EMITTING = new Set(["message", "custom_message", "branch_summary"]);
 
+/** How many entries back a build looks for a cached leaf to extend (an ordinary turn appends a few). */
+const MAX_EXTENSION = 64;
+
 function planFull(source: EntrySource, leafId: string): ContextPlan {
   // Walk and plan on cheap look-ups; read full entries only where content is needed.
   const peek = source.peek ? { getEntry: (id: string) => source.peek!(id), size: source.size } : source;
@@ -380,6 +385,42 @@ export function createContextBuilder(source: EntrySource, options: ContextBuilde
     while (cache.size > cacheSize) cache.delete(cache.keys().next().value as string);
   };
 
+  /**
+   * The state at `entry` made by extending a cached (or seeded) ancestor at most
+   * {@link MAX_EXTENSION} entries up by the entries between them, or undefined (then a full
+   * build runs). A compaction or `context_edit` on the way, a missing parent or a cycle stop it.
+   */
+  const extendCachedAncestor = (entry: SessionEntry): LeafState | undefined => {
+    const chain: SessionEntry[] = [entry];
+    const look = source.peek ?? source.getEntry;
+    let current = entry;
+    let ancestor: LeafState | undefined;
+    while (chain.length <= MAX_EXTENSION) {
+      if (current.type === "compaction" || current.type === "context_edit") return undefined;
+      const parentId = current.parentId && current.parentId !== current.id ? current.parentId : undefined;
+      if (!parentId) return undefined;
+      if (!cache.has(parentId) && plans.has(parentId)) stateFor(parentId);
+      ancestor = cache.get(parentId);
+      if (ancestor) break;
+      const parent = look(parentId);
+      if (!parent || chain.some((link) => link.id === parent.id)) return undefined;
+      chain.push(parent);
+      current = parent;
+    }
+    if (!ancestor) return undefined;
+    // Extend the ancestor's state root-side first; the ancestor leaves the cache (its state is reused).
+    cache.delete(ancestor.leafId);
+    for (let index = chain.length - 1; index >= 0; index--) {
+      const link = index === 0 ? entry : (source.getEntry(chain[index].id) ?? chain[index]);
+      ancestor.leafId = link.id;
+      applySettings(ancestor, link);
+      emit(ancestor, link);
+      stats.extensions += 1;
+    }
+    remember(ancestor);
+    return ancestor;
+  };
+
   const stateFor = (leafId: string): LeafState => {
     const cached = cache.get(leafId);
     if (cached) return cached;
@@ -394,19 +435,8 @@ export function createContextBuilder(source: EntrySource, options: ContextBuilde
     }
     const entry = source.getEntry(leafId);
     if (!entry) throw notFound(leafId);
-    const parentId = entry.parentId && entry.parentId !== entry.id ? entry.parentId : undefined;
-    if (parentId && !cache.has(parentId) && plans.has(parentId)) stateFor(parentId);
-    const parent = parentId ? cache.get(parentId) : undefined;
-    if (parent && entry.type !== "compaction" && entry.type !== "context_edit") {
-      // Extend the parent's state by one entry; the parent leaves the cache (its state is reused).
-      cache.delete(parent.leafId);
-      parent.leafId = leafId;
-      applySettings(parent, entry);
-      emit(parent, entry);
-      stats.extensions += 1;
-      remember(parent);
-      return parent;
-    }
+    const extended = extendCachedAncestor(entry);
+    if (extended) return extended;
     const plan = planFull(source, leafId);
     for (const id of plan.missingParents) watchedMissing.add(id);
     const state = executePlan(source, plan);

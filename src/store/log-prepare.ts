@@ -114,7 +114,7 @@ export function prepareEvents(registry: EventRegistry, streamId: string, events:
         details: { index, type },
       });
     }
-    // The caller's data as given: a schema may strip unknown keys, and a non-JSON value there
+    // The caller's data, as given: a schema may strip unknown keys, and a non-JSON value there
     // would vanish without a word.
     assertJson(event.data, index, type, "data");
     let data: unknown;

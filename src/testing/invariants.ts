@@ -18,8 +18,10 @@
  * const noSecrets: AgentInvariant = { name: "no-secrets", check: ({ events }) => { if (JSON.stringify(events).includes("sk-")) throw new Error("a key reached the log"); } };
  * ```
  */
+import { isKnownEntry } from "../core/entries.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import type { StoredEvent } from "../store/event-log.ts";
+import { isArborEvent, isEventOfType } from "../store/events/catalogue.ts";
 import type { SessionView } from "../store/session-types.ts";
 import type { ToolExecutionRecord } from "./path-fixtures.ts";
 
@@ -58,7 +60,21 @@ export interface AgentInvariant {
   check: (context: InvariantContext) => void | Promise<void>;
 }
 
-const dataOf = (event: StoredEvent) => event.data as Record<string, any>;
+/** The keys that tie an event to the one that explains it. */
+const KEYS = ["runId", "turnId", "messageId", "toolCallId"] as const;
+type Key = (typeof KEYS)[number];
+
+/** The ids an event of the catalogue carries under {@link KEYS} (none for user-registered types). */
+function idsOf(event: StoredEvent): Partial<Record<Key, string>> {
+  const ids: Partial<Record<Key, string>> = {};
+  if (!isArborEvent(event)) return ids;
+  const fields = new Map(Object.entries(event.data));
+  for (const key of KEYS) {
+    const value: unknown = fields.get(key);
+    if (typeof value === "string") ids[key] = value;
+  }
+  return ids;
+}
 
 function fail(message: string): never {
   throw new Error(message);
@@ -86,8 +102,8 @@ const callsPaired: AgentInvariant = {
     const started = new Map<string, number>();
     const ended = new Map<string, number>();
     for (const event of events) {
-      if (event.type === "tool.started") started.set(dataOf(event).toolCallId, (started.get(dataOf(event).toolCallId) ?? 0) + 1);
-      if (event.type === "tool.ended") ended.set(dataOf(event).toolCallId, (ended.get(dataOf(event).toolCallId) ?? 0) + 1);
+      if (isEventOfType(event, "tool.started")) started.set(event.data.toolCallId, (started.get(event.data.toolCallId) ?? 0) + 1);
+      if (isEventOfType(event, "tool.ended")) ended.set(event.data.toolCallId, (ended.get(event.data.toolCallId) ?? 0) + 1);
     }
     for (const [id, count] of started) {
       if (count !== 1) fail(`tool call ${id} has ${count} tool.started events`);
@@ -98,10 +114,10 @@ const callsPaired: AgentInvariant = {
 };
 
 const ABORT_MARKS = (event: StoredEvent) =>
-  (event.type === "tool.ended" && ["aborted", "skipped"].includes(dataOf(event).outcome)) ||
-  (event.type === "message.ended" && dataOf(event).stopReason === "aborted") ||
-  (event.type === "retry.ended" && dataOf(event).error === "Retry cancelled") ||
-  (event.type === "run.ended" && dataOf(event).status === "aborted");
+  (isEventOfType(event, "tool.ended") && ["aborted", "skipped"].includes(event.data.outcome)) ||
+  (isEventOfType(event, "message.ended") && event.data.stopReason === "aborted") ||
+  (isEventOfType(event, "retry.ended") && event.data.error === "Retry cancelled") ||
+  (isEventOfType(event, "run.ended") && event.data.status === "aborted");
 
 const noToolAfterAbort: AgentInvariant = {
   name: "no-tool-after-abort",
@@ -113,7 +129,7 @@ const noToolAfterAbort: AgentInvariant = {
       const runId = event.metadata?.runId as string | undefined;
       if (runId === undefined) continue;
       if (ABORT_MARKS(event)) abortedRuns.add(runId);
-      else if (event.type === "tool.started" && abortedRuns.has(runId)) fail(`tool.started of ${dataOf(event).toolCallId} (version ${event.version}) follows the abort of run ${runId}`);
+      else if (isEventOfType(event, "tool.started") && abortedRuns.has(runId)) fail(`tool.started of ${event.data.toolCallId} (version ${event.version}) follows the abort of run ${runId}`);
     }
   },
 };
@@ -132,7 +148,7 @@ const replayEqualsLive: AgentInvariant = {
 };
 
 /** For each event type, the event that must come before it, keyed the same way. */
-const EXPLAINED_BY: Record<string, { by: string[]; key: string }> = {
+const EXPLAINED_BY: Record<string, { by: string[]; key: Key }> = {
   "run.ended": { by: ["run.started"], key: "runId" },
   "turn.ended": { by: ["turn.started"], key: "turnId" },
   "message.delta": { by: ["message.started"], key: "messageId" },
@@ -147,14 +163,15 @@ const explainedBefore: AgentInvariant = {
     const seen = new Set<string>();
     const calls = new Set<string>();
     for (const event of events) {
-      const data = dataOf(event);
+      const ids = idsOf(event);
       const rule = EXPLAINED_BY[event.type];
-      if (rule && !rule.by.some((type) => seen.has(`${type}:${data[rule.key]}`))) fail(`${event.type} of ${data[rule.key]} (version ${event.version}) comes before its ${rule.by.join(" or ")}`);
+      if (rule && !rule.by.some((type) => seen.has(`${type}:${ids[rule.key]}`))) fail(`${event.type} of ${ids[rule.key]} (version ${event.version}) comes before its ${rule.by.join(" or ")}`);
       if (event.type === "retry.started" && !seen.has("retry.scheduled:")) fail(`retry.started (version ${event.version}) comes before any retry.scheduled`);
-      for (const key of ["runId", "turnId", "messageId", "toolCallId"]) if (data?.[key] !== undefined) seen.add(`${event.type}:${data[key]}`);
+      for (const key of KEYS) if (ids[key] !== undefined) seen.add(`${event.type}:${ids[key]}`);
       if (event.type === "retry.scheduled") seen.add("retry.scheduled:");
-      if (event.type === "entry.appended") {
-        const message = data.entry?.message as AgentMessage | undefined;
+      if (isEventOfType(event, "entry.appended")) {
+        const entry = event.data.entry;
+        const message = isKnownEntry(entry) && entry.type === "message" ? entry.message : undefined;
         if (message?.role === "assistant") for (const block of message.content) if (block.type === "toolCall") calls.add(block.id);
         if (message?.role === "toolResult" && !calls.has(message.toolCallId)) fail(`the result of ${message.toolCallId} (version ${event.version}) comes before the assistant message that calls it`);
       }

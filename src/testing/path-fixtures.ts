@@ -14,6 +14,7 @@
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { AgentTool } from "../core/tools.ts";
 import type { EventLog } from "../store/event-log.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
 import type { ScriptedTurn } from "./openai-wire.ts";
 import { scriptedModel, type ScriptedStep } from "./scripted-model.ts";
 
@@ -91,7 +92,7 @@ export function wrapTool(tool: AgentTool<any, any, any>, probe: PathProbe, behav
       const behaviour = behaviourOf(toolCallId);
       const afterAbort = probe.abortRequested;
       const stored = await probe.log.readStream(probe.streamId);
-      const startCommitted = stored.some((event) => event.type === "tool.started" && (event.data as { toolCallId?: string }).toolCallId === toolCallId);
+      const startCommitted = stored.some((event) => isEventOfType(event, "tool.started") && event.data.toolCallId === toolCallId);
       const real = behaviour.execution !== "threw" && behaviour.execution !== "timed_out";
       probe.executions.push({ toolCallId, toolName: tool.name, afterAbort, startCommitted, real });
       if (behaviour.abortOnStart) probe.abort("aborted by the path while the tool runs");

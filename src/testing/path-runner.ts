@@ -25,6 +25,7 @@ import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import type { AgentHarnessOptions } from "../harness/options.ts";
 import type { HarnessHooks } from "../harness/hook-types.ts";
 import type { StoredEvent } from "../store/event-log.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { BUILT_IN_INVARIANTS, type AgentInvariant } from "./invariants.ts";
@@ -286,8 +287,8 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
     const events: StoredEvent[] = await log.readStream(probe.streamId);
     report.events = events.length;
     // How each run ended, as the log says.
-    for (const event of events) if (event.type === "run.ended") report.runStatuses.push((event.data as { status: string }).status);
-    for (const event of events) if (event.type === "tool.ended") report.toolOutcomes[(event.data as { toolCallId: string }).toolCallId] = (event.data as { outcome: string }).outcome;
+    for (const event of events) if (isEventOfType(event, "run.ended")) report.runStatuses.push(event.data.status);
+    for (const event of events) if (isEventOfType(event, "tool.ended")) report.toolOutcomes[event.data.toolCallId] = event.data.outcome;
 
     if (JSON.stringify(report.runStatuses) !== JSON.stringify(plan.expectedStatuses)) failures.push({ check: "run-status", message: `the runs ended ${report.runStatuses.join(", ")}; the path ends ${plan.expectedStatuses.join(", ")}` });
     for (const [id, outcome] of plan.expectedOutcomes) {

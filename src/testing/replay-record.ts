@@ -20,9 +20,11 @@
  *   when the selection holds no model call.
  */
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { isKnownEntry } from "../core/entries.ts";
 import { ArborError } from "../core/errors.ts";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.ts";
 import type { EventLog } from "../store/event-log.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import type { ScriptedTurn } from "./openai-wire.ts";
@@ -72,8 +74,6 @@ export interface RecordedSession {
   /** Every tool result of the session, by tool call id. */
   toolResults: Map<string, ToolResultMessage>;
 }
-
-const dataOf = (data: unknown) => data as Record<string, any>;
 
 function turnOf(message: AssistantMessage): ScriptedTurn {
   const text = message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
@@ -134,24 +134,26 @@ export async function readRecordedSession(log: EventLog, sessionId: string, runI
     const open = new Map<string, RecordedSegment & { started: boolean }>();
     const pending = new Map<string, { segment: RecordedSegment; context: AgentMessage[] }>();
     for (const event of events) {
-      const data = dataOf(event.data);
       const run = event.metadata?.runId as string | undefined;
-      if (event.type === "run.started") {
+      if (isEventOfType(event, "run.started")) {
+        const { data } = event;
         const segment = { runId: data.runId, kind: data.kind, prompts: [], baseLeafId: leaf, calls: [], started: false };
         open.set(data.runId, segment);
         segments.push(segment);
         if (data.model && !model) model = { provider: data.model.provider, modelId: data.model.modelId };
-      } else if (event.type === "entry.appended") {
+      } else if (isEventOfType(event, "entry.appended")) {
+        const { entry } = event.data;
         const segment = run === undefined ? undefined : open.get(run);
-        const message = data.entry.type === "message" ? (data.entry.message as AgentMessage) : undefined;
+        const message = isKnownEntry(entry) && entry.type === "message" ? entry.message : undefined;
         if (segment && !segment.started && message && message.role !== "assistant" && message.role !== "toolResult") segment.prompts.push(message);
-        leaf = data.entry.id;
-      } else if (event.type === "leaf.moved") leaf = data.leafId;
-      else if (event.type === "message.started" && data.role === "assistant" && run !== undefined && open.has(run)) {
+        leaf = entry.id;
+      } else if (isEventOfType(event, "leaf.moved")) leaf = event.data.leafId;
+      else if (isEventOfType(event, "message.started") && event.data.role === "assistant" && run !== undefined && open.has(run)) {
         const segment = open.get(run)!;
         segment.started = true;
-        pending.set(data.messageId, { segment, context: context(leaf) });
-      } else if (event.type === "message.ended" && pending.has(data.messageId)) {
+        pending.set(event.data.messageId, { segment, context: context(leaf) });
+      } else if (isEventOfType(event, "message.ended") && pending.has(event.data.messageId)) {
+        const { data } = event;
         const { segment, context: sent } = pending.get(data.messageId)!;
         pending.delete(data.messageId);
         const message = messageOf(session, data.entryId);

@@ -130,6 +130,17 @@ describe("tool batches", () => {
     expect(model.calls).toBe(2);
   });
 
+  it("ends the run after a text-only message that stopped for length (no second model call)", async () => {
+    const { session } = await memorySession();
+    const model = fakeModel([{ text: "a truncated answ", stopReason: "length" }, { text: "never asked for" }]);
+    const outcome = await createAgent({ session, model, tools: [] }).prompt("go");
+    expect(model.calls).toBe(1);
+    expect(outcome.status).toBe("done");
+    const last = session.view.buildContext().messages.at(-1);
+    expect(last?.role).toBe("assistant");
+    expect(last?.role === "assistant" && last.stopReason).toBe("length");
+  });
+
   it("runs sequentially when a called tool declares executionMode sequential", async () => {
     const { log, session } = await memorySession();
     const model = fakeModel([

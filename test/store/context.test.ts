@@ -135,7 +135,7 @@ describe("context projection", () => {
         const openCalls: string[] = [];
         let callCounter = 0;
         for (const step of plan) {
-          session.view.buildContext(); // prime the cache so the next build can extend it
+          if (step.kind !== "user") session.view.buildContext(); // prime the cache (not always: a build may extend over several entries)
           switch (step.kind) {
             case "user":
               await session.appendEntry({ type: "message", message: user("u") });
@@ -187,6 +187,37 @@ describe("context projection", () => {
     await session.moveLeaf(session.view.getEntries()[10].id);
     expect(session.view.buildContext().messages).toHaveLength(11);
     expect(internals(session.view).contexts.stats.fullBuilds).toBe(fullBuilds + 1);
+  });
+
+  it("extends the cached context over the several entries of a turn (P3), and rebuilds past a compaction or a far leaf", async () => {
+    const repo = createSessionRepository({ log: createMemoryEventLog() });
+    const session = await repo.create();
+    for (let index = 0; index < 40; index++) await session.appendEntry({ type: "message", message: user(`m${index}`) });
+    session.view.buildContext();
+    const stats = internals(session.view).contexts.stats;
+    const { fullBuilds } = stats;
+    const fresh = () => createContextBuilder({ getEntry: (id) => session.view.getEntry(id) }).build(session.view.leafId);
+    // One ordinary turn: four entries appended, then the next context.
+    await session.appendEntry({ type: "message", message: user("next") });
+    await session.appendEntry({ type: "message", message: assistant(["t1"]) });
+    await session.appendEntry({ type: "message", message: result("t1") });
+    await session.appendEntry({ type: "thinking_level_change", thinkingLevel: "high" });
+    await session.appendEntry({ type: "message", message: assistant([]) });
+    const extended = session.view.buildContext();
+    expect(extended).toEqual(fresh());
+    expect(extended.thinkingLevel).toBe("high");
+    expect(stats.fullBuilds).toBe(fullBuilds);
+    // A compaction among the new entries needs a full build (its summary replaces the history).
+    const path = session.view.getBranch();
+    await session.appendEntry({ type: "message", message: user("before compaction") });
+    await session.appendEntry({ type: "compaction", summary: "s", firstKeptEntryId: path[30].id, tokensBefore: 5 });
+    await session.appendEntry({ type: "message", message: user("after") });
+    expect(session.view.buildContext()).toEqual(fresh());
+    expect(stats.fullBuilds).toBe(fullBuilds + 1);
+    // More than 64 entries since the cached leaf: a full build too.
+    for (let index = 0; index < 70; index++) await session.appendEntry({ type: "message", message: user(`n${index}`) });
+    expect(session.view.buildContext()).toEqual(fresh());
+    expect(stats.fullBuilds).toBe(fullBuilds + 2);
   });
 
   it("reports unknown entry kinds and leaves them out; activeToolNames from the latest change", async () => {

@@ -3,6 +3,8 @@
  * give typed `data` (type assertions, checked by `npm run typecheck`), and at run time
  * they deliver exactly the events of the asked types.
  */
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
@@ -88,5 +90,17 @@ describe("the event catalogue", () => {
     await log.append("s", [{ type: "note.added", data: { text: "x" } }, { type: "leaf.moved", data: { leafId: null, fromLeafId: null } }]);
     const events: StoredEvent[] = await log.readStream("s");
     expect(events.map((event) => isArborEvent(event))).toEqual([false, true]);
+  });
+
+  it("src/ reads stored event data through the catalogue: no `data as` cast anywhere in src/ (issue 10 acceptance)", () => {
+    const root = join(import.meta.dirname, "../../src");
+    const files = readdirSync(root, { recursive: true, encoding: "utf8" }).filter((file) => file.endsWith(".ts"));
+    expect(files.length).toBeGreaterThan(50);
+    const casts = files.flatMap((file) =>
+      readFileSync(join(root, file), "utf8")
+        .split("\n")
+        .flatMap((line, index) => (/\bdata as\b/.test(line) ? [`src/${file}:${index + 1}: ${line.trim()}`] : [])),
+    );
+    expect(casts).toEqual([]);
   });
 });

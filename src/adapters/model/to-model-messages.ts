@@ -77,7 +77,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
 }
 
 /**
- * Encode AI SDK provider metadata as a signature string (JSON), or undefined when there
+ * Encode AI SDK provider metadata into a signature string (JSON), or undefined when there
  * is nothing worth keeping (every value empty/null).
  *
  * @example

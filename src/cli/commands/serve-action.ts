@@ -7,7 +7,8 @@
  *   `localhost`) without a token is refused before anything is opened (exit 2);
  * - with a model (`--model` or `ARBOR_MODEL`) prompts run with the CLI's harness (coding tools
  *   bound to `--cwd`, the key redacted from the log); the harness's own session is the latest
- *   one (a new empty one when the log has none); without a model the service is read-only
+ *   one (a new empty one when the log has none); the agents' machine states are recorded
+ *   (`createMachineStates`) for the inspector's live view; without a model the service is read-only
  *   (sessions, events, resume and the inspector; `POST` answers 501);
  * - prints one line `arbor serve: http://HOST:PORT ...` on stderr once it listens; SIGINT or
  *   SIGTERM close the server, abort runs cleanly and close the log, then the command returns.
@@ -20,6 +21,7 @@
 import { isIP } from "node:net";
 import { createChatHandler, type ChatHandler } from "../../http/chat-handler.ts";
 import { startChatServer } from "../../http/node-adapter.ts";
+import { createMachineStates } from "../../machines/machine-states.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets } from "../config.ts";
@@ -58,8 +60,10 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       store.addSecrets(settingsSecrets(settings));
       const [latest] = await store.listNewestFirst();
-      const { harness } = await createCliHarness({ store, sessionId: latest?.id, cwd, settings, tools: flags });
-      handler = createChatHandler({ harness, token, tenant, cwd });
+      // The live machine states of the inspector: recorded from the agents' inspection events.
+      const machineStates = createMachineStates();
+      const { harness } = await createCliHarness({ store, sessionId: latest?.id, cwd, settings, tools: flags, inspect: machineStates });
+      handler = createChatHandler({ harness, token, tenant, cwd, machineStates });
       mode = `model ${settings.spec.provider}:${settings.spec.modelId}`;
       close = () => harness.close();
     } else {
