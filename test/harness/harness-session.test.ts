@@ -138,6 +138,30 @@ describe("Session API", () => {
     expect(failed.map((event) => event.data)).toEqual([{ hook: "modelUpdate", error: "observer broke" }]);
   });
 
+  it("a hook record the log refuses is reported: the call that raised it rejects with the refusal (issue 10: not swallowed)", async () => {
+    const log = createMemoryEventLog();
+    const { createSessionRepository } = await import("../../src/store/session-repository.ts");
+    const another: { handle?: Awaited<ReturnType<ReturnType<typeof createSessionRepository>["open"]>> } = {};
+    harness = await make({
+      hooks: {
+        modelUpdate: async () => {
+          // Another writer appends first, so the hook.failed record's version-checked append is refused.
+          await another.handle!.refresh!();
+          await another.handle!.appendEntry({ type: "session_info", name: "someone else" });
+          throw new Error("observer broke");
+        },
+      },
+    }, log);
+    another.handle = await createSessionRepository({ log }).open(harness.id);
+    await expect(harness.setModel("smart")).rejects.toMatchObject({ code: "EXPECTED_VERSION_CONFLICT" });
+    const stored = await log.readStream(`session-${harness.id}`);
+    expect(stored.filter((event) => event.type === "hook.failed")).toEqual([]);
+    // Reported once: the next call reloads and succeeds.
+    await harness.reload();
+    await harness.setThinkingLevel("high");
+    expect(harness.getState().thinkingLevel).toBe("high");
+  });
+
   it("custom entries, custom messages (now and next turn), labels, names and stats", async () => {
     harness = await make();
     const entry = await harness.appendCustomEntry("app.state", { step: 1 });
