@@ -8,6 +8,8 @@
  *   there is nothing to continue from (empty session, or a finished assistant reply and
  *   empty queues); a trailing error/aborted assistant can be continued (the model adapter
  *   drops it from the request, so the call is a retry);
+ * - an agent whose session needs no start-up work (no open run, summary intent or approval)
+ *   is built on first use (`lazy-agent.ts`): an idle agent costs one small object;
  * - crash recovery runs once when the agent is created (the steering and follow-up
  *   queues are restored from the view's activity projection, `view.activity.queues`, then
  *   `recoverSession` closes an unfinished run, appending through the agent's writer like
@@ -70,6 +72,7 @@ import { provideRunLogic } from "./run-logic.ts";
 import type { RunOutput } from "./run.machine.ts";
 import { registerSessionActor, sessionBusyError, slotOver, type SessionActor } from "./session-actor.ts";
 import { createSessionWriter } from "./session-writer.ts";
+import { idleAtStart, LazyAgent } from "./lazy-agent.ts";
 
 /**
  * Creates the agent of `options.session` (see the module contract). Never throws;
@@ -82,6 +85,13 @@ import { createSessionWriter } from "./session-writer.ts";
  * ```
  */
 export function createAgent(options: AgentOptions): Agent {
+  // An idle session's agent is built on first use (`lazy-agent.ts`, issue 17 P7).
+  if (options.inspect === undefined && idleAtStart(options.session.view.activity)) return new LazyAgent(options, createEagerAgent);
+  return createEagerAgent(options);
+}
+
+/** The agent, built now (see the module contract). */
+function createEagerAgent(options: AgentOptions): Agent {
   const { session } = options;
   const hooks = options.hooks ?? {};
   const retry = resolveRetrySettings(options.retry);
@@ -118,7 +128,7 @@ export function createAgent(options: AgentOptions): Agent {
   const modelInfo = () => ({ ...settingsNow().model });
   const activeTools = () => [...settingsNow().tools.values()].filter((tool) => isActive(tool.name));
 
-  // eslint-disable-next-line prefer-const -- assigned once the machine is built; the writer reports to it.
+  // Assigned when the machine is built (`machine()`); the writer reports to it.
   let actor: ReturnType<typeof createActor<typeof agentMachine>> | undefined;
   const newWriter = () =>
     createSessionWriter({
