@@ -11,7 +11,10 @@
  *   is run, and the run is streamed as UI message chunks with the exact headers
  *   (`sse.ts`); `409` while the session is busy; `400` naming what is wrong in the body;
  * - `GET {base}/chat/:id/stream`: `204` when the session has no active run; otherwise a full
- *   replay of the current run's message from the log, then live chunks until it ends;
+ *   replay of the current run's message from the log, then live chunks until it ends; a last run
+ *   that ended `interrupted` (its process died and crash recovery closed it, or the host shut
+ *   down) with no run after it counts as the current one: its message is replayed, closed, to
+ *   the `abort` that ends it;
  * - `POST {base}/chat/:id/stop`: aborts the active run and answers `{ stopped }` once the run
  *   has ended (the partial message is kept in the log);
  * - `GET {base}/sessions` (the tenant's sessions, newest first), `GET {base}/sessions/:id`
@@ -60,7 +63,7 @@ import { parseChatRequest } from "./chat-request.ts";
 import { inspectorPage } from "./inspector-page.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
 import { regenerateTarget } from "./regenerate.ts";
-import { lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
+import { lastInterruptedRunStart, lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
 import type { MachineStates } from "../machines/machine-states.ts";
 import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./session-routes.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
@@ -280,7 +283,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const resume = async (id: string, tenant: string): Promise<Response> => {
     const denied = await ownSession(id, tenant);
     if (denied) return denied;
-    const start = await activeRun(id);
+    // After a crash (or a shutdown) the run was ended `interrupted`: a client that was reading it
+    // gets its message once more, closed, instead of keeping an unfinished one.
+    const start = (await activeRun(id)) ?? (await lastInterruptedRunStart(log, sessionStream(id)));
     if (start === undefined) return new Response(null, { status: 204 });
     // A resumed run (after approvals) continues an earlier run's message: replay it from there.
     const first = await messageStart(log, sessionStream(id), start);

@@ -6,8 +6,10 @@
  *   runId; only the LAST run is considered; what recovery knows of it is read from the
  *   session view's activity projection (`view.activity`, `src/store/session-activity.ts`),
  *   never by re-reading the stream;
- * - recovery appends, in ONE atomic append through the session (version-checked, so
- *   it writes nothing when another writer got there first): a synthetic error result
+ * - recovery appends, in ONE atomic append through the session's one writer (`writes`: the
+ *   agent's writer when the agent recovers at start-up or reload, else the session actor's,
+ *   `sessionActorOf(session).writes`; version-checked, so it writes nothing when another
+ *   writer got there first): a synthetic error result
  *   for every tool call of the run without a result (text says the tool was interrupted,
  *   may not have finished, was not re-run and may need to be run again; `details.arbor = "interrupted"`;
  *   when the tool recorded a process group in `tool.updated`, the text says whether it was still
@@ -49,7 +51,8 @@ import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/proces
 import { errorToolResult, interruptedText, processNote } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
 import { findLiveStreamRun, type RunOwner } from "./run-lease.ts";
-import { createSessionWriter } from "./session-writer.ts";
+import { sessionActorOf } from "./session-actor.ts";
+import type { SessionWrites } from "./session-slot.ts";
 import { closeInterruptedSummaries } from "./summary-recovery.ts";
 
 /**
@@ -113,7 +116,9 @@ function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: st
 }
 
 /**
- * Recovers the session's last unfinished run (see the module contract).
+ * Recovers the session's last unfinished run (see the module contract). `writes` is the
+ * session's one writer; the default is the session actor's (`sessionActorOf(session).writes`:
+ * its agent's writer when an agent drives the handle).
  * Throws the append's error (e.g. `ExpectedVersionConflictError`) and writes nothing then.
  *
  * @example
@@ -121,13 +126,13 @@ function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: st
  * const report = await recoverSession(session);
  * ```
  */
-export async function recoverSession(session: SessionHandle): Promise<RecoveryReport> {
-  const summaries = await closeInterruptedSummaries(session);
-  const report = await recoverRun(session);
+export async function recoverSession(session: SessionHandle, writes: Pick<SessionWrites, "record"> = sessionActorOf(session).writes): Promise<RecoveryReport> {
+  const summaries = await closeInterruptedSummaries(session, writes);
+  const report = await recoverRun(session, writes);
   return summaries.length > 0 ? { ...report, interruptedSummaryIds: summaries } : report;
 }
 
-async function recoverRun(session: SessionHandle): Promise<RecoveryReport> {
+async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "record">): Promise<RecoveryReport> {
   // The view's activity projection (`session-activity.ts`) holds the last run as the log tells it.
   const activity = session.view.activity;
   const last = activity.runs.at(-1);
@@ -207,10 +212,7 @@ async function recoverRun(session: SessionHandle): Promise<RecoveryReport> {
       metadata: { runId },
     });
   }
-  const writer = createSessionWriter({ session });
-  writer.push(...writes);
-  await writer.flush();
-  if (writer.failure !== undefined) throw writer.failure;
+  await through.record(writes);
   const endedProcessGroups = orphans.filter((orphan) => endOrphanedGroup(orphan) === "killed").map((orphan) => orphan.pgid);
   return {
     recovered: true,

@@ -24,6 +24,7 @@
  */
 import type { Observable } from "rxjs";
 import type { StreamOwnership } from "./stream-ownership.ts";
+import type { SessionSummaryIndex } from "./session-summary-index.ts";
 
 /** Correlation metadata carried by every event. All fields optional. */
 export interface EventMetadata {
@@ -169,4 +170,10 @@ export interface EventLog {
    * `session.deleted`, else `default`. Absent on SQLite and in-memory logs.
    */
   readonly tenantIndex?: boolean;
+  /**
+   * Per-session summary rows kept by the writer in the same transaction as the events (issue 17,
+   * `session-summary-index.ts`): the session list reads them instead of folding every event.
+   * Absent on logs that keep none (in-memory; a SQLite file of schema 1 opened read-only).
+   */
+  readonly sessionSummaries?: SessionSummaryIndex;
 }
