@@ -88,6 +88,7 @@ export function createAgent(options: AgentOptions): Agent {
   // Model, tools, active tools and thinking level are the session actor's state (`agent-settings.ts`).
   const initialSettings = agentSettings({
     model: options.model,
+    ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
     tools: options.tools ?? [],
     activeToolNames: options.activeToolNames ?? session.view.buildContext().activeToolNames,
     thinkingLevel: options.thinkingLevel ?? session.view.buildContext().thinkingLevel,
@@ -340,6 +341,7 @@ export function createAgent(options: AgentOptions): Agent {
     const running = operation === "preparing" || operation === "running";
     // awaiting-approval is not running: nothing happens until a decision and continue().
     const batch = run?.context.batch;
+    const { activeToolNames: active, modelName } = settingsNow();
     const state: AgentStateSnapshot = {
       status: running ? "running" : "idle",
       operation,
@@ -348,7 +350,9 @@ export function createAgent(options: AgentOptions): Agent {
       followUpQueue: snapshot?.context.followUp ?? [],
       thinkingLevel: settingsNow().thinkingLevel,
       model: { provider: settingsNow().model.provider, modelId: settingsNow().model.modelId },
+      activeToolNames: active === null ? null : [...active],
     };
+    if (modelName !== undefined) state.modelName = modelName;
     const runId = snapshot?.context.request?.runId;
     if (running && runId) state.runId = runId;
     if (run?.value === "streaming" && run.context.partial) state.streamingMessage = run.context.partial;
@@ -538,8 +542,8 @@ export function createAgent(options: AgentOptions): Agent {
     events$: session.events$(),
     runEvents$: committed$.asObservable(),
     auditEvents$: session.events$().pipe(toAuditEvents()),
-    async setModel(next) {
-      actor!.send({ type: "SETTINGS.SET", change: { model: next } });
+    async setModel(next, modelOptions = {}) {
+      actor!.send({ type: "SETTINGS.SET", change: { model: next, ...(modelOptions.name !== undefined ? { modelName: modelOptions.name } : {}) } });
       scheduleState();
       await persistSetting({ type: "model_change", provider: next.provider, modelId: next.modelId });
     },

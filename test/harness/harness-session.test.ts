@@ -3,10 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { loadPromptTemplates } from "../../src/adapters/prompt-templates/load-prompt-templates.ts";
 import { loadSkills } from "../../src/adapters/skills/load-skills.ts";
 import { EntryNotFoundError, HarnessConfigError, InvalidArgumentError, ModelConfigError, SessionBusyError } from "../../src/core/errors.ts";
 import type { CustomMessage } from "../../src/core/messages.ts";
+import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import type { HarnessSession } from "../../src/harness/harness-session.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
@@ -119,6 +121,21 @@ describe("Session API", () => {
     const outcome = await harness.prompt("go");
     expect(outcome.lastAssistant?.content).toEqual([{ type: "text", text: "smart" }]);
     expect(harness.session.view.buildContext()).toMatchObject({ thinkingLevel: "high", activeToolNames: ["grep"], model: { provider: "openai", modelId: "smart-1" } });
+  });
+
+  it("the model name and the active tools have one owner, the session actor: a change made through the agent is what the session reports and uses", async () => {
+    harness = await make();
+    expect(harness.getState()).toMatchObject({ modelName: "fast", activeToolNames: ["read", "grep"] });
+    expect(harness.agent.getState()).toMatchObject({ modelName: "fast", activeToolNames: ["read", "grep"] });
+    // Straight to the session actor (as a tool holding the agent would): no harness closure to disagree.
+    const asTool = (name: string) => defineTool({ name, description: `${name} tool`, parameters: z.object({}), execute: async () => ({ content: [{ type: "text", text: name }] }) });
+    await harness.agent.setTools([asTool("read"), asTool("grep")], ["grep"]);
+    await harness.agent.setModel(harness.registry.get("smart").client, { name: "smart" });
+    expect(harness.getState()).toMatchObject({ modelName: "smart", activeToolNames: ["grep"] });
+    expect(harness.getState().systemPrompt).toContain("grep");
+    expect(harness.getState().systemPrompt).not.toMatch(/\bread\b/);
+    const outcome = await harness.prompt("go");
+    expect(outcome.lastAssistant?.content).toEqual([{ type: "text", text: "smart" }]);
   });
 
   it("rejects unknown models, levels and tools with typed errors, writing nothing", async () => {
