@@ -10,7 +10,7 @@ import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
-import { createChatHandler, type ChatHandler } from "../../src/http/chat-handler.ts";
+import { createChatHandler, type ChatHandler, type ChatHandlerOptions } from "../../src/http/chat-handler.ts";
 import { startChatServer, type ChatServer } from "../../src/http/node-adapter.ts";
 import { createMachineStates, type MachineStates } from "../../src/machines/machine-states.ts";
 import { foldChunks } from "../../src/http/ui-messages.ts";
@@ -30,7 +30,7 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void>; wrap?: (handler: ChatHandler) => ChatHandler; requireApproval?: string[]; api?: "chat" | "responses" }): Promise<Service> {
+export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void>; wrap?: (handler: ChatHandler) => ChatHandler; requireApproval?: string[]; api?: "chat" | "responses"; handler?: Pick<ChatHandlerOptions, "idleSessionMs" | "onSessionClosed"> }): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), "arbor-http-"));
   const machines = createMachineStates();
   const harness = await createHarness({
@@ -53,7 +53,7 @@ export async function startService(options: { modelUrl: string; token?: string |
     ],
   });
   const token = options.token === null ? undefined : (options.token ?? TOKEN);
-  const handler = createChatHandler({ harness, token, cwd: dir, machineStates: machines });
+  const handler = createChatHandler({ harness, token, cwd: dir, machineStates: machines, ...options.handler });
   const server = await startChatServer({ handler: options.wrap ? options.wrap(handler) : handler });
   const log = (harness.repository as SessionRepository).log;
   return {
