@@ -42,7 +42,7 @@ describe("the agent of an idle session", () => {
     const second = createAgent({ session: reopened, model: fakeModel([{ text: "done" }]) });
     expect(second.hasQueuedMessages()).toBe(true);
     expect(second.operation()).toBe("idle");
-    expect(second.getState().followUpQueue.map((message) => message.content)).toEqual([[{ type: "text", text: "later, please" }]]);
+    expect(second.getState().followUpQueue.map((message) => (message as { content: unknown }).content)).toEqual([[{ type: "text", text: "later, please" }]]);
     const outcome = await second.continue();
     expect(outcome.status).toBe("done");
     expect(second.hasQueuedMessages()).toBe(false);
