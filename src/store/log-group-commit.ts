@@ -31,6 +31,7 @@ import { checkExpectedVersion, type EventRecord, type PreparedEvent, resolveDupl
 import type { LogStatements } from "./log-statements.ts";
 import type { DroppedDeltas } from "./delta-retention.ts";
 import { isEventOfType } from "./events/catalogue.ts";
+import type { SqliteSessionIndex } from "./sqlite-session-index.ts";
 
 /** A queued append: events already validated and serialized. */
 export interface AppendOperation {
@@ -74,6 +75,8 @@ export interface GroupCommitOptions {
    * transaction (the entry holds the full text), and reports what that saved.
    */
   onDeltasDropped?(saved: DroppedDeltas): void;
+  /** The session index, kept in each append's and delete's own transaction (`sqlite-session-index.ts`). */
+  sessionIndex?: SqliteSessionIndex;
 }
 
 /** The writer of one connection. */
@@ -84,7 +87,7 @@ export interface GroupCommitWriter {
 }
 
 /** Creates the group-commit writer of one SQLite connection. */
-export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, onDeltasDropped }: GroupCommitOptions): GroupCommitWriter {
+export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, onDeltasDropped, sessionIndex }: GroupCommitOptions): GroupCommitWriter {
   let pending: WriteOperation[] = [];
   const dropped: DroppedDeltas[] = [];
   const measureDeltas = onDeltasDropped
@@ -147,12 +150,14 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
     }
     if (current === 0) statements.insertStream.run(streamId, version, stored[0].globalPosition, now, now);
     else statements.updateStream.run(version, now, streamId);
+    sessionIndex?.appended(streamId, current, stored);
     return { streamId, nextExpectedVersion: version, events: stored, lastGlobalPosition: position, duplicate: false };
   };
 
   const deleteOne = (streamId: string): number => {
     const removed = statements.deleteEvents.run(streamId).changes;
     statements.deleteStream.run(streamId);
+    sessionIndex?.deleted(streamId);
     return removed;
   };
 

@@ -67,6 +67,8 @@ import {
 } from "./log-prepare.ts";
 import { type CommitListener, createCatchUpObservable } from "./log-subscription.ts";
 import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
+import { createSqliteSessionIndex } from "./sqlite-session-index.ts";
+import type { SessionIndex } from "./session-index.ts";
 import { inspectLogFile, migrate } from "./sqlite-schema.ts";
 
 /**
@@ -238,6 +240,7 @@ function openLog(
   onDeltasDropped?: (saved: DroppedDeltas) => void,
 ): EventLog {
   const statements = createLogStatements(db);
+  const sessionIndex = createSqliteSessionIndex(db, { writable: !readOnlyRelease });
   const listeners = new Set<CommitListener>();
   let closed = false;
   let pollTimer: NodeJS.Timeout | undefined;
@@ -255,6 +258,7 @@ function openLog(
     busyTimeoutMs,
     beforeCommit,
     ...(onDeltasDropped ? { onDeltasDropped } : {}),
+    ...(sessionIndex ? { sessionIndex } : {}),
     onCommitted: () => {
       for (const listener of listeners) listener.wake();
     },
@@ -367,6 +371,8 @@ function openLog(
       );
     },
 
+    ...(sessionIndex ? { sessionIndex: guardedIndex(sessionIndex, () => ensureOpen("read the session index")) } : {}),
+
     async headPosition(): Promise<number> {
       ensureOpen("headPosition");
       return head();
@@ -382,5 +388,27 @@ function openLog(
       if (readOnlyRelease) readOnlyRelease();
       else db.close();
     },
+  };
+}
+
+/** The public face of the session index: the reads and `writeHead`, each refused once the log is closed (not the writer's hooks). */
+function guardedIndex(index: SessionIndex, check: () => void): SessionIndex {
+  const guard =
+    <A extends unknown[], R>(method: (...args: A) => R) =>
+    (...args: A): R => {
+      check();
+      return method(...args);
+    };
+  return {
+    ensure: guard(index.ensure),
+    byId: guard(index.byId),
+    at: guard(index.at),
+    lastOf: guard(index.lastOf),
+    inRange: guard(index.inRange),
+    children: guard(index.children),
+    entries: guard(index.entries),
+    readStream: guard(index.readStream),
+    head: guard(index.head),
+    writeHead: guard(index.writeHead),
   };
 }
