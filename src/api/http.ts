@@ -19,3 +19,4 @@ export { startChatServer, toNodeListener, type ChatServer } from "../http/node-a
 export { initialRunProjection, projectRun, projectRunEvent, type RunProjectionState, type RunProjectionStep } from "../http/ui-projection.ts";
 export { uiMessagesOf } from "../http/ui-messages.ts";
 export { UI_MESSAGE_STREAM_HEADERS } from "../http/sse.ts";
+export { createMachineStates, type MachineKind, type MachineStateRecord, type MachineStates, type MachineStatesOptions } from "../machines/machine-states.ts";

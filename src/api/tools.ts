@@ -30,6 +30,8 @@ export {
 } from "../adapters/tools/tool-schema.ts";
 export {
   sweepSpillFiles,
+  removeSpillFiles,
+  spillFilesOf,
   DEFAULT_SPILL_MAX_BYTES,
   DEFAULT_SPILL_RETENTION_MS,
   type SpillSweepOptions,

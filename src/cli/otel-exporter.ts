@@ -9,9 +9,9 @@
  *   protocol's exporter are imported dynamically, only the one asked for;
  * - the exporter reads the endpoint (`/v1/traces` appended to the generic one), headers and
  *   timeout from the environment itself; the protocol (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else
- *   `OTEL_EXPORTER_OTLP_PROTOCOL`) is `http/json` (`@opentelemetry/exporter-trace-otlp-http`;
- *   also what an unset protocol means here, unlike the SDK's default) or `http/protobuf`
- *   (`@opentelemetry/exporter-trace-otlp-proto`); `grpc` and anything else are refused with a
+ *   `OTEL_EXPORTER_OTLP_PROTOCOL`) is `http/protobuf` (`@opentelemetry/exporter-trace-otlp-proto`;
+ *   also what an unset protocol means, as in the SDK environment specification) or `http/json`
+ *   (`@opentelemetry/exporter-trace-otlp-http`); `grpc` and anything else are refused with a
  *   `CliError` (exit 2) naming the ones supported;
  * - `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` turns on content capture,
  *   `ARBOR_TELEMETRY_FLAVOR` picks the flavor (`both`, `gen_ai_only`, `openinference_only`);
@@ -45,10 +45,10 @@ export interface CliTelemetry {
 export async function loadCliTelemetry(env: NodeJS.ProcessEnv): Promise<CliTelemetry | undefined> {
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;
   if (!endpoint || env.OTEL_SDK_DISABLED?.trim().toLowerCase() === "true") return undefined;
-  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || "http/json").trim();
+  const protocol = (env.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL || env.OTEL_EXPORTER_OTLP_PROTOCOL || "http/protobuf").trim();
   if (protocol !== "http/json" && protocol !== "http/protobuf") {
     throw new CliError(
-      `OTEL_EXPORTER_OTLP_PROTOCOL "${protocol}" is not supported: Arbor's CLI exports spans over OTLP/HTTP; set OTEL_EXPORTER_OTLP_PROTOCOL=http/json (the default here) or http/protobuf.`,
+      `OTEL_EXPORTER_OTLP_PROTOCOL "${protocol}" is not supported: Arbor's CLI exports spans over OTLP/HTTP; set OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf (the default) or http/json.`,
     );
   }
   const flavor = (env.ARBOR_TELEMETRY_FLAVOR?.trim() || "both") as TelemetryFlavor;

@@ -122,7 +122,7 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
     log,
     repo,
     resolveSessionId,
-    listNewestFirst: async () => newestFirst(await repo.list()),
+    listNewestFirst: async () => newestFirst(await repo.list({ stats: true })),
     addSecrets: (secrets) => {
       for (const secret of secrets) log.addSecret(secret);
     },

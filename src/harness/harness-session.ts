@@ -18,7 +18,10 @@
  *   `toolsUpdate`; `setResources` logs a `custom` entry of type `arbor.resources` holding only
  *   the skill and template names, then raises `resourcesUpdate`;
  * - explicit options win over what the session logged (model, thinking level, active tools);
- *   otherwise the session's logged values are restored (ours);
+ *   otherwise the session's logged values are restored (ours); from then on the model (and its
+ *   registry name), the active tools and the thinking level are the agent's session-actor state
+ *   (`agent-settings.ts`): this module keeps no copy, so a change made through `agent` directly
+ *   is what `getState()` reports and what the next prompt uses;
  * - hook records: `hook.applied` / `hook.failed` are appended to the session stream (metadata:
  *   runId, toolCallId, handler index — never values); argument and result patches are
  *   recorded by the loop itself as `beforeToolCall` / `afterToolCall`;
@@ -57,6 +60,7 @@ import { buildSystemPrompt } from "./system-prompt.ts";
 import { context as otelContext } from "@opentelemetry/api";
 import { resolveTelemetry } from "../telemetry/options.ts";
 import { createSessionTelemetry } from "../telemetry/session-telemetry.ts";
+import { sessionInspection } from "../machines/machine-states.ts";
 
 export type * from "./harness-session-types.ts";
 
@@ -85,8 +89,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   const { options, registry, tools } = config;
   const resources: LoadedResources = { skills: [...config.resources.skills], promptTemplates: [...config.resources.promptTemplates] };
   const logged = session.view.buildContext();
-  let modelName = options.model ?? (logged.model && registry.findByModel(logged.model)?.name) ?? registry.defaultName;
-  let activeToolNames = options.activeToolNames ?? logged.activeToolNames?.filter((name) => tools.some((tool) => tool.name === name)) ?? tools.map((tool) => tool.name);
+  const initialModelName = options.model ?? (logged.model && registry.findByModel(logged.model)?.name) ?? registry.defaultName;
+  const initialActiveToolNames = options.activeToolNames ?? logged.activeToolNames?.filter((name) => tools.some((tool) => tool.name === name)) ?? tools.map((tool) => tool.name);
   const nextTurn: AgentMessage[] = [];
   let runSystemPrompt: string | undefined;
   let records: Promise<void> = Promise.resolve();
@@ -96,7 +100,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   const baseSystemPrompt = () =>
     buildSystemPrompt({
       systemPrompt: options.systemPrompt,
-      tools: tools.filter((tool) => activeToolNames.includes(tool.name)),
+      tools: tools.filter((tool) => activeToolNames().includes(tool.name)),
       skills: resources.skills,
       cwd: config.cwd,
       ...(options.contextFiles ? { contextFiles: options.contextFiles } : {}),
@@ -104,6 +108,12 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
 
   // eslint-disable-next-line prefer-const -- the record sink reads the agent created below.
   let agent: Agent;
+  // The model's name and the active tools are the session actor's state (`agent-settings.ts`), not closures here.
+  const modelName = (): string => {
+    const state = agent.getState();
+    return state.modelName ?? registry.findByModel(state.model)?.name ?? initialModelName;
+  };
+  const activeToolNames = (): string[] => agent.getState().activeToolNames ?? tools.map((tool) => tool.name);
   const record = (entry: HookRecord) => {
     if (entry.type === "hook.applied" && (entry.data.hook === "toolResult" || (entry.data.hook === "toolCall" && !entry.data.changes.includes("block")))) return;
     const runId = agent?.getState().runId;
@@ -128,7 +138,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   const loopHooks = createLoopHooks({
     runner,
     systemPrompt: () => runSystemPrompt ?? baseSystemPrompt(),
-    model: () => registry.get(modelName),
+    model: () => registry.get(modelName()),
     streamOptions: options.streamOptions,
     secrets: options.secrets,
   });
@@ -140,7 +150,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     sessionBeforeTree: (event) => runner.sessionBeforeTree(event),
     sessionTree: (event) => runner.observe("sessionTree", event),
   };
-  const currentModel = () => instrument(registry.get(modelName).client);
+  const currentModel = () => instrument(registry.get(modelName()).client);
   const summarizer = options.compaction?.summarizationModel;
   const compactionSettings = summarizer && telemetry ? { ...options.compaction, summarizationModel: instrument(summarizer) } : options.compaction;
   const compactionLoopHooks = createCompactionHooks({
@@ -164,9 +174,10 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   };
   agent = config.createAgent({
     session,
-    model: instrument(registry.get(modelName).client),
+    model: instrument(registry.get(initialModelName).client),
+    modelName: initialModelName,
     tools,
-    activeToolNames,
+    activeToolNames: initialActiveToolNames,
     thinkingLevel: options.thinkingLevel ?? logged.thinkingLevel,
     steeringMode: options.steeringMode,
     followUpMode: options.followUpMode,
@@ -178,7 +189,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     toolContext: options.toolContext,
     // Tools that write output outside the log (bash spill files) redact these too.
     ...(options.secrets?.length ? { secrets: options.secrets } : {}),
-    ...(options.inspect !== undefined ? { inspect: options.inspect } : {}),
+    ...(options.inspect !== undefined ? { inspect: sessionInspection(options.inspect, session.id) } : {}),
   });
   // Crash recovery finishes before the session is handed back (ours).
   try {
@@ -188,7 +199,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     throw error;
   }
   if (options.activeToolNames && JSON.stringify(options.activeToolNames) !== JSON.stringify(logged.activeToolNames)) {
-    await agent.setTools(tools, activeToolNames);
+    await agent.setTools(tools, initialActiveToolNames);
   }
 
   telemetry?.observe(agent.runEvents$);
@@ -271,8 +282,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     getState: () => ({
       ...agent.getState(),
       sessionId: session.id,
-      modelName,
-      activeToolNames: [...activeToolNames],
+      modelName: modelName(),
+      activeToolNames: [...activeToolNames()],
       leafId: session.view.leafId,
       sessionName: session.view.name,
       systemPrompt: baseSystemPrompt(),
@@ -281,9 +292,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     auditEvents$: agent.auditEvents$,
     async setModel(name) {
       const next = registry.get(name);
-      const previous = registry.get(modelName);
-      await agent.setModel(instrument(next.client));
-      modelName = name;
+      const previous = registry.get(modelName());
+      await agent.setModel(instrument(next.client), { name });
       await runner.observe("modelUpdate", {
         model: name,
         provider: next.client.provider,
@@ -302,10 +312,9 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     async setActiveTools(names) {
       const unknown = names.filter((name) => !tools.some((tool) => tool.name === name));
       if (unknown.length) throw new InvalidArgumentError(`setActiveTools(): unknown tool(s) ${unknown.map((name) => `"${name}"`).join(", ")}; known: ${tools.map((tool) => tool.name).join(", ") || "none"}.`);
-      const previous = activeToolNames;
-      activeToolNames = [...names];
-      await agent.setTools(tools, activeToolNames);
-      await runner.observe("toolsUpdate", { activeToolNames: [...activeToolNames], previous });
+      const previous = activeToolNames();
+      await agent.setTools(tools, [...names]);
+      await runner.observe("toolsUpdate", { activeToolNames: activeToolNames(), previous });
       await settle();
     },
     async setResources(next) {

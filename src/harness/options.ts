@@ -151,7 +151,11 @@ export interface AgentHarnessOptions {
    * `session.approve()` / `deny()`, then `continue()`. See `docs/approval.md`.
    */
   requireApproval?: readonly string[] | "all";
-  /** XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`). */
+  /**
+   * XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`), or
+   * a `createMachineStates()` recorder: each session's agent then gets that recorder's observer
+   * for its session (the live machine states of the service's inspector, `docs/http.md`).
+   */
   inspect?: unknown;
   /**
    * MCP servers whose tools join `tools` (named `server__tool`). They are connected by

@@ -11,12 +11,17 @@
  *   is run, and the run is streamed as UI message chunks with the exact headers
  *   (`sse.ts`); `409` while the session is busy; `400` naming what is wrong in the body;
  * - `GET {base}/chat/:id/stream`: `204` when the session has no active run; otherwise a full
- *   replay of the current run's message from the log, then live chunks until it ends;
+ *   replay of the current run's message from the log, then live chunks until it ends; a last run
+ *   that ended `interrupted` (its process died and crash recovery closed it, or the host shut
+ *   down) with no run after it counts as the current one: its message is replayed, closed, to
+ *   the `abort` that ends it;
  * - `POST {base}/chat/:id/stop`: aborts the active run and answers `{ stopped }` once the run
  *   has ended (the partial message is kept in the log);
  * - `GET {base}/sessions` (the tenant's sessions, newest first), `GET {base}/sessions/:id`
  *   (info, leaf, tree, context, stats and the UI messages), `GET {base}/sessions/:id/events?from=V`
- *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins);
+ *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins),
+ *   `GET {base}/sessions/:id/machines` (server-sent events of the live agent, run and tool
+ *   machine states from the `machineStates` recorder, content redacted; `404` without one);
  * - `GET /` and `GET /inspector`: the offline inspector page (`inspector-page.ts`; no data in it);
  * - every `{base}` route checks auth first (`401`, nothing read or written), then the
  *   session's tenant (`404` for an unknown or another tenant's session, nothing written);
@@ -37,6 +42,9 @@
  *   one is reported (the library's `INVALID_TRACE_CONTEXT` warning, the span attribute
  *   `arbor.trace_context.invalid`, and the response header `arbor-trace-context-invalid`
  *   naming why) and the run starts a new trace;
+ * - sessions opened by requests are closed after `idleSessionMs` unused and idle, and reopened
+ *   from the log on the next request (`session-pool.ts`); with `openHarness` the harness is made
+ *   on the first request that needs one (no empty session is created at start);
  * - errors are JSON `{ error: { code, message } }`; dropping a connection never stops a run.
  *
  * @example
@@ -58,17 +66,33 @@ import { parseChatRequest } from "./chat-request.ts";
 import { inspectorPage } from "./inspector-page.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
 import { regenerateTarget } from "./regenerate.ts";
-import { lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
-import { sessionDetail, sessionEvents, sessionList } from "./session-routes.ts";
+import { lastInterruptedRunStart, lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
+import type { MachineStates } from "../machines/machine-states.ts";
+import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./session-routes.ts";
+import { createSessionPool } from "./session-pool.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
 import { Observable } from "rxjs";
 import type { UIMessageChunk } from "ai";
 
-/** Options of {@link createChatHandler}. One of `harness` or `repository` is required. */
+/** Options of {@link createChatHandler}. One of `harness` or `repository` is required (`repository` with `openHarness`). */
 export interface ChatHandlerOptions extends ChatAuthOptions {
   /** Runs prompts: sessions are opened (and created) through it. */
   harness?: AgentHarness;
-  /** Without a harness: a read-only service over this repository. */
+  /**
+   * Instead of `harness` (with `repository`): creates the harness on first need, with that
+   * request's session (which exists by then) as the harness's own session, so the service never
+   * creates an empty session at start (`arbor serve`). Called once (again only if it rejected).
+   */
+  openHarness?: (sessionId: string) => Promise<AgentHarness>;
+  /**
+   * Sessions opened by requests are disposed after this long unused (ms) with nothing running
+   * or waiting, and reopened from the log on the next request (default 600 000; `0` keeps them
+   * open). The harness's own session stays open. See `session-pool.ts`.
+   */
+  idleSessionMs?: number;
+  /** Called with the id of each session closed for being idle. */
+  onSessionClosed?: (sessionId: string) => void;
+  /** Without a harness: a read-only service over this repository; with `openHarness`: the repository that harness uses. */
   repository?: SessionRepository;
   /** Path prefix of the API routes (default `/api`). */
   basePath?: string;
@@ -76,6 +100,11 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   cwd?: string;
   /** Keep-alive comment interval of event streams, in ms (default 15 000). */
   keepAliveMs?: number;
+  /**
+   * The recorder the harness was created with (`createHarness({ inspect: machines })`): serves
+   * `GET {base}/sessions/:id/machines` and the inspector's live machine states.
+   */
+  machineStates?: MachineStates;
   /** Serve the inspector page at `/` and `/inspector` (default true). */
   inspector?: boolean;
 }
@@ -120,7 +149,13 @@ function repositoryOf(options: ChatHandlerOptions): { repository: SessionReposit
 export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const { repository, log } = repositoryOf(options);
   const base = (options.basePath ?? "/api").replace(/\/+$/, "");
-  const harness = options.harness;
+  const writable = options.harness !== undefined || options.openHarness !== undefined;
+  const pool = createSessionPool({
+    ...(options.harness ? { harness: options.harness } : {}),
+    ...(options.openHarness ? { openHarness: options.openHarness } : {}),
+    ...(options.idleSessionMs !== undefined ? { idleMs: options.idleSessionMs } : {}),
+    ...(options.onSessionClosed ? { onClosed: options.onSessionClosed } : {}),
+  });
   const cwd = options.cwd ?? process.cwd();
   const keepAlive = options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs };
 
@@ -136,10 +171,10 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const streamId = sessionStream(id);
     const start = await lastRunStart(log, streamId);
     if (start === undefined) return undefined;
-    if (harness) {
+    if (writable) {
       try {
         // Live here: returned as is. Not open: opening runs crash recovery, which ends a dead run.
-        await harness.openSession(id);
+        await pool.open(id);
       } catch (error) {
         if (!SessionBusyError.isInstance(error)) throw error;
         return start; // driven by another live process: follow it through the log
@@ -153,7 +188,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 
   const postChat = async (request: Request, tenant: string): Promise<Response> => {
-    if (!harness) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot run prompts.");
+    if (!writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot run prompts.");
     const parsed = await parseChatRequest(request);
     if ("error" in parsed) return parsed.error;
     const { id } = parsed;
@@ -180,7 +215,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     }
     let session: HarnessSession;
     try {
-      session = await harness.openSession(id);
+      session = await pool.open(id);
     } catch (error) {
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
       throw error;
@@ -198,7 +233,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   /** Records the decisions, continues the run and streams the continuation of its message. */
   const answerApprovals = async (id: string, decisions: { toolCallId: string; approved: boolean; reason?: string }[], trace: RequestTrace): Promise<Response> => {
-    const session = await harness!.openSession(id);
+    const session = await pool.open(id);
     try {
       for (const decision of decisions) {
         const options = decision.reason === undefined ? undefined : { reason: decision.reason };
@@ -234,7 +269,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if ("error" in target) return jsonError(target.status, target.code, target.error);
     let session: HarnessSession;
     try {
-      session = await harness!.openSession(id);
+      session = await pool.open(id);
       await session.moveTo(target.entryId);
     } catch (error) {
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
@@ -272,7 +307,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const resume = async (id: string, tenant: string): Promise<Response> => {
     const denied = await ownSession(id, tenant);
     if (denied) return denied;
-    const start = await activeRun(id);
+    // After a crash (or a shutdown) the run was ended `interrupted`: a client that was reading it
+    // gets its message once more, closed, instead of keeping an unfinished one.
+    const start = (await activeRun(id)) ?? (await lastInterruptedRunStart(log, sessionStream(id)));
     if (start === undefined) return new Response(null, { status: 204 });
     // A resumed run (after approvals) continues an earlier run's message: replay it from there.
     const first = await messageStart(log, sessionStream(id), start);
@@ -280,13 +317,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   };
 
   const stop = async (id: string, tenant: string): Promise<Response> => {
-    if (!harness) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot stop runs.");
+    if (!writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot stop runs.");
     const denied = await ownSession(id, tenant);
     if (denied) return denied;
     if ((await lastRunStart(log, sessionStream(id))) === undefined) return jsonResponse(200, { stopped: false });
     let session: HarnessSession;
     try {
-      session = await harness.openSession(id);
+      session = await pool.open(id);
     } catch (error) {
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", `${error.message} Stop it in the process that runs it.`);
       throw error;
@@ -320,6 +357,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (denied) return denied;
       if (parts.length === 2) return sessionDetail(repository, log, parts[1]);
       if (parts.length === 3 && parts[2] === "events") return sessionEvents(log, parts[1], request, keepAlive);
+      if (parts.length === 3 && parts[2] === "machines") return sessionMachines(options.machineStates, parts[1], keepAlive);
     }
     return jsonError(404, "NOT_FOUND", `No route ${method} ${path}.`);
   };

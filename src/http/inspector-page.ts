@@ -14,8 +14,12 @@
  * - element hooks for tests and scripts: `#sessions [data-session-id]`, `#tree
  *   [data-entry-id][data-type]`, `.leaf`, `#timeline .run[data-run-id][data-status]`,
  *   `.tool[data-tool-call-id][data-outcome]`;
- * - not in this version: the live XState machine states (the log has run, turn and tool
- *   lifecycles, shown here; the actors' inspection events are not recorded yet).
+ * - the live machine states (`GET {base}/sessions/:id/machines`, recorded from the actors' XState
+ *   inspection events by `createMachineStates`, content redacted): the agent's slot state, each
+ *   run's state and each tool execution's state under its run, with the path of states each went
+ *   through, updated as records arrive; a `404` (no recorder) shows a note instead;
+ * - element hooks of the machines: `#machines .machine[data-machine][data-actor][data-state][data-status]`
+ *   (`data-run-id` on runs, `data-tool-call-id` on tools), `.path` holding the states the actor went through.
  *
  * @example
  * ```ts
@@ -46,6 +50,13 @@ ul{list-style:none;margin:0;padding-left:1rem}
 .tool[data-outcome=succeeded]::before{content:"\\2713 ";color:#2f7d4a}
 .tool:not([data-outcome=succeeded])::before{content:"\\2717 ";color:#c94f4f}
 .tool[data-outcome=running]::before{content:"\\2026 ";color:#4f8cc9}
+#machines{margin:0 0 .8rem}
+.machine{font-family:ui-monospace,monospace;font-size:.8rem;padding:.1rem 0}
+.machine .state{display:inline-block;border-radius:3px;padding:0 .35rem;background:#e7f0ea;color:#1d3b2a;font-weight:600}
+.machine[data-status=active] .state{background:#dbe9f7;color:#1f4f80}
+.machine[data-status=error] .state,.machine[data-state=failed] .state,.machine[data-state=aborted] .state{background:#f7dbdb;color:#802020}
+.machine .path{color:#6b7682;margin-left:.4rem}
+.machine[data-machine=tool]{padding-left:1.2rem}
 `;
 
 const SCRIPT = `
@@ -131,8 +142,53 @@ function timeline() {
   return apply;
 }
 
+function machines() {
+  const root = document.getElementById("machines");
+  root.replaceChildren();
+  const rows = new Map();
+  const runs = new Map();
+  return (record) => {
+    let row = rows.get(record.actor);
+    if (!row) {
+      const name = record.machine === "agent" ? "agent" : record.machine === "run" ? "run " + (record.runId || "").slice(-8) : (record.toolName || "tool") + " " + (record.toolCallId || "");
+      row = { node: el("div", { class: "machine", "data-machine": record.machine, "data-actor": record.actor }), state: el("span", { class: "state" }), path: el("span", { class: "path" }) };
+      if (record.runId && record.machine === "run") row.node.setAttribute("data-run-id", record.runId);
+      if (record.toolCallId) row.node.setAttribute("data-tool-call-id", record.toolCallId);
+      row.node.append(el("span", { class: "kind" }, name), row.state, row.path);
+      rows.set(record.actor, row);
+      if (record.machine === "run") {
+        const group = el("div", { class: "run-machines" }, row.node);
+        runs.set(record.runId, group);
+        const agent = root.querySelector('[data-machine="agent"]');
+        if (agent) agent.after(group); else root.append(group);
+      } else if (record.machine === "tool" && runs.has(record.runId)) runs.get(record.runId).append(row.node);
+      else if (record.machine === "agent") root.prepend(row.node);
+      else root.append(row.node);
+    }
+    row.node.setAttribute("data-state", record.state);
+    row.node.setAttribute("data-status", record.status);
+    row.state.textContent = record.state;
+    row.state.title = "after " + record.event + " at " + record.time;
+    row.path.textContent = record.path.join(" \u2192 ");
+  };
+}
+
+async function followMachines(id, signal) {
+  const apply = machines();
+  const response = await fetch(base + "/sessions/" + encodeURIComponent(id) + "/machines", { headers: auth(), signal });
+  if (response.status === 404) {
+    document.getElementById("machines").replaceChildren(el("p", { class: "muted" }, "Machine states are not recorded by this service."));
+    return;
+  }
+  await readEvents(response, apply);
+}
+
 async function followEvents(id, apply, signal) {
   const response = await fetch(base + "/sessions/" + encodeURIComponent(id) + "/events?from=0", { headers: auth(), signal });
+  await readEvents(response, apply);
+}
+
+async function readEvents(response, apply) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
@@ -157,6 +213,8 @@ async function openSession(id) {
   document.getElementById("tree").replaceChildren(el("h2", null, "Session tree"), el("p", { class: "muted" }, id + " \\u00b7 " + detail.stats.messages.total + " messages \\u00b7 " + detail.stats.toolCalls + " tool calls"), renderTree(detail.tree, detail.leafId));
   const apply = timeline();
   document.getElementById("timeline-title").hidden = false;
+  document.getElementById("machines-title").hidden = false;
+  followMachines(id, follow.signal).catch((error) => { if (error.name !== "AbortError") status(String(error)); });
   followEvents(id, apply, follow.signal).catch((error) => { if (error.name !== "AbortError") status(String(error)); });
 }
 
@@ -191,7 +249,7 @@ export function inspectorPage(options: { basePath: string }): string {
 <header><h1>Arbor inspector</h1><label>token <input id="token" type="password" size="24"></label><button id="reload">Load sessions</button><span id="state" class="muted"></span></header>
 <section id="sessions"><h2>Sessions</h2><ul id="session-list"></ul></section>
 <section id="tree"><h2>Session tree</h2><p class="muted">Choose a session.</p></section>
-<section><h2 id="timeline-title" hidden>Run timeline (live)</h2><div id="timeline"></div></section>
+<section><h2 id="machines-title" hidden>Machines (live, content redacted)</h2><div id="machines"></div><h2 id="timeline-title" hidden>Run timeline (live)</h2><div id="timeline"></div></section>
 <script type="module">${SCRIPT}</script>
 </body>
 </html>`;

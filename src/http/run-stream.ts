@@ -5,6 +5,8 @@
  * Contract (ours):
  * - {@link lastRunStart} reads the stream backwards to the last `run.started` or `run.ended`:
  *   the version of a `run.started` with no `run.ended` after it, else undefined;
+ * - {@link lastInterruptedRunStart}: the version of the last run's `run.started` when that run
+ *   ended `interrupted` (crash recovery, or a host shutting down) and no run started after it;
  * - {@link runChunks$} subscribes to the stream after `afterVersion` (the log's catch-up-then-live
  *   subscription: no gap, no duplicate), projects the first run that starts there, and completes
  *   after that run's `run.ended`; a replay (resume) and the live POST stream are the same code;
@@ -56,6 +58,37 @@ export async function lastRunStart(log: EventLog, streamId: string, pageSize = 2
     for (const event of page) {
       if (event.type === "run.ended" || event.type === "run.finished" || event.type === "run.failed" || event.type === "run.aborted" || event.type === "run.interrupted") return undefined;
       if (event.type === "run.started") return event.version;
+    }
+    fromVersion = page[page.length - 1].version - 1;
+  }
+  return undefined;
+}
+
+/**
+ * The version of the last run's `run.started` when that run ended `interrupted` and no run
+ * started after it, else undefined.
+ *
+ * @example
+ * ```ts
+ * const interrupted = await lastInterruptedRunStart(log, streamId);
+ * ```
+ */
+export async function lastInterruptedRunStart(log: EventLog, streamId: string, pageSize = 256): Promise<number | undefined> {
+  let runId: string | undefined;
+  let fromVersion = await log.streamVersion(streamId);
+  while (fromVersion > 0) {
+    const page = await log.readStream(streamId, { fromVersion, limit: pageSize, direction: "backwards" });
+    if (page.length === 0) return undefined;
+    for (const event of page) {
+      if (runId === undefined) {
+        if (isEventOfType(event, "run.started")) return undefined;
+        if (isEventOfType(event, "run.ended")) {
+          if (event.data.status !== "interrupted") return undefined;
+          runId = event.data.runId;
+        }
+      } else if (isEventOfType(event, "run.started") && event.data.runId === runId) {
+        return event.version;
+      }
     }
     fromVersion = page[page.length - 1].version - 1;
   }

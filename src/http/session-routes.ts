@@ -8,7 +8,11 @@
  *   `tree` is `SessionView.getTree()`, `context` is `buildContext()` for the leaf and `messages`
  *   the AI SDK UI messages (`ui-messages.ts`), all projected from one read of the log;
  * - `sessionEvents`: `?from=V` (a stream version, default 0) or the `Last-Event-ID` header (wins)
- *   selects the events after V; a bad value is a `400` naming it; the stream then follows live.
+ *   selects the events after V; a bad value is a `400` naming it; the stream then follows live;
+ * - `sessionMachines`: server-sent events of the session's live machine states (`MachineStateRecord`,
+ *   `src/machines/machine-states.ts`): first the latest record of each kept actor, then every new
+ *   one, `id:` being its `seq`; never ends by itself; `404 NOT_ENABLED` when the handler has no
+ *   recorder.
  *
  * @example
  * ```ts
@@ -19,7 +23,9 @@ import type { EventLog } from "../store/event-log.ts";
 import type { SessionRepository } from "../store/session-types.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
 import { sessionStream, sessionTenant } from "./run-stream.ts";
-import { logEventStreamResponse } from "./sse.ts";
+import { Observable } from "rxjs";
+import type { MachineStateRecord, MachineStates } from "../machines/machine-states.ts";
+import { jsonEventStreamResponse, logEventStreamResponse } from "./sse.ts";
 import { uiMessagesOf } from "./ui-messages.ts";
 
 /**
@@ -81,4 +87,35 @@ export function sessionEvents(log: EventLog, id: string, request: Request, optio
     return jsonError(400, "INVALID_ARGUMENT", `${lastEventId !== null ? "Last-Event-ID" : '"from"'} must be a stream version (an integer >= 0); got ${JSON.stringify(raw).slice(0, 40)}.`);
   }
   return logEventStreamResponse(log.subscribe({ streamId: sessionStream(id), fromVersion: from }), options);
+}
+
+/**
+ * `GET /api/sessions/:id/machines`.
+ *
+ * @example
+ * ```ts
+ * return sessionMachines(machineStates, id);
+ * ```
+ */
+export function sessionMachines(machines: MachineStates | undefined, id: string, options: { keepAliveMs?: number } = {}): Response {
+  if (!machines) {
+    return jsonError(404, "NOT_ENABLED", "No machine states here: create the harness with `inspect: createMachineStates()` and pass the same recorder as `machineStates` to createChatHandler (arbor serve does).");
+  }
+  const records$ = new Observable<MachineStateRecord>((subscriber) => {
+    let last = 0;
+    const send = (record: MachineStateRecord) => {
+      if (record.seq <= last) return;
+      last = record.seq;
+      subscriber.next(record);
+    };
+    // Subscribe first, then send the current states: nothing falls between; `seq` drops repeats.
+    const pending: MachineStateRecord[] = [];
+    let replaying = true;
+    const unsubscribe = machines.subscribe(id, (record) => (replaying ? pending.push(record) : send(record)));
+    for (const record of machines.current(id)) send(record);
+    replaying = false;
+    for (const record of pending) send(record);
+    return unsubscribe;
+  });
+  return jsonEventStreamResponse(records$, (record) => record.seq, options);
 }

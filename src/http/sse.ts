@@ -8,6 +8,7 @@
  *   source completes; a source error becomes an `error` chunk, then `[DONE]`;
  * - {@link logEventStreamResponse}: each stored event is `id: <stream version>\ndata: <JSON>\n\n`
  *   (an `EventSource` resumes with `Last-Event-ID`); it never ends by itself;
+ * - {@link jsonEventStreamResponse}: the same framing for any JSON values, `id:` from `idOf`;
  * - both send a `: keep-alive` comment every `keepAliveMs` (default 15 000 ms) while idle;
  * - cancelling the body (the client went away) unsubscribes from the source; it never stops the
  *   run that produces the events.
@@ -107,7 +108,19 @@ export function uiMessageStreamResponse(chunks: Observable<UIMessageChunk>, opti
  * ```
  */
 export function logEventStreamResponse(events: Observable<StoredEvent>, options: { keepAliveMs?: number } = {}): Response {
-  const body = sseBody(events, (event) => `id: ${event.version}\ndata: ${JSON.stringify(event)}\n\n`, {
+  return jsonEventStreamResponse(events, (event) => event.version, options);
+}
+
+/**
+ * A `200` event stream of JSON values, `id:` being `idOf(value)`.
+ *
+ * @example
+ * ```ts
+ * const response = jsonEventStreamResponse(records$, (record) => record.seq);
+ * ```
+ */
+export function jsonEventStreamResponse<T>(values: Observable<T>, idOf: (value: T) => number | string, options: { keepAliveMs?: number } = {}): Response {
+  const body = sseBody(values, (value) => `id: ${idOf(value)}\ndata: ${JSON.stringify(value)}\n\n`, {
     onError: (error) => `event: error\ndata: ${JSON.stringify({ message: describe(error) })}\n\n`,
     keepAliveMs: options.keepAliveMs,
   });

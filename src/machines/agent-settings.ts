@@ -6,11 +6,13 @@
  * is idle).
  *
  * Contract:
- * - the state's enumerable fields are plain data (the model's provider, id and api, tool
- *   names, active names, thinking level): what a snapshot, the inspector or `JSON.stringify`
+ * - the state's enumerable fields are plain data (the model's provider, id and api, its name
+ *   where the caller registered it (the harness's registry name), tool names, active names,
+ *   thinking level): what a snapshot, the inspector or `JSON.stringify`
  *   shows; the model client and the tool implementations are non-enumerable fields (`client`,
  *   `tools`), so no client configuration ever leaves the process through a snapshot;
- * - `withSettings(state, change)` returns a new state (the old one is unchanged).
+ * - `withSettings(state, change)` returns a new state (the old one is unchanged); a new `model`
+ *   without a `modelName` clears the name (it named the old model).
  *
  * @example
  * ```ts
@@ -25,6 +27,8 @@ import type { AgentTool } from "../core/tools.ts";
 /** What the settings are made of. */
 export interface AgentSettingsInput {
   model: ModelClient;
+  /** The model's name where the caller registered it (the harness: its registry name); plain data. */
+  modelName?: string;
   tools: readonly AgentTool<any, any, any>[] | ReadonlyMap<string, AgentTool<any, any, any>>;
   /** `null`: every tool is active. */
   activeToolNames: string[] | null;
@@ -34,6 +38,8 @@ export interface AgentSettingsInput {
 /** The settings as machine state (see the module contract). */
 export interface AgentSettings {
   readonly model: { provider: string; modelId: string; api: string };
+  /** The model's registered name, when the caller gave one. */
+  readonly modelName?: string;
   readonly toolNames: string[];
   readonly activeToolNames: string[] | null;
   readonly thinkingLevel: ThinkingLevel;
@@ -55,6 +61,7 @@ export function agentSettings(input: AgentSettingsInput): AgentSettings {
   const tools = input.tools instanceof Map ? new Map(input.tools) : new Map((input.tools as readonly AgentTool<any, any, any>[]).map((tool) => [tool.name, tool]));
   const state = {
     model: { provider: input.model.provider, modelId: input.model.modelId, api: input.model.api },
+    ...(input.modelName !== undefined ? { modelName: input.modelName } : {}),
     toolNames: [...tools.keys()],
     activeToolNames: input.activeToolNames,
     thinkingLevel: input.thinkingLevel,
@@ -75,6 +82,7 @@ export function agentSettings(input: AgentSettingsInput): AgentSettings {
 export function withSettings(state: AgentSettings, change: Partial<AgentSettingsInput>): AgentSettings {
   return agentSettings({
     model: change.model ?? state.client,
+    modelName: change.model !== undefined ? change.modelName : (change.modelName ?? state.modelName),
     tools: change.tools ?? state.tools,
     activeToolNames: change.activeToolNames !== undefined ? change.activeToolNames : state.activeToolNames,
     thinkingLevel: change.thinkingLevel ?? state.thinkingLevel,

@@ -94,6 +94,8 @@ export interface LoopHooks {
 export interface AgentOptions {
   session: SessionHandle;
   model: ModelClient;
+  /** The model's name where the caller registered it (the harness's registry name); kept in the session actor's state and shown by `getState().modelName`. */
+  modelName?: string;
   tools?: AgentTool<any, any, any>[];
   /** Tool names sent to the model; default all. */
   activeToolNames?: string[];
@@ -155,6 +157,10 @@ export interface AgentStateSnapshot {
   followUpQueue: AgentMessage[];
   thinkingLevel: ThinkingLevel;
   model: { provider: string; modelId: string };
+  /** The model's registered name (`AgentOptions.modelName`, `setModel(model, { name })`), when one was given. */
+  modelName?: string;
+  /** The tool names sent to the model; `null`: every tool. */
+  activeToolNames: string[] | null;
   errorMessage?: string;
 }
 
@@ -224,7 +230,8 @@ export interface Agent extends SessionActor {
    * `toAuditEvents` and `docs/events.md`.
    */
   readonly auditEvents$: Observable<AuditEvent>;
-  setModel(model: ModelClient): Promise<void>;
+  /** Changes the session actor's model (`name`: its registered name, see `AgentOptions.modelName`); logged as `model_change`. */
+  setModel(model: ModelClient, options?: { name?: string }): Promise<void>;
   setThinkingLevel(level: ThinkingLevel): Promise<void>;
   setTools(tools: AgentTool<any, any, any>[], activeToolNames?: string[]): Promise<void>;
   /**

@@ -10,7 +10,8 @@
  *   drops it from the request, so the call is a retry);
  * - crash recovery runs once when the agent is created (the steering and follow-up
  *   queues are restored from the view's activity projection, `view.activity.queues`, then
- *   `recoverSession` closes an unfinished run); every run, `waitForIdle()` and `whenReady()` wait for it;
+ *   `recoverSession` closes an unfinished run, appending through the agent's writer like
+ *   every other write, so its events reach `runEvents$` too); every run, `waitForIdle()` and `whenReady()` wait for it;
  * - every logged event goes through ONE session writer (group commit per tick);
  * - commit before effect: before any tool's `execute` and before any model request, the
  *   writer is flushed and its commit awaited, so the run start, the prompt, the assistant
@@ -87,6 +88,7 @@ export function createAgent(options: AgentOptions): Agent {
   // Model, tools, active tools and thinking level are the session actor's state (`agent-settings.ts`).
   const initialSettings = agentSettings({
     model: options.model,
+    ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
     tools: options.tools ?? [],
     activeToolNames: options.activeToolNames ?? session.view.buildContext().activeToolNames,
     thinkingLevel: options.thinkingLevel ?? session.view.buildContext().thinkingLevel,
@@ -117,6 +119,11 @@ export function createAgent(options: AgentOptions): Agent {
     });
   // Replaced by reload() after a refused write (the old one is poisoned for good).
   let writer = newWriter();
+  /** Recovery and hook records: pushed like a run's events, resolved once committed (rejects with the writer's failure). */
+  const recordNow = { record: async (events: NewEvent[]) => {
+    writer.push(...events);
+    await writer.commit();
+  } };
   const record = (_: unknown, params: { events: NewEvent[] }) => {
     writer.push(...params.events);
     scheduleState();
@@ -150,7 +157,7 @@ export function createAgent(options: AgentOptions): Agent {
   let liveAtOpen = false;
   // Recovery first (queues restored from the log, then an unfinished run closed); runs wait for it.
   const ready = (async () => {
-    liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
+    liveAtOpen = (await recoverSession(session, recordNow)).liveRun !== undefined;
     await syncApprovals();
   })();
   ready.catch(() => undefined);
@@ -178,7 +185,7 @@ export function createAgent(options: AgentOptions): Agent {
     await session.refresh();
     writer = newWriter();
     lastError = undefined;
-    liveAtOpen = (await recoverSession(session)).liveRun !== undefined;
+    liveAtOpen = (await recoverSession(session, recordNow)).liveRun !== undefined;
     await syncApprovals();
     scheduleState();
   };
@@ -190,7 +197,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (liveAtOpen) {
       // The session was opened while another live process ran it: refuse until that
       // run ends or its process is gone (then recover it now).
-      const report = await recoverSession(session);
+      const report = await recoverSession(session, recordNow);
       if (report.liveRun) {
         throw new SessionBusyError(
           `Session ${session.id} has a run in progress in process ${report.liveRun.owner.pid} on ${report.liveRun.owner.host}; wait for it to finish or stop that process, then reopen the session.`,
@@ -334,6 +341,7 @@ export function createAgent(options: AgentOptions): Agent {
     const running = operation === "preparing" || operation === "running";
     // awaiting-approval is not running: nothing happens until a decision and continue().
     const batch = run?.context.batch;
+    const { activeToolNames: active, modelName } = settingsNow();
     const state: AgentStateSnapshot = {
       status: running ? "running" : "idle",
       operation,
@@ -342,7 +350,9 @@ export function createAgent(options: AgentOptions): Agent {
       followUpQueue: snapshot?.context.followUp ?? [],
       thinkingLevel: settingsNow().thinkingLevel,
       model: { provider: settingsNow().model.provider, modelId: settingsNow().model.modelId },
+      activeToolNames: active === null ? null : [...active],
     };
+    if (modelName !== undefined) state.modelName = modelName;
     const runId = snapshot?.context.request?.runId;
     if (running && runId) state.runId = runId;
     if (run?.value === "streaming" && run.context.partial) state.streamingMessage = run.context.partial;
@@ -486,10 +496,7 @@ export function createAgent(options: AgentOptions): Agent {
     appendEntry(entry) {
       return persistSetting(entry);
     },
-    async appendRecords(events) {
-      writer.push(...events);
-      await writer.commit();
-    },
+    appendRecords: (events) => recordNow.record(events),
     steer(message, steerOptions) {
       actor!.send({ type: "STEER", message: toAgentMessages(message)[0], ...(steerOptions?.delivery === "passive" ? { passive: true } : {}) });
     },
@@ -535,8 +542,8 @@ export function createAgent(options: AgentOptions): Agent {
     events$: session.events$(),
     runEvents$: committed$.asObservable(),
     auditEvents$: session.events$().pipe(toAuditEvents()),
-    async setModel(next) {
-      actor!.send({ type: "SETTINGS.SET", change: { model: next } });
+    async setModel(next, modelOptions = {}) {
+      actor!.send({ type: "SETTINGS.SET", change: { model: next, ...(modelOptions.name !== undefined ? { modelName: modelOptions.name } : {}) } });
       scheduleState();
       await persistSetting({ type: "model_change", provider: next.provider, modelId: next.modelId });
     },

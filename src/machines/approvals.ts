@@ -12,8 +12,8 @@
  * - {@link recordApprovalDecision} catches the view up with the log first (`refresh`), then:
  *   an unknown call → `ApprovalNotFoundError`; a call whose result is recorded, or a decision
  *   that contradicts the recorded one → `ApprovalConflictError`; the same decision again → a
- *   no-op (`changed: false`, nothing written); otherwise one `approval.ended`, appended
- *   version-checked (a concurrent writer makes it fail with `ExpectedVersionConflictError`
+ *   no-op (`changed: false`, nothing written); otherwise one `approval.ended`, appended through
+ *   the session's one writer, version-checked (a concurrent writer makes it fail with `ExpectedVersionConflictError`
  *   and write nothing);
  * - {@link inputDigest} is the SHA-256 (hex) of the arguments as canonical JSON (object keys
  *   sorted): an approval covers exactly the arguments the approver saw.
@@ -30,6 +30,7 @@ import type { SessionHandle } from "../store/session-types.ts";
 import { approvalsOf, openApprovals, type ApprovalDecisionResult, type PendingApproval } from "./approval-fold.ts";
 import { toolCallsOf } from "./loop-messages.ts";
 import { runEvent } from "./run-records.ts";
+import { sessionActorOf } from "./session-actor.ts";
 
 /**
  * The open approvals of `session` with their arguments (from the assistant entries).
@@ -53,8 +54,9 @@ export async function listPendingApprovals(session: SessionHandle): Promise<Pend
 }
 
 /**
- * Records a decision (see the module contract). `append` writes the event (the agent's
- * writer, or the session itself); the default appends through `session.appendEvents`.
+ * Records a decision (see the module contract). `append` writes the event through the
+ * session's one writer; the default is the session actor's (`sessionActorOf(session).writes`:
+ * its agent's writer when an agent drives the handle, else the standalone slot's).
  *
  * @throws ApprovalNotFoundError, ApprovalConflictError, ExpectedVersionConflictError (see the contract).
  * @example
@@ -65,7 +67,7 @@ export async function listPendingApprovals(session: SessionHandle): Promise<Pend
 export async function recordApprovalDecision(
   session: SessionHandle,
   decision: { toolCallId: string; status: "approved" | "denied"; reason?: string },
-  append: (events: NewEvent[]) => Promise<unknown> = (events) => session.appendEvents(events),
+  append: (events: NewEvent[]) => Promise<unknown> = (events) => sessionActorOf(session).writes.appendEvents(events),
 ): Promise<ApprovalDecisionResult> {
   await session.refresh?.();
   const approvals = approvalsOf(session.view.activity);

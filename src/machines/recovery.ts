@@ -6,8 +6,10 @@
  *   runId; only the LAST run is considered; what recovery knows of it is read from the
  *   session view's activity projection (`view.activity`, `src/store/session-activity.ts`),
  *   never by re-reading the stream;
- * - recovery appends, in ONE atomic append through the session (version-checked, so
- *   it writes nothing when another writer got there first): a synthetic error result
+ * - recovery appends, in ONE atomic append through the session's one writer (`writes`: the
+ *   agent's writer when the agent recovers at start-up or reload, else the session actor's,
+ *   `sessionActorOf(session).writes`; version-checked, so it writes nothing when another
+ *   writer got there first): a synthetic error result
  *   for every tool call of the run without a result (text says the tool was interrupted,
  *   may not have finished, was not re-run and may need to be run again; `details.arbor = "interrupted"`;
  *   when the tool recorded a process group in `tool.updated`, the text says whether it was still
@@ -19,6 +21,12 @@
  *   (`pendingToolCallIds`) instead of `interrupted`, so the session reopens awaiting
  *   approval (ours, issue 13); a call approved earlier and being run by this (`resume`)
  *   run is interrupted like any other;
+ * - a run recovered as `interrupted` that belongs to an open typed-agent invocation
+ *   (`agent.started` without `agent.ended`) of a standalone session (no `metadata.workflowId`)
+ *   also gets that invocation's `agent.ended` (`interrupted`, usage unknown: zeros), in the same
+ *   append, so its lifecycle ends with one terminal event (ours, issue 13); a workflow's agent step
+ *   is left open for the workflow's resume, and a suspended run leaves its invocation open for
+ *   `agent.resume`;
  * - after that append commits, each recorded process group that is still alive, on this host, with
  *   the recorded leader start time is ended with SIGKILL (`process-group.ts`; issue 19 finding 5);
  *   the report lists them in `endedProcessGroups`;
@@ -43,7 +51,8 @@ import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/proces
 import { errorToolResult, interruptedText, processNote } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
 import { findLiveStreamRun, type RunOwner } from "./run-lease.ts";
-import { createSessionWriter } from "./session-writer.ts";
+import { sessionActorOf } from "./session-actor.ts";
+import type { SessionWrites } from "./session-slot.ts";
 import { closeInterruptedSummaries } from "./summary-recovery.ts";
 
 /**
@@ -107,7 +116,9 @@ function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: st
 }
 
 /**
- * Recovers the session's last unfinished run (see the module contract).
+ * Recovers the session's last unfinished run (see the module contract). `writes` is the
+ * session's one writer; the default is the session actor's (`sessionActorOf(session).writes`:
+ * its agent's writer when an agent drives the handle).
  * Throws the append's error (e.g. `ExpectedVersionConflictError`) and writes nothing then.
  *
  * @example
@@ -115,13 +126,13 @@ function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: st
  * const report = await recoverSession(session);
  * ```
  */
-export async function recoverSession(session: SessionHandle): Promise<RecoveryReport> {
-  const summaries = await closeInterruptedSummaries(session);
-  const report = await recoverRun(session);
+export async function recoverSession(session: SessionHandle, writes: Pick<SessionWrites, "record"> = sessionActorOf(session).writes): Promise<RecoveryReport> {
+  const summaries = await closeInterruptedSummaries(session, writes);
+  const report = await recoverRun(session, writes);
   return summaries.length > 0 ? { ...report, interruptedSummaryIds: summaries } : report;
 }
 
-async function recoverRun(session: SessionHandle): Promise<RecoveryReport> {
+async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "record">): Promise<RecoveryReport> {
   // The view's activity projection (`session-activity.ts`) holds the last run as the log tells it.
   const activity = session.view.activity;
   const last = activity.runs.at(-1);
@@ -173,6 +184,9 @@ async function recoverRun(session: SessionHandle): Promise<RecoveryReport> {
   if (openTurn) {
     writes.push(runEvent(scope, "turn.ended", { runId, turnId: openTurn.turnId, index: openTurn.index, toolCallIds: interruptedToolCallIds, stopReason: "aborted" }));
   }
+  // A standalone typed agent's invocation ends with its run (one terminal event, as every
+  // lifecycle); a workflow's agent step is the workflow's to resume in its session.
+  const invocation = pendingToolCallIds.length === 0 && !activity.workflowId ? activity.invocation : undefined;
   writes.push(
     pendingToolCallIds.length > 0
       ? runEvent({ runId }, "run.ended", { runId, status: "suspended", pendingToolCallIds, interruptedToolCallIds })
@@ -184,10 +198,21 @@ async function recoverRun(session: SessionHandle): Promise<RecoveryReport> {
           ...(closedMessageEntryId ? { closedMessageEntryId } : {}),
         }),
   );
-  const writer = createSessionWriter({ session });
-  writer.push(...writes);
-  await writer.flush();
-  if (writer.failure !== undefined) throw writer.failure;
+  if (invocation) {
+    writes.push({
+      type: "agent.ended",
+      data: {
+        ...invocation,
+        runId,
+        status: "interrupted",
+        repairs: 0,
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
+        reason: "The process running the agent stopped before the invocation ended; recovered when its session was opened again.",
+      },
+      metadata: { runId },
+    });
+  }
+  await through.record(writes);
   const endedProcessGroups = orphans.filter((orphan) => endOrphanedGroup(orphan) === "killed").map((orphan) => orphan.pgid);
   return {
     recovered: true,

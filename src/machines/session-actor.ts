@@ -66,6 +66,11 @@ export function slotOver(sessionId: string, actor: Actor<typeof agentMachine>, w
       appendEntries: (entries, options) => writer().appendEntries(entries, options),
       appendEvents: (events) => writer().appendEvents(events),
       moveLeaf: (leafId) => writer().moveLeaf(leafId),
+      async record(events) {
+        const current = writer();
+        current.push(...events);
+        await current.commit();
+      },
     },
     operation: () => operationOf(actor.getSnapshot()),
     operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T> {

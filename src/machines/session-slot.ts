@@ -8,6 +8,7 @@
  * const busy: SessionOperation = actor.operation();
  * ```
  */
+import type { NewEvent } from "../store/event-log.ts";
 import type { SessionWriter } from "./session-writer.ts";
 
 /**
@@ -45,5 +46,20 @@ export interface SessionActor {
   readonly writes: SessionWrites;
 }
 
-/** The prepared appends of the session writer (`SessionWriter`'s `appendEntries`, `appendEvents`, `moveLeaf`). */
-export type SessionWrites = Pick<SessionWriter, "appendEntries" | "appendEvents" | "moveLeaf">;
+/**
+ * The writes of the session writer: its prepared appends (`SessionWriter`'s `appendEntries`,
+ * `appendEvents`, `moveLeaf`) and `record`.
+ *
+ * @example
+ * ```ts
+ * await sessionActorOf(session).writes.record([{ type: "hook.failed", data: { hook: "context", error: "boom" } }]);
+ * ```
+ */
+export interface SessionWrites extends Pick<SessionWriter, "appendEntries" | "appendEvents" | "moveLeaf"> {
+  /**
+   * Records events as a run does (`push`: `entry.appended` events without `parentId` are chained
+   * from the leaf at commit time, group commit) and resolves once they are committed (`commit()`);
+   * rejects with the writer's failure (crash recovery, hook records).
+   */
+  record(events: NewEvent[]): Promise<void>;
+}

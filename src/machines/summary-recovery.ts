@@ -12,7 +12,7 @@
  *   the session actor holds it for a compaction or navigation as for a run), otherwise by the
  *   `metadata.owner` pid check ({@link isRunOwnerAlive}: an owner on another host counts as alive);
  * - closing appends one `summary.ended { status: "interrupted" }` per intent, in one append
- *   checked against the view's version; nothing else is written (no summary entry was
+ *   through the session's one writer (`writes`, the session actor's), checked against the view's version; nothing else is written (no summary entry was
  *   appended, since `appended` is written in the entry's own append);
  * - rejects with the append's error and writes nothing then.
  *
@@ -24,7 +24,7 @@
 import type { NewEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { isRunOwnerAlive } from "./run-lease.ts";
-import { createSessionWriter } from "./session-writer.ts";
+import type { SessionWrites } from "./session-slot.ts";
 
 /** The text of an interrupted summary's ending. */
 const INTERRUPTED_SUMMARY_TEXT = "The process stopped while the summary model was called; no summary was appended. Run it again (compact, or move with a summary).";
@@ -34,17 +34,17 @@ const INTERRUPTED_SUMMARY_TEXT = "The process stopped while the summary model wa
  *
  * @example
  * ```ts
- * await closeInterruptedSummaries(session);
+ * await closeInterruptedSummaries(session, sessionActorOf(session).writes);
  * ```
  */
-export async function closeInterruptedSummaries(session: SessionHandle): Promise<string[]> {
+export async function closeInterruptedSummaries(session: SessionHandle, writes: Pick<SessionWrites, "record">): Promise<string[]> {
   const open = session.view.activity.summaries;
   if (open.length === 0) return [];
   const ownership = session.ownership;
   const heldElsewhere = ownership ? await ownership.isOwnedElsewhere() : undefined;
   const closed = open.filter(({ owner }) => (heldElsewhere === undefined ? !isRunOwnerAlive(owner) : !heldElsewhere));
-  const writes: NewEvent[] = closed.map(({ summaryId, kind }) => ({ type: "summary.ended", data: { summaryId, kind, status: "interrupted", message: INTERRUPTED_SUMMARY_TEXT } }));
-  // Through a session writer, as run recovery writes (recovery runs before the agent's writer exists).
-  if (writes.length > 0) await createSessionWriter({ session }).appendEvents(writes);
+  const closing: NewEvent[] = closed.map(({ summaryId, kind }) => ({ type: "summary.ended", data: { summaryId, kind, status: "interrupted", message: INTERRUPTED_SUMMARY_TEXT } }));
+  // Through the session's one writer (the caller's: the agent's, or the session actor's).
+  if (closing.length > 0) await writes.record(closing);
   return closed.map(({ summaryId }) => summaryId);
 }

@@ -25,6 +25,7 @@
 import type { Observable } from "rxjs";
 import type { SessionIndex } from "./session-index.ts";
 import type { StreamOwnership } from "./stream-ownership.ts";
+import type { SessionSummaryIndex } from "./session-summary-index.ts";
 
 /** Correlation metadata carried by every event. All fields optional. */
 export interface EventMetadata {
@@ -176,4 +177,10 @@ export interface EventLog {
    * read-only file written before it existed); absent on PostgreSQL and in-memory logs.
    */
   readonly sessionIndex?: SessionIndex;
+  /**
+   * Per-session summary rows kept by the writer in the same transaction as the events (issue 17,
+   * `session-summary-index.ts`): the session list reads them instead of folding every event.
+   * Absent on logs that keep none (in-memory; a SQLite file of schema 1 opened read-only).
+   */
+  readonly sessionSummaries?: SessionSummaryIndex;
 }

@@ -16,6 +16,8 @@
  *   is followed by a non-waiting `wal_checkpoint(TRUNCATE)` so old page copies leave the WAL;
  * - `beforeCommit` (optional) runs before each commit; if it throws, every write of the group
  *   is rejected with that error and nothing is written;
+ * - with `summaries`, an append to a session stream merges its summary row and a delete removes
+ *   it, in the write's savepoint (`sqlite-summaries.ts`);
  * - `flush()` may be called directly (on close) to commit what is queued now.
  *
  * @example
@@ -32,6 +34,9 @@ import type { LogStatements } from "./log-statements.ts";
 import type { DroppedDeltas } from "./delta-retention.ts";
 import { isEventOfType } from "./events/catalogue.ts";
 import type { SqliteSessionIndex } from "./sqlite-session-index.ts";
+import { sessionIdOfStream } from "./events/session-events.ts";
+import { summarizeEvents } from "./session-summary-index.ts";
+import type { SummaryStatements } from "./sqlite-summaries.ts";
 
 /** A queued append: events already validated and serialized. */
 export interface AppendOperation {
@@ -77,6 +82,11 @@ export interface GroupCommitOptions {
   onDeltasDropped?(saved: DroppedDeltas): void;
   /** The session index, kept in each append's and delete's own transaction (`sqlite-session-index.ts`). */
   sessionIndex?: SqliteSessionIndex;
+  /**
+   * Session summary rows (issue 17 P8): each append to a session stream merges its summary into
+   * the stream's row, and a delete removes the row, inside the write's own transaction.
+   */
+  summaries?: SummaryStatements;
 }
 
 /** The writer of one connection. */
@@ -87,7 +97,7 @@ export interface GroupCommitWriter {
 }
 
 /** Creates the group-commit writer of one SQLite connection. */
-export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, onDeltasDropped, sessionIndex }: GroupCommitOptions): GroupCommitWriter {
+export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, onDeltasDropped, summaries, sessionIndex }: GroupCommitOptions): GroupCommitWriter {
   let pending: WriteOperation[] = [];
   const dropped: DroppedDeltas[] = [];
   const measureDeltas = onDeltasDropped
@@ -151,6 +161,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
     if (current === 0) statements.insertStream.run(streamId, version, stored[0].globalPosition, now, now);
     else statements.updateStream.run(version, now, streamId);
     sessionIndex?.appended(streamId, current, stored);
+    if (summaries && sessionIdOfStream(streamId) !== undefined) summaries.merge(summarizeEvents(streamId, stored, current + 1));
     return { streamId, nextExpectedVersion: version, events: stored, lastGlobalPosition: position, duplicate: false };
   };
 
@@ -158,6 +169,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
     const removed = statements.deleteEvents.run(streamId).changes;
     statements.deleteStream.run(streamId);
     sessionIndex?.deleted(streamId);
+    summaries?.remove(streamId);
     return removed;
   };
 

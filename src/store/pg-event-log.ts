@@ -28,6 +28,8 @@
  *   foreign schema makes every call reject with `LogSchemaError`, having written nothing;
  * - **ownership**: `ownership` (`pg-ownership.ts`) gives one writer per stream
  *   across processes; appends to an owned stream carry its fencing token;
+ * - **session summaries**: each append to a session stream merges the session's summary row in
+ *   its own transaction (`pg-summaries.ts`); `sessionSummaries` reads them;
  * - errors: as the contract, plus `LogCommitError` (the call failed; `cause` is the
  *   pg error), `InvalidArgumentError` (bad options, database unreachable at open)
  *   and `SessionBusyError` (an append of a fenced-out owner; nothing written).
@@ -58,6 +60,7 @@ import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFil
 import { storedTypeNames } from "./events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
 import { migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
+import { readPgSummaries } from "./pg-summaries.ts";
 import { endedKeptMessages, resolveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
 import type { DroppedDeltas } from "./delta-retention.ts";
 import { createPgGroupWriter } from "./pg-writer.ts";
@@ -221,6 +224,13 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     ownership,
     tenantIndex: true,
     schema,
+    sessionSummaries: {
+      async read(readOptions = {}) {
+        ensureOpen("read session summaries");
+        await ready;
+        return readPgSummaries(pool, s, readOptions.tenant);
+      },
+    },
     append(streamId, events, appendOptions = {}) {
       try {
         ensureOpen("append");

@@ -23,12 +23,16 @@
  */
 import type { ClientBase } from "pg";
 import { InvalidArgumentError, LogSchemaError } from "../core/errors.ts";
+import { backfillPgSessionSummaries } from "./pg-summaries.ts";
+import { SUMMARY_COLUMN_NAMES, summaryMergeSet, summaryTableColumns } from "./session-summary-index.ts";
 
 /** One versioned migration: `sql(schema)` returns the DDL for the quoted schema name. */
 export interface PostgresMigration {
   version: number;
   name: string;
   sql(schema: string): string;
+  /** Runs after `sql`, in the same transaction, with the quoted schema name (a backfill). */
+  run?(client: ClientBase, schema: string): Promise<void>;
 }
 
 /** Quotes a validated schema name for SQL. Throws `InvalidArgumentError` for a bad name. */
@@ -102,8 +106,26 @@ const TENANT_OF_APPEND = (s: string): string => `    IF current > 0 THEN
     owner := coalesce(owner, 'default');
 `;
 
-/** The `append_batch` function; with `tenant` (migration 2 on) it also writes the tenant column. */
-const APPEND_BATCH = (s: string, channel: string, tenant: boolean): string => `CREATE ${tenant ? "OR REPLACE " : ""}FUNCTION ${s}.append_batch(batch json, commit_time text) RETURNS json LANGUAGE plpgsql AS $fn$
+/**
+ * The session summary merge of an append (migration 3, issue 17 P8; `session-summary-index.ts`):
+ * the append's summary (`op.sm`, computed by the writer) becomes the row, or extends it when the
+ * row ends right before the append; a row left behind by an older writer stays behind.
+ */
+const SUMMARY_OF_APPEND = (s: string): string => `    IF op.sm IS NOT NULL THEN
+      INSERT INTO ${s}.session_summaries AS r (${SUMMARY_COLUMN_NAMES.join(", ")})
+        SELECT stream, current + 1, current + wanted, (current = 0 AND x.starts)${SUMMARY_COLUMN_NAMES.slice(4).map((column) => `, x.${column}`).join("")}
+        FROM json_populate_record(NULL::${s}.session_summaries, op.sm) AS x
+      ON CONFLICT (stream_id) DO UPDATE SET
+    ${summaryMergeSet("r", "greatest")}
+      WHERE r.version = excluded.from_version - 1;
+    END IF;
+`;
+
+/**
+ * The `append_batch` function; with `tenant` (migration 2 on) it also writes the tenant column,
+ * with `summaries` (migration 3 on) the session summary rows.
+ */
+const APPEND_BATCH = (s: string, channel: string, tenant: boolean, summaries = false): string => `CREATE ${tenant ? "OR REPLACE " : ""}FUNCTION ${s}.append_batch(batch json, commit_time text) RETURNS json LANGUAGE plpgsql AS $fn$
 DECLARE
   head bigint;
   start_head bigint;
@@ -122,12 +144,13 @@ BEGIN
   start_head := head;
   -- Each JSON value is parsed once: json_to_recordset extracts every field in one pass
   -- (a json column keeps its text verbatim), where ->> would re-parse the text per field.
-  FOR op IN SELECT * FROM json_to_recordset(batch) AS b(k text, s text, e text, f bigint, n integer, ev json) LOOP
+  FOR op IN SELECT * FROM json_to_recordset(batch) AS b(k text, s text, e text, f bigint, n integer, ev json${summaries ? ", sm json" : ""}) LOOP
     stream := op.s;
     IF op.k = 'delete' THEN
       DELETE FROM ${s}.events WHERE stream_id = stream;
       GET DIAGNOSTICS removed = ROW_COUNT;
-      DELETE FROM ${s}.streams WHERE stream_id = stream;
+      DELETE FROM ${s}.streams WHERE stream_id = stream;${summaries ? `
+      DELETE FROM ${s}.session_summaries WHERE stream_id = stream;` : ""}
       outcomes := outcomes || json_build_object('ok', true, 'removed', removed);
       CONTINUE;
     END IF;
@@ -171,7 +194,7 @@ ${tenant ? TENANT_OF_APPEND(s) : ""}    -- Idempotency rests on the UNIQUE(event
     ELSE
       UPDATE ${s}.streams SET version = current + wanted, updated_at = commit_time WHERE stream_id = stream;
     END IF;
-    outcomes := outcomes || json_build_object('ok', true, 'version', current + wanted, 'first', head + 1);
+${summaries ? SUMMARY_OF_APPEND(s) : ""}    outcomes := outcomes || json_build_object('ok', true, 'version', current + wanted, 'first', head + 1);
     head := head + wanted;
   END LOOP;
   IF head <> start_head THEN
@@ -203,10 +226,18 @@ CREATE INDEX streams_tenant ON ${s}.streams (tenant, first_position);
 CREATE INDEX events_tenant_position ON ${s}.events (tenant, global_position);
 ${APPEND_BATCH(s, channel, true)}`;
 
+/** Migration 3 (issue 17 P8): the session summary rows (`pg-summaries.ts` backfills them). */
+const VERSION_3 = (s: string, channel: string): string => `
+CREATE TABLE ${s}.session_summaries (
+  ${summaryTableColumns("postgres")}
+);
+${APPEND_BATCH(s, channel, true, true)}`;
+
 /** Every migration this build knows, ascending. The last one's version is the current schema version. */
 export const POSTGRES_LOG_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "events, streams, head, owners, append_batch", sql: (schema) => VERSION_1(schema, notifyChannel(schema.slice(1, -1))) },
   { version: 2, name: "tenant column and indexes on streams and events", sql: (schema) => VERSION_2(schema, notifyChannel(schema.slice(1, -1))) },
+  { version: 3, name: "session summary rows", sql: (schema) => VERSION_3(schema, notifyChannel(schema.slice(1, -1))), run: backfillPgSessionSummaries },
 ];
 
 /**
@@ -256,6 +287,7 @@ export async function migratePostgresLog(
       for (const migration of migrations) {
         if (migration.version <= current) continue;
         await client.query(migration.sql(quoted));
+        await migration.run?.(client, quoted);
         await client.query(`INSERT INTO ${quoted}.arbor_migrations (version, name) VALUES ($1, $2)`, [migration.version, migration.name]);
       }
     }

@@ -15,6 +15,8 @@
  *   flush rejects with one `LogCommitError` whose `cause` is the pg error. When the
  *   connection broke after the commit was sent, the commit may have happened:
  *   retrying with the same eventIds is then an idempotent no-op;
+ * - an append to a session stream carries its summary (`sm`, `pg-summaries.ts`), which
+ *   `append_batch` merges into the session's summary row in the same transaction;
  * - `onCommitted` runs after the promises of a flush settled, when something was written.
  *
  * @example
@@ -26,6 +28,7 @@
 import { ArborError, EventIdReusedError, ExpectedVersionConflictError, LogCommitError, SessionBusyError } from "../core/errors.ts";
 import type { AppendResult, ExpectedVersion } from "./event-log.ts";
 import { type EventRecord, type PreparedEvent, resolveDuplicates, toStoredEvent } from "./log-prepare.ts";
+import { summaryJson } from "./pg-summaries.ts";
 
 /** A queued append: events already validated and serialized. */
 export interface PgAppendWrite {
@@ -98,7 +101,9 @@ function writeJson(write: PgWrite): string {
       `${event.time === undefined ? "" : `"tm":${JSON.stringify(event.time)},`}"d":${event.dataJson},"m":${event.metadataJson}}`,
   );
   const fence = write.fence === undefined ? "" : `,"f":${write.fence}`;
-  return `{"k":"append","s":${stream},"e":${JSON.stringify(String(write.expected))}${fence},"n":${events.length},"ev":[${events.join(",")}]}`;
+  const summary = summaryJson(write.streamId, write.events);
+  const sm = summary === undefined ? "" : `,"sm":${summary}`;
+  return `{"k":"append","s":${stream},"e":${JSON.stringify(String(write.expected))}${fence}${sm},"n":${events.length},"ev":[${events.join(",")}]}`;
 }
 
 function settleAppend(write: PgAppendWrite, outcome: Outcome, commitTime: string): boolean {

@@ -11,8 +11,10 @@
  *   independent handle, so two handles on one session detect each other's writes as conflicts;
  * - `list` is newest first by `modified` = the latest user/assistant message time (pi), else the
  *   creation time; `firstMessage` is the first user message text or `"(no messages)"` (pi);
- *   `messageCount` counts `message` entries of any role on every branch (pi); summaries are cached
- *   and caught up incrementally from the stored version;
+ *   `messageCount` counts `message` entries of any role on every branch (pi); the list reads the
+ *   log's per-session summary rows (`session-summary-index.ts`, kept by the writer in the events'
+ *   transaction) and folds from the log only what a row lacks (a log without rows: everything,
+ *   cached and caught up incrementally from the folded version);
  * - `delete` physically removes the stream (`log.deleteStream`; on SQLite with `secure_delete` and a
  *   WAL checkpoint, so the text leaves the file) and appends a content-free tombstone,
  *   `session.deleted` in the stream `tombstone-<id>` (tenant, times, counts, the removed global
@@ -42,14 +44,15 @@
 import { v7 as uuidv7 } from "uuid";
 import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
-import type { EventLog, NewEvent, StoredEvent } from "./event-log.ts";
+import type { EventLog, NewEvent } from "./event-log.ts";
 import { sessionIdOfStream, sessionStreamId, tombstoneStreamId, type SessionCreatedData, type SessionDeletedData } from "./events/session-events.ts";
 import { isEventOfType } from "./events/catalogue.ts";
 import { createAuditProjector } from "./events/audit.ts";
 import { batchEnd } from "./batch-end.ts";
 import { createSessionHandle, generateEntryId } from "./session-handle.ts";
 import type { SessionHandle, SessionRepository, SessionSummary } from "./session-types.ts";
-import { createSessionTree, snapshotOf, type SessionTree } from "./session-tree.ts";
+import { snapshotOf } from "./session-tree.ts";
+import { mergeSummaries, summarizeEvents, type SessionSummaryRecord } from "./session-summary-index.ts";
 import type { SessionSnapshotStore } from "./session-snapshots.ts";
 import { createSessionView, type SessionViewInternals } from "./session-view.ts";
 import { createLazySessionView, headOfTree, type LazySessionView, type SessionHeadState } from "./lazy-session-view.ts";
@@ -98,7 +101,8 @@ function cleanInfo(info: SessionCreatedData): SessionCreatedData {
  */
 export function createSessionRepository(options: SessionRepositoryOptions): SessionRepository {
   const { log } = options;
-  const summaries = new Map<string, SessionTree>();
+  /** Summaries this repository folded itself (streams without a complete row), by stream id. */
+  const summaries = new Map<string, SessionSummaryRecord>();
 
   const { snapshots } = options;
   const checkpointEvery = Math.max(0, options.checkpointEvery ?? 1000);
@@ -210,16 +214,26 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     return handleOf(view, firstEventId, view.version);
   };
 
-  const summaryOf = async (id: string): Promise<SessionTree | undefined> => {
-    let tree = summaries.get(id);
-    const events: StoredEvent[] = await log.readStream(sessionStreamId(id), { fromVersion: (tree?.state.version ?? 0) + 1 });
-    if (!tree) {
-      if (events.length === 0 || events[0].type !== "session.created") return undefined;
-      tree = createSessionTree();
-      summaries.set(id, tree);
-    }
-    tree.applyAll(events);
-    return tree;
+  /** The summary of versions `[from, to]` of `streamId`, folded from the log. */
+  const foldRange = async (streamId: string, from: number, to: number): Promise<SessionSummaryRecord> => {
+    const events = (await log.readStream(streamId, { fromVersion: from })).filter((event) => event.version <= to);
+    return summarizeEvents(streamId, events, from, to);
+  };
+
+  /**
+   * The summary of the whole stream at `version`: the log's row when it covers it, else the row
+   * (or this repository's cached fold) completed by folding what it lacks from the log.
+   */
+  const summaryOf = async (streamId: string, version: number, stored: SessionSummaryRecord | undefined): Promise<SessionSummaryRecord | undefined> => {
+    let summary = stored;
+    if (summary !== undefined && summary.fromVersion > 1) summary = mergeSummaries(await foldRange(streamId, 1, summary.fromVersion - 1), summary);
+    const cached = summaries.get(streamId);
+    if (summary === undefined || (cached !== undefined && cached.version > summary.version && cached.version <= version)) summary = cached;
+    if (summary === undefined) summary = await foldRange(streamId, 1, version);
+    else if (summary.version < version) summary = mergeSummaries(summary, await foldRange(streamId, summary.version + 1, version));
+    if (summary === undefined) return undefined;
+    if (summary !== stored) summaries.set(streamId, summary);
+    return summary;
   };
 
   const repository: SessionRepository = {
@@ -237,27 +251,29 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
       );
     },
     open: load,
-    async list(): Promise<SessionSummary[]> {
+    async list(listOptions = {}): Promise<SessionSummary[]> {
       // A log with a tenant index (PostgreSQL) lists only the scope's streams; visible() still checks.
-      const streams = await log.listStreams(scope !== undefined && log.tenantIndex ? { tenant: scope } : undefined);
+      const tenant = scope !== undefined && log.tenantIndex ? { tenant: scope } : undefined;
+      const streams = await log.listStreams(tenant);
+      const stored = new Map((await log.sessionSummaries?.read(tenant))?.map((row) => [row.streamId, row]));
       const rows: SessionSummary[] = [];
       for (const stream of streams) {
         const id = sessionIdOfStream(stream.streamId);
         if (id === undefined) continue;
-        const tree = await summaryOf(id);
-        const info = tree?.state.info;
-        if (!tree || !info || !visible(info)) continue;
-        const state = tree.state;
+        const summary = await summaryOf(stream.streamId, stream.version, stored.get(stream.streamId));
+        const info = summary?.info;
+        if (!summary?.starts || !info || !visible(info)) continue;
         const row: SessionSummary = {
           id,
           cwd: info.cwd,
           created: info.createdAt,
-          modified: state.lastActivity !== undefined ? new Date(state.lastActivity).toISOString() : info.createdAt,
-          messageCount: state.messageCount,
-          firstMessage: state.firstUserMessage ?? "(no messages)",
+          modified: summary.lastActivity !== undefined ? new Date(summary.lastActivity).toISOString() : info.createdAt,
+          messageCount: summary.messageCount,
+          firstMessage: summary.firstMessage ?? "(no messages)",
         };
-        if (state.name !== undefined) row.name = state.name;
+        if (summary.name !== undefined) row.name = summary.name;
         if (info.parentSessionId !== undefined) row.parentSessionId = info.parentSessionId;
+        if (listOptions.stats === true) row.stats = { ...summary.stats, messages: { ...summary.stats.messages }, tokens: { ...summary.stats.tokens } };
         rows.push(row);
       }
       return rows.sort((a, b) => Date.parse(b.modified) - Date.parse(a.modified) || b.created.localeCompare(a.created));
@@ -289,7 +305,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
         log.deleteStream(streamId),
         log.append(tombstoneStreamId(id), [{ type: "session.deleted", data: tombstone, metadata: { sessionId: id } }]),
       ]);
-      summaries.delete(id);
+      summaries.delete(streamId);
       snapshots?.delete(id);
       if (removed === 0) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
     },

@@ -159,6 +159,8 @@ export interface SessionSummary {
   messageCount: number;
   firstMessage: string;
   parentSessionId?: string;
+  /** With `list({ stats: true })`: the session's `getStats()` (every branch; tokens and cost). */
+  stats?: SessionStats;
 }
 
 /** Creates, opens, lists, forks and deletes sessions in one event log. */
@@ -166,8 +168,8 @@ export interface SessionRepository {
   create(options?: { id?: string; cwd?: string; metadata?: Record<string, unknown>; tenant?: string }): Promise<SessionHandle>;
   /** Throws SessionNotFoundError. */
   open(id: string): Promise<SessionHandle>;
-  /** Newest first (by last modification). */
-  list(): Promise<SessionSummary[]>;
+  /** Newest first (by last modification); with `stats: true` each row carries the session's statistics. */
+  list(options?: { stats?: boolean }): Promise<SessionSummary[]>;
   /** Physically removes the session's events. Throws SessionNotFoundError. */
   delete(id: string): Promise<void>;
   /** A new session holding the path root→entryId (default: leaf), recording the parent session and entry. */

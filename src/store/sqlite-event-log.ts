@@ -33,9 +33,12 @@
  * - opening refuses foreign, non-SQLite or newer-schema files with `LogSchemaError`
  *   without writing them (see `sqlite-schema.ts`);
  * - `readOnly: true` opens an existing log without writing anything (no WAL switch, no
- *   migration; a log that would need one is refused with `LogSchemaError` saying so), for
+ *   migration; a log that would need one is refused with `LogSchemaError` saying so; a schema-1
+ *   file is read as it is, without session summary rows), for
  *   read-only files, folders and mounts (`sqlite-read-only.ts`); `append` and `deleteStream`
- *   then reject with `InvalidStateError`.
+ *   then reject with `InvalidStateError`;
+ * - each append to a session stream merges its summary row, and a delete removes it, in the
+ *   same transaction (`sqlite-summaries.ts`); `sessionSummaries` reads the rows.
  *
  * @example
  * ```ts
@@ -70,6 +73,8 @@ import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
 import { createSqliteSessionIndex } from "./sqlite-session-index.ts";
 import type { SessionIndex } from "./session-index.ts";
 import { inspectLogFile, migrate } from "./sqlite-schema.ts";
+import type { SessionSummaryIndex } from "./session-summary-index.ts";
+import { createSummaryStatements, hasSummaryTable, readSummaryRows } from "./sqlite-summaries.ts";
 
 /**
  * SQLite's `synchronous` level, in WAL mode (sqlite.org pragma.html#pragma_synchronous):
@@ -241,6 +246,7 @@ function openLog(
 ): EventLog {
   const statements = createLogStatements(db);
   const sessionIndex = createSqliteSessionIndex(db, { writable: !readOnlyRelease });
+  const summaryRows = hasSummaryTable(db);
   const listeners = new Set<CommitListener>();
   let closed = false;
   let pollTimer: NodeJS.Timeout | undefined;
@@ -259,6 +265,7 @@ function openLog(
     beforeCommit,
     ...(onDeltasDropped ? { onDeltasDropped } : {}),
     ...(sessionIndex ? { sessionIndex } : {}),
+    ...(summaryRows && !readOnlyRelease ? { summaries: createSummaryStatements(db) } : {}),
     onCommitted: () => {
       for (const listener of listeners) listener.wake();
     },
@@ -290,7 +297,17 @@ function openLog(
 
   const head = (): number => (statements.headPosition.get() as number | null) ?? 0;
 
+  const sessionSummaries: SessionSummaryIndex | undefined = summaryRows
+    ? {
+        async read() {
+          ensureOpen("read session summaries");
+          return readSummaryRows(db);
+        },
+      }
+    : undefined;
+
   return {
+    ...(sessionSummaries ? { sessionSummaries } : {}),
     append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
       try {
         ensureOpen("append");

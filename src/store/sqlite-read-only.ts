@@ -7,8 +7,9 @@
  *   WAL-mode file when the folder is writable);
  * - refused, each with an error naming the path and what to do: a missing path and a folder
  *   (`InvalidArgumentError`); an empty file, a file that is not SQLite, a SQLite file that is not
- *   an Arbor log, one from a newer schema, and an older Arbor log that would need a migration
- *   (`LogSchemaError`: migrating writes, so open it once without `readOnly`);
+ *   an Arbor log, one from a newer schema, and an Arbor log older than schema version 1 that would
+ *   need a migration (`LogSchemaError`: migrating writes, so open it once without `readOnly`); a
+ *   schema-1 file (before the session summary rows of version 2) is read as it is;
  * - a WAL-mode log in a folder this process cannot write (read-only mount, another user's files)
  *   cannot be opened in place (SQLite needs to create the `-shm` index beside it), so a snapshot
  *   copy of the file (and its `-wal`) in a private temporary folder is read instead; it is removed
@@ -26,6 +27,12 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { InvalidArgumentError, LogSchemaError } from "../core/errors.ts";
 import { checkSqliteMagic, classifyConnection, LOG_SCHEMA_VERSION } from "./sqlite-schema.ts";
+
+/**
+ * The oldest schema version read without migrating: version 2 only adds the session summary
+ * rows, which readers do without (they fold the events instead).
+ */
+const MIN_READABLE_VERSION = 1;
 
 /** A read-only connection and the function that closes it (and removes a snapshot copy). */
 export interface ReadOnlyDatabase {
@@ -47,9 +54,9 @@ export function openReadOnlyDatabase(path: string, busyTimeoutMs: number): ReadO
   try {
     const state = classifyConnection(path, opened.db);
     if (state.kind === "new") throw new LogSchemaError(`"${path}" is an empty SQLite database, not yet an Arbor event log; it was left untouched.`, { details: { path } });
-    if (state.version < LOG_SCHEMA_VERSION) {
+    if (state.version < MIN_READABLE_VERSION) {
       throw new LogSchemaError(
-        `"${path}" is an Arbor event log of schema version ${state.version}; this Arbor reads version ${LOG_SCHEMA_VERSION}, and migrating the file writes it, which a read-only open does not do. ` +
+        `"${path}" is an Arbor event log of schema version ${state.version}; this Arbor reads versions ${MIN_READABLE_VERSION} to ${LOG_SCHEMA_VERSION} as they are, and migrating the file writes it, which a read-only open does not do. ` +
           "Open it once for writing (e.g. any arbor command that changes a session) to migrate it; the file was left untouched.",
         { details: { path, fileVersion: state.version, supportedVersion: LOG_SCHEMA_VERSION } },
       );

@@ -21,6 +21,10 @@
  *   UNIQUE(stream_id, version))`. AUTOINCREMENT: positions are never reused after deletes;
  * - `streams(stream_id PRIMARY KEY, version, first_position, created_at, updated_at)`.
  *
+ * Schema version 2 (issue 17): `session_summaries`, one row per session stream kept by the
+ * writer (`sqlite-summaries.ts`), backfilled from the events by the migration. A read-only open
+ * reads version-1 files as they are (without rows: the session list then folds the events).
+ *
  * @example
  * ```ts
  * const state = inspectLogFile("arbor.db"); // { kind: "new" } | { kind: "arbor", version: 1 }
@@ -29,6 +33,7 @@
 import { closeSync, openSync, readSync, statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { LogSchemaError } from "../core/errors.ts";
+import { backfillSessionSummaries, SUMMARY_TABLE_SQL } from "./sqlite-summaries.ts";
 
 /** "ARBR" as a big-endian 32-bit integer: the SQLite header's application id of an Arbor log. */
 export const ARBOR_APPLICATION_ID = 0x41524252;
@@ -38,6 +43,8 @@ export interface LogMigration {
   version: number;
   name: string;
   sql: string;
+  /** Runs after `sql`, in the same transaction (a backfill of what `sql` created). */
+  run?(db: Database.Database): void;
 }
 
 /** Every migration, in version order. The last one's version is {@link LOG_SCHEMA_VERSION}. */
@@ -71,6 +78,13 @@ export const LOG_MIGRATIONS: readonly LogMigration[] = [
         updated_at TEXT NOT NULL
       );
     `,
+  },
+  {
+    // Issue 17 (P8): per-session summary rows kept by the writer; built from the events once.
+    version: 2,
+    name: "session-summaries",
+    sql: SUMMARY_TABLE_SQL,
+    run: backfillSessionSummaries,
   },
 ];
 
@@ -181,6 +195,7 @@ export function migrate(db: Database.Database, path: string, migrations: readonl
     for (const migration of migrations) {
       if (migration.version <= from) continue;
       db.exec(migration.sql);
+      migration.run?.(db);
       db.prepare("INSERT INTO arbor_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(migration.version, migration.name, now);
       applied.push(migration.version);
     }

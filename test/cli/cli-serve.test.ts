@@ -49,13 +49,15 @@ describe("arbor serve", () => {
     const server = serve(["--db", join(dir, "arbor.db"), "--port", "0", "--cwd", dir, "--model", "openai:gpt-test", "--base-url", model.url], { OPENAI_API_KEY: "sk-test", ARBOR_TOKEN: "cli-token" });
     const url = await server.ready;
     expect((await fetch(`${url}/api/sessions`)).status).toBe(401);
+    // Nothing is created at start: no empty session in the log.
+    expect(await (await fetch(`${url}/api/sessions`, { headers: { authorization: "Bearer cli-token" } })).json()).toEqual({ sessions: [] });
     const transport = new DefaultChatTransport<UIMessage>({ api: `${url}/api/chat`, headers: { authorization: "Bearer cli-token" } });
     const stream = await transport.sendMessages({ chatId: "cli-chat", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "hi" }] }], trigger: "submit-message", messageId: undefined, abortSignal: undefined });
     let message: UIMessage | undefined;
     for await (const snapshot of readUIMessageStream({ stream })) message = snapshot;
     expect(message?.parts.filter((part) => part.type === "text")).toEqual([{ type: "text", text: "Hello from arbor serve.", state: "done" }]);
     const list: { sessions: { id: string }[] } = (await (await fetch(`${url}/api/sessions`, { headers: { authorization: "Bearer cli-token" } })).json()) as never;
-    expect(list.sessions.map((row) => row.id)).toContain("cli-chat");
+    expect(list.sessions.map((row) => row.id)).toEqual(["cli-chat"]);
     server.child().kill("SIGTERM");
     const result = await server.exited;
     expect(result.code).toBe(0);

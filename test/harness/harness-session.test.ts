@@ -3,10 +3,12 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import { afterEach, describe, expect, it } from "vitest";
+import { z } from "zod";
 import { loadPromptTemplates } from "../../src/adapters/prompt-templates/load-prompt-templates.ts";
 import { loadSkills } from "../../src/adapters/skills/load-skills.ts";
 import { EntryNotFoundError, HarnessConfigError, InvalidArgumentError, ModelConfigError, SessionBusyError } from "../../src/core/errors.ts";
 import type { CustomMessage } from "../../src/core/messages.ts";
+import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import type { HarnessSession } from "../../src/harness/harness-session.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
@@ -121,6 +123,21 @@ describe("Session API", () => {
     expect(harness.session.view.buildContext()).toMatchObject({ thinkingLevel: "high", activeToolNames: ["grep"], model: { provider: "openai", modelId: "smart-1" } });
   });
 
+  it("the model name and the active tools have one owner, the session actor: a change made through the agent is what the session reports and uses", async () => {
+    harness = await make();
+    expect(harness.getState()).toMatchObject({ modelName: "fast", activeToolNames: ["read", "grep"] });
+    expect(harness.agent.getState()).toMatchObject({ modelName: "fast", activeToolNames: ["read", "grep"] });
+    // Straight to the session actor (as a tool holding the agent would): no harness closure to disagree.
+    const asTool = (name: string) => defineTool({ name, description: `${name} tool`, parameters: z.object({}), execute: async () => ({ content: [{ type: "text", text: name }] }) });
+    await harness.agent.setTools([asTool("read"), asTool("grep")], ["grep"]);
+    await harness.agent.setModel(harness.registry.get("smart").client, { name: "smart" });
+    expect(harness.getState()).toMatchObject({ modelName: "smart", activeToolNames: ["grep"] });
+    expect(harness.getState().systemPrompt).toContain("grep");
+    expect(harness.getState().systemPrompt).not.toMatch(/\bread\b/);
+    const outcome = await harness.prompt("go");
+    expect(outcome.lastAssistant?.content).toEqual([{ type: "text", text: "smart" }]);
+  });
+
   it("rejects unknown models, levels and tools with typed errors, writing nothing", async () => {
     harness = await make();
     const version = harness.session.view.version;
@@ -136,6 +153,30 @@ describe("Session API", () => {
     await harness.setModel("smart");
     const failed = (await events(harness)).filter((event) => event.type === "hook.failed");
     expect(failed.map((event) => event.data)).toEqual([{ hook: "modelUpdate", error: "observer broke" }]);
+  });
+
+  it("a hook record the log refuses is reported: the call that raised it rejects with the refusal (issue 10: not swallowed)", async () => {
+    const log = createMemoryEventLog();
+    const { createSessionRepository } = await import("../../src/store/session-repository.ts");
+    const another: { handle?: Awaited<ReturnType<ReturnType<typeof createSessionRepository>["open"]>> } = {};
+    harness = await make({
+      hooks: {
+        modelUpdate: async () => {
+          // Another writer appends first, so the hook.failed record's version-checked append is refused.
+          await another.handle!.refresh!();
+          await another.handle!.appendEntry({ type: "session_info", name: "someone else" });
+          throw new Error("observer broke");
+        },
+      },
+    }, log);
+    another.handle = await createSessionRepository({ log }).open(harness.id);
+    await expect(harness.setModel("smart")).rejects.toMatchObject({ code: "EXPECTED_VERSION_CONFLICT" });
+    const stored = await log.readStream(`session-${harness.id}`);
+    expect(stored.filter((event) => event.type === "hook.failed")).toEqual([]);
+    // Reported once: the next call reloads and succeeds.
+    await harness.reload();
+    await harness.setThinkingLevel("high");
+    expect(harness.getState().thinkingLevel).toBe("high");
   });
 
   it("custom entries, custom messages (now and next turn), labels, names and stats", async () => {

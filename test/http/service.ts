@@ -10,8 +10,9 @@ import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
-import { createChatHandler, type ChatHandler } from "../../src/http/chat-handler.ts";
+import { createChatHandler, type ChatHandler, type ChatHandlerOptions } from "../../src/http/chat-handler.ts";
 import { startChatServer, type ChatServer } from "../../src/http/node-adapter.ts";
+import { createMachineStates, type MachineStates } from "../../src/machines/machine-states.ts";
 import { foldChunks } from "../../src/http/ui-messages.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import type { SessionRepository } from "../../src/store/session-types.ts";
@@ -23,13 +24,17 @@ export interface Service {
   harness: AgentHarness;
   log: EventLog;
   server: ChatServer;
+  /** The live machine states recorder the harness and the handler share (as `arbor serve`). */
+  machines: MachineStates;
   transport(token?: string): DefaultChatTransport<UIMessage>;
   close(): Promise<void>;
 }
 
-export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void>; wrap?: (handler: ChatHandler) => ChatHandler; requireApproval?: string[]; api?: "chat" | "responses" }): Promise<Service> {
+export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void>; wrap?: (handler: ChatHandler) => ChatHandler; requireApproval?: string[]; api?: "chat" | "responses"; handler?: Pick<ChatHandlerOptions, "idleSessionMs" | "onSessionClosed"> }): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), "arbor-http-"));
+  const machines = createMachineStates();
   const harness = await createHarness({
+    inspect: machines,
     eventLogPath: join(dir, "arbor.db"),
     cwd: dir,
     ...(options.requireApproval ? { requireApproval: options.requireApproval } : {}),
@@ -48,7 +53,7 @@ export async function startService(options: { modelUrl: string; token?: string |
     ],
   });
   const token = options.token === null ? undefined : (options.token ?? TOKEN);
-  const handler = createChatHandler({ harness, token, cwd: dir });
+  const handler = createChatHandler({ harness, token, cwd: dir, machineStates: machines, ...options.handler });
   const server = await startChatServer({ handler: options.wrap ? options.wrap(handler) : handler });
   const log = (harness.repository as SessionRepository).log;
   return {
@@ -56,6 +61,7 @@ export async function startService(options: { modelUrl: string; token?: string |
     harness,
     log,
     server,
+    machines,
     transport: (bearer = TOKEN) => new DefaultChatTransport<UIMessage>({ api: `${server.url}/api/chat`, headers: { authorization: `Bearer ${bearer}` } }),
     async close() {
       await server.close();

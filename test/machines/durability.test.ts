@@ -11,6 +11,7 @@ import { describe, expect, it } from "vitest";
 import { SessionBusyError } from "../../src/core/errors.ts";
 import { createAgent } from "../../src/machines/agent.ts";
 import { recoverSession } from "../../src/machines/recovery.ts";
+import { sessionActorOf } from "../../src/machines/session-actor.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { appendUnfinishedRun, fakeModel, memorySession, sessionEvents, tempDbPath } from "./helpers.ts";
@@ -173,6 +174,44 @@ describe("recoverSession", () => {
     const outcome = await createAgent({ session, model }).continue();
     expect(outcome.status).toBe("done");
     expect(model.requests[0].messages.map((m) => m.role)).toEqual(["user", "assistant", "toolResult", "toolResult"]);
+  });
+});
+
+describe("recovery writes through the session's one writer", () => {
+  it("at start-up the agent recovers through its own writer: the recovery events are among its committed events (runEvents$)", async () => {
+    const { log, session } = await memorySession();
+    await appendUnfinishedRun(session, "run-1", { provider: "p", modelId: "m", api: "a" });
+    const agent = createAgent({ session, model: fakeModel([{ text: "after" }]) });
+    const committed: string[] = [];
+    const subscription = agent.runEvents$.subscribe((event) => committed.push(event.type));
+    await agent.whenReady();
+    const recovered = (await sessionEvents(log, session.id)).slice(-6).map((event) => event.type);
+    expect(recovered).toEqual(["tool.ended", "message.started", "entry.appended", "message.ended", "turn.ended", "run.ended"]);
+    expect(committed).toEqual(recovered);
+    subscription.unsubscribe();
+    await agent.dispose();
+  });
+
+  it("without an agent, recoverSession writes through the session actor's writer: after a write that writer holds in flight", async () => {
+    const { log, session } = await memorySession();
+    await appendUnfinishedRun(session, "run-1", { provider: "p", modelId: "m", api: "a" });
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const original = session.appendEntries.bind(session);
+    session.appendEntries = async (entries, options) => {
+      await gate; // the slot's write stalls before it reaches the log
+      return original(entries, options);
+    };
+    const named = sessionActorOf(session).writes.appendEntries([{ type: "session_info", name: "first" }]);
+    const recovery = recoverSession(session);
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    release();
+    await named;
+    expect(await recovery).toMatchObject({ recovered: true, interruptedToolCallIds: ["c2"] });
+    const tail = (await sessionEvents(log, session.id)).slice(-7);
+    expect(tail.map((event) => event.type)).toEqual(["entry.appended", "tool.ended", "message.started", "entry.appended", "message.ended", "turn.ended", "run.ended"]);
+    expect(tail[0].data).toMatchObject({ entry: { type: "session_info", name: "first" } });
   });
 });
 

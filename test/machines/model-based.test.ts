@@ -10,6 +10,8 @@ import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../../src/core/tools.ts";
 import { createAgentTestModel, type AgentTestPath, type RunScenario, type ToolScenario } from "../../src/testing/index.ts";
+import { slotPaths, type SlotPath } from "../../src/testing/slot-graph.ts";
+import { executeSlotPath } from "../../src/testing/slot-runner.ts";
 
 const files = new Map<string, string>([["a.txt", "alpha"]]);
 const read = defineTool({
@@ -69,5 +71,29 @@ describe("run machine: shortest paths to every state × every model answer, exec
     const report = await path.test();
     const scenario = path.scenario as RunScenario;
     expect(report.runStatuses.at(-1)).toBe(scenario.end);
+  }, 60_000);
+});
+
+describe("agent machine: every simple path through the approval states, executed", () => {
+  const paths = slotPaths();
+
+  it("reaches awaiting-approval and leaves it every way (resume approved or denied, abort, a refused resume, a restart, another process's resume)", () => {
+    const after = (path: SlotPath) => path.steps.slice(path.steps.findIndex((step) => step.state === "awaiting-approval"));
+    const exits = new Set<string>();
+    for (const path of paths) {
+      const steps = after(path);
+      for (const [index, step] of steps.entries()) {
+        if (steps[index - 1]?.state === "awaiting-approval" && step.state !== "awaiting-approval") exits.add(step.event.type);
+      }
+    }
+    expect([...exits].sort()).toEqual(["ABORT", "APPROVAL.CLEAR", "CONTINUE", "kit.restart"].sort());
+    const endings = new Set(paths.map((path) => `${path.steps.at(-1)!.state}:${path.steps.findLast((step) => step.runStatus)?.runStatus}`));
+    expect(endings).toEqual(new Set(["awaiting-approval:suspended", "idle:done", "idle:aborted", "idle:suspended"]));
+    expect(paths.some((path) => path.steps.some((step) => step.event.type === "APPROVAL.AWAIT"))).toBe(true);
+  });
+
+  it.each(paths.map((path) => [path.description, path] as const))("%s", async (_name, path) => {
+    const report = await executeSlotPath(path);
+    expect(report.readRuns).toBe(1);
   }, 60_000);
 });

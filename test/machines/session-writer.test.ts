@@ -1,13 +1,16 @@
 /**
  * The session writer over a real session (in-memory log): order, one append per
- * tick (group commit), delta coalescing, entry chaining, and poisoning on a refused append.
+ * tick (group commit), delta coalescing, entry chaining, poisoning on a refused append, and the
+ * order and failure isolation of prepared writes (`appendEntries` / `appendEvents` / `moveLeaf`)
+ * made by different callers in the same tick.
  */
 import { describe, expect, it } from "vitest";
-import { ExpectedVersionConflictError } from "../../src/core/errors.ts";
+import { EntryNotFoundError, ExpectedVersionConflictError } from "../../src/core/errors.ts";
 import type { NewEvent } from "../../src/store/event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSessionWriter } from "../../src/machines/session-writer.ts";
 import { messageEntryEvent, runEvent } from "../../src/machines/run-records.ts";
+import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { memorySession, sessionEvents } from "./helpers.ts";
 
 const delta = (text: string, contentIndex = 0): NewEvent =>
@@ -101,6 +104,78 @@ describe("createSessionWriter", () => {
     expect(errors).toHaveLength(1);
     expect(ExpectedVersionConflictError.isInstance(writer.failure)).toBe(true);
     const types = (await sessionEvents(log, session.id)).map((e) => e.type);
+    expect(types).toEqual(["session.created", "entry.appended"]);
+  });
+
+  it("prepared writes of different callers in the same tick land in call order, after what was pushed before them, even when the first is slow", async () => {
+    const { log, session } = await memorySession();
+    const [root] = await session.appendEntries([{ type: "message", message: { role: "user", content: "a", timestamp: 1 } }]);
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const original = session.appendEntries.bind(session);
+    let slow = true;
+    session.appendEntries = async (entries, options) => {
+      if (slow) {
+        slow = false;
+        await gate; // the first caller's append stalls: the others must not overtake it
+      }
+      return original(entries, options);
+    };
+    const writer = createSessionWriter({ session });
+    writer.push(runEvent({ runId: "r" }, "run.started", { runId: "r", kind: "prompt" }));
+    const order: string[] = [];
+    // Four callers, one tick.
+    const calls = [
+      writer.appendEntries([{ type: "label", targetId: root.id, label: "first" }]).then(() => order.push("label")),
+      writer.moveLeaf(null).then(() => order.push("move")),
+      writer.appendEvents([{ type: "hook.applied", data: { hook: "context", changes: ["messages"] } }]).then(() => order.push("hook")),
+      writer.appendEntries([{ type: "session_info", name: "fourth" }]).then(() => order.push("name")),
+    ];
+    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual([]);
+    release();
+    await Promise.all(calls);
+    expect(order).toEqual(["label", "move", "hook", "name"]);
+    const stored = (await sessionEvents(log, session.id)).slice(2);
+    const described = stored.map((event) =>
+      isEventOfType(event, "entry.appended") ? `entry:${event.data.entry.type}` : event.type,
+    );
+    expect(described).toEqual(["run.started", "entry:label", "leaf.moved", "hook.applied", "entry:session_info"]);
+    expect(session.view.getEntries().at(-1)).toMatchObject({ type: "session_info", parentId: null });
+  });
+
+  it("a prepared write that fails on its input is reported to its caller only: another caller's write of the same tick lands", async () => {
+    const { log, session } = await memorySession();
+    const errors: unknown[] = [];
+    const writer = createSessionWriter({ session, onError: (error) => errors.push(error) });
+    const moved = writer.moveLeaf("no-such-entry");
+    const appended = writer.appendEntries([{ type: "session_info", name: "kept" }]);
+    const events = writer.appendEvents([{ type: "hook.failed", data: { hook: "context", error: "boom" } }]);
+    await expect(moved).rejects.toBeInstanceOf(EntryNotFoundError);
+    expect(await appended).toMatchObject([{ type: "session_info", name: "kept" }]);
+    expect((await events).map((event) => event.type)).toEqual(["hook.failed"]);
+    expect(writer.failure).toBeUndefined();
+    expect(errors).toEqual([]);
+    const types = (await sessionEvents(log, session.id)).map((event) => event.type);
+    expect(types).toEqual(["session.created", "entry.appended", "hook.failed"]);
+  });
+
+  it("a refused prepared write is reported to its caller, and every caller queued behind it gets the refusal too (none is dropped silently)", async () => {
+    const { log, session } = await memorySession();
+    const other = await createSessionRepository({ log }).open(session.id);
+    await other.appendEntry({ type: "session_info", name: "someone else" });
+    const errors: unknown[] = [];
+    const writer = createSessionWriter({ session, onError: (error) => errors.push(error) });
+    const results = await Promise.allSettled([
+      writer.appendEntries([{ type: "session_info", name: "mine" }]),
+      writer.moveLeaf(null),
+      writer.appendEvents([{ type: "hook.failed", data: { hook: "context", error: "boom" } }]),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(["rejected", "rejected", "rejected"]);
+    for (const result of results) expect(ExpectedVersionConflictError.isInstance((result as PromiseRejectedResult).reason)).toBe(true);
+    expect(errors).toHaveLength(1);
+    const types = (await sessionEvents(log, session.id)).map((event) => event.type);
     expect(types).toEqual(["session.created", "entry.appended"]);
   });
 });

@@ -5,7 +5,7 @@
  * tombstone explains the hole in the global order. Real SQLite files, real PostgreSQL, the real
  * CLI in a child process, the real @ai-sdk/openai client against a loopback server.
  */
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
@@ -15,7 +15,7 @@ import { tombstoneStreamId } from "../../src/store/events/session-events.ts";
 import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
-import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/index.ts";
+import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { runArbor, tempDir } from "../cli/cli-helpers.ts";
 import { testClient, useTestSchemas } from "../store/pg-test-db.ts";
 
@@ -125,5 +125,36 @@ describe("deleting a session", { timeout: 120_000 }, () => {
     expect(fileBytes(db)).not.toContain(marker);
     const sessions = await runArbor(["--db", db, "sessions", "--json"]);
     expect(JSON.parse(sessions.stdout)).toEqual([]);
+  });
+
+  it("arbor rm: the bash spill files the session's results point at are deleted too, others are kept", async () => {
+    const db = join(dir, "spill.db");
+    const tmp = join(dir, "tmp");
+    mkdirSync(tmp, { recursive: true });
+    const spillFiles = () =>
+      existsSync(join(tmp, "arbor-tool-output"))
+        ? readdirSync(join(tmp, "arbor-tool-output"), { recursive: true, encoding: "utf8" }).filter((name) => /arbor-bash-[0-9a-f]+\.log$/.test(name))
+        : [];
+    const marker = "MARKER-SPILL-41ad7c20";
+    const env = { OPENAI_API_KEY: "test-key", TMPDIR: tmp };
+    const bash = (id: string, command: string) => toolCallResponse([{ id, name: "bash", arguments: { command } }]);
+    // Two sessions whose bash output is long enough to spill (more than 2,000 lines).
+    server.script(bash("call_a", `seq 1 5000; echo ${marker}`), textResponse("done"));
+    const first = await runArbor(["--db", db, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "print a lot"], { env });
+    expect(first.code, first.stderr).toBe(0);
+    const deletedSession = /session (\S+)/.exec(first.stderr)![1];
+    const [spilled] = spillFiles();
+    expect(spilled).toBeDefined();
+    expect(readFileSync(join(tmp, "arbor-tool-output", spilled!), "utf8")).toContain(marker);
+    server.script(bash("call_b", "seq 1 5000"), textResponse("done"));
+    const second = await runArbor(["--db", db, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "print a lot again"], { env });
+    expect(second.code, second.stderr).toBe(0);
+    expect(spillFiles()).toHaveLength(2);
+    const rm = await runArbor(["--db", db, "rm", deletedSession], { env });
+    expect(rm.code, rm.stderr).toBe(0);
+    expect(rm.stdout).toContain(`deleted ${deletedSession} and 1 spill file(s)`);
+    const left = spillFiles();
+    expect(left).toHaveLength(1);
+    expect(left).not.toContain(spilled);
   });
 });

@@ -36,7 +36,10 @@ describe("SQLite event log file", () => {
     expect(db.pragma("application_id", { simple: true })).toBe(ARBOR_APPLICATION_ID);
     expect(db.pragma("user_version", { simple: true })).toBe(LOG_SCHEMA_VERSION);
     expect(db.pragma("journal_mode", { simple: true })).toBe("wal");
-    expect(db.prepare("SELECT version, name FROM arbor_migrations ORDER BY version").all()).toEqual([{ version: 1, name: "events-and-streams" }]);
+    expect(db.prepare("SELECT version, name FROM arbor_migrations ORDER BY version").all()).toEqual([
+      { version: 1, name: "events-and-streams" },
+      { version: 2, name: "session-summaries" },
+    ]);
     expect(db.prepare("SELECT stream_id, version, first_position FROM streams").all()).toEqual([{ stream_id: "a", version: 1, first_position: 1 }]);
     db.close();
   });
@@ -70,7 +73,7 @@ describe("SQLite event log file", () => {
       }
     })();
     expect(LogSchemaError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/schema version 99, newer than this Arbor's 1/);
+    expect((error as Error).message).toMatch(/schema version 99, newer than this Arbor's 2/);
     expect(snapshot(path)).toEqual(before);
     expect(() => openEventLog(path)).toThrow(LogSchemaError);
     expect(snapshot(path)).toEqual(before);
@@ -81,22 +84,23 @@ describe("SQLite event log file", () => {
     const log = createSqliteEventLog({ path, registry: testRegistry() });
     await log.append("a", notes(3));
     await log.close();
-    const broken = [...LOG_MIGRATIONS, { version: 2, name: "broken", sql: "CREATE INDEX events_by_type ON events (type); CREATE TABLE events (x);" }];
-    const working = [...LOG_MIGRATIONS, { version: 2, name: "events-by-type", sql: "CREATE INDEX events_by_type ON events (type, global_position);" }];
+    const broken = [...LOG_MIGRATIONS, { version: 3, name: "broken", sql: "CREATE INDEX events_by_type ON events (type); CREATE TABLE events (x);" }];
+    const working = [...LOG_MIGRATIONS, { version: 3, name: "events-by-type", sql: "CREATE INDEX events_by_type ON events (type, global_position);" }];
     const db = new Database(path);
     expect(() => migrate(db, path, broken)).toThrow(/already exists/);
-    expect(db.pragma("user_version", { simple: true })).toBe(1);
-    expect(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'events_by_type'").pluck().get()).toBe(0);
-    expect(migrate(db, path, working)).toEqual([2]);
-    expect(migrate(db, path, working)).toEqual([]);
     expect(db.pragma("user_version", { simple: true })).toBe(2);
+    expect(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'events_by_type'").pluck().get()).toBe(0);
+    expect(migrate(db, path, working)).toEqual([3]);
+    expect(migrate(db, path, working)).toEqual([]);
+    expect(db.pragma("user_version", { simple: true })).toBe(3);
     expect(db.prepare("SELECT version, name FROM arbor_migrations ORDER BY version").all()).toEqual([
       { version: 1, name: "events-and-streams" },
-      { version: 2, name: "events-by-type" },
+      { version: 2, name: "session-summaries" },
+      { version: 3, name: "events-by-type" },
     ]);
     expect(db.prepare("SELECT count(*) FROM events").pluck().get()).toBe(3);
     db.close();
-    expect(() => createSqliteEventLog({ path })).toThrow(/schema version 2, newer than this Arbor's 1/);
+    expect(() => createSqliteEventLog({ path })).toThrow(/schema version 3, newer than this Arbor's 2/);
   });
 
   it("refuses a SQLite database that is not an Arbor log, and a file that is not SQLite, leaving both untouched", () => {

@@ -51,10 +51,10 @@ describe("arbor run with OTEL_EXPORTER_OTLP_ENDPOINT", { timeout: 120_000 }, () 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  it("sends the run's spans through the real OTLP/HTTP exporter, in the TRACEPARENT's trace, without the key", async () => {
+  it("sends the run's spans through the real OTLP/HTTP JSON exporter with OTEL_EXPORTER_OTLP_PROTOCOL=http/json, in the TRACEPARENT's trace, without the key", async () => {
     model.script(toolCallResponse([{ id: "call_1", name: "read", arguments: { path: "notes.txt" } }]), textResponse("It says to remember the milk."));
     const result = await runArbor(["--db", join(dir, "arbor.db"), "run", "--base-url", model.url, "--model", "openai:gpt-test", "--cwd", dir, "what do my notes say?"], {
-      env: { OPENAI_API_KEY: KEY, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, TRACEPARENT: `00-${TRACE_ID}-b7ad6b7169203331-01` },
+      env: { OPENAI_API_KEY: KEY, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/json", TRACEPARENT: `00-${TRACE_ID}-b7ad6b7169203331-01` },
     });
     expect(result.stderr).not.toMatch(/could not export/);
     expect(result.code).toBe(0);
@@ -78,11 +78,11 @@ describe("arbor run with OTEL_EXPORTER_OTLP_ENDPOINT", { timeout: 120_000 }, () 
     expect(traces.some((body) => body.text.includes(KEY))).toBe(false);
   });
 
-  it("sends protobuf bodies through the real OTLP/HTTP protobuf exporter with OTEL_EXPORTER_OTLP_PROTOCOL=http/protobuf", async () => {
+  it("sends protobuf bodies through the real OTLP/HTTP protobuf exporter when OTEL_EXPORTER_OTLP_PROTOCOL is unset (the spec's default)", async () => {
     model.script(textResponse("Hello."));
     const before = bodies.length;
     const result = await runArbor(["--db", join(dir, "arbor.db"), "run", "--base-url", model.url, "--model", "openai:gpt-test", "--cwd", dir, "hi"], {
-      env: { OPENAI_API_KEY: KEY, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "http/protobuf", TRACEPARENT: `00-${TRACE_ID}-b7ad6b7169203331-01` },
+      env: { OPENAI_API_KEY: KEY, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, TRACEPARENT: `00-${TRACE_ID}-b7ad6b7169203331-01` },
     });
     expect(result.stderr).not.toMatch(/could not export/);
     expect(result.code).toBe(0);
@@ -102,6 +102,6 @@ describe("arbor run with OTEL_EXPORTER_OTLP_ENDPOINT", { timeout: 120_000 }, () 
       env: { OPENAI_API_KEY: KEY, OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_EXPORTER_OTLP_PROTOCOL: "grpc" },
     });
     expect(result.code).toBe(2);
-    expect(result.stderr).toMatch(/OTEL_EXPORTER_OTLP_PROTOCOL "grpc" is not supported.*http\/json.*http\/protobuf/);
+    expect(result.stderr).toMatch(/OTEL_EXPORTER_OTLP_PROTOCOL "grpc" is not supported.*http\/protobuf.*http\/json/);
   });
 });

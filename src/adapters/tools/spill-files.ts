@@ -22,7 +22,7 @@
  * ```
  */
 import { lstat, readdir, rm, rmdir, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 
 /**
  * How long a spill file is kept, in ms (7 days).
@@ -131,4 +131,47 @@ export async function sweepSpillFiles(options: SpillSweepOptions): Promise<Spill
  */
 export async function removeSpillFolder(folder: string): Promise<void> {
   await rm(folder, { recursive: true, force: true }).catch(() => undefined);
+}
+
+/**
+ * The spill files a session's tool results point at (`details.fullOutputPath` of a truncated
+ * bash result), in entry order, without repeats. Only paths whose file name is a spill file's
+ * (`arbor-bash-<hex>.log`) are returned, so a result that names another file is never a target.
+ *
+ * @example
+ * ```ts
+ * const paths = spillFilesOf(session.view.getEntries());
+ * ```
+ */
+export function spillFilesOf(entries: readonly unknown[]): string[] {
+  const paths = new Set<string>();
+  for (const entry of entries) {
+    const message = (entry as { type?: unknown; message?: { role?: unknown; details?: unknown } }).message;
+    if ((entry as { type?: unknown }).type !== "message" || message?.role !== "toolResult") continue;
+    const path = (message.details as { fullOutputPath?: unknown } | undefined)?.fullOutputPath;
+    if (typeof path === "string" && SPILL_NAME.test(basename(path))) paths.add(path);
+  }
+  return [...paths];
+}
+
+/**
+ * Deletes the given spill files: each must be a regular file (not a link) named like a spill
+ * file and owned by this user; anything else, and a file already gone, is skipped. Never throws.
+ * Returns the paths deleted. `arbor rm` calls it with {@link spillFilesOf} the deleted session.
+ *
+ * @example
+ * ```ts
+ * const removed = await removeSpillFiles(spillFilesOf(session.view.getEntries()));
+ * ```
+ */
+export async function removeSpillFiles(paths: readonly string[]): Promise<string[]> {
+  const uid = typeof process.getuid === "function" ? process.getuid() : undefined;
+  const removed: string[] = [];
+  for (const path of paths) {
+    if (!SPILL_NAME.test(basename(path))) continue;
+    const stats = await lstat(path).catch(() => undefined);
+    if (!stats?.isFile() || (uid !== undefined && stats.uid !== uid)) continue;
+    if (await unlink(path).then(() => true, () => false)) removed.push(path);
+  }
+  return removed;
 }

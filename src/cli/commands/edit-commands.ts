@@ -6,7 +6,8 @@
  * - `fork` creates a new session from the path to `--at` (default: the leaf) and
  *   prints its id;
  * - `label` appends a label entry (pi's semantics: it becomes the leaf);
- * - `rm` physically removes the session's events; on a terminal it asks first (`--yes`
+ * - `rm` physically removes the session's events and then the bash spill files its tool
+ *   results point at (`details.fullOutputPath`); on a terminal it asks first (`--yes`
  *   skips the question; without a terminal, e.g. in scripts, it does not ask);
  * - `export` writes pi v3 JSONL to stdout or `-o FILE`; an existing file is never
  *   overwritten unless `--force`;
@@ -27,6 +28,7 @@ import { CliError } from "../cli-error.ts";
 const loadActions = async () => ({
   ...(await import("../../adapters/pi-jsonl/index.ts")),
   ...(await import("../store-context.ts")),
+  ...(await import("../../adapters/tools/spill-files.ts")),
 });
 
 interface DbFlags {
@@ -93,11 +95,12 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<session>", "session id, short id or unique prefix")
     .option("-y, --yes", "delete without asking")
     .action(async (reference: string, flags: { yes?: boolean }) => {
-      const { openStore } = await loadActions();
+      const { openStore, removeSpillFiles, spillFilesOf } = await loadActions();
       const store = openStore(globals(), { mustExist: true });
       try {
         const session = await store.openSessionForWrite(reference);
         const id = session.id;
+        const spills = spillFilesOf(session.view.getEntries());
         if (!flags.yes && process.stdin.isTTY === true) {
           const name = session.view.name ? ` "${session.view.name}"` : "";
           const count = session.view.getEntries().length;
@@ -106,7 +109,8 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
           }
         }
         await store.repo.delete(id);
-        print(`deleted ${id}`);
+        const removed = await removeSpillFiles(spills);
+        print(removed.length > 0 ? `deleted ${id} and ${removed.length} spill file(s) of its bash output` : `deleted ${id}`);
       } finally {
         await store.close();
       }

@@ -39,9 +39,10 @@ type SummaryWithSpend = SessionSummary & { tokens: SessionStats["tokens"]; cost:
 
 async function withSpend<T extends SessionSummary>(store: CliStore, sessions: T[]): Promise<(T & SummaryWithSpend)[]> {
   const result: (T & SummaryWithSpend)[] = [];
-  for (const session of sessions) {
-    const stats = (await store.repo.open(session.id)).view.getStats();
-    result.push({ ...session, tokens: stats.tokens, cost: stats.cost });
+  for (const { stats, ...session } of sessions) {
+    // The list's rows carry the statistics (kept by the log's writer); a row without them is opened.
+    const spend = stats ?? (await store.repo.open(session.id)).view.getStats();
+    result.push({ ...(session as T), tokens: spend.tokens, cost: spend.cost });
   }
   return result;
 }

@@ -6,8 +6,11 @@
  *   `--tenant` (or `ARBOR_TENANT`, default `default`) and see only that tenant's sessions; a host that is not loopback (`127.0.0.0/8`, `::1`,
  *   `localhost`) without a token is refused before anything is opened (exit 2);
  * - with a model (`--model` or `ARBOR_MODEL`) prompts run with the CLI's harness (coding tools
- *   bound to `--cwd`, the key redacted from the log); the harness's own session is the latest
- *   one (a new empty one when the log has none); without a model the service is read-only
+ *   bound to `--cwd`, the key redacted from the log), made on the first request that needs it
+ *   with that request's session as its own (no session is created at start); sessions unused
+ *   for 10 minutes are closed and reopened from the log on the next request (the handler's
+ *   `idleSessionMs`); the agents' machine states are recorded
+ *   (`createMachineStates`) for the inspector's live view; without a model the service is read-only
  *   (sessions, events, resume and the inspector; `POST` answers 501);
  * - prints one line `arbor serve: http://HOST:PORT ...` on stderr once it listens; SIGINT or
  *   SIGTERM close the server, abort runs cleanly and close the log, then the command returns.
@@ -17,9 +20,12 @@
  * await serveAction({ port: "0", host: "127.0.0.1" }, { db: "arbor.db" });
  * ```
  */
+import { existsSync } from "node:fs";
 import { isIP } from "node:net";
 import { createChatHandler, type ChatHandler } from "../../http/chat-handler.ts";
 import { startChatServer } from "../../http/node-adapter.ts";
+import { createMachineStates } from "../../machines/machine-states.ts";
+import type { AgentHarness } from "../../harness/create-harness.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets } from "../config.ts";
@@ -57,11 +63,24 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
       const settings = resolveModelSettings(flags, process.env);
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       store.addSecrets(settingsSecrets(settings));
-      const [latest] = await store.listNewestFirst();
-      const { harness } = await createCliHarness({ store, sessionId: latest?.id, cwd, settings, tools: flags });
-      handler = createChatHandler({ harness, token, tenant, cwd });
+      // Checked now, not at the first request (createCliHarness checks it too).
+      if (!existsSync(cwd)) throw new CliError(`--cwd "${cwd}" does not exist.`);
+      // The live machine states of the inspector: recorded from the agents' inspection events.
+      const machineStates = createMachineStates();
+      // The harness is made on the first request that needs one, with that request's session as
+      // its own: no empty session is created at start.
+      let harness: Promise<AgentHarness> | undefined;
+      const openHarness = (sessionId: string) =>
+        (harness ??= createCliHarness({ store, sessionId, cwd, settings, tools: flags, inspect: machineStates }).then((made) => made.harness)).catch((error: unknown) => {
+          harness = undefined;
+          throw error;
+        });
+      handler = createChatHandler({ repository: store.repo, openHarness, token, tenant, cwd, machineStates });
       mode = `model ${settings.spec.provider}:${settings.spec.modelId}`;
-      close = () => harness.close();
+      close = async () => {
+        const made = await harness?.catch(() => undefined);
+        await made?.close();
+      };
     } else {
       handler = createChatHandler({ repository: store.repo, token, tenant, cwd });
       mode = "read-only (no --model)";

@@ -115,6 +115,13 @@ const addTo = (into: AuditUsage, usage: { input?: number | null; output?: number
 };
 const since = (start: string | undefined, end: string) => (start === undefined ? 0 : Math.max(0, Date.parse(end) - Date.parse(start)));
 
+/** The value under `key`, removed from the map: a lifecycle's start is needed once, at its end. */
+function take<V>(map: Map<string, V>, key: string): V | undefined {
+  const value = map.get(key);
+  map.delete(key);
+  return value;
+}
+
 /**
  * A stateful projector: feed it a session's events in log order, it returns the audit events
  * each one gives (often none).
@@ -142,8 +149,7 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
         return [{ ...base, type: "run.started", runId: event.data.runId, kind: event.data.kind, ...(event.data.model ? { provider: event.data.model.provider, modelId: event.data.model.modelId } : {}) }];
       case "run.ended": {
         const data = event.data;
-        const state = runs.get(data.runId);
-        runs.delete(data.runId);
+        const state = take(runs, data.runId);
         return [
           {
             ...base,
@@ -171,8 +177,7 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
           run.modelCalls += 1;
           addTo(run.usage, event.data.usage);
         }
-        const startedAt = messages.get(event.data.messageId);
-        messages.delete(event.data.messageId);
+        const startedAt = take(messages, event.data.messageId);
         return [
           {
             ...base,
@@ -194,8 +199,7 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
         approvals.set(event.data.toolCallId, event.time);
         return [{ ...base, type: "approval.requested", toolCallId: event.data.toolCallId, toolName: event.data.toolName, source: event.data.source, inputDigest: event.data.inputDigest }];
       case "approval.ended": {
-        const requestedAt = approvals.get(event.data.toolCallId);
-        approvals.delete(event.data.toolCallId);
+        const requestedAt = take(approvals, event.data.toolCallId);
         return [
           {
             ...base,
@@ -215,8 +219,7 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
         const data = event.data;
         const usage = emptyUsage();
         addTo(usage, data.usage);
-        const startedAt = agents.get(data.invocationId);
-        agents.delete(data.invocationId);
+        const startedAt = take(agents, data.invocationId);
         return [
           {
             ...base,

@@ -1,0 +1,114 @@
+/**
+ * The sessions the HTTP service keeps open: opened through the harness on first use, closed
+ * again after they were idle for a while, reopened transparently from the log on the next use.
+ *
+ * Contract (ours):
+ * - {@link SessionPool.open} returns the live session (the harness's `openSession`: one per id);
+ *   the harness itself may be created lazily by `openHarness(id)` on the first open (with that
+ *   session as its own), so a service never creates an empty session at start;
+ * - every open marks the session used; a session unused for `idleMs` (default 600 000 ms; `0`
+ *   keeps sessions open) whose slot is idle (no run, compaction or navigation, not waiting for
+ *   approvals) and whose queues are empty is disposed (writes flushed) and forgotten; the next
+ *   open reopens it from the log (crash recovery included). The harness's own session is never
+ *   closed (disposing it would close the harness);
+ * - the sweep runs every `idleMs / 4` (10 ms to 60 s) on an unref'd timer; a failing dispose is
+ *   ignored (the harness may be closed); `onClosed(id)` is called after each close.
+ *
+ * @example
+ * ```ts
+ * const pool = createSessionPool({ harness, idleMs: 60_000 });
+ * const session = await pool.open("chat-1");
+ * ```
+ */
+import type { AgentHarness } from "../harness/create-harness.ts";
+import type { HarnessSession } from "../harness/harness-session-types.ts";
+
+/** The live sessions of a service (see the module contract). */
+export interface SessionPool {
+  /** The harness, created on first need; undefined for a read-only service. */
+  harness(sessionId: string): Promise<AgentHarness | undefined>;
+  /** The live session `id` (opened on first use). */
+  open(sessionId: string): Promise<HarnessSession>;
+}
+
+/** Options of {@link createSessionPool}. */
+export interface SessionPoolOptions {
+  harness?: AgentHarness;
+  openHarness?: (sessionId: string) => Promise<AgentHarness>;
+  idleMs?: number;
+  onClosed?: (sessionId: string) => void;
+}
+
+/**
+ * Creates the pool (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const pool = createSessionPool({ openHarness: (id) => createHarness({ repository, sessionId: id, models }) });
+ * ```
+ */
+export function createSessionPool(options: SessionPoolOptions): SessionPool {
+  const idleMs = options.idleMs ?? 600_000;
+  let harness: Promise<AgentHarness> | undefined = options.harness ? Promise.resolve(options.harness) : undefined;
+  const used = new Map<string, { session?: HarnessSession; at: number }>();
+  let timer: ReturnType<typeof setInterval> | undefined;
+
+  const harnessFor = (sessionId: string): Promise<AgentHarness> | undefined => {
+    if (!harness && options.openHarness) {
+      harness = options.openHarness(sessionId);
+      harness.catch(() => (harness = undefined));
+    }
+    return harness;
+  };
+
+  const sweep = async () => {
+    const now = Date.now();
+    for (const [id, entry] of used) {
+      const session = entry.session;
+      if (!session || now - entry.at < idleMs) continue;
+      if (session.getState().operation !== "idle" || session.hasQueuedMessages()) continue;
+      used.delete(id);
+      try {
+        await session.dispose();
+      } catch {
+        // The harness may be closed already: nothing more to do.
+      }
+      options.onClosed?.(id);
+    }
+    if (used.size === 0 && timer !== undefined) {
+      clearInterval(timer);
+      timer = undefined;
+    }
+  };
+
+  const track = (id: string, session?: HarnessSession) => {
+    const entry = used.get(id);
+    used.set(id, { session: session ?? entry?.session, at: Date.now() });
+    if (idleMs > 0 && timer === undefined) {
+      timer = setInterval(() => void sweep(), Math.min(60_000, Math.max(10, Math.floor(idleMs / 4))));
+      timer.unref?.();
+    }
+  };
+
+  return {
+    async harness(sessionId) {
+      return harnessFor(sessionId);
+    },
+    async open(sessionId) {
+      const owner = harnessFor(sessionId);
+      if (!owner) throw new Error("createSessionPool(): no harness (a read-only service cannot open sessions).");
+      const live = await owner;
+      if (sessionId === live.id) return live;
+      // Marked before and after the open, so a sweep in between never closes it.
+      track(sessionId);
+      try {
+        const session = await live.openSession(sessionId);
+        track(sessionId, session);
+        return session;
+      } catch (error) {
+        if (!used.get(sessionId)?.session) used.delete(sessionId);
+        throw error;
+      }
+    },
+  };
+}
