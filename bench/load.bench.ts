@@ -37,6 +37,8 @@ export type BenchEntry = Record<string, unknown> & { type: string; id: string; p
 const START = Date.UTC(2026, 0, 1);
 const ROUNDS = 3;
 const OPENS = 5;
+/** Entries per session (default 100,000; `ARBOR_BENCH_ENTRIES` for short runs while developing). */
+const SIZE = Number(process.env.ARBOR_BENCH_ENTRIES ?? 100_000);
 
 /**
  * A linear session of `count` entries made of tool-using turns, with a compaction every
@@ -178,7 +180,7 @@ export default async function loadBench(): Promise<void> {
     const rows: Record<string, string | number>[] = [];
     const headlines: { shape: string; arbor: number; baseline: number }[] = [];
     for (const [shape, compactionEvery] of [["linear", 0], ["compacted", 2000]] as const) {
-      const entries = sessionEntries(100_000, { compactionEvery });
+      const entries = sessionEntries(SIZE, { compactionEvery });
       const { dbPath, jsonlPath } = await prepare(dir, shape, entries);
       const snapshotPath = join(dir, `${shape}.snapshots.db`);
       // The first open folds the log and writes the checkpoint (measured, not in the ratio).

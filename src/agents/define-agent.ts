@@ -20,8 +20,11 @@
  *   all inside ONE run: the outcome's `runId` is that run;
  * - `run` resolves with an {@link AgentOutcome}: `status: "done"` with the typed `output`, or
  *   `failed` / `aborted` / `interrupted` with a typed `error` (`AgentOutputError`,
- *   `AgentRunError`); it rejects only for bad input or API misuse (a closed harness, an unknown
- *   model name: the harness's own errors);
+ *   `AgentRunError`), or `suspended` with the ids of the tool calls that wait for approval (the
+ *   invocation is not over: no `agent.ended`; approve or deny the calls in its session, here or
+ *   in another process, then `agent.resume(sessionId, { harness })` goes on to a typed outcome);
+ *   it rejects only for bad input or API misuse (a closed harness, an unknown model name: the
+ *   harness's own errors);
  * - `options.signal` aborts the run (outcome `aborted`).
  *
  * Why `agent.run(input, { harness })` and not `harness.runAgent(agent, input)`: the definition
@@ -50,6 +53,7 @@ import type { AgentHarness } from "../harness/create-harness.ts";
 import type { HarnessSession } from "../harness/harness-session-types.ts";
 import type { RunOutcome } from "../machines/agent-types.ts";
 import type { ArborEventData } from "../store/events/catalogue.ts";
+import { InvalidArgumentError } from "../core/errors.ts";
 import { AgentDefinitionError, AgentInputError, AgentOutputError, AgentRunError, issuesOf } from "./errors.ts";
 import { endedOutcome, priorInvocation } from "./resume.ts";
 import { createAnswerJudge, FINAL_ANSWER_TOOL, finalAnswerTool, judgedModel, judgeMessage, planOutput, type OutputMode, type OutputPlan } from "./structured-output.ts";
@@ -116,7 +120,27 @@ export interface AgentOutcomeBase {
  */
 export type AgentOutcome<Output> =
   | (AgentOutcomeBase & { status: "done"; runId: string; output: Output })
-  | (AgentOutcomeBase & { status: "failed" | "aborted" | "interrupted"; runId: string | undefined; error: AgentOutputError | AgentRunError });
+  | (AgentOutcomeBase & { status: "failed" | "aborted" | "interrupted"; runId: string | undefined; error: AgentOutputError | AgentRunError })
+  | AgentSuspendedOutcome;
+
+/**
+ * An invocation that stopped for tool approval (ours, issue 13): its run ended `suspended` and
+ * the calls wait in the agent's session (`sessionId`). Not an ending: `agent.ended` is not logged
+ * yet. Decide each call (`harness.openSession(sessionId)` then `approve` / `deny`, or
+ * `arbor approve <session> <callId>`), then `agent.resume(sessionId, { harness })`.
+ *
+ * @example
+ * ```ts
+ * if (outcome.status === "suspended") console.log(`approve ${outcome.pendingApprovals.join(", ")} in session ${outcome.sessionId}`);
+ * ```
+ */
+export interface AgentSuspendedOutcome extends AgentOutcomeBase {
+  status: "suspended";
+  /** The suspended run. */
+  runId: string;
+  /** The tool calls still waiting for a decision, in call order. */
+  pendingApprovals: string[];
+}
 
 /**
  * Options of `agent.run`.
@@ -165,6 +189,15 @@ export interface TypedAgent<Input extends z.ZodType = z.ZodString, Output extend
    * @throws (rejects) AgentInputError for input that fails the input schema (nothing logged).
    */
   run(input: z.input<Input>, options: AgentRunOptions): Promise<AgentOutcome<AgentOutputOf<Output>>>;
+  /**
+   * Goes on with an invocation of this agent in its session `sessionId` (a `suspended` outcome's,
+   * or one a crash cut off), in this process or another: the input is the one its
+   * `agent.started` recorded. Resolves with the outcome as `run` does: `suspended` again while a
+   * call still waits for a decision; an invocation that already ended gives its recorded outcome.
+   *
+   * @throws (rejects) InvalidArgumentError when the harness has no repository, or the session holds no invocation of this agent.
+   */
+  resume(sessionId: string, options: Omit<AgentRunOptions, "resumeSession">): Promise<AgentOutcome<AgentOutputOf<Output>>>;
 }
 
 const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
@@ -233,7 +266,20 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
   async function run(input: z.input<Input>, runOptions: AgentRunOptions): Promise<AgentOutcome<AgentOutputOf<Output>>> {
     const parsed = inputSchema.safeParse(input);
     if (!parsed.success) throw new AgentInputError(options.name, issuesOf(parsed.error));
-    const value = parsed.data;
+    return invoke(parsed.data, runOptions);
+  }
+
+  async function resume(sessionId: string, runOptions: Omit<AgentRunOptions, "resumeSession">): Promise<AgentOutcome<AgentOutputOf<Output>>> {
+    const log = runOptions.harness.repository?.log;
+    if (!log) throw new InvalidArgumentError(`${options.name}.resume(): the harness has no repository to read session ${sessionId} from`);
+    const { started } = await priorInvocation(log, sessionId);
+    if (!started || started.agent !== options.name) {
+      throw new InvalidArgumentError(`${options.name}.resume(): session ${sessionId} holds no invocation of agent "${options.name}"${started ? ` (it holds one of "${started.agent}")` : ""}`);
+    }
+    return invoke(started.input as z.output<Input>, { ...runOptions, resumeSession: sessionId });
+  }
+
+  async function invoke(value: z.output<Input>, runOptions: AgentRunOptions): Promise<AgentOutcome<AgentOutputOf<Output>>> {
     const { harness, signal } = runOptions;
     const client = typeof options.model === "string" ? harness.registry.get(options.model).client : (options.model ?? harness.registry.get(harness.getState().modelName).client);
     const plan = planOutput(options.name, options.output, client, options.outputMode ?? "auto");
@@ -259,6 +305,11 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
       const text = options.prompt ? options.prompt(value) : typeof value === "string" ? value : JSON.stringify(value, null, 2);
       signal?.addEventListener("abort", onAbort, { once: true });
       const last = prior.lastMessage;
+      // A resumed invocation whose calls still wait for a decision stays suspended (nothing runs).
+      if (prior.started) {
+        const undecided = (await live.pendingApprovals()).filter((approval) => approval.status === "pending").map((approval) => approval.toolCallId);
+        if (undecided.length > 0) return { ...common, sessionId: live.id, repairs: 0, usage: sumUsage([]), status: "suspended", runId: prior.lastRunId ?? invocationId, pendingApprovals: undecided };
+      }
       // A resumed invocation whose answer is complete is judged as it is; one cut off goes on in its run's context.
       const answered = prior.started && last?.role === "assistant" && last.stopReason === "stop" && !last.content.some((block) => block.type === "toolCall");
       const running: Promise<RunOutcome> = answered
@@ -271,13 +322,11 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
       const usage = sumUsage(ran.messages);
       const base = { ...common, sessionId: live.id, repairs: judge.repairs, usage };
       let outcome: AgentOutcome<AgentOutputOf<Output>>;
+      // Stopped for tool approval: the invocation is not over (no agent.ended); `resume` goes on.
+      if (ran.status === "suspended") return { ...base, status: "suspended", runId: ran.runId, pendingApprovals: ran.pendingApprovals ?? [] };
       if (ran.status !== "done") {
-        // A run that stopped for tool approval (issue 13 item 1) is not resumed by defineAgent yet:
-        // the invocation ends interrupted, saying which calls wait (the session keeps them).
-        const status = ran.status === "suspended" ? "interrupted" : ran.status;
-        const message = ran.status === "suspended" ? `the run stopped for tool approval (${(ran.pendingApprovals ?? []).join(", ")}) in session ${live.id}` : (ran.error ?? ran.status);
-        const error = new AgentRunError(options.name, status, message, ran.code);
-        outcome = { ...base, status, runId: ran.runId, error };
+        const error = new AgentRunError(options.name, ran.status, ran.error ?? ran.status, ran.code);
+        outcome = { ...base, status: ran.status, runId: ran.runId, error };
       } else {
         // A final message the stream did not judge (a `length` stop, say) is judged now, without a repair.
         let judged = judge.last;
@@ -297,10 +346,10 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
     }
   }
 
-  return { name: options.name, definition, run };
+  return { name: options.name, definition, run, resume };
 }
 
-function endedData(outcome: AgentOutcome<unknown>): ArborEventData<"agent.ended"> {
+function endedData(outcome: Exclude<AgentOutcome<unknown>, AgentSuspendedOutcome>): ArborEventData<"agent.ended"> {
   const base = { agent: outcome.agent, invocationId: outcome.invocationId, repairs: outcome.repairs, usage: outcome.usage, ...(outcome.runId ? { runId: outcome.runId } : {}) };
   if (outcome.status === "done") return { ...base, status: "done", runId: outcome.runId, output: outcome.output };
   if (outcome.status === "failed") return { ...base, status: "failed", code: outcome.error.code, error: outcome.error.message };

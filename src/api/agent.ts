@@ -18,6 +18,7 @@ export {
   type AgentOutcomeBase,
   type AgentOutputOf,
   type AgentRunOptions,
+  type AgentSuspendedOutcome,
   type AgentUsage,
   type DefineAgentOptions,
   type TypedAgent,

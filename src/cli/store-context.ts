@@ -38,6 +38,7 @@ import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import { openSnapshotsBeside } from "../store/session-snapshots.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
+import { SessionNotFoundError } from "../core/errors.ts";
 import { CliError } from "./cli-error.ts";
 import { isPostgresUrl, resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
 
@@ -106,6 +107,16 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
       `Session "${reference}" is ambiguous: ${matches.map((session) => `${shortSessionId(session.id)} (${session.id})`).join(", ")}. Use the short id arbor sessions shows, or more of the id.`,
     );
   };
+  /** A full session id opens directly, without listing every session (issue 17: opening costs O(the context)). */
+  const openExact = async (reference: string): Promise<SessionHandle | undefined> => {
+    if (reference === "latest" || (await log.streamVersion(`session-${reference}`)) === 0) return undefined;
+    try {
+      return await repo.open(reference);
+    } catch (error) {
+      if (SessionNotFoundError.isInstance(error)) return undefined;
+      throw error;
+    }
+  };
   return {
     dbPath,
     log,
@@ -116,11 +127,12 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
       for (const secret of secrets) log.addSecret(secret);
     },
     async openSession(reference) {
-      return repo.open(await resolveSessionId(reference));
+      return (await openExact(reference)) ?? repo.open(await resolveSessionId(reference));
     },
     async openSessionForWrite(reference) {
-      const id = await resolveSessionId(reference);
-      const session = await repo.open(id);
+      const exact = await openExact(reference);
+      const id = exact?.id ?? (await resolveSessionId(reference));
+      const session = exact ?? (await repo.open(id));
       // The opened view's activity projection says whether its last run is live (no second read).
       await assertNoLiveRun(log, `session-${id}`, session.view.activity);
       return session;

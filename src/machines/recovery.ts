@@ -21,6 +21,12 @@
  *   (`pendingToolCallIds`) instead of `interrupted`, so the session reopens awaiting
  *   approval (ours, issue 13); a call approved earlier and being run by this (`resume`)
  *   run is interrupted like any other;
+ * - a run recovered as `interrupted` that belongs to an open typed-agent invocation
+ *   (`agent.started` without `agent.ended`) of a standalone session (no `metadata.workflowId`)
+ *   also gets that invocation's `agent.ended` (`interrupted`, usage unknown: zeros), in the same
+ *   append, so its lifecycle ends with one terminal event (ours, issue 13); a workflow's agent step
+ *   is left open for the workflow's resume, and a suspended run leaves its invocation open for
+ *   `agent.resume`;
  * - after that append commits, each recorded process group that is still alive, on this host, with
  *   the recorded leader start time is ended with SIGKILL (`process-group.ts`; issue 19 finding 5);
  *   the report lists them in `endedProcessGroups`;
@@ -178,6 +184,9 @@ async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "
   if (openTurn) {
     writes.push(runEvent(scope, "turn.ended", { runId, turnId: openTurn.turnId, index: openTurn.index, toolCallIds: interruptedToolCallIds, stopReason: "aborted" }));
   }
+  // A standalone typed agent's invocation ends with its run (one terminal event, as every
+  // lifecycle); a workflow's agent step is the workflow's to resume in its session.
+  const invocation = pendingToolCallIds.length === 0 && !activity.workflowId ? activity.invocation : undefined;
   writes.push(
     pendingToolCallIds.length > 0
       ? runEvent({ runId }, "run.ended", { runId, status: "suspended", pendingToolCallIds, interruptedToolCallIds })
@@ -189,6 +198,20 @@ async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "
           ...(closedMessageEntryId ? { closedMessageEntryId } : {}),
         }),
   );
+  if (invocation) {
+    writes.push({
+      type: "agent.ended",
+      data: {
+        ...invocation,
+        runId,
+        status: "interrupted",
+        repairs: 0,
+        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
+        reason: "The process running the agent stopped before the invocation ended; recovered when its session was opened again.",
+      },
+      metadata: { runId },
+    });
+  }
   await through.record(writes);
   const endedProcessGroups = orphans.filter((orphan) => endOrphanedGroup(orphan) === "killed").map((orphan) => orphan.pgid);
   return {

@@ -59,6 +59,11 @@ export interface EntrySource {
   prefetch?(ids: readonly string[]): void;
   /** Optional: the number of entries; lets the path walk skip per-step cycle bookkeeping. */
   size?(): number;
+  /**
+   * Optional: the plan of a full build at `leafId` found without walking the path (the session
+   * index, `index-plan.ts`), its entries made cheap to read; undefined: walk the path as usual.
+   */
+  plan?(leafId: string): ContextPlan | undefined;
 }
 
 /** The result of walking from an entry to its root. */
@@ -435,9 +440,9 @@ export function createContextBuilder(source: EntrySource, options: ContextBuilde
     }
     const entry = source.getEntry(leafId);
     if (!entry) throw notFound(leafId);
-    const extended = extendCachedAncestor(entry);
+    const extended = cache.size > 0 || plans.size > 0 ? extendCachedAncestor(entry) : undefined;
     if (extended) return extended;
-    const plan = planFull(source, leafId);
+    const plan = source.plan?.(leafId) ?? planFull(source, leafId);
     for (const id of plan.missingParents) watchedMissing.add(id);
     const state = executePlan(source, plan);
     stats.fullBuilds += 1;

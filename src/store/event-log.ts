@@ -23,6 +23,7 @@
  * ```
  */
 import type { Observable } from "rxjs";
+import type { SessionIndex } from "./session-index.ts";
 import type { StreamOwnership } from "./stream-ownership.ts";
 import type { SessionSummaryIndex } from "./session-summary-index.ts";
 
@@ -170,6 +171,12 @@ export interface EventLog {
    * `session.deleted`, else `default`. Absent on SQLite and in-memory logs.
    */
   readonly tenantIndex?: boolean;
+  /**
+   * The session index (ours, issue 17; `session-index.ts`): entry rows and session heads kept
+   * beside the events, so a session opens in O(its context). Present on SQLite logs (absent on a
+   * read-only file written before it existed); absent on PostgreSQL and in-memory logs.
+   */
+  readonly sessionIndex?: SessionIndex;
   /**
    * Per-session summary rows kept by the writer in the same transaction as the events (issue 17,
    * `session-summary-index.ts`): the session list reads them instead of folding every event.

@@ -33,6 +33,7 @@ import { checkExpectedVersion, type EventRecord, type PreparedEvent, resolveDupl
 import type { LogStatements } from "./log-statements.ts";
 import type { DroppedDeltas } from "./delta-retention.ts";
 import { isEventOfType } from "./events/catalogue.ts";
+import type { SqliteSessionIndex } from "./sqlite-session-index.ts";
 import { sessionIdOfStream } from "./events/session-events.ts";
 import { summarizeEvents } from "./session-summary-index.ts";
 import type { SummaryStatements } from "./sqlite-summaries.ts";
@@ -79,6 +80,8 @@ export interface GroupCommitOptions {
    * transaction (the entry holds the full text), and reports what that saved.
    */
   onDeltasDropped?(saved: DroppedDeltas): void;
+  /** The session index, kept in each append's and delete's own transaction (`sqlite-session-index.ts`). */
+  sessionIndex?: SqliteSessionIndex;
   /**
    * Session summary rows (issue 17 P8): each append to a session stream merges its summary into
    * the stream's row, and a delete removes the row, inside the write's own transaction.
@@ -94,7 +97,7 @@ export interface GroupCommitWriter {
 }
 
 /** Creates the group-commit writer of one SQLite connection. */
-export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, onDeltasDropped, summaries }: GroupCommitOptions): GroupCommitWriter {
+export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, onDeltasDropped, summaries, sessionIndex }: GroupCommitOptions): GroupCommitWriter {
   let pending: WriteOperation[] = [];
   const dropped: DroppedDeltas[] = [];
   const measureDeltas = onDeltasDropped
@@ -157,6 +160,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
     }
     if (current === 0) statements.insertStream.run(streamId, version, stored[0].globalPosition, now, now);
     else statements.updateStream.run(version, now, streamId);
+    sessionIndex?.appended(streamId, current, stored);
     if (summaries && sessionIdOfStream(streamId) !== undefined) summaries.merge(summarizeEvents(streamId, stored, current + 1));
     return { streamId, nextExpectedVersion: version, events: stored, lastGlobalPosition: position, duplicate: false };
   };
@@ -164,6 +168,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
   const deleteOne = (streamId: string): number => {
     const removed = statements.deleteEvents.run(streamId).changes;
     statements.deleteStream.run(streamId);
+    sessionIndex?.deleted(streamId);
     summaries?.remove(streamId);
     return removed;
   };

@@ -56,6 +56,7 @@ export function createRedactingEventLog(log: EventLog, secrets: Iterable<string>
     close: () => log.close(),
     ...(log.ownership ? { ownership: log.ownership } : {}),
     ...(log.tenantIndex ? { tenantIndex: true } : {}),
+    ...(log.sessionIndex ? { sessionIndex: log.sessionIndex } : {}),
     ...(log.sessionSummaries ? { sessionSummaries: log.sessionSummaries } : {}),
     addSecret: (secret) => redactor.add(secret),
   };

@@ -23,7 +23,10 @@
  * - approvals: `approval.requested` records a pending call (a repeated request for the same
  *   call replaces it in place), `approval.ended` sets its decision, `tool.ended` settles it;
  *   kept in request order;
- * - summaries: `summary.started` opens an intent with its owner, `summary.ended` closes it.
+ * - summaries: `summary.started` opens an intent with its owner, `summary.ended` closes it;
+ * - typed-agent invocations (issue 13): `agent.started` opens {@link OpenInvocation},
+ *   `agent.ended` closes it; `session.created` with `metadata.workflowId` marks the session as a
+ *   workflow's (its invocations are the workflow's to resume).
  *
  * @example
  * ```ts
@@ -113,6 +116,12 @@ export interface OpenSummary {
   startedVersion: number;
 }
 
+/** A typed agent's invocation logged as started and not ended (`agent.started`). */
+export interface OpenInvocation {
+  agent: string;
+  invocationId: string;
+}
+
 /** The activity projection (see the module contract). Plain JSON. */
 export interface SessionActivity {
   /** Stream version of the last folded event (0: none). */
@@ -122,6 +131,10 @@ export interface SessionActivity {
   queues: { steering: AgentMessage[]; followUp: AgentMessage[]; passive: AgentMessage[] };
   approvals: ApprovalState[];
   summaries: OpenSummary[];
+  /** The open typed-agent invocation, if any. */
+  invocation?: OpenInvocation;
+  /** `metadata.workflowId` of `session.created`: the session is a workflow's agent step. */
+  workflowId?: string;
 }
 
 /**
@@ -287,6 +300,16 @@ function foldEvent(state: SessionActivity, event: StoredEvent): SessionActivity 
     return state.summaries.some((item) => item.summaryId === summaryId) ? { ...state, summaries: state.summaries.filter((item) => item.summaryId !== summaryId) } : state;
   }
   if (isEventOfType(event, "approval.requested", "approval.ended", "tool.ended")) return foldApprovalEvent(state, event);
+  if (isEventOfType(event, "agent.started")) return { ...state, invocation: { agent: event.data.agent, invocationId: event.data.invocationId } };
+  if (isEventOfType(event, "agent.ended")) {
+    if (state.invocation?.invocationId !== event.data.invocationId) return state;
+    const { invocation: _, ...rest } = state;
+    return rest;
+  }
+  if (isEventOfType(event, "session.created")) {
+    const workflowId = event.data.metadata?.workflowId;
+    return typeof workflowId === "string" ? { ...state, workflowId } : state;
+  }
   return foldRunDetail(state, event);
 }
 

@@ -53,7 +53,8 @@ export function generateEntryId(taken: (id: string) => boolean): string {
 
 /**
  * Wraps a view and a log into a handle (see the module contract). The view must already hold
- * the session's events.
+ * the session's events. `afterApply` runs after each write's (or refresh's) events were applied
+ * (the repository stores session heads there).
  *
  * @example
  * ```ts
@@ -61,7 +62,7 @@ export function generateEntryId(taken: (id: string) => boolean): string {
  * await handle.appendEntry({ type: "session_info", name: "demo" });
  * ```
  */
-export function createSessionHandle(log: EventLog, view: SessionViewInternals): SessionHandle {
+export function createSessionHandle(log: EventLog, view: SessionViewInternals, afterApply?: () => void): SessionHandle {
   const streamId = sessionStreamId(view.sessionId);
   let queue: Promise<unknown> = Promise.resolve();
 
@@ -74,6 +75,7 @@ export function createSessionHandle(log: EventLog, view: SessionViewInternals): 
   const appendChecked = async (events: NewEvent[]): Promise<StoredEvent[]> => {
     const result = await log.append(streamId, events, { expectedVersion: view.version });
     for (const event of result.events) view.apply(event);
+    afterApply?.();
     return result.events;
   };
 
@@ -155,6 +157,7 @@ export function createSessionHandle(log: EventLog, view: SessionViewInternals): 
       return serialized(async () => {
         const events = await log.readStream(streamId, { fromVersion: view.version + 1 });
         for (const event of events) view.apply(event);
+        afterApply?.();
         return events.length;
       });
     },

@@ -55,6 +55,13 @@ import { snapshotOf } from "./session-tree.ts";
 import { mergeSummaries, summarizeEvents, type SessionSummaryRecord } from "./session-summary-index.ts";
 import type { SessionSnapshotStore } from "./session-snapshots.ts";
 import { createSessionView, type SessionViewInternals } from "./session-view.ts";
+import { createLazySessionView, headOfTree, type LazySessionView, type SessionHeadState } from "./lazy-session-view.ts";
+
+/** A session head is stored again once a handle's view is this many events past the last one. */
+const HEAD_EVERY = 100;
+
+/** The head state plus the identity of the stream it was folded from. */
+type StoredHeadState = SessionHeadState & { firstEventId: string };
 
 /** Options of {@link createSessionRepository}. */
 export interface SessionRepositoryOptions {
@@ -111,7 +118,47 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     return asked ?? scope;
   };
 
+  const index = log.sessionIndex;
+  /** Stores the view's head in the session index (when the log has one and the stream is clean). */
+  const writeHead = (view: SessionViewInternals, firstEventId: string): boolean => {
+    if (!index) return false;
+    const streamId = sessionStreamId(view.sessionId);
+    const status = index.ensure(streamId);
+    if (!status || status.unusual > 0) return false;
+    const state = "headState" in view ? (view as LazySessionView).headState() : headOfTree(view.tree.state);
+    if (!state) return false;
+    index.writeHead(streamId, view.version, JSON.stringify({ ...state, firstEventId } satisfies StoredHeadState));
+    return true;
+  };
+  /** The handle, storing a new head every {@link HEAD_EVERY} events folded after `written`. */
+  const handleOf = (view: SessionViewInternals, firstEventId: string, written: number): SessionHandle => {
+    let last = written;
+    return createSessionHandle(log, view, () => {
+      if (view.version - last < HEAD_EVERY) return;
+      last = view.version;
+      writeHead(view, firstEventId);
+    });
+  };
+
+  /** Opens from the session index: the stored head plus the events after it, entries read lazily; or undefined. */
+  const loadIndexed = async (id: string): Promise<SessionHandle | undefined> => {
+    if (!index) return undefined;
+    const streamId = sessionStreamId(id);
+    const status = index.ensure(streamId);
+    if (!status || status.unusual > 0) return undefined;
+    const head = index.head(streamId);
+    if (!head || head.version > status.streamVersion) return undefined;
+    const state = JSON.parse(head.state) as StoredHeadState;
+    const [first] = await log.readStream(streamId, { fromVersion: 1, limit: 1 });
+    if (!first || first.eventId !== state.firstEventId) return undefined;
+    if (!visible(state.info)) throw notFound(id);
+    const view = createLazySessionView({ sessionId: id, index, version: head.version, state });
+    view.applyAll(index.readStream(streamId, head.version + 1));
+    return handleOf(view, state.firstEventId, head.version);
+  };
+
   const checkpoint = (view: SessionViewInternals, firstEventId: string, storedCount: number, folded: number) => {
+    if (writeHead(view, firstEventId)) return;
     if (!snapshots || folded < Math.max(1, checkpointEvery)) return;
     const order = view.tree.state.index.order;
     const snapshot = snapshotOf(view.tree.state);
@@ -136,10 +183,12 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     if (!visible(view.info)) throw notFound(id);
     view.applyAll(tail);
     checkpoint(view, stored.firstEventId, stored.entryCount, tail.length);
-    return createSessionHandle(log, view);
+    return handleOf(view, stored.firstEventId, view.version);
   };
 
   const load = async (id: string): Promise<SessionHandle> => {
+    const indexed = await loadIndexed(id);
+    if (indexed) return indexed;
     const restored = await loadFromSnapshot(id);
     if (restored) return restored;
     const events = await log.readStream(sessionStreamId(id));
@@ -148,7 +197,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     const view = createSessionView(id);
     view.applyAll(events);
     checkpoint(view, events[0].eventId, 0, events.length);
-    return createSessionHandle(log, view);
+    return handleOf(view, events[0].eventId, view.version);
   };
 
   const createWith = async (info: SessionCreatedData, entries: SessionEntry[], leafId?: string | null): Promise<SessionHandle> => {
@@ -160,7 +209,9 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     const result = await log.append(sessionStreamId(info.sessionId), events, { expectedVersion: "no_stream" });
     const view = createSessionView(info.sessionId);
     view.applyAll(result.events);
-    return createSessionHandle(log, view);
+    const firstEventId = result.events[0].eventId;
+    writeHead(view, firstEventId);
+    return handleOf(view, firstEventId, view.version);
   };
 
   /** The summary of versions `[from, to]` of `streamId`, folded from the log. */

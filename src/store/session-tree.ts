@@ -208,25 +208,53 @@ function userText(message: AgentMessage): string {
   return message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join(" ");
 }
 
+/** The per-session facts an entry changes besides the tree: counts, name, labels, stats. */
+export interface EntryFacts {
+  name: string | undefined;
+  messageCount: number;
+  firstUserMessage: string | undefined;
+  lastActivity: number | undefined;
+  labels: Map<string, string>;
+  stats: StatsAccumulator;
+}
+
+/**
+ * Folds one entry into `facts` IN PLACE (labels: latest per target, empty clears; name: the
+ * latest `session_info`; message counts and times; stats). Shared by the tree and the lazy view.
+ *
+ * @example
+ * ```ts
+ * foldEntryFacts(facts, entry);
+ * ```
+ */
+export function foldEntryFacts(facts: EntryFacts, entry: SessionEntry): void {
+  facts.stats.add(entry);
+  if (entry.type === "label") {
+    const label = entry as { targetId: string; label?: string };
+    if (label.label) facts.labels.set(label.targetId, label.label);
+    else facts.labels.delete(label.targetId);
+  } else if (entry.type === "session_info") {
+    facts.name = (entry as { name?: string }).name?.trim() || undefined;
+  } else if (entry.type === "message") {
+    const message = (entry as { message: AgentMessage }).message;
+    facts.messageCount += 1;
+    if (facts.firstUserMessage === undefined && message.role === "user") facts.firstUserMessage = userText(message) || undefined;
+    if ((message.role === "user" || message.role === "assistant") && Number.isFinite(message.timestamp)) {
+      facts.lastActivity = Math.max(facts.lastActivity ?? 0, message.timestamp);
+    }
+  }
+}
+
 /** Folds one entry into `context` IN PLACE (callers pass a fresh copy). */
 function foldEntryInto(context: SessionTreeContext, entry: SessionEntry): void {
   const { index } = context;
   addToIndex(index, entry);
-  index.stats.add(entry);
-  if (entry.type === "label") {
-    const label = entry as { targetId: string; label?: string };
-    if (label.label) index.labels.set(label.targetId, label.label);
-    else index.labels.delete(label.targetId);
-  } else if (entry.type === "session_info") {
-    context.name = (entry as { name?: string }).name?.trim() || undefined;
-  } else if (entry.type === "message") {
-    const message = (entry as { message: AgentMessage }).message;
-    context.messageCount += 1;
-    if (context.firstUserMessage === undefined && message.role === "user") context.firstUserMessage = userText(message) || undefined;
-    if ((message.role === "user" || message.role === "assistant") && Number.isFinite(message.timestamp)) {
-      context.lastActivity = Math.max(context.lastActivity ?? 0, message.timestamp);
-    }
-  }
+  const facts: EntryFacts = { name: context.name, messageCount: context.messageCount, firstUserMessage: context.firstUserMessage, lastActivity: context.lastActivity, labels: index.labels, stats: index.stats };
+  foldEntryFacts(facts, entry);
+  context.name = facts.name;
+  context.messageCount = facts.messageCount;
+  context.firstUserMessage = facts.firstUserMessage;
+  context.lastActivity = facts.lastActivity;
   context.leafId = entry.id;
   context.entryCount = index.order.length;
 }

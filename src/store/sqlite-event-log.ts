@@ -70,6 +70,8 @@ import {
 } from "./log-prepare.ts";
 import { type CommitListener, createCatchUpObservable } from "./log-subscription.ts";
 import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
+import { createSqliteSessionIndex } from "./sqlite-session-index.ts";
+import type { SessionIndex } from "./session-index.ts";
 import { inspectLogFile, migrate } from "./sqlite-schema.ts";
 import type { SessionSummaryIndex } from "./session-summary-index.ts";
 import { createSummaryStatements, hasSummaryTable, readSummaryRows } from "./sqlite-summaries.ts";
@@ -243,6 +245,7 @@ function openLog(
   onDeltasDropped?: (saved: DroppedDeltas) => void,
 ): EventLog {
   const statements = createLogStatements(db);
+  const sessionIndex = createSqliteSessionIndex(db, { writable: !readOnlyRelease });
   const summaryRows = hasSummaryTable(db);
   const listeners = new Set<CommitListener>();
   let closed = false;
@@ -261,6 +264,7 @@ function openLog(
     busyTimeoutMs,
     beforeCommit,
     ...(onDeltasDropped ? { onDeltasDropped } : {}),
+    ...(sessionIndex ? { sessionIndex } : {}),
     ...(summaryRows && !readOnlyRelease ? { summaries: createSummaryStatements(db) } : {}),
     onCommitted: () => {
       for (const listener of listeners) listener.wake();
@@ -384,6 +388,8 @@ function openLog(
       );
     },
 
+    ...(sessionIndex ? { sessionIndex: guardedIndex(sessionIndex, () => ensureOpen("read the session index")) } : {}),
+
     async headPosition(): Promise<number> {
       ensureOpen("headPosition");
       return head();
@@ -399,5 +405,27 @@ function openLog(
       if (readOnlyRelease) readOnlyRelease();
       else db.close();
     },
+  };
+}
+
+/** The public face of the session index: the reads and `writeHead`, each refused once the log is closed (not the writer's hooks). */
+function guardedIndex(index: SessionIndex, check: () => void): SessionIndex {
+  const guard =
+    <A extends unknown[], R>(method: (...args: A) => R) =>
+    (...args: A): R => {
+      check();
+      return method(...args);
+    };
+  return {
+    ensure: guard(index.ensure),
+    byId: guard(index.byId),
+    at: guard(index.at),
+    lastOf: guard(index.lastOf),
+    inRange: guard(index.inRange),
+    children: guard(index.children),
+    entries: guard(index.entries),
+    readStream: guard(index.readStream),
+    head: guard(index.head),
+    writeHead: guard(index.writeHead),
   };
 }

@@ -143,6 +143,8 @@ export async function executeStep(scope: RunScope, input: StepInput, signal: Abo
       });
       if (outcome.status === "done") result = { status: "done", output: json(outcome.output) };
       else if (outcome.status === "aborted") result = { status: "aborted", reason: outcome.error.message };
+      // An agent step whose tools wait for approval is not resumed by the workflow yet: the step fails, naming where the calls wait.
+      else if (outcome.status === "suspended") result = { status: "failed", code: "WORKFLOW_AGENT_SUSPENDED", error: `agent "${outcome.agent}" stopped for tool approval (${outcome.pendingApprovals.join(", ")}) in session ${outcome.sessionId}; workflows do not resume an agent's gated tools (use an approval step)` };
       else result = { status: "failed", code: outcome.error.code, error: outcome.error.message };
     } catch (error) {
       result = signal.aborted ? { status: "aborted", reason: message(error) } : { status: "failed", code: "WORKFLOW_STEP_FAILED", error: message(error) };

@@ -112,7 +112,9 @@ describe("the activity fold", () => {
     const snapshotPath = join(dir, "snapshot.snapshots.db");
     const snapshots = createSqliteSnapshotStore({ path: snapshotPath });
     disposers.push(() => snapshots.close());
-    const repo = createSessionRepository({ log, snapshots, checkpointEvery: 1 });
+    // Without the session index (it would serve the open): snapshots are the fast path of logs that have none.
+    const { sessionIndex: _hidden, ...withoutIndex } = log;
+    const repo = createSessionRepository({ log: withoutIndex, snapshots, checkpointEvery: 1 });
     await repo.open(session.id); // writes the checkpoint
     expect(snapshots.read(session.id)?.snapshot.activity).toEqual(session.view.activity);
     expect((await repo.open(session.id)).view.activity).toEqual(session.view.activity);
@@ -122,7 +124,8 @@ describe("the activity fold", () => {
     const { activity: _, ...old } = JSON.parse(row) as Record<string, unknown>;
     db.prepare("UPDATE session_snapshots SET state = ? WHERE session_id = ?").run(JSON.stringify(old), session.id);
     db.close();
-    const reopened = createSessionRepository({ log: createSqliteEventLog({ path }), snapshots });
+    const { sessionIndex: _alsoHidden, ...reopenedLog } = createSqliteEventLog({ path });
+    const reopened = createSessionRepository({ log: reopenedLog, snapshots });
     const handle = await reopened.open(session.id);
     disposers.push(() => reopened.log.close());
     expect(handle.view.activity).toEqual(session.view.activity);

@@ -29,6 +29,7 @@ const loadActions = async () => ({
   ...(await import("../../adapters/pi-jsonl/index.ts")),
   ...(await import("../store-context.ts")),
   ...(await import("../../adapters/tools/spill-files.ts")),
+  ...(await import("../../machines/session-actor.ts")),
 });
 
 interface DbFlags {
@@ -77,12 +78,13 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<entry>", "entry id or unique prefix")
     .argument("<label>", "the label text")
     .action(async (reference: string, entryReference: string, label: string) => {
-      const { openStore, resolveEntryId } = await loadActions();
+      const { openStore, resolveEntryId, sessionActorOf } = await loadActions();
       const store = openStore(globals(), { mustExist: true });
       try {
         const session = await store.openSessionForWrite(reference);
         const targetId = resolveEntryId(session, entryReference);
-        const entry = await session.appendEntry(label.trim() === "" ? { type: "label", targetId } : { type: "label", targetId, label });
+        // Through the session's one writer (its session actor's), like every other write.
+        const [entry] = await sessionActorOf(session).writes.appendEntries([label.trim() === "" ? { type: "label", targetId } : { type: "label", targetId, label }]);
         print(label.trim() === "" ? `cleared the label of ${targetId} (entry ${entry.id})` : `labelled ${targetId} "${label}" (entry ${entry.id})`);
       } finally {
         await store.close();

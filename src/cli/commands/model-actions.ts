@@ -21,6 +21,7 @@ import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessi
 import { ApprovalPendingError, CompactionError } from "../../core/errors.ts";
 import { DEFAULT_COMPACTION_SETTINGS } from "../../compaction/settings.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
+import { sessionActorOf } from "../../machines/session-actor.ts";
 import type { PromptOptions } from "../../harness/harness-session-types.ts";
 import { askApprovals, pendingLine } from "./approval-actions.ts";
 
@@ -190,7 +191,8 @@ export async function checkoutAction(reference: string, entryReference: string, 
       // A label entry is appended at the leaf (pi), which would leave the leaf on it; the user
       // checked out the target (or its summary), so the leaf goes back there.
       const leaf = result.summaryEntry?.id ?? result.newLeafId;
-      if (result.labelEntry) await (await store.repo.open(session.id)).moveLeaf(leaf);
+      // A fresh handle (the harness wrote through its own), written through its session actor's writer.
+      if (result.labelEntry) await sessionActorOf(await store.repo.open(session.id)).writes.moveLeaf(leaf);
       const summary = result.summaryEntry ? `; branch summary ${result.summaryEntry.id} of the branch you left` : "";
       const label = result.labelEntry ? `; labelled ${result.summaryEntry ? "the summary" : result.labelEntry.targetId} "${flags.label}"` : "";
       process.stdout.write(`moved to ${result.newLeafId ?? "(root)"}${summary}${label}; the leaf is ${leaf ?? "(root)"}\n`);

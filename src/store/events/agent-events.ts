@@ -4,7 +4,9 @@
  * Contract (ours; the lifecycle grammar of `docs/events.md`, purista's `agent.started` /
  * `agent.finished` renamed to our `.ended` with a `status`):
  * - `agent.started` is written after the input was validated and before the agent's run starts;
- *   `agent.ended` after that run ended, once per invocation, with the same `invocationId`;
+ *   `agent.ended` after that run ended, once per invocation, with the same `invocationId`
+ *   (a run that stopped for tool approval does not end the invocation; crash recovery writes
+ *   `agent.ended` `interrupted` for a standalone invocation whose run it closed);
  * - `agent.ended.status` is `done` (the output was valid; `output` is the validated value),
  *   `failed` (`code`: `AGENT_OUTPUT_INVALID` when repairs ran out, else the run's failure),
  *   `aborted` or `interrupted` (the words of `run.ended`);

@@ -1,0 +1,121 @@
+/**
+ * Context plans and paths from the session index (ours, issue 17): the same {@link ContextPlan}
+ * that `context.ts` finds by walking the path entry by entry, found with a few indexed queries
+ * per linear run of the path, so a build reads only the entries its context holds.
+ *
+ * Contract:
+ * - only for streams with no `unusual` entries, indexed up to the version the caller reflects
+ *   (callers check `SessionIndexStatus`); the path is the runs from the leaf's run back to the
+ *   root's, root first; a cycle or a broken link returns undefined (the caller walks instead);
+ * - the plan equals `planFull`'s for the same leaf: the last compaction on the path, its kept
+ *   entries (from `firstKeptEntryId`, when on the path before it), the last thinking, model
+ *   (model_change or assistant message) and tools entries, the `context_edit` entries in path
+ *   order, `unknown_entry` diagnostics in path order; no path diagnostics (a clean stream has no
+ *   missing parent or cycle).
+ *
+ * @example
+ * ```ts
+ * const found = planFromIndex(index, streamId, leafId, status.entries, status.unknown > 0);
+ * found?.plan.emitIds;
+ * ```
+ */
+import type { CompactionEntry } from "../core/entries.ts";
+import type { ContextPlan } from "./context.ts";
+import type { ContextDiagnostic } from "./session-types.ts";
+import type { IndexedEntry, SessionIndex } from "./session-index.ts";
+
+/** A stretch of the path: entries `from…to` (seqs), each the parent of the next. */
+export type PathRun = { from: number; to: number };
+
+/**
+ * The path root→`leaf` as runs, root first; undefined on a cycle or a missing row.
+ *
+ * @example
+ * ```ts
+ * const runs = pathRuns(index, streamId, index.byId(streamId, leafId)!, status.entries);
+ * ```
+ */
+export function pathRuns(index: SessionIndex, streamId: string, leaf: IndexedEntry, entries: number): PathRun[] | undefined {
+  const runs: PathRun[] = [];
+  let row: IndexedEntry | undefined = leaf;
+  let length = 0;
+  while (row) {
+    runs.push({ from: row.runStart, to: row.seq });
+    length += row.seq - row.runStart + 1;
+    if (length > entries) return undefined;
+    const start = row.runStart === row.seq ? row : index.at(streamId, row.runStart);
+    if (!start) return undefined;
+    if (start.parentSeq === null) break;
+    if (start.parentSeq >= start.seq) return undefined;
+    row = index.at(streamId, start.parentSeq);
+    if (!row) return undefined;
+  }
+  return runs.reverse();
+}
+
+/** A place on the path: run index, then seq. */
+type Place = { run: number; seq: number };
+
+const later = (a: Place | undefined, b: Place | undefined) => (!a ? b : !b ? a : a.run > b.run || (a.run === b.run && a.seq > b.seq) ? a : b);
+
+/** The planned context at `leafId` plus the path's runs, or undefined (see the module contract). */
+export function planFromIndex(
+  index: SessionIndex,
+  streamId: string,
+  leafId: string,
+  entries: number,
+  hasUnknown: boolean,
+): { plan: ContextPlan; runs: PathRun[]; emitRows: IndexedEntry[] } | undefined {
+  const leaf = index.byId(streamId, leafId);
+  if (!leaf) return undefined;
+  const runs = pathRuns(index, streamId, leaf, entries);
+  if (!runs) return undefined;
+  const lastOnPath = (kinds: readonly string[], role?: string): Place | undefined => {
+    for (let run = runs.length - 1; run >= 0; run--) {
+      const row = index.lastOf(streamId, kinds, runs[run].from, runs[run].to, role);
+      if (row) return { run, seq: row.seq };
+    }
+    return undefined;
+  };
+  const rowsOnPath = (kinds: readonly string[] | "unknown", from: Place, to: Place): IndexedEntry[] => {
+    const rows: IndexedEntry[] = [];
+    for (let run = from.run; run <= to.run; run++) {
+      const low = run === from.run ? from.seq : runs[run].from;
+      const high = run === to.run ? to.seq : runs[run].to;
+      if (low <= high) rows.push(...index.inRange(streamId, low, high, kinds));
+    }
+    return rows;
+  };
+  const first: Place = { run: 0, seq: runs[0].from };
+  const last: Place = { run: runs.length - 1, seq: runs[runs.length - 1].to };
+  const compactionAt = lastOnPath(["compaction"]);
+  const thinking = lastOnPath(["thinking_level_change"]);
+  const model = later(lastOnPath(["model_change"]), lastOnPath(["message"], "assistant"));
+  const tools = lastOnPath(["active_tools_change"]);
+  const idAt = (place: Place) => index.at(streamId, place.seq)!.id;
+  const settingIds = [thinking, model, tools].filter((place): place is Place => place !== undefined).map(idAt);
+  const editIds = rowsOnPath(["context_edit"], first, last).map((row) => row.id);
+  const diagnostics: ContextDiagnostic[] = hasUnknown
+    ? rowsOnPath("unknown", first, last).map((row) => ({ kind: "unknown_entry", message: `Entry ${row.id} has unknown type "${row.kind}"; it is kept but not sent to the model.`, entryId: row.id }))
+    : [];
+  const emitting = ["message", "custom_message", "branch_summary"];
+  const emitRows: IndexedEntry[] = [];
+  let compactionId: string | null = null;
+  if (!compactionAt) {
+    emitRows.push(...rowsOnPath(emitting, first, last));
+  } else {
+    const compactionRow = index.at(streamId, compactionAt.seq)!;
+    compactionId = compactionRow.id;
+    const [compaction] = index.entries(streamId, [compactionRow]) as CompactionEntry[];
+    const kept = compaction ? index.byId(streamId, compaction.firstKeptEntryId) : undefined;
+    const keptRun = kept ? runs.findIndex((run, position) => position <= compactionAt.run && kept.seq >= run.from && kept.seq <= run.to) : -1;
+    if (kept && keptRun >= 0 && (keptRun < compactionAt.run || kept.seq < compactionAt.seq)) {
+      const beforeCompaction: Place = compactionAt.seq > runs[compactionAt.run].from ? { run: compactionAt.run, seq: compactionAt.seq - 1 } : { run: compactionAt.run - 1, seq: runs[compactionAt.run - 1].to };
+      emitRows.push(...rowsOnPath(emitting, { run: keptRun, seq: kept.seq }, beforeCompaction));
+    }
+    const afterCompaction: Place = compactionAt.seq < runs[compactionAt.run].to ? { run: compactionAt.run, seq: compactionAt.seq + 1 } : { run: compactionAt.run + 1, seq: runs[compactionAt.run + 1]?.from ?? 0 };
+    if (afterCompaction.run < runs.length) emitRows.push(...rowsOnPath(emitting, afterCompaction, last));
+  }
+  const plan: ContextPlan = { leafId, diagnostics, missingParents: [], settingIds, compactionId, emitIds: emitRows.map((row) => row.id), ...(editIds.length > 0 ? { editIds } : {}) };
+  return { plan, runs, emitRows };
+}

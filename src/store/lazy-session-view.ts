@@ -1,0 +1,314 @@
+/**
+ * A session view opened from the session index (ours, issue 17): it starts from a stored head
+ * (`session-index.ts`) and reads entries only when asked, so opening a session and building
+ * its leaf's context cost O(that context), not O(the session).
+ *
+ * Contract (the {@link SessionView} contract, same results as a view folded from the log):
+ * - built from a head at version V plus the events after it (`applyAll`); later events fold
+ *   as in `session-view.ts` (leaf, name, counts, labels, stats, activity; entries kept in memory);
+ * - entries from before opening are read through the index on first use, by id or in bulk for a
+ *   context, and kept; the leaf's context is planned from the index (`index-plan.ts`) while the
+ *   index covers the view's version, else by walking the path (`context.ts`);
+ * - `getChildren` reads the index's children plus the entries folded since opening;
+ *   `getBranch` reads the path's runs in bulk;
+ * - whole-tree operations (`getTree`, `getEntries`, and the `tree` internals) fold the stream up
+ *   to the view's version once into an ordinary view and delegate to it from then on.
+ *
+ * @example
+ * ```ts
+ * const view = createLazySessionView({ sessionId, index, head, state });
+ * view.applyAll(index.readStream(streamId, head.version + 1));
+ * view.buildContext();
+ * ```
+ */
+import { Subject, type Observable } from "rxjs";
+import type { SessionEntry } from "../core/entries.ts";
+import { InvalidStateError } from "../core/errors.ts";
+import type { StoredEvent } from "./event-log.ts";
+import { isEventOfType } from "./events/catalogue.ts";
+import { sessionStreamId, type SessionCreatedData } from "./events/session-events.ts";
+import { createContextBuilder, pathToRoot, type ContextPlan } from "./context.ts";
+import { pathRuns, planFromIndex } from "./index-plan.ts";
+import { foldActivity, type SessionActivity } from "./session-activity.ts";
+import type { IndexedEntry, SessionIndex } from "./session-index.ts";
+import { createStatsAccumulator } from "./session-stats.ts";
+import { foldEntryFacts, type EntryFacts, type SessionTreeContext } from "./session-tree.ts";
+import type { SessionStats } from "./session-types.ts";
+import { createSessionView, type SessionViewInternals } from "./session-view.ts";
+
+/** The folded state a session head stores (JSON), at {@link StoredHead.version}. */
+export interface SessionHeadState {
+  info: SessionCreatedData;
+  leafId: string | null;
+  name: string | undefined;
+  messageCount: number;
+  firstUserMessage: string | undefined;
+  lastActivity: number | undefined;
+  labels: [string, string][];
+  stats: SessionStats;
+  activity: SessionActivity;
+}
+
+/**
+ * The head state of a folded tree (no entry is read).
+ *
+ * @example
+ * ```ts
+ * const state = headOfTree(view.tree.state);
+ * ```
+ */
+export function headOfTree(context: SessionTreeContext): SessionHeadState | undefined {
+  if (!context.info) return undefined;
+  return {
+    info: context.info,
+    leafId: context.leafId,
+    name: context.name,
+    messageCount: context.messageCount,
+    firstUserMessage: context.firstUserMessage,
+    lastActivity: context.lastActivity,
+    labels: [...context.index.labels],
+    stats: context.index.stats.snapshot(),
+    activity: context.activity,
+  };
+}
+
+/** A lazy view: the session view internals plus its head state (for the next head write). */
+export interface LazySessionView extends SessionViewInternals {
+  headState(): SessionHeadState;
+  /** True once a whole-tree operation folded the stream (tests). */
+  readonly inflated: boolean;
+}
+
+/** Options of {@link createLazySessionView}. */
+export interface LazySessionViewOptions {
+  sessionId: string;
+  index: SessionIndex;
+  /** The head's version. */
+  version: number;
+  state: SessionHeadState;
+}
+
+function timeOf(entry: SessionEntry): number {
+  const time = Date.parse(entry.timestamp);
+  return Number.isNaN(time) ? 0 : time;
+}
+
+/**
+ * Creates a view from a session head (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const view = createLazySessionView({ sessionId: id, index, version: head.version, state: JSON.parse(head.state) });
+ * ```
+ */
+export function createLazySessionView(options: LazySessionViewOptions): LazySessionView {
+  const { sessionId, index } = options;
+  const streamId = sessionStreamId(sessionId);
+  const state = options.state;
+  let version = options.version;
+  let leafId = state.leafId;
+  let activity = state.activity;
+  const facts: EntryFacts = {
+    name: state.name,
+    messageCount: state.messageCount,
+    firstUserMessage: state.firstUserMessage,
+    lastActivity: state.lastActivity,
+    labels: new Map(state.labels),
+    stats: createStatsAccumulator(state.stats),
+  };
+  /** Entries read or folded so far, by id. */
+  const known = new Map<string, SessionEntry>();
+  /** Entries folded since opening, in append order. */
+  const folded: SessionEntry[] = [];
+  const foldedIds = new Set<string>();
+  let inflatedView: SessionViewInternals | undefined;
+  const changes = new Subject<SessionViewInternals>();
+
+  /** The index status when it covers this view's version and the stream is clean, else undefined. */
+  const covered = () => {
+    const status = index.ensure(streamId);
+    return status && status.unusual === 0 && status.indexedVersion >= version ? status : undefined;
+  };
+  let openStatus = covered();
+  /** Entries indexed when the view opened: rows past it were folded here (and are in `folded`). */
+  const entriesAtOpen = openStatus?.entries ?? 0;
+
+  const remember = (rows: readonly IndexedEntry[]) => {
+    const missing = rows.filter((row) => !known.has(row.id));
+    if (missing.length === 0) return;
+    index.entries(streamId, missing).forEach((entry, position) => {
+      if (entry) known.set(missing[position].id, entry);
+    });
+  };
+  const getEntry = (id: string): SessionEntry | undefined => {
+    const cached = known.get(id);
+    if (cached) return cached;
+    const row = index.byId(streamId, id);
+    if (!row || row.seq >= entriesAtOpen) return undefined;
+    remember([row]);
+    return known.get(id);
+  };
+  const planAt = (at: string): ContextPlan | undefined => {
+    const status = covered();
+    if (!status) return undefined;
+    const found = planFromIndex(index, streamId, at, status.entries, status.unknown > 0);
+    if (!found) return undefined;
+    const needed = [...found.emitRows];
+    for (const id of [...found.plan.settingIds, ...(found.plan.editIds ?? []), ...(found.plan.compactionId ? [found.plan.compactionId] : [])]) {
+      const row = index.byId(streamId, id);
+      if (row) needed.push(row);
+    }
+    needed.sort((a, b) => a.seq - b.seq);
+    remember(needed);
+    return found.plan;
+  };
+  const contexts = createContextBuilder({ getEntry, plan: planAt, size: () => entriesAtOpen + folded.length });
+
+  const inflate = (): SessionViewInternals => {
+    if (inflatedView) return inflatedView;
+    const full = createSessionView(sessionId);
+    full.applyAll(index.readStream(streamId, 1).filter((event) => event.version <= version));
+    inflatedView = full;
+    openStatus = undefined;
+    return full;
+  };
+
+  const fold = (event: StoredEvent) => {
+    if (isEventOfType(event, "entry.appended")) {
+      const entry = event.data.entry;
+      known.set(entry.id, entry);
+      folded.push(entry);
+      foldedIds.add(entry.id);
+      foldEntryFacts(facts, entry);
+      leafId = entry.id;
+      contexts.entryAdded(entry);
+    } else if (isEventOfType(event, "leaf.moved")) {
+      leafId = event.data.leafId;
+    }
+    activity = foldActivity(activity, event);
+    version = event.version;
+  };
+  /** The events to fold (lower versions are already folded; a gap throws, nothing folded). */
+  const fresh = (events: readonly StoredEvent[]): StoredEvent[] => {
+    let expected = version + 1;
+    const out: StoredEvent[] = [];
+    for (const event of events) {
+      if (event.version < expected) continue;
+      if (event.version !== expected) {
+        throw new InvalidStateError(`Session stream event version ${event.version} does not follow version ${expected - 1}; events must be applied in order.`, {
+          details: { streamId: event.streamId, version: event.version, expected },
+        });
+      }
+      out.push(event);
+      expected += 1;
+    }
+    return out;
+  };
+
+  const view: LazySessionView = {
+    sessionId,
+    get tree() {
+      return inflate().tree;
+    },
+    get contexts() {
+      return inflatedView ? inflatedView.contexts : contexts;
+    },
+    get inflated() {
+      return inflatedView !== undefined;
+    },
+    get info() {
+      return state.info;
+    },
+    get version() {
+      return inflatedView ? inflatedView.version : version;
+    },
+    get leafId() {
+      return inflatedView ? inflatedView.leafId : leafId;
+    },
+    get name() {
+      return inflatedView ? inflatedView.name : facts.name;
+    },
+    get activity() {
+      return inflatedView ? inflatedView.activity : activity;
+    },
+    get changes$(): Observable<SessionViewInternals> {
+      return changes.asObservable();
+    },
+    apply(event) {
+      view.applyAll([event]);
+    },
+    applyAll(events) {
+      if (inflatedView) {
+        const before = inflatedView.version;
+        inflatedView.applyAll(events);
+        if (inflatedView.version !== before) changes.next(view);
+        return;
+      }
+      const next = fresh(events);
+      if (next.length === 0) return;
+      for (const event of next) fold(event);
+      changes.next(view);
+    },
+    restore() {
+      throw new InvalidStateError("A session view opened from the session index cannot restore a snapshot.");
+    },
+    getEntry(id) {
+      return inflatedView ? inflatedView.getEntry(id) : getEntry(id);
+    },
+    getChildren(id) {
+      if (inflatedView) return inflatedView.getChildren(id);
+      const before = index.children(streamId, id).filter((row) => row.seq < entriesAtOpen && row.id !== id && !foldedIds.has(row.id));
+      remember(before);
+      const children = [...before.map((row) => known.get(row.id)!), ...folded.filter((entry) => entry.parentId === id && entry.id !== id)];
+      return children.map((entry, order) => ({ entry, order, time: timeOf(entry) })).sort((a, b) => a.time - b.time || a.order - b.order).map(({ entry }) => entry);
+    },
+    getBranch(fromId) {
+      if (inflatedView) return inflatedView.getBranch(fromId);
+      const start = fromId === undefined ? leafId : fromId;
+      if (start === null || !getEntry(start)) return [];
+      const status = covered();
+      const row = status ? index.byId(streamId, start) : undefined;
+      const runs = status && row ? pathRuns(index, streamId, row, status.entries) : undefined;
+      if (!runs) return pathToRoot({ getEntry }, start).path;
+      const rows = runs.flatMap((run) => index.inRange(streamId, run.from, run.to));
+      remember(rows);
+      return rows.map((item) => known.get(item.id)!);
+    },
+    getTree() {
+      return inflate().getTree();
+    },
+    getEntries() {
+      return inflate().getEntries();
+    },
+    getLabel(entryId) {
+      return inflatedView ? inflatedView.getLabel(entryId) : facts.labels.get(entryId);
+    },
+    getStats() {
+      return inflatedView ? inflatedView.getStats() : facts.stats.snapshot();
+    },
+    buildContext(buildOptions = {}) {
+      if (inflatedView) return inflatedView.buildContext(buildOptions);
+      const at = buildOptions.leafId === undefined ? leafId : buildOptions.leafId;
+      return contexts.build(at);
+    },
+    headState() {
+      if (inflatedView) return headOfTree(inflatedView.tree.state)!;
+      return {
+        info: state.info,
+        leafId,
+        name: facts.name,
+        messageCount: facts.messageCount,
+        firstUserMessage: facts.firstUserMessage,
+        lastActivity: facts.lastActivity,
+        labels: [...facts.labels],
+        stats: facts.stats.snapshot(),
+        activity,
+      };
+    },
+    dispose() {
+      inflatedView?.dispose();
+      changes.complete();
+    },
+  };
+  return view;
+}
