@@ -29,7 +29,7 @@ export {
   type WorkflowContext,
   type WorkflowStep,
 } from "../workflows/steps.ts";
-export { WorkflowDefinitionError, WorkflowError, WorkflowRunError } from "../workflows/errors.ts";
+export { WorkflowDefinitionChangedError, WorkflowDefinitionError, WorkflowError, WorkflowRunError } from "../workflows/errors.ts";
 export { foldWorkflow, workflowStreamId, type GateRecord, type StepRecord, type WorkflowRunState } from "../workflows/fold.ts";
 export type { WorkflowOutcome, WorkflowRunOptions } from "../workflows/runner.ts";
 export { abortWorkflowRun, decideWorkflowApproval, listWorkflowRuns, readWorkflowRun, type LogSource } from "../workflows/runs.ts";

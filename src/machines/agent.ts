@@ -8,6 +8,8 @@
  *   there is nothing to continue from (empty session, or a finished assistant reply and
  *   empty queues); a trailing error/aborted assistant can be continued (the model adapter
  *   drops it from the request, so the call is a retry);
+ * - an agent whose session needs no start-up work (no open run, summary intent or approval)
+ *   is built on first use (`lazy-agent.ts`): an idle agent costs one small object;
  * - crash recovery runs once when the agent is created (the steering and follow-up
  *   queues are restored from the view's activity projection, `view.activity.queues`, then
  *   `recoverSession` closes an unfinished run, appending through the agent's writer like
@@ -45,7 +47,7 @@
  * ```
  */
 import { v7 as uuidv7 } from "uuid";
-import { BehaviorSubject, Subject } from "rxjs";
+import { BehaviorSubject, defer, Subject } from "rxjs";
 import { createActor, fromPromise } from "xstate";
 import { convertToLlm } from "../core/convert-to-llm.ts";
 import { ApprovalPendingError, ArborError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
@@ -70,6 +72,7 @@ import { provideRunLogic } from "./run-logic.ts";
 import type { RunOutput } from "./run.machine.ts";
 import { registerSessionActor, sessionBusyError, slotOver, type SessionActor } from "./session-actor.ts";
 import { createSessionWriter } from "./session-writer.ts";
+import { idleAtStart, LazyAgent } from "./lazy-agent.ts";
 
 /**
  * Creates the agent of `options.session` (see the module contract). Never throws;
@@ -82,29 +85,50 @@ import { createSessionWriter } from "./session-writer.ts";
  * ```
  */
 export function createAgent(options: AgentOptions): Agent {
+  // An idle session's agent is built on first use (`lazy-agent.ts`, issue 17 P7).
+  if (options.inspect === undefined && idleAtStart(options.session.view.activity)) return new LazyAgent(options, createEagerAgent);
+  return createEagerAgent(options);
+}
+
+/** The agent, built now (see the module contract). */
+function createEagerAgent(options: AgentOptions): Agent {
   const { session } = options;
   const hooks = options.hooks ?? {};
   const retry = resolveRetrySettings(options.retry);
   // Model, tools, active tools and thinking level are the session actor's state (`agent-settings.ts`).
-  const initialSettings = agentSettings({
-    model: options.model,
-    ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
-    tools: options.tools ?? [],
-    activeToolNames: options.activeToolNames ?? session.view.buildContext().activeToolNames,
-    thinkingLevel: options.thinkingLevel ?? session.view.buildContext().thinkingLevel,
-  });
-  const settingsNow = (): AgentSettings => actor?.getSnapshot().context.settings ?? initialSettings;
+  // Built on first use (issue 17 P7: an idle agent holds no machine, writer or context).
+  let initial: AgentSettings | undefined;
+  const initialSettings = (): AgentSettings =>
+    (initial ??= agentSettings({
+      model: options.model,
+      ...(options.modelName !== undefined ? { modelName: options.modelName } : {}),
+      tools: options.tools ?? [],
+      activeToolNames: options.activeToolNames ?? session.view.buildContext().activeToolNames,
+      thinkingLevel: options.thinkingLevel ?? session.view.buildContext().thinkingLevel,
+    }));
+  // The queues as the log recorded them when the agent was created (the machine's input).
+  const initialQueues = session.view.activity.queues;
+  const settingsNow = (): AgentSettings => actor?.getSnapshot().context.settings ?? initialSettings();
   const isActive = (name: string, names = settingsNow().activeToolNames) => names === null || names.includes(name);
   let lastError: string | undefined;
   const deferredSettings: NewEvent[] = [];
-  const committed$ = new Subject<ArborEvent>();
+  // Created when `runEvents$` is first subscribed to (nobody else reads it).
+  let committedSubject: Subject<ArborEvent> | undefined;
+  const committed = (): Subject<ArborEvent> => {
+    if (committedSubject) return committedSubject;
+    committedSubject = new Subject<ArborEvent>();
+    if (disposed) committedSubject.complete();
+    return committedSubject;
+  };
+  let events: Agent["events$"] | undefined;
+  let audit: Agent["auditEvents$"] | undefined;
   const requireApproval: readonly string[] | "all" = options.requireApproval ?? [];
   const settled = new Map<string, { resolve: (outcome: RunOutcome) => void; reject: (error: unknown) => void }>();
 
   const modelInfo = () => ({ ...settingsNow().model });
   const activeTools = () => [...settingsNow().tools.values()].filter((tool) => isActive(tool.name));
 
-  // eslint-disable-next-line prefer-const -- assigned once the machine is built; the writer reports to it.
+  // Assigned when the machine is built (`machine()`); the writer reports to it.
   let actor: ReturnType<typeof createActor<typeof agentMachine>> | undefined;
   const newWriter = () =>
     createSessionWriter({
@@ -114,18 +138,20 @@ export function createAgent(options: AgentOptions): Agent {
         actor?.send({ type: "WRITER.FAILED", error: writerFailureMessage(error), code });
       },
       onCommitted: (events) => {
-        for (const event of events) if (isArborEvent(event)) committed$.next(event);
+        if (!committedSubject) return;
+        for (const event of events) if (isArborEvent(event)) committedSubject.next(event);
       },
     });
-  // Replaced by reload() after a refused write (the old one is poisoned for good).
-  let writer = newWriter();
+  // Replaced by reload() after a refused write (the old one is poisoned for good); created on first use.
+  let current: ReturnType<typeof newWriter> | undefined;
+  const writerNow = () => (current ??= newWriter());
   /** Recovery and hook records: pushed like a run's events, resolved once committed (rejects with the writer's failure). */
   const recordNow = { record: async (events: NewEvent[]) => {
-    writer.push(...events);
-    await writer.commit();
+    writerNow().push(...events);
+    await writerNow().commit();
   } };
   const record = (_: unknown, params: { events: NewEvent[] }) => {
-    writer.push(...params.events);
+    writerNow().push(...params.events);
     scheduleState();
   };
 
@@ -134,7 +160,7 @@ export function createAgent(options: AgentOptions): Agent {
     hooks,
     toolContext: (call) =>
       typeof options.toolContext === "function" ? (options.toolContext as (c: typeof call) => unknown)(call) : options.toolContext,
-    commit: () => writer.commit(),
+    commit: () => writerNow().commit(),
     ...(options.secrets?.length ? { secrets: options.secrets } : {}),
     requiresApproval: (name) => requireApproval === "all" || requireApproval.includes(name),
   };
@@ -168,7 +194,7 @@ export function createAgent(options: AgentOptions): Agent {
   async function syncApprovals() {
     const open = await openInLog();
     const operation = actor ? operationOf(actor.getSnapshot()) : "idle";
-    if (open.length > 0 && operation === "idle") actor?.send({ type: "APPROVAL.AWAIT" });
+    if (open.length > 0 && operation === "idle") machine().send({ type: "APPROVAL.AWAIT" });
     else if (open.length === 0 && operation === "awaiting-approval") actor?.send({ type: "APPROVAL.CLEAR" });
   }
 
@@ -178,12 +204,12 @@ export function createAgent(options: AgentOptions): Agent {
   // our own run the refusal left open (issue 19 item 7). A run another live process owns
   // keeps the session refused (SessionBusyError at the next prepare).
   const reload = async () => {
-    await writer.flush();
+    await writerNow().flush();
     if (!session.refresh) {
       throw new InvalidStateError(`Session ${session.id} cannot reload: its handle has no refresh(); open the session again.`);
     }
     await session.refresh();
-    writer = newWriter();
+    current = newWriter();
     lastError = undefined;
     liveAtOpen = (await recoverSession(session, recordNow)).liveRun !== undefined;
     await syncApprovals();
@@ -193,7 +219,7 @@ export function createAgent(options: AgentOptions): Agent {
   const prepareRun = fromPromise<PrepareRunOutput, PrepareRunInput>(async ({ input }) => {
     await ready;
     await runOwnership.take();
-    if (writer.failure !== undefined) await reload();
+    if (writerNow().failure !== undefined) await reload();
     if (liveAtOpen) {
       // The session was opened while another live process ran it: refuse until that
       // run ends or its process is gone (then recover it now).
@@ -208,7 +234,7 @@ export function createAgent(options: AgentOptions): Agent {
     }
     if (input.kind === "resume") {
       // Decisions may come from another process: catch up with the log first.
-      await writer.flush();
+      await writerNow().flush();
       await session.refresh?.();
     }
     const prompts = input.prepare ? await input.prepare() : input.prompts;
@@ -234,7 +260,7 @@ export function createAgent(options: AgentOptions): Agent {
     if (context.thinkingLevel !== thinkingLevel) {
       settings.push(entryEvent(scope, { type: "thinking_level_change", thinkingLevel }));
     }
-    if (settings.length) writer.push(...settings);
+    if (settings.length) writerNow().push(...settings);
     if (input.kind === "prompt") return { input: { ...base, prompts } };
     if (input.kind === "resume") {
       const resume = await resumeOf(context.messages, input.abort);
@@ -300,38 +326,70 @@ export function createAgent(options: AgentOptions): Agent {
     );
   }
 
-  const runLogic = provideRunLogic({
-    record: (events) => record(undefined, { events }),
-    getModel: () => settingsNow().client,
-    buildRequest,
-    runtime,
-    hooks,
-    flush: () => writer.flush(),
-    commit: () => writer.commit(),
-  });
+  /**
+   * The agent machine and its run logic, created on first use (a prompt, a queue, a setting, a
+   * compaction or navigation, open approvals at start-up): an idle agent holds none of it.
+   */
+  function machine(): NonNullable<typeof actor> {
+    if (actor) return actor;
+    const runLogic = provideRunLogic({
+      record: (events) => record(undefined, { events }),
+      getModel: () => settingsNow().client,
+      buildRequest,
+      runtime,
+      hooks,
+      flush: () => writerNow().flush(),
+      commit: () => writerNow().commit(),
+    });
 
-  actor = createActor(
-    agentMachine.provide({ actions: { record }, actors: { run: runLogic, prepareRun } }),
-    {
-      input: {
-        settings: initialSettings,
-        steeringMode: options.steeringMode,
-        followUpMode: options.followUpMode,
-        // The queues as the log last recorded them: the view's activity projection (not recorded again).
-        ...session.view.activity.queues,
+    const created = createActor(
+      agentMachine.provide({ actions: { record }, actors: { run: runLogic, prepareRun } }),
+      {
+        input: {
+          settings: initialSettings(),
+          steeringMode: options.steeringMode,
+          followUpMode: options.followUpMode,
+          // The queues as the log last recorded them: the view's activity projection (not recorded again).
+          ...initialQueues,
+        },
+        ...(options.inspect ? { inspect: options.inspect as never } : {}),
       },
-      ...(options.inspect ? { inspect: options.inspect as never } : {}),
-    },
-  );
+    );
+    created.on("runSettled", ({ output }) => {
+      void finishRun(output);
+    });
+    created.on("runRejected", ({ runId, error }) => {
+      void runOwnership.release();
+      // A refused resume: the slot went back to awaiting-approval; idle when nothing waits any more.
+      if (operationOf(created.getSnapshot()) === "awaiting-approval") void syncApprovals().catch(() => undefined);
+      const pending = settled.get(runId);
+      settled.delete(runId);
+      pending?.reject(error);
+      scheduleState();
+    });
+    created.subscribe({ next: () => scheduleState(), error: () => undefined });
+    created.start();
+    actor = created;
+    return created;
+  }
 
-  const state$ = new BehaviorSubject<AgentStateSnapshot>(snapshotOf());
+  // The state subject exists once someone subscribed to `state$` (it starts from the snapshot then).
+  let stateSubject: BehaviorSubject<AgentStateSnapshot> | undefined;
+  let disposed = false;
+  const stateNow = (): BehaviorSubject<AgentStateSnapshot> => {
+    if (stateSubject) return stateSubject;
+    stateSubject = new BehaviorSubject<AgentStateSnapshot>(snapshotOf());
+    if (disposed) stateSubject.complete();
+    return stateSubject;
+  };
+  const state$ = defer(() => stateNow());
   let stateScheduled = false;
   function scheduleState() {
-    if (stateScheduled) return;
+    if (stateScheduled || !stateSubject) return;
     stateScheduled = true;
     queueMicrotask(() => {
       stateScheduled = false;
-      state$.next(snapshotOf());
+      stateSubject?.next(snapshotOf());
     });
   }
   function snapshotOf(): AgentStateSnapshot {
@@ -346,8 +404,8 @@ export function createAgent(options: AgentOptions): Agent {
       status: running ? "running" : "idle",
       operation,
       pendingToolCalls: batch ? runningCalls(batch) : [],
-      steeringQueue: snapshot?.context.steering ?? [],
-      followUpQueue: snapshot?.context.followUp ?? [],
+      steeringQueue: snapshot ? snapshot.context.steering : initialQueues.steering,
+      followUpQueue: snapshot ? snapshot.context.followUp : initialQueues.followUp,
       thinkingLevel: settingsNow().thinkingLevel,
       model: { provider: settingsNow().model.provider, modelId: settingsNow().model.modelId },
       activeToolNames: active === null ? null : [...active],
@@ -360,30 +418,16 @@ export function createAgent(options: AgentOptions): Agent {
     return state;
   }
 
-  actor.on("runSettled", ({ output }) => {
-    void finishRun(output);
-  });
-  actor.on("runRejected", ({ runId, error }) => {
-    void runOwnership.release();
-    // A refused resume: the slot went back to awaiting-approval; idle when nothing waits any more.
-    if (operationOf(actor!.getSnapshot()) === "awaiting-approval") void syncApprovals().catch(() => undefined);
-    const pending = settled.get(runId);
-    settled.delete(runId);
-    pending?.reject(error);
-    scheduleState();
-  });
-  actor.subscribe({ next: () => scheduleState(), error: () => undefined });
-  actor.start();
-
   async function finishRun(settledOutput: RunOutput) {
     let output = settledOutput;
-    if (deferredSettings.length) writer.push(...deferredSettings.splice(0));
-    await writer.flush();
+    if (deferredSettings.length) writerNow().push(...deferredSettings.splice(0));
+    await writerNow().flush();
     await runOwnership.release();
-    if (writer.failure !== undefined) {
+    const failure = writerNow().failure;
+    if (failure !== undefined) {
       // The log refused a write (another writer): nothing of this run after that point is stored.
-      output = { ...output, status: "failed", error: writerFailureMessage(writer.failure) };
-      if (ArborError.isInstance(writer.failure)) output.code = writer.failure.code;
+      output = { ...output, status: "failed", error: writerFailureMessage(failure) };
+      if (ArborError.isInstance(failure)) output.code = failure.code;
     }
     lastError = output.status === "failed" ? output.error : undefined;
     const outcome: RunOutcome = { runId: output.runId, status: output.status, messages: output.messages };
@@ -397,15 +441,28 @@ export function createAgent(options: AgentOptions): Agent {
     pending?.resolve(outcome);
   }
 
-  const machineSlot = slotOver(session.id, actor, () => writer);
+  let slotOfMachine: SessionActor | undefined;
+  const machineSlot = () => (slotOfMachine ??= slotOver(session.id, machine(), writerNow));
   // Entries queued while the slot was busy are written when a compaction or navigation ends
   // (after a run, `finishRun` writes them).
   const slot: SessionActor = {
-    ...machineSlot,
+    sessionId: session.id,
+    writes: {
+      appendEntries: (entries, writeOptions) => writerNow().appendEntries(entries, writeOptions),
+      appendEvents: (events) => writerNow().appendEvents(events),
+      moveLeaf: (leafId) => writerNow().moveLeaf(leafId),
+      async record(events) {
+        const writer = writerNow();
+        writer.push(...events);
+        await writer.commit();
+      },
+    },
+    operation: () => (actor ? operationOf(actor.getSnapshot()) : "idle"),
+    abort: (reason) => actor?.send({ type: "ABORT", reason }),
     // A compaction or navigation holds the session across processes like a run (PostgreSQL), so
     // another process's recovery leaves its summary intent alone (`summary-recovery.ts`).
     operate: (kind, work) =>
-      machineSlot.operate(kind, async (signal) => {
+      machineSlot().operate(kind, async (signal) => {
         await runOwnership.take();
         try {
           return await work(signal);
@@ -413,7 +470,7 @@ export function createAgent(options: AgentOptions): Agent {
           await runOwnership.release();
         }
       }).finally(() => {
-        if (deferredSettings.length) writer.push(...deferredSettings.splice(0));
+        if (deferredSettings.length) writerNow().push(...deferredSettings.splice(0));
       }),
   };
   registerSessionActor(session, slot);
@@ -425,21 +482,21 @@ export function createAgent(options: AgentOptions): Agent {
   ): Promise<RunOutcome> => {
     const runId = uuidv7();
     const promise = new Promise<RunOutcome>((resolve, reject) => settled.set(runId, { resolve, reject }));
-    actor!.send({ ...event, runId });
+    machine().send({ ...event, runId });
     return promise;
   };
 
   const persistSetting = async (entry: Record<string, unknown> & { type: string }) => {
     const event = entryEvent({ runId: "settings" }, entry);
     // After a refused write the log is re-read first (as the next run would), so the setting is not lost.
-    if (!isBusy() && writer.failure !== undefined) await reload();
+    if (!isBusy() && writerNow().failure !== undefined) await reload();
     if (isBusy()) {
       deferredSettings.push(event);
-      return writer.flush();
+      return writerNow().flush();
     }
-    writer.push(event);
+    writerNow().push(event);
     // Idle: the caller learns of a refused write (the writer is then poisoned until reload).
-    return writer.commit();
+    return writerNow().commit();
   };
 
   const busyForRun = (what: string) => {
@@ -461,11 +518,11 @@ export function createAgent(options: AgentOptions): Agent {
           details: { sessionId: session.id, busyWith: slot.operation() },
         });
       }
-      await writer.flush();
-      if (writer.failure !== undefined) await reload();
+      await writerNow().flush();
+      if (writerNow().failure !== undefined) await reload();
       const result = await recordApprovalDecision(session, { toolCallId, status, ...(reason !== undefined ? { reason } : {}) }, async (events) => {
-        writer.push(...events);
-        await writer.commit();
+        writerNow().push(...events);
+        await writerNow().commit();
       });
       await syncApprovals();
       return result;
@@ -498,22 +555,23 @@ export function createAgent(options: AgentOptions): Agent {
     },
     appendRecords: (events) => recordNow.record(events),
     steer(message, steerOptions) {
-      actor!.send({ type: "STEER", message: toAgentMessages(message)[0], ...(steerOptions?.delivery === "passive" ? { passive: true } : {}) });
+      machine().send({ type: "STEER", message: toAgentMessages(message)[0], ...(steerOptions?.delivery === "passive" ? { passive: true } : {}) });
     },
     followUp(message) {
-      actor!.send({ type: "FOLLOW_UP", message: toAgentMessages(message)[0] });
+      machine().send({ type: "FOLLOW_UP", message: toAgentMessages(message)[0] });
     },
     clearSteeringQueue() {
-      actor!.send({ type: "CLEAR", queue: "steering" });
+      machine().send({ type: "CLEAR", queue: "steering" });
     },
     clearFollowUpQueue() {
-      actor!.send({ type: "CLEAR", queue: "followUp" });
+      machine().send({ type: "CLEAR", queue: "followUp" });
     },
     clearAllQueues() {
-      actor!.send({ type: "CLEAR", queue: "all" });
+      machine().send({ type: "CLEAR", queue: "all" });
     },
     hasQueuedMessages() {
-      const context = actor!.getSnapshot().context;
+      if (!actor) return initialQueues.steering.length > 0 || initialQueues.followUp.length > 0 || initialQueues.passive.length > 0;
+      const context = actor.getSnapshot().context;
       return context.steering.length > 0 || context.followUp.length > 0 || context.passive.length > 0;
     },
     abort(reason) {
@@ -535,25 +593,29 @@ export function createAgent(options: AgentOptions): Agent {
         // turn instead of spinning on microtasks (which would starve it for good).
         if (settled.size > 0 || isWorking()) await new Promise((resolve) => setImmediate(resolve));
       }
-      await writer.flush();
+      await writerNow().flush();
     },
     getState: () => snapshotOf(),
-    state$: state$.asObservable(),
-    events$: session.events$(),
-    runEvents$: committed$.asObservable(),
-    auditEvents$: session.events$().pipe(toAuditEvents()),
+    state$,
+    get events$() {
+      return (events ??= session.events$());
+    },
+    runEvents$: defer(() => committed()),
+    get auditEvents$() {
+      return (audit ??= session.events$().pipe(toAuditEvents()));
+    },
     async setModel(next, modelOptions = {}) {
-      actor!.send({ type: "SETTINGS.SET", change: { model: next, ...(modelOptions.name !== undefined ? { modelName: modelOptions.name } : {}) } });
+      machine().send({ type: "SETTINGS.SET", change: { model: next, ...(modelOptions.name !== undefined ? { modelName: modelOptions.name } : {}) } });
       scheduleState();
       await persistSetting({ type: "model_change", provider: next.provider, modelId: next.modelId });
     },
     async setThinkingLevel(level) {
-      actor!.send({ type: "SETTINGS.SET", change: { thinkingLevel: level } });
+      machine().send({ type: "SETTINGS.SET", change: { thinkingLevel: level } });
       scheduleState();
       await persistSetting({ type: "thinking_level_change", thinkingLevel: level });
     },
     async setTools(next, names) {
-      actor!.send({ type: "SETTINGS.SET", change: { tools: next, ...(names !== undefined ? { activeToolNames: names } : {}) } });
+      machine().send({ type: "SETTINGS.SET", change: { tools: next, ...(names !== undefined ? { activeToolNames: names } : {}) } });
       if (names !== undefined) {
         await persistSetting({ type: "active_tools_change", toolNames: names });
       }
@@ -566,13 +628,14 @@ export function createAgent(options: AgentOptions): Agent {
     async dispose() {
       // A session awaiting approval is left waiting: the log holds the open approvals for the next process.
       if (isWorking()) {
-        actor!.send({ type: "INTERRUPT", reason: "The agent was disposed while a run was active." });
+        machine().send({ type: "INTERRUPT", reason: "The agent was disposed while a run was active." });
         await agent.waitForIdle();
       }
-      await writer.flush();
-      actor!.stop();
-      state$.complete();
-      committed$.complete();
+      await current?.flush();
+      actor?.stop();
+      disposed = true;
+      stateSubject?.complete();
+      committedSubject?.complete();
     },
   };
   return agent;

@@ -25,9 +25,9 @@
  * const whole = mergeSummaries(part, summarizeEvents(later, part.version + 1));
  * ```
  */
-import type { SessionEntry } from "../core/entries.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
+import { isEventOfType } from "./events/catalogue.ts";
 import { createStatsAccumulator } from "./session-stats.ts";
 import type { SessionStats } from "./session-types.ts";
 
@@ -104,9 +104,9 @@ export function summarizeEvents(streamId: string, events: readonly SummarizedEve
   };
   const stats = createStatsAccumulator();
   for (const event of events) {
-    if (event.type === "session.created") summary.info = event.data as SessionCreatedData;
-    else if (event.type === "entry.appended") {
-      const entry = (event.data as { entry: SessionEntry }).entry;
+    if (isEventOfType(event, "session.created")) summary.info = event.data;
+    else if (isEventOfType(event, "entry.appended")) {
+      const entry = event.data.entry;
       foldEntry(summary, entry);
       stats.add(entry);
     }

@@ -64,7 +64,9 @@ export function createSessionView(sessionId: string): SessionViewInternals {
     const index = indexOf();
     return materialize(index, index.byId.get(id));
   };
-  const contexts = createContextBuilder({
+  // The context builder and the changes subject are created on first use (issue 17 P7: an idle view holds neither).
+  let contextBuilder: ContextBuilder | undefined;
+  const contexts = (): ContextBuilder => (contextBuilder ??= createContextBuilder({
     getEntry: full,
     peek: (id) => indexOf().byId.get(id),
     prefetch(ids) {
@@ -81,13 +83,22 @@ export function createSessionView(sessionId: string): SessionViewInternals {
       else materializeMany(index, stubs);
     },
     size: () => indexOf().byId.size,
-  });
-  const changes = new Subject<SessionView>();
+  }));
+  let changes: Subject<SessionView> | undefined;
+  let disposed = false;
+  const changesNow = (): Subject<SessionView> => {
+    if (changes) return changes;
+    changes = new Subject<SessionView>();
+    if (disposed) changes.complete();
+    return changes;
+  };
 
   const view: SessionViewInternals = {
     sessionId,
     tree,
-    contexts,
+    get contexts() {
+      return contexts();
+    },
     get info(): SessionCreatedData {
       const info = tree.state.info;
       if (!info) throw new InvalidStateError(`Session ${sessionId} has no session.created event (yet).`);
@@ -106,24 +117,24 @@ export function createSessionView(sessionId: string): SessionViewInternals {
       return tree.state.activity;
     },
     get changes$(): Observable<SessionView> {
-      return changes.asObservable();
+      return changesNow().asObservable();
     },
     apply(event: StoredEvent) {
       const { applied, entry } = tree.apply(event);
       if (!applied) return;
-      if (entry) contexts.entryAdded(entry);
-      changes.next(view);
+      if (entry) contextBuilder?.entryAdded(entry);
+      changes?.next(view);
     },
     restore(snapshot: TreeSnapshot, loader: EntryLoader) {
       tree.restore(snapshot, loader);
-      contexts.clear();
-      if (snapshot.contextPlan) contexts.seed(snapshot.contextPlan);
+      contextBuilder?.clear();
+      if (snapshot.contextPlan) contexts().seed(snapshot.contextPlan);
     },
     applyAll(events: readonly StoredEvent[]) {
       const before = tree.state.version;
       const entries = tree.applyAll(events);
-      for (const entry of entries) contexts.entryAdded(entry);
-      if (tree.state.version !== before) changes.next(view);
+      if (contextBuilder) for (const entry of entries) contextBuilder.entryAdded(entry);
+      if (tree.state.version !== before) changes?.next(view);
     },
     getEntry(id) {
       return full(id);
@@ -155,10 +166,11 @@ export function createSessionView(sessionId: string): SessionViewInternals {
     },
     buildContext(options = {}): SessionContext {
       const leafId = options.leafId === undefined ? tree.state.leafId : options.leafId;
-      return contexts.build(leafId);
+      return contexts().build(leafId);
     },
     dispose() {
-      changes.complete();
+      disposed = true;
+      changes?.complete();
     },
   };
   return view;

@@ -32,6 +32,7 @@ import type { AgentMessage } from "../core/messages.ts";
 import { defineTool } from "../core/tools.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { BUILT_IN_INVARIANTS } from "./invariants.ts";
@@ -77,7 +78,7 @@ function tools(probe: PathProbe, counters: Counters) {
     async execute({ path }, context) {
       counters.write += 1;
       const stored = await probe.log.readStream(probe.streamId);
-      const approved = stored.some((event) => event.type === "approval.ended" && (event.data as { toolCallId: string; status: string }).toolCallId === context.toolCallId && (event.data as { status: string }).status === "approved");
+      const approved = stored.some((event) => isEventOfType(event, "approval.ended") && event.data.toolCallId === context.toolCallId && event.data.status === "approved");
       if (!approved) counters.unapproved += 1;
       return { content: [{ type: "text", text: `wrote ${path}` }] };
     },
@@ -163,7 +164,7 @@ export async function executeSlotPath(path: SlotPath, options: { timeoutMs?: num
       }),
       deadline,
     ]);
-  const statuses = async () => (await log.readStream(probe.streamId)).filter((event) => event.type === "run.ended").map((event) => (event.data as { status: string }).status);
+  const statuses = async () => (await log.readStream(probe.streamId)).filter((event) => isEventOfType(event, "run.ended")).map((event) => event.data.status);
   try {
     harness = await open();
     probe.streamId = `session-${harness.id}`;
@@ -270,7 +271,7 @@ export async function executeSlotPath(path: SlotPath, options: { timeoutMs?: num
     // Catch up with what another process wrote, then check the log.
     await harness.session.refresh?.();
     const events: StoredEvent[] = await log.readStream(probe.streamId);
-    report.runStatuses = events.filter((event) => event.type === "run.ended").map((event) => (event.data as { status: string }).status);
+    report.runStatuses = events.filter((event) => isEventOfType(event, "run.ended")).map((event) => event.data.status);
     report.writeRuns = counters.write;
     report.readRuns = counters.read;
     report.modelCalls = probe.modelCalls.length;
@@ -294,7 +295,7 @@ export async function executeSlotPath(path: SlotPath, options: { timeoutMs?: num
         fail("gated-result", `the gated call's result is ${JSON.stringify(report.writeResult)}; the path expects isError=${want.isError} and text ${want.text}`);
       }
     }
-    const ended = events.filter((event) => event.type === "approval.ended").map((event) => (event.data as { status: string }).status);
+    const ended = events.filter((event) => isEventOfType(event, "approval.ended")).map((event) => event.data.status);
     const wantEnded = aborted && decision === "pending" ? ["cancelled"] : decision === "pending" ? [] : [decision];
     if (JSON.stringify(ended) !== JSON.stringify(wantEnded)) fail("approval-ended", `approval.ended says ${JSON.stringify(ended)}; the path expects ${JSON.stringify(wantEnded)}`);
     const wantStatuses = ["suspended", ...(aborted ? ["aborted"] : resumed ? ["done"] : [])];

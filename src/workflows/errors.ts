@@ -49,6 +49,33 @@ export class WorkflowRunError extends ArborError {
 }
 
 /**
+ * A resume was given a definition whose steps differ from the ones the run started with (code
+ * `WORKFLOW_DEFINITION_CHANGED`): steps removed, added, of another kind, moved or reordered.
+ * `details.changes` names each difference; `details.storedDigest` / `details.currentDigest` are
+ * the digests (`storedDigest` absent for a run logged before digests, compared by step ids).
+ * Nothing is run or logged.
+ *
+ * @example
+ * ```ts
+ * await workflow.resume(id, { harness }).catch((error) => WorkflowDefinitionChangedError.isInstance(error) && console.error(error.details.changes));
+ * ```
+ */
+export class WorkflowDefinitionChangedError extends ArborError {
+  static readonly code = "WORKFLOW_DEFINITION_CHANGED";
+  declare readonly details: { workflowId: string; workflow: string; changes: string[]; storedDigest?: string; currentDigest: string };
+  constructor(details: { workflowId: string; workflow: string; changes: string[]; storedDigest?: string; currentDigest: string }) {
+    super(
+      WorkflowDefinitionChangedError.code,
+      `Workflow run "${details.workflowId}" was started with another definition of "${details.workflow}": ${details.changes.join("; ")}. Resume it with the definition it started with, or start a new run.`,
+      { details },
+    );
+  }
+  static override isInstance(error: unknown): error is WorkflowDefinitionChangedError {
+    return ArborError.isInstance(error) && error.code === WorkflowDefinitionChangedError.code;
+  }
+}
+
+/**
  * Why a workflow ended `failed` (code `WORKFLOW_FAILED`); `reason` is the step's own code:
  * `WORKFLOW_STEP_FAILED` (a step threw or its agent failed; `details.cause` is the agent's code),
  * `WORKFLOW_STEP_INTERRUPTED` (a crash cut the step off and it is not safe to retry),

@@ -19,6 +19,7 @@
  */
 import type { StoredEvent } from "../store/event-log.ts";
 import { isEventOfType, type ArborEventData } from "../store/events/catalogue.ts";
+import type { StepShape } from "./definition-digest.ts";
 import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
 
 /**
@@ -80,6 +81,8 @@ export interface WorkflowRunState {
   input: unknown;
   /** Every step id (`workflow.started.steps`). */
   stepIds: string[];
+  /** The definition's shape and digest the run started with (`workflow.started` v2; absent for a v1 run). */
+  definition?: { digest: string; steps: StepShape[] };
   status: "running" | "interrupted" | "awaiting-approval" | "done" | "failed" | "aborted";
   startedAt: string;
   updatedAt: string;
@@ -107,6 +110,7 @@ export function foldWorkflow(events: readonly StoredEvent[]): WorkflowRunState |
     if (isEventOfType(event, "workflow.started")) {
       owner = event.metadata.owner;
       state = { workflowId: event.data.workflowId, workflow: event.data.workflow, input: event.data.input, stepIds: event.data.steps, status: "running", startedAt: event.time, updatedAt: event.time, version: 0, steps: new Map(), gates: new Map(), pendingApprovals: [] };
+      if (event.data.definition) state.definition = event.data.definition;
     }
     if (!state) continue;
     state.version = event.version;

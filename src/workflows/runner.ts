@@ -7,6 +7,10 @@
  *   `workflow.started` to a new stream `workflow-<id>` (`expectedVersion: "no_stream"`), then
  *   drives the machine; `resumeWorkflow` folds the stream and drives it again: steps whose
  *   result is logged are replayed (not run), the rest run (`step-exec.ts`);
+ * - `workflow.started` records the definition's shape and digest (`definition-digest.ts`); a
+ *   resume whose definition has another digest is refused with
+ *   `WorkflowDefinitionChangedError` naming each difference, before anything runs (a run logged
+ *   before digests, `workflow.started` v1, is compared by its step ids and their order);
  * - a run that ended (`workflow.ended`) is not driven again: resume returns its logged outcome;
  *   a run whose last step was started by another live process is refused (`WorkflowRunError`);
  * - every append is version-checked against the fold, serialized in this process: a second
@@ -29,7 +33,8 @@ import type { z } from "zod";
 import type { AgentHarness } from "../harness/create-harness.ts";
 import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
 import type { EventLog, NewEvent } from "../store/event-log.ts";
-import { WorkflowError, WorkflowRunError } from "./errors.ts";
+import { definitionChanges, definitionDigest, definitionShape } from "./definition-digest.ts";
+import { WorkflowDefinitionChangedError, WorkflowError, WorkflowRunError } from "./errors.ts";
 import { foldWorkflow, workflowStreamId, type WorkflowRunState } from "./fold.ts";
 import { compileWorkflowMachine, type StepInput, type StepResult, type WorkflowMachineContext } from "./machine.ts";
 import { executeStep, type RunScope } from "./step-exec.ts";
@@ -108,9 +113,16 @@ export async function startWorkflow<Output>(definition: RunnableWorkflow, input:
     throw new WorkflowRunError(`Invalid input for workflow "${definition.name}" at ${path}: ${issue?.message ?? "invalid"}`, { workflow: definition.name, path });
   }
   const workflowId = options.workflowId ?? randomUUID();
+  const shape = definitionShape(definition.steps);
   const started: NewEvent = {
     type: "workflow.started",
-    data: { workflowId, workflow: definition.name, input: parsed.data ?? null, steps: flattenSteps(definition.steps).map(({ step }) => step.id) },
+    data: {
+      workflowId,
+      workflow: definition.name,
+      input: parsed.data ?? null,
+      steps: flattenSteps(definition.steps).map(({ step }) => step.id),
+      definition: { digest: definitionDigest(shape), steps: shape },
+    },
     metadata: { owner: currentRunOwner() },
   };
   await log.append(workflowStreamId(workflowId), [started], { expectedVersion: "no_stream" });
@@ -131,6 +143,19 @@ export async function resumeWorkflow<Output>(definition: RunnableWorkflow, workf
   const state = foldWorkflow(await log.readStream(workflowStreamId(workflowId)));
   if (!state) throw new WorkflowRunError(`No workflow run "${workflowId}" in this log.`, { workflowId });
   if (state.workflow !== definition.name) throw new WorkflowRunError(`Workflow run "${workflowId}" is a run of "${state.workflow}", not "${definition.name}".`, { workflowId, workflow: state.workflow });
+  // The definition must be the one the run started with: logged results are replayed by step id.
+  const shape = definitionShape(definition.steps);
+  const currentDigest = definitionDigest(shape);
+  if (state.definition ? state.definition.digest !== currentDigest : definitionChanges(state.stepIds, shape).length > 0) {
+    const changes = definitionChanges(state.definition?.steps ?? state.stepIds, shape);
+    throw new WorkflowDefinitionChangedError({
+      workflowId,
+      workflow: definition.name,
+      changes: changes.length > 0 ? changes : ["the definition's digest differs"],
+      ...(state.definition ? { storedDigest: state.definition.digest } : {}),
+      currentDigest,
+    });
+  }
   const ended = endedOutcome<Output>(state);
   if (ended) return ended;
   const owners = [...state.steps.values()].map((record) => record.owner as { pid?: number } | undefined);

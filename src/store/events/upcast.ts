@@ -22,6 +22,7 @@
  * | `run.interrupted` | `run.ended` v2, `status: "interrupted"` |
  * | `tool.finished` | `tool.ended` v2, same fields |
  * | `retry.finished` | `retry.ended` v2, same fields |
+ * | `workflow.started` | `workflow.started` v2, same fields (no `definition`: its resume compares step ids only) |
  *
  * @example
  * ```ts
@@ -47,6 +48,7 @@ const UPCASTERS: ReadonlyMap<string, Upcaster> = new Map([
   ["run.interrupted", runEnded("interrupted")],
   ["tool.finished", renamed("tool.ended")],
   ["retry.finished", renamed("retry.ended")],
+  ["workflow.started", renamed("workflow.started")],
 ]);
 
 /**

@@ -4,7 +4,9 @@
  *
  * Contract (ours, issue 13; purista's run and step records, in the lifecycle grammar of
  * `docs/events.md`):
- * - `workflow.started` is the stream's first event (the validated input); `workflow.ended` its
+ * - `workflow.started` is the stream's first event (the validated input, and since v2 the
+ *   definition's shape and digest, `src/workflows/definition-digest.ts`: a resume compares them
+ *   with the definition it is given; v1 events read as v2 without `definition`); `workflow.ended` its
  *   one terminal event (`done` with the validated output, `failed` with `code` and `error`,
  *   `aborted` with `reason?`); a workflow waiting for a human decision has neither ended nor
  *   failed: its gate's `approval.requested` (source `workflow`) has no `approval.ended` yet;
@@ -43,6 +45,13 @@ export const workflowStartedSchema = z.object({
   input: z.unknown(),
   /** The ids of every step, in definition order (nested steps included). */
   steps: z.array(z.string()),
+  /** v2: the definition's shape (every step's id, kind and place, in order) and its digest. Absent in v1 events. */
+  definition: z
+    .object({
+      digest: z.string().min(1),
+      steps: z.array(z.object({ id: z.string(), kind: z.enum(["agent", "code", "fanOut", "branch", "approval", "artifact"]), in: z.string().optional() })),
+    })
+    .optional(),
 });
 
 export const workflowEndedSchema = z.discriminatedUnion("status", [
@@ -72,7 +81,7 @@ export const stepEndedSchema = z.discriminatedUnion("status", [
 
 /** Workflow event types with their current schema version and schema. */
 export const WORKFLOW_EVENT_SCHEMAS = {
-  "workflow.started": { version: 1, schema: workflowStartedSchema },
+  "workflow.started": { version: 2, schema: workflowStartedSchema },
   "workflow.ended": { version: 1, schema: workflowEndedSchema },
   "step.started": { version: 1, schema: stepStartedSchema },
   "step.updated": { version: 1, schema: stepUpdatedSchema },

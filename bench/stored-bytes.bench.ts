@@ -1,0 +1,111 @@
+/**
+ * stored-bytes (goal P6): bytes Arbor stores per turn once a run has ended, against pi's JSONL
+ * of the same turns (`exportPiSession` of the same session, what pi writes for them).
+ *
+ * Arbor: `createAgent` on a fresh SQLite file (the CLI's defaults: FULL, WAL), TURNS prompts, each
+ * one tool turn and a final answer: the model streams the first reply's text (TEXT_DELTAS deltas
+ * of ~5 characters, one per tick, as a network stream does), a tool call, then the final text
+ * (the same number of deltas). Each prompt's run has ended before the next. Measured after a
+ * `wal_checkpoint(TRUNCATE)`: the pages in use (`page_count - freelist_count`) × page size, i.e.
+ * the file as it stays (indexes, run and message events, deltas), per turn. Two retentions: the
+ * default (`keep`: the deltas' text is kept) and `endedMessageDeltas: "drop"` (the CLI's
+ * `--retention drop-deltas`: the text of a kept message's deltas is emptied when it ends; the
+ * delta events stay, their versions contiguous). Baseline: the JSONL file's bytes per turn.
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import Database from "better-sqlite3";
+import { z } from "zod";
+import { exportPiSession } from "../src/adapters/pi-jsonl/export.ts";
+import { defineTool } from "../src/core/tools.ts";
+import type { AssistantMessage } from "../src/core/messages.ts";
+import type { ModelClient, ModelStreamEvent } from "../src/core/model-stream.ts";
+import { createAgent } from "../src/machines/agent.ts";
+import { createSessionRepository } from "../src/store/session-repository.ts";
+import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { printGoal } from "./goal.ts";
+
+const TURNS = 20;
+const TEXT_DELTAS = 60;
+
+const lookup = defineTool({
+  name: "lookup",
+  description: "looks a word up",
+  parameters: z.object({ word: z.string() }),
+  async execute({ word }) {
+    return { content: [{ type: "text", text: `${word}: ${"a definition of the word, as a tool would return it. ".repeat(8)}` }] };
+  },
+});
+
+/** A model that, per prompt, streams a text and a tool call, then (after the result) a final text. */
+function turnModel(): ModelClient {
+  let call = 0;
+  return {
+    provider: "mock",
+    modelId: "mock-model",
+    api: "mock",
+    async *stream(): AsyncGenerator<ModelStreamEvent> {
+      const withTool = call % 2 === 0;
+      call += 1;
+      const block = { type: "text" as const, text: "" };
+      const partial: AssistantMessage = {
+        role: "assistant",
+        content: [block],
+        api: "mock",
+        provider: "mock",
+        model: "mock-model",
+        usage: { input: 100, output: TEXT_DELTAS, cacheRead: 0, cacheWrite: 0, totalTokens: 100 + TEXT_DELTAS },
+        stopReason: withTool ? "toolUse" : "stop",
+        timestamp: Date.now(),
+      };
+      yield { type: "start", partial };
+      yield { type: "text-start", contentIndex: 0, partial };
+      for (let index = 0; index < TEXT_DELTAS; index++) {
+        block.text += "word ";
+        yield { type: "text-delta", contentIndex: 0, delta: "word ", partial };
+        await new Promise((resolve) => setImmediate(resolve));
+      }
+      yield { type: "text-end", contentIndex: 0, partial };
+      const content: AssistantMessage["content"] = [{ ...block }];
+      if (withTool) content.push({ type: "toolCall", id: `call-${call}`, name: "lookup", arguments: { word: `w${call}` } });
+      yield { type: "done", message: { ...partial, content } };
+    },
+  };
+}
+
+async function measure(retention: "keep" | "drop"): Promise<{ arborPerTurn: number; piPerTurn: number; deltaEvents: number }> {
+  const dir = mkdtempSync(join(process.env.ARBOR_BENCH_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir()), "arbor-bytes-bench-"));
+  const path = join(dir, "arbor.db");
+  try {
+    const log = createSqliteEventLog({ path, ...(retention === "drop" ? { retention: { endedMessageDeltas: "drop" as const } } : {}) });
+    const session = await createSessionRepository({ log }).create({ cwd: dir });
+    const agent = createAgent({ session, model: turnModel(), tools: [lookup] });
+    for (let turn = 0; turn < TURNS; turn++) {
+      const outcome = await agent.prompt(`look up word number ${turn}, please`);
+      if (outcome.status !== "done") throw new Error(`turn ${turn}: ${outcome.status} ${outcome.error ?? ""}`);
+    }
+    await agent.dispose();
+    const jsonl = exportPiSession(session);
+    const deltaEvents = (await log.readStream(`session-${session.id}`)).filter((event) => event.type === "message.delta").length;
+    await log.close();
+    const db = new Database(path);
+    db.pragma("wal_checkpoint(TRUNCATE)");
+    const used = ((db.pragma("page_count", { simple: true }) as number) - (db.pragma("freelist_count", { simple: true }) as number)) * (db.pragma("page_size", { simple: true }) as number);
+    db.close();
+    return { arborPerTurn: used / TURNS, piPerTurn: Buffer.byteLength(jsonl) / TURNS, deltaEvents };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export default async function storedBytesBench(): Promise<void> {
+  const keep = await measure("keep");
+  const drop = await measure("drop");
+  console.table([
+    { retention: "keep (default)", "Arbor bytes/turn": Math.round(keep.arborPerTurn), "pi JSONL bytes/turn": Math.round(keep.piPerTurn), ratio: (keep.arborPerTurn / keep.piPerTurn).toFixed(2), "delta events": keep.deltaEvents },
+    { retention: "drop-deltas", "Arbor bytes/turn": Math.round(drop.arborPerTurn), "pi JSONL bytes/turn": Math.round(drop.piPerTurn), ratio: (drop.arborPerTurn / drop.piPerTurn).toFixed(2), "delta events": drop.deltaEvents },
+  ]);
+  printGoal({ bench: "P6 stored bytes per turn / pi JSONL (default retention keep)", arbor: keep.arborPerTurn, baseline: keep.piPerTurn, unit: "bytes per turn after the runs ended (SQLite pages in use vs JSONL)", ratio: keep.arborPerTurn / keep.piPerTurn, goal: "<= 3" });
+  printGoal({ bench: "P6 stored bytes per turn / pi JSONL (retention drop-deltas)", arbor: drop.arborPerTurn, baseline: drop.piPerTurn, unit: "bytes per turn after the runs ended (SQLite pages in use vs JSONL)", ratio: drop.arborPerTurn / drop.piPerTurn, goal: "<= 3" });
+}
