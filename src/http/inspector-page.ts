@@ -11,6 +11,8 @@
  *   summaries named, branches as nested lists) and the event timeline, read from
  *   `GET {base}/sessions/:id/events?from=0` and followed live: one block per run (kind, status,
  *   duration in ms, turns) with its tool calls (name, outcome, duration in ms) and approvals;
+ *   the tree is read again after each event that changes it (`entry.appended`, labels and names
+ *   included, and `leaf.moved`), `#tree[data-version]` being the stream version it shows;
  * - element hooks for tests and scripts: `#sessions [data-session-id]`, `#tree
  *   [data-entry-id][data-type]`, `.leaf`, `#timeline .run[data-run-id][data-status]`,
  *   `.tool[data-tool-call-id][data-outcome]`;
@@ -207,15 +209,35 @@ async function readEvents(response, apply) {
 
 async function openSession(id) {
   follow?.abort();
-  follow = new AbortController();
+  const current = (follow = new AbortController());
   for (const item of document.querySelectorAll("#sessions li")) item.classList.toggle("selected", item.dataset.sessionId === id);
-  const detail = await api("/sessions/" + encodeURIComponent(id));
-  document.getElementById("tree").replaceChildren(el("h2", null, "Session tree"), el("p", { class: "muted" }, id + " \\u00b7 " + detail.stats.messages.total + " messages \\u00b7 " + detail.stats.toolCalls + " tool calls"), renderTree(detail.tree, detail.leafId));
-  const apply = timeline();
+  // The tree is read again after the events that change it (one read in flight, one queued).
+  let reading = false;
+  let again = false;
+  const showTree = async () => {
+    if (reading) { again = true; return; }
+    reading = true;
+    try {
+      const detail = await api("/sessions/" + encodeURIComponent(id));
+      if (follow !== current) return;
+      const tree = document.getElementById("tree");
+      tree.dataset.version = String(detail.version);
+      tree.replaceChildren(el("h2", null, "Session tree"), el("p", { class: "muted" }, id + " \\u00b7 " + detail.stats.messages.total + " messages \\u00b7 " + detail.stats.toolCalls + " tool calls"), renderTree(detail.tree, detail.leafId));
+    } finally {
+      reading = false;
+      if (again) { again = false; showTree().catch((error) => status(String(error))); }
+    }
+  };
+  await showTree();
+  const shown = timeline();
+  const apply = (event) => {
+    shown(event);
+    if (event.type === "entry.appended" || event.type === "leaf.moved") showTree().catch((error) => status(String(error)));
+  };
   document.getElementById("timeline-title").hidden = false;
   document.getElementById("machines-title").hidden = false;
-  followMachines(id, follow.signal).catch((error) => { if (error.name !== "AbortError") status(String(error)); });
-  followEvents(id, apply, follow.signal).catch((error) => { if (error.name !== "AbortError") status(String(error)); });
+  followMachines(id, current.signal).catch((error) => { if (error.name !== "AbortError") status(String(error)); });
+  followEvents(id, apply, current.signal).catch((error) => { if (error.name !== "AbortError") status(String(error)); });
 }
 
 async function load() {

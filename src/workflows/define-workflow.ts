@@ -6,8 +6,8 @@
  * handler made declarative so every step is a state and an event):
  * - `defineWorkflow` checks the definition at once (`WorkflowDefinitionError` naming the field):
  *   names and step ids `[A-Za-z][A-Za-z0-9_-]*` (at most 64), step ids unique in the whole
- *   workflow, agents that are `defineAgent` agents, fan-outs of agent / code / artifact steps
- *   only (no approval inside a fan-out), branches with at least one case;
+ *   workflow, agents that are `defineAgent` agents, fan-outs of agent / code / artifact /
+ *   approval steps only, branches with at least one case;
  * - `machine` is the compiled machine (`machine.ts`): the inspector and `xstate/graph` read it;
  * - `run(input, { harness })` logs `workflow.started` in the new stream `workflow-<id>` and runs
  *   the steps (`runner.ts`, `step-exec.ts`); `resume(id, { harness })` goes on with a run after a
@@ -123,7 +123,7 @@ function check(options: DefineWorkflowOptions<z.ZodType, z.ZodType>): void {
       if (seen.has(step.id)) fail(`${at}.id`, `step id "${step.id}" is used twice`);
       seen.add(step.id);
       if ("retry" in step && step.retry !== undefined && step.retry !== "safe" && step.retry !== "never") fail(`${at}.retry`, `expected "safe" or "never", got ${JSON.stringify(step.retry)}`);
-      if (inFanOut && !["agent", "code", "artifact"].includes(step.kind)) fail(`${at}.kind`, `a fan-out runs agent, code and artifact steps, not "${step.kind}"`);
+      if (inFanOut && !["agent", "code", "artifact", "approval"].includes(step.kind)) fail(`${at}.kind`, `a fan-out runs agent, code, artifact and approval steps, not "${step.kind}"`);
       if (step.kind === "agent" && typeof (step.agent as { run?: unknown } | undefined)?.run !== "function") fail(`${at}.agent`, "expected a defineAgent agent");
       else if (step.kind === "code" && typeof step.run !== "function") fail(`${at}.run`, "expected a function");
       else if (step.kind === "artifact" && (typeof step.content !== "function" || (typeof step.path !== "string" && typeof step.path !== "function"))) fail(`${at}`, "an artifact step needs path (string or function) and content (function)");

@@ -13,7 +13,10 @@
  *   `aborted`, `failed` (or an actor error) → `failed`;
  * - a fan-out is `entering` (phase `enter`) → `branches` (a parallel state, one region per member
  *   step; in `failFast` mode the first failure leaves at once, stopping the others, whose
- *   `signal` aborts) → `leaving` (phase `leave`, with the members' failures) → the next step;
+ *   `signal` aborts) → `leaving` (phase `leave`, with the members' failures) → the next step; a
+ *   member whose result is `suspended` (an approval waits) ends its region `waiting`, and once
+ *   every region ended the fan-out goes to `suspended` instead of `leaving` (unless a member
+ *   failed: then it leaves, and fails);
  * - a branch is `choosing` (its step actor's output is `{ case }`) → the chosen case's steps
  *   (state `case:<name>`, or `otherwise`) → the step after the branch;
  * - the machine does no I/O: `step` and `finish` are provided by the runner (`runner.ts`),
@@ -64,6 +67,8 @@ export interface WorkflowMachineContext {
   failure?: { stepId?: string; code: string; error: string };
   /** Member failures per fan-out id. */
   failures: Record<string, { stepId: string; code: string; error: string }[]>;
+  /** Fan-outs (their ids) with a member waiting for approval. */
+  waiting?: Record<string, true>;
   abortReason?: string;
   /** The workflow's output (`finishing` done). */
   output?: unknown;
@@ -145,6 +150,7 @@ function compileStep(step: WorkflowStep, next: string): Record<string, unknown> 
                   ...invoke(member.id, "run"),
                   onDone: [
                     { guard: "done" as const, target: "ok", actions: record(member.id) },
+                    { guard: "suspended" as const, target: "waiting", actions: assign({ waiting: ({ context }) => ({ ...context.waiting, [step.id]: true as const }) }) },
                     { guard: "aborted" as const, target: "#wf.aborted" },
                     { target: onFailure, actions: memberFailed },
                   ],
@@ -152,6 +158,7 @@ function compileStep(step: WorkflowStep, next: string): Record<string, unknown> 
                 },
               },
               ok: { type: "final" },
+              waiting: { type: "final" },
               failed: { type: "final" },
             },
           },
@@ -163,7 +170,7 @@ function compileStep(step: WorkflowStep, next: string): Record<string, unknown> 
       initial: "entering",
       states: {
         entering: { invoke: { ...invoke(step.id, "enter", `${step.id}:enter`), ...settle(step.id, "branches") } },
-        branches: { type: "parallel", states: regions, onDone: "leaving" },
+        branches: { type: "parallel", states: regions, onDone: [{ guard: ({ context }: { context: WorkflowMachineContext }) => context.waiting?.[step.id] === true && !context.failures[step.id]?.length, target: "#wf.suspended" }, { target: "leaving" }] },
         leaving: { id: `leave:${step.id}`, invoke: { ...invoke(step.id, "leave", `${step.id}:leave`), ...settle(step.id, next) } },
       },
     };

@@ -235,6 +235,9 @@ async function drive<Output>(definition: RunnableWorkflow, log: EventLog, state:
     return { status: "aborted", workflowId: state.workflowId, reason };
   }
   const failure = context.failure ?? { code: "WORKFLOW_STEP_FAILED", error: `the machine stopped in ${value}` };
-  await append([{ type: "workflow.ended", data: { ...common, status: "failed", code: failure.code, error: failure.error, ...(failure.stepId !== undefined ? { stepId: failure.stepId } : {}) } }]);
+  // An approval a fan-out asked for while a sibling failed is closed with the run.
+  const open = [...scope.asked].filter((stepId) => !scope.state.steps.get(stepId)?.ended);
+  const closes: NewEvent[] = open.map((stepId) => ({ type: "approval.ended", data: { toolCallId: stepId, toolName: definition.name, status: "cancelled", reason: `the workflow failed: ${failure.error}` } }));
+  await append([...closes, { type: "workflow.ended", data: { ...common, status: "failed", code: failure.code, error: failure.error, ...(failure.stepId !== undefined ? { stepId: failure.stepId } : {}) } }]);
   return { status: "failed", workflowId: state.workflowId, error: new WorkflowError(failure.code, failure.error, failure.stepId) };
 }

@@ -9,8 +9,10 @@
  *   workflow: metadata `{ workflowId, stepId }`); the result is the agent's typed output;
  * - `codeStep`: runs deterministic code `run(ctx, { signal, attempt })`; the result is its
  *   (JSON) return value;
- * - `fanOut`: runs its steps (agent, code, artifact) at once; `mode: "all"` (default) waits for
- *   every one and fails if any failed, `"failFast"` aborts the others at the first failure; the
+ * - `fanOut`: runs its steps (agent, code, artifact, approval) at once; `mode: "all"` (default)
+ *   waits for every one and fails if any failed, `"failFast"` aborts the others at the first
+ *   failure; an approval member waits while its siblings run, and once they settled the workflow
+ *   is `suspended` (a resume after the decision replays the siblings and leaves the fan-out); the
  *   result is `{ [stepId]: result }`;
  * - `branch`: `on(ctx)` picks a case by name (`cases`, else `otherwise`); the chosen case's steps
  *   run next; the result is `{ case }`; no matching case fails the workflow;
@@ -88,7 +90,7 @@ export interface ApprovalStep<Input = any> {
 }
 
 /** A step a fan-out can run. */
-export type FanOutMember<Input = any> = AgentStep<Input> | CodeStep<Input> | ArtifactStep<Input>;
+export type FanOutMember<Input = any> = AgentStep<Input> | CodeStep<Input> | ArtifactStep<Input> | ApprovalStep<Input>;
 
 /** Runs steps at once (see the module contract). */
 export interface FanOutStep<Input = any> {

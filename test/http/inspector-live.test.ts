@@ -58,6 +58,9 @@ describe("the inspector's live machine states", () => {
       await page.waitForSelector(`#machines .machine[data-machine="run"][data-run-id="${runId}"][data-state="done"][data-status="done"]`);
       await page.waitForSelector('#machines .machine[data-machine="tool"][data-state="succeeded"][data-status="done"]');
       await page.waitForSelector('#machines .machine[data-machine="agent"][data-state="idle"]');
+      // The tree follows too: the tool result and the final answer joined it without a reload.
+      await page.waitForSelector("#tree [data-entry-id][data-type=message] >> nth=3");
+      expect(await page.$$eval("#tree [data-entry-id][data-type=message]", (items) => items.length)).toBe(4);
       const runPath = (await page.textContent(`#machines .machine[data-run-id="${runId}"] .path`))!.split(" → ");
       expect(runPath).toContain("streaming");
       expect(runPath.indexOf("streaming")).toBeLessThan(runPath.findIndex((state) => state.startsWith("tools")));

@@ -21,7 +21,7 @@ import { defineWorkflow } from "../../src/workflows/define-workflow.ts";
 import { WorkflowDefinitionError, WorkflowRunError } from "../../src/workflows/errors.ts";
 import { workflowStreamId } from "../../src/workflows/fold.ts";
 import { abortWorkflowRun, decideWorkflowApproval, listWorkflowRuns, readWorkflowRun } from "../../src/workflows/runs.ts";
-import { approvalStep, branch, codeStep, fanOut } from "../../src/workflows/steps.ts";
+import { branch, codeStep, fanOut } from "../../src/workflows/steps.ts";
 import { respond, reviewWorkflow } from "./fixtures/review-workflow.ts";
 
 let dir: string;
@@ -192,7 +192,7 @@ describe("defineWorkflow", () => {
 
   it("refuses bad definitions and bad input, naming the field", async () => {
     expect(() => defineWorkflow({ name: "w", input: z.object({}), output: z.unknown(), steps: [codeStep({ id: "a", run: () => 1 }), codeStep({ id: "a", run: () => 2 })] })).toThrow(/steps\[1\]\.id.*used twice/);
-    expect(() => defineWorkflow({ name: "w", input: z.object({}), output: z.unknown(), steps: [fanOut({ id: "f", steps: [approvalStep({ id: "x" }) as never] })] })).toThrow(WorkflowDefinitionError);
+    expect(() => defineWorkflow({ name: "w", input: z.object({}), output: z.unknown(), steps: [fanOut({ id: "f", steps: [branch({ id: "x", on: () => "a", cases: { a: [] } }) as never] })] })).toThrow(WorkflowDefinitionError);
     const workflow = defineWorkflow({ name: "w", input: z.object({ n: z.number() }), output: z.number(), steps: [codeStep({ id: "a", run: (ctx) => ctx.input.n })] });
     await expect(workflow.run({ n: "x" } as never, { harness })).rejects.toThrow(WorkflowRunError);
     await expect(workflow.resume("missing", { harness })).rejects.toThrow(/No workflow run "missing"/);
