@@ -136,12 +136,14 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
     .prepare(`SELECT i.seq, e.data FROM arbor_entry_index i JOIN events e ON e.stream_id = i.stream_id AND e.version = i.version WHERE i.stream_id = ? AND i.seq BETWEEN ? AND ? ORDER BY i.seq`)
     .raw();
   /** The entry of one stored `entry.appended`; corrupt JSON is read through the log's own path, which names where it is. */
-  const parseEntry = (streamId: string, seq: number, data: string): SessionEntry => {
+  const parseEntry = (streamId: string, seq: number, text: string): SessionEntry => {
     try {
-      return (JSON.parse(data) as { entry: SessionEntry }).entry;
-    } catch {
+      return (JSON.parse(text) as { entry: SessionEntry }).entry;
+    } catch (error) {
       const [record] = selectEvents.all(streamId, seq, seq) as EventRecord[];
-      return (toStoredEvent(record).data as { entry: SessionEntry }).entry;
+      const event = toStoredEvent(record);
+      if (isEventOfType(event, "entry.appended")) return event.data.entry;
+      throw error;
     }
   };
   const selectStream = db.prepare(
@@ -261,11 +263,11 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
         while (end + 1 < rows.length && rows[end + 1].seq > rows[end].seq && rows[end + 1].seq - rows[start].seq + 1 <= (end + 2 - start) * 4) end += 1;
         // Rows come back in seq order, as the stretch: a merge, no lookup table.
         let position = start;
-        for (const [seq, data] of selectEntryData.all(streamId, rows[start].seq, rows[end].seq) as [number, string][]) {
+        for (const [seq, text] of selectEntryData.all(streamId, rows[start].seq, rows[end].seq) as [number, string][]) {
           while (position <= end && rows[position].seq < seq) position += 1;
           if (position > end) break;
           if (rows[position].seq !== seq) continue;
-          out[position] = parseEntry(streamId, seq, data);
+          out[position] = parseEntry(streamId, seq, text);
           position += 1;
         }
         start = end + 1;
