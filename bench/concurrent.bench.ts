@@ -31,7 +31,7 @@ const ROUNDS = 3;
 
 const step = defineTool({ name: "step", description: "One step", parameters: z.object({ n: z.number() }), execute: async ({ n }) => ({ content: [{ type: "text", text: `step ${n} done` }] }) });
 
-async function arbor(modelUrl: string): Promise<number> {
+export async function arbor(modelUrl: string): Promise<number> {
   const dir = mkdtempSync(join(process.env.ARBOR_BENCH_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir()), "arbor-concurrent-"));
   const log = createSqliteEventLog({ path: join(dir, "bench.db") });
   try {

@@ -2,7 +2,7 @@
  * idle (goal P7): the resident memory (RSS) of one process holding 10,000 idle sessions with an
  * agent each (`repo.open` + `createAgent`, never prompted), against the goal of 200 MB. Each
  * figure is measured in its own child process (`idle-child.mjs`, over the compiled build in
- * dist/: `npm run build` first; tsx's transform adds a name property to every function, which
+ * dist/, built first when stale; tsx's transform adds a name property to every function, which
  * inflates closures), after the agents' start-up recovery and a full GC. The table also shows
  * a process that opens every session and keeps nothing (the baseline: modules, the log, SQLite's
  * cache) and one that keeps the session handles and views only, so the per-view and per-agent
@@ -13,6 +13,7 @@ import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { ensureBuild } from "./build.ts";
 import { median, printGoal } from "./goal.ts";
 
 const COUNT = 10_000;
@@ -32,7 +33,7 @@ function child(path: string, what: string): Figures {
 }
 
 export default async function idleBench(): Promise<void> {
-  if (!existsSync(join(dist, "machines", "agent.js"))) throw new Error("idle bench: run `npm run build` first (it measures the compiled build)");
+  ensureBuild();
   const root = process.env.ARBOR_BENCH_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
   const dir = mkdtempSync(join(root, "arbor-idle-"));
   try {

@@ -138,7 +138,7 @@ async function prepareArbor(TURNS: number, direct = false): Promise<{ run: () =>
   };
 }
 
-async function runArbor(TURNS: number, direct = false): Promise<{ wall: number; cpu: number }> {
+export async function runArbor(TURNS: number, direct = false): Promise<{ wall: number; cpu: number }> {
   const arbor = await prepareArbor(TURNS, direct);
   try {
     return await measure(TURNS, arbor.run);
@@ -147,7 +147,7 @@ async function runArbor(TURNS: number, direct = false): Promise<{ wall: number; 
   }
 }
 
-async function runBaseline(TURNS: number): Promise<void> {
+export async function runBaseline(TURNS: number): Promise<void> {
   const result = streamText({
     model: mockModel(TURNS),
     prompt: "Do the work",

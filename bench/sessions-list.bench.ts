@@ -3,7 +3,7 @@
  * (each session: 40 entries of tool-using turns, `load.bench.ts`'s shape). Both files in a temp
  * dir (tmpfs when present); rounds alternate which file goes first; medians of wall time.
  * The goal line is the command as users run it: the compiled CLI (`bin/arbor.js sessions --db`,
- * a child process; needs `npm run build`). The table also shows the in-process part (the CLI's
+ * a child process; dist/ is built first when stale). The table also shows the in-process part (the CLI's
  * `openStore`, `listNewestFirst`, close), which shows how the listing itself scales.
  */
 import { execFileSync } from "node:child_process";
@@ -15,6 +15,7 @@ import { performance } from "node:perf_hooks";
 import { openStore } from "../src/cli/store-context.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { ensureBuild } from "./build.ts";
 import { median, printGoal } from "./goal.ts";
 import { sessionEntries } from "./load.bench.ts";
 
@@ -56,7 +57,7 @@ export default async function sessionsListBench(): Promise<void> {
     const many = join(dir, "many.db");
     await prepare(one, 1);
     await prepare(many, 1000);
-    if (!existsSync(join(repo, "dist", "cli", "main.js"))) throw new Error("sessions-list bench: run `npm run build` first (the goal is the compiled `arbor sessions`)");
+    ensureBuild();
     await list(one, 1);
     await list(many, 1000);
     command(one, 1);

@@ -190,8 +190,42 @@ function nonJsonAt(value: unknown, path: string, depth = 0): { path: string; wha
   return undefined;
 }
 
+/**
+ * True when `value` holds nothing {@link nonJsonAt} would report: the same walk without building
+ * a path per key, so that the common case (JSON data) costs one pass and no strings (issue 17 P1).
+ */
+function isPlainJson(value: unknown, depth = 0): boolean {
+  if (value === null) return true;
+  switch (typeof value) {
+    case "string":
+    case "boolean":
+    case "bigint":
+      return true;
+    case "number":
+      return Number.isFinite(value);
+    case "object":
+      break;
+    default:
+      return false;
+  }
+  if (depth > 200) return true;
+  if (Array.isArray(value)) {
+    for (let index = 0; index < value.length; index++) if (!isPlainJson(value[index], depth + 1)) return false;
+    return true;
+  }
+  const prototype = Object.getPrototypeOf(value) as object | null;
+  if (prototype !== Object.prototype && prototype !== null) return false;
+  for (const key in value as Record<string, unknown>) {
+    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
+    const item = (value as Record<string, unknown>)[key];
+    if (item !== undefined && !isPlainJson(item, depth + 1)) return false;
+  }
+  return true;
+}
+
 /** Refuses what JSON.stringify (or a schema stripping unknown keys) would drop or rewrite without a word (issue 19 finding 13). */
 function assertJson(value: unknown, index: number, type: string, field: string): void {
+  if (isPlainJson(value)) return;
   const bad = nonJsonAt(value, field);
   if (bad) {
     throw new EventSchemaError(
