@@ -110,7 +110,7 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
   const insertRow = db.prepare(
     "INSERT INTO arbor_entry_index (stream_id, seq, entry_id, version, parent_id, parent_seq, run_start, kind, role) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
   );
-  const selectById = db.prepare(`SELECT ${ROW} FROM arbor_entry_index WHERE stream_id = ? AND entry_id = ? ORDER BY seq DESC LIMIT 1`);
+  const selectById = db.prepare(`SELECT ${ROW} FROM arbor_entry_index INDEXED BY arbor_entry_index_id WHERE stream_id = ? AND entry_id = ? ORDER BY seq DESC LIMIT 1`);
   const selectAt = db.prepare(`SELECT ${ROW} FROM arbor_entry_index WHERE stream_id = ? AND seq = ?`);
   // Kind look-ups go through the (stream_id, kind, seq) index: a kind absent from a long path costs one seek, not a scan.
   const selectLast = db.prepare(
@@ -126,11 +126,26 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
   const selectRangeUnknown = db.prepare(
     `SELECT ${ROW} FROM arbor_entry_index WHERE stream_id = ? AND seq BETWEEN ? AND ? AND kind NOT IN (SELECT value FROM json_each(?)) ORDER BY seq`,
   );
-  const selectChildren = db.prepare(`SELECT ${ROW} FROM arbor_entry_index WHERE stream_id = ? AND parent_id = ? ORDER BY seq`);
+  const selectChildren = db.prepare(`SELECT ${ROW} FROM arbor_entry_index INDEXED BY arbor_entry_index_parent WHERE stream_id = ? AND parent_id = ? ORDER BY seq`);
   const selectEvents = db.prepare(
     `SELECT i.seq AS seq, ${EVENT_COLUMNS.replace("e.metadata AS metadataJson", "'{}' AS metadataJson")} FROM arbor_entry_index i JOIN events e ON e.stream_id = i.stream_id AND e.version = i.version
       WHERE i.stream_id = ? AND i.seq BETWEEN ? AND ? ORDER BY i.seq`,
   );
+  // `entry.appended` has no upcaster (events/upcast.ts), so its stored data is read as it is.
+  const selectEntryData = db
+    .prepare(`SELECT i.seq, e.data FROM arbor_entry_index i JOIN events e ON e.stream_id = i.stream_id AND e.version = i.version WHERE i.stream_id = ? AND i.seq BETWEEN ? AND ? ORDER BY i.seq`)
+    .raw();
+  /** The entry of one stored `entry.appended`; corrupt JSON is read through the log's own path, which names where it is. */
+  const parseEntry = (streamId: string, seq: number, text: string): SessionEntry => {
+    try {
+      return (JSON.parse(text) as { entry: SessionEntry }).entry;
+    } catch (error) {
+      const [record] = selectEvents.all(streamId, seq, seq) as EventRecord[];
+      const event = toStoredEvent(record);
+      if (isEventOfType(event, "entry.appended")) return event.data.entry;
+      throw error;
+    }
+  };
   const selectStream = db.prepare(
     `SELECT ${EVENT_COLUMNS.replaceAll("e.", "")} FROM events WHERE stream_id = ? AND version >= ? ORDER BY version`,
   );
@@ -246,13 +261,14 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
         // One range read per ascending stretch of rows that is dense enough (it reads at most 4× the rows it keeps).
         let end = start;
         while (end + 1 < rows.length && rows[end + 1].seq > rows[end].seq && rows[end + 1].seq - rows[start].seq + 1 <= (end + 2 - start) * 4) end += 1;
-        const wanted = new Map<number, number>();
-        for (let position = start; position <= end; position++) wanted.set(rows[position].seq, position);
-        for (const record of selectEvents.all(streamId, rows[start].seq, rows[end].seq) as (EventRecord & { seq: number })[]) {
-          const position = wanted.get(record.seq);
-          if (position === undefined) continue;
-          const event = toStoredEvent(record);
-          if (isEventOfType(event, "entry.appended")) out[position] = event.data.entry;
+        // Rows come back in seq order, as the stretch: a merge, no lookup table.
+        let position = start;
+        for (const [seq, text] of selectEntryData.all(streamId, rows[start].seq, rows[end].seq) as [number, string][]) {
+          while (position <= end && rows[position].seq < seq) position += 1;
+          if (position > end) break;
+          if (rows[position].seq !== seq) continue;
+          out[position] = parseEntry(streamId, seq, text);
+          position += 1;
         }
         start = end + 1;
       }

@@ -58,6 +58,20 @@ describe("arbor serve", () => {
     expect(message?.parts.filter((part) => part.type === "text")).toEqual([{ type: "text", text: "Hello from arbor serve.", state: "done" }]);
     const list: { sessions: { id: string }[] } = (await (await fetch(`${url}/api/sessions`, { headers: { authorization: "Bearer cli-token" } })).json()) as never;
     expect(list.sessions.map((row) => row.id)).toEqual(["cli-chat"]);
+    // The inspector's live machine states: the session's agent, back to idle, and its run, done.
+    const machines = await fetch(`${url}/api/sessions/cli-chat/machines`, { headers: { authorization: "Bearer cli-token" } });
+    expect(machines.headers.get("content-type")).toBe("text/event-stream");
+    const reader = machines.body!.pipeThrough(new TextDecoderStream()).getReader();
+    let frames = "";
+    while (!/"machine":"run".*\n\n/.test(frames) || !/"machine":"agent".*\n\n/.test(frames)) {
+      const { done, value } = await reader.read();
+      if (done) throw new Error(`the machines stream ended early: ${frames}`);
+      frames += value;
+    }
+    await reader.cancel();
+    const records = frames.split("\n").filter((line) => line.startsWith("data: ")).map((line) => JSON.parse(line.slice(6)) as { machine: string; state: string; sessionId: string });
+    expect(records.map((record) => [record.machine, record.state])).toEqual(expect.arrayContaining([["agent", "idle"], ["run", "done"]]));
+    expect(new Set(records.map((record) => record.sessionId))).toEqual(new Set(["cli-chat"]));
     server.child().kill("SIGTERM");
     const result = await server.exited;
     expect(result.code).toBe(0);

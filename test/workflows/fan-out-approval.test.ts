@@ -10,6 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { z } from "zod";
+import { defineAgent } from "../../src/agents/define-agent.ts";
+import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
@@ -18,7 +20,7 @@ import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { defineWorkflow } from "../../src/workflows/define-workflow.ts";
 import { workflowStreamId } from "../../src/workflows/fold.ts";
 import { decideWorkflowApproval, readWorkflowRun } from "../../src/workflows/runs.ts";
-import { approvalStep, codeStep, fanOut, type FanOutMember } from "../../src/workflows/steps.ts";
+import { agentStep, approvalStep, codeStep, fanOut, type FanOutMember } from "../../src/workflows/steps.ts";
 
 let dir: string;
 let log: EventLog;
@@ -114,5 +116,18 @@ describe("an approval step inside a fan-out", () => {
       expect(closed, mode).toEqual([{ toolCallId: `signoff-${mode}`, toolName: "release", status: "cancelled", reason: expect.stringContaining("the workflow failed") }]);
       expect((await readWorkflowRun(log, outcome.workflowId))?.status, mode).toBe("failed");
     }
+  });
+});
+
+describe("an agent step whose tool needs approval", () => {
+  it("fails the step with WORKFLOW_AGENT_SUSPENDED naming the waiting call and the agent's session; the tool did not run", async () => {
+    await harness.close();
+    harness = await createHarness({ eventLog: log, cwd: dir, models: { main: scriptedModel([{ toolCalls: [{ id: "call_deploy", name: "deploy", arguments: {} }] }]) } });
+    const deploy = defineTool({ name: "deploy", description: "Deploys", parameters: z.object({}), needsApproval: true, execute: async () => (ran.push("deploy"), { content: [] }) });
+    const deployer = defineAgent({ name: "deployer", instructions: "Deploy.", tools: [deploy] });
+    const workflow = defineWorkflow({ name: "ship", input: z.string(), output: z.unknown(), steps: [agentStep({ id: "deploy-step", agent: deployer })] });
+    const outcome = await workflow.run("go", { harness, cwd: dir });
+    expect(outcome).toMatchObject({ status: "failed", error: { reason: "WORKFLOW_AGENT_SUSPENDED", stepId: "deploy-step", message: expect.stringMatching(/stopped for tool approval \(call_deploy\) in session \S+/) } });
+    expect(ran).toEqual([]);
   });
 });
