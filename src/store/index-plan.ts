@@ -77,12 +77,12 @@ export function planFromIndex(
     }
     return undefined;
   };
-  const rowsOnPath = (kinds: readonly string[] | "unknown", from: Place, to: Place): IndexedEntry[] => {
+  const rowsOnPath = (kinds: readonly string[] | "unknown" | undefined, from: Place, to: Place): IndexedEntry[] => {
     const rows: IndexedEntry[] = [];
     for (let run = from.run; run <= to.run; run++) {
       const low = run === from.run ? from.seq : runs[run].from;
       const high = run === to.run ? to.seq : runs[run].to;
-      if (low <= high) rows.push(...index.inRange(streamId, low, high, kinds));
+      if (low <= high) for (const row of index.inRange(streamId, low, high, kinds)) rows.push(row);
     }
     return rows;
   };
@@ -98,11 +98,13 @@ export function planFromIndex(
   const diagnostics: ContextDiagnostic[] = hasUnknown
     ? rowsOnPath("unknown", first, last).map((row) => ({ kind: "unknown_entry", message: `Entry ${row.id} has unknown type "${row.kind}"; it is kept but not sent to the model.`, entryId: row.id }))
     : [];
-  const emitting = ["message", "custom_message", "branch_summary"];
-  const emitRows: IndexedEntry[] = [];
+  const emitting = new Set(["message", "custom_message", "branch_summary"]);
+  // Emitted entries are most of a path: one primary-key range scan, filtered here (the kind index would cost a look-up per row).
+  const emittedOnPath = (from: Place, to: Place) => rowsOnPath(undefined, from, to).filter((row) => emitting.has(row.kind));
+  let emitRows: IndexedEntry[] = [];
   let compactionId: string | null = null;
   if (!compactionAt) {
-    emitRows.push(...rowsOnPath(emitting, first, last));
+    emitRows = emittedOnPath(first, last);
   } else {
     const compactionRow = index.at(streamId, compactionAt.seq)!;
     compactionId = compactionRow.id;
@@ -111,10 +113,10 @@ export function planFromIndex(
     const keptRun = kept ? runs.findIndex((run, position) => position <= compactionAt.run && kept.seq >= run.from && kept.seq <= run.to) : -1;
     if (kept && keptRun >= 0 && (keptRun < compactionAt.run || kept.seq < compactionAt.seq)) {
       const beforeCompaction: Place = compactionAt.seq > runs[compactionAt.run].from ? { run: compactionAt.run, seq: compactionAt.seq - 1 } : { run: compactionAt.run - 1, seq: runs[compactionAt.run - 1].to };
-      emitRows.push(...rowsOnPath(emitting, { run: keptRun, seq: kept.seq }, beforeCompaction));
+      emitRows = emittedOnPath({ run: keptRun, seq: kept.seq }, beforeCompaction);
     }
     const afterCompaction: Place = compactionAt.seq < runs[compactionAt.run].to ? { run: compactionAt.run, seq: compactionAt.seq + 1 } : { run: compactionAt.run + 1, seq: runs[compactionAt.run + 1]?.from ?? 0 };
-    if (afterCompaction.run < runs.length) emitRows.push(...rowsOnPath(emitting, afterCompaction, last));
+    if (afterCompaction.run < runs.length) emitRows = emitRows.concat(emittedOnPath(afterCompaction, last));
   }
   const plan: ContextPlan = { leafId, diagnostics, missingParents: [], settingIds, compactionId, emitIds: emitRows.map((row) => row.id), ...(editIds.length > 0 ? { editIds } : {}) };
   return { plan, runs, emitRows };

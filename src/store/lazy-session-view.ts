@@ -153,7 +153,7 @@ export function createLazySessionView(options: LazySessionViewOptions): LazySess
     if (!status) return undefined;
     const found = planFromIndex(index, streamId, at, status.entries, status.unknown > 0);
     if (!found) return undefined;
-    const needed = [...found.emitRows];
+    const needed = found.emitRows.slice();
     for (const id of [...found.plan.settingIds, ...(found.plan.editIds ?? []), ...(found.plan.compactionId ? [found.plan.compactionId] : [])]) {
       const row = index.byId(streamId, id);
       if (row) needed.push(row);
