@@ -61,6 +61,7 @@ import { context as otelContext } from "@opentelemetry/api";
 import { resolveTelemetry } from "../telemetry/options.ts";
 import { createSessionTelemetry } from "../telemetry/session-telemetry.ts";
 import { sessionInspection } from "../machines/machine-states.ts";
+import { sessionBusyError } from "../machines/session-actor.ts";
 
 export type * from "./harness-session-types.ts";
 
@@ -253,7 +254,12 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     session,
     agent,
     prompt(input, images, promptOptions) {
-      if (isBusy()) throw new SessionBusyError("A run is active. Use steer() or followUp() to queue a message, or wait for idle.", { details: { busyWith: agent.operation() } });
+      if (isBusy()) {
+        const busy = agent.operation();
+        // Only a run takes steering and follow-ups; anything else names what holds the slot.
+        if (busy !== "running" && busy !== "preparing") throw sessionBusyError(session.id, busy, "prompt()");
+        throw new SessionBusyError("A run is active. Use steer() or followUp() to queue a message, or wait for idle.", { details: { busyWith: busy } });
+      }
       return startPrompt(input, images, promptOptions);
     },
     steer: (message, steerOptions) => agent.steer(message, steerOptions),

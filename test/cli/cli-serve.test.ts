@@ -2,7 +2,8 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
-import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { existsSync } from "node:fs";
+import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { ensureInspectorBuilt } from "../http/inspector-build.ts";
@@ -83,6 +84,31 @@ describe("arbor serve", () => {
     const result = await server.exited;
     expect(result.code).toBe(0);
     expect(JSON.stringify(model.requests)).not.toContain("cli-token");
+  });
+
+  it("--approve bash: a bash call waits for a decision (a tool-approval-request part), nothing of it runs, and arbor approvals lists it", async () => {
+    model = await startOpenAIServer();
+    const dir = tempDir();
+    const marker = join(dir, "ran.txt");
+    model.script(toolCallResponse([{ id: "call_gate", name: "bash", arguments: { command: `touch ${marker}` } }]), textResponse("never sent"));
+    const db = join(dir, "arbor.db");
+    const server = serve(["--db", db, "--port", "0", "--cwd", dir, "--model", "openai:gpt-test", "--base-url", model.url, "--approve", "bash"], { OPENAI_API_KEY: "sk-test", ARBOR_TOKEN: "" });
+    const url = await server.ready;
+    const transport = new DefaultChatTransport<UIMessage>({ api: `${url}/api/chat` });
+    const stream = await transport.sendMessages({ chatId: "gated", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "touch it" }] }], trigger: "submit-message", messageId: undefined, abortSignal: undefined });
+    let message: UIMessage | undefined;
+    for await (const snapshot of readUIMessageStream({ stream })) message = snapshot;
+    const tool = message?.parts.find((part) => part.type === "tool-bash") as { state: string; toolCallId: string; approval?: { id: string } } | undefined;
+    expect(tool?.state).toBe("approval-requested");
+    expect(tool?.toolCallId).toBe("call_gate");
+    expect(existsSync(marker)).toBe(false);
+    expect(model.requests).toHaveLength(1);
+    server.child().kill("SIGTERM");
+    expect((await server.exited).code).toBe(0);
+    const pending = await runArbor(["--db", db, "approvals", "gated", "--json"]);
+    expect(pending.code, pending.stderr).toBe(0);
+    expect(JSON.stringify(JSON.parse(pending.stdout))).toContain("call_gate");
+    expect(existsSync(marker)).toBe(false);
   });
 
   it("serves the --tenant's sessions only: another tenant's session answers 404 as a missing one", async () => {

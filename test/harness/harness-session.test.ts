@@ -93,6 +93,26 @@ describe("Session API", () => {
     expect(harness.getState()).toMatchObject({ status: "idle", modelName: "fast", activeToolNames: ["read", "grep"], sessionName: undefined });
   });
 
+  it("prompt() while calls await approval is refused naming the approval, not a running run", async () => {
+    harness = await make({
+      models: { fast: scriptedModel([{ toolCalls: [{ id: "c1", name: "read", arguments: {} }] }, { text: "after" }], { provider: "openai.chat", modelId: "fast-1" }) },
+      requireApproval: ["read"],
+    });
+    const outcome = await harness.prompt("read it");
+    expect(outcome.status).toBe("suspended");
+    let refused: unknown;
+    try {
+      await harness.prompt("another question");
+    } catch (error) {
+      refused = error;
+    }
+    expect(SessionBusyError.isInstance(refused)).toBe(true);
+    const busy = refused as InstanceType<typeof SessionBusyError>;
+    expect(busy.details).toMatchObject({ busyWith: "awaiting-approval" });
+    expect(busy.message).toMatch(/waiting for approval.*approve or deny/);
+    expect(busy.message).not.toMatch(/A run is active/);
+  });
+
   it("setModel, setThinkingLevel, setActiveTools and setResources log entries and raise their update hooks in order", async () => {
     const seen: unknown[] = [];
     harness = await make({

@@ -151,7 +151,7 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
   }
 
 /** `--approve` values: tool names, or `all`. */
-function approvalFlag(values: string[] | undefined): string[] | "all" | undefined {
+export function approvalFlag(values: string[] | undefined): string[] | "all" | undefined {
   if (!values || values.length === 0) return undefined;
   if (values.includes("all")) return "all";
   return values;

@@ -10,7 +10,8 @@
  *   with that request's session as its own (no session is created at start); sessions unused
  *   for 10 minutes are closed and reopened from the log on the next request (the handler's
  *   `idleSessionMs`); the agents' machine states are recorded
- *   (`createMachineStates`) for the inspector's live view; without a model the service is read-only
+ *   (`createMachineStates`) for the inspector's live view; `--approve <tool>` (repeatable, or
+ *   `all`) makes those tools' calls wait for a decision, as in `arbor run`; without a model the service is read-only
  *   (sessions, events, resume and the inspector; `POST` answers 501);
  * - prints one line `arbor serve: http://HOST:PORT ...` on stderr once it listens; SIGINT or
  *   SIGTERM close the server, abort runs cleanly and close the log, then the command returns.
@@ -27,6 +28,7 @@ import { startChatServer } from "../../http/node-adapter.ts";
 import { createMachineStates } from "../../machines/machine-states.ts";
 import type { AgentHarness } from "../../harness/create-harness.ts";
 import { createCliHarness } from "../agent-setup.ts";
+import { approvalFlag } from "./model-actions.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets } from "../config.ts";
 import { openStore } from "../store-context.ts";
@@ -46,7 +48,8 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
   const host = flags.host ?? "127.0.0.1";
   const port = Number(flags.port ?? "3000");
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new CliError(`Bad --port "${flags.port}": expected a number from 0 to 65535.`);
-  const token = flags.token ?? process.env.ARBOR_TOKEN;
+  // An empty ARBOR_TOKEN (or --token "") is no token, not a token nobody can send.
+  const token = (flags.token ?? process.env.ARBOR_TOKEN) || undefined;
   if (!token && !isLoopbackHost(host)) {
     throw new CliError(`Refusing to serve on ${host} without a token: anyone who can reach it could run the agent. Pass --token or set ARBOR_TOKEN (or bind 127.0.0.1).`);
   }
@@ -67,11 +70,12 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
       if (!existsSync(cwd)) throw new CliError(`--cwd "${cwd}" does not exist.`);
       // The live machine states of the inspector: recorded from the agents' inspection events.
       const machineStates = createMachineStates();
+      const requireApproval = approvalFlag(flags.approve);
       // The harness is made on the first request that needs one, with that request's session as
       // its own: no empty session is created at start.
       let harness: Promise<AgentHarness> | undefined;
       const openHarness = (sessionId: string) =>
-        (harness ??= createCliHarness({ store, sessionId, cwd, settings, tools: flags, inspect: machineStates }).then((made) => made.harness)).catch((error: unknown) => {
+        (harness ??= createCliHarness({ store, sessionId, cwd, settings, tools: flags, inspect: machineStates, ...(requireApproval ? { requireApproval } : {}) }).then((made) => made.harness)).catch((error: unknown) => {
           harness = undefined;
           throw error;
         });

@@ -19,6 +19,7 @@ export interface ServeFlags extends ModelFlags, ToolFlags {
   host?: string;
   token?: string;
   cwd?: string;
+  approve?: string[];
 }
 
 /** Registers `serve` on `program`. */
@@ -30,7 +31,8 @@ export function registerServeCommand(program: Command, globals: () => { db?: str
       .option("--port <port>", "TCP port (0 = any free port)", "3000")
       .option("--host <host>", "interface to bind; anything but loopback needs a token", "127.0.0.1")
       .option("--token <token>", "bearer token every request must carry (default: $ARBOR_TOKEN)")
-      .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)"),
+      .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)")
+      .option("--approve <tool>", "every call of this tool waits for a decision (repeatable; all = every tool): the stream shows a tool-approval-request part and the client's approval-responded part, or arbor approve/deny, decides", (value: string, previous: string[] = []) => [...previous, value]),
   )).action(async (flags: ServeFlags) => {
     const { serveAction } = await import("./serve-action.ts");
     await serveAction(flags, globals());
