@@ -9,6 +9,7 @@
  *    `noUncheckedIndexedAccess` and `skipLibCheck: false` (zero errors);
  * 3. runs `npx arbor --help`;
  * 4. runs every program in `examples/` against the loopback server.
+ * Step 1 also fetches the inspector's built page and script from the installed package.
  *
  * Usage: `npm run test:package` (after `npm run build`). Exits non-zero on the first failure.
  * Prints `N passed, 0 failed` at the end.
@@ -33,7 +34,7 @@ const check = (name, fn) => {
   return output;
 };
 
-if (!existsSync(join(repo, "dist", "index.js"))) run("npm", ["run", "build"], { cwd: repo, stdio: "inherit" });
+if (!existsSync(join(repo, "dist", "index.js")) || !existsSync(join(repo, "dist", "inspector", "index.html"))) run("npm", ["run", "build"], { cwd: repo, stdio: "inherit" });
 const work = mkdtempSync(join(tmpdir(), "arbor-consumer-"));
 try {
   const tarball = check("npm pack", () => {
@@ -83,6 +84,7 @@ try {
   );
   if (!output.includes("tool ended: succeeded")) throw new Error(`app.mjs printed:\n${output}`);
   if (!output.includes("http messages: user,assistant")) throw new Error(`app.mjs (arbor-agent/http) printed:\n${output}`);
+  if (!output.includes("http inspector: page 200 with base, script 200")) throw new Error(`app.mjs (the inspector's built files) printed:\n${output}`);
 
   check("tsc --noEmit with nodenext, strict, exactOptionalPropertyTypes, noUncheckedIndexedAccess, skipLibCheck false", () =>
     run(join(app, "node_modules", ".bin", "tsc"), ["-p", "."], { cwd: app, stdio: "inherit" }),

@@ -27,7 +27,13 @@ const outcome = await harness.prompt("what time is it?");
 const { createChatHandler, startChatServer } = await import("arbor-agent/http");
 const http = await startChatServer({ handler: createChatHandler({ harness }) });
 const detail = await (await fetch(`${http.url}/api/sessions/${harness.id}`)).json();
+// The inspector's built page ships in the package (dist/inspector/), found from the installed module.
+const page = await fetch(`${http.url}/inspector`);
+const pageHtml = await page.text();
+const script = await fetch(`${http.url}/inspector/assets/inspector.js`);
+await script.arrayBuffer();
 await http.close();
+console.log(`http inspector: page ${page.status}${pageHtml.includes('data-base="/api"') ? " with base" : ""}, script ${script.status}`);
 console.log(`http messages: ${detail.messages.map((message) => message.role).join(",")}`);
 await harness.close();
 await server.close();

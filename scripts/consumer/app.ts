@@ -34,6 +34,7 @@ const triage = defineAgent({
 });
 export async function label(title: string): Promise<string> {
   const result = await triage.run({ title }, { harness });
+  if (result.status === "suspended") return "awaiting approval";
   if (result.status !== "done") return result.error.code;
   const typed: { label: "bug" | "feature"; priority: number } = result.output;
   return typed.label;

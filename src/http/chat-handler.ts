@@ -22,7 +22,9 @@
  *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins),
  *   `GET {base}/sessions/:id/machines` (server-sent events of the live agent, run and tool
  *   machine states from the `machineStates` recorder, content redacted; `404` without one);
- * - `GET /` and `GET /inspector`: the offline inspector page (`inspector-page.ts`; no data in it);
+ * - `GET /` and `GET /inspector`: the offline inspector page, its assets under `/inspector/assets/`
+ *   (built by vite from `web/inspector/` into `dist/inspector/`, `inspector-assets.ts`; no data in it;
+ *   `503` naming the build command when not built);
  * - every `{base}` route checks auth first (`401`, nothing read or written), then the
  *   session's tenant (`404` for an unknown or another tenant's session, nothing written);
  * - with only a `repository` the handler is read-only (sessions, events, resume of runs driven
@@ -63,7 +65,7 @@ import type { SessionRepository } from "../store/session-types.ts";
 import { parseTraceContext } from "../telemetry/trace-context.ts";
 import { resolveTenant, type ChatAuthOptions } from "./auth.ts";
 import { parseChatRequest } from "./chat-request.ts";
-import { inspectorPage } from "./inspector-page.ts";
+import { inspectorResponse } from "./inspector-assets.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
 import { regenerateTarget } from "./regenerate.ts";
 import { lastInterruptedRunStart, lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
@@ -105,7 +107,7 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
    * `GET {base}/sessions/:id/machines` and the inspector's live machine states.
    */
   machineStates?: MachineStates;
-  /** Serve the inspector page at `/` and `/inspector` (default true). */
+  /** Serve the inspector page at `/` and `/inspector`, its assets under `/inspector/assets/` (default true). */
   inspector?: boolean;
 }
 
@@ -336,8 +338,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const route = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const path = url.pathname;
-    if (options.inspector !== false && request.method === "GET" && (path === "/" || path === "/inspector")) {
-      return new Response(inspectorPage({ basePath: base }), { status: 200, headers: { "content-type": "text/html; charset=utf-8", "cache-control": "no-cache" } });
+    if (options.inspector !== false && request.method === "GET") {
+      const page = inspectorResponse(path, base);
+      if (page) return page;
     }
     if (path !== base && !path.startsWith(`${base}/`)) return jsonError(404, "NOT_FOUND", `No route ${request.method} ${path}.`);
     const tenant = await resolveTenant(request, options);

@@ -1,10 +1,11 @@
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
 import type { ChildProcess } from "node:child_process";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
 import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { ensureInspectorBuilt } from "../http/inspector-build.ts";
 import { runArbor, tempDir, type CliResult } from "./cli-helpers.ts";
 
 /** Starts `arbor serve` and resolves with its URL once it printed it. */
@@ -30,6 +31,7 @@ function serve(args: string[], env: NodeJS.ProcessEnv): { ready: Promise<string>
 
 describe("arbor serve", () => {
   let model: OpenAIServer | undefined;
+  beforeAll(ensureInspectorBuilt, 120_000);
   afterEach(async () => {
     await model?.close();
     model = undefined;
@@ -49,6 +51,11 @@ describe("arbor serve", () => {
     const server = serve(["--db", join(dir, "arbor.db"), "--port", "0", "--cwd", dir, "--model", "openai:gpt-test", "--base-url", model.url], { OPENAI_API_KEY: "sk-test", ARBOR_TOKEN: "cli-token" });
     const url = await server.ready;
     expect((await fetch(`${url}/api/sessions`)).status).toBe(401);
+    // The inspector's built page and its script, with no token (they hold no data).
+    const page = await fetch(`${url}/inspector`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<body data-base="/api">');
+    expect((await fetch(`${url}/inspector/assets/inspector.js`)).headers.get("content-type")).toBe("text/javascript; charset=utf-8");
     // Nothing is created at start: no empty session in the log.
     expect(await (await fetch(`${url}/api/sessions`, { headers: { authorization: "Bearer cli-token" } })).json()).toEqual({ sessions: [] });
     const transport = new DefaultChatTransport<UIMessage>({ api: `${url}/api/chat`, headers: { authorization: "Bearer cli-token" } });

@@ -6,14 +6,16 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIServer, textResponse, turnResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { launchChromium } from "./browser.ts";
+import { ensureInspectorBuilt } from "./inspector-build.ts";
 import { readChunks, startService, TOKEN, userMessage, type Service } from "./service.ts";
 
 describe("the inspector's live machine states", () => {
   let model: OpenAIServer | undefined;
   let service: Service | undefined;
+  beforeAll(ensureInspectorBuilt, 120_000);
   afterEach(async () => {
     await service?.close();
     await model?.close();

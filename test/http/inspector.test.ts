@@ -5,14 +5,17 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIServer, textResponse, turnResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { inspectorResponse } from "../../src/http/inspector-assets.ts";
 import { launchChromium } from "./browser.ts";
+import { ensureInspectorBuilt } from "./inspector-build.ts";
 import { readChunks, startService, TOKEN, userMessage, type Service } from "./service.ts";
 
 describe("the offline inspector page", () => {
   let model: OpenAIServer | undefined;
   let service: Service | undefined;
+  beforeAll(ensureInspectorBuilt, 120_000);
   afterEach(async () => {
     await service?.close();
     await model?.close();
@@ -71,4 +74,39 @@ describe("the offline inspector page", () => {
       await browser.close();
     }
   }, 120_000);
+
+  it("serves the built page with the API base path, its built assets only, and no data without the token", async () => {
+    model = await startOpenAIServer();
+    service = await startService({ modelUrl: model.url });
+    for (const path of ["/", "/inspector"]) {
+      const page = await fetch(`${service.url}${path}`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get("content-type")).toBe("text/html; charset=utf-8");
+      const html = await page.text();
+      expect(html).toContain('<body data-base="/api">');
+      expect(html).toContain('src="/inspector/assets/inspector.js"');
+    }
+    const script = await fetch(`${service.url}/inspector/assets/inspector.js`);
+    expect(script.headers.get("content-type")).toBe("text/javascript; charset=utf-8");
+    expect((await script.text()).length).toBeGreaterThan(1000);
+    expect((await fetch(`${service.url}/inspector/assets/inspector.css`)).headers.get("content-type")).toBe("text/css; charset=utf-8");
+    // Only the files the build wrote: no other name, no path out of the folder.
+    expect((await fetch(`${service.url}/inspector/assets/nothing.js`)).status).toBe(404);
+    expect((await fetch(`${service.url}/inspector/assets/..%2F..%2F..%2Fpackage.json`)).status).toBe(404);
+    expect((await fetch(`${service.url}/api/sessions`)).status).toBe(401);
+  });
+
+  it("answers 503 naming the build command when the page is not built, and leaves other paths to the API", async () => {
+    const dir = mkdtempSync(join(tmpdir(), "arbor-inspector-unbuilt-"));
+    try {
+      for (const path of ["/", "/inspector", "/inspector/assets/inspector.js"]) {
+        const response = inspectorResponse(path, "/api", dir)!;
+        expect(response.status).toBe(503);
+        expect(await response.text()).toContain("npm run build");
+      }
+      expect(inspectorResponse("/api/sessions", "/api", dir)).toBeUndefined();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
