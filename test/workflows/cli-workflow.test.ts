@@ -50,13 +50,19 @@ describe("arbor workflow", () => {
     expect(conflict.code).toBe(1);
     expect(conflict.stderr).toContain("already approved");
 
-    const resumed = await runArbor(["workflow", "run", MODULE, "--resume", "wf-1", "--cwd", dir, ...model], { env });
+    // The run recorded its endpoint and folder: --resume needs neither the model flags nor --cwd.
+    const resumed = await runArbor(["workflow", "run", MODULE, "--resume", "wf-1", "--db", db], { env });
     expect(resumed.code, resumed.stderr).toBe(0);
     expect(JSON.parse(resumed.stdout)).toMatchObject({ triage: "triage-ok", style: "style-ok", safety: "safety-ok", approved: true });
     expect(readFileSync(join(dir, "counter"), "utf8").trim().split("\n").sort()).toEqual(["safety", "style", "triage"]);
 
     const json = await runArbor(["workflows", "--json", "--db", db], { env });
     expect(JSON.parse(json.stdout.trim())).toMatchObject({ workflowId: "wf-1", workflow: "review", status: "done", stepsEnded: 6, steps: 6, pendingApprovals: [] });
+    // A settled run resumes to its logged output, again without flags, and runs nothing.
+    const again = await runArbor(["workflow", "run", MODULE, "--resume", "wf-1", "--db", db], { env });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toEqual(JSON.parse(resumed.stdout));
+    expect(readFileSync(join(dir, "counter"), "utf8").trim().split("\n").sort()).toEqual(["safety", "style", "triage"]);
   }, 120_000);
 
   it("refuses bad input and a module without a workflow, and aborts a waiting run", async () => {

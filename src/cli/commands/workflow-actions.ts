@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
-import { ApprovalConflictError, ApprovalNotFoundError } from "../../core/errors.ts";
+import { ApprovalConflictError, ApprovalNotFoundError, SessionNotFoundError } from "../../core/errors.ts";
 import { isWorkflow, type Workflow } from "../../workflows/define-workflow.ts";
 import { WorkflowRunError } from "../../workflows/errors.ts";
 import { abortWorkflowRun, decideWorkflowApproval, listWorkflowRuns, readWorkflowRun } from "../../workflows/runs.ts";
@@ -17,7 +17,7 @@ import type { WorkflowRunState } from "../../workflows/fold.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
-import { openStore } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint } from "../store-context.ts";
 
 interface DbFlags {
   db?: string;
@@ -50,16 +50,29 @@ function gateMessage(run: WorkflowRunState, stepId: string): string | undefined 
   return run.gates.get(stepId)?.message;
 }
 
+/** The CLI's session for workflow run `workflowId`: it records the endpoint the run uses. */
+const driverSessionId = (workflowId: string) => `workflow-cli-${workflowId}`;
+
 /** `arbor workflow run <file>`. */
 export async function workflowRunAction(file: string, flags: ModelFlags & { input?: string; resume?: string; id?: string; cwd?: string }, globals: DbFlags, exit: { code: number }): Promise<void> {
   const workflow = await loadWorkflow(file);
   const input = parseInput(flags.input);
   const store = openStore(globals);
   try {
-    const settings = resolveModelSettings(flags, process.env);
+    const workflowId = flags.resume ?? flags.id ?? crypto.randomUUID();
+    // One driver session per workflow run holds the endpoint it ran with (model, base URL, API;
+    // no key), so `--resume` needs no model flags again, as `arbor run --continue` does not.
+    const driverId = driverSessionId(workflowId);
+    const driver = await store.repo.open(driverId).catch((error: unknown) => {
+      if (SessionNotFoundError.isInstance(error)) return undefined;
+      throw error;
+    });
+    const settings = resolveModelSettings(flags, process.env, driver ? recordedEndpoint(driver) : {});
     store.addSecrets(settingsSecrets(settings));
-    const cwd = resolve(flags.cwd ?? process.cwd());
-    const { harness } = await createCliHarness({ store, cwd, settings, contextFiles: false });
+    const cwd = resolve(flags.cwd ?? driver?.view.info.cwd ?? process.cwd());
+    if (!driver) await store.repo.create({ id: driverId, cwd });
+    const { harness } = await createCliHarness({ store, sessionId: driverId, cwd, settings, contextFiles: false });
+    await recordEndpoint(harness.session, settings);
     const controller = new AbortController();
     const onSignal = () => controller.abort(new Error("interrupted by the user (Ctrl-C)"));
     process.once("SIGINT", onSignal);
@@ -71,7 +84,6 @@ export async function workflowRunAction(file: string, flags: ModelFlags & { inpu
           process.stderr.write(`workflow ${flags.resume} (resumed)\n`);
           outcome = await workflow.resume(flags.resume, options);
         } else {
-          const workflowId = flags.id ?? crypto.randomUUID();
           process.stderr.write(`workflow ${workflowId}\n`);
           outcome = await workflow.run(input as never, { ...options, workflowId });
         }

@@ -7,7 +7,9 @@
  * - `workflow run <file>` imports the module (its default export, or an export named `workflow`,
  *   must be a `defineWorkflow` workflow), reads the input from `--input <json>` (default
  *   `{}`), and runs it over the CLI's log with the model flags' model as the harness's model;
- *   `--resume <id>` goes on with run `<id>` instead (after a crash or a decision); `--id` names
+ *   `--resume <id>` goes on with run `<id>` instead (after a crash or a decision) with the
+ *   endpoint the run recorded (model, base URL, API, folder: in its driver session
+ *   `workflow-cli-<id>`; flags given again win, the key comes from the environment); `--id` names
  *   a new run. It prints `workflow <id>` on stderr first;
  * - the outcome: `done` prints the output as JSON on stdout, exit 0; `suspended` prints each
  *   waiting approval (`<id> <step> awaiting-approval <message>`) and exits 3 (decide with
