@@ -8,7 +8,10 @@
  * "missing" result for them. So the results of one batch count as one unit.
  *
  * Contract (ours):
- * - an entry that is not a `toolResult` message, or whose run of `toolResult` ancestors does
+ * - an assistant message that makes tool calls is the start of its batch: its batch end is found
+ *   as below, from the assistant itself (so a move to it does not leave its calls unanswered
+ *   while their results are in the tree; with no result recorded it is its own batch end);
+ * - another entry that is not a `toolResult` message, or whose run of `toolResult` ancestors does
  *   not start at an assistant message making that call, is its own batch end;
  * - otherwise the batch end is found by walking down from the entry: at each step, the
  *   earliest child (children are ordered by time) that is a `toolResult` for a call of that
@@ -49,7 +52,6 @@ function resultCallId(entry: SessionEntry | undefined): string | undefined {
  */
 export function batchEnd(source: BatchEndSource, entryId: string): string {
   const start = source.getEntry(entryId);
-  if (resultCallId(start) === undefined) return entryId;
   const answered = new Set<string>();
   let cursor: SessionEntry | undefined = start;
   while (cursor && resultCallId(cursor) !== undefined) {
@@ -59,7 +61,7 @@ export function batchEnd(source: BatchEndSource, entryId: string): string {
   const assistant = messageOf(cursor);
   if (assistant?.role !== "assistant" || !Array.isArray(assistant.content)) return entryId;
   const calls = new Set(assistant.content.filter((block): block is ToolCall => block?.type === "toolCall").map((call) => call.id));
-  if (![...answered].every((id) => calls.has(id))) return entryId;
+  if (calls.size === 0 || ![...answered].every((id) => calls.has(id))) return entryId;
   let end = entryId;
   while (answered.size < calls.size) {
     const next = source.getChildren(end).find((child) => {

@@ -77,7 +77,7 @@ describe("moveTo", () => {
   it("uses a hook-supplied summary without calling the model, and hooks can override the label", async () => {
     const { session } = await newSession();
     await appendTurns(session, 2, 50);
-    const target = session.view.getEntries()[1]; // an assistant message: the leaf becomes the target itself
+    const target = session.view.getEntries()[4]; // an assistant message without tool calls: the leaf becomes the target itself
     const { client, mock } = summaryModel([]);
     const trees: unknown[] = [];
     const result = await moveTo(session, target.id, {
@@ -92,7 +92,7 @@ describe("moveTo", () => {
     expect(mock.doStreamCalls).toHaveLength(0);
     expect(result.editorText).toBeUndefined();
     expect(result.newLeafId).toBe(target.id);
-    expect(result.summaryEntry).toMatchObject({ fromHook: true, summary: "hook saw 8", parentId: target.id });
+    expect(result.summaryEntry).toMatchObject({ fromHook: true, summary: "hook saw 5", parentId: target.id });
     expect(result.labelEntry).toMatchObject({ label: "hooked" });
     expect(trees).toEqual([{ newLeafId: target.id, oldLeafId: expect.any(String), summaryEntry: result.summaryEntry, fromHook: true }]);
   });
@@ -103,13 +103,13 @@ describe("moveTo", () => {
     const { client, mock } = summaryModel([]);
     const leaf = session.view.leafId;
     expect(await moveTo(session, leaf!, { summarize: true, model: client })).toEqual({ oldLeafId: leaf, newLeafId: leaf });
-    const target = session.view.getEntries()[1];
+    const target = session.view.getEntries()[4];
     const version = session.view.version;
     const plain = await moveTo(session, target.id);
     expect(plain).toEqual({ oldLeafId: leaf, newLeafId: target.id });
     expect(session.view.leafId).toBe(target.id);
     expect(session.view.version).toBe(version + 1);
-    const other = session.view.getEntries()[6];
+    const other = session.view.getEntries()[9];
     const labelled = await moveTo(session, other.id, { label: "here" });
     expect(labelled.labelEntry).toMatchObject({ type: "label", targetId: other.id, parentId: other.id, label: "here" });
     expect(session.view.leafId).toBe(labelled.labelEntry!.id);

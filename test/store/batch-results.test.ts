@@ -78,8 +78,10 @@ describe("a parallel batch in the tree", () => {
     const { repo, session, fastEntry, slowEntry } = await batchInCompletionOrder();
     expect((await repo.fork(session.id, { entryId: slowEntry.id })).view.leafId).toBe(slowEntry.id);
     const assistant = session.view.getEntry(fastEntry.parentId!)!;
-    await moveTo(session, assistant.id);
-    expect(session.view.leafId).toBe(assistant.id);
+    // A move to the assistant that made the calls lands after its results too: its calls were answered.
+    expect((await moveTo(session, assistant.id)).newLeafId).toBe(slowEntry.id);
+    expect(session.view.buildContext().diagnostics).toEqual([]);
+    await moveTo(session, session.view.getEntry(assistant.parentId!)!.id);
     const moved = await moveTo(session, fastEntry.id);
     expect(moved.newLeafId).toBe(slowEntry.id);
     expect(session.view.leafId).toBe(slowEntry.id);
@@ -89,10 +91,10 @@ describe("a parallel batch in the tree", () => {
     ]);
   });
 
-  it("batchEnd leaves entries that are not inside a batch alone", async () => {
-    const { session, fastEntry } = await batchInCompletionOrder();
+  it("batchEnd takes an assistant that made calls to its batch's end, and leaves entries outside a batch alone", async () => {
+    const { session, fastEntry, slowEntry } = await batchInCompletionOrder();
     const assistantId = fastEntry.parentId!;
-    expect(batchEnd(session.view, assistantId)).toBe(assistantId);
+    expect(batchEnd(session.view, assistantId)).toBe(slowEntry.id);
     const user = session.view.getBranch(assistantId).find((entry) => entry.type === "message" && (entry as MessageEntry).message.role === "user")!;
     expect(batchEnd(session.view, user.id)).toBe(user.id);
   });
