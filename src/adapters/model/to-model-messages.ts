@@ -274,6 +274,8 @@ export function toModelMessagesFrom(messages: readonly AgentMessage[], target: M
   let toolMessage: ToolModelMessage | undefined;
 
   const closeToolBatch = () => {
+    // Nothing open (most messages): no allocation per message.
+    if (pending.length === 0 && answered.size === 0 && toolMessage === undefined) return;
     const missing = pending.filter((call) => !answered.has(call.id));
     if (missing.length > 0) {
       if (!toolMessage) {
