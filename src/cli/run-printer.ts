@@ -7,7 +7,9 @@
  *   message ending its line; each
  *   finished tool call prints one line `• name args → ok|error (N ms)` (the call's arguments
  *   are read from the stream's activity projection, `src/store/session-activity.ts`, which the
- *   printer advances with each event); a provider
+ *   printer advances with each event, and else from any assistant message of the stream seen
+ *   in the catch-up: a run resumed after an approval runs calls an earlier run's assistant
+ *   message made); a provider
  *   error prints one line on stderr;
  * - the spinner (ora) runs on stderr only when stdout is a TTY, while waiting for
  *   the model and while tools run;
@@ -64,7 +66,23 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
   };
   // The activity projection of each stream seen (one per session): the open run's tool calls.
   const activities = new Map<string, SessionActivity>();
-  const callOf = (streamId: string, id: string): ToolCall | undefined => activities.get(streamId)?.openRun?.calls.find((call) => call.id === id);
+  // Every tool call of an assistant message seen per stream (catch-up included): a resumed run
+  // (after `arbor approve`) runs calls that an earlier run's assistant message made.
+  const madeCalls = new Map<string, Map<string, ToolCall>>();
+  const callOf = (streamId: string, id: string): ToolCall | undefined =>
+    activities.get(streamId)?.openRun?.calls.find((call) => call.id === id) ?? madeCalls.get(streamId)?.get(id);
+  const noteCalls = (event: StoredEvent) => {
+    if (!isArborEvent(event) || event.type !== "entry.appended") return;
+    const { entry } = event.data;
+    const message = isKnownEntry(entry) && entry.type === "message" ? entry.message : undefined;
+    if (message?.role !== "assistant") return;
+    for (const block of message.content) {
+      if (block.type !== "toolCall") continue;
+      const calls = madeCalls.get(event.streamId) ?? new Map<string, ToolCall>();
+      calls.set(block.id, block);
+      madeCalls.set(event.streamId, calls);
+    }
+  };
   let midLine = false;
   let errorShown = false;
   const write = (text: string) => {
@@ -84,7 +102,10 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
         waiters.splice(waiters.indexOf(waiter), 1);
         queueMicrotask(waiter.resolve);
       }
-      if (!options.json) activities.set(event.streamId, foldActivity(activities.get(event.streamId) ?? emptyActivity(), event));
+      if (!options.json) {
+        activities.set(event.streamId, foldActivity(activities.get(event.streamId) ?? emptyActivity(), event));
+        noteCalls(event);
+      }
       if (event.globalPosition <= options.afterPosition) return;
       if (options.json) {
         out.write(`${JSON.stringify(event)}\n`);

@@ -26,28 +26,19 @@ import type { SessionEntry } from "../core/entries.ts";
 import { InvalidStateError } from "../core/errors.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { isEventOfType } from "./events/catalogue.ts";
-import { sessionStreamId, type SessionCreatedData } from "./events/session-events.ts";
+import { sessionStreamId } from "./events/session-events.ts";
 import { createContextBuilder, pathToRoot, type ContextPlan } from "./context.ts";
 import { pathRuns, planFromIndex } from "./index-plan.ts";
 import { foldActivity, type SessionActivity } from "./session-activity.ts";
 import type { IndexedEntry, SessionIndex } from "./session-index.ts";
 import { createStatsAccumulator } from "./session-stats.ts";
-import { foldEntryFacts, type EntryFacts, type SessionTreeContext } from "./session-tree.ts";
-import type { SessionStats } from "./session-types.ts";
+import { foldEntryFacts, type EntryFacts, type SessionTreeContext, type TreeSnapshot } from "./session-tree.ts";
 import { createSessionView, type SessionViewInternals } from "./session-view.ts";
 
 /** The folded state a session head stores (JSON), at {@link StoredHead.version}. */
-export interface SessionHeadState {
-  info: SessionCreatedData;
-  leafId: string | null;
-  name: string | undefined;
-  messageCount: number;
-  firstUserMessage: string | undefined;
-  lastActivity: number | undefined;
-  labels: [string, string][];
-  stats: SessionStats;
+export type SessionHeadState = Pick<TreeSnapshot, "info" | "leafId" | "name" | "messageCount" | "firstUserMessage" | "lastActivity" | "labels" | "stats"> & {
   activity: SessionActivity;
-}
+};
 
 /**
  * The head state of a folded tree (no entry is read).

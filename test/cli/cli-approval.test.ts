@@ -90,6 +90,8 @@ describe("arbor run --approve, approvals, approve, deny", () => {
 
     const resumed = await arbor(["run", ...modelArgs(), "--session", sessionId]);
     expect(resumed.code, resumed.stderr).toBe(0);
+    // The progress line names the command, though the call was made by the first run's assistant message.
+    expect(resumed.stdout).toMatch(/• bash echo ran >> counter\.txt → ok/);
     expect(readFileSync(join(dir, "counter.txt"), "utf8")).toBe("ran\n");
     expect(server.requests).toHaveLength(2);
     expect(toolMessages(1).map((message) => message.tool_call_id).sort()).toEqual(["call_bash", "call_read"]);
@@ -114,6 +116,7 @@ describe("arbor run --approve, approvals, approve, deny", () => {
     expect(partly.code, partly.stderr).toBe(0);
     const resumed = await arbor(["run", ...modelArgs(), "--continue"]);
     expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toMatch(/• bash echo ran >> counter\.txt → error \(denied\)/);
     expect(existsSync(join(dir, "counter.txt"))).toBe(false);
     const denied = toolMessages(1).find((message) => message.tool_call_id === "call_bash")!;
     expect(JSON.stringify(denied.content)).toContain("never touch counter");

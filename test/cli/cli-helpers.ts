@@ -1,7 +1,7 @@
 /**
  * Runs the real `arbor` binary as a child process for end-to-end CLI tests.
  */
-import { spawn } from "node:child_process";
+import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -61,3 +61,24 @@ export function runArbor(args: string[], options: CliOptions = {}): Promise<CliR
 export function tempDir(prefix = "arbor-cli-"): string {
   return mkdtempSync(join(tmpdir(), prefix));
 }
+/** Starts `arbor serve` in a child process and resolves `ready` with its URL once it printed it. */
+export function serveArbor(args: string[], env: NodeJS.ProcessEnv): { ready: Promise<string>; exited: Promise<CliResult>; child: () => ChildProcess } {
+  let child: ChildProcess | undefined;
+  let resolveReady!: (url: string) => void;
+  const ready = new Promise<string>((resolve) => (resolveReady = resolve));
+  let seen = "";
+  const exited = runArbor(["serve", ...args], {
+    env,
+    keepStdinOpen: true,
+    onSpawn: (spawned) => {
+      child = spawned;
+      spawned.stderr!.on("data", (chunk: Buffer) => {
+        seen += chunk.toString("utf8");
+        const match = /arbor serve: (http:\/\/\S+)/.exec(seen);
+        if (match) resolveReady(match[1]);
+      });
+    },
+  });
+  return { ready, exited, child: () => child! };
+}
+

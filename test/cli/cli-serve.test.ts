@@ -1,34 +1,12 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { join } from "node:path";
-import type { ChildProcess } from "node:child_process";
 import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
 import { existsSync } from "node:fs";
 import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { ensureInspectorBuilt } from "../http/inspector-build.ts";
-import { runArbor, tempDir, type CliResult } from "./cli-helpers.ts";
-
-/** Starts `arbor serve` and resolves with its URL once it printed it. */
-function serve(args: string[], env: NodeJS.ProcessEnv): { ready: Promise<string>; exited: Promise<CliResult>; child: () => ChildProcess } {
-  let child: ChildProcess | undefined;
-  let resolveReady!: (url: string) => void;
-  const ready = new Promise<string>((resolve) => (resolveReady = resolve));
-  let seen = "";
-  const exited = runArbor(["serve", ...args], {
-    env,
-    keepStdinOpen: true,
-    onSpawn: (spawned) => {
-      child = spawned;
-      spawned.stderr!.on("data", (chunk: Buffer) => {
-        seen += chunk.toString("utf8");
-        const match = /arbor serve: (http:\/\/\S+)/.exec(seen);
-        if (match) resolveReady(match[1]);
-      });
-    },
-  });
-  return { ready, exited, child: () => child! };
-}
+import { runArbor, serveArbor as serve, tempDir } from "./cli-helpers.ts";
 
 describe("arbor serve", () => {
   let model: OpenAIServer | undefined;

@@ -18,33 +18,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { splitText } from "../../src/testing/openai-wire.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
-import { runArbor, tempDir, type CliResult } from "../cli/cli-helpers.ts";
+import { serveArbor as serve, tempDir } from "../cli/cli-helpers.ts";
 import { startGatedModelServer, type GatedModelServer } from "./gated-model-server.ts";
 import { NodeChat } from "./node-chat.ts";
 import { readChunks, waitForEvent } from "./service.ts";
 
 const TOKEN = "crash-token";
 const REPLY = "The first half arrives, then the server dies before the rest.";
-
-function serve(args: string[], env: NodeJS.ProcessEnv): { ready: Promise<string>; exited: Promise<CliResult>; child: () => ChildProcess } {
-  let child: ChildProcess | undefined;
-  let resolveReady!: (url: string) => void;
-  const ready = new Promise<string>((resolve) => (resolveReady = resolve));
-  let seen = "";
-  const exited = runArbor(["serve", ...args], {
-    env,
-    keepStdinOpen: true,
-    onSpawn: (spawned) => {
-      child = spawned;
-      spawned.stderr!.on("data", (chunk: Buffer) => {
-        seen += chunk.toString("utf8");
-        const match = /arbor serve: (http:\/\/\S+)/.exec(seen);
-        if (match) resolveReady(match[1]);
-      });
-    },
-  });
-  return { ready, exited, child: () => child! };
-}
 
 const textDeltas = (log: EventLog, id: string) =>
   log.readStream(`session-${id}`).then((events) => events.filter((event) => event.type === "message.delta" && (event.data as { kind: string }).kind === "text").map((event) => (event.data as { delta: string }).delta).join(""));

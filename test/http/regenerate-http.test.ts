@@ -4,26 +4,11 @@
  * moved back to the user message (a new branch: the old reply stays in the tree) and the model
  * was asked again with the history up to that user message only.
  */
-import { AbstractChat, type ChatState, type ChatStatus, type UIMessage } from "ai";
+import type { UIMessage } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { NodeChat } from "./node-chat.ts";
 import { startService, TOKEN, type Service } from "./service.ts";
-
-class ArrayState implements ChatState<UIMessage> {
-  messages: UIMessage[] = [];
-  status: ChatStatus = "ready";
-  error: Error | undefined = undefined;
-  pushMessage = (message: UIMessage) => void (this.messages = this.messages.concat(message));
-  popMessage = () => void (this.messages = this.messages.slice(0, -1));
-  replaceMessage = (index: number, message: UIMessage) => void (this.messages = [...this.messages.slice(0, index), message, ...this.messages.slice(index + 1)]);
-  snapshot = <T>(value: T): T => structuredClone(value);
-}
-
-class NodeChat extends AbstractChat<UIMessage> {
-  constructor(init: ConstructorParameters<typeof AbstractChat<UIMessage>>[0] extends infer I ? Omit<I & object, "state"> : never) {
-    super({ ...init, state: new ArrayState() } as never);
-  }
-}
 
 const textOf = (message: UIMessage | undefined) => message?.parts.filter((part) => part.type === "text").map((part) => (part as { text: string }).text).join("");
 

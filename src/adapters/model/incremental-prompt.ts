@@ -13,8 +13,10 @@
  *   inputs behind the cached prefix (one pointer comparison per message; no digest, no copy
  *   of the content). Otherwise (compaction, a branch, edited messages) it converts from scratch;
  * - only messages after the last clean point (the last user or assistant message of the
- *   previous call: see `toModelMessagesFrom`) are converted and validated again; validation
- *   runs on those only, so 100,000 validated messages are never handed to `standardizePrompt`;
+ *   previous call: see `toModelMessagesFrom`) are converted and validated again; a message of
+ *   a shape our converter emits is validated by `conformsToModelMessage` (typeof tests of every
+ *   field the AI SDK's schema checks, `prompt-shape.ts`), any other goes to `standardizePrompt`
+ *   (zod), so the first call after opening a 100,000-message session hands nothing to zod;
  * - the cache advances only after a prompt validated and converted, so a rejected message is
  *   rejected again on the next call; messages must not be mutated after they were sent (the
  *   log's messages never are);
@@ -30,6 +32,7 @@ import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
 import { convertToLanguageModelPrompt, standardizePrompt } from "ai/internal";
 import type { ModelMessage } from "ai";
 import type { AgentMessage } from "../../core/messages.ts";
+import { conformsToModelMessage } from "./prompt-shape.ts";
 import { type ModelTarget, toModelMessagesFrom } from "./to-model-messages.ts";
 
 type PromptMessage = LanguageModelV3Prompt[number];
@@ -79,7 +82,9 @@ export function createPromptBuilder(target: ModelTarget): PromptBuilder {
       const prefixPrompts = start > 0 && cached ? cached.prompts : [];
       const tail = toModelMessagesFrom(messages, target, start);
 
-      const fresh = tail.messages.filter((message) => !validated.has(message));
+      // Messages of the shapes our converter emits are checked with typeof tests; only the rest
+      // (not yet validated by this builder) go to zod, so reopening a long session validates nothing twice.
+      const fresh = tail.messages.filter((message) => !validated.has(message) && !conformsToModelMessage(message));
       if (fresh.length > 0 || prefixModels.length + tail.messages.length === 0) {
         // Throws the AI SDK's own InvalidPromptError for an empty or malformed prompt.
         await standardizePrompt({ system, messages: fresh });
