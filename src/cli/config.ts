@@ -88,17 +88,25 @@ function statOrUndefined(path: string): Stats | undefined {
   }
 }
 
+/**
+ * The suggestion for a bare model id: the one provider whose models look like it (gpt-…, o1…,
+ * claude-…, gemini-…), else the generic form with a real id per provider.
+ */
+function providerHint(modelId: string): string {
+  const name = modelId.toLowerCase();
+  if (/^(gpt-|chatgpt-|o\d)/.test(name)) return `e.g. --model openai:${modelId} (also for OpenAI-compatible servers with --base-url).`;
+  if (name.startsWith("claude")) return `e.g. --model anthropic:${modelId}.`;
+  if (name.startsWith("gemini")) return `e.g. --model google:${modelId}.`;
+  return `as --model <provider>:<model>, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5 or google:gemini-2.5-flash (openai:<model> with --base-url for an OpenAI-compatible server).`;
+}
+
 /** Parses `provider:model`; a bare model id is refused with a `CliError` that names the providers (it used to mean `openai:model` silently). */
 export function parseModelSpec(text: string | undefined): ModelSpec {
   if (!text || text.trim() === "") {
     throw new CliError("No model given: pass --model provider:model (e.g. openai:gpt-4o-mini) or set ARBOR_MODEL.");
   }
   const index = text.indexOf(":");
-  if (index === -1) {
-    throw new CliError(
-      `Bad --model "${text}": name the provider too, e.g. --model openai:${text} (also for OpenAI-compatible servers with --base-url), anthropic:${text} or google:${text}.`,
-    );
-  }
+  if (index === -1) throw new CliError(`Bad --model "${text}": name the provider too, ${providerHint(text)}`);
   const provider = text.slice(0, index);
   const modelId = text.slice(index + 1);
   if (!provider || !modelId) throw new CliError(`Bad --model "${text}": expected provider:model, e.g. openai:gpt-4o-mini.`);

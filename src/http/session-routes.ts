@@ -3,7 +3,10 @@
  * event stream.
  *
  * Contract (ours; the caller checked auth and that the session is the request's tenant's):
- * - `sessionList`: the tenant's sessions (`SessionSummary` rows plus `tenant`), newest first;
+ * - `sessionList`: the tenant's sessions (`SessionSummary` rows plus `tenant` and `updatedAt`,
+ *   ISO: the time of the last event appended to the session's stream, a fork or import
+ *   counting), the most recently appended first: the order and time `arbor sessions` shows
+ *   (`modified` stays the latest message time, pi's);
  * - `sessionDetail`: `{ id, info, name, leafId, version, tree, context, stats, messages }`, where
  *   `tree` is `SessionView.getTree()`, `context` is `buildContext()` for the leaf and `messages`
  *   the AI SDK UI messages (`ui-messages.ts`), all projected from one read of the log;
@@ -37,11 +40,13 @@ import { uiMessagesOf } from "./ui-messages.ts";
  * ```
  */
 export async function sessionList(repository: SessionRepository, log: EventLog, tenant: string): Promise<Response> {
+  const updated = new Map((await log.listStreams()).map((stream) => [stream.streamId, stream.updatedAt]));
   const rows = [];
   for (const summary of await repository.list()) {
     const owner = await sessionTenant(log, summary.id);
-    if (owner === tenant) rows.push({ ...summary, tenant: owner });
+    if (owner === tenant) rows.push({ ...summary, tenant: owner, updatedAt: updated.get(sessionStream(summary.id)) ?? summary.modified });
   }
+  rows.sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt));
   return jsonResponse(200, { sessions: rows });
 }
 

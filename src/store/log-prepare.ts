@@ -148,7 +148,8 @@ export function prepareEvents(registry: EventRegistry, streamId: string, events:
       type,
       schemaVersion,
       time: event.time,
-      dataJson: toJson(data, index, type, "data"),
+      // A schema that only copies or narrows JSON input outputs JSON: the check above is enough.
+      dataJson: registry.preservesJson?.(type, schemaVersion) === true ? stringify(data, index, type, "data") : toJson(data, index, type, "data"),
       metadataJson: event.metadata === undefined ? EMPTY_METADATA : toJson(event.metadata, index, type, "metadata"),
       data,
       metadata: event.metadata ?? {},
@@ -237,6 +238,11 @@ function assertJson(value: unknown, index: number, type: string, field: string):
 
 function toJson(value: unknown, index: number, type: string, field: string): string {
   assertJson(value, index, type, field);
+  return stringify(value, index, type, field);
+}
+
+/** `JSON.stringify` of a value already checked to be JSON; a cycle or a bigint is an `EventSchemaError`. */
+function stringify(value: unknown, index: number, type: string, field: string): string {
   let json: string | undefined;
   try {
     json = JSON.stringify(value);

@@ -83,6 +83,25 @@ interface Plan {
   timeoutTool?: string;
 }
 
+/** The calls at which the kit's own hooks abort the run, with the hook's name. */
+function plannedAborts(plan: Plan): [string, "toolCall" | "toolResult"][] {
+  return [
+    ...[...plan.onToolCall].filter(([, action]) => action === "abort").map(([id]): [string, "toolCall"] => [id, "toolCall"]),
+    ...[...plan.onToolResult].filter(([, action]) => action === "abort").map(([id]): [string, "toolResult"] => [id, "toolResult"]),
+  ];
+}
+
+/** The text of the logged result of call `id`, if any. */
+function toolResultText(events: StoredEvent[], id: string): string | undefined {
+  for (const event of events) {
+    if (!isEventOfType(event, "entry.appended")) continue;
+    const entry = event.data.entry as { type?: string; message?: { role?: string; toolCallId?: string; content?: { type: string; text?: string }[] } };
+    const message = entry.type === "message" ? entry.message : undefined;
+    if (message?.role === "toolResult" && message.toolCallId === id) return (message.content ?? []).map((part) => part.text ?? "").join("");
+  }
+  return undefined;
+}
+
 const needsApproval = (tool: AgentTool<any, any, any>, policy: RunnerConfig["requireApproval"]) =>
   tool.needsApproval !== undefined && tool.needsApproval !== false ? true : policy === "all" || (policy ?? []).includes(tool.name);
 
@@ -290,7 +309,21 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
     for (const event of events) if (isEventOfType(event, "run.ended")) report.runStatuses.push(event.data.status);
     for (const event of events) if (isEventOfType(event, "tool.ended")) report.toolOutcomes[event.data.toolCallId] = event.data.outcome;
 
-    if (JSON.stringify(report.runStatuses) !== JSON.stringify(plan.expectedStatuses)) failures.push({ check: "run-status", message: `the runs ended ${report.runStatuses.join(", ")}; the path ends ${plan.expectedStatuses.join(", ")}` });
+    // The kit aborts inside its own hooks (registered after the user's): when the user's hook
+    // blocked or threw first, the abort never came, and that is the failure to name first.
+    for (const [id, where] of plannedAborts(plan)) {
+      if (probe.abortRequested) break;
+      const outcome = report.toolOutcomes[id];
+      const result = toolResultText(events, id);
+      failures.push({
+        check: "abort",
+        message: `the path aborts when the kit's ${where} hook sees ${id}, but it never did: ${id} ended "${outcome ?? "(no tool.ended)"}"${result ? ` (${JSON.stringify(result)})` : ""} before, so one of your hooks blocked or threw first`,
+      });
+    }
+    if (JSON.stringify(report.runStatuses) !== JSON.stringify(plan.expectedStatuses)) {
+      const ended = events.filter((event) => isEventOfType(event, "run.ended")).map((event) => (isEventOfType(event, "run.ended") && event.data.status === "failed" && event.data.error ? `failed (${event.data.error})` : String(event.data.status)));
+      failures.push({ check: "run-status", message: `the runs ended ${ended.join(", ")}; the path ends ${plan.expectedStatuses.join(", ")}` });
+    }
     for (const [id, outcome] of plan.expectedOutcomes) {
       if (report.toolOutcomes[id] !== outcome) failures.push({ check: "tool-outcome", message: `tool call ${id} ended "${report.toolOutcomes[id] ?? "(no tool.ended)"}"; the path expects "${outcome}"` });
     }

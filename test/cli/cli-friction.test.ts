@@ -112,6 +112,14 @@ describe("CLI friction", { timeout: 180_000 }, () => {
     const result = await runArbor(["--db", db, "run", "--base-url", server.url, "--model", "gpt-test", "--cwd", dir, "hello"], { env });
     expect(result.code).toBe(2);
     expect(result.stderr).toMatch(/Bad --model "gpt-test": name the provider too, e.g. --model openai:gpt-test/);
+    // Only the provider whose models look like it: no anthropic:gpt-test or google:gpt-test.
+    expect(result.stderr).not.toMatch(/anthropic:gpt-test|google:gpt-test/);
+    const claude = await runArbor(["--db", db, "run", "--model", "claude-sonnet-4-5", "--cwd", dir, "hello"], { env });
+    expect(claude.stderr).toContain('name the provider too, e.g. --model anthropic:claude-sonnet-4-5.');
+    const unknown = await runArbor(["--db", db, "run", "--model", "llama3", "--cwd", dir, "hello"], { env });
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/as --model <provider>:<model>, e\.g\. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5 or google:gemini-2\.5-flash/);
+    expect(unknown.stderr).not.toContain("openai:llama3");
     expect(server.requests).toHaveLength(0);
     expect(JSON.parse((await runArbor(["--db", db, "sessions", "--json"])).stdout)).toEqual([]);
   });

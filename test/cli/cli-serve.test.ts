@@ -89,6 +89,36 @@ describe("arbor serve", () => {
     expect(existsSync(marker)).toBe(false);
   });
 
+  it("GET /api/sessions lists in the order and with the time `arbor sessions` shows: a fork of an old session, made last, comes first", async () => {
+    const dir = tempDir();
+    const db = join(dir, "arbor.db");
+    const log = createSqliteEventLog({ path: db });
+    const repo = createSessionRepository({ log });
+    const old = await repo.create({ id: "old-chat", cwd: dir });
+    await old.appendEntry({ type: "message", message: { role: "user", content: "long ago", timestamp: Date.parse("2020-01-01T00:00:00Z") } });
+    // Each step in a later millisecond than the one before, so the append times differ.
+    const nextMillisecond = () => {
+      const now = Date.now();
+      while (Date.now() === now);
+    };
+    nextMillisecond();
+    const recent = await repo.create({ id: "recent-chat", cwd: dir });
+    await recent.appendEntry({ type: "message", message: { role: "user", content: "yesterday", timestamp: Date.parse("2021-01-01T00:00:00Z") } });
+    nextMillisecond();
+    await repo.fork("old-chat", { newId: "fork-of-old" });
+    await log.close();
+    const cli = JSON.parse((await runArbor(["--db", db, "sessions", "--json"])).stdout) as { id: string; updatedAt: string }[];
+    const server = serve(["--db", db, "--port", "0"], { ARBOR_TOKEN: "cli-token" });
+    const url = await server.ready;
+    const http = ((await (await fetch(`${url}/api/sessions`, { headers: { authorization: "Bearer cli-token" } })).json()) as { sessions: { id: string; updatedAt: string; modified: string }[] }).sessions;
+    server.child().kill("SIGTERM");
+    expect((await server.exited).code).toBe(0);
+    expect(cli.map((row) => row.id)).toEqual(["fork-of-old", "recent-chat", "old-chat"]);
+    expect(http.map((row) => [row.id, row.updatedAt])).toEqual(cli.map((row) => [row.id, row.updatedAt]));
+    // `modified` stays the latest message time (pi's): the fork's is its parent's.
+    expect(http.find((row) => row.id === "fork-of-old")!.modified).toBe("2020-01-01T00:00:00.000Z");
+  });
+
   it("serves the --tenant's sessions only: another tenant's session answers 404 as a missing one", async () => {
     const dir = tempDir();
     const db = join(dir, "arbor.db");

@@ -4,7 +4,8 @@ export interface SessionRow {
   name?: string;
   firstMessage: string;
   messageCount: number;
-  modified: string;
+  /** The time of the last append to the session's stream (the list's order, as `arbor sessions` shows). */
+  updatedAt: string;
 }
 
 export function SessionList(props: { sessions: SessionRow[]; selected: string | undefined; onOpen: (id: string) => void }) {
@@ -16,7 +17,7 @@ export function SessionList(props: { sessions: SessionRow[]; selected: string | 
           <li key={session.id} data-session-id={session.id} className={session.id === props.selected ? "selected" : ""} onClick={() => props.onOpen(session.id)}>
             <div>{session.name || session.firstMessage}</div>
             <div className="muted">
-              {session.id.slice(0, 13)} · {session.messageCount} msgs · {session.modified}
+              {session.id.slice(0, 13)} · {session.messageCount} msgs · {session.updatedAt}
             </div>
           </li>
         ))}

@@ -14,6 +14,7 @@
  */
 import type { z } from "zod";
 import { EventSchemaError } from "../../core/errors.ts";
+import { preservesJson } from "./json-preserving.ts";
 
 const TYPE_PATTERN = /^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)+$/;
 
@@ -27,6 +28,13 @@ export interface EventRegistry {
   /** Validates and returns the parsed data. Throws `EventSchemaError`. */
   validate(type: string, schemaVersion: number, data: unknown): unknown;
   types(): string[];
+  /**
+   * True when the schema of `type` v`schemaVersion` cannot turn JSON input into non-JSON output
+   * (no transform, default, date…: `json-preserving.ts`), so the log checks the caller's data once,
+   * not again after validation. Optional: a registry without it gets both checks. False for an
+   * unknown type or version.
+   */
+  preservesJson?(type: string, schemaVersion: number): boolean;
 }
 
 /**
@@ -40,6 +48,7 @@ export interface EventRegistry {
  */
 export function createEventRegistry(): EventRegistry {
   const schemas = new Map<string, Map<number, z.ZodType>>();
+  const preserving = new WeakMap<z.ZodType, boolean>();
   const registry: EventRegistry = {
     register(type, schemaVersion, schema) {
       if (!TYPE_PATTERN.test(type)) {
@@ -81,6 +90,13 @@ export function createEventRegistry(): EventRegistry {
     },
     types() {
       return [...schemas.keys()].sort();
+    },
+    preservesJson(type, schemaVersion) {
+      const schema = schemas.get(type)?.get(schemaVersion);
+      if (!schema) return false;
+      let known = preserving.get(schema);
+      if (known === undefined) preserving.set(schema, (known = preservesJson(schema)));
+      return known;
     },
   };
   return registry;
