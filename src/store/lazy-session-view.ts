@@ -32,11 +32,11 @@ import { pathRuns, planFromIndex } from "./index-plan.ts";
 import { foldActivity, type SessionActivity } from "./session-activity.ts";
 import type { IndexedEntry, SessionIndex } from "./session-index.ts";
 import { createStatsAccumulator } from "./session-stats.ts";
-import { foldEntryFacts, type EntryFacts, type SessionTreeContext, type TreeSnapshot } from "./session-tree.ts";
+import { foldEntryFacts, type EntryFacts, type SessionTreeContext, treeScalarsOf, type TreeScalars } from "./session-tree.ts";
 import { createSessionView, type SessionViewInternals } from "./session-view.ts";
 
 /** The folded state a session head stores (JSON), at {@link StoredHead.version}. */
-export type SessionHeadState = Pick<TreeSnapshot, "info" | "leafId" | "name" | "messageCount" | "firstUserMessage" | "lastActivity" | "labels" | "stats"> & {
+export type SessionHeadState = TreeScalars & {
   activity: SessionActivity;
 };
 
@@ -50,17 +50,7 @@ export type SessionHeadState = Pick<TreeSnapshot, "info" | "leafId" | "name" | "
  */
 export function headOfTree(context: SessionTreeContext): SessionHeadState | undefined {
   if (!context.info) return undefined;
-  return {
-    info: context.info,
-    leafId: context.leafId,
-    name: context.name,
-    messageCount: context.messageCount,
-    firstUserMessage: context.firstUserMessage,
-    lastActivity: context.lastActivity,
-    labels: [...context.index.labels],
-    stats: context.index.stats.snapshot(),
-    activity: context.activity,
-  };
+  return { ...treeScalarsOf(context, context.info), activity: context.activity };
 }
 
 /** A lazy view: the session view internals plus its head state (for the next head write). */

@@ -169,6 +169,30 @@ function restoreContext(snapshot: TreeSnapshot, loader: EntryLoader): SessionTre
   };
 }
 
+/** The scalar part of a tree's state that both a snapshot and a session head store. */
+export type TreeScalars = Pick<TreeSnapshot, "info" | "leafId" | "name" | "messageCount" | "firstUserMessage" | "lastActivity" | "labels" | "stats">;
+
+/**
+ * The scalars of `context` (labels and stats copied), with `info` already checked present.
+ *
+ * @example
+ * ```ts
+ * const scalars = treeScalarsOf(view.tree.state, info);
+ * ```
+ */
+export function treeScalarsOf(context: SessionTreeContext, info: SessionCreatedData): TreeScalars {
+  return {
+    info,
+    leafId: context.leafId,
+    name: context.name,
+    messageCount: context.messageCount,
+    firstUserMessage: context.firstUserMessage,
+    lastActivity: context.lastActivity,
+    labels: [...context.index.labels],
+    stats: context.index.stats.snapshot(),
+  };
+}
+
 /**
  * The storable form of a tree context (no entry content is read). Throws `InvalidStateError`
  * before `session.created`.
@@ -183,14 +207,7 @@ export function snapshotOf(context: SessionTreeContext): TreeSnapshot {
   const order = context.index.order;
   return {
     version: context.version,
-    info: context.info,
-    leafId: context.leafId,
-    name: context.name,
-    messageCount: context.messageCount,
-    firstUserMessage: context.firstUserMessage,
-    lastActivity: context.lastActivity,
-    labels: [...context.index.labels],
-    stats: context.index.stats.snapshot(),
+    ...treeScalarsOf(context, context.info),
     skeleton: {
       ids: order.map((entry) => entry.id),
       parents: order.map((entry) => entry.parentId),
