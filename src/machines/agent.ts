@@ -70,7 +70,7 @@ import { createRunOwnership } from "./run-ownership.ts";
 import { entryEvent } from "./run-records.ts";
 import { provideRunLogic } from "./run-logic.ts";
 import type { RunOutput } from "./run.machine.ts";
-import { registerSessionActor, sessionBusyError, slotOver, type SessionActor } from "./session-actor.ts";
+import { registerSessionActor, sessionBusyError, slotOver, writesOf, type SessionActor } from "./session-actor.ts";
 import { createSessionWriter } from "./session-writer.ts";
 import { idleAtStart, LazyAgent } from "./lazy-agent.ts";
 
@@ -447,16 +447,7 @@ function createEagerAgent(options: AgentOptions): Agent {
   // (after a run, `finishRun` writes them).
   const slot: SessionActor = {
     sessionId: session.id,
-    writes: {
-      appendEntries: (entries, writeOptions) => writerNow().appendEntries(entries, writeOptions),
-      appendEvents: (events) => writerNow().appendEvents(events),
-      moveLeaf: (leafId) => writerNow().moveLeaf(leafId),
-      async record(events) {
-        const writer = writerNow();
-        writer.push(...events);
-        await writer.commit();
-      },
-    },
+    writes: writesOf(writerNow),
     operation: () => (actor ? operationOf(actor.getSnapshot()) : "idle"),
     abort: (reason) => actor?.send({ type: "ABORT", reason }),
     // A compaction or navigation holds the session across processes like a run (PostgreSQL), so

@@ -23,7 +23,7 @@ import { createActor, fromPromise, type Actor } from "xstate";
 import { InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { agentMachine, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
-import type { SessionActor, SessionOperation } from "./session-slot.ts";
+import type { SessionActor, SessionOperation, SessionWrites } from "./session-slot.ts";
 import { createSessionWriter, type SessionWriter } from "./session-writer.ts";
 
 export type { SessionActor, SessionOperation };
@@ -52,6 +52,28 @@ export function sessionBusyError(sessionId: string, busy: SessionOperation, what
 }
 
 /**
+ * The {@link SessionWrites} of whichever writer `writer()` returns at each call (a writer that
+ * failed is replaced by the caller's `writer`, so each write goes to the current one).
+ *
+ * @example
+ * ```ts
+ * const writes = writesOf(() => writer);
+ * ```
+ */
+export function writesOf(writer: () => SessionWriter): SessionWrites {
+  return {
+    appendEntries: (entries, options) => writer().appendEntries(entries, options),
+    appendEvents: (events) => writer().appendEvents(events),
+    moveLeaf: (leafId) => writer().moveLeaf(leafId),
+    async record(events) {
+      const current = writer();
+      current.push(...events);
+      await current.commit();
+    },
+  };
+}
+
+/**
  * The {@link SessionActor} over a running agent-machine actor.
  *
  * @example
@@ -62,16 +84,7 @@ export function sessionBusyError(sessionId: string, busy: SessionOperation, what
 export function slotOver(sessionId: string, actor: Actor<typeof agentMachine>, writer: () => SessionWriter): SessionActor {
   return {
     sessionId,
-    writes: {
-      appendEntries: (entries, options) => writer().appendEntries(entries, options),
-      appendEvents: (events) => writer().appendEvents(events),
-      moveLeaf: (leafId) => writer().moveLeaf(leafId),
-      async record(events) {
-        const current = writer();
-        current.push(...events);
-        await current.commit();
-      },
-    },
+    writes: writesOf(writer),
     operation: () => operationOf(actor.getSnapshot()),
     operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T> {
       const busy = operationOf(actor.getSnapshot());
