@@ -355,7 +355,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (parts.length === 3 && parts[2] === "stop" && method === "POST") return stop(parts[1], tenant);
     }
     if (parts[0] === "sessions" && method === "GET") {
-      if (parts.length === 1) return sessionList(repository, log, tenant);
+      if (parts.length === 1) return sessionList(repository, tenant);
       const denied = parts.length >= 2 ? await ownSession(parts[1], tenant) : undefined;
       if (denied) return denied;
       if (parts.length === 2) return sessionDetail(repository, log, parts[1]);
