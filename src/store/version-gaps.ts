@@ -23,6 +23,7 @@
  * ```
  */
 import type { StoredEvent } from "./event-log.ts";
+import { isEventOfType } from "./events/catalogue.ts";
 import type { SessionActivity } from "./session-activity.ts";
 
 /**
@@ -55,8 +56,8 @@ export function createGapCheck(activity: SessionActivity | undefined): GapCheck 
   return {
     allows: () => open.size > 0,
     fold(event) {
-      if (event.type === "message.started") open.add((event.data as { messageId: string }).messageId);
-      else if (event.type === "message.ended") open.delete((event.data as { messageId: string }).messageId);
+      if (isEventOfType(event, "message.started")) open.add(event.data.messageId);
+      else if (isEventOfType(event, "message.ended")) open.delete(event.data.messageId);
     },
   };
 }
