@@ -27,6 +27,7 @@
  * ```
  */
 import { z } from "zod";
+import { FINAL_ANSWER_TOOL, REPAIR_MESSAGE_TYPE } from "../core/agent-answer.ts";
 import type { AssistantMessage, CustomMessage } from "../core/messages.ts";
 import { withModelStream, type ModelClient, type ResponseFormat } from "../core/model-stream.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
@@ -36,25 +37,7 @@ import { AgentDefinitionError, formatIssues, issuesOf, type AgentIssue } from ".
 /** How the final answer is produced. */
 export type OutputMode = "native" | "tool" | "text";
 
-/**
- * The name of the final-answer tool (tool mode).
- *
- * @example
- * ```ts
- * const answered = message.content.some((block) => block.type === "toolCall" && block.name === FINAL_ANSWER_TOOL);
- * ```
- */
-export const FINAL_ANSWER_TOOL = "final_answer";
-
-/**
- * The custom type of repair messages (native mode).
- *
- * @example
- * ```ts
- * const repairs = messages.filter((message) => message.role === "custom" && message.customType === REPAIR_MESSAGE_TYPE);
- * ```
- */
-export const REPAIR_MESSAGE_TYPE = "arbor.agent.repair";
+export { FINAL_ANSWER_TOOL, REPAIR_MESSAGE_TYPE };
 
 /** What an agent's output needs, decided once per run. */
 export interface OutputPlan {

@@ -60,8 +60,8 @@ import { buildSystemPrompt } from "./system-prompt.ts";
 import { context as otelContext } from "@opentelemetry/api";
 import { resolveTelemetry } from "../telemetry/options.ts";
 import { createSessionTelemetry } from "../telemetry/session-telemetry.ts";
-import { sessionInspection } from "../machines/machine-states.ts";
 import { sessionBusyError } from "../machines/session-actor.ts";
+import { harnessInspection } from "./inspection.ts";
 
 export type * from "./harness-session-types.ts";
 
@@ -173,6 +173,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     ...(options.streamOptions?.maxRetryDelayMs !== undefined ? { maxDelayMs: options.streamOptions.maxRetryDelayMs } : {}),
     ...options.retry,
   };
+  const inspect = harnessInspection(options.inspect, session.id);
   agent = config.createAgent({
     session,
     model: instrument(registry.get(initialModelName).client),
@@ -190,7 +191,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     toolContext: options.toolContext,
     // Tools that write output outside the log (bash spill files) redact these too.
     ...(options.secrets?.length ? { secrets: options.secrets } : {}),
-    ...(options.inspect !== undefined ? { inspect: sessionInspection(options.inspect, session.id) } : {}),
+    ...(inspect !== undefined ? { inspect } : {}),
   });
   // Crash recovery finishes before the session is handed back (ours).
   try {

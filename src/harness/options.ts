@@ -154,7 +154,11 @@ export interface AgentHarnessOptions {
   /**
    * XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`), or
    * a `createMachineStates()` recorder: each session's agent then gets that recorder's observer
-   * for its session (the live machine states of the service's inspector, `docs/http.md`).
+   * for its session (the live machine states of the service's inspector, `docs/http.md`). Or an
+   * array of those, to run several at once (e.g. `[createArborInspector().inspect, machines]`):
+   * each inspection event goes to each, in array order (see `src/harness/inspection.ts`); an
+   * empty array means none. An element that is not a function, an object with `next` or a
+   * recorder is refused with `HarnessConfigError`.
    */
   inspect?: unknown;
   /**
@@ -186,6 +190,11 @@ const objectWith = (what: string, ...methods: string[]) =>
     (value) => typeof value === "object" && value !== null && methods.every((name) => typeof (value as Record<string, unknown>)[name] === "function"),
     { message: `expected ${what} (an object with ${methods.join(", ")})` },
   );
+
+const inspectObserver = z.custom<unknown>(
+  (value) => typeof value === "function" || (typeof value === "object" && value !== null && (typeof (value as { next?: unknown }).next === "function" || typeof (value as { forSession?: unknown }).forSession === "function")),
+  { message: "expected an XState inspection observer (a function or an object with next) or a createMachineStates() recorder" },
+);
 
 const isModelClient = (value: unknown) => typeof value === "object" && value !== null && typeof (value as ModelClient).stream === "function";
 const isLanguageModel = (value: unknown) =>
@@ -275,7 +284,7 @@ export const agentHarnessOptionsSchema = z
     toolExecution: z.enum(["parallel", "sequential"]).optional(),
     maxToolCallsPerResponse: z.number().int().min(1).optional(),
     requireApproval: z.union([z.literal("all"), z.array(z.string().min(1))]).optional(),
-    inspect: z.unknown().optional(),
+    inspect: z.union([inspectObserver, z.array(inspectObserver)]).optional(),
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     secrets: z.array(z.string()).optional(),
     toolContext: z.unknown().optional(),

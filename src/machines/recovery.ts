@@ -23,10 +23,18 @@
  *   run is interrupted like any other;
  * - a run recovered as `interrupted` that belongs to an open typed-agent invocation
  *   (`agent.started` without `agent.ended`) of a standalone session (no `metadata.workflowId`)
- *   also gets that invocation's `agent.ended` (`interrupted`, usage unknown: zeros), in the same
- *   append, so its lifecycle ends with one terminal event (ours, issue 13); a workflow's agent step
- *   is left open for the workflow's resume, and a suspended run leaves its invocation open for
- *   `agent.resume`;
+ *   also gets that invocation's `agent.ended` (`interrupted`), in the same append, so its
+ *   lifecycle ends with one terminal event (ours, issue 13); its `repairs` and `usage` are the
+ *   totals of the invocation's logged messages over all its runs (`view.activity.invocation.totals`,
+ *   `src/core/agent-answer.ts`; zeros for a state stored before those were folded); a workflow's
+ *   agent step is left open for the workflow's resume, and a suspended run leaves its invocation
+ *   open for `agent.resume`;
+ * - an open standalone invocation whose last run already ended (the process stopped between
+ *   `run.ended` and `agent.ended`) gets its `agent.ended` alone, once: `failed` (code
+ *   `AGENT_RUN_FAILED`), `aborted` or `interrupted` as the run ended, and `interrupted` for a
+ *   run that ended `done` (its answer was not judged; the answer stays in the session); not for
+ *   a `suspended` run, and not while that run's owner process is alive (it is about to write
+ *   it); the report carries `endedInvocationId`;
  * - after that append commits, each recorded process group that is still alive, on this host, with
  *   the recorded leader start time is ended with SIGKILL (`process-group.ts`; issue 19 finding 5);
  *   the report lists them in `endedProcessGroups`;
@@ -44,13 +52,15 @@
  */
 import type { AssistantMessage, ThinkingContent, TextContent, ToolCall } from "../core/messages.ts";
 import { unknownUsage } from "../core/messages.ts";
+import { emptyAnswerTotals } from "../core/agent-answer.ts";
 import type { NewEvent } from "../store/event-log.ts";
-import type { StreamedBlock } from "../store/session-activity.ts";
+import type { ArborEventData } from "../store/events/catalogue.ts";
+import type { OpenInvocation, SessionActivity, StreamedBlock } from "../store/session-activity.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/process-group.ts";
 import { errorToolResult, interruptedText, processNote } from "./loop-messages.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent } from "./run-records.ts";
-import { findLiveStreamRun, type RunOwner } from "./run-lease.ts";
+import { findLiveStreamRun, isRunOwnerAlive, type RunOwner } from "./run-lease.ts";
 import { sessionActorOf } from "./session-actor.ts";
 import type { SessionWrites } from "./session-slot.ts";
 import { closeInterruptedSummaries } from "./summary-recovery.ts";
@@ -74,6 +84,8 @@ export interface RecoveryReport {
   closedMessageEntryId?: string;
   /** Summary intents (compaction, branch summary) closed as interrupted (`summary-recovery.ts`). */
   interruptedSummaryIds?: string[];
+  /** The typed-agent invocation whose `agent.ended` recovery wrote (see the module contract). */
+  endedInvocationId?: string;
 }
 
 /**
@@ -140,7 +152,7 @@ async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "
   const liveRun = await findLiveStreamRun(session.ownership, activity);
   if (liveRun) return { recovered: false, runId: liveRun.runId, liveRun, interruptedToolCallIds: [] };
   const open = activity.openRun;
-  if (!open) return { recovered: false, runId: last.runId, interruptedToolCallIds: [] };
+  if (!open) return closeEndedInvocation(session, activity, through, last.runId);
   const { runId, openTurn } = open;
   const results = new Set(open.results);
   const gated = new Set(open.gated);
@@ -198,20 +210,7 @@ async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "
           ...(closedMessageEntryId ? { closedMessageEntryId } : {}),
         }),
   );
-  if (invocation) {
-    writes.push({
-      type: "agent.ended",
-      data: {
-        ...invocation,
-        runId,
-        status: "interrupted",
-        repairs: 0,
-        usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 },
-        reason: "The process running the agent stopped before the invocation ended; recovered when its session was opened again.",
-      },
-      metadata: { runId },
-    });
-  }
+  if (invocation) writes.push(invocationEnded(invocation, runId, { status: "interrupted", reason: "The process running the agent stopped before the invocation ended; recovered when its session was opened again." }));
   await through.record(writes);
   const endedProcessGroups = orphans.filter((orphan) => endOrphanedGroup(orphan) === "killed").map((orphan) => orphan.pgid);
   return {
@@ -221,5 +220,40 @@ async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "
     ...(endedProcessGroups.length > 0 ? { endedProcessGroups } : {}),
     ...(pendingToolCallIds.length > 0 ? { pendingToolCallIds } : {}),
     ...(closedMessageEntryId ? { closedMessageEntryId } : {}),
+    ...(invocation ? { endedInvocationId: invocation.invocationId } : {}),
   };
+}
+
+type InvocationEnding =
+  | { status: "failed"; code: string; error: string }
+  | { status: "aborted"; reason: string }
+  | { status: "interrupted"; reason: string };
+
+/** The invocation's `agent.ended`, with the totals its logged messages add up to. */
+function invocationEnded(invocation: OpenInvocation, runId: string, ending: InvocationEnding): NewEvent<"agent.ended", ArborEventData<"agent.ended">> {
+  const { repairs, usage } = invocation.totals ?? emptyAnswerTotals();
+  return { type: "agent.ended", data: { agent: invocation.agent, invocationId: invocation.invocationId, runId, repairs, usage, ...ending }, metadata: { runId } };
+}
+
+/** An invocation whose last run ended before its `agent.ended` was written (see the module contract). */
+async function closeEndedInvocation(session: SessionHandle, activity: SessionActivity, through: Pick<SessionWrites, "record">, lastRunId: string): Promise<RecoveryReport> {
+  const none: RecoveryReport = { recovered: false, runId: lastRunId, interruptedToolCallIds: [] };
+  const { invocation } = activity;
+  const run = invocation?.lastRun;
+  if (!invocation || !run?.ended || activity.workflowId || run.ended.status === "suspended" || run.runId !== lastRunId) return none;
+  // Its owner, alive, writes the agent.ended itself (it is judging the answer now).
+  const ownerAlive = session.ownership ? await session.ownership.isOwnedElsewhere() : isRunOwnerAlive(run.owner);
+  if (ownerAlive) return none;
+  const ended = run.ended;
+  const prefix = `Agent "${invocation.agent}" run ${ended.status}: `;
+  const ending: InvocationEnding =
+    ended.status === "failed"
+      ? { status: "failed", code: "AGENT_RUN_FAILED" /* AgentRunError.code (src/agents, a layer above) */, error: `${prefix}${ended.error}` }
+      : ended.status === "aborted"
+        ? { status: "aborted", reason: `${prefix}${ended.reason ?? "aborted"}` }
+        : ended.status === "interrupted"
+          ? { status: "interrupted", reason: ended.reason }
+          : { status: "interrupted", reason: "The process running the agent stopped after its run ended and before its answer was judged (the answer stays in the session); recovered when its session was opened again." };
+  await through.record([invocationEnded(invocation, run.runId, ending)]);
+  return { ...none, endedInvocationId: invocation.invocationId };
 }

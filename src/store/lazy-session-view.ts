@@ -31,6 +31,7 @@ import { createContextBuilder, pathToRoot, type ContextPlan, type EmittingPlan }
 import { emitStoredContext } from "./context-chunks.ts";
 import { emittingRows, pathRuns, planFromIndex } from "./index-plan.ts";
 import { foldActivity, type SessionActivity } from "./session-activity.ts";
+import { createGapCheck } from "./version-gaps.ts";
 import type { IndexedEntry, SessionIndex } from "./session-index.ts";
 import { createStatsAccumulator } from "./session-stats.ts";
 import { foldEntryFacts, type EntryFacts, type SessionTreeContext, treeScalarsOf, type TreeScalars } from "./session-tree.ts";
@@ -186,19 +187,21 @@ export function createLazySessionView(options: LazySessionViewOptions): LazySess
     activity = foldActivity(activity, event);
     version = event.version;
   };
-  /** The events to fold (lower versions are already folded; a gap throws, nothing folded). */
+  /** The events to fold (lower versions are already folded; a gap throws, nothing folded, unless a message is open: `version-gaps.ts`). */
   const fresh = (events: readonly StoredEvent[]): StoredEvent[] => {
     let expected = version + 1;
+    const gaps = createGapCheck(activity);
     const out: StoredEvent[] = [];
     for (const event of events) {
       if (event.version < expected) continue;
-      if (event.version !== expected) {
+      if (event.version !== expected && !gaps.allows()) {
         throw new InvalidStateError(`Session stream event version ${event.version} does not follow version ${expected - 1}; events must be applied in order.`, {
           details: { streamId: event.streamId, version: event.version, expected },
         });
       }
       out.push(event);
-      expected += 1;
+      gaps.fold(event);
+      expected = event.version + 1;
     }
     return out;
   };

@@ -25,8 +25,10 @@
  *   kept in request order;
  * - summaries: `summary.started` opens an intent with its owner, `summary.ended` closes it;
  * - typed-agent invocations (issue 13): `agent.started` opens {@link OpenInvocation},
- *   `agent.ended` closes it; `session.created` with `metadata.workflowId` marks the session as a
- *   workflow's (its invocations are the workflow's to resume).
+ *   `agent.ended` closes it; while it is open, every message entry adds to its totals (repairs
+ *   and usage, `src/core/agent-answer.ts`) and every `run.started` records its run and owner (and its `run.ended`, the way it ended);
+ *   `session.created` with `metadata.workflowId` marks the session as a workflow's (its
+ *   invocations are the workflow's to resume).
  *
  * @example
  * ```ts
@@ -35,6 +37,7 @@
  * activity.openRun?.runId; // the unfinished run, if any
  * ```
  */
+import { addToAnswerTotals, emptyAnswerTotals, type AnswerTotals } from "../core/agent-answer.ts";
 import type { ToolProcess } from "../core/process-group.ts";
 import type { AgentMessage, ToolCall } from "../core/messages.ts";
 import { isKnownEntry, type SessionEntry } from "../core/entries.ts";
@@ -120,6 +123,16 @@ export interface OpenSummary {
 export interface OpenInvocation {
   agent: string;
   invocationId: string;
+  /**
+   * Repairs and usage of the invocation's messages so far (all its runs). Absent in a state
+   * stored before it was folded (a head or snapshot of an older version): read as unknown.
+   */
+  totals?: AnswerTotals;
+  /**
+   * The invocation's last run (`run.started` while it is open), that run's `metadata.owner`,
+   * and its `run.ended` once logged.
+   */
+  lastRun?: { runId: string; owner: unknown; ended?: ArborEventData<"run.ended"> };
 }
 
 /** The activity projection (see the module contract). Plain JSON. */
@@ -166,6 +179,14 @@ function foldEntry(run: OpenRun, entry: SessionEntry): OpenRun | undefined {
   return undefined;
 }
 
+function withInvocationEntry(state: SessionActivity, entry: SessionEntry): SessionActivity {
+  const { invocation } = state;
+  if (!invocation || !isKnownEntry(entry) || entry.type !== "message") return state;
+  const before = invocation.totals ?? emptyAnswerTotals();
+  const totals = addToAnswerTotals(before, entry.message);
+  return totals === before && invocation.totals ? state : { ...state, invocation: { ...invocation, totals } };
+}
+
 function foldDelta(run: OpenRun, delta: ArborEventData<"message.delta">): OpenRun | undefined {
   const position = run.openMessages.findIndex((message) => message.messageId === delta.messageId);
   if (position < 0) return undefined;
@@ -205,7 +226,7 @@ function foldRunDetail(state: SessionActivity, event: StoredEvent): SessionActiv
     return withRun(state, (run) => (run.openMessages.some((message) => message.messageId === event.data.messageId) ? { ...run, openMessages: run.openMessages.filter((message) => message.messageId !== event.data.messageId) } : undefined));
   }
   if (isEventOfType(event, "message.delta")) return withRun(state, (run) => foldDelta(run, event.data));
-  if (isEventOfType(event, "entry.appended")) return withRun(state, (run) => foldEntry(run, event.data.entry));
+  if (isEventOfType(event, "entry.appended")) return withRun(withInvocationEntry(state, event.data.entry), (run) => foldEntry(run, event.data.entry));
   if (isEventOfType(event, "tool.updated")) {
     const { process } = event.data;
     return process ? withRun(state, (run) => ({ ...run, processes: { ...run.processes, [event.data.toolCallId]: process } })) : state;
@@ -281,14 +302,17 @@ function foldEvent(state: SessionActivity, event: StoredEvent): SessionActivity 
       gated: [],
       processes: {},
     };
-    return { ...state, runs: [...state.runs, { runId, status: "open", startedVersion: event.version }], openRun };
+    const invocation = state.invocation && { ...state.invocation, lastRun: { runId, owner: event.metadata.owner } };
+    return { ...state, runs: [...state.runs, { runId, status: "open", startedVersion: event.version }], openRun, ...(invocation ? { invocation } : {}) };
   }
   if (isEventOfType(event, "run.ended")) {
     if (state.openRun?.runId !== event.data.runId) return state;
     const runs = [...state.runs];
     runs[runs.length - 1] = { ...runs[runs.length - 1], status: event.data.status, endedVersion: event.version };
     const { openRun: _, ...rest } = state;
-    return { ...rest, runs };
+    const { invocation } = state;
+    const lastRun = invocation?.lastRun?.runId === event.data.runId ? { ...invocation.lastRun, ended: event.data } : undefined;
+    return { ...rest, runs, ...(invocation && lastRun ? { invocation: { ...invocation, lastRun } } : {}) };
   }
   if (isEventOfType(event, "queue.changed")) return foldQueue(state, event.data);
   if (isEventOfType(event, "summary.started")) {
@@ -300,7 +324,7 @@ function foldEvent(state: SessionActivity, event: StoredEvent): SessionActivity 
     return state.summaries.some((item) => item.summaryId === summaryId) ? { ...state, summaries: state.summaries.filter((item) => item.summaryId !== summaryId) } : state;
   }
   if (isEventOfType(event, "approval.requested", "approval.ended", "tool.ended")) return foldApprovalEvent(state, event);
-  if (isEventOfType(event, "agent.started")) return { ...state, invocation: { agent: event.data.agent, invocationId: event.data.invocationId } };
+  if (isEventOfType(event, "agent.started")) return { ...state, invocation: { agent: event.data.agent, invocationId: event.data.invocationId, totals: emptyAnswerTotals() } };
   if (isEventOfType(event, "agent.ended")) {
     if (state.invocation?.invocationId !== event.data.invocationId) return state;
     const { invocation: _, ...rest } = state;

@@ -8,7 +8,12 @@
  *   sends nothing to the model.
  * - kill -9 of a process running a standalone typed agent (mid-stream, mid-tool): the next
  *   process that opens the session (here: `agent.resume`) recovers it, and the invocation ends
- *   with exactly one terminal `agent.ended` (`interrupted`) after its `run.ended`.
+ *   with exactly one terminal `agent.ended` (`interrupted`) after its `run.ended`, carrying the
+ *   usage its logged assistant messages add up to.
+ * - kill -9 between `run.ended` and `agent.ended` (the append of `agent.ended` never happens):
+ *   while that process lives, another that opens the session writes nothing; after the kill, the
+ *   next process's recovery writes the one `agent.ended` (the run's `failed`, or `interrupted`
+ *   for a run that ended `done`, whose answer was not judged), with the logged usage.
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
@@ -18,7 +23,7 @@ import { fileURLToPath } from "node:url";
 import { afterEach, describe, expect, it } from "vitest";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
-import { hangResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { errorResponse, hangResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 
 const CHILD = fileURLToPath(new URL("./fixtures/agent-child.ts", import.meta.url));
 const cleanups: (() => Promise<unknown> | void)[] = [];
@@ -59,6 +64,27 @@ async function setup() {
 }
 
 const count = (events: { type: string }[], type: string) => events.filter((event) => event.type === type).length;
+
+/** The sum of the logged assistant messages' usage, computed here from the entries. */
+function loggedUsage(events: { type: string; data: unknown }[]) {
+  const sum = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
+  for (const event of events) {
+    const message = event.type === "entry.appended" ? (event.data as { entry: { type: string; message?: { role: string; usage?: Record<keyof typeof sum, number | null> } } }).entry.message : undefined;
+    if (message?.role !== "assistant" || !message.usage) continue;
+    for (const key of Object.keys(sum) as (keyof typeof sum)[]) sum[key] += message.usage[key] ?? 0;
+  }
+  return sum;
+}
+
+async function agentSessionId(db: string): Promise<string> {
+  const log = createSqliteEventLog({ path: db, readOnly: true });
+  try {
+    const [created] = (await log.readAll()).filter((event) => event.type === "session.created" && (event.data as { metadata?: { agent?: string } }).metadata?.agent === "publisher");
+    return (created.data as { sessionId: string }).sessionId;
+  } finally {
+    await log.close();
+  }
+}
 
 describe("a typed agent stopped for approval, across processes", () => {
   for (const decision of ["approve", "deny"] as const) {
@@ -131,10 +157,55 @@ describe("kill -9 of a process running a standalone typed agent", () => {
       expect(after[runEnded].data).toMatchObject({ status: "interrupted" });
       expect(agentEnded).toBeGreaterThan(runEnded);
       expect(after[agentEnded].data).toMatchObject({ status: "interrupted", agent: "publisher", runId: (after[runEnded].data as { runId: string }).runId });
+      // The usage is what the invocation's logged assistant messages used (mid-tool: the call's turn).
+      const usage = loggedUsage(after);
+      if (at === "mid-tool") expect(usage.totalTokens).toBeGreaterThan(0);
+      expect((after[agentEnded].data as { usage: unknown }).usage).toEqual(usage);
 
       // Opening it again changes nothing: still one terminal event.
       await step("resume", sessionId);
       expect(count(await events(sessionId), "agent.ended")).toBe(1);
+    }, 60_000);
+  }
+});
+
+describe("kill -9 between run.ended and agent.ended of a standalone typed agent", () => {
+  for (const ending of ["done", "failed"] as const) {
+    it(`run ${ending}: no second writer while the process lives; after the kill, recovery writes the one agent.ended with the logged usage`, async () => {
+      const { server, dir, db, step, events } = await setup();
+      if (ending === "done") server.script(textResponse(JSON.stringify({ published: true, note: "1.2.0 is out" }), { usage: { input: 40, output: 9 } }));
+      else server.script(toolCallResponse([{ id: "call_x", name: "nope", arguments: {} }], { usage: { input: 40, output: 9 } }), errorResponse(400, { error: { message: "bad request", type: "invalid_request_error" } }));
+      const child = spawnChild(["run-stall", db, server.url, dir]);
+      child.output.catch(() => undefined);
+      while (!existsSync(join(dir, "agent-ended-stalled"))) await new Promise((resolve) => setTimeout(resolve, 20));
+      const sessionId = await agentSessionId(db);
+      const stalled = await events(sessionId);
+      expect([count(stalled, "agent.started"), count(stalled, "run.ended"), count(stalled, "agent.ended")]).toEqual([1, 1, 0]);
+      expect(stalled.find((event) => event.type === "run.ended")?.data).toMatchObject({ status: ending });
+
+      // The process that ran it is alive (about to write agent.ended): opening the session elsewhere writes nothing.
+      expect(await step("open", sessionId)).toEqual({ opened: sessionId });
+      expect((await events(sessionId)).slice(stalled.length).map((event) => [event.type, event.data])).toEqual([]);
+
+      const exited = new Promise((resolve) => child.on("exit", resolve));
+      child.kill("SIGKILL");
+      await exited;
+      expect(await step("open", sessionId)).toEqual({ opened: sessionId });
+      const after = await events(sessionId);
+      expect(after).toHaveLength(stalled.length + 1);
+      const runId = (stalled.find((event) => event.type === "run.ended")!.data as { runId: string }).runId;
+      expect(after.at(-1)).toMatchObject({
+        type: "agent.ended",
+        data: ending === "done" ? { status: "interrupted", agent: "publisher", runId, repairs: 0 } : { status: "failed", code: "AGENT_RUN_FAILED", agent: "publisher", runId, repairs: 0 },
+      });
+      expect((after.at(-1)!.data as { usage: { totalTokens: number } }).usage).toEqual(loggedUsage(after));
+      expect(loggedUsage(after).totalTokens).toBeGreaterThan(0);
+
+      // Once: opening again, or resuming, adds nothing and gives the recorded outcome.
+      await step("open", sessionId);
+      expect(await step("resume", sessionId)).toEqual({ status: ending === "done" ? "interrupted" : "failed", sessionId, code: "AGENT_RUN_FAILED" });
+      expect(count(await events(sessionId), "agent.ended")).toBe(1);
+      expect(await events(sessionId)).toHaveLength(after.length);
     }, 60_000);
   }
 });

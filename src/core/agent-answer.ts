@@ -1,0 +1,114 @@
+/**
+ * What a typed agent's session records of its answer, readable without the agent (ours, issue
+ * 13): the final-answer tool's name, the repair messages' custom type, and the invocation's
+ * totals folded from its messages (repairs sent, tokens used). The activity projection
+ * (`src/store/session-activity.ts`) folds them for crash recovery, `src/agents/` for a resume.
+ *
+ * Contract:
+ * - a repair is a message the agent sent back for an invalid answer: in `native` mode a `custom`
+ *   message of type {@link REPAIR_MESSAGE_TYPE}, in `tool` mode the error result of the
+ *   {@link FINAL_ANSWER_TOOL} call; either carries its ordinal in `details.repair` (1, 2, ...);
+ * - usage sums the assistant messages' counts, in tokens (`null` counts as 0); `cost` ($) is
+ *   present only when some message carried a cost.
+ *
+ * @example
+ * ```ts
+ * let totals = emptyAnswerTotals();
+ * for (const message of messages) totals = addToAnswerTotals(totals, message);
+ * console.log(totals.repairs, totals.usage.totalTokens);
+ * ```
+ */
+import type { AgentMessage } from "./messages.ts";
+
+/**
+ * The name of the final-answer tool (tool mode).
+ *
+ * @example
+ * ```ts
+ * const answered = message.content.some((block) => block.type === "toolCall" && block.name === FINAL_ANSWER_TOOL);
+ * ```
+ */
+export const FINAL_ANSWER_TOOL = "final_answer";
+
+/**
+ * The custom type of repair messages (native mode).
+ *
+ * @example
+ * ```ts
+ * const repairs = messages.filter((message) => message.role === "custom" && message.customType === REPAIR_MESSAGE_TYPE);
+ * ```
+ */
+export const REPAIR_MESSAGE_TYPE = "arbor.agent.repair";
+
+/** Token totals of an invocation's model calls (tokens; `cost` in $ when prices are known). */
+export interface AnswerUsage {
+  input: number;
+  output: number;
+  cacheRead: number;
+  cacheWrite: number;
+  totalTokens: number;
+  cost?: number;
+}
+
+/** Repairs sent and tokens used by an invocation, folded from its messages. Plain JSON. */
+export interface AnswerTotals {
+  /** The highest repair ordinal seen (repairs sent). */
+  repairs: number;
+  usage: AnswerUsage;
+}
+
+/**
+ * Totals of no message.
+ *
+ * @example
+ * ```ts
+ * const totals = emptyAnswerTotals(); // { repairs: 0, usage: { input: 0, ... } }
+ * ```
+ */
+export function emptyAnswerTotals(): AnswerTotals {
+  return { repairs: 0, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 } };
+}
+
+/**
+ * The repair ordinal `message` carries, when it is a repair (see the module contract).
+ *
+ * @example
+ * ```ts
+ * repairOf({ role: "custom", customType: REPAIR_MESSAGE_TYPE, content: "…", display: true, details: { repair: 1 }, timestamp: 0 }); // 1
+ * ```
+ */
+export function repairOf(message: AgentMessage): number | undefined {
+  const isRepair =
+    (message.role === "custom" && message.customType === REPAIR_MESSAGE_TYPE) || (message.role === "toolResult" && message.toolName === FINAL_ANSWER_TOOL && message.isError);
+  if (!isRepair) return undefined;
+  const details: unknown = message.details;
+  if (!details || typeof details !== "object" || !("repair" in details)) return undefined;
+  const { repair } = details;
+  return typeof repair === "number" && Number.isInteger(repair) && repair > 0 ? repair : undefined;
+}
+
+/**
+ * `totals` with `message` added (pure: returns `totals` itself when the message adds nothing).
+ *
+ * @example
+ * ```ts
+ * const next = addToAnswerTotals(emptyAnswerTotals(), assistantMessage);
+ * ```
+ */
+export function addToAnswerTotals(totals: AnswerTotals, message: AgentMessage): AnswerTotals {
+  if (message.role === "assistant") {
+    const used = message.usage;
+    const sum = totals.usage;
+    const usage: AnswerUsage = {
+      input: sum.input + (used.input ?? 0),
+      output: sum.output + (used.output ?? 0),
+      cacheRead: sum.cacheRead + (used.cacheRead ?? 0),
+      cacheWrite: sum.cacheWrite + (used.cacheWrite ?? 0),
+      totalTokens: sum.totalTokens + (used.totalTokens ?? 0),
+    };
+    const cost = used.cost ? (sum.cost ?? 0) + used.cost.total : sum.cost;
+    return { ...totals, usage: cost === undefined ? usage : { ...usage, cost } };
+  }
+  const repair = repairOf(message);
+  return repair !== undefined && repair > totals.repairs ? { ...totals, repairs: repair } : totals;
+}
