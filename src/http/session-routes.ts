@@ -3,7 +3,8 @@
  * event stream.
  *
  * Contract (ours; the caller checked auth and that the session is the request's tenant's):
- * - `sessionList`: the tenant's sessions (`SessionSummary` rows plus `tenant` and `updatedAt`,
+ * - `sessionList`: the tenant's sessions (`repository.list({ tenant })`: `SessionSummary` rows,
+ *   read from the log's per-session summary rows, never each session's events; `updatedAt`,
  *   ISO: the time of the last event appended to the session's stream, a fork or import
  *   counting), the most recently appended first: the order and time `arbor sessions` shows
  *   (`modified` stays the latest message time, pi's);
@@ -25,7 +26,7 @@
 import type { EventLog } from "../store/event-log.ts";
 import type { SessionRepository } from "../store/session-types.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
-import { sessionStream, sessionTenant } from "./run-stream.ts";
+import { sessionStream } from "./run-stream.ts";
 import { Observable } from "rxjs";
 import type { MachineStateRecord, MachineStates } from "../machines/machine-states.ts";
 import { jsonEventStreamResponse, logEventStreamResponse } from "./sse.ts";
@@ -36,16 +37,11 @@ import { uiMessagesOf } from "./ui-messages.ts";
  *
  * @example
  * ```ts
- * const response = await sessionList(repository, log, "default");
+ * const response = await sessionList(repository, "default");
  * ```
  */
-export async function sessionList(repository: SessionRepository, log: EventLog, tenant: string): Promise<Response> {
-  const updated = new Map((await log.listStreams()).map((stream) => [stream.streamId, stream.updatedAt]));
-  const rows = [];
-  for (const summary of await repository.list()) {
-    const owner = await sessionTenant(log, summary.id);
-    if (owner === tenant) rows.push({ ...summary, tenant: owner, updatedAt: updated.get(sessionStream(summary.id)) ?? summary.modified });
-  }
+export async function sessionList(repository: SessionRepository, tenant: string): Promise<Response> {
+  const rows = await repository.list({ tenant });
   rows.sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt));
   return jsonResponse(200, { sessions: rows });
 }

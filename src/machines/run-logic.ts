@@ -6,9 +6,16 @@
  * Contract (ours):
  * - `modelCall` builds the request (transformContext → convertToLlm →
  *   beforeModelCall), streams it with an AbortSignal that fires when the actor
- *   stops (abort, run end), and turns every failure (a throwing hook, a throwing
+ *   stops (abort, run end) before the stream gave its terminal event (`done` / `error`: the
+ *   loop has left the stream, so the client closed it; the signal then never fires), and turns every failure (a throwing hook, a throwing
  *   client, a stream without a terminal event) into one `error` stream event: the
  *   run never sees an exception;
+ * - stream events reach the run machine as `MODEL.EVENT`, except (ours, issue 17 P4) an event
+ *   that carries the partial the machine already holds (the same live object) and is not
+ *   `start`/`done`/`error`: it cannot change the machine's context, so `modelCall` records its
+ *   `message.delta` (if any, `streamEventRecord`) through `record` itself, in stream order,
+ *   without a transition; a client that yields a new partial object per event goes through the
+ *   machine for every event;
  * - commit before effect: `modelCall` awaits `commit()` before the request is sent, so the
  *   run start and the prompt are durable first (a refused commit is the call's error);
  * - `betweenTurns` / `contextOverflow` flush the writer before calling the hook, so
@@ -27,6 +34,7 @@ import type { LoopHooks } from "./agent-types.ts";
 import { emptyAssistant, errorMessageOf } from "./loop-messages.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
 import { runMachine, type ModelCallInput, type RunEvent } from "./run.machine.ts";
+import { streamEventRecord } from "./run-steps.ts";
 import { provideToolRuntime, toolExecutionMachine } from "./tool-execution.machine.ts";
 
 /**
@@ -71,8 +79,22 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
     const controller = new AbortController();
     const model = deps.getModel();
     let live = true;
+    // Set once the stream gave its terminal event (the loop left it, so the client closed it).
+    let ended = false;
+    const recordScope = { runId: input.runId, turnId: input.turnId };
+    // The partial the run machine holds: set by the first event that carries one.
+    let heldPartial: AssistantMessage | undefined;
     const send = (event: ModelStreamEvent) => {
-      if (live) sendBack({ type: "MODEL.EVENT", event });
+      if (!live) return;
+      // Direct path: once the machine holds this (live, mutated) partial, an event that only
+      // records a delta or nothing would leave its context as it is; it skips the transition.
+      if (heldPartial !== undefined && "partial" in event && event.partial === heldPartial && event.type !== "start") {
+        const record = streamEventRecord(recordScope, input.messageId, event);
+        if (record) deps.record([record]);
+        return;
+      }
+      if ("partial" in event) heldPartial = event.partial;
+      sendBack({ type: "MODEL.EVENT", event });
     };
     void (async () => {
       try {
@@ -86,6 +108,7 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
           send(event);
           if (event.type === "done" || event.type === "error") {
             terminal = true;
+            ended = true;
             break;
           }
         }
@@ -96,7 +119,9 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
     })();
     return () => {
       live = false;
-      controller.abort(new Error("Request was aborted"));
+      // A stream that ended has nothing to stop: aborting it would only wake every listener the
+      // client left on the signal (and build an Error) on each model call.
+      if (!ended) controller.abort(new Error("Request was aborted"));
     };
   });
 

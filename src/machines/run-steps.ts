@@ -25,7 +25,7 @@ import { abortedAssistant, emptyAssistant } from "./loop-messages.ts";
 import { retryDecision } from "./loop-retry.ts";
 import { batchRecords, gatedCalls, initialBatch, refuseLengthBatch, type ResumeDecision, type ToolBatch } from "./run-batch.ts";
 import { currentRunOwner } from "./run-lease.ts";
-import { assistantEnded, createEntryId, messageEntryEvent, messageRecords, runEvent } from "./run-records.ts";
+import { assistantEnded, createEntryId, messageEntryEvent, messageRecords, runEvent, type RecordScope } from "./run-records.ts";
 import type { ToolParentEvent, ToolSettled } from "./tool-execution.machine.ts";
 
 /**
@@ -127,6 +127,9 @@ export type RunParentEvent = {
 export interface ModelCallInput {
   runId: string;
   messages: AgentMessage[];
+  /** The message id and turn of this call's assistant message (the records of its stream events). */
+  messageId: string;
+  turnId: string;
 }
 
 
@@ -304,17 +307,33 @@ export function onModelError(context: RunContext, failure: Extract<ModelStreamEv
 export function onStreamEvent(context: RunContext, streamEvent: ModelStreamEvent): RunStep | undefined {
   if (!("partial" in streamEvent)) return undefined;
   const events = startedIfNeeded(context);
-  const base = { messageId: context.messageId, contentIndex: "contentIndex" in streamEvent ? streamEvent.contentIndex : 0 };
-  if (streamEvent.type === "text-delta" || streamEvent.type === "thinking-delta") {
-    events.push(runEvent(scope(context), "message.delta", { ...base, kind: streamEvent.type === "text-delta" ? "text" : "thinking", delta: streamEvent.delta }));
-  } else if (streamEvent.type === "toolcall-delta") {
-    events.push(runEvent(scope(context), "message.delta", { ...base, kind: "toolCall", delta: streamEvent.delta, toolCallId: streamEvent.id }));
-  } else if (streamEvent.type === "toolcall-start") {
-    events.push(
-      runEvent(scope(context), "message.delta", { ...base, kind: "toolCall", delta: "", toolCallId: streamEvent.id, toolName: streamEvent.name }),
-    );
-  }
+  const delta = streamEventRecord(scope(context), context.messageId, streamEvent);
+  if (delta) events.push(delta);
   return { events, update: { started: true, partial: streamEvent.partial } };
+}
+
+/**
+ * The `message.delta` a non-terminal stream event records (a text, thinking or tool-call delta,
+ * or the start of a tool call), or undefined for the events that record nothing (start, *-start
+ * of text and thinking, *-end). The run machine's {@link onStreamEvent} and the model-call
+ * actor's direct path (`run-logic.ts`) both record through it.
+ *
+ * @example
+ * ```ts
+ * const event = streamEventRecord({ runId: "r1", turnId: "r1:0" }, "m1", { type: "text-delta", contentIndex: 0, delta: "Hi", partial });
+ * ```
+ */
+export function streamEventRecord(recordScope: RecordScope, messageId: string, streamEvent: ModelStreamEvent): NewEvent | undefined {
+  if (streamEvent.type === "text-delta" || streamEvent.type === "thinking-delta") {
+    return runEvent(recordScope, "message.delta", { messageId, contentIndex: streamEvent.contentIndex, kind: streamEvent.type === "text-delta" ? "text" : "thinking", delta: streamEvent.delta });
+  }
+  if (streamEvent.type === "toolcall-delta") {
+    return runEvent(recordScope, "message.delta", { messageId, contentIndex: streamEvent.contentIndex, kind: "toolCall", delta: streamEvent.delta, toolCallId: streamEvent.id });
+  }
+  if (streamEvent.type === "toolcall-start") {
+    return runEvent(recordScope, "message.delta", { messageId, contentIndex: streamEvent.contentIndex, kind: "toolCall", delta: "", toolCallId: streamEvent.id, toolName: streamEvent.name });
+  }
+  return undefined;
 }
 
 /**

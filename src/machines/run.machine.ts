@@ -15,6 +15,8 @@
  * Contract:
  * - every logged event is recorded through the `record` action, in transition order
  *   (the session writer provides it); results are recorded the moment each tool settles;
+ *   the exception is the deltas of a stream whose partial the machine already holds, which the
+ *   `modelCall` actor records itself in stream order (`run-logic.ts`);
  * - tool-result `message.started/ended` follow pi: in a parallel batch they come after
  *   the whole batch, in the assistant's call order; in a sequential batch right after each call;
  * - abort reaches the model call and every running tool (their actors stop, their
@@ -264,7 +266,7 @@ export const runMachine = setup({
       invoke: {
         id: "model",
         src: "modelCall",
-        input: ({ context }) => ({ runId: context.input.runId, messages: context.messages }),
+        input: ({ context }) => ({ runId: context.input.runId, messages: context.messages, messageId: context.messageId, turnId: context.turnId }),
       },
       on: {
         "MODEL.EVENT": [

@@ -252,8 +252,11 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     },
     open: load,
     async list(listOptions = {}): Promise<SessionSummary[]> {
-      // A log with a tenant index (PostgreSQL) lists only the scope's streams; visible() still checks.
-      const tenant = scope !== undefined && log.tenantIndex ? { tenant: scope } : undefined;
+      const wanted = listOptions.tenant;
+      if (wanted !== undefined && scope !== undefined && wanted !== scope) return [];
+      const only = wanted ?? scope;
+      // A log with a tenant index (PostgreSQL) lists only that tenant's streams; the rows' info still decides.
+      const tenant = only !== undefined && log.tenantIndex ? { tenant: only } : undefined;
       const streams = await log.listStreams(tenant);
       const stored = new Map((await log.sessionSummaries?.read(tenant))?.map((row) => [row.streamId, row]));
       const rows: SessionSummary[] = [];
@@ -262,7 +265,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
         if (id === undefined) continue;
         const summary = await summaryOf(stream.streamId, stream.version, stored.get(stream.streamId));
         const info = summary?.info;
-        if (!summary?.starts || !info || !visible(info)) continue;
+        const owner = info?.tenant ?? DEFAULT_TENANT;
+        if (!summary?.starts || !info || (only !== undefined && owner !== only)) continue;
         const row: SessionSummary = {
           id,
           cwd: info.cwd,
@@ -270,6 +274,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
           modified: summary.lastActivity !== undefined ? new Date(summary.lastActivity).toISOString() : info.createdAt,
           messageCount: summary.messageCount,
           firstMessage: summary.firstMessage ?? "(no messages)",
+          tenant: owner,
+          updatedAt: stream.updatedAt,
         };
         if (summary.name !== undefined) row.name = summary.name;
         if (info.parentSessionId !== undefined) row.parentSessionId = info.parentSessionId;

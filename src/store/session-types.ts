@@ -159,6 +159,13 @@ export interface SessionSummary {
   messageCount: number;
   firstMessage: string;
   parentSessionId?: string;
+  /** The session's tenant (`"default"` for a session created without one). */
+  tenant: string;
+  /**
+   * ISO 8601: when the last event was appended to the session's stream (a fork, an import, a
+   * label or a leaf move counting, not only messages), as the log records it.
+   */
+  updatedAt: string;
   /** With `list({ stats: true })`: the session's `getStats()` (every branch; tokens and cost). */
   stats?: SessionStats;
 }
@@ -168,8 +175,13 @@ export interface SessionRepository {
   create(options?: { id?: string; cwd?: string; metadata?: Record<string, unknown>; tenant?: string }): Promise<SessionHandle>;
   /** Throws SessionNotFoundError. */
   open(id: string): Promise<SessionHandle>;
-  /** Newest first (by last modification); with `stats: true` each row carries the session's statistics. */
-  list(options?: { stats?: boolean }): Promise<SessionSummary[]>;
+  /**
+   * Newest first (by last modification); with `stats: true` each row carries the session's
+   * statistics; with `tenant`, only that tenant's sessions (on a repository scoped to another
+   * tenant: none). Reads the log's summary rows, not each session's events, where the log keeps
+   * them (SQLite, PostgreSQL).
+   */
+  list(options?: { stats?: boolean; tenant?: string }): Promise<SessionSummary[]>;
   /** Physically removes the session's events. Throws SessionNotFoundError. */
   delete(id: string): Promise<void>;
   /** A new session holding the path root→entryId (default: leaf), recording the parent session and entry. */

@@ -62,6 +62,8 @@ async function foldedTruth(log: EventLog, withStats = false): Promise<SessionSum
       modified: state.lastActivity !== undefined ? new Date(state.lastActivity).toISOString() : info.createdAt,
       messageCount: state.messageCount,
       firstMessage: state.firstUserMessage ?? "(no messages)",
+      tenant: info.tenant ?? "default",
+      updatedAt: stream.updatedAt,
     };
     if (state.name !== undefined) row.name = state.name;
     if (info.parentSessionId !== undefined) row.parentSessionId = info.parentSessionId;

@@ -1,7 +1,8 @@
 /**
  * The provider prompt of a conversation, built incrementally (ours, issue 17): each message is
- * converted (`toModelMessages`), validated (the AI SDK's `standardizePrompt`, zod) and turned
- * into the provider's prompt (`convertToLanguageModelPrompt`) once; a later call of the same
+ * converted (`toModelMessages`), validated and turned into the provider's prompt once (the AI
+ * SDK's `standardizePrompt` / `convertToLanguageModelPrompt`, or their equivalents for our own
+ * shapes, below); a later call of the same
  * conversation converts only its new suffix and reuses the rest by object identity.
  *
  * Contract:
@@ -15,8 +16,13 @@
  * - only messages after the last clean point (the last user or assistant message of the
  *   previous call: see `toModelMessagesFrom`) are converted and validated again; a message of
  *   a shape our converter emits is validated by `conformsToModelMessage` (typeof tests of every
- *   field the AI SDK's schema checks, `prompt-shape.ts`), any other goes to `standardizePrompt`
- *   (zod), so the first call after opening a 100,000-message session hands nothing to zod;
+ *   field the AI SDK's schema checks, `prompt-shape.ts`) and turned into its provider message
+ *   at once by `providerMessageOf` (`provider-prompt.ts`, the object the SDK's
+ *   `convertToLanguageModelPrompt` makes of it), so the intermediate `ModelMessage` dies young;
+ *   any other goes to `standardizePrompt` (zod) and, for user images, to
+ *   `convertToLanguageModelPrompt` alone; a prompt the SDK would merge or reject as a whole is
+ *   converted by the SDK as a whole. So the first call after opening a 100,000-message session
+ *   hands nothing to zod or to the SDK's converter;
  * - the cache advances only after a prompt validated and converted, so a rejected message is
  *   rejected again on the next call; messages must not be mutated after they were sent (the
  *   log's messages never are);
@@ -33,14 +39,14 @@ import { convertToLanguageModelPrompt, standardizePrompt } from "ai/internal";
 import type { ModelMessage } from "ai";
 import type { AgentMessage } from "../../core/messages.ts";
 import { conformsToModelMessage } from "./prompt-shape.ts";
-import { type ModelTarget, toModelMessagesFrom } from "./to-model-messages.ts";
+import { needsWholePromptConversion, providerMessageOf } from "./provider-prompt.ts";
+import { eachModelMessageFrom, type ModelTarget, toModelMessagesFrom } from "./to-model-messages.ts";
 
 type PromptMessage = LanguageModelV3Prompt[number];
 
-/** One conversation's cached prefix: `models[i]` came from the inputs, `prompts[i]` from `models[i]`. */
+/** One conversation's cached prefix: `prompts` is the provider prompt of the inputs (without the system message). */
 interface Cached {
   inputs: readonly AgentMessage[];
-  models: readonly ModelMessage[];
   prompts: readonly PromptMessage[];
 }
 
@@ -78,40 +84,60 @@ export function createPromptBuilder(target: ModelTarget): PromptBuilder {
       const key = messages[0];
       const cached = key === undefined ? undefined : conversations.get(key);
       const start = reusable(cached, messages);
-      const prefixModels = start > 0 && cached ? cached.models : [];
       const prefixPrompts = start > 0 && cached ? cached.prompts : [];
-      const tail = toModelMessagesFrom(messages, target, start);
 
-      // Messages of the shapes our converter emits are checked with typeof tests; only the rest
-      // (not yet validated by this builder) go to zod, so reopening a long session validates nothing twice.
-      const fresh = tail.messages.filter((message) => !validated.has(message) && !conformsToModelMessage(message));
-      if (fresh.length > 0 || prefixModels.length + tail.messages.length === 0) {
+      // Each converted message of a shape our converter emits is checked with typeof tests and
+      // turned into its provider prompt message at once (provider-prompt.ts), so the intermediate
+      // ModelMessage dies young; only the rest (not yet validated by this builder) go to zod, so
+      // reopening a long session validates nothing twice and hands nothing to the SDK's converter.
+      const tailPrompts: PromptMessage[] = [];
+      const others: { at: number; message: ModelMessage }[] = [];
+      const fresh: ModelMessage[] = [];
+      let whole = false;
+      const tail = eachModelMessageFrom(messages, target, start, (message) => {
+        const direct = providerMessageOf(message);
+        if (direct !== undefined) {
+          tailPrompts.push(direct);
+          return;
+        }
+        if (!validated.has(message) && !conformsToModelMessage(message)) fresh.push(message);
+        // A user message converts alone as within the prompt (the SDK merges and checks only tool calls and results).
+        if (message.role !== "user") whole = true;
+        others.push({ at: tailPrompts.length, message });
+        tailPrompts.push(undefined as never);
+      });
+      if (fresh.length > 0 || prefixPrompts.length + tailPrompts.length === 0) {
         // Throws the AI SDK's own InvalidPromptError for an empty or malformed prompt.
         await standardizePrompt({ system, messages: fresh });
       }
       for (const message of fresh) validated.add(message);
 
-      const converted = await convertToLanguageModelPrompt({ prompt: { system, messages: tail.messages }, supportedUrls, download: undefined, abortSignal });
-      const systemMessages = system === undefined ? 0 : 1;
-      const tailPrompts = converted.slice(systemMessages);
-      if (tailPrompts.length !== tail.messages.length) {
-        // The SDK merged or dropped messages (never for toModelMessages' output): no 1:1 cache, convert it whole.
-        if (key !== undefined) conversations.delete(key);
-        return convertToLanguageModelPrompt({
-          prompt: { system, messages: [...prefixModels, ...tail.messages] },
-          supportedUrls,
-          download: undefined,
-          abortSignal,
-        });
+      const convert = (prompt: { system?: string; messages: ModelMessage[] }) => convertToLanguageModelPrompt({ prompt, supportedUrls, download: undefined, abortSignal });
+      if (!whole && others.length > 0) {
+        const converted = await convert({ messages: others.map((other) => other.message) });
+        if (converted.length === others.length) others.forEach((other, index) => (tailPrompts[other.at] = converted[index]));
+        else whole = true;
+      }
+      const systemPrompts: PromptMessage[] = system === undefined ? [] : [{ role: "system", content: system }];
+      let finalTail = tailPrompts;
+      if (whole || needsWholePromptConversion(tailPrompts)) {
+        // Something only the SDK's whole-prompt conversion handles (never for our converter's output):
+        // convert the tail again with the SDK, as a full conversion would.
+        const converted = await convert({ system, messages: toModelMessagesFrom(messages, target, start).messages });
+        finalTail = converted.slice(systemPrompts.length);
+        if (finalTail.length !== tailPrompts.length) {
+          // The SDK merged or dropped messages: no 1:1 cache, convert it whole.
+          if (key !== undefined) conversations.delete(key);
+          return convert({ system, messages: toModelMessagesFrom(messages, target, 0).messages });
+        }
       }
       if (key !== undefined) {
         conversations.set(key, {
           inputs: messages.slice(0, tail.clean),
-          models: prefixModels.concat(tail.messages.slice(0, tail.cleanOut)),
-          prompts: prefixPrompts.concat(tailPrompts.slice(0, tail.cleanOut)),
+          prompts: prefixPrompts.concat(finalTail.slice(0, tail.cleanOut)),
         });
       }
-      return [...converted.slice(0, systemMessages), ...prefixPrompts, ...tailPrompts];
+      return systemPrompts.concat(prefixPrompts, finalTail);
     },
   };
 }

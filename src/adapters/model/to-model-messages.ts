@@ -55,9 +55,11 @@ export interface ModelTarget {
   modelId: string;
 }
 
-const LONE_SURROGATE_SOURCE = "[\\uD800-\\uDBFF](?![\\uDC00-\\uDFFF])|(?<![\\uD800-\\uDBFF])[\\uDC00-\\uDFFF]";
-const HAS_LONE_SURROGATE = new RegExp(LONE_SURROGATE_SOURCE);
-const LONE_SURROGATES = new RegExp(LONE_SURROGATE_SOURCE, "g");
+/** ES2024 string methods (Node >= 20; this project's `lib` is ES2023). */
+interface WellFormedString {
+  isWellFormed(): boolean;
+  toWellFormed(): string;
+}
 
 /**
  * Replace unpaired UTF-16 surrogates (from binary tool output, cut strings) with U+FFFD:
@@ -69,7 +71,9 @@ const LONE_SURROGATES = new RegExp(LONE_SURROGATE_SOURCE, "g");
  * ```
  */
 export function wellFormed(text: string): string {
-  return HAS_LONE_SURROGATE.test(text) ? text.replace(LONE_SURROGATES, "\uFFFD") : text;
+  // ES2024's native check and repair (Node >= 20): the same replacement as the regex, far cheaper on long histories.
+  const native = text as string & WellFormedString;
+  return native.isWellFormed() ? text : native.toWellFormed();
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -176,7 +180,7 @@ function assistantMessage(message: AssistantMessage, target: ModelTarget | undef
     if (block.type === "text") {
       if (block.text.length === 0) continue;
       const providerOptions = keepSignatures ? decodeSignature(block.textSignature) : undefined;
-      content.push({ type: "text", text: wellFormed(block.text), ...(providerOptions ? { providerOptions } : {}) });
+      content.push(providerOptions ? { type: "text", text: wellFormed(block.text), providerOptions } : { type: "text", text: wellFormed(block.text) });
     } else if (block.type === "thinking") {
       if (!keepSignatures) {
         if (block.redacted || block.thinking.trim() === "") continue;
@@ -185,34 +189,44 @@ function assistantMessage(message: AssistantMessage, target: ModelTarget | undef
       }
       const providerOptions = decodeSignature(block.thinkingSignature, { redacted: block.redacted });
       if (!providerOptions && block.thinking.trim() === "") continue;
-      content.push({ type: "reasoning", text: block.redacted ? "" : wellFormed(block.thinking), ...(providerOptions ? { providerOptions } : {}) });
+      const text = block.redacted ? "" : wellFormed(block.thinking);
+      content.push(providerOptions ? { type: "reasoning", text, providerOptions } : { type: "reasoning", text });
     } else {
       let providerOptions = keepSignatures ? decodeSignature(block.thoughtSignature) : undefined;
       const pipe = block.id.indexOf("|");
       if (keepSignatures && pipe > 0 && !providerOptions) providerOptions = { openai: { itemId: block.id.slice(pipe + 1) } };
       const toolCallId = wireToolCallId(block.id, keepSignatures);
       ids.set(block.id, toolCallId);
-      content.push({
-        type: "tool-call",
-        toolCallId,
-        toolName: block.name,
-        input: block.arguments,
-        ...(providerOptions ? { providerOptions } : {}),
-      });
+      content.push(
+        providerOptions
+          ? { type: "tool-call", toolCallId, toolName: block.name, input: block.arguments, providerOptions }
+          : { type: "tool-call", toolCallId, toolName: block.name, input: block.arguments },
+      );
     }
   }
   return { role: "assistant", content };
 }
 
+/** The text blocks of a tool result joined by newlines (one block, the common case: its text, no array). */
+function resultText(result: ToolResultMessage): string {
+  let text: string | undefined;
+  for (const block of result.content) {
+    if (block.type !== "text") continue;
+    text = text === undefined ? block.text : `${text}\n${block.text}`;
+  }
+  return wellFormed(text ?? "");
+}
+
 function toolResultPart(result: ToolResultMessage, toolCallId: string): ToolResultPart {
-  const text = wellFormed(result.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n"));
-  const hasImages = result.content.some((block) => block.type === "image");
+  let hasImages = false;
+  for (const block of result.content) if (block.type === "image") hasImages = true;
   if (!hasImages) {
+    const value = resultText(result);
     return {
       type: "tool-result",
       toolCallId,
       toolName: result.toolName,
-      output: result.isError ? { type: "error-text", value: text } : { type: "text", value: text },
+      output: result.isError ? { type: "error-text", value } : { type: "text", value },
     };
   }
   const value = result.content.map((block, index) =>
@@ -266,23 +280,42 @@ export interface ModelMessagesFrom {
  */
 export function toModelMessagesFrom(messages: readonly AgentMessage[], target: ModelTarget | undefined, start: number): ModelMessagesFrom {
   const out: ModelMessage[] = [];
+  const { clean, cleanOut } = eachModelMessageFrom(messages, target, start, (message) => out.push(message));
+  return { messages: out, clean, cleanOut };
+}
+
+/**
+ * {@link toModelMessagesFrom} without the array (ours, issue 17 P2c): `emit` receives each
+ * converted message once it is final, in order (a tool message when its batch closes), so a
+ * caller that turns each one into something else at once lets it die young instead of holding
+ * a second copy of a long history. Returns the last clean point; `cleanOut` counts emitted
+ * messages. Never throws (unless `emit` does).
+ *
+ * @example
+ * ```ts
+ * const prompt: unknown[] = [];
+ * eachModelMessageFrom(messages, target, 0, (message) => prompt.push(toProvider(message)));
+ * ```
+ */
+export function eachModelMessageFrom(
+  messages: readonly AgentMessage[],
+  target: ModelTarget | undefined,
+  start: number,
+  emit: (message: ModelMessage) => void,
+): { clean: number; cleanOut: number } {
+  let emitted = 0;
   let clean = start;
   let cleanOut = 0;
-  let pending: { id: string; name: string }[] = [];
+  let pending: { id: string; name: string }[] | undefined;
   const ids = new Map<string, string>();
-  let answered = new Set<string>();
+  let answered: Set<string> | undefined;
   let toolMessage: ToolModelMessage | undefined;
 
   const closeToolBatch = () => {
-    // Nothing open (most messages): no allocation per message.
-    if (pending.length === 0 && answered.size === 0 && toolMessage === undefined) return;
-    const missing = pending.filter((call) => !answered.has(call.id));
-    if (missing.length > 0) {
-      if (!toolMessage) {
-        toolMessage = { role: "tool", content: [] };
-        out.push(toolMessage);
-      }
-      for (const call of missing) {
+    if (pending !== undefined) {
+      for (const call of pending) {
+        if (answered?.has(call.id)) continue;
+        toolMessage ??= { role: "tool", content: [] };
         toolMessage.content.push({
           type: "tool-result",
           toolCallId: ids.get(call.id) ?? call.id,
@@ -291,44 +324,51 @@ export function toModelMessagesFrom(messages: readonly AgentMessage[], target: M
         });
       }
     }
-    pending = [];
-    answered = new Set();
+    if (toolMessage !== undefined) {
+      emit(toolMessage);
+      emitted++;
+    }
+    pending = undefined;
+    answered = undefined;
     toolMessage = undefined;
+  };
+  const push = (message: ModelMessage) => {
+    emit(message);
+    emitted++;
   };
 
   for (let index = start; index < messages.length; index++) {
     const message = messages[index];
     if (message.role !== "toolResult") {
       // A user or assistant message closes the open batch: everything before it is final.
-      closeToolBatch();
+      if (pending !== undefined || toolMessage !== undefined) closeToolBatch();
       clean = index;
-      cleanOut = out.length;
+      cleanOut = emitted;
     }
     if (message.role === "assistant") {
       if (message.stopReason === "error" || message.stopReason === "aborted") continue;
       const converted = assistantMessage(message, target, ids);
       if (converted.content.length === 0) continue;
-      out.push(converted);
-      pending = message.content.flatMap((block) => (block.type === "toolCall" ? [{ id: block.id, name: block.name }] : []));
-    } else if (message.role === "toolResult") {
-      const call = pending.find((candidate) => candidate.id === message.toolCallId);
-      if (!call || answered.has(call.id)) continue;
-      answered.add(call.id);
-      if (!toolMessage) {
-        toolMessage = { role: "tool", content: [] };
-        out.push(toolMessage);
+      push(converted);
+      for (const block of message.content) {
+        if (block.type === "toolCall") (pending ??= []).push({ id: block.id, name: block.name });
       }
+    } else if (message.role === "toolResult") {
+      const call = pending?.find((candidate) => candidate.id === message.toolCallId);
+      if (!call || answered?.has(call.id)) continue;
+      (answered ??= new Set()).add(call.id);
+      toolMessage ??= { role: "tool", content: [] };
       toolMessage.content.push(toolResultPart(message, ids.get(call.id) ?? call.id));
     } else {
       if (message.role === "user" || message.role === "custom") {
         const content = userParts(message.content);
-        if (typeof content === "string" ? content.length > 0 : content.length > 0) out.push({ role: "user", content });
+        if (content.length > 0) push({ role: "user", content });
       } else {
         const text = wellFormed(messageText(message));
-        if (text.length > 0) out.push({ role: "user", content: text });
+        if (text.length > 0) push({ role: "user", content: text });
       }
     }
   }
-  closeToolBatch();
-  return { messages: out, clean, cleanOut };
+  if (pending !== undefined || toolMessage !== undefined) closeToolBatch();
+  return { clean, cleanOut };
 }
