@@ -13,7 +13,9 @@
  *   tool parts use the logged tool call ids. Nothing is invented: every id comes from the log;
  * - `message.delta` gives `text-*` / `reasoning-*` / `tool-input-start|delta`; the committed
  *   assistant entry closes them (`text-end`, `reasoning-end`, `tool-input-available` with the
- *   parsed arguments); a content block that had no deltas is sent whole at that point;
+ *   parsed arguments); a content block that had no deltas is sent whole at that point, and one
+ *   whose deltas this fold saw only in part (the log deleted the rest once the message ended,
+ *   `delta-retention.ts`) gets the rest of its text as one more delta before its end;
  * - a tool result entry gives `tool-output-available` (`output`: the result's content blocks,
  *   plus `details` when the tool gave some) or `tool-output-error` (`errorText`: its text);
  * - the end: `done` -> `finish` (`finishReason` from the last assistant stop reason; an
@@ -48,6 +50,8 @@ export interface RunProjectionState {
   readonly ended: boolean;
   /** Open text / reasoning part ids with their kind. */
   readonly openParts: Readonly<Record<string, "text" | "reasoning">>;
+  /** The text sent so far by the deltas of each open text / reasoning part. */
+  readonly streamedText: Readonly<Record<string, string>>;
   /** Tool calls whose `tool-input-start` was sent, with their state. */
   readonly toolCalls: Readonly<Record<string, { toolName: string; available: boolean }>>;
   /** Assistant entries committed but not yet closed by their `message.ended`, by entry id. */
@@ -84,6 +88,7 @@ export function initialRunProjection(): RunProjectionState {
     runId: undefined,
     ended: false,
     openParts: {},
+    streamedText: {},
     toolCalls: {},
     pendingEntries: {},
     stepOpen: false,
@@ -132,6 +137,7 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
 
   const chunks: UIMessageChunk[] = [];
   const openParts = { ...state.openParts };
+  const streamedText = { ...state.streamedText };
   const toolCalls = { ...state.toolCalls };
   let next: RunProjectionState = state;
   const closePart = (id: string) => {
@@ -139,6 +145,7 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
     if (kind === undefined) return;
     chunks.push(kind === "text" ? { type: "text-end", id } : { type: "reasoning-end", id });
     delete openParts[id];
+    delete streamedText[id];
   };
   const closeAll = (prefix: string) => {
     for (const id of Object.keys(openParts)) if (id.startsWith(prefix)) closePart(id);
@@ -170,8 +177,9 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
           chunks.push(partKind === "text" ? { type: "text-start", id } : { type: "reasoning-start", id });
         }
         chunks.push(partKind === "text" ? { type: "text-delta", id, delta } : { type: "reasoning-delta", id, delta });
+        streamedText[id] = (streamedText[id] ?? "") + delta;
       }
-      next = { ...state, openParts, toolCalls };
+      next = { ...state, openParts, streamedText, toolCalls };
       break;
     }
     case "entry.appended": {
@@ -220,6 +228,11 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
               openParts[id] = kind;
               chunks.push(kind === "text" ? { type: "text-start", id } : { type: "reasoning-start", id });
               chunks.push(kind === "text" ? { type: "text-delta", id, delta: text } : { type: "reasoning-delta", id, delta: text });
+            } else {
+              // Deltas this reader never saw (deleted by the log's retention once the message ended): send the rest of the text.
+              const sent = streamedText[id] ?? "";
+              const rest = text.length > sent.length && text.startsWith(sent) ? text.slice(sent.length) : "";
+              if (rest !== "") chunks.push(openParts[id] === "text" ? { type: "text-delta", id, delta: rest } : { type: "reasoning-delta", id, delta: rest });
             }
             closePart(id);
           } else if (block.type === "toolCall") {
@@ -234,6 +247,7 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       next = {
         ...state,
         openParts,
+        streamedText,
         toolCalls,
         pendingEntries,
         lastStopReason: event.data.stopReason ?? state.lastStopReason,
@@ -263,12 +277,12 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       } else if (ended.status === "suspended") {
         // Waiting for approval decisions: the message ends here with its approval requests shown.
         chunks.push({ type: "finish", finishReason: "tool-calls" });
-        next = { ...state, openParts, stepOpen: false, ended: true, suspended: true };
+        next = { ...state, openParts, streamedText, stepOpen: false, ended: true, suspended: true };
         break;
       } else {
         chunks.push({ type: "abort", ...(ended.reason !== undefined ? { reason: ended.reason } : {}) });
       }
-      next = { ...state, openParts, stepOpen: false, ended: true };
+      next = { ...state, openParts, streamedText, stepOpen: false, ended: true };
       break;
     }
     default:

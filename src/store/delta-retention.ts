@@ -1,19 +1,33 @@
 /**
- * Retention of streamed deltas (ours, issue 16), shared by the PostgreSQL and in-memory logs
- * (the SQLite log does the same inside its group commit, `log-group-commit.ts`).
+ * Retention of streamed deltas (ours, issues 16 and 17 P6), shared by the three logs (the SQLite
+ * log applies it inside its group commit, `sqlite-delta-retention.ts`).
  *
  * Contract:
- * - `endedMessageDeltas: "drop"` empties the `delta` of every stored `message.delta` of a
- *   message once its `message.ended` with an `entryId` (the message was kept: the entry holds
- *   the full text) is committed; the delta events stay, so versions stay contiguous; deltas of
- *   messages still streaming and of discarded attempts (no `entryId`) are kept;
- * - `onDropped` receives, per message, how many delta events were emptied and the UTF-8 bytes
- *   of text they held; default `"keep"` (nothing dropped); any other value is an
+ * - a message is "ended and kept" once a `message.ended` with an `entryId` is committed (the entry
+ *   holds the full text). Deltas of messages still streaming (a run interrupted mid-message, a
+ *   process killed with `kill -9`) and of discarded attempts (a `message.ended` without
+ *   `entryId`: a retried model call) are never touched;
+ * - `endedMessageDeltas: "delete"` DELETES the stored `message.delta` events of an ended, kept
+ *   message, IN THE TRANSACTION that commits its `message.ended` (SQLite, PostgreSQL; the memory
+ *   log in the same synchronous append). The deleted events are those of that message after its
+ *   `message.started`; a message without a logged `message.started` keeps its deltas. What stays
+ *   keeps its version, global position and bytes; the stream's version (the next
+ *   `expectedVersion`) is unchanged, and the stream's last event is never deleted (a message's
+ *   deltas precede its `message.ended`). So a stream's versions may have GAPS, only strictly
+ *   inside a message's `message.started`..`message.ended` span (like a truncation, KurrentDB's
+ *   `$tb`, but in the middle): readers get the events in version order, ascending but not
+ *   contiguous; the folds accept a gap only while a message is open (`version-gaps.ts`); a reader
+ *   that was behind gets the message's full text from its entry (`ui-projection.ts`). A replay of
+ *   a finished run no longer has its token stream, only its messages;
+ * - `endedMessageDeltas: "drop"` (issue 16) empties the `delta` text of those events instead and
+ *   keeps the rows (versions stay contiguous; it saves only the text's bytes);
+ * - `onDropped` receives, per message, how many delta events were deleted or emptied and the
+ *   UTF-8 bytes of text they held; default `"keep"` (nothing dropped); any other value is an
  *   `InvalidArgumentError` naming it.
  *
  * @example
  * ```ts
- * const log = createMemoryEventLog({ retention: { endedMessageDeltas: "drop", onDropped: (saved) => console.log(saved.bytes) } });
+ * const log = createMemoryEventLog({ retention: { endedMessageDeltas: "delete", onDropped: (saved) => console.log(saved.events) } });
  * ```
  */
 import { InvalidArgumentError } from "../core/errors.ts";
@@ -33,27 +47,46 @@ export interface DroppedDeltas {
   bytes: number;
 }
 
-/** The retention option of the PostgreSQL and in-memory logs (the SQLite log's has the same shape). */
+/** The retention option of the three logs (see the module contract). */
 export interface DeltaRetention {
-  /** `"drop"` empties the deltas of ended, kept messages; default `"keep"`. */
-  endedMessageDeltas?: "keep" | "drop";
-  /** What each message's pass saved (delta events emptied, UTF-8 bytes of text). */
+  /** `"delete"` deletes the delta events of ended, kept messages, `"drop"` empties their text; default `"keep"`. */
+  endedMessageDeltas?: "keep" | "drop" | "delete";
+  /** What each message's pass saved (delta events deleted or emptied, UTF-8 bytes of text). */
   onDropped?: (saved: DroppedDeltas) => void;
 }
 
 /**
- * The observer to call when deltas are dropped, or undefined when they are kept.
+ * A retention that removes something: its mode and the observer of each message's saving.
  *
- * @throws InvalidArgumentError for an `endedMessageDeltas` other than `"keep"` or `"drop"`.
  * @example
  * ```ts
- * const report = resolveDeltaRetention({ endedMessageDeltas: "drop" }); // a function
+ * const active: ActiveDeltaRetention = { mode: "delete", report: (saved) => console.log(saved.events) };
  * ```
  */
-export function resolveDeltaRetention(retention: DeltaRetention | undefined): ((saved: DroppedDeltas) => void) | undefined {
-  if (retention === undefined || retention.endedMessageDeltas === undefined || retention.endedMessageDeltas === "keep") return undefined;
-  if (retention.endedMessageDeltas !== "drop") throw new InvalidArgumentError(`retention.endedMessageDeltas must be "keep" or "drop", got ${JSON.stringify(retention.endedMessageDeltas)}.`);
-  return (saved) => retention.onDropped?.(saved);
+export interface ActiveDeltaRetention {
+  mode: "drop" | "delete";
+  report(saved: DroppedDeltas): void;
+}
+
+/**
+ * The active retention, or undefined when deltas are kept.
+ *
+ * @throws InvalidArgumentError for an `endedMessageDeltas` other than `"keep"`, `"drop"` or `"delete"`.
+ * @example
+ * ```ts
+ * const retention = resolveDeltaRetention({ endedMessageDeltas: "delete" }); // { mode: "delete", report }
+ * ```
+ */
+export function resolveDeltaRetention(retention: DeltaRetention | undefined): ActiveDeltaRetention | undefined {
+  const mode = retention?.endedMessageDeltas;
+  if (retention === undefined || mode === undefined || mode === "keep") return undefined;
+  if (mode !== "drop" && mode !== "delete") throw new InvalidArgumentError(`retention.endedMessageDeltas must be "keep", "drop" or "delete", got ${JSON.stringify(mode)}.`);
+  return {
+    mode,
+    report(saved) {
+      retention.onDropped?.(saved);
+    },
+  };
 }
 
 /**

@@ -4,7 +4,10 @@
  *
  * Guarantees (ours; the design follows Emmett and KurrentDB, see
  * `../shared/reference/xstate-sqlite-style.md` §3):
- * - `version` is per stream, from 1, contiguous;
+ * - `version` is per stream, from 1, contiguous as appended; a log opened with the retention
+ *   `endedMessageDeltas: "delete"` later deletes the `message.delta` events of ended, kept
+ *   messages, leaving gaps strictly inside a message's span (`delta-retention.ts`); nothing else
+ *   ever leaves a gap, and what stays keeps its version and position;
  * - `globalPosition` is strictly increasing in commit order across the whole log,
  *   with no gaps at commit time (a physical `deleteStream` removes positions);
  * - an append is atomic: all of its events are written or none;
@@ -52,7 +55,7 @@ export interface NewEvent<Type extends string = string, Data = unknown> {
 export interface StoredEvent<Type extends string = string, Data = unknown> {
   eventId: string;
   streamId: string;
-  /** Position in the stream, from 1, contiguous. */
+  /** Position in the stream, from 1, contiguous as appended (see the contract for deleted deltas). */
   version: number;
   /** Position across the log, strictly increasing in commit order. */
   globalPosition: number;

@@ -31,8 +31,8 @@ import { ArborError, EventIdReusedError, LogCommitError } from "../core/errors.t
 import type { AppendResult, ExpectedVersion, StoredEvent } from "./event-log.ts";
 import { checkExpectedVersion, type EventRecord, type PreparedEvent, resolveDuplicates, toStoredEvent } from "./log-prepare.ts";
 import type { LogStatements } from "./log-statements.ts";
-import type { DroppedDeltas } from "./delta-retention.ts";
-import { isEventOfType } from "./events/catalogue.ts";
+import type { ActiveDeltaRetention, DroppedDeltas } from "./delta-retention.ts";
+import { createSqliteDeltaRetention } from "./sqlite-delta-retention.ts";
 import type { SqliteSessionIndex } from "./sqlite-session-index.ts";
 import { sessionIdOfStream } from "./events/session-events.ts";
 import { summarizeEvents } from "./session-summary-index.ts";
@@ -75,11 +75,11 @@ export interface GroupCommitOptions {
    */
   beforeCommit?(writes: number, events: number): void;
   /**
-   * Retention (issue 16): when set, a committed `message.ended` whose message was kept (it has an
-   * `entryId`) empties the `delta` of that message's stored `message.delta` events in the same
-   * transaction (the entry holds the full text), and reports what that saved.
+   * Retention (issues 16, 17 P6): when set, a committed `message.ended` whose message was kept (it
+   * has an `entryId`) deletes or empties that message's stored `message.delta` events in the same
+   * transaction (`sqlite-delta-retention.ts`), and reports what that saved after the commit.
    */
-  onDeltasDropped?(saved: DroppedDeltas): void;
+  deltaRetention?: ActiveDeltaRetention;
   /** The session index, kept in each append's and delete's own transaction (`sqlite-session-index.ts`). */
   sessionIndex?: SqliteSessionIndex;
   /**
@@ -97,27 +97,10 @@ export interface GroupCommitWriter {
 }
 
 /** Creates the group-commit writer of one SQLite connection. */
-export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, onDeltasDropped, summaries, sessionIndex }: GroupCommitOptions): GroupCommitWriter {
+export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, deltaRetention, summaries, sessionIndex }: GroupCommitOptions): GroupCommitWriter {
   let pending: WriteOperation[] = [];
   const dropped: DroppedDeltas[] = [];
-  const measureDeltas = onDeltasDropped
-    ? db.prepare(
-        "SELECT count(*) AS events, coalesce(sum(length(CAST(json_extract(data, '$.delta') AS BLOB))), 0) AS bytes FROM events WHERE stream_id = ? AND type = 'message.delta' AND json_extract(data, '$.messageId') = ? AND json_extract(data, '$.delta') <> ''",
-      )
-    : undefined;
-  const emptyDeltas = onDeltasDropped
-    ? db.prepare("UPDATE events SET data = json_set(data, '$.delta', '') WHERE stream_id = ? AND type = 'message.delta' AND json_extract(data, '$.messageId') = ? AND json_extract(data, '$.delta') <> ''")
-    : undefined;
-  /** Empties the stored deltas of a kept, ended message (inside the group's transaction). */
-  const dropEndedDeltas = (streamId: string, event: PreparedEvent): void => {
-    if (!measureDeltas || !emptyDeltas || !isEventOfType(event, "message.ended")) return;
-    const data = event.data;
-    if (data.entryId === undefined) return;
-    const saved = measureDeltas.get(streamId, data.messageId) as { events: number; bytes: number };
-    if (saved.events === 0) return;
-    emptyDeltas.run(streamId, data.messageId);
-    dropped.push({ messageId: data.messageId, events: saved.events, bytes: saved.bytes });
-  };
+  const retain = deltaRetention ? createSqliteDeltaRetention(db, deltaRetention.mode) : undefined;
   let flushScheduled = false;
 
   const lookupEventId = (eventId: string): EventRecord | undefined => statements.selectByEventId.get(eventId) as EventRecord | undefined;
@@ -145,7 +128,8 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       const time = event.time ?? now;
       const info = statements.insertEvent.run(event.eventId, streamId, version, event.type, event.schemaVersion, time, event.dataJson, event.metadataJson);
       position = Number(info.lastInsertRowid);
-      dropEndedDeltas(streamId, event);
+      const saved = retain?.(streamId, event, version);
+      if (saved) dropped.push(saved);
       stored[index] = {
         eventId: event.eventId,
         streamId,
@@ -234,7 +218,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
     if (hasDelete) checkpointQuietly();
     for (const saved of dropped.splice(0)) {
       try {
-        onDeltasDropped?.(saved);
+        deltaRetention?.report(saved);
       } catch {
         // An observer's error does not undo a commit.
       }

@@ -59,7 +59,10 @@ export interface MemoryEventLogOptions {
 }
 
 interface MemoryStream {
+  /** Ascending versions; with `endedMessageDeltas: "delete"` versions may have gaps. */
   records: EventRecord[];
+  /** The last version appended (the last record's: retention never removes a stream's last event). */
+  version: number;
   createdAt: string;
   updatedAt: string;
 }
@@ -79,7 +82,7 @@ interface MemoryStream {
  */
 export function createMemoryEventLog(options: MemoryEventLogOptions = {}): EventLog {
   const registry = options.registry ?? createDefaultEventRegistry();
-  const onDeltasDropped = resolveDeltaRetention(options.retention);
+  const retention = resolveDeltaRetention(options.retention);
   /** Every event, ascending global position. */
   let all: EventRecord[] = [];
   const byEventId = new Map<string, EventRecord>();
@@ -122,6 +125,48 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
     return out;
   };
 
+  /** Index of the first record of `records` (ascending versions) with version ≥ `version`. */
+  const firstFrom = (records: readonly EventRecord[], version: number): number => {
+    let low = 0;
+    let high = records.length;
+    while (low < high) {
+      const middle = (low + high) >>> 1;
+      if (records[middle].version < version) low = middle + 1;
+      else high = middle;
+    }
+    return low;
+  };
+  /**
+   * Deletes the `message.delta` records of one ended, kept message: those after the message's
+   * `message.started` (searched back from the stream's end), in the stream and in `all`.
+   */
+  const deleteDeltas = (stream: MemoryStream, messageId: string, report: (saved: DroppedDeltas) => void): void => {
+    const records = stream.records;
+    const messageOf = (record: EventRecord): string | undefined => (JSON.parse(record.dataJson) as { messageId?: string }).messageId;
+    let start = records.length - 1;
+    while (start >= 0 && !(records[start].type === "message.started" && messageOf(records[start]) === messageId)) start--;
+    if (start < 0) return;
+    const removed = new Set<string>();
+    let bytes = 0;
+    const kept = records.slice(0, start + 1);
+    for (let index = start + 1; index < records.length; index++) {
+      const record = records[index];
+      const data = record.type === "message.delta" ? (JSON.parse(record.dataJson) as { messageId?: string; delta?: string }) : undefined;
+      if (data === undefined || data.messageId !== messageId) {
+        kept.push(record);
+        continue;
+      }
+      removed.add(record.eventId);
+      bytes += Buffer.byteLength(data.delta ?? "", "utf8");
+      byEventId.delete(record.eventId);
+    }
+    if (removed.size === 0) return;
+    stream.records = kept;
+    const from = firstAfter(all, records[start].globalPosition);
+    all = [...all.slice(0, from), ...all.slice(from).filter((record) => !removed.has(record.eventId))];
+    report({ messageId, events: removed.size, bytes });
+  };
+
   /** Empties the stored deltas of one ended, kept message (records are replaced, never mutated: reads already returned stay as they were). */
   const dropDeltas = (records: EventRecord[], messageId: string, report: (saved: DroppedDeltas) => void): void => {
     let events = 0;
@@ -154,14 +199,14 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
         return { streamId, nextExpectedVersion: last.version, events: stored, lastGlobalPosition: last.globalPosition, duplicate: true };
       }
       const stream = streams.get(streamId);
-      const current = stream?.records.length ?? 0;
+      const current = stream?.version ?? 0;
       checkExpectedVersion(streamId, expected, current);
       if (prepared.length === 0) {
         const lastRecord = stream?.records[stream.records.length - 1];
         return { streamId, nextExpectedVersion: current, events: [], lastGlobalPosition: lastRecord?.globalPosition ?? 0, duplicate: false };
       }
       const now = new Date().toISOString();
-      const target = stream ?? { records: [], createdAt: now, updatedAt: now };
+      const target = stream ?? { records: [], version: 0, createdAt: now, updatedAt: now };
       const records = prepared.map((event, index): EventRecord => ({
         globalPosition: ++lastPosition,
         eventId: event.eventId,
@@ -178,9 +223,15 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
         all.push(record);
         byEventId.set(record.eventId, record);
       }
+      target.version = current + records.length;
       target.updatedAt = now;
       if (!stream) streams.set(streamId, target);
-      if (onDeltasDropped) for (const messageId of endedKeptMessages(prepared)) dropDeltas(target.records, messageId, onDeltasDropped);
+      if (retention) {
+        for (const messageId of endedKeptMessages(prepared)) {
+          if (retention.mode === "delete") deleteDeltas(target, messageId, retention.report);
+          else dropDeltas(target.records, messageId, retention.report);
+        }
+      }
       wakeAll();
       const stored = records.map(toStoredEvent);
       return {
@@ -200,11 +251,11 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       const limit = readOptions.limit ?? Number.MAX_SAFE_INTEGER;
       const out: StoredEvent[] = [];
       if (readOptions.direction === "backwards") {
-        const start = Math.min(readOptions.fromVersion ?? records.length, records.length);
-        for (let version = start; version >= 1 && out.length < limit; version--) out.push(toStoredEvent(records[version - 1]));
+        const start = readOptions.fromVersion === undefined ? records.length : firstFrom(records, readOptions.fromVersion + 1);
+        for (let index = start - 1; index >= 0 && out.length < limit; index--) out.push(toStoredEvent(records[index]));
       } else {
-        for (let version = Math.max(readOptions.fromVersion ?? 1, 1); version <= records.length && out.length < limit; version++) {
-          out.push(toStoredEvent(records[version - 1]));
+        for (let index = firstFrom(records, readOptions.fromVersion ?? 1); index < records.length && out.length < limit; index++) {
+          out.push(toStoredEvent(records[index]));
         }
       }
       return out;
@@ -222,7 +273,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
     async streamVersion(streamId: string): Promise<number> {
       ensureOpen("streamVersion");
       checkStreamId(streamId);
-      return streams.get(streamId)?.records.length ?? 0;
+      return streams.get(streamId)?.version ?? 0;
     },
 
     async listStreams(listOptions?: ListStreamsOptions): Promise<StreamInfo[]> {
@@ -230,7 +281,7 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       refuseTenantFilter("listStreams", listOptions);
       return [...streams].map(([streamId, stream]) => ({
         streamId,
-        version: stream.records.length,
+        version: stream.version,
         createdAt: stream.createdAt,
         updatedAt: stream.updatedAt,
       }));

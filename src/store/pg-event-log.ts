@@ -61,8 +61,9 @@ import { storedTypeNames } from "./events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
 import { migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
 import { readPgSummaries } from "./pg-summaries.ts";
-import { endedKeptMessages, resolveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
+import { endedKeptMessages, resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
 import type { DroppedDeltas } from "./delta-retention.ts";
+import { appendAndDeleteDeltas, deletionsOf } from "./pg-delta-retention.ts";
 import { createPgGroupWriter } from "./pg-writer.ts";
 import type { StreamOwnership } from "./stream-ownership.ts";
 
@@ -87,10 +88,11 @@ export interface PostgresEventLogOptions {
   /** Event schemas; default `createDefaultEventRegistry()`. */
   registry?: EventRegistry;
   /**
-   * Drop the stored deltas of ended, kept messages (`delta-retention.ts`); default keep. On
-   * PostgreSQL the deltas are emptied by one `UPDATE` right after the append that ended the
-   * message commits (before its promise resolves): a crash in between keeps them, never loses
-   * text. The old row versions go at `VACUUM`, as with any PostgreSQL update.
+   * Retention of the stored deltas of ended, kept messages (`delta-retention.ts`); default keep.
+   * `"delete"` deletes them in the transaction of the `append_batch` that commits the message's
+   * `message.ended` (`pg-delta-retention.ts`). `"drop"` empties them by one `UPDATE` right after
+   * that commit (before its promise resolves): a crash in between keeps them, never loses text.
+   * The old row versions go at `VACUUM`, as with any PostgreSQL update or delete.
    */
   retention?: DeltaRetention;
 }
@@ -134,7 +136,8 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     throw new InvalidArgumentError(`pollIntervalMs must be a number ≥ 1 (ms), got ${String(pollIntervalMs)}.`);
   }
   const registry = options.registry ?? createDefaultEventRegistry();
-  const onDeltasDropped = resolveDeltaRetention(options.retention);
+  const retention = resolveDeltaRetention(options.retention);
+  const onDeltasDropped = retention?.mode === "drop" ? retention.report : undefined;
   const ownPool = options.pool === undefined;
   const pool = options.pool ?? new pg.Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4, keepAlive: true });
   // LISTEN and the ownership locks use their own connections, outside the pool: a writer
@@ -181,9 +184,14 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
   };
 
   const writer = createPgGroupWriter({
-    async call(batchJson, commitTime) {
-      const rows = await query<{ outcomes: unknown[] }>(`SELECT ${s}.append_batch($1::json, $2) AS outcomes`, [batchJson, commitTime]);
-      return rows[0].outcomes;
+    async call(batchJson, commitTime, writes) {
+      const deleting = retention?.mode === "delete" ? deletionsOf(writes) : [];
+      if (deleting.length === 0) {
+        const rows = await query<{ outcomes: unknown[] }>(`SELECT ${s}.append_batch($1::json, $2) AS outcomes`, [batchJson, commitTime]);
+        return rows[0].outcomes;
+      }
+      await ready;
+      return appendAndDeleteDeltas(pool, s, batchJson, commitTime, deleting, (retention as ActiveDeltaRetention).report);
     },
     onCommitted: wakeAll,
   });

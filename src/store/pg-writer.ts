@@ -79,8 +79,8 @@ interface KnownRecord {
 
 /** Options of {@link createPgGroupWriter}. */
 export interface PgGroupWriterOptions {
-  /** Runs `append_batch(batch, commitTime)` and returns its JSON outcomes, one per write. */
-  call(batchJson: string, commitTime: string): Promise<unknown[]>;
+  /** Runs `append_batch(batch, commitTime)` and returns its JSON outcomes, one per write (`writes`: the writes of `batchJson`, in order). */
+  call(batchJson: string, commitTime: string, writes: readonly PgWrite[]): Promise<unknown[]>;
   /** Called after a flush that wrote something. */
   onCommitted(): void;
 }
@@ -183,7 +183,7 @@ export function createPgGroupWriter(options: PgGroupWriterOptions): PgGroupWrite
     const commitTime = new Date().toISOString();
     let outcomes: Outcome[];
     try {
-      outcomes = (await options.call(`[${writes.map(writeJson).join(",")}]`, commitTime)) as Outcome[];
+      outcomes = (await options.call(`[${writes.map(writeJson).join(",")}]`, commitTime, writes)) as Outcome[];
       if (!Array.isArray(outcomes) || outcomes.length !== writes.length) throw new Error("append_batch returned a malformed outcome list");
     } catch (error) {
       // An open failure (newer schema, unreachable database) is already an ArborError: pass it on.

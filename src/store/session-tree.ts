@@ -7,7 +7,8 @@
  *   folded into `activity` by the activity reducer (`session-activity.ts`); one fold,
  *   `foldStoredInto`, serves `apply` and `applyAll`;
  * - events must arrive in stream order: an event whose version is not `version + 1` is ignored
- *   (already applied) when lower, and makes `apply` throw `InvalidStateError` when it skips ahead;
+ *   (already applied) when lower, and makes `apply` throw `InvalidStateError` when it skips ahead,
+ *   unless a message is open (the versions of its deleted deltas, `version-gaps.ts`);
  * - the index (entries by id, append order, and children per parent once first asked for) is
  *   append-only and is mutated in place for O(1) folds at 100,000 entries; the store's context
  *   object is replaced on every event (one transition for an `applyAll` catch-up), so
@@ -34,6 +35,7 @@ import type { ContextPlan } from "./context.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { isEventOfType } from "./events/catalogue.ts";
 import { emptyActivity, foldActivity, type SessionActivity } from "./session-activity.ts";
+import { createGapCheck } from "./version-gaps.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import { roleOf, STUB_SEQ, type EntryLoader, type EntryStub } from "./lazy-entries.ts";
 import { createStatsAccumulator, type StatsAccumulator } from "./session-stats.ts";
@@ -371,7 +373,7 @@ export function createSessionTree(): SessionTree {
     apply(event) {
       const current = store.getSnapshot().context.version;
       if (event.version <= current) return { applied: false };
-      if (event.version !== current + 1) {
+      if (event.version !== current + 1 && !createGapCheck(store.getSnapshot().context.activity).allows()) {
         throw new InvalidStateError(
           `Session stream event version ${event.version} does not follow version ${current}; events must be applied in order.`,
           { details: { streamId: event.streamId, version: event.version, expected: current + 1 } },
@@ -381,18 +383,21 @@ export function createSessionTree(): SessionTree {
       return isEventOfType(event, "entry.appended") ? { applied: true, entry: event.data.entry } : { applied: true };
     },
     applyAll(events) {
-      let expected = store.getSnapshot().context.version + 1;
+      const context = store.getSnapshot().context;
+      let expected = context.version + 1;
+      const gaps = createGapCheck(context.activity);
       const fresh: StoredEvent[] = [];
       for (const event of events) {
         if (event.version < expected) continue;
-        if (event.version !== expected) {
+        if (event.version !== expected && !gaps.allows()) {
           throw new InvalidStateError(
             `Session stream event version ${event.version} does not follow version ${expected - 1}; events must be applied in order.`,
             { details: { streamId: event.streamId, version: event.version, expected } },
           );
         }
         fresh.push(event);
-        expected += 1;
+        gaps.fold(event);
+        expected = event.version + 1;
       }
       if (fresh.length > 0) store.trigger.loaded({ events: fresh });
       return fresh.flatMap((event) => (isEventOfType(event, "entry.appended") ? [event.data.entry] : []));

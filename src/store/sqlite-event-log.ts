@@ -56,7 +56,7 @@ import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEven
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
 import { createGroupCommitWriter } from "./log-group-commit.ts";
-import type { DroppedDeltas } from "./delta-retention.ts";
+import { resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
 import { createLogStatements } from "./log-statements.ts";
 import {
   checkExpectedVersionArgument,
@@ -120,14 +120,15 @@ export interface SqliteEventLogOptions {
    */
   readOnly?: boolean;
   /**
-   * Retention (ours, issue 16). `endedMessageDeltas: "drop"` empties the `delta` of every stored
-   * `message.delta` of a message once its `message.ended` (with an `entryId`: the message was
-   * kept) commits, in the same transaction: the entry keeps the full text, the delta events stay
-   * (versions stay contiguous) without their text, and `secure_delete` zeroes the old bytes.
-   * Deltas of messages still streaming, and of discarded attempts, are kept. `onDropped`
+   * Retention (ours, issues 16 and 17 P6; contract in `delta-retention.ts`), applied once a
+   * message's `message.ended` (with an `entryId`: the message was kept) commits, in the same
+   * transaction: `endedMessageDeltas: "delete"` deletes that message's `message.delta` events
+   * (the stream's versions then have a gap inside the message), `"drop"` empties their `delta`
+   * (versions stay contiguous); the entry keeps the full text and `secure_delete` zeroes the old
+   * bytes. Deltas of messages still streaming, and of discarded attempts, are kept. `onDropped`
    * receives what each message's pass saved (events, UTF-8 bytes of text). Default `"keep"`.
    */
-  retention?: { endedMessageDeltas?: "keep" | "drop"; onDropped?: (saved: { messageId: string; events: number; bytes: number }) => void };
+  retention?: DeltaRetention;
 }
 
 
@@ -155,7 +156,7 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   const busyTimeoutMs = checkPositive("busyTimeoutMs", options.busyTimeoutMs, 5000, 0);
   const pollIntervalMs = checkPositive("pollIntervalMs", options.pollIntervalMs, 50, 1);
   const registry = options.registry ?? createDefaultEventRegistry();
-  const onDeltasDropped = retentionOf(options);
+  const deltaRetention = resolveDeltaRetention(options.retention);
 
   if (options.readOnly === true) {
     const opened = openReadOnlyDatabase(path, busyTimeoutMs);
@@ -180,7 +181,7 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     if (typeof code === "string" && code.startsWith("SQLITE_")) throw new LogSchemaError(message, { cause: error, details: { path } });
     throw new InvalidArgumentError(message, { cause: error, details: { path } });
   }
-  return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path), undefined, onDeltasDropped);
+  return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path), undefined, deltaRetention);
 }
 
 /**
@@ -226,14 +227,6 @@ function checkPositive(name: string, value: number | undefined, fallback: number
   return value;
 }
 
-/** The retention observer of the options: set only when deltas are dropped. */
-function retentionOf(options: SqliteEventLogOptions): ((saved: DroppedDeltas) => void) | undefined {
-  const retention = options.retention;
-  if (retention === undefined || retention.endedMessageDeltas === undefined || retention.endedMessageDeltas === "keep") return undefined;
-  if (retention.endedMessageDeltas !== "drop") throw new InvalidArgumentError(`retention.endedMessageDeltas must be "keep" or "drop", got ${JSON.stringify(retention.endedMessageDeltas)}.`);
-  return (saved) => retention.onDropped?.(saved);
-}
-
 function openLog(
   db: Database.Database,
   registry: EventRegistry,
@@ -242,7 +235,7 @@ function openLog(
   beforeCommit: ((writes: number, events: number) => void) | undefined,
   /** Set for read-only logs: closes the connection (and removes a snapshot copy); writes are refused. */
   readOnlyRelease?: () => void,
-  onDeltasDropped?: (saved: DroppedDeltas) => void,
+  deltaRetention?: ActiveDeltaRetention,
 ): EventLog {
   const statements = createLogStatements(db);
   const sessionIndex = createSqliteSessionIndex(db, { writable: !readOnlyRelease });
@@ -263,7 +256,7 @@ function openLog(
     statements,
     busyTimeoutMs,
     beforeCommit,
-    ...(onDeltasDropped ? { onDeltasDropped } : {}),
+    ...(deltaRetention ? { deltaRetention } : {}),
     ...(sessionIndex ? { sessionIndex } : {}),
     ...(summaryRows && !readOnlyRelease ? { summaries: createSummaryStatements(db) } : {}),
     onCommitted: () => {
@@ -427,5 +420,6 @@ function guardedIndex(index: SessionIndex, check: () => void): SessionIndex {
     readStream: guard(index.readStream),
     head: guard(index.head),
     writeHead: guard(index.writeHead),
+    ...(index.contextChunks ? { contextChunks: guard(index.contextChunks) } : {}),
   };
 }

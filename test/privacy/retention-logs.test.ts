@@ -79,7 +79,7 @@ describe.each([
   });
 
   it("refuses an unknown retention value, naming it", () => {
-    expect(() => open({ endedMessageDeltas: "sometimes" as "drop", onDropped: () => undefined })).toThrow(/retention.endedMessageDeltas must be "keep" or "drop", got "sometimes"/);
+    expect(() => open({ endedMessageDeltas: "sometimes" as "drop", onDropped: () => undefined })).toThrow(/retention.endedMessageDeltas must be "keep", "drop" or "delete", got "sometimes"/);
   });
 });
 

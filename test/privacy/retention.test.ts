@@ -64,6 +64,6 @@ describe("retention of ended messages' deltas", { timeout: 60_000 }, () => {
   });
 
   it("refuses an unknown retention value, naming it", () => {
-    expect(() => createSqliteEventLog({ path: join(dir, "bad.db"), retention: { endedMessageDeltas: "sometimes" as "drop" } })).toThrow(/retention.endedMessageDeltas must be "keep" or "drop", got "sometimes"/);
+    expect(() => createSqliteEventLog({ path: join(dir, "bad.db"), retention: { endedMessageDeltas: "sometimes" as "drop" } })).toThrow(/retention.endedMessageDeltas must be "keep", "drop" or "delete", got "sometimes"/);
   });
 });

@@ -94,6 +94,36 @@ describe("session tree projection", () => {
     ).toThrow(InvalidStateError);
   });
 
+  it("accepts a gap only inside an open message (its deltas deleted by retention), ending in the same state", () => {
+    const at = (version: number, type: string, data: unknown, runId = "r"): StoredEvent => ({ eventId: `g${version}`, streamId: "session-t", version, globalPosition: version, type, schemaVersion: 1, time: "", data, metadata: { runId } });
+    const delta = (version: number, text: string) => at(version, "message.delta", { messageId: "m", kind: "text", contentIndex: 0, delta: text });
+    const entry = msg("a", null, "assistant") as SessionEntry;
+    const full = [
+      at(1, "session.created", { sessionId: "t", cwd: "/w", createdAt: "2026-01-01T00:00:00.000Z" }),
+      at(2, "run.started", { runId: "r", kind: "prompt" }),
+      at(3, "message.started", { messageId: "m", role: "assistant" }),
+      delta(4, "hello "),
+      delta(5, "world"),
+      at(6, "entry.appended", { entry: { ...entry, timestamp: "2026-01-01T00:00:10.000Z" } }),
+      at(7, "message.ended", { messageId: "m", role: "assistant", entryId: "a" }),
+    ];
+    const withDeltas = createSessionView("t");
+    withDeltas.applyAll(full);
+    const gapped = full.filter((event) => event.type !== "message.delta");
+    const batch = createSessionView("t");
+    batch.applyAll(gapped);
+    const oneByOne = createSessionView("t");
+    for (const event of gapped) oneByOne.apply(event);
+    for (const view of [batch, oneByOne]) {
+      expect(view.version).toBe(7);
+      expect(view.activity).toEqual(withDeltas.activity);
+      expect(view.buildContext()).toEqual(withDeltas.buildContext());
+    }
+    // A gap where no message is open is still a missed event.
+    expect(() => createSessionView("t").applyAll([full[0], full[2]])).toThrow(InvalidStateError);
+    expect(() => batch.apply(at(9, "leaf.moved", { leafId: null, fromLeafId: "a" }))).toThrow(InvalidStateError);
+  });
+
   it("folds a catch-up batch (applyAll) exactly like one event at a time", () => {
     const { view: oneByOne, push } = given([msg("a", null), msg("b", "a", "assistant"), { type: "label", id: "l", parentId: "b", targetId: "a", label: "x" }]);
     push("leaf.moved", { leafId: "a", fromLeafId: "l" });
