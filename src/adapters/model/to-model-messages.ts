@@ -71,6 +71,8 @@ interface WellFormedString {
  * ```
  */
 export function wellFormed(text: string): string {
+  // Malformed input (not a string) passes through unchanged, as before: the SDK's validation rejects it with its own error.
+  if (typeof text !== "string") return text;
   // ES2024's native check and repair (Node >= 20): the same replacement as the regex, far cheaper on long histories.
   const native = text as string & WellFormedString;
   return native.isWellFormed() ? text : native.toWellFormed();
@@ -216,14 +218,18 @@ function assistantMessage(message: AssistantMessage, target: ModelTarget | undef
   return { role: "assistant", content };
 }
 
-/** The text blocks of a tool result joined by newlines (one block, the common case: its text, no array). */
+/** The text blocks of a tool result joined by newlines, as `Array.prototype.join` would (one block, the common case: no array). */
 function resultText(result: ToolResultMessage): string {
-  let text: string | undefined;
+  let text = "";
+  let first = true;
   for (const block of result.content) {
     if (block.type !== "text") continue;
-    text = text === undefined ? block.text : `${text}\n${block.text}`;
+    const part: unknown = block.text;
+    const piece = part === undefined || part === null ? "" : String(part);
+    text = first ? piece : `${text}\n${piece}`;
+    first = false;
   }
-  return wellFormed(text ?? "");
+  return wellFormed(text);
 }
 
 function toolResultPart(result: ToolResultMessage, toolCallId: string): ToolResultPart {
