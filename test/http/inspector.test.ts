@@ -112,7 +112,7 @@ describe("the offline inspector page", () => {
       await page.waitForSelector("#tree [data-entry-id][data-type=message] >> nth=1");
       expect(await page.textContent('#sessions [data-session-id="one"] .muted')).toContain("2 msgs");
       await send("one", "third question");
-      await page.waitForFunction(() => document.querySelector('#sessions [data-session-id="one"] .muted')?.textContent?.includes("4 msgs"));
+      await page.waitForSelector('#sessions [data-session-id="one"] .muted:has-text("4 msgs")');
       expect(await listed()).toEqual(["one", "two"]);
       expect(listReads).toBeGreaterThan(2);
     } finally {
