@@ -30,7 +30,8 @@
  * - `mcpServers` are connected before the session opens; their tools join `tools`; a server
  *   that fails to start is a diagnostic in `mcp.diagnostics`, not an error;
  * - `close()` disposes every session the harness opened (aborting runs, flushing writes),
- *   closes the MCP servers, then closes a log the harness opened. Idempotent.
+ *   closes the MCP servers, then closes a log the harness opened. Idempotent: a later call
+ *   returns the first call's promise (it settles when that close has finished).
  *
  * @example
  * ```ts
@@ -105,7 +106,7 @@ export interface AgentHarness extends HarnessSession {
   on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
   /** With a logged event type (`"tool.ended"`): events of the harness's own session, as `HarnessSession.on`. */
   on<Type extends ArborEventType>(type: Type, handler: ArborEventHandler<Type>): () => void;
-  /** Disposes every session opened here, then closes a log the harness opened. Idempotent. */
+  /** Disposes every session opened here, then closes a log the harness opened. Idempotent (a later call waits for the first). */
   close(): Promise<void>;
 }
 
@@ -220,6 +221,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
   const sessions = new Set<HarnessSession>();
   const sharedHandlers: { name: HookName; handler: HandlerOf<any>; removers: (() => void)[] }[] = [];
   let closed = false;
+  let closing: Promise<void> | undefined;
   /** The live (not disposed) session per id, or its opening: a second open returns it. */
   const live = new Map<string, Promise<HarnessSession>>();
   const cwdOf = (handle: SessionHandle) => options.cwd ?? handle.view.info.cwd ?? process.cwd();
@@ -319,12 +321,15 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
         for (const remove of shared.removers.splice(0)) remove();
       };
     }) as AgentHarness["on"],
-    async close() {
-      if (closed) return;
-      closed = true;
-      for (const harnessSession of sessions) await harnessSession.dispose();
-      await mcp?.close();
-      await closeOwned();
+    close() {
+      // A second call waits for the first one's close to finish.
+      closing ??= (async () => {
+        closed = true;
+        for (const harnessSession of sessions) await harnessSession.dispose();
+        await mcp?.close();
+        await closeOwned();
+      })();
+      return closing;
     },
   };
   return harness;

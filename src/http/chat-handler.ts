@@ -83,13 +83,17 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   /**
    * Instead of `harness` (with `repository`): creates the harness on first need, with that
    * request's session (which exists by then) as the harness's own session, so the service never
-   * creates an empty session at start (`arbor serve`). Called once (again only if it rejected).
+   * creates an empty session at start (`arbor serve`). Called once at a time: again if it
+   * rejected, or after the handler closed that harness because its own session was idle
+   * (`idleSessionMs`, below); each call must make a new harness.
    */
   openHarness?: (sessionId: string) => Promise<AgentHarness>;
   /**
    * Sessions opened by requests are disposed after this long unused (ms) with nothing running
    * or waiting, and reopened from the log on the next request (default 600 000; `0` keeps them
-   * open). The harness's own session stays open. See `session-pool.ts`.
+   * open). The own session of a harness made by `openHarness` is closed too, by closing that
+   * harness, once it is the last session open; a `harness` you pass keeps its own session
+   * open. See `session-pool.ts`.
    */
   idleSessionMs?: number;
   /** Called with the id of each session closed for being idle. */

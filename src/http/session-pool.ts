@@ -9,8 +9,13 @@
  * - every open marks the session used; a session unused for `idleMs` (default 600 000 ms; `0`
  *   keeps sessions open) whose slot is idle (no run, compaction or navigation, not waiting for
  *   approvals) and whose queues are empty is disposed (writes flushed) and forgotten; the next
- *   open reopens it from the log (crash recovery included). The harness's own session is never
- *   closed (disposing it would close the harness);
+ *   open reopens it from the log (crash recovery included);
+ * - the harness's own session (disposing it closes the harness): when the pool made the harness
+ *   (`openHarness`), that session is closed like the others once it is idle for `idleMs` AND it
+ *   is the last one open, by closing the harness; the next open makes a new harness with
+ *   `openHarness` (waiting for the old one to finish closing), whose own session is then the one
+ *   that open asked for. A harness given as `harness` is the caller's: its own session is never
+ *   closed;
  * - the sweep runs every `idleMs / 4` (10 ms to 60 s) on an unref'd timer; a failing dispose is
  *   ignored (the harness may be closed); `onClosed(id)` is called after each close.
  *
@@ -50,13 +55,25 @@ export interface SessionPoolOptions {
 export function createSessionPool(options: SessionPoolOptions): SessionPool {
   const idleMs = options.idleMs ?? 600_000;
   let harness: Promise<AgentHarness> | undefined = options.harness ? Promise.resolve(options.harness) : undefined;
+  /** The harness the pool made, and the close of the one it made before (awaited by the next open). */
+  let made: AgentHarness | undefined;
+  let closing: Promise<void> = Promise.resolve();
   const used = new Map<string, { session?: HarnessSession; at: number }>();
   let timer: ReturnType<typeof setInterval> | undefined;
 
   const harnessFor = (sessionId: string): Promise<AgentHarness> | undefined => {
-    if (!harness && options.openHarness) {
-      harness = options.openHarness(sessionId);
-      harness.catch(() => (harness = undefined));
+    const open = options.openHarness;
+    if (!harness && open) {
+      const opening = closing.then(() => open(sessionId));
+      harness = opening;
+      opening.then(
+        (value) => {
+          if (harness === opening) made = value;
+        },
+        () => {
+          if (harness === opening) harness = undefined;
+        },
+      );
     }
     return harness;
   };
@@ -67,12 +84,17 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       const session = entry.session;
       if (!session || now - entry.at < idleMs) continue;
       if (session.getState().operation !== "idle" || session.hasQueuedMessages()) continue;
+      const own = made !== undefined && session === made ? made : undefined;
+      // The harness's own session goes last: closing it closes the harness.
+      if (own && used.size > 1) continue;
       used.delete(id);
-      try {
-        await session.dispose();
-      } catch {
-        // The harness may be closed already: nothing more to do.
+      if (own) {
+        harness = undefined;
+        made = undefined;
       }
+      const closed = (own ? own.close() : session.dispose()).catch(() => undefined); // The harness may be closed already.
+      if (own) closing = closed;
+      await closed;
       options.onClosed?.(id);
     }
     if (used.size === 0 && timer !== undefined) {
@@ -98,7 +120,10 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
       const owner = harnessFor(sessionId);
       if (!owner) throw new Error("createSessionPool(): no harness (a read-only service cannot open sessions).");
       const live = await owner;
-      if (sessionId === live.id) return live;
+      if (sessionId === live.id) {
+        if (live === made) track(sessionId, live);
+        return live;
+      }
       // Marked before and after the open, so a sweep in between never closes it.
       track(sessionId);
       try {

@@ -152,6 +152,8 @@ export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput,
     }
   }
   const ready = { kind: "ready" as const, args: args as Record<string, unknown>, timeoutMs: tool.timeoutMs, hookChanged };
+  // A call that can neither be gated nor carry an approval needs no digest (a sha256 of its arguments).
+  if (!input.approved && (tool.needsApproval === undefined || tool.needsApproval === false) && runtime.requiresApproval?.(toolCall.name) !== true) return ready;
   const digest = inputDigest(args);
   if (input.approved) {
     return input.approved.inputDigest === digest ? ready : { kind: "blocked", message: approvalMismatchText(toolCall) };

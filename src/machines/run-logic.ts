@@ -6,7 +6,8 @@
  * Contract (ours):
  * - `modelCall` builds the request (transformContext → convertToLlm →
  *   beforeModelCall), streams it with an AbortSignal that fires when the actor
- *   stops (abort, run end), and turns every failure (a throwing hook, a throwing
+ *   stops (abort, run end) before the stream gave its terminal event (`done` / `error`: the
+ *   loop has left the stream, so the client closed it; the signal then never fires), and turns every failure (a throwing hook, a throwing
  *   client, a stream without a terminal event) into one `error` stream event: the
  *   run never sees an exception;
  * - stream events reach the run machine as `MODEL.EVENT`, except (ours, issue 17 P4) an event
@@ -78,6 +79,8 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
     const controller = new AbortController();
     const model = deps.getModel();
     let live = true;
+    // Set once the stream gave its terminal event (the loop left it, so the client closed it).
+    let ended = false;
     const recordScope = { runId: input.runId, turnId: input.turnId };
     // The partial the run machine holds: set by the first event that carries one.
     let heldPartial: AssistantMessage | undefined;
@@ -105,6 +108,7 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
           send(event);
           if (event.type === "done" || event.type === "error") {
             terminal = true;
+            ended = true;
             break;
           }
         }
@@ -115,7 +119,9 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
     })();
     return () => {
       live = false;
-      controller.abort(new Error("Request was aborted"));
+      // A stream that ended has nothing to stop: aborting it would only wake every listener the
+      // client left on the signal (and build an Error) on each model call.
+      if (!ended) controller.abort(new Error("Request was aborted"));
     };
   });
 

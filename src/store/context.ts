@@ -64,6 +64,23 @@ export interface EntrySource {
    * index, `index-plan.ts`), its entries made cheap to read; undefined: walk the path as usual.
    */
   plan?(leafId: string): ContextPlan | undefined;
+  /**
+   * Optional: a full build's plan at `leafId` whose emitted messages the source delivers itself
+   * (ours, issue 17: the stored context text of the session index, `context-chunks.ts`), tried
+   * before `plan`; undefined: `plan`, then a path walk.
+   */
+  planEmitting?(leafId: string): EmittingPlan | undefined;
+}
+
+/** A full build's plan plus its emitted messages, delivered by the source (see {@link EntrySource.planEmitting}). */
+export interface EmittingPlan {
+  /** The plan; its `emitIds` are not read. */
+  plan: ContextPlan;
+  /**
+   * Calls `visit` with the id and message of every entry the plan emits, in emission order
+   * (what {@link entryToMessage} gives for each, entries that give nothing skipped).
+   */
+  forEachEmitted(visit: (entryId: string, message: AgentMessage) => void): void;
 }
 
 /** The result of walking from an entry to its root. */
@@ -201,21 +218,25 @@ function isMessage(value: unknown): value is AgentMessage {
 
 function emit(state: LeafState, entry: SessionEntry): void {
   const message = entryToMessage(entry);
-  if (!message) return;
-  if (state.edits.has(entry.id)) {
-    const replacement = state.edits.get(entry.id);
+  if (message) emitMessage(state, entry.id, message);
+}
+
+/** Adds the message entry `entryId` contributes, after its `context_edit` (if any). */
+function emitMessage(state: LeafState, entryId: string, message: AgentMessage): void {
+  if (state.edits.size > 0 && state.edits.has(entryId)) {
+    const replacement = state.edits.get(entryId);
     if (replacement === null) return;
     if (isMessage(replacement)) {
-      state.pairing.push(replacement, entry.id);
+      state.pairing.push(replacement, entryId);
       return;
     }
     state.diagnostics.push({
       kind: "context_edit_unapplied",
-      message: `A context_edit of entry ${entry.id} has a replacement that is not a message; the entry is sent unchanged.`,
-      entryId: entry.id,
+      message: `A context_edit of entry ${entryId} has a replacement that is not a message; the entry is sent unchanged.`,
+      entryId,
     });
   }
-  state.pairing.push(message, entry.id);
+  state.pairing.push(message, entryId);
 }
 
 function addEdit(state: LeafState, entry: SessionEntry): void {
@@ -306,7 +327,7 @@ function planFull(source: EntrySource, leafId: string): ContextPlan {
   };
 }
 
-function executePlan(source: EntrySource, plan: ContextPlan): LeafState {
+function executePlan(source: EntrySource, plan: ContextPlan, emitting?: EmittingPlan): LeafState {
   const state: LeafState = { leafId: plan.leafId, pairing: createPairing(), thinkingLevel: "off", model: null, activeToolNames: null, diagnostics: [...plan.diagnostics], edits: new Map() };
   for (const id of plan.editIds ?? []) {
     const entry = source.getEntry(id);
@@ -324,6 +345,10 @@ function executePlan(source: EntrySource, plan: ContextPlan): LeafState {
         compaction.id,
       );
     }
+  }
+  if (emitting) {
+    emitting.forEachEmitted((entryId, message) => emitMessage(state, entryId, message));
+    return state;
   }
   source.prefetch?.(plan.emitIds);
   for (const id of plan.emitIds) {
@@ -442,9 +467,10 @@ export function createContextBuilder(source: EntrySource, options: ContextBuilde
     if (!entry) throw notFound(leafId);
     const extended = cache.size > 0 || plans.size > 0 ? extendCachedAncestor(entry) : undefined;
     if (extended) return extended;
-    const plan = source.plan?.(leafId) ?? planFull(source, leafId);
+    const emitting = source.planEmitting?.(leafId);
+    const plan = emitting?.plan ?? source.plan?.(leafId) ?? planFull(source, leafId);
     for (const id of plan.missingParents) watchedMissing.add(id);
-    const state = executePlan(source, plan);
+    const state = executePlan(source, plan, emitting);
     stats.fullBuilds += 1;
     remember(state);
     return state;

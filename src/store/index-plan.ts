@@ -11,12 +11,14 @@
  *   entries (from `firstKeptEntryId`, when on the path before it), the last thinking, model
  *   (model_change or assistant message) and tools entries, the `context_edit` entries in path
  *   order, `unknown_entry` diagnostics in path order; no path diagnostics (a clean stream has no
- *   missing parent or cycle).
+ *   missing parent or cycle); the emitted entries are given as seq ranges of the path (its
+ *   `emitIds` are the emitting rows of those ranges, {@link emittingRows}), so a caller can read
+ *   them from stored context text (`context-chunks.ts`) without an index row per entry.
  *
  * @example
  * ```ts
  * const found = planFromIndex(index, streamId, leafId, status.entries, status.unknown > 0);
- * found?.plan.emitIds;
+ * found?.emitRanges;
  * ```
  */
 import type { CompactionEntry } from "../core/entries.ts";
@@ -58,14 +60,17 @@ type Place = { run: number; seq: number };
 
 const later = (a: Place | undefined, b: Place | undefined) => (!a ? b : !b ? a : a.run > b.run || (a.run === b.run && a.seq > b.seq) ? a : b);
 
-/** The planned context at `leafId` plus the path's runs, or undefined (see the module contract). */
+/**
+ * The planned context at `leafId` (its `emitIds` empty) plus the path's runs and the seq ranges
+ * whose emitting entries it emits, in emission order; or undefined (see the module contract).
+ */
 export function planFromIndex(
   index: SessionIndex,
   streamId: string,
   leafId: string,
   entries: number,
   hasUnknown: boolean,
-): { plan: ContextPlan; runs: PathRun[]; emitRows: IndexedEntry[] } | undefined {
+): { plan: ContextPlan; runs: PathRun[]; emitRanges: PathRun[] } | undefined {
   const leaf = index.byId(streamId, leafId);
   if (!leaf) return undefined;
   const runs = pathRuns(index, streamId, leaf, entries);
@@ -98,13 +103,20 @@ export function planFromIndex(
   const diagnostics: ContextDiagnostic[] = hasUnknown
     ? rowsOnPath("unknown", first, last).map((row) => ({ kind: "unknown_entry", message: `Entry ${row.id} has unknown type "${row.kind}"; it is kept but not sent to the model.`, entryId: row.id }))
     : [];
-  const emitting = new Set(["message", "custom_message", "branch_summary"]);
-  // Emitted entries are most of a path: one primary-key range scan, filtered here (the kind index would cost a look-up per row).
-  const emittedOnPath = (from: Place, to: Place) => rowsOnPath(undefined, from, to).filter((row) => emitting.has(row.kind));
-  let emitRows: IndexedEntry[] = [];
+  // The emitted entries are most of a path: planned as seq ranges, read by the caller (rows, or stored context text).
+  const rangesOnPath = (from: Place, to: Place): PathRun[] => {
+    const ranges: PathRun[] = [];
+    for (let run = from.run; run <= to.run; run++) {
+      const low = run === from.run ? from.seq : runs[run].from;
+      const high = run === to.run ? to.seq : runs[run].to;
+      if (low <= high) ranges.push({ from: low, to: high });
+    }
+    return ranges;
+  };
+  let emitRanges: PathRun[] = [];
   let compactionId: string | null = null;
   if (!compactionAt) {
-    emitRows = emittedOnPath(first, last);
+    emitRanges = rangesOnPath(first, last);
   } else {
     const compactionRow = index.at(streamId, compactionAt.seq)!;
     compactionId = compactionRow.id;
@@ -113,11 +125,29 @@ export function planFromIndex(
     const keptRun = kept ? runs.findIndex((run, position) => position <= compactionAt.run && kept.seq >= run.from && kept.seq <= run.to) : -1;
     if (kept && keptRun >= 0 && (keptRun < compactionAt.run || kept.seq < compactionAt.seq)) {
       const beforeCompaction: Place = compactionAt.seq > runs[compactionAt.run].from ? { run: compactionAt.run, seq: compactionAt.seq - 1 } : { run: compactionAt.run - 1, seq: runs[compactionAt.run - 1].to };
-      emitRows = emittedOnPath({ run: keptRun, seq: kept.seq }, beforeCompaction);
+      emitRanges = rangesOnPath({ run: keptRun, seq: kept.seq }, beforeCompaction);
     }
     const afterCompaction: Place = compactionAt.seq < runs[compactionAt.run].to ? { run: compactionAt.run, seq: compactionAt.seq + 1 } : { run: compactionAt.run + 1, seq: runs[compactionAt.run + 1]?.from ?? 0 };
-    if (afterCompaction.run < runs.length) emitRows = emitRows.concat(emittedOnPath(afterCompaction, last));
+    if (afterCompaction.run < runs.length) emitRanges = emitRanges.concat(rangesOnPath(afterCompaction, last));
   }
-  const plan: ContextPlan = { leafId, diagnostics, missingParents: [], settingIds, compactionId, emitIds: emitRows.map((row) => row.id), ...(editIds.length > 0 ? { editIds } : {}) };
-  return { plan, runs, emitRows };
+  const plan: ContextPlan = { leafId, diagnostics, missingParents: [], settingIds, compactionId, emitIds: [], ...(editIds.length > 0 ? { editIds } : {}) };
+  return { plan, runs, emitRanges };
+}
+
+const EMITTING = new Set(["message", "custom_message", "branch_summary"]);
+
+/**
+ * The index rows of the entries in `ranges` (seqs, path order) whose kind can emit a message
+ * (`message`, `custom_message`, `branch_summary`), in the same order.
+ *
+ * @example
+ * ```ts
+ * const rows = emittingRows(index, streamId, found.emitRanges);
+ * ```
+ */
+export function emittingRows(index: SessionIndex, streamId: string, ranges: readonly PathRun[]): IndexedEntry[] {
+  const rows: IndexedEntry[] = [];
+  // One primary-key range scan per range, filtered here (the kind index would cost a look-up per row).
+  for (const range of ranges) for (const row of index.inRange(streamId, range.from, range.to)) if (EMITTING.has(row.kind)) rows.push(row);
+  return rows;
 }

@@ -27,8 +27,9 @@ import { InvalidStateError } from "../core/errors.ts";
 import type { StoredEvent } from "./event-log.ts";
 import { isEventOfType } from "./events/catalogue.ts";
 import { sessionStreamId } from "./events/session-events.ts";
-import { createContextBuilder, pathToRoot, type ContextPlan } from "./context.ts";
-import { pathRuns, planFromIndex } from "./index-plan.ts";
+import { createContextBuilder, pathToRoot, type ContextPlan, type EmittingPlan } from "./context.ts";
+import { emitStoredContext } from "./context-chunks.ts";
+import { emittingRows, pathRuns, planFromIndex } from "./index-plan.ts";
 import { foldActivity, type SessionActivity } from "./session-activity.ts";
 import { createGapCheck } from "./version-gaps.ts";
 import type { IndexedEntry, SessionIndex } from "./session-index.ts";
@@ -130,21 +131,37 @@ export function createLazySessionView(options: LazySessionViewOptions): LazySess
     remember([row]);
     return known.get(id);
   };
-  const planAt = (at: string): ContextPlan | undefined => {
+  /** The plan from the index with its few non-emitted entries (settings, edits, compaction) read, and the ranges it emits. */
+  const indexPlan = (at: string) => {
     const status = covered();
     if (!status) return undefined;
     const found = planFromIndex(index, streamId, at, status.entries, status.unknown > 0);
     if (!found) return undefined;
-    const needed = found.emitRows.slice();
+    const needed: IndexedEntry[] = [];
     for (const id of [...found.plan.settingIds, ...(found.plan.editIds ?? []), ...(found.plan.compactionId ? [found.plan.compactionId] : [])]) {
       const row = index.byId(streamId, id);
       if (row) needed.push(row);
     }
-    needed.sort((a, b) => a.seq - b.seq);
-    remember(needed);
-    return found.plan;
+    return { found, needed };
   };
-  const contexts = createContextBuilder({ getEntry, plan: planAt, size: () => entriesAtOpen + folded.length });
+  /** Without stored context text: every emitted entry read through the index (in one range read per stretch). */
+  const planAt = (at: string): ContextPlan | undefined => {
+    const planned = indexPlan(at);
+    if (!planned) return undefined;
+    const emitRows = emittingRows(index, streamId, planned.found.emitRanges);
+    const needed = emitRows.concat(planned.needed).sort((a, b) => a.seq - b.seq);
+    remember(needed);
+    return { ...planned.found.plan, emitIds: emitRows.map((row) => row.id) };
+  };
+  /** With stored context text: the emitted messages come from its chunks (`context-chunks.ts`), entries are not kept. */
+  const planEmitting = (at: string): EmittingPlan | undefined => {
+    const planned = indexPlan(at);
+    if (!planned) return undefined;
+    remember(planned.needed.sort((a, b) => a.seq - b.seq));
+    const { plan, emitRanges } = planned.found;
+    return { plan, forEachEmitted: (visit) => emitStoredContext(index, streamId, emitRanges, visit) };
+  };
+  const contexts = createContextBuilder({ getEntry, ...(index.contextChunks ? { planEmitting } : { plan: planAt }), size: () => entriesAtOpen + folded.length });
 
   const inflate = (): SessionViewInternals => {
     if (inflatedView) return inflatedView;

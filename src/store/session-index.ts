@@ -17,8 +17,11 @@
  * - a session head is the folded state at one version (info, leaf, name, counts, labels, stats,
  *   activity; no entries), written by the repository beside the log after appends; opening
  *   restores it and folds only the events after it;
+ * - the writer may also keep the stream's context as text (`context-chunks.ts`): chunks of the
+ *   messages the entries of an aligned seq range contribute, written in the append's transaction;
+ *   derived data, never the truth: a seq no chunk covers is read from the entries;
  * - everything is synchronous (entries are read inside the view's synchronous accessors);
- *   deleting a stream deletes its rows and head in the same transaction.
+ *   deleting a stream deletes its rows, head and chunks in the same transaction.
  *
  * @example
  * ```ts
@@ -67,6 +70,30 @@ export interface StoredSessionHead {
   state: string;
 }
 
+/** The text of one stored context chunk (`context-chunks.ts` gives the format and reads it). */
+export interface ContextChunkText {
+  /** One character per seq of the chunk: `-` contributes no message, `m` a message item, `e` an entry item. */
+  kinds: string;
+  /** JSON array of the ids of the entries with an item, in seq order. */
+  ids: string;
+  /** JSON array of the items, in seq order: the message (`m`) or the whole entry (`e`). */
+  items: string;
+}
+
+/**
+ * A stored context chunk of one stream: the seqs `from…to` it covers, and its text read on
+ * demand (one point read; undefined when it is gone), so that a long context holds one chunk's
+ * text at a time.
+ */
+export interface StoredContextChunk {
+  /** First seq covered. */
+  from: number;
+  /** Last seq covered (inclusive). */
+  to: number;
+  /** Reads the chunk's text. Synchronous; call it before the log is closed. */
+  text(): ContextChunkText | undefined;
+}
+
 /** The session index of a log (see the module contract). Synchronous. */
 export interface SessionIndex {
   /**
@@ -91,4 +118,10 @@ export interface SessionIndex {
   head(streamId: string): StoredSessionHead | undefined;
   /** Stores a head (a no-op on a read-only log). A head older than the stored one is ignored. */
   writeHead(streamId: string, version: number, state: string): void;
+  /**
+   * The stored context chunks that cover any seq of `from…to`, in seq order, never overlapping
+   * (`context-chunks.ts`). Absent when the log keeps none (a read-only file written before them);
+   * seqs no chunk covers are read from the entries.
+   */
+  contextChunks?(streamId: string, from: number, to: number): StoredContextChunk[];
 }

@@ -420,5 +420,6 @@ function guardedIndex(index: SessionIndex, check: () => void): SessionIndex {
     readStream: guard(index.readStream),
     head: guard(index.head),
     writeHead: guard(index.writeHead),
+    ...(index.contextChunks ? { contextChunks: guard(index.contextChunks) } : {}),
   };
 }

@@ -12,7 +12,9 @@
  * - the writer calls {@link SqliteSessionIndex.appended} inside each append's transaction for
  *   session streams (a stream whose index is behind is left for `ensure` to catch up) and
  *   {@link SqliteSessionIndex.deleted} inside a stream delete (rows and head go with the events;
- *   `secure_delete` is on for the connection).
+ *   `secure_delete` is on for the connection);
+ * - the stored context text (`sqlite-context-chunks.ts`) is written by the same hooks, in the
+ *   same transactions, and read by `contextChunks`.
  *
  * @example
  * ```ts
@@ -26,6 +28,7 @@ import type { StoredEvent } from "./event-log.ts";
 import { isEventOfType } from "./events/catalogue.ts";
 import { toStoredEvent, type EventRecord } from "./log-prepare.ts";
 import type { IndexedEntry, SessionIndex, SessionIndexStatus } from "./session-index.ts";
+import { createSqliteContextChunks } from "./sqlite-context-chunks.ts";
 
 const SESSION_PREFIX = "session-";
 const KNOWN = JSON.stringify(KNOWN_ENTRY_TYPES);
@@ -100,6 +103,7 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
   if (options.writable) db.exec(TABLES);
   else if (db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('arbor_entry_index', 'arbor_entry_streams', 'arbor_session_heads')").pluck().get() !== 3) return undefined;
   const writable = options.writable;
+  const chunks = createSqliteContextChunks(db, { writable });
 
   const selectStatus = db.prepare("SELECT first_event_id, indexed_version, entries, unusual, unknown FROM arbor_entry_streams WHERE stream_id = ?");
   const selectVersion = db.prepare("SELECT version FROM streams WHERE stream_id = ?").pluck();
@@ -161,6 +165,7 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
 
   /** Indexes `events` after `status` (mutated). Rows are looked up in SQL (this transaction sees its own inserts). */
   const indexEvents = (streamId: string, status: StatusRow, events: readonly StoredEvent[]): void => {
+    const recent: SessionEntry[] = [];
     for (const event of events) {
       if (isEventOfType(event, "entry.appended")) {
         const entry = event.data.entry;
@@ -181,6 +186,8 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
         const role = entry.type === "message" ? ((entry as { message?: { role?: unknown } }).message?.role ?? null) : null;
         insertRow.run(streamId, seq, entry.id, event.version, entry.parentId, parentSeq, runStart, entry.type, typeof role === "string" ? role : null);
         status.entries += 1;
+        recent.push(entry);
+        if (writable) chunks?.indexed(streamId, status.first_event_id, seq, recent);
       }
       status.indexed_version = event.version;
     }
@@ -196,7 +203,10 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
   };
   const catchUp = db.transaction((streamId: string): void => {
     const status = currentStatus(streamId) ?? { first_event_id: selectFirstEventId.get(streamId) as string, indexed_version: 0, entries: 0, unusual: 0, unknown: 0 };
-    if (status.indexed_version === 0) deleteRows.run(streamId);
+    if (status.indexed_version === 0) {
+      deleteRows.run(streamId);
+      chunks?.deleted(streamId);
+    }
     indexEvents(streamId, status, readStream(streamId, status.indexed_version + 1));
   });
 
@@ -214,6 +224,8 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
       const status = selectStatus.get(streamId) as StatusRow | undefined;
       if (previousVersion === 0) {
         if (status) deleteRows.run(streamId);
+        // Unconditionally: an earlier Arbor deletes streams without knowing about chunks.
+        if (writable) chunks?.deleted(streamId);
         indexEvents(streamId, { first_event_id: events[0].eventId, indexed_version: 0, entries: 0, unusual: 0, unknown: 0 }, events);
         return;
       }
@@ -223,6 +235,7 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
     },
     deleted(streamId) {
       deleteRows.run(streamId);
+      chunks?.deleted(streamId);
       deleteStatus.run(streamId);
       deleteHead.run(streamId);
     },
@@ -279,5 +292,6 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
     writeHead(streamId, version, state) {
       if (writable) upsertHead.run(streamId, version, state);
     },
+    ...(chunks ? { contextChunks: chunks.read } : {}),
   };
 }

@@ -72,18 +72,17 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
       const machineStates = createMachineStates();
       const requireApproval = approvalFlag(flags.approve);
       // The harness is made on the first request that needs one, with that request's session as
-      // its own: no empty session is created at start.
-      let harness: Promise<AgentHarness> | undefined;
+      // its own: no empty session is created at start. The handler calls this once at a time, and
+      // again only after the last one rejected or was closed by the handler because its own
+      // session went idle (session-pool.ts): only the latest can be open at shutdown.
+      let latest: Promise<AgentHarness> | undefined;
       const openHarness = (sessionId: string) =>
-        (harness ??= createCliHarness({ store, sessionId, cwd, settings, tools: flags, inspect: machineStates, ...(requireApproval ? { requireApproval } : {}) }).then((made) => made.harness)).catch((error: unknown) => {
-          harness = undefined;
-          throw error;
-        });
+        (latest = createCliHarness({ store, sessionId, cwd, settings, tools: flags, inspect: machineStates, ...(requireApproval ? { requireApproval } : {}) }).then((made) => made.harness));
       handler = createChatHandler({ repository: store.repo, openHarness, token, tenant, cwd, machineStates });
       mode = `model ${settings.spec.provider}:${settings.spec.modelId}`;
       close = async () => {
-        const made = await harness?.catch(() => undefined);
-        await made?.close();
+        // Idempotent: a harness the handler closed already is a no-op.
+        await (await latest?.catch(() => undefined))?.close();
       };
     } else {
       handler = createChatHandler({ repository: store.repo, token, tenant, cwd });
