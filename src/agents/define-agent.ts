@@ -46,7 +46,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import type { AssistantMessage } from "../core/messages.ts";
+import { addToAnswerTotals, emptyAnswerTotals, type AnswerTotals } from "../core/agent-answer.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
 import type { AgentHarness } from "../harness/create-harness.ts";
@@ -222,20 +222,11 @@ function check(options: DefineAgentOptions<z.ZodType, z.ZodType | undefined>): v
   planOutput(options.name, options.output, { provider: "", modelId: "", api: "", stream: async function* () {} }, "tool");
 }
 
-function sumUsage(messages: RunOutcome["messages"]): AgentUsage {
-  const usage = { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 };
-  let cost: number | undefined;
-  for (const message of messages) {
-    if (message.role !== "assistant") continue;
-    const used = (message as AssistantMessage).usage;
-    usage.input += used.input ?? 0;
-    usage.output += used.output ?? 0;
-    usage.cacheRead += used.cacheRead ?? 0;
-    usage.cacheWrite += used.cacheWrite ?? 0;
-    usage.totalTokens += used.totalTokens ?? 0;
-    if (used.cost) cost = (cost ?? 0) + used.cost.total;
-  }
-  return cost === undefined ? usage : { ...usage, cost };
+/** The usage of `messages` added to `from` (an earlier run's totals when resuming). */
+function sumUsage(messages: RunOutcome["messages"], from: AnswerTotals = emptyAnswerTotals()): AgentUsage {
+  let totals = from;
+  for (const message of messages) if (message.role === "assistant") totals = addToAnswerTotals(totals, message);
+  return totals.usage;
 }
 
 function instructionsFor(plan: OutputPlan, instructions: string): string {
@@ -294,7 +285,9 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
         ? await harness.openSession(runOptions.resumeSession, overrides)
         : await harness.createSession({ ...(runOptions.cwd !== undefined ? { cwd: runOptions.cwd } : {}), metadata: { ...runOptions.metadata, agent: options.name }, ...overrides });
     const live = session;
-    const prior = runOptions.resumeSession !== undefined && harness.repository ? await priorInvocation(harness.repository.log, live.id) : {};
+    const prior = runOptions.resumeSession !== undefined && harness.repository ? await priorInvocation(harness.repository.log, live.id) : { totals: emptyAnswerTotals() };
+    // A resumed invocation goes on from what its log holds: repairs sent and tokens used by its earlier runs.
+    judge.continueFrom(prior.totals.repairs);
     const invocationId = prior.started?.invocationId ?? randomUUID();
     const common = { agent: options.name, invocationId };
     const onAbort = () => live.abort(signal?.reason instanceof Error ? signal.reason.message : "aborted");
@@ -308,7 +301,7 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
       // A resumed invocation whose calls still wait for a decision stays suspended (nothing runs).
       if (prior.started) {
         const undecided = (await live.pendingApprovals()).filter((approval) => approval.status === "pending").map((approval) => approval.toolCallId);
-        if (undecided.length > 0) return { ...common, sessionId: live.id, repairs: 0, usage: sumUsage([]), status: "suspended", runId: prior.lastRunId ?? invocationId, pendingApprovals: undecided };
+        if (undecided.length > 0) return { ...common, sessionId: live.id, repairs: judge.repairs, usage: sumUsage([], prior.totals), status: "suspended", runId: prior.lastRunId ?? invocationId, pendingApprovals: undecided };
       }
       // A resumed invocation whose answer is complete is judged as it is; one cut off goes on in its run's context.
       const answered = prior.started && last?.role === "assistant" && last.stopReason === "stop" && !last.content.some((block) => block.type === "toolCall");
@@ -319,7 +312,7 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
           : live.prompt({ role: "user", content: text, timestamp: Date.now() });
       if (signal?.aborted) onAbort();
       const ran = await running;
-      const usage = sumUsage(ran.messages);
+      const usage = sumUsage(ran.messages, prior.totals);
       const base = { ...common, sessionId: live.id, repairs: judge.repairs, usage };
       let outcome: AgentOutcome<AgentOutputOf<Output>>;
       // Stopped for tool approval: the invocation is not over (no agent.ended); `resume` goes on.

@@ -4,8 +4,10 @@
  *
  * Contract:
  * - read from the session's logged events (after the session's crash recovery closed a run the
- *   crash left open): the invocation's `agent.started` and `agent.ended`, the last run's id, and
- *   the last message entry;
+ *   crash left open): the invocation's `agent.started` and `agent.ended`, the last run's id, the
+ *   last message entry, and the totals of the message entries after `agent.started` (repairs
+ *   sent and tokens used by every run so far, `src/core/agent-answer.ts`), which a resume goes
+ *   on from;
  * - {@link endedOutcome} rebuilds the outcome `agent.ended` recorded (typed errors keep their code).
  *
  * @example
@@ -14,6 +16,8 @@
  * if (prior.ended) return endedOutcome(prior.ended, sessionId);
  * ```
  */
+import { addEntryToAnswerTotals, emptyAnswerTotals, type AnswerTotals } from "../core/agent-answer.ts";
+import { isKnownEntry } from "../core/entries.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { isEventOfType, type ArborEventData } from "../store/events/catalogue.ts";
@@ -26,6 +30,8 @@ export interface PriorInvocation {
   ended?: ArborEventData<"agent.ended">;
   lastRunId?: string;
   lastMessage?: AgentMessage;
+  /** Repairs and usage of the invocation's logged messages (zeros before `agent.started`). */
+  totals: AnswerTotals;
 }
 
 /**
@@ -37,12 +43,16 @@ export interface PriorInvocation {
  * ```
  */
 export async function priorInvocation(log: EventLog, sessionId: string): Promise<PriorInvocation> {
-  const prior: PriorInvocation = {};
+  const prior: PriorInvocation = { totals: emptyAnswerTotals() };
   for (const event of await log.readStream(sessionStreamId(sessionId))) {
     if (isEventOfType(event, "agent.started")) prior.started = event.data;
     else if (isEventOfType(event, "agent.ended")) prior.ended = event.data;
     else if (isEventOfType(event, "run.started")) prior.lastRunId = event.data.runId;
-    else if (isEventOfType(event, "entry.appended") && event.data.entry.type === "message") prior.lastMessage = (event.data.entry as { message: AgentMessage }).message;
+    else if (isEventOfType(event, "entry.appended")) {
+      const { entry } = event.data;
+      if (prior.started) prior.totals = addEntryToAnswerTotals(prior.totals, entry);
+      if (isKnownEntry(entry) && entry.type === "message") prior.lastMessage = entry.message;
+    }
   }
   return prior;
 }

@@ -181,6 +181,12 @@ export interface AnswerJudge {
   onFinalMessage(message: AssistantMessage): CustomMessage | undefined;
   /** Judges a final-answer tool call's arguments; returns the tool's result. */
   onToolAnswer(args: unknown): ToolResult;
+  /**
+   * Counts `repairs` already sent by the invocation's earlier runs (a resume: the count its log
+   * holds), so the bound `maxRepairs` is the invocation's and repair ordinals go on. Call before
+   * the run starts; a count below the current one changes nothing.
+   */
+  continueFrom(repairs: number): void;
 }
 
 /**
@@ -210,6 +216,9 @@ export function createAnswerJudge(plan: OutputPlan, maxRepairs: number): AnswerJ
       if (last.ok || repairs >= maxRepairs) return undefined;
       repairs += 1;
       return { role: "custom", customType: REPAIR_MESSAGE_TYPE, content: repairText(plan, last.issues), display: true, details: { repair: repairs, issues: last.issues }, timestamp: Date.now() };
+    },
+    continueFrom(sent) {
+      repairs = Math.max(repairs, sent);
     },
     onToolAnswer(args) {
       if (settled) return { content: [{ type: "text", text: "The final answer was already given." }], terminate: true };

@@ -6,8 +6,9 @@
  *
  * Contract:
  * - a repair is a message the agent sent back for an invalid answer: in `native` mode a `custom`
- *   message of type {@link REPAIR_MESSAGE_TYPE}, in `tool` mode the error result of the
- *   {@link FINAL_ANSWER_TOOL} call; either carries its ordinal in `details.repair` (1, 2, ...);
+ *   message of type {@link REPAIR_MESSAGE_TYPE} (logged as a `custom_message` entry), in `tool`
+ *   mode the error result of the {@link FINAL_ANSWER_TOOL} call (a `message` entry); either
+ *   carries its ordinal in `details.repair` (1, 2, ...);
  * - usage sums the assistant messages' counts, in tokens (`null` counts as 0); `cost` ($) is
  *   present only when some message carried a cost.
  *
@@ -18,6 +19,7 @@
  * console.log(totals.repairs, totals.usage.totalTokens);
  * ```
  */
+import { isKnownEntry, type SessionEntry } from "./entries.ts";
 import type { AgentMessage } from "./messages.ts";
 
 /**
@@ -80,8 +82,10 @@ export function emptyAnswerTotals(): AnswerTotals {
 export function repairOf(message: AgentMessage): number | undefined {
   const isRepair =
     (message.role === "custom" && message.customType === REPAIR_MESSAGE_TYPE) || (message.role === "toolResult" && message.toolName === FINAL_ANSWER_TOOL && message.isError);
-  if (!isRepair) return undefined;
-  const details: unknown = message.details;
+  return isRepair ? ordinalOf(message.details) : undefined;
+}
+
+function ordinalOf(details: unknown): number | undefined {
   if (!details || typeof details !== "object" || !("repair" in details)) return undefined;
   const { repair } = details;
   return typeof repair === "number" && Number.isInteger(repair) && repair > 0 ? repair : undefined;
@@ -110,5 +114,22 @@ export function addToAnswerTotals(totals: AnswerTotals, message: AgentMessage): 
     return { ...totals, usage: cost === undefined ? usage : { ...usage, cost } };
   }
   const repair = repairOf(message);
+  return repair !== undefined && repair > totals.repairs ? { ...totals, repairs: repair } : totals;
+}
+
+/**
+ * `totals` with a logged entry added: a `message` entry's message, or a `custom_message` entry
+ * that is a native-mode repair; other entries add nothing (pure, as {@link addToAnswerTotals}).
+ *
+ * @example
+ * ```ts
+ * for (const entry of session.view.getEntries()) totals = addEntryToAnswerTotals(totals, entry);
+ * ```
+ */
+export function addEntryToAnswerTotals(totals: AnswerTotals, entry: SessionEntry): AnswerTotals {
+  if (!isKnownEntry(entry)) return totals;
+  if (entry.type === "message") return addToAnswerTotals(totals, entry.message);
+  if (entry.type !== "custom_message" || entry.customType !== REPAIR_MESSAGE_TYPE) return totals;
+  const repair = ordinalOf(entry.details);
   return repair !== undefined && repair > totals.repairs ? { ...totals, repairs: repair } : totals;
 }

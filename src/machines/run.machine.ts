@@ -80,6 +80,14 @@ import { toolExecutionMachine, type ToolSettled } from "./tool-execution.machine
 
 export type { ModelCallInput, RunContext, RunEvent, RunInput, RunOutput, RunParentEvent } from "./run-steps.ts";
 
+/** True when `assistant` is the message a resume run's decisions were made on (same object, or the same calls). */
+function isResumedMessage(assistant: AssistantMessage, resumed: AssistantMessage): boolean {
+  if (assistant === resumed) return true;
+  const ids = toolCallsOf(assistant).map((call) => call.id);
+  const resumedIds = toolCallsOf(resumed).map((call) => call.id);
+  return ids.length === resumedIds.length && ids.every((id, at) => id === resumedIds[at]);
+}
+
 /** The `record` action by name (resolved against the provided implementation at run time). */
 const recordAction = (events: NewEvent[]) => ({ type: "record", params: { events } }) as never;
 
@@ -355,7 +363,9 @@ export const runMachine = setup({
     },
     tools: {
       entry: enqueueActions(({ context, enqueue }) => {
-        const resume = context.input.resume;
+        // A resume run's decisions belong to the batch of the message they were made on (its first
+        // batch); a later assistant message of the same run is a batch like any other.
+        const resume = context.input.resume && isResumedMessage(context.assistant!, context.input.resume.assistant) ? context.input.resume : undefined;
         const refused = refuseOverCap(initialBatch(context.assistant!, context.input, resume?.callIds), scope(context));
         const decided = resume ? settleDecided(refused.batch, resume.decisions, scope(context)) : { batch: refused.batch, events: [] };
         enqueue.assign({ batch: decided.batch });

@@ -37,7 +37,7 @@
  * activity.openRun?.runId; // the unfinished run, if any
  * ```
  */
-import { addToAnswerTotals, emptyAnswerTotals, type AnswerTotals } from "../core/agent-answer.ts";
+import { addEntryToAnswerTotals, emptyAnswerTotals, type AnswerTotals } from "../core/agent-answer.ts";
 import type { ToolProcess } from "../core/process-group.ts";
 import type { AgentMessage, ToolCall } from "../core/messages.ts";
 import { isKnownEntry, type SessionEntry } from "../core/entries.ts";
@@ -181,9 +181,9 @@ function foldEntry(run: OpenRun, entry: SessionEntry): OpenRun | undefined {
 
 function withInvocationEntry(state: SessionActivity, entry: SessionEntry): SessionActivity {
   const { invocation } = state;
-  if (!invocation || !isKnownEntry(entry) || entry.type !== "message") return state;
+  if (!invocation) return state;
   const before = invocation.totals ?? emptyAnswerTotals();
-  const totals = addToAnswerTotals(before, entry.message);
+  const totals = addEntryToAnswerTotals(before, entry);
   return totals === before && invocation.totals ? state : { ...state, invocation: { ...invocation, totals } };
 }
 

@@ -5,14 +5,21 @@
  *
  * Contract:
  * - the shape is every step in definition order (nested ones included, as `flattenSteps` walks
- *   them): its `id`, its `kind`, and where it sits (`in`: a fan-out's id, or `<branch id>:<case>` /
- *   `<branch id>:otherwise`; absent at the top level);
- * - the digest is `sha256:` and the hex SHA-256 of the shape's JSON: two definitions with the same
- *   steps (ids, kinds, places, order) have the same digest; functions (prompts, code, conditions)
- *   are not part of it;
+ *   them): its `id`, its `kind`, where it sits (`in`: a fan-out's id, or `<branch id>:<case>` /
+ *   `<branch id>:otherwise`; absent at the top level), and the settings that change how a run
+ *   goes, with their defaults written out: a fan-out's `mode` (`all`), an approval's `onDeny`
+ *   (`fail`), an agent, code or artifact step's `retry` (`never`);
+ * - the digest (form 2, since `workflow.started` v3) is `sha256-2:` and the hex SHA-256 of the
+ *   shape's JSON, settings included: two definitions with the same steps (ids, kinds, places,
+ *   order, settings) have the same digest; functions (prompts, code, conditions) are not part of
+ *   it. Form 1 (`sha256:`, `workflow.started` v2) covered ids, kinds and places only:
+ *   {@link digestMatches} compares a stored digest in its own form, so a run logged with form 1
+ *   resumes with its unchanged definition (and a change of a setting alone is not seen there:
+ *   that log never recorded the settings);
  * - {@link definitionChanges} names each difference in words: a removed step, a new step, a
- *   changed kind, a moved step, a changed order; empty when the shapes are equal. Given only step
- *   ids (a run logged before the digest existed, `workflow.started` v1), it compares ids and order.
+ *   changed kind, a moved step, a changed order, a changed setting (when the stored shape has
+ *   it); empty when the shapes are equal. Given only step ids (a run logged before the digest
+ *   existed, `workflow.started` v1), it compares ids and order.
  *
  * @example
  * ```ts
@@ -29,6 +36,19 @@ export interface StepShape {
   kind: WorkflowStep["kind"];
   /** The fan-out (its id) or branch case (`<id>:<case>`) the step is in; absent at the top level. */
   in?: string;
+  /** A fan-out's mode (default written out: `all`). Absent in shapes logged before v3. */
+  mode?: "all" | "failFast";
+  /** An approval step's `onDeny` (default written out: `fail`). Absent in shapes logged before v3. */
+  onDeny?: "fail" | "continue";
+  /** An agent, code or artifact step's `retry` (default written out: `never`). Absent in shapes logged before v3. */
+  retry?: "safe" | "never";
+}
+
+function settingsOf(step: WorkflowStep): Pick<StepShape, "mode" | "onDeny" | "retry"> {
+  if (step.kind === "fanOut") return { mode: step.mode ?? "all" };
+  if (step.kind === "approval") return { onDeny: step.onDeny ?? "fail" };
+  if (step.kind === "branch") return {};
+  return { retry: step.retry ?? "never" };
 }
 
 /**
@@ -36,12 +56,12 @@ export interface StepShape {
  *
  * @example
  * ```ts
- * definitionShape([codeStep({ id: "a", run: () => 1 })]); // [{ id: "a", kind: "code" }]
+ * definitionShape([codeStep({ id: "a", run: () => 1 })]); // [{ id: "a", kind: "code", retry: "never" }]
  * ```
  */
 export function definitionShape(steps: readonly WorkflowStep[], place?: string): StepShape[] {
   return steps.flatMap((step): StepShape[] => {
-    const self: StepShape = { id: step.id, kind: step.kind, ...(place !== undefined ? { in: place } : {}) };
+    const self: StepShape = { id: step.id, kind: step.kind, ...(place !== undefined ? { in: place } : {}), ...settingsOf(step) };
     if (step.kind === "fanOut") return [self, ...definitionShape(step.steps, step.id)];
     if (step.kind === "branch") {
       const cases = Object.entries(step.cases).flatMap(([name, list]) => definitionShape(list, `${step.id}:${name}`));
@@ -51,16 +71,36 @@ export function definitionShape(steps: readonly WorkflowStep[], place?: string):
   });
 }
 
+const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
+
 /**
- * The digest of a shape (see the module contract).
+ * The digest of a shape, form 2 (see the module contract).
  *
  * @example
  * ```ts
- * definitionDigest(definitionShape(steps)); // "sha256:9f2c…"
+ * definitionDigest(definitionShape(steps)); // "sha256-2:9f2c…"
  * ```
  */
 export function definitionDigest(shape: readonly StepShape[]): string {
-  return `sha256:${createHash("sha256").update(JSON.stringify(shape.map((step) => [step.id, step.kind, step.in ?? null]))).digest("hex")}`;
+  return `sha256-2:${sha256(shape.map((step) => [step.id, step.kind, step.in ?? null, step.mode ?? null, step.onDeny ?? null, step.retry ?? null]))}`;
+}
+
+/** Form 1 (`workflow.started` v2): ids, kinds and places. */
+function definitionDigestForm1(shape: readonly StepShape[]): string {
+  return `sha256:${sha256(shape.map((step) => [step.id, step.kind, step.in ?? null]))}`;
+}
+
+/**
+ * True when `stored` (a logged digest, form 1 or 2) is the digest of `shape` in that form (see
+ * the module contract).
+ *
+ * @example
+ * ```ts
+ * if (!digestMatches(state.definition.digest, definitionShape(definition.steps))) refuse();
+ * ```
+ */
+export function digestMatches(stored: string, shape: readonly StepShape[]): boolean {
+  return stored === (stored.startsWith("sha256:") ? definitionDigestForm1(shape) : definitionDigest(shape));
 }
 
 const article = (kind: string) => (/^[aeiou]/i.test(kind) ? "an" : "a");
@@ -87,6 +127,9 @@ export function definitionChanges(stored: readonly (StepShape | string)[], curre
     if (!old || old.kind === undefined) continue;
     if (old.kind !== step.kind) changes.push(`step "${step.id}" was ${article(old.kind)} ${old.kind} step, is now ${article(step.kind)} ${step.kind} step`);
     if (old.in !== step.in) changes.push(`step "${step.id}" was in ${place(old.in)}, is now in ${place(step.in)}`);
+    for (const setting of ["mode", "onDeny", "retry"] as const) {
+      if (old.kind === step.kind && old[setting] !== undefined && old[setting] !== step[setting]) changes.push(`step "${step.id}" ${setting} was "${old[setting]}", is now "${step[setting]}"`);
+    }
   }
   const keptBefore = before.map((step) => step.id).filter((id) => now.has(id));
   const keptNow = current.map((step) => step.id).filter((id) => was.has(id));

@@ -33,7 +33,7 @@ import type { z } from "zod";
 import type { AgentHarness } from "../harness/create-harness.ts";
 import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
 import type { EventLog, NewEvent } from "../store/event-log.ts";
-import { definitionChanges, definitionDigest, definitionShape } from "./definition-digest.ts";
+import { definitionChanges, definitionDigest, definitionShape, digestMatches } from "./definition-digest.ts";
 import { WorkflowDefinitionChangedError, WorkflowError, WorkflowRunError } from "./errors.ts";
 import { foldWorkflow, workflowStreamId, type WorkflowRunState } from "./fold.ts";
 import { compileWorkflowMachine, type StepInput, type StepResult, type WorkflowMachineContext } from "./machine.ts";
@@ -146,7 +146,7 @@ export async function resumeWorkflow<Output>(definition: RunnableWorkflow, workf
   // The definition must be the one the run started with: logged results are replayed by step id.
   const shape = definitionShape(definition.steps);
   const currentDigest = definitionDigest(shape);
-  if (state.definition ? state.definition.digest !== currentDigest : definitionChanges(state.stepIds, shape).length > 0) {
+  if (state.definition ? !digestMatches(state.definition.digest, shape) : definitionChanges(state.stepIds, shape).length > 0) {
     const changes = definitionChanges(state.definition?.steps ?? state.stepIds, shape);
     throw new WorkflowDefinitionChangedError({
       workflowId,

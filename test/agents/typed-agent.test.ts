@@ -171,6 +171,42 @@ describe("typed agents over the OpenAI wire", () => {
     expect(repair?.content).toMatch(/celsius.*summary|summary.*celsius/s);
   });
 
+  for (const [mode, maxRepairs] of [["native", 1], ["native", 2], ["tool", 1]] as const) {
+    it(`${mode}, maxRepairs ${maxRepairs}: a resumed invocation goes on from the repairs and usage its log holds (the bound is the invocation's)`, async () => {
+      const gated = defineTool({ name: "gate", description: "Needs a human", parameters: z.object({}), needsApproval: true, execute: async () => ({ content: [{ type: "text", text: "opened" }] }) });
+      const agent = defineAgent({ ...weatherAgent.definition, tools: [gated], maxRepairs, outputMode: mode });
+      const answer = (value: Record<string, unknown>, usage: { input: number; output: number }) =>
+        mode === "native" ? textResponse(JSON.stringify(value), { usage }) : toolCallResponse([{ id: `call_answer_${usage.output}`, name: "final_answer", arguments: value }], { usage });
+      server.script(
+        answer({ city: "Oslo" }, { input: 100, output: 1 }), // invalid: repair 1
+        toolCallResponse([{ id: "call_gate", name: "gate", arguments: {} }], { usage: { input: 200, output: 2 } }),
+        answer({ city: "Oslo", celsius: "cold" }, { input: 300, output: 3 }), // invalid again, after the resume
+        answer({ city: "Oslo", celsius: -3, summary: "snow" }, { input: 400, output: 4 }),
+      );
+      const first = await agent.run({ city: "Oslo" }, { harness: await harnessFor("chat") });
+      expect(first).toMatchObject({ status: "suspended", pendingApprovals: ["call_gate"], repairs: 1, usage: { input: 300, output: 3 } });
+      await (await harness!.openSession(first.sessionId)).approve("call_gate");
+      await harness!.close();
+
+      // Another harness over the same file resumes: the second invalid answer is the invocation's second.
+      const resumed = await agent.resume(first.sessionId, { harness: await harnessFor("chat") });
+      const events = await sessionEvents(first.sessionId);
+      const ended = events.filter((event) => isEventOfType(event, "agent.ended"));
+      expect(ended).toHaveLength(1);
+      if (maxRepairs === 1) {
+        // Out of repairs: no third request, the invocation fails having sent its one repair.
+        expect(resumed).toMatchObject({ status: "failed", repairs: 1, usage: { input: 600, output: 6, totalTokens: 606 } });
+        expect(server.requests).toHaveLength(3);
+        expect(ended[0].data).toMatchObject({ status: "failed", code: "AGENT_OUTPUT_INVALID", repairs: 1, usage: { input: 600, output: 6 } });
+      } else {
+        expect(resumed).toMatchObject({ status: "done", repairs: 2, usage: { input: 1000, output: 10, totalTokens: 1010 } });
+        expect(ended[0].data).toMatchObject({ status: "done", repairs: 2, usage: { input: 1000, output: 10 } });
+        const ordinals = events.flatMap((event) => (isEventOfType(event, "entry.appended") && event.data.entry.type === "custom_message" && JSON.stringify(event.data.entry).includes("does not match") ? [JSON.stringify(event.data.entry).match(/"repair":(\d)/)?.[1]] : []));
+        expect(ordinals).toEqual(["1", "2"]);
+      }
+    });
+  }
+
   it("no valid answer after the repairs: a failed outcome with AgentOutputError, logged as agent.ended failed", async () => {
     await harnessFor("chat");
     server.script(textResponse("not json"), textResponse(JSON.stringify({ city: "Rome" })));

@@ -1,8 +1,10 @@
 /**
- * The layer table of docs/architecture.md is the contract: every relative import in `src/`
- * must go to the importer's own layer or to a layer its row lists under "depends on", and every
- * folder of `src/` must belong to a row. Imports are read with TypeScript's own pre-processor
- * (static imports, re-exports, `import type`, dynamic `import()`).
+ * The layer table of docs/architecture.md is the contract: every relative import in `src/` and
+ * `web/` must go to the importer's own layer or to a layer its row lists under "depends on", and
+ * every folder of `src/` and `web/` must belong to a row. An import of the package by its own
+ * name (`arbor-agent`, `arbor-agent/http`) counts as an import of its entry points (`src/index.ts`,
+ * `src/api/`). Imports are read with TypeScript's own pre-processor (static imports, re-exports,
+ * `import type`, dynamic `import()`), in `.ts` and `.tsx` files.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
@@ -15,12 +17,24 @@ interface Layer {
   dependsOn: string[] | "every";
 }
 
+/** The folders whose code the table places. */
+const ROOTS = ["src", "web"];
+const PACKAGE_NAME = (JSON.parse(readFileSync("package.json", "utf8")) as { name: string }).name;
+
+/** The file an import names, relative to the repository, or undefined for another package. */
+function targetOf(file: string, specifier: string): string | undefined {
+  if (specifier.startsWith(".")) return normalize(join(dirname(file), specifier));
+  if (specifier === PACKAGE_NAME) return "src/index.ts";
+  if (specifier.startsWith(`${PACKAGE_NAME}/`)) return `src/api/${specifier.slice(PACKAGE_NAME.length + 1)}.ts`;
+  return undefined;
+}
+
 function readLayerTable(markdown: string): Layer[] {
   const section = markdown.slice(markdown.indexOf("| layer | folder |"));
   const rows = section.split("\n").filter((line) => line.startsWith("|")).slice(2);
   const layers = rows.map((row) => {
     const [name, folder, , depends] = row.split("|").slice(1, -1).map((cell) => cell.trim());
-    const folders = [...folder.matchAll(/`([^`]+)`/g)].map((match) => match[1]).filter((path) => path.startsWith("src/"));
+    const folders = [...folder.matchAll(/`([^`]+)`/g)].map((match) => match[1]).filter((path) => ROOTS.some((root) => path.startsWith(`${root}/`)));
     return { name, folders, depends };
   });
   const names = layers.map((layer) => layer.name);
@@ -46,7 +60,7 @@ function sourceFiles(folder: string): string[] {
   return readdirSync(folder, { withFileTypes: true }).flatMap((entry) => {
     const path = join(folder, entry.name);
     if (entry.isDirectory()) return sourceFiles(path);
-    return entry.name.endsWith(".ts") ? [path] : [];
+    return /\.tsx?$/.test(entry.name) ? [path] : [];
   });
 }
 
@@ -60,9 +74,8 @@ function violations(layers: Layer[], files: Map<string, string>): string[] {
       continue;
     }
     for (const { fileName } of ts.preProcessFile(text, true, true).importedFiles) {
-      if (!fileName.startsWith(".")) continue;
-      const target = normalize(join(dirname(file), fileName));
-      if (!target.startsWith("src/")) continue;
+      const target = targetOf(file, fileName);
+      if (target === undefined || !ROOTS.some((root) => target.startsWith(`${root}/`))) continue;
       const to = layerOf(layers, target);
       if (!to) {
         found.push(`${file} imports ${target}, which no row of the layer table lists`);
@@ -97,9 +110,30 @@ describe("the layer table of docs/architecture.md", () => {
     expect(found[3]).toContain("src/nowhere/fake.ts: no row");
   });
 
+  it("flags the inspector page importing src/, by path, as a type or by the package's name, and src/ importing the page", () => {
+    const fake = new Map([
+      ["web/inspector/fake.tsx", 'import type { MachineStateRecord } from "../../src/machines/machine-states.ts";\nimport { createChatHandler } from "arbor-agent/http";\nimport { useState } from "react";\nimport { getJson } from "./api.ts";'],
+      ["src/http/fake.ts", 'import { getJson } from "../../web/inspector/api.ts";'],
+      ["web/other/fake.ts", 'export const x = 1;'],
+    ]);
+    const found = violations(layers, fake);
+    expect(found).toEqual([
+      expect.stringContaining("web/inspector/fake.tsx (inspector page) imports src/machines/machine-states.ts (actors); inspector page may depend on: nothing"),
+      expect.stringContaining("web/inspector/fake.tsx (inspector page) imports src/api/http.ts (entry points)"),
+      expect.stringContaining("src/http/fake.ts (service) imports web/inspector/api.ts (inspector page)"),
+      expect.stringContaining("web/other/fake.ts: no row"),
+    ]);
+  });
+
   it("holds for every import in src/", () => {
     const files = new Map(sourceFiles("src").map((file) => [relative(".", file), readFileSync(file, "utf8")]));
     expect(files.size).toBeGreaterThan(100);
+    expect(violations(layers, files)).toEqual([]);
+  });
+
+  it("holds for every import in web/", () => {
+    const files = new Map(sourceFiles("web").map((file) => [relative(".", file), readFileSync(file, "utf8")]));
+    expect([...files.keys()]).toEqual(expect.arrayContaining(["web/inspector/main.tsx", "web/inspector/api.ts"]));
     expect(violations(layers, files)).toEqual([]);
   });
 });

@@ -121,6 +121,27 @@ describe("durable tool approval (one process)", () => {
     expect(runEnds).toEqual(["suspended", "done"]);
   });
 
+  it("after approve + continue, the resumed run's later tool calls run as in any run (each paired with its result), also a gated one", async () => {
+    const later: FakeStep = { toolCalls: [{ id: "call_later", name: "safe", arguments: { text: "pwd" } }] };
+    const gatedAgain: FakeStep = { toolCalls: [{ id: "call_danger_2", name: "danger", arguments: { text: "rm -r" } }] };
+    const { agent, model, danger, safe, log, session } = await setup([twoCalls, later, gatedAgain, { text: "done" }]);
+    expect((await agent.prompt("clean up")).status).toBe("suspended");
+    await agent.approve("call_danger");
+    const second = await agent.continue();
+    // The resumed run ran the approved call, then the next message's call, then stopped at the new gated one.
+    expect(danger.runs).toEqual(["rm"]);
+    expect(safe.runs).toEqual(["ls", "pwd"]);
+    expect(second).toMatchObject({ status: "suspended", pendingApprovals: ["call_danger_2"] });
+    expect(toolResults(model.requests[2].messages).map((result) => result.toolCallId).sort()).toEqual(["call_danger", "call_later", "call_safe"]);
+    await agent.approve("call_danger_2");
+    expect((await agent.continue()).status).toBe("done");
+    expect(danger.runs).toEqual(["rm", "rm -r"]);
+    const events = await sessionEvents(log, session.id);
+    const ended = events.filter((event) => isEventOfType(event, "tool.ended")).map((event) => (event.data as { toolCallId: string }).toolCallId);
+    expect(ended.sort()).toEqual(["call_danger", "call_danger_2", "call_later", "call_safe"]);
+    expect(toolResults(model.requests[3].messages).map((result) => result.toolCallId).sort()).toEqual(["call_danger", "call_danger_2", "call_later", "call_safe"]);
+  });
+
   it("deny: the model gets an error result saying the user declined, with the reason; the tool never runs", async () => {
     const { agent, model, danger } = await setup([twoCalls, { text: "ok, not deleting" }]);
     await agent.prompt("clean up");

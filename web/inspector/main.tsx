@@ -3,8 +3,9 @@
  * `dist/inspector/` and served by `arbor serve` at `/` and `/inspector` (`docs/http.md`).
  * The page holds no data: everything comes from the service's own routes (`api.ts`), the
  * tree read again after each event that changes it, the timeline and the machine states
- * followed live. Browser code: built by vite, not type-checked by the repository's `tsc`
- * (no DOM lib nor React types there); linted by eslint.
+ * followed live. Browser code: built by vite, type-checked by `npm run typecheck` with its own
+ * `tsconfig.json` (DOM lib, React's types); linted by eslint. It imports nothing of `src/`
+ * (`docs/architecture.md`, enforced by `test/architecture/layers.test.ts`).
  */
 import { useCallback, useEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";

@@ -22,7 +22,13 @@
  * | `run.interrupted` | `run.ended` v2, `status: "interrupted"` |
  * | `tool.finished` | `tool.ended` v2, same fields |
  * | `retry.finished` | `retry.ended` v2, same fields |
- * | `workflow.started` | `workflow.started` v2, same fields (no `definition`: its resume compares step ids only) |
+ * | `workflow.started` | `workflow.started` v3, same fields (no `definition`: its resume compares step ids only) |
+ *
+ * Later versions that only added optional fields read as the current version, with the stored data:
+ *
+ * | stored as | read as |
+ * | --- | --- |
+ * | `workflow.started` v2 | `workflow.started` v3, same fields (its steps carry no settings, its digest is form 1) |
  *
  * @example
  * ```ts
@@ -38,7 +44,7 @@ interface Upcaster {
 }
 
 const runEnded = (status: "done" | "failed" | "aborted" | "interrupted"): Upcaster => ({ type: "run.ended", schemaVersion: 2, data: (data) => ({ ...data, status }) });
-const renamed = (type: string): Upcaster => ({ type, schemaVersion: 2, data: (data) => data });
+const renamed = (type: string, schemaVersion = 2): Upcaster => ({ type, schemaVersion, data: (data) => data });
 
 /** Old stored type (schema version 1) → its current form. */
 const UPCASTERS: ReadonlyMap<string, Upcaster> = new Map([
@@ -48,8 +54,11 @@ const UPCASTERS: ReadonlyMap<string, Upcaster> = new Map([
   ["run.interrupted", runEnded("interrupted")],
   ["tool.finished", renamed("tool.ended")],
   ["retry.finished", renamed("retry.ended")],
-  ["workflow.started", renamed("workflow.started")],
+  ["workflow.started", renamed("workflow.started", 3)],
 ]);
+
+/** Types whose later versions only added optional fields: stored versions below `current` read as it. */
+const WIDENED: ReadonlyMap<string, { from: number; current: number }> = new Map([["workflow.started", { from: 2, current: 3 }]]);
 
 /**
  * The event in its current name and shape (see the module contract). Never throws.
@@ -60,6 +69,8 @@ const UPCASTERS: ReadonlyMap<string, Upcaster> = new Map([
  * ```
  */
 export function upcastStoredEvent(event: StoredEvent): StoredEvent {
+  const widened = event.schemaVersion > 1 ? WIDENED.get(event.type) : undefined;
+  if (widened && event.schemaVersion >= widened.from && event.schemaVersion < widened.current) return { ...event, schemaVersion: widened.current };
   const upcaster = event.schemaVersion === 1 ? UPCASTERS.get(event.type) : undefined;
   if (!upcaster || typeof event.data !== "object" || event.data === null) return event;
   return { ...event, type: upcaster.type, schemaVersion: upcaster.schemaVersion, data: upcaster.data(event.data) };

@@ -6,7 +6,9 @@
  * `docs/events.md`):
  * - `workflow.started` is the stream's first event (the validated input, and since v2 the
  *   definition's shape and digest, `src/workflows/definition-digest.ts`: a resume compares them
- *   with the definition it is given; v1 events read as v2 without `definition`); `workflow.ended` its
+ *   with the definition it is given; since v3 each step's shape also holds its settings `mode`,
+ *   `onDeny`, `retry` and the digest is form 2 (`sha256-2:`), which covers them; v1 events read as
+ *   v3 without `definition`, v2 events as v3 with a form-1 digest and no settings); `workflow.ended` its
  *   one terminal event (`done` with the validated output, `failed` with `code` and `error`,
  *   `aborted` with `reason?`); a workflow waiting for a human decision has neither ended nor
  *   failed: its gate's `approval.requested` (source `workflow`) has no `approval.ended` yet;
@@ -45,11 +47,24 @@ export const workflowStartedSchema = z.object({
   input: z.unknown(),
   /** The ids of every step, in definition order (nested steps included). */
   steps: z.array(z.string()),
-  /** v2: the definition's shape (every step's id, kind and place, in order) and its digest. Absent in v1 events. */
+  /**
+   * v2: the definition's shape (every step's id, kind and place, in order) and its digest; v3:
+   * each step's settings too (`mode`, `onDeny`, `retry`; absent in v2 events) and a form-2 digest.
+   * Absent in v1 events.
+   */
   definition: z
     .object({
       digest: z.string().min(1),
-      steps: z.array(z.object({ id: z.string(), kind: z.enum(["agent", "code", "fanOut", "branch", "approval", "artifact"]), in: z.string().optional() })),
+      steps: z.array(
+        z.object({
+          id: z.string(),
+          kind: z.enum(["agent", "code", "fanOut", "branch", "approval", "artifact"]),
+          in: z.string().optional(),
+          mode: z.enum(["all", "failFast"]).optional(),
+          onDeny: z.enum(["fail", "continue"]).optional(),
+          retry: z.enum(["safe", "never"]).optional(),
+        }),
+      ),
     })
     .optional(),
 });
@@ -81,7 +96,7 @@ export const stepEndedSchema = z.discriminatedUnion("status", [
 
 /** Workflow event types with their current schema version and schema. */
 export const WORKFLOW_EVENT_SCHEMAS = {
-  "workflow.started": { version: 2, schema: workflowStartedSchema },
+  "workflow.started": { version: 3, schema: workflowStartedSchema },
   "workflow.ended": { version: 1, schema: workflowEndedSchema },
   "step.started": { version: 1, schema: stepStartedSchema },
   "step.updated": { version: 1, schema: stepUpdatedSchema },
