@@ -30,7 +30,7 @@ export function buildProgram(exit: { code: number }): Command {
     .description("Run coding agents against any OpenAI-compatible endpoint; every step lands in an event log you can branch, fork, export and resume.")
     .option("--db <path>", "event log file or postgres:// URL (default: $ARBOR_DB or .arbor/arbor.db; schema $ARBOR_DB_SCHEMA or arbor)")
     .option("--tenant <id>", "the tenant whose sessions the command sees and creates (default: $ARBOR_TENANT or default)")
-    .option("--retention <policy>", "keep (default) or drop-deltas: empty the stored streamed deltas of each message once it ended and was kept (the entry keeps the full text); default $ARBOR_RETENTION")
+    .option("--retention <policy>", "delete-deltas (default), drop-deltas or keep: delete (or empty) the stored streamed deltas of each message once it ended and was kept (the entry keeps the full text); default $ARBOR_RETENTION")
     .showHelpAfterError()
     .exitOverride();
   const globals = () => program.opts<{ db?: string; tenant?: string; retention?: string }>();

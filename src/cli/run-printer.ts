@@ -4,7 +4,9 @@
  *
  * Contract (ours):
  * - text mode: assistant text deltas go to stdout as they are logged, each assistant
- *   message ending its line; each
+ *   message ending its line (at its `message.ended`); text of a kept message whose deltas the
+ *   printer never saw (the log deletes them once the message ended, `delta-retention.ts`, and
+ *   a fast reply commits deltas and end together) is printed from its entry then; each
  *   finished tool call prints one line `• name args → ok|error (N ms)` (the call's arguments
  *   are read from the stream's activity projection, `src/store/session-activity.ts`, which the
  *   printer advances with each event, and else from any assistant message of the stream seen
@@ -85,6 +87,9 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
   };
   let midLine = false;
   let errorShown = false;
+  // Text printed from each message's deltas, and the text of committed assistant entries, by id.
+  const printed = new Map<string, string>();
+  const entryText = new Map<string, string>();
   const write = (text: string) => {
     unspin();
     out.write(text);
@@ -120,14 +125,27 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           spin("waiting for the model…");
           break;
         case "message.delta":
-          if (event.data.kind === "text") write(event.data.delta);
+          if (event.data.kind === "text") {
+            write(event.data.delta);
+            printed.set(event.data.messageId, (printed.get(event.data.messageId) ?? "") + event.data.delta);
+          }
           break;
+        case "message.ended": {
+          if (event.data.role !== "assistant") break;
+          const full = event.data.entryId === undefined ? undefined : entryText.get(event.data.entryId);
+          const sent = printed.get(event.data.messageId) ?? "";
+          if (full !== undefined && full.length > sent.length && full.startsWith(sent)) write(full.slice(sent.length));
+          printed.delete(event.data.messageId);
+          if (event.data.entryId !== undefined) entryText.delete(event.data.entryId);
+          // Each answer ends its line, so consecutive turns (steering, follow-ups) never run together.
+          if (midLine) write("\n");
+          break;
+        }
         case "entry.appended": {
           const { entry } = event.data;
           const message = isKnownEntry(entry) && entry.type === "message" ? entry.message : undefined;
           if (message?.role === "assistant") {
-            // Each answer ends its line, so consecutive turns (steering, follow-ups) never run together.
-            if (midLine) write("\n");
+            entryText.set(entry.id, message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join(""));
             if (message.stopReason === "error" && message.errorMessage) {
               unspin();
               process.stderr.write(`${midLine ? "\n" : ""}arbor: model error: ${message.errorMessage}\n`);

@@ -13,8 +13,10 @@
  * - `mustExist` stores refuse a missing database file instead of creating one; `readOnly`
  *   stores (the commands that only read) also open the log without writing anything (no WAL
  *   switch, no migration), so they work on read-only files, folders and mounts;
- * - `--retention drop-deltas` (or `ARBOR_RETENTION`) opens the log with
- *   `retention.endedMessageDeltas: "drop"` (`keep` is the default; anything else is a `CliError`);
+ * - `--retention` (or `ARBOR_RETENTION`): `delete-deltas` (the default, issue 17 P6) opens a
+ *   writable log with `retention.endedMessageDeltas: "delete"` (the streamed deltas of a message
+ *   are deleted once it ended and was kept; its entry has the text), `drop-deltas` with `"drop"`
+ *   (their text is emptied, the rows stay), `keep` keeps them; anything else is a `CliError`;
  * - a writable SQLite store opens the snapshot file beside the log (`arbor.snapshots.db`,
  *   `openSnapshotsBeside`; a cache, skipped when unusable), so a large session opens from its
  *   checkpoint instead of folding its whole stream; read-only and PostgreSQL stores have none;
@@ -63,13 +65,16 @@ export interface CliStore {
   close(): Promise<void>;
 }
 
+const RETENTION_POLICIES: Record<string, "keep" | "drop" | "delete" | undefined> = { keep: "keep", "drop-deltas": "drop", "delete-deltas": "delete" };
+
 /** Opens the database named by `--db`, `ARBOR_DB` or `.arbor/arbor.db`. */
 export function openStore(flags: { db?: string; tenant?: string; retention?: string }, options: { mustExist?: boolean; readOnly?: boolean; allTenants?: boolean } = {}): CliStore {
   const tenant = flags.tenant ?? process.env.ARBOR_TENANT ?? "default";
   if (tenant.trim() === "") throw new CliError("--tenant (or ARBOR_TENANT) is empty: give a tenant id, or leave it out for the default tenant.");
-  const policy = (flags.retention ?? process.env.ARBOR_RETENTION ?? "keep").trim();
-  if (policy !== "keep" && policy !== "drop-deltas") throw new CliError(`--retention (or ARBOR_RETENTION) must be keep or drop-deltas; got ${JSON.stringify(policy)}.`);
-  const retention = policy === "drop-deltas" && options.readOnly !== true ? { retention: { endedMessageDeltas: "drop" as const } } : {};
+  const policy = (flags.retention ?? process.env.ARBOR_RETENTION ?? "delete-deltas").trim();
+  const mode = RETENTION_POLICIES[policy];
+  if (mode === undefined) throw new CliError(`--retention (or ARBOR_RETENTION) must be delete-deltas, drop-deltas or keep; got ${JSON.stringify(policy)}.`);
+  const retention = mode !== "keep" && options.readOnly !== true ? { retention: { endedMessageDeltas: mode } } : {};
   const mustExist = options.mustExist === true || options.readOnly === true;
   const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: !mustExist });
   const postgres = isPostgresUrl(target);

@@ -11,8 +11,10 @@
  *   is; `eventLog` gets a repository; otherwise a SQLite log at `eventLogPath` (default
  *   `<cwd>/.arbor/arbor.db`, parent directories created) is opened and closed by `close()`,
  *   with a snapshot store beside it (`arbor.snapshots.db`, a cache: see `session-snapshots.ts`;
- *   skipped when unusable) so large sessions open without folding their whole stream (issue 17).
- *   An existing file that is not an Arbor log is refused, never overwritten;
+ *   skipped when unusable) so large sessions open without folding their whole stream (issue 17),
+ *   and the delta retention `eventLogRetention` (default `"delete"`: a kept message's streamed
+ *   deltas are deleted once it ended, `delta-retention.ts`). An existing file that is not an
+ *   Arbor log is refused, never overwritten;
  * - the session: `sessionId` opens it (`SessionNotFoundError` if absent), else a new one is
  *   created with `cwd`; `cwd` defaults to the opened session's cwd, else `process.cwd()`;
  *   crash recovery of a session (the harness's own, or one opened later) finishes before it is
@@ -194,7 +196,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     if (!log) {
       const path = resolve(options.eventLogPath ?? join(options.cwd ?? process.cwd(), ".arbor", "arbor.db"));
       mkdirSync(dirname(path), { recursive: true });
-      log = ownedLog = createSqliteEventLog({ path });
+      log = ownedLog = createSqliteEventLog({ path, retention: { endedMessageDeltas: options.eventLogRetention ?? "delete" } });
       ownedSnapshots = openSnapshotsBeside(path);
     }
     repository = createSessionRepository({

@@ -112,6 +112,13 @@ export interface AgentHarnessOptions {
   /** Path of the SQLite event log when none of session/repository/eventLog is given (default `<cwd>/.arbor/arbor.db`). */
   eventLogPath?: string;
   /**
+   * Retention of the streamed deltas in the log the harness opens itself (at `eventLogPath`; not
+   * a given `eventLog`): `"delete"` (default, issue 17 P6) deletes a message's `message.delta`
+   * events once it ended and was kept (its entry has the text; `delta-retention.ts`), `"drop"`
+   * empties their text, `"keep"` keeps them (a finished run's token stream stays replayable).
+   */
+  eventLogRetention?: "keep" | "drop" | "delete";
+  /**
    * With `eventLog` or `eventLogPath`: the tenant the harness's repository is scoped to (sessions
    * are created in it; `sessionId` / `openSession` of another tenant's session throw
    * SessionNotFoundError, as for a missing one). Default: every tenant, new sessions `default`.
@@ -244,6 +251,7 @@ export const agentHarnessOptionsSchema = z
     repository: objectWith("a SessionRepository", "create", "open", "fork").optional(),
     eventLog: objectWith("an EventLog", "append", "readStream", "subscribe").optional(),
     eventLogPath: z.string().min(1).optional(),
+    eventLogRetention: z.enum(["keep", "drop", "delete"]).optional(),
     sessionId: z.string().min(1).optional(),
     tenant: z.string().min(1).optional(),
     cwd: z.string().min(1).optional(),

@@ -30,15 +30,15 @@ import type { SessionEntry } from "../core/entries.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import { entryToMessage } from "./context.ts";
 import { emittingRows, type PathRun } from "./index-plan.ts";
-import type { SessionIndex, StoredContextChunk } from "./session-index.ts";
+import type { ContextChunkText, SessionIndex, StoredContextChunk } from "./session-index.ts";
 
 /** Entries per chunk as first written (one chunk per aligned run of this many appended entries). */
 export const CHUNK_ENTRIES = 16;
 /** Entries per merged chunk: the {@link CHUNK_ENTRIES} chunks of an aligned block become one. */
 export const BLOCK_ENTRIES = 256;
 
-/** The text of a chunk (without its range), see {@link StoredContextChunk}. */
-export type ChunkText = Omit<StoredContextChunk, "from" | "to">;
+/** The text of a chunk, see {@link ContextChunkText}. */
+export type ChunkText = ContextChunkText;
 
 const NONE = "-".charCodeAt(0);
 const MESSAGE = "m".charCodeAt(0);
@@ -94,15 +94,17 @@ type Visit = (entryId: string, message: AgentMessage) => void;
 
 /** Visits the emitted entries of `low…high` (within `chunk`); false when the chunk does not decode (nothing visited). */
 function emitChunk(chunk: StoredContextChunk, low: number, high: number, visit: Visit): boolean {
+  const text = chunk.text();
+  if (!text) return false;
   let ids: unknown;
   let items: unknown;
   try {
-    ids = JSON.parse(chunk.ids);
-    items = JSON.parse(chunk.items);
+    ids = JSON.parse(text.ids);
+    items = JSON.parse(text.items);
   } catch {
     return false;
   }
-  const kinds = chunk.kinds;
+  const kinds = text.kinds;
   if (!Array.isArray(ids) || !Array.isArray(items) || ids.length !== items.length || kinds.length !== chunk.to - chunk.from + 1) return false;
   let count = 0;
   for (let position = 0; position < kinds.length; position++) if (kinds.charCodeAt(position) !== NONE) count += 1;

@@ -18,7 +18,10 @@
  *   `$tb`, but in the middle): readers get the events in version order, ascending but not
  *   contiguous; the folds accept a gap only while a message is open (`version-gaps.ts`); a reader
  *   that was behind gets the message's full text from its entry (`ui-projection.ts`). A replay of
- *   a finished run no longer has its token stream, only its messages;
+ *   a finished run no longer has its token stream, only its messages. A deleted event's
+ *   eventId is forgotten: re-appending it (a caller-given id) is a new append, not a retry (the
+ *   runtime gives deltas no caller ids); a subscriber behind the commit of the `message.ended`
+ *   never sees the deleted deltas (a fast reply commits deltas and end together: nobody does);
  * - `endedMessageDeltas: "drop"` (issue 16) empties the `delta` text of those events instead and
  *   keeps the rows (versions stay contiguous; it saves only the text's bytes);
  * - `onDropped` receives, per message, how many delta events were deleted or emptied and the

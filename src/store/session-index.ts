@@ -70,21 +70,28 @@ export interface StoredSessionHead {
   state: string;
 }
 
+/** The text of one stored context chunk (`context-chunks.ts` gives the format and reads it). */
+export interface ContextChunkText {
+  /** One character per seq of the chunk: `-` contributes no message, `m` a message item, `e` an entry item. */
+  kinds: string;
+  /** JSON array of the ids of the entries with an item, in seq order. */
+  ids: string;
+  /** JSON array of the items, in seq order: the message (`m`) or the whole entry (`e`). */
+  items: string;
+}
+
 /**
- * Stored context text of the entries `from…to` (seqs, inclusive) of one stream, kept by the
- * writer (`context-chunks.ts` gives the format and reads it).
+ * A stored context chunk of one stream: the seqs `from…to` it covers, and its text read on
+ * demand (one point read; undefined when it is gone), so that a long context holds one chunk's
+ * text at a time.
  */
 export interface StoredContextChunk {
   /** First seq covered. */
   from: number;
   /** Last seq covered (inclusive). */
   to: number;
-  /** One character per seq in `from…to`: `-` contributes no message, `m` a message item, `e` an entry item. */
-  kinds: string;
-  /** JSON array of the ids of the entries with an item, in seq order. */
-  ids: string;
-  /** JSON array of the items, in seq order: the message (`m`) or the whole entry (`e`). */
-  items: string;
+  /** Reads the chunk's text. Synchronous; call it before the log is closed. */
+  text(): ContextChunkText | undefined;
 }
 
 /** The session index of a log (see the module contract). Synchronous. */

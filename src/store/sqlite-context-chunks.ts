@@ -30,7 +30,7 @@
 import type Database from "better-sqlite3";
 import type { SessionEntry } from "../core/entries.ts";
 import { BLOCK_ENTRIES, CHUNK_ENTRIES, encodeChunk, mergeChunks, type ChunkText } from "./context-chunks.ts";
-import type { StoredContextChunk } from "./session-index.ts";
+import type { ContextChunkText, StoredContextChunk } from "./session-index.ts";
 
 const TABLE = `
   CREATE TABLE IF NOT EXISTS arbor_context_chunks (
@@ -47,6 +47,8 @@ const TABLE = `
 
 const COLUMNS = 'from_seq AS "from", to_seq AS "to", kinds, ids, items';
 
+type ChunkRow = ContextChunkText & { from: number; to: number };
+
 /** The chunk statements of one connection. */
 export interface SqliteContextChunks {
   /**
@@ -57,7 +59,7 @@ export interface SqliteContextChunks {
   indexed(streamId: string, firstEventId: string, seq: number, recent: readonly SessionEntry[]): void;
   /** Deletes the stream's chunks (inside the delete's, or the restart's, transaction). */
   deleted(streamId: string): void;
-  /** The chunks covering any seq of `from…to`, in seq order. */
+  /** The chunks covering any seq of `from…to`, in seq order (their texts read on demand). */
   read(streamId: string, from: number, to: number): StoredContextChunk[];
 }
 
@@ -80,8 +82,9 @@ export function createSqliteContextChunks(db: Database.Database, options: { writ
   const insert = db.prepare("INSERT OR REPLACE INTO arbor_context_chunks (stream_id, first_event_id, from_seq, to_seq, kinds, ids, items) VALUES (?, ?, ?, ?, ?, ?, ?)");
   // A chunk is never longer than BLOCK_ENTRIES, so the chunks that reach `from` start at most that far before it.
   const selectCovering = db.prepare(
-    `SELECT ${COLUMNS}, first_event_id AS firstEventId FROM arbor_context_chunks WHERE stream_id = ? AND from_seq BETWEEN ? AND ? AND to_seq >= ? ORDER BY from_seq`,
+    `SELECT from_seq AS "from", to_seq AS "to", first_event_id AS firstEventId FROM arbor_context_chunks WHERE stream_id = ? AND from_seq BETWEEN ? AND ? AND to_seq >= ? ORDER BY from_seq`,
   );
+  const selectText = db.prepare("SELECT kinds, ids, items FROM arbor_context_chunks WHERE stream_id = ? AND from_seq = ? AND to_seq = ? AND first_event_id = ?");
   const selectWithin = db.prepare(`SELECT ${COLUMNS} FROM arbor_context_chunks WHERE stream_id = ? AND first_event_id = ? AND from_seq BETWEEN ? AND ? ORDER BY from_seq`);
   const selectFirstEventId = db.prepare("SELECT event_id FROM events WHERE stream_id = ? AND version = 1").pluck();
   const deleteWithin = db.prepare("DELETE FROM arbor_context_chunks WHERE stream_id = ? AND from_seq BETWEEN ? AND ?");
@@ -110,7 +113,7 @@ export function createSqliteContextChunks(db: Database.Database, options: { writ
       write(streamId, firstEventId, seq + 1 - CHUNK_ENTRIES, seq, fromEvents(streamId, seq + 1 - CHUNK_ENTRIES, seq, recent));
       if ((seq + 1) % BLOCK_ENTRIES !== 0) return;
       const from = seq + 1 - BLOCK_ENTRIES;
-      const parts = selectWithin.all(streamId, firstEventId, from, seq) as StoredContextChunk[];
+      const parts = selectWithin.all(streamId, firstEventId, from, seq) as ChunkRow[];
       const tiles = parts.length > 0 && parts[0].from === from && parts[parts.length - 1].to === seq && parts.every((part, index) => index === 0 || part.from === parts[index - 1].to + 1);
       deleteWithin.run(streamId, from, seq);
       write(streamId, firstEventId, from, seq, tiles ? mergeChunks(parts) : fromEvents(streamId, from, seq, recent));
@@ -119,10 +122,14 @@ export function createSqliteContextChunks(db: Database.Database, options: { writ
       deleteAll.run(streamId);
     },
     read(streamId, from, to) {
-      const rows = selectCovering.all(streamId, Math.max(0, from - BLOCK_ENTRIES + 1), to, from) as (StoredContextChunk & { firstEventId?: string })[];
-      if (rows.length === 0) return rows;
+      const rows = selectCovering.all(streamId, Math.max(0, from - BLOCK_ENTRIES + 1), to, from) as { from: number; to: number; firstEventId: string }[];
+      if (rows.length === 0) return [];
       const first = selectFirstEventId.get(streamId) as string | undefined;
-      const current = rows.filter((row) => row.firstEventId === first);
+      const current: StoredContextChunk[] = [];
+      for (const row of rows) {
+        if (row.firstEventId !== first) continue;
+        current.push({ from: row.from, to: row.to, text: () => selectText.get(streamId, row.from, row.to, row.firstEventId) as ContextChunkText | undefined });
+      }
       if (current.length < rows.length && options.writable && first !== undefined) {
         try {
           deleteStale.run(streamId, first);

@@ -412,7 +412,8 @@ describe("arbor checkout --summarize, compact and run --json", { timeout: 180_00
 
   it("run --json prints the logged events as JSON lines", async () => {
     server.script(textResponse("json mode"));
-    const result = await runArbor([...modelArgs(), "--json", "hello"], { env });
+    // `--retention keep`: the deltas are among the events expected (the default deletes a kept reply's deltas, maybe before they are printed).
+    const result = await runArbor(["--retention", "keep", ...modelArgs(), "--json", "hello"], { env });
     expect(result.code, result.stderr).toBe(0);
     const types = result.stdout.trim().split("\n").map((line) => JSON.parse(line).type as string);
     expect(types).toContain("run.started");

@@ -83,7 +83,8 @@ describe("prompt validation after reopening", () => {
     const bad = { role: "user", content: [{ type: "image", data: 42, mimeType: "image/png" }], timestamp: 0 } as unknown as AgentMessage;
     const badCall = assistant([{ type: "toolCall", id: "c1", name: 7 as unknown as string, arguments: {} }]);
     const answer: AgentMessage = { role: "toolResult", toolCallId: "c1", toolName: "read", content: [{ type: "text", text: "r" }], isError: false, timestamp: 0 };
-    for (const seeded of [[bad], [badCall, answer]]) {
+    const badText = assistant([{ type: "text", text: 42 as unknown as string }]);
+    for (const seeded of [[bad], [badCall, answer], [badText]]) {
       standardize.mockClear();
       const messages = [...history(200), ...seeded, { role: "user", content: "after", timestamp: 0 } as AgentMessage];
       const failure = await createPromptBuilder(target).build(undefined, messages, options()).catch((error: unknown) => error);

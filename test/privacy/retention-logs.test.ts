@@ -1,6 +1,6 @@
 /**
  * Retention of streamed deltas on the PostgreSQL and in-memory logs (the SQLite log's is in
- * `retention.test.ts`), and the CLI's `--retention drop-deltas`: a real run's `message.delta`
+ * `retention.test.ts`), and the CLI's `--retention` (default `delete-deltas`: the rows go; `drop-deltas`; `keep`): a real run's `message.delta`
  * events lose their text once the message ended and was kept, the saving is reported, the entry
  * keeps the full text and versions stay contiguous.
  */
@@ -98,6 +98,33 @@ describe("arbor --retention", { timeout: 120_000 }, () => {
     expect(JSON.stringify(events)).toContain("Hello from a CLI run with retention.");
     const bad = await runArbor(["--db", db, "--retention", "sometimes", "sessions"]);
     expect(bad.code).not.toBe(0);
-    expect(bad.stderr).toMatch(/--retention \(or ARBOR_RETENTION\) must be keep or drop-deltas; got "sometimes"/);
+    expect(bad.stderr).toMatch(/--retention \(or ARBOR_RETENTION\) must be delete-deltas, drop-deltas or keep; got "sometimes"/);
+  });
+
+  it("deletes the stored deltas of the run's reply by default; --retention keep keeps them", async () => {
+    const reply = "Hello from a CLI run with the default retention.";
+    const eventsOf = async (db: string) => {
+      const listed = await runArbor(["--db", db, "events", "latest", "--json"]);
+      expect(listed.code, listed.stderr).toBe(0);
+      return listed.stdout.trim().split("\n").map((line) => JSON.parse(line) as StoredEvent);
+    };
+    const byDefault = join(dir, "cli-default.db");
+    server.script(textResponse(reply));
+    const ran = await runArbor(["--db", byDefault, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "hi"], { env: { OPENAI_API_KEY: "test-key" } });
+    expect(ran.code, ran.stderr).toBe(0);
+    const deleted = await eventsOf(byDefault);
+    expect(deleted.filter((event) => event.type === "message.delta")).toEqual([]);
+    expect(JSON.stringify(deleted)).toContain(reply);
+    expect(deleted.map((event) => event.type)).toContain("message.ended");
+
+    const kept = join(dir, "cli-keep.db");
+    server.script(textResponse(reply));
+    const keptRun = await runArbor(["--db", kept, "--retention", "keep", "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "hi"], { env: { OPENAI_API_KEY: "test-key" } });
+    expect(keptRun.code, keptRun.stderr).toBe(0);
+    const keptEvents = await eventsOf(kept);
+    expect(deltas(keptEvents).join("")).toBe(reply);
+    // Same events but the deltas, at the same versions.
+    expect(deleted.map((event) => event.type)).toEqual(keptEvents.filter((event) => event.type !== "message.delta").map((event) => event.type));
+    expect(deleted.map((event) => event.version)).toEqual(keptEvents.filter((event) => event.type !== "message.delta").map((event) => event.version));
   });
 });

@@ -67,7 +67,8 @@ describe("a registered secret appears nowhere", { timeout: 180_000 }, () => {
       turnResponse({ text: `All done, the key ends in ${KEY.slice(-20)} and starts with ${KEY.slice(0, 20)}`, chunkSize: 4 }),
     );
     const run = await runArbor(
-      ["--db", db, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, `look for ${KEY} in .env`],
+      // `--retention keep`: the stored deltas are checked below (the default deletes them once the reply is kept).
+      ["--db", db, "--retention", "keep", "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, `look for ${KEY} in .env`],
       { env: { OPENAI_API_KEY: KEY } },
     );
     expect(run.code, run.stderr).toBe(0);

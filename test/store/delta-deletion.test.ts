@@ -23,6 +23,7 @@ import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { errorResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { tempDir } from "../cli/cli-helpers.ts";
+import { spawnTsx } from "./child-process.ts";
 import { PG_URL, useTestSchemas } from "./pg-test-db.ts";
 
 type Saved = { messageId: string; events: number; bytes: number };
@@ -205,6 +206,30 @@ describe.each(targets)("delete retention on the %s log", { timeout: 60_000 }, (n
     expect(events.filter((event) => event.type === "message.delta").map((event) => (event.data as { delta: string }).delta)).toEqual(["still ", "streaming", "discarded"]);
     expect(events.map((event) => event.version)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(saved).toEqual([]);
+    await log.close();
+  });
+});
+
+describe("delete retention and kill -9", { timeout: 60_000 }, () => {
+  it("a process killed mid-message leaves that message's deltas; closing it later with an entry deletes them", async () => {
+    const path = join(dir, "killed.db");
+    const child = spawnTsx("test/store/fixtures-log/delta-writer.ts", [path]);
+    const ready = await child.nextLine();
+    expect(ready).toBe("ready 10");
+    child.process.kill("SIGKILL");
+    expect((await child.exited).signal).toBe("SIGKILL");
+
+    const saved: Saved[] = [];
+    const log = createSqliteEventLog({ path, retention: { endedMessageDeltas: "delete", onDropped: (entry) => saved.push(entry) } });
+    const texts = (events: StoredEvent[]) => events.filter((event) => event.type === "message.delta").map((event) => [event.version, (event.data as { delta: string }).delta]);
+    const events = await log.readStream("session-crash");
+    // The ended, kept message lost its deltas (versions 2-4); the one cut off keeps all of its own.
+    expect(events.map((event) => event.version)).toEqual([1, 5, 6, 7, 8, 9, 10]);
+    expect(texts(events)).toEqual([[7, "cut "], [8, "off "], [9, "mid "], [10, "message"]]);
+    // What recovery does: it closes the message with an entry holding the text; then they go.
+    await log.append("session-crash", [{ type: "message.ended", data: { messageId: "m-open", role: "assistant", entryId: "e-open", stopReason: "aborted" }, metadata: { runId: "run-crash" } }], { expectedVersion: 10 });
+    expect(saved).toEqual([{ messageId: "m-open", events: 4, bytes: "cut off mid message".length }]);
+    expect((await log.readStream("session-crash")).map((event) => event.version)).toEqual([1, 5, 6, 11]);
     await log.close();
   });
 });

@@ -39,7 +39,7 @@ import { convertToLanguageModelPrompt, standardizePrompt } from "ai/internal";
 import type { ModelMessage } from "ai";
 import type { AgentMessage } from "../../core/messages.ts";
 import { conformsToModelMessage } from "./prompt-shape.ts";
-import { needsWholePromptConversion, providerMessageOf } from "./provider-prompt.ts";
+import { providerMessageOf, WholePromptCheck } from "./provider-prompt.ts";
 import { eachModelMessageFrom, type ModelTarget, toModelMessagesFrom } from "./to-model-messages.ts";
 
 type PromptMessage = LanguageModelV3Prompt[number];
@@ -94,10 +94,12 @@ export function createPromptBuilder(target: ModelTarget): PromptBuilder {
       const others: { at: number; message: ModelMessage }[] = [];
       const fresh: ModelMessage[] = [];
       let whole = false;
+      const check = new WholePromptCheck();
       const tail = eachModelMessageFrom(messages, target, start, (message) => {
         const direct = providerMessageOf(message);
         if (direct !== undefined) {
           tailPrompts.push(direct);
+          check.add(direct);
           return;
         }
         if (!validated.has(message) && !conformsToModelMessage(message)) fresh.push(message);
@@ -105,6 +107,7 @@ export function createPromptBuilder(target: ModelTarget): PromptBuilder {
         if (message.role !== "user") whole = true;
         others.push({ at: tailPrompts.length, message });
         tailPrompts.push(undefined as never);
+        check.add({ role: "user", content: [] }); // a user message (or `whole` anyway): closes the open calls
       });
       if (fresh.length > 0 || prefixPrompts.length + tailPrompts.length === 0) {
         // Throws the AI SDK's own InvalidPromptError for an empty or malformed prompt.
@@ -120,7 +123,7 @@ export function createPromptBuilder(target: ModelTarget): PromptBuilder {
       }
       const systemPrompts: PromptMessage[] = system === undefined ? [] : [{ role: "system", content: system }];
       let finalTail = tailPrompts;
-      if (whole || needsWholePromptConversion(tailPrompts)) {
+      if (check.end() || whole) {
         // Something only the SDK's whole-prompt conversion handles (never for our converter's output):
         // convert the tail again with the SDK, as a full conversion would.
         const converted = await convert({ system, messages: toModelMessagesFrom(messages, target, start).messages });

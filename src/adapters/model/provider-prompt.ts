@@ -13,7 +13,7 @@
  *   content of text and image-data); a user image part, an empty tool message (the SDK drops
  *   it) or anything unsure gives `undefined`, and the caller uses the SDK;
  * - the conversion of a message does not depend on the others; what does (the SDK merging
- *   consecutive tool messages, `MissingToolResultsError`) is {@link needsWholePromptConversion};
+ *   consecutive tool messages, `MissingToolResultsError`) is {@link WholePromptCheck};
  * - never throws; never mutates its input. `test/model/provider-prompt.test.ts` compares it with
  *   the SDK's output for generated messages.
  *
@@ -23,7 +23,7 @@
  * providerMessageOf({ role: "user", content: [{ type: "image", image: "aGk=" }] }); // undefined: the SDK converts it
  * ```
  */
-import type { LanguageModelV3Message, LanguageModelV3Prompt } from "@ai-sdk/provider";
+import type { LanguageModelV3Message } from "@ai-sdk/provider";
 import type { AssistantModelMessage, ModelMessage, ToolModelMessage, UserModelMessage } from "ai";
 import { conformsToModelMessage } from "./prompt-shape.ts";
 
@@ -31,53 +31,70 @@ type Part<M extends { content: unknown }> = Exclude<M["content"], string> extend
 type ProviderPart<Role extends LanguageModelV3Message["role"]> = Exclude<Extract<LanguageModelV3Message, { role: Role }>["content"], string>[number];
 type ProviderToolResult = Extract<ProviderPart<"tool">, { type: "tool-result" }>;
 
+// Content arrays are made at their final length (`map`, literals): an array grown by `push` keeps
+// a 17-slot backing store, about 130 bytes more per message of a 100,000-message prompt that lives on.
+
+function userPart(part: Part<UserModelMessage>): ProviderPart<"user"> {
+  const text = part as Extract<Part<UserModelMessage>, { type: "text" }>;
+  return { type: "text", text: text.text, providerOptions: text.providerOptions };
+}
+
 function userMessage(message: UserModelMessage): LanguageModelV3Message | undefined {
   const content = message.content;
   if (typeof content === "string") return { role: "user", content: [{ type: "text", text: content }], providerOptions: message.providerOptions };
-  const parts: ProviderPart<"user">[] = [];
-  for (const part of content as Part<UserModelMessage>[]) {
+  const parts = content as Part<UserModelMessage>[];
+  let empty = false;
+  for (const part of parts) {
     if (part.type !== "text") return undefined; // images: the SDK parses, may download and sniffs the media type
-    if (part.text !== "") parts.push({ type: "text", text: part.text, providerOptions: part.providerOptions });
+    if (part.text === "") empty = true;
   }
-  return { role: "user", content: parts, providerOptions: message.providerOptions };
+  const kept = empty ? parts.filter((part) => (part as { text: string }).text !== "") : parts;
+  return { role: "user", content: kept.map(userPart), providerOptions: message.providerOptions };
 }
+
+function assistantPart(part: Part<AssistantModelMessage>): ProviderPart<"assistant"> {
+  if (part.type === "tool-call") {
+    return {
+      type: "tool-call",
+      toolCallId: part.toolCallId,
+      toolName: part.toolName,
+      input: part.input,
+      providerExecuted: part.providerExecuted,
+      providerOptions: part.providerOptions,
+    };
+  }
+  const text = part as Extract<Part<AssistantModelMessage>, { type: "text" | "reasoning" }>;
+  return { type: text.type, text: text.text, providerOptions: text.providerOptions };
+}
+
+/** The SDK drops an assistant text part with no text and no provider options. */
+const keptAssistantPart = (part: Part<AssistantModelMessage>) => part.type !== "text" || part.text !== "" || part.providerOptions != null;
 
 function assistantMessage(message: AssistantModelMessage): LanguageModelV3Message | undefined {
   const content = message.content;
   if (typeof content === "string") return { role: "assistant", content: [{ type: "text", text: content }], providerOptions: message.providerOptions };
-  const parts: ProviderPart<"assistant">[] = [];
-  for (const part of content as Part<AssistantModelMessage>[]) {
-    if (part.type === "text") {
-      if (part.text !== "" || part.providerOptions != null) parts.push({ type: "text", text: part.text, providerOptions: part.providerOptions });
-    } else if (part.type === "reasoning") {
-      parts.push({ type: "reasoning", text: part.text, providerOptions: part.providerOptions });
-    } else if (part.type === "tool-call") {
-      parts.push({
-        type: "tool-call",
-        toolCallId: part.toolCallId,
-        toolName: part.toolName,
-        input: part.input,
-        providerExecuted: part.providerExecuted,
-        providerOptions: part.providerOptions,
-      });
-    } else {
-      return undefined;
-    }
+  const parts = content as Part<AssistantModelMessage>[];
+  let dropped = false;
+  for (const part of parts) {
+    if (part.type !== "text" && part.type !== "reasoning" && part.type !== "tool-call") return undefined;
+    if (!keptAssistantPart(part)) dropped = true;
   }
-  return { role: "assistant", content: parts, providerOptions: message.providerOptions };
+  return { role: "assistant", content: (dropped ? parts.filter(keptAssistantPart) : parts).map(assistantPart), providerOptions: message.providerOptions };
+}
+
+function toolPart(part: Part<ToolModelMessage>): ProviderPart<"tool"> {
+  const result = part as Extract<Part<ToolModelMessage>, { type: "tool-result" }>;
+  const output = result.output;
+  // The SDK passes text and error-text outputs through, and copies a content array's text and image-data items.
+  const mapped = output.type === "content" ? { type: "content" as const, value: output.value.slice() } : output;
+  return { type: "tool-result", toolCallId: result.toolCallId, toolName: result.toolName, output: mapped as ProviderToolResult["output"], providerOptions: result.providerOptions };
 }
 
 function toolMessage(message: ToolModelMessage): LanguageModelV3Message | undefined {
-  if (message.content.length === 0) return undefined; // the SDK drops an empty tool message
-  const parts: ProviderPart<"tool">[] = [];
-  for (const part of message.content as Part<ToolModelMessage>[]) {
-    if (part.type !== "tool-result") return undefined;
-    const output = part.output;
-    // The SDK passes text and error-text outputs through, and copies a content array's text and image-data items.
-    const mapped = output.type === "content" ? { type: "content" as const, value: output.value.slice() } : output;
-    parts.push({ type: "tool-result", toolCallId: part.toolCallId, toolName: part.toolName, output: mapped as ProviderToolResult["output"], providerOptions: part.providerOptions });
-  }
-  return { role: "tool", content: parts, providerOptions: message.providerOptions };
+  const parts = message.content as Part<ToolModelMessage>[];
+  if (parts.length === 0) return undefined; // the SDK drops an empty tool message
+  for (const part of parts) if (part.type !== "tool-result") return undefined;
+  return { role: "tool", content: parts.map(toolPart), providerOptions: message.providerOptions };
 }
 
 /**
@@ -98,30 +115,56 @@ export function providerMessageOf(message: ModelMessage): LanguageModelV3Message
 }
 
 /**
- * Whether the SDK's whole-prompt steps would change or reject `prompt` (provider messages in
- * order): two consecutive tool messages (the SDK merges them) or a tool call without a result
- * before the next user message or the end (the SDK throws `MissingToolResultsError`). Arbor's
- * converter never emits either; when this is `true` the caller converts with the SDK, which
- * merges or throws its own error. Never throws.
+ * Whether the SDK's whole-prompt steps could change or reject a prompt, fed its provider
+ * messages in order (`add`), then read (`needed`): true for two consecutive tool messages (the
+ * SDK merges them), a tool call not answered by the tool message right after its assistant
+ * message (the SDK throws `MissingToolResultsError` unless a later tool message answers it), or
+ * anything else this cheap check does not follow. Conservative: `needed === false` means the SDK
+ * would return the messages as given. Arbor's converter never emits any of these; when `needed`
+ * the caller converts with the SDK, which merges or throws its own error. Never throws.
  *
  * @example
  * ```ts
- * if (needsWholePromptConversion(direct)) prompt = await convertToLanguageModelPrompt({ prompt: { system, messages }, supportedUrls, download: undefined });
+ * const check = new WholePromptCheck();
+ * for (const message of prompt) check.add(message);
+ * if (check.needed) prompt = await convertToLanguageModelPrompt({ prompt: { system, messages }, supportedUrls, download: undefined });
  * ```
  */
-export function needsWholePromptConversion(prompt: LanguageModelV3Prompt): boolean {
-  const open = new Set<string>();
-  let previous: LanguageModelV3Message["role"] | undefined;
-  for (const message of prompt) {
+export class WholePromptCheck {
+  /** True once the SDK might change or reject the prompt. */
+  needed = false;
+  /** Tool calls of the last assistant message not yet answered (usually none or a few). */
+  private open: string[] = [];
+  private previous: LanguageModelV3Message["role"] | undefined;
+
+  /** Feed the next provider message of the prompt. */
+  add(message: LanguageModelV3Message): void {
+    const open = this.open;
     if (message.role === "tool") {
-      if (previous === "tool") return true;
-      for (const part of message.content) if (part.type === "tool-result") open.delete(part.toolCallId);
-    } else if (message.role === "assistant") {
-      for (const part of message.content) if (part.type === "tool-call" && !part.providerExecuted) open.add(part.toolCallId);
-    } else if (open.size > 0) {
-      return true;
+      if (this.previous === "tool") this.needed = true;
+      const content = message.content;
+      for (let index = 0; index < content.length && open.length > 0; index++) {
+        const part = content[index];
+        if (part.type !== "tool-result") continue;
+        for (let at = open.length - 1; at >= 0; at--) if (open[at] === part.toolCallId) open.splice(at, 1);
+      }
+    } else {
+      // Calls left open by the previous assistant are missing results for the SDK (or answered later: not followed here).
+      if (open.length > 0) this.needed = true;
+      if (message.role === "assistant") {
+        const content = message.content;
+        for (let index = 0; index < content.length; index++) {
+          const part = content[index];
+          if (part.type === "tool-call" && !part.providerExecuted) open.push(part.toolCallId);
+        }
+      }
     }
-    previous = message.role;
+    this.previous = message.role;
   }
-  return open.size > 0;
+
+  /** Call after the last message: calls still open at the end are missing results. */
+  end(): boolean {
+    if (this.open.length > 0) this.needed = true;
+    return this.needed;
+  }
 }

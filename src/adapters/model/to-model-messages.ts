@@ -71,6 +71,8 @@ interface WellFormedString {
  * ```
  */
 export function wellFormed(text: string): string {
+  // Malformed input (not a string) passes through unchanged, as before: the SDK's validation rejects it with its own error.
+  if (typeof text !== "string") return text;
   // ES2024's native check and repair (Node >= 20): the same replacement as the regex, far cheaper on long histories.
   const native = text as string & WellFormedString;
   return native.isWellFormed() ? text : native.toWellFormed();
@@ -173,7 +175,16 @@ function wireToolCallId(id: string, keepSignatures: boolean): string {
   return portable.length <= 40 ? portable : `${portable.slice(0, 31)}_${shortHash(callId)}`;
 }
 
-function assistantMessage(message: AssistantMessage, target: ModelTarget | undefined, ids: Map<string, string>): AssistantModelMessage {
+/** A tool call of the open batch: its id in the log, the id sent, its name, whether a result was kept. */
+interface PendingCall {
+  id: string;
+  wireId: string;
+  name: string;
+  answered: boolean;
+}
+
+/** The assistant's model message; its tool calls are appended to `calls`. */
+function assistantMessage(message: AssistantMessage, target: ModelTarget | undefined, calls: PendingCall[]): AssistantModelMessage {
   const keepSignatures = sameModel(message, target);
   const content: Exclude<AssistantModelMessage["content"], string> = [];
   for (const block of message.content) {
@@ -196,7 +207,7 @@ function assistantMessage(message: AssistantMessage, target: ModelTarget | undef
       const pipe = block.id.indexOf("|");
       if (keepSignatures && pipe > 0 && !providerOptions) providerOptions = { openai: { itemId: block.id.slice(pipe + 1) } };
       const toolCallId = wireToolCallId(block.id, keepSignatures);
-      ids.set(block.id, toolCallId);
+      calls.push({ id: block.id, wireId: toolCallId, name: block.name, answered: false });
       content.push(
         providerOptions
           ? { type: "tool-call", toolCallId, toolName: block.name, input: block.arguments, providerOptions }
@@ -207,14 +218,18 @@ function assistantMessage(message: AssistantMessage, target: ModelTarget | undef
   return { role: "assistant", content };
 }
 
-/** The text blocks of a tool result joined by newlines (one block, the common case: its text, no array). */
+/** The text blocks of a tool result joined by newlines, as `Array.prototype.join` would (one block, the common case: no array). */
 function resultText(result: ToolResultMessage): string {
-  let text: string | undefined;
+  let text = "";
+  let first = true;
   for (const block of result.content) {
     if (block.type !== "text") continue;
-    text = text === undefined ? block.text : `${text}\n${block.text}`;
+    const part: unknown = block.text;
+    const piece = part === undefined || part === null ? "" : String(part);
+    text = first ? piece : `${text}\n${piece}`;
+    first = false;
   }
-  return wellFormed(text ?? "");
+  return wellFormed(text);
 }
 
 function toolResultPart(result: ToolResultMessage, toolCallId: string): ToolResultPart {
@@ -306,30 +321,23 @@ export function eachModelMessageFrom(
   let emitted = 0;
   let clean = start;
   let cleanOut = 0;
-  let pending: { id: string; name: string }[] | undefined;
-  const ids = new Map<string, string>();
-  let answered: Set<string> | undefined;
+  // The calls of the open batch (one array for the whole conversion, emptied when a batch closes).
+  const pending: PendingCall[] = [];
   let toolMessage: ToolModelMessage | undefined;
+  const addResult = (part: ToolResultPart) => {
+    if (toolMessage === undefined) toolMessage = { role: "tool", content: [part] };
+    else toolMessage.content.push(part);
+  };
 
   const closeToolBatch = () => {
-    if (pending !== undefined) {
-      for (const call of pending) {
-        if (answered?.has(call.id)) continue;
-        toolMessage ??= { role: "tool", content: [] };
-        toolMessage.content.push({
-          type: "tool-result",
-          toolCallId: ids.get(call.id) ?? call.id,
-          toolName: call.name,
-          output: { type: "error-text", value: "No result provided" },
-        });
-      }
+    for (const call of pending) {
+      if (!call.answered) addResult({ type: "tool-result", toolCallId: call.wireId, toolName: call.name, output: { type: "error-text", value: "No result provided" } });
     }
     if (toolMessage !== undefined) {
       emit(toolMessage);
       emitted++;
     }
-    pending = undefined;
-    answered = undefined;
+    pending.length = 0;
     toolMessage = undefined;
   };
   const push = (message: ModelMessage) => {
@@ -341,24 +349,22 @@ export function eachModelMessageFrom(
     const message = messages[index];
     if (message.role !== "toolResult") {
       // A user or assistant message closes the open batch: everything before it is final.
-      if (pending !== undefined || toolMessage !== undefined) closeToolBatch();
+      if (pending.length > 0 || toolMessage !== undefined) closeToolBatch();
       clean = index;
       cleanOut = emitted;
     }
     if (message.role === "assistant") {
       if (message.stopReason === "error" || message.stopReason === "aborted") continue;
-      const converted = assistantMessage(message, target, ids);
+      // Its tool calls open the batch (an assistant with a call always has content, so is kept).
+      const converted = assistantMessage(message, target, pending);
       if (converted.content.length === 0) continue;
       push(converted);
-      for (const block of message.content) {
-        if (block.type === "toolCall") (pending ??= []).push({ id: block.id, name: block.name });
-      }
     } else if (message.role === "toolResult") {
-      const call = pending?.find((candidate) => candidate.id === message.toolCallId);
-      if (!call || answered?.has(call.id)) continue;
-      (answered ??= new Set()).add(call.id);
-      toolMessage ??= { role: "tool", content: [] };
-      toolMessage.content.push(toolResultPart(message, ids.get(call.id) ?? call.id));
+      const call = pending.find((candidate) => candidate.id === message.toolCallId);
+      if (!call || call.answered) continue;
+      // Every call of that id is answered by this result (a repeated id is answered once).
+      for (const other of pending) if (other.id === call.id) other.answered = true;
+      addResult(toolResultPart(message, call.wireId));
     } else {
       if (message.role === "user" || message.role === "custom") {
         const content = userParts(message.content);
@@ -369,6 +375,6 @@ export function eachModelMessageFrom(
       }
     }
   }
-  if (pending !== undefined || toolMessage !== undefined) closeToolBatch();
+  if (pending.length > 0 || toolMessage !== undefined) closeToolBatch();
   return { clean, cleanOut };
 }
