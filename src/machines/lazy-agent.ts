@@ -8,9 +8,10 @@
  *   it builds the agent at once, as before;
  * - a lazy agent is the same {@link Agent}: every method and stream builds the real agent
  *   (`build`) on first use and delegates to it; until then it holds only its options.
- *   `operation()`, `hasQueuedMessages()`, `whenReady()`, `waitForIdle()`, `abort()` and
- *   `dispose()` do not build it (they answer what the idle agent would: "idle", the log's
- *   queues, nothing to wait for or stop);
+ *   `operation()`, `hasQueuedMessages()`, `getState()`, `whenReady()`, `waitForIdle()`, `abort()`
+ *   and `dispose()` do not build it (they answer what the idle agent would: "idle", the log's
+ *   queues, the settings of its options or else of the session's context — model, registered
+ *   name, active tools, thinking level — nothing to wait for or stop);
  * - it registers itself as the session's actor (`registerSessionActor`) at once, so compaction
  *   and navigation on the session find it (and build the agent) instead of making a second slot;
  *   methods live on the prototype, so an idle agent costs one small object.
@@ -117,7 +118,23 @@ export class LazyAgent implements Agent {
     return this.#agent ? this.#agent.whenReady() : READY;
   }
   getState(): AgentStateSnapshot {
-    return this.#real().getState();
+    if (this.#agent) return this.#agent.getState();
+    // What the idle agent's snapshot holds (agent.ts `snapshotOf` before its machine exists).
+    const { session, model, modelName, activeToolNames, thinkingLevel } = this.#options!;
+    const context = activeToolNames === undefined || thinkingLevel === undefined ? session.view.buildContext() : undefined;
+    const active = activeToolNames ?? context!.activeToolNames;
+    const { steering, followUp } = session.view.activity.queues;
+    return {
+      status: "idle",
+      operation: "idle",
+      pendingToolCalls: [],
+      steeringQueue: steering,
+      followUpQueue: followUp,
+      thinkingLevel: thinkingLevel ?? context!.thinkingLevel,
+      model: { provider: model.provider, modelId: model.modelId },
+      activeToolNames: active === null ? null : [...active],
+      ...(modelName !== undefined ? { modelName } : {}),
+    };
   }
   get state$(): Observable<AgentStateSnapshot> {
     return this.#real().state$;

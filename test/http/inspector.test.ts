@@ -1,6 +1,7 @@
 /**
- * The offline inspector in Chromium: the session list, the tree (leaf, branch, label) and the
- * run timeline with tool calls and durations, from the service's own routes only.
+ * The offline inspector in Chromium: the session list (refreshed live), the tree (leaf, branch,
+ * label and the label entry's text) and the run timeline with tool calls and durations, from the
+ * service's own routes only.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -54,6 +55,10 @@ describe("the offline inspector page", () => {
       expect(tree.filter((type) => type === "message").length).toBe(7);
       const labels = await page.$$eval("#tree .label", (items) => items.map((item) => item.textContent));
       expect(labels).toEqual(["checkpoint"]);
+      // The label entry itself shows its text and target, not just "label".
+      const labelEntry = (await page.textContent("#tree [data-type=label] > .entry"))!;
+      expect(labelEntry).toContain('"checkpoint" on');
+      expect(labelEntry).toContain(firstUser.id.slice(0, 8));
       // The branch: the first user message and the second one are siblings under the same parent.
       const siblings = await page.$$eval(`#tree [data-entry-id="${firstUser.parentId}"] > ul > li`, (items) => items.length);
       expect(siblings).toBe(2);
@@ -70,6 +75,46 @@ describe("the offline inspector page", () => {
       await page.screenshot({ path });
       expect(readFileSync(path).subarray(1, 4).toString()).toBe("PNG");
       rmSync(dir, { recursive: true, force: true });
+    } finally {
+      await browser.close();
+    }
+  }, 120_000);
+
+  it("refreshes the session list live: a new session and a chosen session's new messages appear without a reload", async () => {
+    model = await startOpenAIServer();
+    model.script(textResponse("First."), textResponse("Second."), textResponse("Third."));
+    service = await startService({ modelUrl: model.url });
+    const send = async (chatId: string, text: string) =>
+      readChunks(await service!.transport().sendMessages({ chatId, messages: [userMessage(text)], trigger: "submit-message", messageId: undefined, abortSignal: undefined }));
+    await send("one", "first question");
+
+    const browser = await launchChromium();
+    try {
+      const page = await browser.context.newPage();
+      let listReads = 0;
+      page.on("request", (request) => {
+        if (new URL(request.url()).pathname === "/api/sessions") listReads += 1;
+      });
+      // A short refresh interval for the test (the default is 5 s, docs/http.md).
+      await page.goto(`${service.url}/inspector#token=${TOKEN}&refresh=200`);
+      await page.waitForSelector('#sessions [data-session-id="one"]');
+      // (The list also holds the harness's own session, which startService's harness made.)
+      const listed = () => page.$$eval("#sessions [data-session-id]", (items) => items.map((item) => item.getAttribute("data-session-id")).filter((id) => id === "one" || id === "two"));
+      expect(await listed()).toEqual(["one"]);
+
+      // Another client starts a session: it joins the list, first (the most recently appended), without a reload.
+      await send("two", "second question");
+      await page.waitForSelector('#sessions [data-session-id="two"]');
+      expect(await listed()).toEqual(["two", "one"]);
+
+      // The chosen session's new messages update its row (its count), from its live event stream.
+      await page.click('#sessions [data-session-id="one"]');
+      await page.waitForSelector("#tree [data-entry-id][data-type=message] >> nth=1");
+      expect(await page.textContent('#sessions [data-session-id="one"] .muted')).toContain("2 msgs");
+      await send("one", "third question");
+      await page.waitForSelector('#sessions [data-session-id="one"] .muted:has-text("4 msgs")');
+      expect(await listed()).toEqual(["one", "two"]);
+      expect(listReads).toBeGreaterThan(2);
     } finally {
       await browser.close();
     }

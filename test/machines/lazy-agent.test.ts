@@ -7,8 +7,10 @@
  */
 import { describe, expect, it } from "vitest";
 import { createAgent } from "../../src/machines/agent.ts";
+import type { AgentOptions } from "../../src/machines/agent-types.ts";
+import { LazyAgent } from "../../src/machines/lazy-agent.ts";
 import { sessionActorOf } from "../../src/machines/session-actor.ts";
-import { appendUnfinishedRun, fakeModel, sessionEvents, sqliteSession } from "./helpers.ts";
+import { appendUnfinishedRun, fakeModel, sessionEvents, sleepTool, sqliteSession } from "./helpers.ts";
 
 describe("the agent of an idle session", () => {
   it("is the session's actor before its first use, and runs prompts and operations through one slot", async () => {
@@ -47,6 +49,33 @@ describe("the agent of an idle session", () => {
     expect(outcome.status).toBe("done");
     expect(second.hasQueuedMessages()).toBe(false);
     await second.dispose();
+    await log.close();
+  });
+
+  it("getState() answers from the log and its options without building the agent, as the built agent does", async () => {
+    const { log, repo, session } = await sqliteSession();
+    const tools = [sleepTool("a"), sleepTool("b")];
+    const first = createAgent({ session, model: fakeModel([]), tools });
+    await first.setThinkingLevel("high");
+    await first.setTools(tools, ["b"]);
+    first.followUp("later, please");
+    await first.waitForIdle();
+    await first.dispose();
+
+    for (const options of [{}, { modelName: "main", thinkingLevel: "low" as const, activeToolNames: ["a", "b"] }]) {
+      const reopened = await repo.open(session.id);
+      let built = 0;
+      // The build of createAgent's eager path (an inspect observer makes it eager), counted.
+      const agent = new LazyAgent({ session: reopened, model: fakeModel([]), tools, ...options }, (real: AgentOptions) => (built++, createAgent({ ...real, inspect: () => undefined })));
+      const lazy = agent.getState();
+      expect(built).toBe(0);
+      expect(lazy).toMatchObject(options.thinkingLevel ? { thinkingLevel: "low", activeToolNames: ["a", "b"], modelName: "main" } : { thinkingLevel: "high", activeToolNames: ["b"] });
+      expect(lazy.followUpQueue).toHaveLength(1);
+      void agent.writes; // builds it
+      expect(built).toBe(1);
+      expect(agent.getState()).toEqual(lazy);
+      await agent.dispose();
+    }
     await log.close();
   });
 

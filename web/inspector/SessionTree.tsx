@@ -1,7 +1,8 @@
 /**
  * The session tree (`GET {base}/sessions/:id`): every entry as `[data-entry-id][data-type]`,
- * branches as nested lists, the leaf `.leaf`, labels `.label`, compactions and branch summaries
- * named; `#tree[data-version]` is the stream version shown.
+ * branches as nested lists, the leaf `.leaf`, labels `.label` (on their target), a label entry
+ * with its text and target (`"checkpoint" on 0192ab3c`), compactions and branch summaries named;
+ * `#tree[data-version]` is the stream version shown.
  */
 export interface TreeNode {
   entry: any;
@@ -31,6 +32,8 @@ function entryText(entry: any): string {
   if (entry.type === "branch_summary") return `branch summary: ${(entry.summary ?? "").slice(0, 120)}`;
   if (entry.type === "model_change") return `model ${entry.provider}:${entry.modelId}`;
   if (entry.type === "custom") return `custom ${entry.customType}`;
+  // A label entry names its target; an empty label clears the target's label.
+  if (entry.type === "label") return entry.label ? `"${entry.label}" on ${String(entry.targetId).slice(0, 8)}` : `cleared on ${String(entry.targetId).slice(0, 8)}`;
   return entry.type;
 }
 

@@ -7,6 +7,14 @@ export const base = document.body.dataset.base ?? "/api";
 
 export const initialToken = (): string => new URLSearchParams(location.hash.slice(1)).get("token") ?? "";
 
+/** How often the session list is read again, in ms: `#refresh=MS` in the URL fragment (0: never), default 5 000. */
+export const DEFAULT_REFRESH_MS = 5_000;
+export const refreshMs = (): number => {
+  const raw = new URLSearchParams(location.hash.slice(1)).get("refresh");
+  const value = raw === null ? Number.NaN : Number(raw);
+  return Number.isFinite(value) && value >= 0 ? value : DEFAULT_REFRESH_MS;
+};
+
 const headers = (token: string): Record<string, string> => (token ? { authorization: `Bearer ${token}` } : {});
 
 export async function getJson<T>(path: string, token: string): Promise<T> {

@@ -9,7 +9,7 @@
  */
 import { useCallback, useEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
-import { getJson, initialToken, isAbort, openStream, readEvents } from "./api.ts";
+import { getJson, initialToken, isAbort, openStream, readEvents, refreshMs } from "./api.ts";
 import { Machines, type MachineRecord } from "./Machines.tsx";
 import { SessionList, type SessionRow } from "./SessionList.tsx";
 import { SessionTree, type SessionDetail } from "./SessionTree.tsx";
@@ -32,16 +32,39 @@ function App() {
   tokenRef.current = token;
   const fail = useCallback((error: unknown) => setStatus(String((error as Error)?.message ?? error)), []);
 
-  const load = useCallback(async () => {
+  // The list is read again every `#refresh=MS` (default 5 s) while the page is shown, and after
+  // the chosen session's entries change; one read in flight, one queued.
+  const listing = useRef<{ reading: boolean; again: boolean }>({ reading: false, again: false });
+  const load = useCallback(async (): Promise<void> => {
+    const state = listing.current;
+    if (state.reading) {
+      state.again = true;
+      return;
+    }
+    state.reading = true;
     try {
       const list = await getJson<{ sessions: SessionRow[] }>("/sessions", tokenRef.current);
       setSessions(list.sessions);
       setStatus(`${list.sessions.length} session(s)`);
     } catch (error) {
       fail(error);
+    } finally {
+      state.reading = false;
+      if (state.again) {
+        state.again = false;
+        void load();
+      }
     }
   }, [fail]);
   useEffect(() => void load(), [load]);
+  useEffect(() => {
+    const every = refreshMs();
+    if (every === 0) return;
+    const timer = setInterval(() => {
+      if (!document.hidden) void load();
+    }, every);
+    return () => clearInterval(timer);
+  }, [load]);
 
   useEffect(() => {
     if (!selected) return;
@@ -75,7 +98,10 @@ function App() {
     const onEvent = (event: LogEvent) => {
       if (!live()) return;
       if (model.apply(event)) setTick((tick) => tick + 1);
-      if (event.type === "entry.appended" || event.type === "leaf.moved") showTree().catch(fail);
+      if (event.type === "entry.appended" || event.type === "leaf.moved") {
+        showTree().catch(fail);
+        void load();
+      }
     };
     const latest = new Map<string, MachineRecord>();
     const onRecord = (record: MachineRecord) => {
@@ -104,7 +130,7 @@ function App() {
         .catch(failLive);
     })().catch(failLive);
     return () => follow.abort();
-  }, [selected, fail]);
+  }, [selected, fail, load]);
 
   return (
     <>
