@@ -226,15 +226,28 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
       throw error;
     }
-    const before = await log.streamVersion(sessionStream(id));
+    return promptAndStream(id, () => session.prompt(prompt.text, prompt.images.length ? prompt.images : undefined, trace.options), trace);
+  };
+
+  /**
+   * Starts `run` (a prompt or continue of the session) and streams the chunks of `chunks`, failing
+   * the stream when the run fails before it starts; `409 SESSION_BUSY` when the slot is busy.
+   */
+  const streamRun = (run: () => Promise<unknown>, chunks: Observable<UIMessageChunk>, trace: RequestTrace): Response => {
     let outcome: Promise<unknown>;
     try {
-      outcome = session.prompt(prompt.text, prompt.images.length ? prompt.images : undefined, trace.options);
+      outcome = run();
     } catch (error) {
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
       throw error;
     }
-    return uiMessageStreamResponse(followRun(runChunks$(log, sessionStream(id), before), outcome), { ...keepAlive, headers: trace.headers });
+    return uiMessageStreamResponse(followRun(chunks, outcome), { ...keepAlive, headers: trace.headers });
+  };
+
+  /** Prompts (`prompt` calls the session's `prompt`) and streams the run that starts after the stream's current version. */
+  const promptAndStream = async (id: string, prompt: () => Promise<unknown>, trace: RequestTrace): Promise<Response> => {
+    const before = await log.streamVersion(sessionStream(id));
+    return streamRun(prompt, runChunks$(log, sessionStream(id), before), trace);
   };
 
   /** Records the decisions, continues the run and streams the continuation of its message. */
@@ -255,15 +268,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const before = await log.streamVersion(streamId);
     const [lastStart] = (await log.readStream(streamId, { fromVersion: before, direction: "backwards" })).filter((event) => event.type === "run.started").map((event) => event.version);
     const first = lastStart === undefined ? before + 1 : await messageStart(log, streamId, lastStart);
-    let outcome: Promise<unknown>;
-    try {
-      outcome = session.continue(trace.options);
-    } catch (error) {
-      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
-      throw error;
-    }
     // A call still without a decision rejects continue() (ApprovalPendingError): the stream ends with that error.
-    return uiMessageStreamResponse(followRun(runChunks$(log, streamId, first - 1, { emitAfterVersion: before, endAfterVersion: before }), outcome), { ...keepAlive, headers: trace.headers });
+    return streamRun(() => session.continue(trace.options), runChunks$(log, streamId, first - 1, { emitAfterVersion: before, endAfterVersion: before }), trace);
   };
 
   /**
@@ -281,15 +287,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
       throw error;
     }
-    const before = await log.streamVersion(sessionStream(id));
-    let outcome: Promise<unknown>;
-    try {
-      outcome = session.prompt({ ...target.message, timestamp: Date.now() }, undefined, trace.options);
-    } catch (error) {
-      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
-      throw error;
-    }
-    return uiMessageStreamResponse(followRun(runChunks$(log, sessionStream(id), before), outcome), { ...keepAlive, headers: trace.headers });
+    return promptAndStream(id, () => session.prompt({ ...target.message, timestamp: Date.now() }, undefined, trace.options), trace);
   };
 
   /** The chunks, or an error when the prompt fails before its run starts (a throwing hook has no run.ended to end the stream). */

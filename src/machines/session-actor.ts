@@ -4,7 +4,10 @@
  * Contract (ours; the model is pi's one `operation` slot per session, `harness/reducer.ts`):
  * - every session handle has at most one session actor in this process: the agent created
  *   for it (`createAgent` registers itself), or, for a handle no agent drives, a standalone
- *   slot created on first use (the same agent machine, which then refuses runs);
+ *   slot created on first use (the same agent machine, which then refuses runs); when an agent
+ *   takes over from a standalone slot, the agent's writer appends only once the slot's queued
+ *   writes are committed (the writer handover, `session-writer.ts`), and the old slot's `writes`
+ *   go through the agent from then on;
  * - the slot holds one operation at a time: `idle | preparing | running | compacting |
  *   navigating | awaiting-approval`; {@link SessionActor.operate} starts a compaction or a navigation only when
  *   the slot is idle, else it rejects with `SessionBusyError` (`details.busyWith` names what
@@ -141,7 +144,23 @@ export function sessionActorOf(session: SessionHandle): SessionActor {
   // Its own writer; one refused append fails that write only (the next write starts a fresh writer).
   let writer = createSessionWriter({ session });
   const current = () => (writer.failure === undefined ? writer : (writer = createSessionWriter({ session })));
-  const created = slotOver(session.id, createActor(machine, { input: {} }).start(), current);
+  const slot = slotOver(session.id, createActor(machine, { input: {} }).start(), current);
+  // Once an agent took the session (registerSessionActor), a caller still holding this slot
+  // writes through the agent's writer: one writer per session (its writer waits for this one's
+  // queued writes first, `session-writer.ts` handover).
+  const owner = (): SessionWrites => {
+    const registered = actors.get(session);
+    return registered && registered !== created ? registered.writes : slot.writes;
+  };
+  const created: SessionActor = {
+    ...slot,
+    writes: {
+      appendEntries: (entries, options) => owner().appendEntries(entries, options),
+      appendEvents: (events) => owner().appendEvents(events),
+      moveLeaf: (leafId) => owner().moveLeaf(leafId),
+      record: (events) => owner().record(events),
+    },
+  };
   actors.set(session, created);
   return created;
 }

@@ -20,6 +20,11 @@
  *   reject with the error of a refused append, which poisons the writer like any failed
  *   append; on a poisoned writer they reject with its failure at once. `onCommitted` sees
  *   the events of `appendEvents` (entries and leaf moves reach readers through `events$`);
+ * - **handover**: one writer of a session appends at a time in this process: a writer created
+ *   for a session that already has one (the agent's, taking over from the standalone slot's or
+ *   from a writer that failed) starts appending once the previous one is drained (nothing of it
+ *   queued or in flight), so its entries chain after the previous writer's and its writes land
+ *   after them;
  * - **failure**: the first failed append (e.g. `ExpectedVersionConflictError` when
  *   another process wrote to the same session) poisons the writer: the refused batch
  *   and everything pushed later are dropped, nothing more is written, and `onError`
@@ -84,6 +89,8 @@ export interface SessionWriter {
   moveLeaf(leafId: string | null): Promise<void>;
   /** The error that poisoned the writer, if any. */
   readonly failure: unknown;
+  /** Resolves once nothing of this writer is queued or in flight (or it failed). Never rejects. */
+  drained(): Promise<void>;
   /** Number of committed appends (group commits) so far. */
   readonly commits: number;
 }
@@ -118,8 +125,13 @@ function sameDeltaTarget(a: NewEvent, b: NewEvent): boolean {
  * const writer = createSessionWriter({ session });
  * ```
  */
+/** The last writer created for each session handle (the handover, see the module contract). */
+const latestWriter = new WeakMap<SessionHandle, SessionWriter>();
+
 export function createSessionWriter(options: SessionWriterOptions): SessionWriter {
   const { session } = options;
+  // The previous writer of this session drains before this one appends anything.
+  let handover: Promise<void> | undefined = latestWriter.get(session)?.drained();
   let buffer: NewEvent[] = [];
   let inFlight: Promise<void> | undefined;
   let scheduled = false;
@@ -164,7 +176,14 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
     });
   };
 
+  const afterHandover = async (): Promise<void> => {
+    if (!handover) return;
+    await handover;
+    handover = undefined;
+  };
+
   const commit = async (): Promise<void> => {
+    await afterHandover();
     while (buffer.length > 0 && failure === undefined) {
       const batch = chainEntries(buffer);
       const upTo = pushed;
@@ -205,6 +224,7 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
 
   /** A prepared append: after what was pushed before, holding the writer while it runs. */
   const prepared = async <T>(work: () => Promise<T>, storedOf: (result: T) => StoredEvent[]): Promise<T> => {
+    await afterHandover();
     await flush();
     while (failure === undefined && (inFlight || scheduled)) await (inFlight ?? new Promise((resolve) => setImmediate(resolve)));
     if (failure !== undefined) throw failure;
@@ -237,7 +257,7 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
     }
   };
 
-  return {
+  const writer: SessionWriter = {
     push(...events) {
       if (failure !== undefined) return;
       pushed += events.length;
@@ -268,10 +288,17 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
     get failure() {
       return failure;
     },
+    async drained() {
+      await afterHandover();
+      await flush();
+      while (failure === undefined && (inFlight || scheduled || buffer.length > 0)) await (inFlight ?? new Promise((resolve) => setImmediate(resolve)));
+    },
     get commits() {
       return commits;
     },
   };
+  latestWriter.set(session, writer);
+  return writer;
 }
 
 /** Codes of an append the log refused (another writer, a fenced-out owner, the log gone), as opposed to bad input. */

@@ -120,6 +120,8 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       return { streamId, nextExpectedVersion: current, events: [], lastGlobalPosition: last, duplicate: false };
     }
     const stored: StoredEvent[] = new Array(events.length);
+    // Reported only if this write gets through: a write rolled back in its savepoint deleted nothing.
+    const savedHere: DroppedDeltas[] = [];
     let version = current;
     let position = 0;
     for (let index = 0; index < events.length; index++) {
@@ -129,7 +131,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       const info = statements.insertEvent.run(event.eventId, streamId, version, event.type, event.schemaVersion, time, event.dataJson, event.metadataJson);
       position = Number(info.lastInsertRowid);
       const saved = retain?.(streamId, event, version);
-      if (saved) dropped.push(saved);
+      if (saved) savedHere.push(saved);
       stored[index] = {
         eventId: event.eventId,
         streamId,
@@ -146,6 +148,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
     else statements.updateStream.run(version, now, streamId);
     sessionIndex?.appended(streamId, current, stored);
     if (summaries && sessionIdOfStream(streamId) !== undefined) summaries.merge(summarizeEvents(streamId, stored, current + 1));
+    dropped.push(...savedHere);
     return { streamId, nextExpectedVersion: version, events: stored, lastGlobalPosition: position, duplicate: false };
   };
 

@@ -11,7 +11,9 @@ import { messageEntryEvent, runEvent } from "../../src/machines/run-records.ts";
 import { sessionActorOf } from "../../src/machines/session-actor.ts";
 import { createSessionWriter } from "../../src/machines/session-writer.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { fakeModel, memorySession, sessionEvents } from "./helpers.ts";
+import type { NewEvent } from "../../src/store/event-log.ts";
+import { isEventOfType } from "../../src/store/events/catalogue.ts";
+import { fakeModel, memorySession, sessionEvents, sqliteSession } from "./helpers.ts";
 
 const user = (text: string) => ({ role: "user" as const, content: text, timestamp: Date.now() });
 
@@ -65,5 +67,28 @@ describe("prepared appends through the session writer", () => {
     expect((await agent.prompt("go")).status).toBe("done");
     expect(session.view.getEntries().some((item) => item.type === "session_info")).toBe(true);
     await agent.dispose();
+  });
+});
+
+describe("handing a session from its standalone slot to an agent", () => {
+  it("the agent's first write waits for the writes queued on the standalone slot: one chain, in call order; a stale standalone handle writes through the agent", async () => {
+    const { log, session } = await sqliteSession();
+    const note = (n: number): NewEvent => ({ type: "entry.appended", data: { entry: { type: "custom", customType: "note", data: { n }, id: `note-${n}`, parentId: null, timestamp: new Date().toISOString() } } });
+    const standalone = sessionActorOf(session);
+    const early = [1, 2, 3].map((n) => standalone.writes.record([note(n)]));
+    // In the same tick, before any of those committed: an agent takes the session and writes.
+    const agent = createAgent({ session, model: fakeModel([]) });
+    const mine = agent.writes.record([note(4)]);
+    const stale = standalone.writes.record([note(5)]);
+    await Promise.all([...early, mine, stale]);
+    const notes = (await sessionEvents(log, session.id)).flatMap((event) =>
+      isEventOfType(event, "entry.appended") && event.data.entry.type === "custom" ? [event.data.entry as { id: string; parentId: string | null; data: { n: number } }] : [],
+    );
+    expect(notes.map((entry) => entry.data.n)).toEqual([1, 2, 3, 4, 5]);
+    // One chain: each note's parent is the note before it (no fork at the handover).
+    notes.slice(1).forEach((entry, at) => expect(entry.parentId, `note ${entry.data.n}`).toBe(notes[at].id));
+    expect(session.view.leafId).toBe(notes[4].id);
+    await agent.dispose();
+    await log.close();
   });
 });
