@@ -511,6 +511,8 @@ function createEagerAgent(options: AgentOptions): Agent {
       }
       await writerNow().flush();
       if (writerNow().failure !== undefined) await reload();
+      // Another process may have decided (or resumed) since: decide on what the log holds now.
+      await session.refresh?.();
       const result = await recordApprovalDecision(session, { toolCallId, status, ...(reason !== undefined ? { reason } : {}) }, async (events) => {
         writerNow().push(...events);
         await writerNow().commit();
@@ -536,6 +538,13 @@ function createEagerAgent(options: AgentOptions): Agent {
     deny: (toolCallId, decision = {}) => decide(toolCallId, "denied", decision.reason),
     async pendingApprovals() {
       await ready;
+      // Idle or waiting: catch up with decisions and resumes of other processes, and let the
+      // slot follow them (awaiting-approval ↔ idle), then answer from the log.
+      if (!isWorking()) {
+        await writerNow().flush();
+        await session.refresh?.();
+        await syncApprovals();
+      }
       return listPendingApprovals(session);
     },
     operation: () => slot.operation(),

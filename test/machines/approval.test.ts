@@ -142,6 +142,28 @@ describe("durable tool approval (one process)", () => {
     expect(toolResults(model.requests[3].messages).map((result) => result.toolCallId).sort()).toEqual(["call_danger", "call_danger_2", "call_later", "call_safe"]);
   });
 
+  it("an agent waiting in this process sees what another connection to the file decided and resumed: pendingApprovals(), the slot, a conflicting decision", async () => {
+    const { agent, danger, path } = await setup([twoCalls, { text: "done" }]);
+    expect((await agent.prompt("clean up")).status).toBe("suspended");
+    // Another writer of the same SQLite file (as another process would be) approves and resumes.
+    const otherLog = createSqliteEventLog({ path });
+    disposers.push(() => otherLog.close());
+    const other = createAgent({ session: await createSessionRepository({ log: otherLog }).open(agent.sessionId), model: fakeModel([{ text: "done elsewhere" }]), tools: [countingTool("danger", { needsApproval: true }).tool, countingTool("safe").tool] });
+    disposers.push(() => other.dispose());
+    await other.approve("call_danger");
+
+    // Here: the decision is seen, and a conflicting one is refused as such (not as a lost write race).
+    expect((await agent.pendingApprovals()).map(({ toolCallId, status }) => ({ toolCallId, status }))).toEqual([{ toolCallId: "call_danger", status: "approved" }]);
+    await expect(agent.deny("call_danger")).rejects.toSatisfy(ApprovalConflictError.isInstance);
+
+    expect((await other.continue()).status).toBe("done");
+    expect(agent.operation()).toBe("awaiting-approval"); // not told yet: it has not looked
+    expect(await agent.pendingApprovals()).toEqual([]);
+    expect(agent.operation()).toBe("idle");
+    expect(agent.getState()).toMatchObject({ status: "idle", operation: "idle" });
+    expect(danger.runs).toEqual([]); // it ran in the other agent, once
+  });
+
   it("deny: the model gets an error result saying the user declined, with the reason; the tool never runs", async () => {
     const { agent, model, danger } = await setup([twoCalls, { text: "ok, not deleting" }]);
     await agent.prompt("clean up");
