@@ -35,7 +35,7 @@ const db = join(root, "arbor.db");
 }
 
 // 2. A model-based test: the hook throws on the second call of a tool (a seeded bug). The shortest
-// paths (55 with this one tool) find it on 1; every simple path (getSimplePaths, 61) on 2, see docs/testing.md.
+// paths (55 with this one tool) find it on 1; every simple path (getSimplePaths, 61) on 1, see docs/testing.md.
 const seeded = () => {
   const calls = new Map();
   return {

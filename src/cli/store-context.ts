@@ -54,7 +54,7 @@ export interface CliStore {
   readonly log: EventLog;
   readonly repo: SessionRepository;
   /** Sessions, the one appended to most recently first (the order `latest` uses), each with that time (`updatedAt`, ISO). */
-  listNewestFirst(): Promise<(SessionSummary & { updatedAt: string })[]>;
+  listNewestFirst(): Promise<SessionSummary[]>;
   /** Registers secrets (an API key, a URL password) that must never be written to the log. */
   addSecrets(secrets: readonly string[]): void;
   /** Resolves a full id, a unique prefix or `latest`, and opens it. */
@@ -91,16 +91,12 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
   // Snapshots beside a writable SQLite log make large sessions open without folding their whole stream (issue 17).
   const snapshots = postgres || options.readOnly === true ? undefined : openSnapshotsBeside(dbPath);
   const repo = createSessionRepository({ log, ...(snapshots ? { snapshots } : {}), ...(options.allTenants ? {} : { tenant }) });
-  const newestFirst = async (sessions: SessionSummary[]) => {
-    const updated = new Map((await log.listStreams()).map((stream) => [stream.streamId, stream.updatedAt]));
-    const at = (id: string) => updated.get(`session-${id}`) ?? "";
-    return sessions.map((session) => ({ ...session, updatedAt: at(session.id) })).sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0));
-  };
   const resolveSessionId = async (reference: string): Promise<string> => {
     const sessions = await repo.list();
     if (reference === "latest") {
       if (sessions.length === 0) throw new CliError(`No sessions yet in ${dbPath}. Start one with: arbor run "your prompt"`);
-      return (await newestFirst(sessions))[0].id;
+      // repo.list() is newest first (the one order of session lists).
+      return sessions[0].id;
     }
     const exact = sessions.find((session) => session.id === reference);
     if (exact) return exact.id;
@@ -127,7 +123,7 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
     log,
     repo,
     resolveSessionId,
-    listNewestFirst: async () => newestFirst(await repo.list({ stats: true })),
+    listNewestFirst: () => repo.list({ stats: true }),
     addSecrets: (secrets) => {
       for (const secret of secrets) log.addSecret(secret);
     },

@@ -195,3 +195,16 @@ export const KNOWN_ENTRY_TYPES = [
 export function isKnownEntry(entry: SessionEntry): entry is KnownEntry {
   return (KNOWN_ENTRY_TYPES as readonly string[]).includes(entry.type);
 }
+
+/**
+ * The message of a `message` entry, narrowed by the entry's type (no cast); `undefined` for any
+ * other entry, known or not.
+ *
+ * @example
+ * ```ts
+ * const messages = session.view.getEntries().flatMap((entry) => messageOfEntry(entry) ?? []);
+ * ```
+ */
+export function messageOfEntry(entry: SessionEntry | undefined): AgentMessage | undefined {
+  return entry !== undefined && isKnownEntry(entry) && entry.type === "message" ? entry.message : undefined;
+}

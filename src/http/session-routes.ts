@@ -41,9 +41,8 @@ import { uiMessagesOf } from "./ui-messages.ts";
  * ```
  */
 export async function sessionList(repository: SessionRepository, tenant: string): Promise<Response> {
-  const rows = await repository.list({ tenant });
-  rows.sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt));
-  return jsonResponse(200, { sessions: rows });
+  // Already in the one order of session lists (`SessionRepository.list`).
+  return jsonResponse(200, { sessions: await repository.list({ tenant }) });
 }
 
 /**

@@ -12,36 +12,12 @@
  */
 import { createHash } from "node:crypto";
 import type { StoredEvent } from "../store/event-log.ts";
-import { foldActivityAll, type SessionActivity } from "../store/session-activity.ts";
+import { foldActivityAll, type ApprovalRecord, type SessionActivity } from "../store/session-activity.ts";
 
 /** Where one gated call is. */
-export type ApprovalStatus = "pending" | "approved" | "denied" | "cancelled";
+export type ApprovalStatus = ApprovalRecord["status"];
 
-/**
- * One gated call, as the log tells it.
- *
- * @example
- * ```ts
- * const { toolCallId, status, settled }: ApprovalRecord = foldApprovals(events).get("call_1")!;
- * ```
- */
-export interface ApprovalRecord {
-  toolCallId: string;
-  toolName: string;
-  /** The run that asked. */
-  runId: string;
-  inputDigest: string;
-  source: "tool" | "policy" | "workflow";
-  /** When it was asked (ISO 8601, the `approval.requested` event's time). */
-  requestedAt: string;
-  status: ApprovalStatus;
-  /** The decider's reason, when one was given. */
-  reason?: string;
-  /** When it was decided (ISO 8601). */
-  decidedAt?: string;
-  /** True once the call's result is logged (`tool.ended`): the approval is closed. */
-  settled: boolean;
-}
+export type { ApprovalRecord };
 
 /**
  * A gated call that waits (open), with its arguments from the assistant entry.

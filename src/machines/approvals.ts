@@ -25,6 +25,7 @@
  * ```
  */
 import { ApprovalConflictError, ApprovalNotFoundError } from "../core/errors.ts";
+import { messageOfEntry } from "../core/entries.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { approvalsOf, openApprovals, type ApprovalDecisionResult, type PendingApproval } from "./approval-fold.ts";
@@ -45,10 +46,9 @@ export async function listPendingApprovals(session: SessionHandle): Promise<Pend
   if (open.length === 0) return [];
   const inputs = new Map<string, Record<string, unknown>>();
   for (const entry of session.view.getEntries()) {
-    if (entry.type !== "message") continue;
-    const message = (entry as { message?: { role?: string } }).message;
+    const message = messageOfEntry(entry);
     if (message?.role !== "assistant") continue;
-    for (const call of toolCallsOf(message as never)) inputs.set(call.id, call.arguments);
+    for (const call of toolCallsOf(message)) inputs.set(call.id, call.arguments);
   }
   return open.map((record) => ({ ...record, input: inputs.get(record.toolCallId) ?? {} }));
 }

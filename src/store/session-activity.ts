@@ -92,8 +92,16 @@ export interface OpenRun {
   processes: Record<string, ToolProcess>;
 }
 
-/** One gated call and its approval, as the log tells it. */
-export interface ApprovalState {
+/**
+ * One gated call and its approval, as the log tells it (one type: the activity projection's
+ * record, which `approvalsOf` / `foldApprovals` and `arbor-agent/agent` give out as is).
+ *
+ * @example
+ * ```ts
+ * const { toolCallId, status, settled }: ApprovalRecord = foldApprovals(events).get("call_1")!;
+ * ```
+ */
+export interface ApprovalRecord {
   toolCallId: string;
   toolName: string;
   /** The run that asked. */
@@ -103,6 +111,7 @@ export interface ApprovalState {
   /** When it was asked (ISO 8601, the `approval.requested` event's time). */
   requestedAt: string;
   status: "pending" | "approved" | "denied" | "cancelled";
+  /** The decider's reason, when one was given. */
   reason?: string;
   /** When it was decided (ISO 8601). */
   decidedAt?: string;
@@ -142,7 +151,7 @@ export interface SessionActivity {
   runs: RunRecord[];
   openRun?: OpenRun;
   queues: { steering: AgentMessage[]; followUp: AgentMessage[]; passive: AgentMessage[] };
-  approvals: ApprovalState[];
+  approvals: ApprovalRecord[];
   summaries: OpenSummary[];
   /** The open typed-agent invocation, if any. */
   invocation?: OpenInvocation;
@@ -237,7 +246,7 @@ function foldRunDetail(state: SessionActivity, event: StoredEvent): SessionActiv
 function foldApprovalEvent(state: SessionActivity, event: StoredEvent): SessionActivity {
   if (isEventOfType(event, "approval.requested")) {
     const { data } = event;
-    const record: ApprovalState = {
+    const record: ApprovalRecord = {
       toolCallId: data.toolCallId,
       toolName: data.toolName,
       runId: data.runId,
@@ -258,7 +267,7 @@ function foldApprovalEvent(state: SessionActivity, event: StoredEvent): SessionA
     const at = state.approvals.findIndex((item) => item.toolCallId === event.data.toolCallId);
     if (at < 0) return state;
     const approvals = [...state.approvals];
-    const record: ApprovalState = { ...approvals[at], status: event.data.status, decidedAt: event.time };
+    const record: ApprovalRecord = { ...approvals[at], status: event.data.status, decidedAt: event.time };
     if (event.data.reason !== undefined) record.reason = event.data.reason;
     approvals[at] = record;
     return { ...state, approvals };

@@ -91,6 +91,16 @@ function cleanInfo(info: SessionCreatedData): SessionCreatedData {
 }
 
 /**
+ * The one order of every session list (`repo.list()`, `arbor sessions`, `GET /api/sessions`, the
+ * CLI's `latest`): the most recently appended first, by `updatedAt` compared as times (the log's
+ * ISO 8601 text, SQLite's and PostgreSQL's alike, read with `Date.parse`, never compared as
+ * strings); on the same millisecond, the stream that started later in the log first.
+ */
+function newestFirst(startOf: (row: SessionSummary) => number): (a: SessionSummary, b: SessionSummary) => number {
+  return (a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt) || startOf(b) - startOf(a);
+}
+
+/**
  * Creates a session repository over `log` (see the module contract).
  *
  * @example
@@ -260,6 +270,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
       const streams = await log.listStreams(tenant);
       const stored = new Map((await log.sessionSummaries?.read(tenant))?.map((row) => [row.streamId, row]));
       const rows: SessionSummary[] = [];
+      /** Where each stream starts in the log (listStreams gives them in that order): the tie-break. */
+      const position = new Map(streams.map((stream, index) => [stream.streamId, index]));
       for (const stream of streams) {
         const id = sessionIdOfStream(stream.streamId);
         if (id === undefined) continue;
@@ -282,7 +294,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
         if (listOptions.stats === true) row.stats = { ...summary.stats, messages: { ...summary.stats.messages }, tokens: { ...summary.stats.tokens } };
         rows.push(row);
       }
-      return rows.sort((a, b) => Date.parse(b.modified) - Date.parse(a.modified) || b.created.localeCompare(a.created));
+      return rows.sort(newestFirst((row) => position.get(sessionStreamId(row.id)) ?? 0));
     },
     async delete(id) {
       const streamId = sessionStreamId(id);

@@ -176,7 +176,9 @@ export interface SessionRepository {
   /** Throws SessionNotFoundError. */
   open(id: string): Promise<SessionHandle>;
   /**
-   * Newest first (by last modification); with `stats: true` each row carries the session's
+   * Newest first: by `updatedAt` (the last event appended to the stream), compared as times; on
+   * the same millisecond the stream that started later first. The one order of `arbor sessions`,
+   * `GET /api/sessions` and the CLI's `latest`. With `stats: true` each row carries the session's
    * statistics; with `tenant`, only that tenant's sessions (on a repository scoped to another
    * tenant: none). Reads the log's summary rows, not each session's events, where the log keeps
    * them (SQLite, PostgreSQL).

@@ -18,8 +18,7 @@
  * const noSecrets: AgentInvariant = { name: "no-secrets", check: ({ events }) => { if (JSON.stringify(events).includes("sk-")) throw new Error("a key reached the log"); } };
  * ```
  */
-import { isKnownEntry } from "../core/entries.ts";
-import type { AgentMessage } from "../core/messages.ts";
+import { isKnownEntry, messageOfEntry } from "../core/entries.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isArborEvent, isEventOfType } from "../store/events/catalogue.ts";
 import type { SessionView } from "../store/session-types.ts";
@@ -86,7 +85,7 @@ const callsPaired: AgentInvariant = {
     const pending = new Set(pendingToolCallIds);
     const results = new Map<string, number>();
     const calls: string[] = [];
-    const stored = live.getEntries().flatMap((entry) => (entry.type === "message" ? [(entry as { message: AgentMessage }).message] : []));
+    const stored = live.getEntries().flatMap((entry) => messageOfEntry(entry) ?? []);
     for (const message of stored) {
       if (message.role === "toolResult") results.set(message.toolCallId, (results.get(message.toolCallId) ?? 0) + 1);
       if (message.role === "assistant" && message.stopReason !== "error" && message.stopReason !== "aborted") {

@@ -8,8 +8,9 @@
  *   unless the path makes the call throw or time out (then a stand-in does, without calling it);
  * - every execution is recorded with whether an abort had been asked before it started and
  *   whether its `tool.started` was committed to the log before it started (commit before effect);
- * - the kit's hooks are registered after the user's (`harness.on`), so the user's hooks always
- *   see the call first; they act only on the calls the path names.
+ * - the kit's `toolCall` and `toolResult` hooks come first in each chain, before the user's
+ *   (`path-runner.ts`), so a user hook cannot keep the path's abort, block or error from coming;
+ *   they act only on the calls the path names, and the user's hooks see every other call.
  */
 import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
 import type { AgentTool } from "../core/tools.ts";

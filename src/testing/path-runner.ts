@@ -23,7 +23,7 @@ import { join } from "node:path";
 import type { AgentTool } from "../core/tools.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import type { AgentHarnessOptions } from "../harness/options.ts";
-import type { HarnessHooks } from "../harness/hook-types.ts";
+import type { HarnessHooks, HandlerOf } from "../harness/hook-types.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
@@ -248,20 +248,10 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
       traces.set(event.actorRef.sessionId, trace);
     };
     const { retry: _retry, ...rest } = config.harness ?? {};
-    harness = await createHarness({
-      ...rest,
-      eventLog: log,
-      cwd: dir,
-      models: { kit: pathModel(probe, () => plan.answers, (index) => plan.before(index, probe, () => harness!)) },
-      tools: config.tools.map((tool) => wrapTool(tool, probe, (id) => plan.behaviours.get(id) ?? {}, tool.name === plan.timeoutTool ? TIMEOUT_MS : undefined)),
-      ...(config.hooks ? { hooks: config.hooks } : {}),
-      ...(config.requireApproval ? { requireApproval: config.requireApproval } : {}),
-      retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 60_000 },
-      inspect,
-    });
-    probe.streamId = `session-${harness.id}`;
+    // The kit's own hooks come FIRST in each chain, before the user's: a user hook that blocks or
+    // throws on a call cannot keep the path's abort (or block, or error) on that call from coming.
     let run = 1;
-    harness.on("toolCall", (event) => {
+    const kitToolCall: HandlerOf<"toolCall"> = (event) => {
       const action = run >= plan.activeFromRun ? plan.onToolCall.get(event.toolCallId) : undefined;
       if (action === "block") return { block: true, reason: "blocked by the path" };
       if (action === "abort") {
@@ -269,8 +259,8 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
         return hold();
       }
       return undefined;
-    });
-    harness.on("toolResult", (event) => {
+    };
+    const kitToolResult: HandlerOf<"toolResult"> = (event) => {
       const action = run >= plan.activeFromRun ? plan.onToolResult.get(event.toolCallId) : undefined;
       if (action === "abort") {
         probe.abort("aborted by the path while the result is finalized");
@@ -278,7 +268,21 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
       }
       if (action) return { isError: action === "error" };
       return undefined;
+    };
+    const user = config.hooks ?? {};
+    const after = <T>(handlers: T | T[] | undefined): T[] => (handlers === undefined ? [] : Array.isArray(handlers) ? handlers : [handlers]);
+    harness = await createHarness({
+      ...rest,
+      eventLog: log,
+      cwd: dir,
+      models: { kit: pathModel(probe, () => plan.answers, (index) => plan.before(index, probe, () => harness!)) },
+      tools: config.tools.map((tool) => wrapTool(tool, probe, (id) => plan.behaviours.get(id) ?? {}, tool.name === plan.timeoutTool ? TIMEOUT_MS : undefined)),
+      hooks: { ...user, toolCall: [kitToolCall, ...after(user.toolCall)], toolResult: [kitToolResult, ...after(user.toolResult)] },
+      ...(config.requireApproval ? { requireApproval: config.requireApproval } : {}),
+      retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 60_000 },
+      inspect,
     });
+    probe.streamId = `session-${harness.id}`;
     let retries = 0;
     if (plan.abortOnRetry !== undefined) harness.on("retryScheduled", () => {
       if (++retries === plan.abortOnRetry) probe.abort("aborted by the path while a retry waits");
@@ -309,8 +313,8 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
     for (const event of events) if (isEventOfType(event, "run.ended")) report.runStatuses.push(event.data.status);
     for (const event of events) if (isEventOfType(event, "tool.ended")) report.toolOutcomes[event.data.toolCallId] = event.data.outcome;
 
-    // The kit aborts inside its own hooks (registered after the user's): when the user's hook
-    // blocked or threw first, the abort never came, and that is the failure to name first.
+    // The kit aborts inside its own hooks (the first of each chain): should the abort still not
+    // come (a hook of the harness options' own, say), that is the failure to name first.
     for (const [id, where] of plannedAborts(plan)) {
       if (probe.abortRequested) break;
       const outcome = report.toolOutcomes[id];

@@ -20,7 +20,7 @@
  *   when the selection holds no model call.
  */
 import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
-import { isKnownEntry } from "../core/entries.ts";
+import { isKnownEntry, messageOfEntry } from "../core/entries.ts";
 import { ArborError } from "../core/errors.ts";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.ts";
 import type { EventLog } from "../store/event-log.ts";
@@ -113,8 +113,7 @@ function answerOf(message: AssistantMessage): { answer: ScriptedStep; summary: s
 }
 
 function messageOf(session: SessionHandle, entryId: string | undefined): AgentMessage | undefined {
-  const entry = entryId === undefined ? undefined : session.view.getEntry(entryId);
-  return entry?.type === "message" ? (entry as { message: AgentMessage }).message : undefined;
+  return messageOfEntry(entryId === undefined ? undefined : session.view.getEntry(entryId));
 }
 
 /** Reads the recorded model calls of `sessionId` (every run, or `runId` only); see the module contract. */
@@ -123,7 +122,7 @@ export async function readRecordedSession(log: EventLog, sessionId: string, runI
   const events = await log.readStream(`session-${sessionId}`);
   const toolResults = new Map<string, ToolResultMessage>();
   for (const entry of session.view.getEntries()) {
-    const message = entry.type === "message" ? (entry as { message: AgentMessage }).message : undefined;
+    const message = messageOfEntry(entry);
     if (message?.role === "toolResult") toolResults.set(message.toolCallId, message);
   }
   const context = (leafId: string | null) => session.view.buildContext({ leafId }).messages;
@@ -165,7 +164,7 @@ export async function readRecordedSession(log: EventLog, sessionId: string, runI
     for (const segment of segments) delete (segment as Partial<{ started: boolean }>).started;
   } else {
     for (const entry of session.view.getBranch()) {
-      const message = entry.type === "message" ? (entry as { message: AgentMessage }).message : undefined;
+      const message = messageOfEntry(entry);
       if (message?.role === "user") segments.push({ kind: "prompt", prompts: [message], baseLeafId: entry.parentId, calls: [] });
       else if (message?.role === "assistant" && segments.length) {
         model ??= { provider: message.provider, modelId: message.model };

@@ -28,7 +28,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { z } from "zod";
 import { ArborError } from "../core/errors.ts";
-import type { AgentMessage } from "../core/messages.ts";
+import { messageOfEntry } from "../core/entries.ts";
 import { defineTool } from "../core/tools.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
@@ -275,7 +275,7 @@ export async function executeSlotPath(path: SlotPath, options: { timeoutMs?: num
     report.writeRuns = counters.write;
     report.readRuns = counters.read;
     report.modelCalls = probe.modelCalls.length;
-    const messages = harness.session.view.getEntries().flatMap((entry) => (entry.type === "message" ? [(entry as { message: AgentMessage }).message] : []));
+    const messages = harness.session.view.getEntries().flatMap((entry) => messageOfEntry(entry) ?? []);
     const results = messages.filter((message) => message.role === "toolResult" && message.toolCallId === GATED);
     const first = path.steps.find((step) => step.event.type === "kit.approve" || step.event.type === "kit.deny" || step.event.type === "kit.elsewhere");
     const decision = first === undefined ? "pending" : first.event.type === "kit.deny" ? "denied" : "approved";

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import { afterEach, describe, expect, expectTypeOf, it } from "vitest";
 import { z } from "zod";
+import { messageOfEntry } from "../../src/core/entries.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import type { ToolOutcome } from "../../src/machines/loop-messages.ts";
@@ -102,5 +103,20 @@ describe("the event catalogue", () => {
         .flatMap((line, index) => (/\bdata as\b/.test(line) ? [`src/${file}:${index + 1}: ${line.trim()}`] : [])),
     );
     expect(casts).toEqual([]);
+  });
+
+  it("the approval listing and the testing kit read session entries' messages by narrowing (messageOfEntry), with no entry cast", () => {
+    const root = join(import.meta.dirname, "../../src");
+    const files = ["machines/approvals.ts", "testing/invariants.ts", "testing/replay-record.ts", "testing/slot-runner.ts"];
+    const casts = files.flatMap((file) =>
+      readFileSync(join(root, file), "utf8")
+        .split("\n")
+        .flatMap((line, index) => (/\bentry as\b|message as never/.test(line) ? [`src/${file}:${index + 1}: ${line.trim()}`] : [])),
+    );
+    expect(casts).toEqual([]);
+    const message = { role: "user" as const, content: "hi", timestamp: 1 };
+    expect(messageOfEntry({ type: "message", id: "a", parentId: null, timestamp: "2026-01-01T00:00:00Z", message })).toBe(message);
+    expect(messageOfEntry({ type: "label", id: "b", parentId: null, timestamp: "2026-01-01T00:00:00Z", targetId: "a" })).toBeUndefined();
+    expect(messageOfEntry(undefined)).toBeUndefined();
   });
 });

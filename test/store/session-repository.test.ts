@@ -44,17 +44,21 @@ describe.each(logs)("session repository on the %s log", (_name, makeLog) => {
     await second.appendEntry({ type: "message", message: user("later", 5_000) });
     await second.appendEntry({ type: "session_info", name: "  Second  " });
 
-    // The leaf is restored from leaf.moved, not "the last entry".
+    // The leaf is restored from leaf.moved, not "the last entry". (Moved on a later millisecond
+    // than s-two's last append, so the list's order, by the last append, is known.)
+    const secondDone = Date.now();
+    while (Date.now() <= secondDone);
     await first.moveLeaf(u1.id);
     const reopened = await repo.open("s-one");
     expect(reopened.view.leafId).toBe(u1.id);
     expect(reopened.view.info).toMatchObject({ sessionId: "s-one", cwd: "/w", metadata: { team: "a" }, tenant: "t1" });
     expect(reopened.view.getEntries().map((entry) => entry.id)).toEqual([u1.id, a1.id]);
 
+    // Newest first by the last append (the leaf move), not by `modified` (pi's latest message time).
     const rows = await repo.list();
-    expect(rows.map((row) => row.id)).toEqual(["s-two", "s-one"]);
-    expect(rows[0]).toMatchObject({ name: "Second", messageCount: 1, firstMessage: "later", modified: new Date(5_000).toISOString() });
-    expect(rows[1]).toMatchObject({ messageCount: 2, firstMessage: "hello there", modified: new Date(2_000).toISOString() });
+    expect(rows.map((row) => row.id)).toEqual(["s-one", "s-two"]);
+    expect(rows[1]).toMatchObject({ name: "Second", messageCount: 1, firstMessage: "later", modified: new Date(5_000).toISOString(), tenant: "default" });
+    expect(rows[0]).toMatchObject({ messageCount: 2, firstMessage: "hello there", modified: new Date(2_000).toISOString(), tenant: "t1" });
     await log.close();
   });
 

@@ -70,7 +70,9 @@ async function foldedTruth(log: EventLog, withStats = false): Promise<SessionSum
     if (withStats) row.stats = state.index.stats.snapshot();
     rows.push(row);
   }
-  return rows.sort((a, b) => Date.parse(b.modified) - Date.parse(a.modified) || b.created.localeCompare(a.created));
+  // The one order of session lists: the most recently appended first; a tie, the later stream first.
+  const start = new Map((await log.listStreams()).map((stream, index) => [stream.streamId, index]));
+  return rows.sort((a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt) || start.get(`session-${b.id}`)! - start.get(`session-${a.id}`)!);
 }
 
 /** `repo.list()` equals the folded truth, with and without statistics. */
