@@ -46,7 +46,7 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { addToAnswerTotals, emptyAnswerTotals, type AnswerTotals } from "../core/agent-answer.ts";
+import { addToAnswerTotals, emptyAnswerTotals, type AnswerTotals, type AnswerUsage } from "../core/agent-answer.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
 import type { AgentHarness } from "../harness/create-harness.ts";
@@ -89,15 +89,16 @@ export interface DefineAgentOptions<Input extends z.ZodType = z.ZodString, Outpu
 /** The output type of an agent: the output schema's, or `string` without one. */
 export type AgentOutputOf<Output extends z.ZodType | undefined> = Output extends z.ZodType ? z.output<Output> : string;
 
-/** Token totals of one invocation (tokens; `cost` in $ when the model's prices are known). */
-export interface AgentUsage {
-  input: number;
-  output: number;
-  cacheRead: number;
-  cacheWrite: number;
-  totalTokens: number;
-  cost?: number;
-}
+/**
+ * Token totals of one invocation (tokens; `cost` in $ when the model's prices are known): the
+ * activity projection's fold of the invocation's messages over all its runs (ours).
+ *
+ * @example
+ * ```ts
+ * const usage: AgentUsage = { input: 120, output: 40, cacheRead: 0, cacheWrite: 0, totalTokens: 160 };
+ * ```
+ */
+export type AgentUsage = AnswerUsage;
 
 /** Fields of every outcome. */
 export interface AgentOutcomeBase {

@@ -4,7 +4,6 @@
  * the same session's actors; the single form still works; a bad element is refused by name.
  */
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
@@ -14,16 +13,8 @@ import { createHarness, type AgentHarness } from "../../src/harness/create-harne
 import { createArborInspector, type ArborInspector } from "../../src/machines/inspect.ts";
 import { createMachineStates } from "../../src/machines/machine-states.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
+import { freePort } from "../free-port.ts";
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** The records the Stately server relays (it replays its buffer to a new client), once `enough` holds. */
 function statelyRecords(port: number, enough: (raw: string[]) => boolean): Promise<string[]> {

@@ -5,7 +5,7 @@
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { startOpenAIServer, textResponse, turnResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
-import { readChunks, sessionEvents, startService, TOKEN, userMessage, type Service } from "./service.ts";
+import { heldToolGate, readChunks, sessionEvents, startService, TOKEN, userMessage, type Service } from "./service.ts";
 
 describe("chat POST while the session is busy", () => {
   let model: OpenAIServer | undefined;
@@ -18,16 +18,10 @@ describe("chat POST while the session is busy", () => {
   it("answers 409 SESSION_BUSY to a prompt and to a regenerate, and the held run ends done", async () => {
     model = await startOpenAIServer();
     model.script(turnResponse({ text: "Reading.", toolCalls: [{ id: "call_held", name: "read", arguments: { path: "held.txt" } }] }), textResponse("Done reading."));
-    let entered!: () => void;
-    const inTool = new Promise<void>((resolve) => (entered = resolve));
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { inTool, release, toolGate } = heldToolGate();
     service = await startService({
       modelUrl: model.url,
-      toolGate: async () => {
-        entered();
-        await gate;
-      },
+      toolGate,
     });
     const held = service.transport().sendMessages({ chatId: "busy", messages: [userMessage("read held.txt")], trigger: "submit-message", messageId: undefined, abortSignal: undefined }).then(readChunks);
     await inTool;

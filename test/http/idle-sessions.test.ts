@@ -19,7 +19,7 @@ import type { EventLog } from "../../src/store/event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, turnResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
-import { messageOf, readChunks, startService, TOKEN, userMessage, type Service } from "./service.ts";
+import { heldToolGate, messageOf, readChunks, startService, TOKEN, userMessage, type Service } from "./service.ts";
 
 describe("idle sessions", () => {
   let model: OpenAIServer | undefined;
@@ -40,17 +40,10 @@ describe("idle sessions", () => {
     const closed: string[] = [];
     const waiters = new Map<string, () => void>();
     const closedOnce = (id: string) => new Promise<void>((resolve) => waiters.set(id, resolve));
-    let entered!: () => void;
-    const inTool = new Promise<void>((resolve) => (entered = resolve));
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { inTool, release, toolGate } = heldToolGate("held.txt");
     service = await startService({
       modelUrl: model.url,
-      toolGate: async (path) => {
-        if (path !== "held.txt") return;
-        entered();
-        await gate;
-      },
+      toolGate,
       handler: {
         idleSessionMs: 40,
         onSessionClosed: (id) => {

@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIServer, textResponse, turnResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { launchChromium } from "./browser.ts";
 import { ensureInspectorBuilt } from "./inspector-build.ts";
-import { readChunks, startService, TOKEN, userMessage, type Service } from "./service.ts";
+import { heldToolGate, readChunks, startService, TOKEN, userMessage, type Service } from "./service.ts";
 
 describe("the inspector's live machine states", () => {
   let model: OpenAIServer | undefined;
@@ -24,16 +24,10 @@ describe("the inspector's live machine states", () => {
   it("shows the run streaming then in tools, the tool executing, then the run done and the agent idle; no content", async () => {
     model = await startOpenAIServer();
     model.script(turnResponse({ text: "Reading it.", toolCalls: [{ id: "call_live", name: "read", arguments: { path: "secret-plan.txt" } }] }), textResponse("The plan is read."));
-    let entered!: () => void;
-    const inTool = new Promise<void>((resolve) => (entered = resolve));
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
+    const { inTool, release, toolGate } = heldToolGate();
     service = await startService({
       modelUrl: model.url,
-      toolGate: async () => {
-        entered();
-        await gate;
-      },
+      toolGate,
     });
     const reply = service.transport().sendMessages({ chatId: "live", messages: [userMessage("read secret-plan.txt please")], trigger: "submit-message", messageId: undefined, abortSignal: undefined }).then(readChunks);
     await inTool;

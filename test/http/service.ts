@@ -71,6 +71,26 @@ export async function startService(options: { modelUrl: string; token?: string |
   };
 }
 
+/**
+ * A tool gate for `startService`: every call of the read tool on `path` (any path when omitted)
+ * waits until `release()`; `inTool` resolves once a call is waiting there.
+ */
+export function heldToolGate(path?: string): { toolGate: (path: string) => Promise<void>; inTool: Promise<void>; release: () => void } {
+  let entered!: () => void;
+  const inTool = new Promise<void>((resolve) => (entered = resolve));
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  return {
+    inTool,
+    release,
+    toolGate: async (called) => {
+      if (path !== undefined && called !== path) return;
+      entered();
+      await gate;
+    },
+  };
+}
+
 export const userMessage = (text: string, id = `u-${text.length}`): UIMessage => ({ id, role: "user", parts: [{ type: "text", text }] });
 
 /** Reads every chunk of a UI message stream. */

@@ -9,16 +9,8 @@ import WebSocket from "ws";
 import { createAgent } from "../../src/machines/agent.ts";
 import { createArborInspector, redactContent, type ArborInspector } from "../../src/machines/inspect.ts";
 import { fakeModel, memorySession, sleepTool } from "./helpers.ts";
+import { freePort } from "../free-port.ts";
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer();
-    server.listen(0, "127.0.0.1", () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 let inspector: ArborInspector | undefined;
 afterEach(() => inspector?.stop());

@@ -3,11 +3,11 @@
  * and Streamable HTTP on a loopback port.
  */
 import { spawn, type ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ToolExecuteContext, ToolResult } from "../../src/core/tools.ts";
 import type { McpStdioServerConfig } from "../../src/adapters/mcp/index.ts";
+import { freePort } from "../free-port.ts";
 
 /** Entry point of the installed server-everything (its package.json `bin`). */
 export const EVERYTHING_ENTRY = resolve(
@@ -24,18 +24,6 @@ export function everythingStdio(name = "everything", extra: Partial<McpStdioServ
 export function toolContext(signal: AbortSignal = new AbortController().signal): ToolExecuteContext & { updates: ToolResult[] } {
   const updates: ToolResult[] = [];
   return { toolCallId: "call-1", signal, onUpdate: (partial) => updates.push(partial), context: undefined, updates };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolvePort, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      const port = typeof address === "object" && address ? address.port : 0;
-      server.close(() => resolvePort(port));
-    });
-  });
 }
 
 /** Starts server-everything's Streamable HTTP transport; resolves once it listens. */
