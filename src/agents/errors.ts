@@ -105,8 +105,10 @@ export class AgentOutputError extends ArborError {
     readonly agent: string,
     readonly issues: AgentIssue[],
     readonly repairs: number,
+    /** The message as recorded (an outcome rebuilt from `agent.ended`); default: built from the issues. */
+    message?: string,
   ) {
-    super(AgentOutputError.code, `Agent "${agent}" gave no valid output after ${repairs} repair round(s): ${formatIssues(issues)}`, { details: { agent, issues, repairs } });
+    super(AgentOutputError.code, message ?? `Agent "${agent}" gave no valid output after ${repairs} repair round(s): ${formatIssues(issues)}`, { details: { agent, issues, repairs } });
   }
   static override isInstance(error: unknown): error is AgentOutputError {
     return ArborError.isInstance(error) && error.code === AgentOutputError.code;

@@ -68,9 +68,16 @@ export async function priorInvocation(log: EventLog, sessionId: string): Promise
 export function endedOutcome(ended: ArborEventData<"agent.ended">, sessionId: string) {
   const base = { agent: ended.agent, sessionId, invocationId: ended.invocationId, repairs: ended.repairs, usage: ended.usage };
   if (ended.status === "done") return { ...base, status: "done" as const, runId: ended.runId, output: ended.output };
+  // The recorded text is the error's whole message: rebuilt errors get it back as it was, not
+  // with a second `Agent "x" …:` prefix.
   const error =
     ended.status === "failed" && ended.code === AgentOutputError.code
-      ? new AgentOutputError(ended.agent, [{ path: "(root)", message: ended.error }], ended.repairs)
-      : new AgentRunError(ended.agent, ended.status === "failed" ? "failed" : ended.status, ended.status === "failed" ? ended.error : (ended.reason ?? ended.status));
+      ? new AgentOutputError(ended.agent, [{ path: "(root)", message: unprefixed(ended.error, `Agent "${ended.agent}" gave no valid output after ${ended.repairs} repair round(s): `) }], ended.repairs, ended.error)
+      : new AgentRunError(ended.agent, ended.status === "failed" ? "failed" : ended.status, unprefixed(ended.status === "failed" ? ended.error : (ended.reason ?? ended.status), `Agent "${ended.agent}" run ${ended.status}: `));
   return { ...base, status: ended.status, runId: ended.runId, error };
+}
+
+/** `text` without `prefix` when it starts with it. */
+function unprefixed(text: string, prefix: string): string {
+  return text.startsWith(prefix) ? text.slice(prefix.length) : text;
 }

@@ -220,6 +220,13 @@ describe("typed agents over the OpenAI wire", () => {
     expect(server.requests).toHaveLength(2);
     const ended = (await sessionEvents(outcome.sessionId)).find((event) => event.type === "agent.ended")!;
     expect(ended.data).toMatchObject({ status: "failed", code: "AGENT_OUTPUT_INVALID", repairs: 1 });
+
+    // Resuming the ended invocation gives the outcome as recorded: the same error, message included.
+    const again = await weatherAgent.resume(outcome.sessionId, { harness: harness! });
+    if (again.status !== "failed") throw new Error(`expected failed, got ${again.status}`);
+    expect(AgentOutputError.isInstance(again.error)).toBe(true);
+    expect(again.error.message).toBe(outcome.error.message);
+    expect(server.requests).toHaveLength(2);
   });
 
   it("a model without native structured output gets the final-answer tool (auto mode)", async () => {
@@ -247,6 +254,10 @@ describe("typed agents over the OpenAI wire", () => {
     if (failed.status === "done" || failed.status === "suspended") throw new Error("unreachable");
     expect(AgentRunError.isInstance(failed.error)).toBe(true);
     expect(failed.error.message).toContain("bad request");
+    // Resumed after it ended: the recorded outcome, its message once prefixed (`Agent "weather" run failed: …`).
+    const failedAgain = await weatherAgent.resume(failed.sessionId, { harness: harness! });
+    if (failedAgain.status !== "failed") throw new Error(`expected failed, got ${failedAgain.status}`);
+    expect(failedAgain.error.message).toBe(failed.error.message);
 
     server.script(hangResponse());
     const controller = new AbortController();
@@ -257,6 +268,9 @@ describe("typed agents over the OpenAI wire", () => {
     expect(aborted.status).toBe("aborted");
     if (aborted.status === "done" || aborted.status === "suspended") throw new Error("unreachable");
     expect(aborted.error).toMatchObject({ code: "AGENT_RUN_FAILED", status: "aborted" });
+    const abortedAgain = await weatherAgent.resume(aborted.sessionId, { harness: harness! });
+    if (abortedAgain.status !== "aborted") throw new Error(`expected aborted, got ${abortedAgain.status}`);
+    expect(abortedAgain.error.message).toBe(aborted.error.message);
     const events = await sessionEvents(aborted.sessionId);
     expect(events.map((event) => event.type).slice(-1)).toEqual(["agent.ended"]);
     expect(events.find((event) => event.type === "run.ended")!.data).toMatchObject({ status: "aborted" });
