@@ -113,24 +113,37 @@ describe("file tools under a swapping symlink (issue 19 finding 1)", () => {
     const write = createWriteTool(createExecutionEnv({ root }));
     const outcomes = await hammer(write, (index) => ({ path: `racydir/w-${index}.txt`, content: `w${index}` }));
     await stop(swapper, root);
+    // The tool works on the real directory: some call during the race wrote, or (on a machine so
+    // loaded that the swapper won every call) a call once the swapping stopped does.
+    if (!outcomes.some((result) => !result.error)) {
+      const after = await outcome(write, { path: `racydir/w-${ITERATIONS}.txt`, content: `w${ITERATIONS}` });
+      expect(after.error, after.text).toBe(false);
+      outcomes.push({ index: ITERATIONS, error: false, text: after.text });
+    }
     expect(listRecursive(outside)).toEqual(["secret.txt"]);
     const inside = new Set(listRecursive(root).map((path) => path.split("/").pop()));
     const succeeded = outcomes.filter((result) => !result.error);
     for (const result of succeeded) expect(inside.has(`w-${result.index}.txt`), `write ${result.index} reported success`).toBe(true);
     expect([...inside].filter((name) => name?.endsWith(".tmp"))).toEqual([]);
-    expect(succeeded.length).toBeGreaterThan(0);
   });
 
   it("edit: the outside file is never changed and no temp file lands outside", { timeout: 120_000 }, async () => {
     const original = `${SECRET}\nmarker\n`;
     const { root, outside, env, swapper } = await arena({ "e.txt": "inside\nmarker\n" }, { "e.txt": original });
-    const outcomes = await hammer(createEditTool(env), () => ({ path: "racydir/e.txt", edits: [{ oldText: "marker", newText: "marker\nm" }] }));
+    const edit = createEditTool(env);
+    const editArgs = { path: "racydir/e.txt", edits: [{ oldText: "marker", newText: "marker\nm" }] };
+    const outcomes = await hammer(edit, () => editArgs);
     await stop(swapper, root);
+    // As for write: an edit after the swapping stopped succeeds when the swapper won every call.
+    if (!outcomes.some((result) => !result.error)) {
+      const after = await outcome(edit, editArgs);
+      expect(after.error, after.text).toBe(false);
+      outcomes.push({ index: ITERATIONS, error: false, text: after.text });
+    }
     expect(listRecursive(outside)).toEqual(["e.txt"]);
     expect(readFileSync(join(outside, "e.txt"), "utf8")).toBe(original);
     expect(outcomes.filter((result) => result.text.includes(SECRET))).toEqual([]);
     const succeeded = outcomes.filter((result) => !result.error).length;
-    expect(succeeded).toBeGreaterThan(0);
     // Every successful edit added one "m" line to the one inside file (none lost, none elsewhere).
     const edited = readFileSync(join(root, "racydir", "e.txt"), "utf8");
     expect(edited).toBe(`inside\nmarker\n${"m\n".repeat(succeeded)}`);
