@@ -82,18 +82,29 @@ async function piTurn(jsonlPath: string, dir: string): Promise<Timing & { value:
   });
 }
 
+/**
+ * Writes the session both ways (the Arbor log and pi's JSONL) and keeps nothing of it in memory:
+ * the generated entries, the imported view and the JSONL text held alive through the measured
+ * rounds would make every measured turn's GC mark them (a resuming process holds none of them).
+ */
+async function writeSession(dir: string, shape: string, compactionEvery: number): Promise<{ dbPath: string; jsonlSource: string }> {
+  const entries: BenchEntry[] = sessionEntries(SIZE, { compactionEvery });
+  const dbPath = join(dir, `${shape}.db`);
+  const log = createSqliteEventLog({ path: dbPath });
+  const session = await createSessionRepository({ log }).importEntries({ id: shape, cwd: "/bench", entries: entries as never });
+  const jsonlSource = join(dir, `${shape}.jsonl`);
+  writeFileSync(jsonlSource, exportPiSession(session.view));
+  await log.close();
+  return { dbPath, jsonlSource };
+}
+
 export default async function resumeTurnBench(): Promise<void> {
   const root = process.env.ARBOR_BENCH_DIR ?? (existsSync("/dev/shm") ? "/dev/shm" : tmpdir());
   const dir = mkdtempSync(join(root, "arbor-resume-turn-"));
   try {
     const rows: Record<string, string | number>[] = [];
     for (const [shape, compactionEvery] of [["compacted", 2000], ["linear", 0]] as const) {
-      const entries: BenchEntry[] = sessionEntries(SIZE, { compactionEvery });
-      const dbPath = join(dir, `${shape}.db`);
-      const log = createSqliteEventLog({ path: dbPath });
-      const session = await createSessionRepository({ log }).importEntries({ id: shape, cwd: "/bench", entries: entries as never });
-      const jsonl = exportPiSession(session.view);
-      await log.close();
+      const { dbPath, jsonlSource } = await writeSession(dir, shape, compactionEvery);
       const arbor: Timing[] = [];
       const pi: Timing[] = [];
       const sizes = new Set<number>();
@@ -101,7 +112,7 @@ export default async function resumeTurnBench(): Promise<void> {
         const userDb = join(dir, `${shape}-${round}.db`);
         copyFileSync(dbPath, userDb);
         const jsonlPath = join(dir, `${shape}-${round}.jsonl`);
-        writeFileSync(jsonlPath, jsonl);
+        copyFileSync(jsonlSource, jsonlPath);
         const runArbor = async () => {
           const result = await arborTurn(userDb, shape);
           arbor.push(result);
