@@ -2,7 +2,7 @@
  * Test helpers for the model adapter: collect a stream, build requests, locate fixtures.
  */
 import { join } from "node:path";
-import type { AssistantMessage } from "../../src/core/messages.ts";
+import { unknownUsage, type AssistantMessage } from "../../src/core/messages.ts";
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "../../src/core/model-stream.ts";
 import { sharedPath } from "../shared-dir.ts";
 
@@ -29,3 +29,16 @@ export async function collect(
   if (terminal.type !== "done" && terminal.type !== "error") throw new Error(`stream ended without a terminal event: ${terminal.type}`);
   return { events, terminal, message: terminal.message };
 }
+
+/** An OpenAI Responses assistant message of `content` (stop reason `toolUse` when it calls a tool), with `extra` over it. */
+export const assistant = (content: AssistantMessage["content"], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
+  role: "assistant",
+  content,
+  api: "openai-responses",
+  provider: "openai",
+  model: "gpt-test",
+  usage: unknownUsage(),
+  stopReason: content.some((block) => block.type === "toolCall") ? "toolUse" : "stop",
+  timestamp: 0,
+  ...extra,
+});

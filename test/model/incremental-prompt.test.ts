@@ -10,24 +10,13 @@ import { describe, expect, it } from "vitest";
 import { createPromptBuilder } from "../../src/adapters/model/incremental-prompt.ts";
 import { toModelMessages, type ModelTarget } from "../../src/adapters/model/to-model-messages.ts";
 import { convertToLlm } from "../../src/core/convert-to-llm.ts";
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/core/messages.ts";
-import { unknownUsage } from "../../src/core/messages.ts";
+import type { AgentMessage, ToolResultMessage } from "../../src/core/messages.ts";
+import { assistant } from "./helpers.ts";
 
 const target: ModelTarget = { provider: "openai", api: "openai-responses", modelId: "gpt-test" };
 const options = () => ({ supportedUrls: {}, abortSignal: new AbortController().signal });
 
 const user = (text: string): AgentMessage => ({ role: "user", content: text, timestamp: 0 });
-const assistant = (content: AssistantMessage["content"], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
-  role: "assistant",
-  content,
-  api: "openai-responses",
-  provider: "openai",
-  model: "gpt-test",
-  usage: unknownUsage(),
-  stopReason: content.some((block) => block.type === "toolCall") ? "toolUse" : "stop",
-  timestamp: 0,
-  ...extra,
-});
 const result = (toolCallId: string, text: string): ToolResultMessage => ({
   role: "toolResult",
   toolCallId,

@@ -13,8 +13,8 @@ import { beforeEach, describe, expect, it, vi } from "vitest";
 import { createPromptBuilder } from "../../src/adapters/model/incremental-prompt.ts";
 import { conformsToModelMessage } from "../../src/adapters/model/prompt-shape.ts";
 import { toModelMessages, type ModelTarget } from "../../src/adapters/model/to-model-messages.ts";
-import type { AgentMessage, AssistantMessage } from "../../src/core/messages.ts";
-import { unknownUsage } from "../../src/core/messages.ts";
+import type { AgentMessage } from "../../src/core/messages.ts";
+import { assistant } from "./helpers.ts";
 
 vi.mock("ai/internal", async (importOriginal) => {
   const actual = await importOriginal<typeof import("ai/internal")>();
@@ -24,17 +24,6 @@ const standardize = vi.mocked(internal.standardizePrompt);
 
 const target: ModelTarget = { provider: "openai", api: "openai-responses", modelId: "gpt-test" };
 const options = () => ({ supportedUrls: {}, abortSignal: new AbortController().signal });
-const assistant = (content: AssistantMessage["content"], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
-  role: "assistant",
-  content,
-  api: "openai-responses",
-  provider: "openai",
-  model: "gpt-test",
-  usage: unknownUsage(),
-  stopReason: content.some((block) => block.type === "toolCall") ? "toolUse" : "stop",
-  timestamp: 0,
-  ...extra,
-});
 
 /** A long history with every shape the converter emits: text, images, reasoning with signatures, tool calls, results (text, error, images), missing results. */
 function history(turns: number): AgentMessage[] {

@@ -7,19 +7,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { decodeSignature, encodeProviderMetadata, toModelMessages, wellFormed } from "../../src/adapters/model/index.ts";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/core/messages.ts";
-import { unknownUsage } from "../../src/core/messages.ts";
+import { assistant } from "./helpers.ts";
 
-const assistant = (content: AssistantMessage["content"], extra: Partial<AssistantMessage> = {}): AssistantMessage => ({
-  role: "assistant",
-  content,
-  api: "openai-responses",
-  provider: "openai",
-  model: "gpt-test",
-  usage: unknownUsage(),
-  stopReason: content.some((block) => block.type === "toolCall") ? "toolUse" : "stop",
-  timestamp: 0,
-  ...extra,
-});
 const result = (toolCallId: string, text: string, extra: Partial<ToolResultMessage> = {}): ToolResultMessage => ({
   role: "toolResult",
   toolCallId,
