@@ -116,6 +116,9 @@ function sameDeltaTarget(a: NewEvent, b: NewEvent): boolean {
   return a.data.messageId === b.data.messageId && a.data.kind === b.data.kind && a.data.contentIndex === b.data.contentIndex;
 }
 
+/** The last writer created for each session handle (the handover, see the module contract). */
+const latestWriter = new WeakMap<SessionHandle, SessionWriter>();
+
 /**
  * Creates the writer of one session. See the module contract for ordering,
  * group commit and failure semantics.
@@ -125,9 +128,6 @@ function sameDeltaTarget(a: NewEvent, b: NewEvent): boolean {
  * const writer = createSessionWriter({ session });
  * ```
  */
-/** The last writer created for each session handle (the handover, see the module contract). */
-const latestWriter = new WeakMap<SessionHandle, SessionWriter>();
-
 export function createSessionWriter(options: SessionWriterOptions): SessionWriter {
   const { session } = options;
   // The previous writer of this session drains before this one appends anything.
