@@ -9,7 +9,7 @@
  *   user message (text and image file parts); the log holds the history, so earlier messages
  *   are ignored. Session `id` is created on first use (with the request's tenant), the prompt
  *   is run, and the run is streamed as UI message chunks with the exact headers
- *   (`sse.ts`); `409` while the session is busy; `400` naming what is wrong in the body;
+ *   (`sse.ts`); `409 SESSION_BUSY` (JSON, before any `200`: `run-start.ts`) while the session is busy here or in another process, naming no process, host or connection (`client-errors.ts`; the detail goes to `serverLog`); `400` naming what is wrong in the body;
  * - `GET {base}/chat/:id/stream`: `204` when the session has no active run; otherwise a full
  *   replay of the current run's message from the log, then live chunks until it ends; a last run
  *   that ended `interrupted` (its process died and crash recovery closed it, or the host shut
@@ -73,7 +73,9 @@ import type { MachineStates } from "../machines/machine-states.ts";
 import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./session-routes.ts";
 import { createSessionPool } from "./session-pool.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
-import { Observable } from "rxjs";
+import { awaitRunStart } from "./run-start.ts";
+import { clientError, clientSafeError, stderrServerLog, type ServerLog } from "./client-errors.ts";
+import { throwError, type Observable } from "rxjs";
 import type { UIMessageChunk } from "ai";
 
 /** Options of {@link createChatHandler}. One of `harness` or `repository` is required (`repository` with `openHarness`). */
@@ -113,6 +115,12 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   machineStates?: MachineStates;
   /** Serve the inspector page at `/` and `/inspector`, its assets under `/inspector/assets/` (default true). */
   inspector?: boolean;
+  /**
+   * Where the service logs what it never tells a client: the owner (pid, host) of a session busy
+   * in another process, the message of an internal error (default: one line on stderr,
+   * `stderrServerLog`). See `client-errors.ts`.
+   */
+  serverLog?: ServerLog;
 }
 
 /** A Fetch-style request handler. */
@@ -164,6 +172,12 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   });
   const cwd = options.cwd ?? process.cwd();
   const keepAlive = options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs };
+  const serverLog = options.serverLog ?? stderrServerLog;
+  /** A JSON error a client may see (no owner or connection detail: that goes to the server log). */
+  const errorResponse = (error: unknown, sessionId?: string): Response => {
+    const safe = clientError(error, { ...(sessionId !== undefined ? { sessionId } : {}), log: serverLog });
+    return jsonError(safe.status, safe.code, safe.message);
+  };
 
   /** The session if it exists and belongs to `tenant`; a 404 response otherwise. */
   const ownSession = async (id: string, tenant: string): Promise<Response | undefined> => {
@@ -223,31 +237,35 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     try {
       session = await pool.open(id);
     } catch (error) {
-      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
       throw error;
     }
     return promptAndStream(id, () => session.prompt(prompt.text, prompt.images.length ? prompt.images : undefined, trace.options), trace);
   };
 
   /**
-   * Starts `run` (a prompt or continue of the session) and streams the chunks of `chunks`, failing
-   * the stream when the run fails before it starts; `409 SESSION_BUSY` when the slot is busy.
+   * Starts `run` (a prompt or continue of the session) and streams the chunks of `chunks` once
+   * the run started (`run-start.ts`): `409 SESSION_BUSY` as JSON, before any `200`, when the
+   * session is busy here or in another process; a run that fails before it starts is an `error`
+   * chunk (client-safe, `client-errors.ts`).
    */
-  const streamRun = (run: () => Promise<unknown>, chunks: Observable<UIMessageChunk>, trace: RequestTrace): Response => {
+  const streamRun = async (id: string, run: () => Promise<unknown>, chunks: Observable<UIMessageChunk>, trace: RequestTrace): Promise<Response> => {
     let outcome: Promise<unknown>;
     try {
       outcome = run();
     } catch (error) {
-      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
-      throw error;
+      outcome = Promise.reject(error);
     }
-    return uiMessageStreamResponse(followRun(chunks, outcome), { ...keepAlive, headers: trace.headers });
+    const start = await awaitRunStart(chunks, outcome);
+    if (start.kind === "started") return uiMessageStreamResponse(start.stream, { ...keepAlive, headers: trace.headers });
+    if (SessionBusyError.isInstance(start.error)) return errorResponse(start.error, id);
+    return uiMessageStreamResponse(throwError(() => clientSafeError(start.error, { sessionId: id, log: serverLog })), { ...keepAlive, headers: trace.headers });
   };
 
   /** Prompts (`prompt` calls the session's `prompt`) and streams the run that starts after the stream's current version. */
   const promptAndStream = async (id: string, prompt: () => Promise<unknown>, trace: RequestTrace): Promise<Response> => {
     const before = await log.streamVersion(sessionStream(id));
-    return streamRun(prompt, runChunks$(log, sessionStream(id), before), trace);
+    return streamRun(id, prompt, runChunks$(log, sessionStream(id), before), trace);
   };
 
   /** Records the decisions, continues the run and streams the continuation of its message. */
@@ -261,7 +279,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       }
     } catch (error) {
       if (ApprovalNotFoundError.isInstance(error)) return jsonError(404, error.code, error.message);
-      if (ApprovalConflictError.isInstance(error) || SessionBusyError.isInstance(error)) return jsonError(409, error.code, error.message);
+      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
+      if (ApprovalConflictError.isInstance(error)) return jsonError(409, error.code, error.message);
       throw error;
     }
     const streamId = sessionStream(id);
@@ -269,7 +288,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const [lastStart] = (await log.readStream(streamId, { fromVersion: before, direction: "backwards" })).filter((event) => event.type === "run.started").map((event) => event.version);
     const first = lastStart === undefined ? before + 1 : await messageStart(log, streamId, lastStart);
     // A call still without a decision rejects continue() (ApprovalPendingError): the stream ends with that error.
-    return streamRun(() => session.continue(trace.options), runChunks$(log, streamId, first - 1, { emitAfterVersion: before, endAfterVersion: before }), trace);
+    return streamRun(id, () => session.continue(trace.options), runChunks$(log, streamId, first - 1, { emitAfterVersion: before, endAfterVersion: before }), trace);
   };
 
   /**
@@ -284,29 +303,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       session = await pool.open(id);
       await session.moveTo(target.entryId);
     } catch (error) {
-      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
       throw error;
     }
     return promptAndStream(id, () => session.prompt({ ...target.message, timestamp: Date.now() }, undefined, trace.options), trace);
   };
-
-  /** The chunks, or an error when the prompt fails before its run starts (a throwing hook has no run.ended to end the stream). */
-  const followRun = (source: Observable<UIMessageChunk>, outcome: Promise<unknown>) =>
-    new Observable<UIMessageChunk>((subscriber) => {
-      let started = false;
-      const inner = source.subscribe({
-        next: (chunk) => {
-          started = true;
-          subscriber.next(chunk);
-        },
-        error: (error) => subscriber.error(error),
-        complete: () => subscriber.complete(),
-      });
-      outcome.catch((error: unknown) => {
-        if (!started) subscriber.error(error);
-      });
-      return inner;
-    });
 
   const resume = async (id: string, tenant: string): Promise<Response> => {
     const denied = await ownSession(id, tenant);
@@ -329,7 +330,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     try {
       session = await pool.open(id);
     } catch (error) {
-      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", `${error.message} Stop it in the process that runs it.`);
+      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
       throw error;
     }
     session.abort("stopped by the client");
@@ -372,8 +373,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       return await route(request);
     } catch (error) {
       if (SessionNotFoundError.isInstance(error)) return jsonError(404, "SESSION_NOT_FOUND", error.message);
-      const code = typeof (error as { code?: unknown }).code === "string" ? (error as { code: string }).code : "INTERNAL";
-      return jsonError(500, code, error instanceof Error ? error.message : String(error));
+      return errorResponse(error);
     }
   };
 }
