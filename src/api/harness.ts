@@ -105,3 +105,4 @@ export {
   type PromptMessages,
   type PromptResources,
 } from "../harness/prompt-input.ts";
+export { requestControl } from "../harness/control-requests.ts";

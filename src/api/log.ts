@@ -96,6 +96,14 @@ export {
   type LeafMovedData,
 } from "../store/events/session-events.ts";
 export {
+  controlStreamId,
+  controlRequestedSchema,
+  controlEndedSchema,
+  CONTROL_EVENT_SCHEMAS,
+  type ControlRequest,
+  type ControlAction,
+} from "../store/events/control-events.ts";
+export {
   openPostgresEventLog,
   type PostgresEventLog,
   type PostgresEventLogOptions,

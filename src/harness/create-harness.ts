@@ -29,6 +29,9 @@
  *   a session's own `on()` affects that session only;
  * - `mcpServers` are connected before the session opens; their tools join `tools`; a server
  *   that fails to start is a diagnostic in `mcp.diagnostics`, not an error;
+ * - control requests (`control.requested`: stop, steer, follow-up, approve, deny) that any
+ *   process sharing the log writes for a session open here are applied to it while it runs here
+ *   (`control-follower.ts`; one subscription per harness, from the log's head at creation);
  * - `close()` disposes every session the harness opened (aborting runs, flushing writes),
  *   closes the MCP servers, then closes a log the harness opened. Idempotent: a later call
  *   returns the first call's promise (it settles when that close has finished).
@@ -65,6 +68,7 @@ import { createSessionRepository } from "../store/session-repository.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { openSnapshotsBeside, type SessionSnapshotStore } from "../store/session-snapshots.ts";
+import { followControl } from "./control-follower.ts";
 import { createHarnessSession, type HarnessSession, type HarnessSessionConfig, type LoadedResources } from "./harness-session.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
 import { createModelRegistry, type ModelRegistry } from "./model-registry.ts";
@@ -219,6 +223,8 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
   const tools = [...ownTools, ...(mcp?.tools ?? [])];
 
   const sessions = new Set<HarnessSession>();
+  /** The open sessions by id, for the control follower (requests from other processes). */
+  const byId = new Map<string, HarnessSession>();
   const sharedHandlers: { name: HookName; handler: HandlerOf<any>; removers: (() => void)[] }[] = [];
   let closed = false;
   let closing: Promise<void> | undefined;
@@ -257,15 +263,21 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     const harnessSession = await createHarnessSession(config, handle);
     for (const shared of sharedHandlers) shared.removers.push(harnessSession.on(shared.name, shared.handler));
     sessions.add(harnessSession);
+    byId.set(handle.id, harnessSession);
     live.set(handle.id, Promise.resolve(harnessSession));
     const dispose = harnessSession.dispose;
     harnessSession.dispose = async () => {
       sessions.delete(harnessSession);
+      if (byId.get(handle.id) === harnessSession) byId.delete(handle.id);
       if (live.get(handle.id) !== undefined && (await live.get(handle.id)) === harnessSession) live.delete(handle.id);
       await dispose();
     };
     return harnessSession;
   };
+
+  // Stop, steer, follow-up, approve and deny written by any process that shares the log.
+  const follower = repository ? followControl(repository.log, (id) => byId.get(id)) : undefined;
+  await follower?.ready;
 
   let primary: HarnessSession;
   try {
@@ -276,6 +288,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
         : await repository!.create({ cwd: options.cwd ?? process.cwd() }));
     primary = await open(primaryHandle);
   } catch (error) {
+    follower?.stop();
     await mcp?.close();
     await closeOwned();
     throw error;
@@ -325,6 +338,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       // A second call waits for the first one's close to finish.
       closing ??= (async () => {
         closed = true;
+        follower?.stop();
         for (const harnessSession of sessions) await harnessSession.dispose();
         await mcp?.close();
         await closeOwned();

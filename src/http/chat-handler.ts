@@ -15,8 +15,9 @@
  *   that ended `interrupted` (its process died and crash recovery closed it, or the host shut
  *   down) with no run after it counts as the current one: its message is replayed, closed, to
  *   the `abort` that ends it;
- * - `POST {base}/chat/:id/stop`: aborts the active run and answers `{ stopped }` once the run
- *   has ended (the partial message is kept in the log);
+ * - `POST {base}/chat/:id/stop`: aborts the active run, wherever it runs (a control request in
+ *   the log that the owning process follows, `stop-run.ts`), and answers `{ stopped }` once the
+ *   run has ended (`false` when it did not end within 15 s); the partial message is kept in the log;
  * - `GET {base}/sessions` (the tenant's sessions, newest first), `GET {base}/sessions/:id`
  *   (info, leaf, tree, context, stats and the UI messages), `GET {base}/sessions/:id/events?from=V`
  *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins),
@@ -74,6 +75,7 @@ import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./se
 import { createSessionPool } from "./session-pool.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
 import { awaitRunStart } from "./run-start.ts";
+import { stopRun } from "./stop-run.ts";
 import { clientError, clientSafeError, stderrServerLog, type ServerLog } from "./client-errors.ts";
 import { throwError, type Observable } from "rxjs";
 import type { UIMessageChunk } from "ai";
@@ -325,17 +327,12 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if (!writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot stop runs.");
     const denied = await ownSession(id, tenant);
     if (denied) return denied;
-    if ((await lastRunStart(log, sessionStream(id))) === undefined) return jsonResponse(200, { stopped: false });
-    let session: HarnessSession;
-    try {
-      session = await pool.open(id);
-    } catch (error) {
-      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
-      throw error;
-    }
-    session.abort("stopped by the client");
-    await session.waitForIdle();
-    return jsonResponse(200, { stopped: true });
+    // A dead owner's run is recovered by activeRun; a live one (here or in another process) gets a control request.
+    const start = await activeRun(id);
+    if (start === undefined) return jsonResponse(200, { stopped: false });
+    const stopped = await stopRun(log, id, start, { reason: "stopped by the client" });
+    if (!stopped) serverLog({ level: "warn", code: "STOP_TIMEOUT", sessionId: id, message: "The run did not end after the stop request; its owner may be gone (recovery ends it) or stuck." });
+    return jsonResponse(200, { stopped });
   };
 
   const route = async (request: Request): Promise<Response> => {

@@ -222,7 +222,9 @@ function createEagerAgent(options: AgentOptions): Agent {
     if (writerNow().failure !== undefined) await reload();
     if (liveAtOpen) {
       // The session was opened while another live process ran it: refuse until that
-      // run ends or its process is gone (then recover it now).
+      // run ends or its process is gone (then recover it now). Catch up with what that process
+      // wrote since the open first (the view would still show its run open).
+      await reload();
       const report = await recoverSession(session, recordNow);
       if (report.liveRun) {
         throw new SessionBusyError(

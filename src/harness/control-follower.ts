@@ -1,0 +1,142 @@
+/**
+ * The control follower: a process applies to the sessions it has open the control requests that
+ * any process sharing the log wrote for them (`control.requested`,
+ * `src/store/events/control-events.ts`). One follower per harness.
+ *
+ * Contract (ours):
+ * - `followControl(log, sessionOf)` subscribes to the log's `control.requested` events from the
+ *   log's head at the time of the call (`ready` resolves once it listens; requests are orders for
+ *   a live run, not history) and hands each to the open session `sessionOf(sessionId)` (none:
+ *   the request is not for this process). The log's subscription carries the latency:
+ *   LISTEN/NOTIFY on PostgreSQL, the `data_version` poll (50 ms) on SQLite;
+ * - a request is applied only by a process that is working the session: `stop` while a run is
+ *   going on here whose id is the request's `runId` (or any run when it has none) calls
+ *   `abort(reason)`; `steer` / `followUp` while a run is going on here queue the text;
+ *   `approve` / `deny` while this process holds the session waiting for approval record the
+ *   decision. Everywhere else the request is left alone (no write);
+ * - each applied request gets one `control.ended` in the control stream (`applied`, or `failed`
+ *   with the error's code and message), with a deterministic event id, so two followers can
+ *   never both answer it;
+ * - `stop()` ends the subscription (the harness's `close`); an error of the subscription or of
+ *   writing `control.ended` goes to `onError` (default: a process warning), never thrown.
+ *
+ * @example
+ * ```ts
+ * const follower = followControl(log, (id) => openSessions.get(id));
+ * await follower.ready;
+ * // …
+ * follower.stop();
+ * ```
+ */
+import { ArborError } from "../core/errors.ts";
+import type { EventLog, StoredEvent } from "../store/event-log.ts";
+import { isArborEvent } from "../store/events/catalogue.ts";
+import { controlStreamId, type ControlRequest } from "../store/events/control-events.ts";
+
+/** What the follower drives: the session's own controls (a `HarnessSession` fits). */
+export interface ControlTarget {
+  readonly id: string;
+  getState(): { operation: string; runId?: string };
+  abort(reason?: string): void;
+  steer(message: string): void;
+  followUp(message: string): void;
+  approve(toolCallId: string, decision?: { reason?: string }): Promise<unknown>;
+  deny(toolCallId: string, decision?: { reason?: string }): Promise<unknown>;
+}
+
+/** A running follower. */
+export interface ControlFollower {
+  /** Resolves once the follower listens (requests written after this are seen). */
+  readonly ready: Promise<void>;
+  stop(): void;
+}
+
+/** Options of {@link followControl}. */
+export interface ControlFollowerOptions {
+  /** Where subscription and write errors go (default: `process.emitWarning`). */
+  onError?: (error: unknown) => void;
+}
+
+const working = (operation: string) => operation !== "idle" && operation !== "awaiting-approval";
+
+/** Applies `request` when this process works the session; true when it did (or tried). */
+async function apply(target: ControlTarget, request: ControlRequest): Promise<boolean> {
+  const state = target.getState();
+  switch (request.action) {
+    case "stop":
+      if (!working(state.operation) || (request.runId !== undefined && state.runId !== request.runId)) return false;
+      target.abort(request.reason ?? "stopped by a control request");
+      return true;
+    case "steer":
+    case "followUp":
+      if (state.operation !== "running") return false;
+      if (request.action === "steer") target.steer(request.text);
+      else target.followUp(request.text);
+      return true;
+    case "approve":
+    case "deny": {
+      if (state.operation !== "awaiting-approval") return false;
+      const decision = request.reason === undefined ? undefined : { reason: request.reason };
+      await (request.action === "approve" ? target.approve(request.toolCallId, decision) : target.deny(request.toolCallId, decision));
+      return true;
+    }
+  }
+}
+
+/**
+ * Follows the control requests of the log for the sessions `sessionOf` knows (see the module contract).
+ *
+ * @example
+ * ```ts
+ * const follower = followControl(log, (id) => openSessions.get(id), { onError: (error) => console.error(error) });
+ * ```
+ */
+export function followControl(log: EventLog, sessionOf: (sessionId: string) => ControlTarget | undefined, options: ControlFollowerOptions = {}): ControlFollower {
+  const onError = options.onError ?? ((error: unknown) => process.emitWarning(`control follower: ${error instanceof Error ? error.message : String(error)}`, { code: "ARBOR_CONTROL_FOLLOWER" }));
+  let stopped = false;
+  let unsubscribe: (() => void) | undefined;
+
+  const answer = async (event: StoredEvent, request: ControlRequest, failure?: unknown) => {
+    const failed = failure === undefined ? {} : { status: "failed" as const, ...(ArborError.isInstance(failure) ? { code: failure.code } : {}), error: failure instanceof Error ? failure.message : String(failure) };
+    await log.append(controlStreamId(request.sessionId), [{ eventId: `${event.eventId}:ended`, type: "control.ended", data: { requestId: event.eventId, action: request.action, sessionId: request.sessionId, status: "applied", ...failed } }], { expectedVersion: "any" });
+  };
+
+  const handle = async (event: StoredEvent) => {
+    if (!isArborEvent(event) || event.type !== "control.requested") return;
+    const request = event.data;
+    const target = sessionOf(request.sessionId);
+    if (!target) return;
+    let applied: boolean;
+    try {
+      applied = await apply(target, request);
+    } catch (error) {
+      await answer(event, request, error);
+      return;
+    }
+    if (applied) await answer(event, request);
+  };
+
+  const ready = log.headPosition().then((head) => {
+    if (stopped) return;
+    // One request at a time, in log order.
+    let queue = Promise.resolve();
+    const subscription = log.subscribe({ fromPosition: head, types: ["control.requested"] }).subscribe({
+      next: (event) => {
+        queue = queue.then(() => handle(event)).catch(onError);
+      },
+      error: (error: unknown) => {
+        if (!stopped) onError(error);
+      },
+    });
+    unsubscribe = () => subscription.unsubscribe();
+  });
+  ready.catch(onError);
+
+  return {
+    ready: ready.catch(() => undefined),
+    stop() {
+      stopped = true;
+      unsubscribe?.();
+    },
+  };
+}
