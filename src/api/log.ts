@@ -104,6 +104,7 @@ export {
   type ControlAction,
 } from "../store/events/control-events.ts";
 export {
+  createPostgresEventLog,
   openPostgresEventLog,
   type PostgresEventLog,
   type PostgresEventLogOptions,
