@@ -69,6 +69,7 @@ import type { SessionHandle, SessionRepository } from "../store/session-types.ts
 import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
 import { openSnapshotsBeside, type SessionSnapshotStore } from "../store/session-snapshots.ts";
 import { followControl } from "./control-follower.ts";
+import { createHarnessSessions, type HarnessSessions } from "./sessions-events.ts";
 import { createHarnessSession, type HarnessSession, type HarnessSessionConfig, type LoadedResources } from "./harness-session.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
 import { createModelRegistry, type ModelRegistry } from "./model-registry.ts";
@@ -110,6 +111,13 @@ export interface AgentHarness extends HarnessSession {
   on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
   /** With a logged event type (`"tool.ended"`): events of the harness's own session, as `HarnessSession.on`. */
   on<Type extends ArborEventType>(type: Type, handler: ArborEventHandler<Type>): () => void;
+  /**
+   * Every session at once: `sessions.events$` is the logged events of all sessions of the
+   * harness's tenant (every tenant's for a harness without `tenant`), whichever process runs
+   * them, live; `sessions.events({ fromPosition, tenant })` from a log position. `events$` of the
+   * harness itself is its own session's only. See `sessions-events.ts`.
+   */
+  readonly sessions: HarnessSessions;
   /** Disposes every session opened here, then closes a log the harness opened. Idempotent (a later call waits for the first). */
   close(): Promise<void>;
 }
@@ -301,6 +309,7 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     tools,
     resourceDiagnostics: diagnostics,
     mcp,
+    sessions: repository ? createHarnessSessions(repository.log, options.tenant) : { events$: primary.events$, events: () => primary.events$ },
     openSession(id, overrides) {
       if (!repository) {
         return Promise.reject(new HarnessConfigError('openSession(): the harness was given a bare session; pass "repository" or "eventLog" to open others.', { details: { field: "session" } }));

@@ -5,6 +5,9 @@
  *
  * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 6;
  * the AI SDK's UI message stream protocol; the rest ours):
+ * - a session deleted by another process while open here is dropped on the next chat `POST`
+ *   for its id, which makes a fresh session of that id (`session-pool.ts` `release`; `404` when
+ *   it cannot be closed yet: the own session of a harness you passed, or sessions still busy);
  * - `POST {base}/chat`, body `{ id, messages, trigger, messageId }`: the LAST message must be a
  *   user message (text and image file parts); the log holds the history, so earlier messages
  *   are ignored. Session `id` is created on first use (with the request's tenant), the prompt
@@ -239,6 +242,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const { prompt } = parsed;
     const trace = traceOf(request);
     if (owner === undefined) {
+      // Another process may have deleted it while it was open here: drop the stale copy first.
+      try {
+        await pool.release(id);
+      } catch (error) {
+        if (!SessionBusyError.isInstance(error)) throw error;
+        return jsonError(404, "SESSION_NOT_FOUND", `Session "${id}" was deleted while this replica used it; retry in a moment or start a new chat with another id.`);
+      }
       try {
         await repository.create({ id, cwd, tenant });
       } catch (error) {

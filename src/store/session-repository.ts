@@ -45,6 +45,7 @@ import { v7 as uuidv7 } from "uuid";
 import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent } from "./event-log.ts";
+import { controlStreamId } from "./events/control-events.ts";
 import { sessionIdOfStream, sessionStreamId, tombstoneStreamId, type SessionCreatedData, type SessionDeletedData } from "./events/session-events.ts";
 import { isEventOfType } from "./events/catalogue.ts";
 import { createAuditProjector } from "./events/audit.ts";
@@ -321,6 +322,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
       // Issued in the same tick: the SQLite and PostgreSQL logs commit them in one group.
       const [removed] = await Promise.all([
         log.deleteStream(streamId),
+        // Its control requests (steer texts are content) go with it.
+        log.deleteStream(controlStreamId(id)),
         log.append(tombstoneStreamId(id), [{ type: "session.deleted", data: tombstone, metadata: { sessionId: id } }]),
       ]);
       summaries.delete(streamId);

@@ -65,9 +65,10 @@ export async function startFleet(backend: Backend, modelUrl: string, count = 2, 
 }
 
 /** `POST {url}/api/chat` with a user prompt for session `id`. */
-export function postPrompt(url: string, id: string, text: string): Promise<Response> {
+export function postPrompt(url: string, id: string, text: string, signal?: AbortSignal): Promise<Response> {
   return fetch(`${url}/api/chat`, {
     method: "POST",
+    ...(signal ? { signal } : {}),
     headers: { authorization: `Bearer ${REPLICA_TOKEN}`, "content-type": "application/json" },
     body: JSON.stringify({ id, trigger: "submit-message", messages: [{ id: `u-${text.length}`, role: "user", parts: [{ type: "text", text }] }] }),
   });
