@@ -21,6 +21,7 @@
  */
 import { z } from "zod";
 import { EntryNotFoundError, SessionBusyError } from "../core/errors.ts";
+import { busyMessage } from "./client-errors.ts";
 import type { SessionRepository } from "../store/session-types.ts";
 import { sessionStream } from "./run-stream.ts";
 import { readLimitedJson } from "./body-limit.ts";
@@ -54,7 +55,8 @@ export async function deleteSession(context: SessionEditContext, id: string): Pr
     await context.pool.open(id);
     await context.pool.release(id);
   } catch (error) {
-    if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
+    // The message may name the owning process: the client gets the session only.
+    if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", busyMessage(id));
     throw error;
   }
   await context.repository.delete(id);
