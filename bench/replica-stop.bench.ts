@@ -5,6 +5,7 @@
  * first delta is in the log, then `POST /api/chat/:id/stop` on replica B. Measured: from sending
  * the stop to B's `{ stopped: true }` (B answers once the run's `run.ended`, written by A, is in
  * the log), i.e. request written, followed by A, run aborted, ending seen by B.
+ * One warm-up round first (replica B makes its harness on its first request; printed apart).
  * Prints p50 / p99 per backend and one JSON goal line each: p99 <= 1000 ms (issue: stop takes
  * effect within 1 s at p99 across processes). Rounds: ARBOR_BENCH_STOP_ROUNDS (default 30).
  */
@@ -70,7 +71,8 @@ async function measure(name: string, db: string, env: NodeJS.ProcessEnv, openLog
   const log = openLog();
   const latencies: number[] = [];
   try {
-    for (let round = 0; round < ROUNDS; round++) {
+    // Round 0 warms up: replica B makes its harness on its first request (reported apart).
+    for (let round = 0; round <= ROUNDS; round++) {
       const id = `stop-${name}-${round}`;
       const streaming = post(a.url, "/api/chat", { id, trigger: "submit-message", messages: [{ id: "u1", role: "user", parts: [{ type: "text", text: "go" }] }] });
       await firstDelta(log, id);
@@ -79,7 +81,8 @@ async function measure(name: string, db: string, env: NodeJS.ProcessEnv, openLog
       const body = (await stop.json()) as { stopped?: boolean };
       const elapsed = performance.now() - started;
       if (body.stopped !== true) throw new Error(`round ${round}: stop answered ${JSON.stringify(body)}`);
-      latencies.push(elapsed);
+      if (round === 0) console.log(`${name}: first stop (B makes its harness): ${elapsed.toFixed(0)} ms`);
+      else latencies.push(elapsed);
       await (await streaming).text();
     }
   } finally {
