@@ -82,6 +82,12 @@ try {
       { cwd: app, stdio: ["ignore", "ignore", "inherit"] },
     ),
   );
+  check(`peer ai ${pkg.peerDependencies.ai} installed by npm as the user gets it`, () => {
+    const installed = JSON.parse(readFileSync(join(app, "node_modules", "ai", "package.json"), "utf8")).version;
+    const major = pkg.peerDependencies.ai.replace(/^\D*/, "").split(".")[0];
+    if (installed.split(".")[0] !== major) throw new Error(`npm installed ai ${installed}, not the peer major ${major}`);
+    process.stdout.write(`(ai ${installed}) `);
+  });
   check("no TypeScript loader in the consumer project", () => {
     if (existsSync(join(app, "node_modules", "tsx"))) throw new Error("tsx was installed with the package");
   });
