@@ -3,7 +3,7 @@
  * Fetch-style `(Request) => Promise<Response>` handler (Node's `http` through
  * `node-adapter.ts`, or any framework that takes Fetch handlers).
  *
- * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 6;
+ * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 7;
  * the AI SDK's UI message stream protocol; the rest ours):
  * - a session deleted by another process while open here is dropped on the next chat `POST`
  *   for its id, which makes a fresh session of that id (`session-pool.ts` `release`; `404` when
@@ -22,6 +22,10 @@
  * - `POST {base}/chat/:id/stop`: aborts the active run, wherever it runs (a control request in
  *   the log that the owning process follows, `stop-run.ts`), and answers `{ stopped }` once the
  *   run has ended (`false` when it did not end within 15 s); the partial message is kept in the log;
+ * - `POST {base}/chat/:id/steer`, body `{ text }`: queues a steering message for the run going
+ *   in this process, or asks the process that runs it for a control request (`202 { queued: true }`); the run takes it at its next step and its stream
+ *   shows it as a `steering-message` part; `409 NO_ACTIVE_RUN` when nothing runs (send a
+ *   prompt instead), `400` for a missing or empty `text`;
  * - `GET {base}/sessions` (the tenant's sessions, newest first), `GET {base}/sessions/:id`
  *   (info, leaf, tree, context, stats and the UI messages), `GET {base}/sessions/:id/events?from=V`
  *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins),
@@ -85,6 +89,7 @@ import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
 import { awaitRunStart } from "./run-start.ts";
 import { stopRun } from "./stop-run.ts";
+import { requestControl } from "../harness/control-requests.ts";
 import { clientError, clientSafeError, stderrServerLog, type ServerLog } from "./client-errors.ts";
 import { throwError, type Observable } from "rxjs";
 import type { UIMessageChunk } from "ai";
@@ -356,6 +361,35 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return jsonResponse(200, { stopped });
   };
 
+  const steer = async (id: string, tenant: string, request: Request): Promise<Response> => {
+    if (!writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot steer runs.");
+    const denied = await ownSession(id, tenant);
+    if (denied) return denied;
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return jsonError(400, "INVALID_ARGUMENT", "The body must be JSON: { \"text\": string }.");
+    }
+    const text = (body as { text?: unknown } | null)?.text;
+    if (typeof text !== "string" || text.trim() === "") return jsonError(400, "INVALID_ARGUMENT", `"text" must be a non-empty string; got ${JSON.stringify(text) ?? "nothing"}.`);
+    let session: HarnessSession;
+    try {
+      session = await pool.open(id);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
+      throw error;
+    }
+    if (session.getState().status !== "running") {
+      // A run going on in another process (an open run in the log): a control request its owner applies.
+      if ((await lastRunStart(log, sessionStream(id))) === undefined) return jsonError(409, "NO_ACTIVE_RUN", `Session "${id}" has no run going; send the message as a prompt (POST ${base}/chat).`);
+      await requestControl(log, { action: "steer", sessionId: id, text });
+      return jsonResponse(202, { queued: true });
+    }
+    session.steer(text);
+    return jsonResponse(202, { queued: true });
+  };
+
   const route = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const path = url.pathname;
@@ -379,6 +413,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (parts.length === 1 && method === "POST") return postChat(request, tenant);
       if (parts.length === 3 && parts[2] === "stream" && method === "GET") return resume(parts[1], tenant);
       if (parts.length === 3 && parts[2] === "stop" && method === "POST") return stop(parts[1], tenant);
+      if (parts.length === 3 && parts[2] === "steer" && method === "POST") return steer(parts[1], tenant, request);
     }
     if (parts[0] === "sessions" && parts.length === 2 && method === "DELETE") return (await ownSession(parts[1], tenant)) ?? deleteSession(edits, parts[1]);
     if (parts[0] === "sessions" && parts.length === 3 && parts[2] === "fork" && method === "POST") return (await ownSession(parts[1], tenant)) ?? forkSession(edits, parts[1], request);
