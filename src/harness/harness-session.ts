@@ -42,7 +42,7 @@ import { compact as compactSession } from "../compaction/compact.ts";
 import type { CompactionHookCallbacks, TreeHookCallbacks } from "../compaction/hook-types.ts";
 import { createCompactionHooks } from "../compaction/hooks.ts";
 import type { CustomEntry, SessionEntry } from "../core/entries.ts";
-import { EntryNotFoundError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
+import { EntryNotFoundError, HarnessConfigError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import { THINKING_LEVELS, type AgentMessage, type CustomMessage, type ImageContent } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
@@ -62,6 +62,7 @@ import { resolveTelemetry } from "../telemetry/options.ts";
 import { createSessionTelemetry } from "../telemetry/session-telemetry.ts";
 import { sessionBusyError } from "../machines/session-actor.ts";
 import { harnessInspection } from "./inspection.ts";
+import { createSessionWorkspace } from "./workspace/session-workspace.ts";
 
 export type * from "./harness-session-types.ts";
 
@@ -87,7 +88,14 @@ export interface HarnessSessionConfig {
  * ```
  */
 export async function createHarnessSession(config: HarnessSessionConfig, session: SessionHandle): Promise<HarnessSession> {
-  const { options, registry, tools } = config;
+  const { options, registry } = config;
+  // The recorded workspace (opt-in): tools are wrapped so each call's changed files commit with its result.
+  if (options.workspace && !config.repository) throw new HarnessConfigError("workspace: the harness was given a bare session; pass repository, eventLog or eventLogPath to record its workspace.", { details: { field: "workspace" } });
+  const workspace =
+    options.workspace && config.repository
+      ? createSessionWorkspace({ session, log: config.repository.log, options: options.workspace, append: (events) => agent.appendRecords(events), isBusy: () => isBusy() })
+      : undefined;
+  const tools = workspace ? workspace.wrapTools(config.tools) : config.tools;
   const resources: LoadedResources = { skills: [...config.resources.skills], promptTemplates: [...config.resources.promptTemplates] };
   const logged = session.view.buildContext();
   const initialModelName = options.model ?? (logged.model && registry.findByModel(logged.model)?.name) ?? registry.defaultName;
@@ -250,10 +258,14 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     }
   }
 
+  // Work the log has not seen (a crash mid-call, edits between runs) is recorded before anything runs.
+  await workspace?.recorder.sync();
+
   const harnessSession: HarnessSession = {
     id: session.id,
     session,
     agent,
+    ...(workspace ? { workspace: workspace.api } : {}),
     prompt(input, images, promptOptions) {
       if (isBusy()) {
         const busy = agent.operation();

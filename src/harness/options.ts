@@ -17,6 +17,7 @@
  * // throws HarnessConfigError: Invalid harness option "streamOptions.timeoutMs": Too small: expected number to be >0
  * ```
  */
+import type { WorkspaceOptions } from "./workspace/recorder.ts";
 import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider";
 import { z } from "zod";
 import { HarnessConfigError } from "../core/errors.ts";
@@ -179,6 +180,12 @@ export interface AgentHarnessOptions {
    */
   secrets?: string[];
   toolContext?: ToolContextOption;
+  /**
+   * Workspace checkpoints (off by default): the files under `root` are recorded in the log's
+   * database after each tool call that changes them, and follow the session tree
+   * (`session.workspace.restore(entryId)`). See `docs/workspace.md`.
+   */
+  workspace?: WorkspaceOptions;
   hooks?: HarnessHooks;
   /** Enables `/skill:name args` in `prompt()` (default true, pi). */
   enableSkillCommands?: boolean;
@@ -296,6 +303,15 @@ export const agentHarnessOptionsSchema = z
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     secrets: z.array(z.string()).optional(),
     toolContext: z.unknown().optional(),
+    workspace: z
+      .object({
+        root: z.string().min(1),
+        maxFileBytes: z.number().int().positive().optional(),
+        maxCheckpointBytes: z.number().int().positive().optional(),
+        scanAfter: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .optional(),
     hooks: z
       .object(Object.fromEntries(HOOK_NAMES.map((name) => [name, z.union([fn("a handler function"), z.array(fn("a handler function"))]).optional()])))
       .strict()

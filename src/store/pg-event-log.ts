@@ -60,6 +60,8 @@ import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFil
 import { storedTypeNames } from "./events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
 import { migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
+import { createBlobStore } from "./workspace/blob-store.ts";
+import { createPostgresBlobRows } from "./workspace/pg-blob-rows.ts";
 import { readPgSummaries } from "./pg-summaries.ts";
 import { endedKeptMessages, resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
 import type { DroppedDeltas } from "./delta-retention.ts";
@@ -232,6 +234,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     ownership,
     tenantIndex: true,
     schema,
+    workspaceBlobs: createBlobStore(createPostgresBlobRows(pool, s, ready)),
     sessionSummaries: {
       async read(readOptions = {}) {
         ensureOpen("read session summaries");
