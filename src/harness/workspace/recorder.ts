@@ -116,7 +116,7 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
   const cache = new StatCache();
 
   // The session's checkpoints, read incrementally; calls checkpointed but not yet logged.
-  let checkpoints: WorkspaceCheckpointedData[] = [];
+  const checkpoints: WorkspaceCheckpointedData[] = [];
   let readVersion = 0;
   const pending = new Map<string, WorkspaceChange[]>();
   let dirty = false;

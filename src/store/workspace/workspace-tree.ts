@@ -58,17 +58,3 @@ export function treeAt(
   for (const entry of path) for (const checkpoint of byEntry.get(entry.id) ?? []) tree = applyChanges(tree, checkpoint.changes);
   return tree;
 }
-
-/**
- * Every blob a set of checkpoints references.
- *
- * @example
- * ```ts
- * const live = blobsOf(checkpointsOf(events));
- * ```
- */
-export function blobsOf(checkpoints: readonly WorkspaceCheckpointedData[]): Set<string> {
-  const blobs = new Set<string>();
-  for (const checkpoint of checkpoints) for (const change of checkpoint.changes) if (change.node?.kind === "file") blobs.add(change.node.blob);
-  return blobs;
-}
