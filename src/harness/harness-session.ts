@@ -63,6 +63,8 @@ import { createSessionTelemetry } from "../telemetry/session-telemetry.ts";
 import { sessionBusyError } from "../machines/session-actor.ts";
 import { harnessInspection } from "./inspection.ts";
 import { createSessionWorkspace } from "./workspace/session-workspace.ts";
+import { createSessionMemory } from "./memory/session-memory.ts";
+import { createMemoryTools } from "./memory/memory-tools.ts";
 
 export type * from "./harness-session-types.ts";
 
@@ -93,9 +95,15 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   if (options.workspace && !config.repository) throw new HarnessConfigError("workspace: the harness was given a bare session; pass repository, eventLog or eventLogPath to record its workspace.", { details: { field: "workspace" } });
   const workspace =
     options.workspace && config.repository
-      ? createSessionWorkspace({ session, log: config.repository.log, options: options.workspace, append: (events) => agent.appendRecords(events), isBusy: () => isBusy() })
+      ? createSessionWorkspace({ session, log: config.repository.log, options: options.workspace, append: (events) => agent.appendRecords(events), appendEntry: async (entry, events) => void (await agent.writes.appendEntries([entry], { extraEvents: events })), isBusy: () => isBusy() })
       : undefined;
-  const tools = workspace ? workspace.wrapTools(config.tools) : config.tools;
+  if (options.memory && !config.repository) throw new HarnessConfigError("memory: the harness was given a bare session; pass repository, eventLog or eventLogPath to keep its memory.", { details: { field: "memory" } });
+  const memory =
+    options.memory && config.repository
+      ? createSessionMemory({ session, log: config.repository.log, options: options.memory, append: (events) => agent.appendRecords(events) })
+      : undefined;
+  const ownTools = memory && options.memory?.tools ? [...config.tools, ...createMemoryTools(memory, { principal: options.memory.principal !== undefined })] : config.tools;
+  const tools = workspace ? workspace.wrapTools(ownTools) : ownTools;
   const resources: LoadedResources = { skills: [...config.resources.skills], promptTemplates: [...config.resources.promptTemplates] };
   const logged = session.view.buildContext();
   const initialModelName = options.model ?? (logged.model && registry.findByModel(logged.model)?.name) ?? registry.defaultName;
@@ -266,6 +274,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     session,
     agent,
     ...(workspace ? { workspace: workspace.api } : {}),
+    ...(memory ? { memory } : {}),
     prompt(input, images, promptOptions) {
       if (isBusy()) {
         const busy = agent.operation();

@@ -18,6 +18,7 @@
  * ```
  */
 import type { WorkspaceOptions } from "./workspace/recorder.ts";
+import type { MemoryOptions } from "./memory/session-memory.ts";
 import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider";
 import { z } from "zod";
 import { HarnessConfigError } from "../core/errors.ts";
@@ -186,6 +187,11 @@ export interface AgentHarnessOptions {
    * (`session.workspace.restore(entryId)`). See `docs/workspace.md`.
    */
   workspace?: WorkspaceOptions;
+  /**
+   * Session memory (`session.memory`; `docs/memory.md`): `principal` enables the principal scope,
+   * `tools: true` gives the model `memory_read`, `memory_write` and `memory_search`. Off by default.
+   */
+  memory?: MemoryOptions;
   hooks?: HarnessHooks;
   /** Enables `/skill:name args` in `prompt()` (default true, pi). */
   enableSkillCommands?: boolean;
@@ -310,6 +316,10 @@ export const agentHarnessOptionsSchema = z
         maxCheckpointBytes: z.number().int().positive().optional(),
         scanAfter: z.array(z.string().min(1)).optional(),
       })
+      .strict()
+      .optional(),
+    memory: z
+      .object({ principal: z.string().min(1).optional(), maxValueBytes: z.number().int().positive().optional(), tools: z.boolean().optional() })
       .strict()
       .optional(),
     hooks: z

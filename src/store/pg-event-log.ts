@@ -62,6 +62,7 @@ import { createPgOwnership } from "./pg-ownership.ts";
 import { migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
 import { createBlobStore } from "./workspace/blob-store.ts";
 import { createPostgresBlobRows } from "./workspace/pg-blob-rows.ts";
+import { createPostgresMemoryIndex } from "./memory/pg-memory-index.ts";
 import { readPgSummaries } from "./pg-summaries.ts";
 import { endedKeptMessages, resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
 import type { DroppedDeltas } from "./delta-retention.ts";
@@ -235,6 +236,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     tenantIndex: true,
     schema,
     workspaceBlobs: createBlobStore(createPostgresBlobRows(pool, s, ready)),
+    memoryIndex: createPostgresMemoryIndex(pool, s, ready),
     sessionSummaries: {
       async read(readOptions = {}) {
         ensureOpen("read session summaries");

@@ -59,6 +59,7 @@ export function createRedactingEventLog(log: EventLog, secrets: Iterable<string>
     ...(log.sessionIndex ? { sessionIndex: log.sessionIndex } : {}),
     ...(log.sessionSummaries ? { sessionSummaries: log.sessionSummaries } : {}),
     ...(log.workspaceBlobs ? { workspaceBlobs: log.workspaceBlobs } : {}),
+    ...(log.memoryIndex ? { memoryIndex: log.memoryIndex } : {}),
     addSecret: (secret) => redactor.add(secret),
   };
 }

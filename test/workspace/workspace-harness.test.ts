@@ -88,13 +88,18 @@ describe("workspace checkpoints (harness, SQLite file)", () => {
     // A user edit is recorded before a restore, and that restore can be undone.
     writeFileSync(join(root, "b.txt"), "user edit\n");
     chmodSync(join(root, "b.txt"), 0o600);
+    const edited = snapshotTree(root);
     const saved = await workspace.restore(resultIds[2]);
     expect(saved.savedCheckpointId).toBeDefined();
     expect(snapshotTree(root)).toEqual(final);
-    await workspace.restore(session.view.leafId);
-    expect(snapshotTree(root)).toEqual(final);
+    // The edit is the tree of a new entry under the leaf of the time (which became the leaf): restoring it undoes the restore.
+    expect(saved.savedAt).toBe(session.view.leafId);
+    expect(session.view.getEntry(saved.savedAt!)).toMatchObject({ type: "custom", customType: "arbor.workspace" });
+    await workspace.restore(saved.savedAt!);
+    expect(snapshotTree(root)).toEqual(edited);
+    expect(statSync(join(root, "b.txt")).mode & 0o777).toBe(0o600);
     await workspace.restore(resultIds[1]);
-    // The user's edit was anchored at the leaf at the time of the restore that recorded it.
+    // No earlier entry's tree changed.
     const tree = await workspace.tree(resultIds[1]);
     expect(tree.get("b.txt")).toMatchObject({ kind: "file", mode: 0o644 });
     expect(statSync(join(root, "empty")).isDirectory()).toBe(true);

@@ -15,10 +15,14 @@
  * - blobs are stored (per tenant) before the checkpoint is handed to the run, which logs it in the
  *   same append as, and before, the call's result; a failure to store throws
  *   `WorkspaceCheckpointError` (the call then ends with an error result);
- * - `sync` compares the disk with the tree at the leaf and records any difference (`baseline`
- *   when the session has no checkpoint yet, `fork` for a fork's first, else `user`);
+ * - `sync` compares the disk with the tree at the leaf and records any difference: `baseline`
+ *   (anchored before the first entry) when the session has no checkpoint yet, else `user`, anchored
+ *   at a new `arbor.workspace` custom entry appended under the leaf (which becomes the leaf; custom
+ *   entries are not in the model's context), so no earlier entry's recorded tree ever changes; a fork's first use copies its parent's
+ *   checkpoints anchored on its path (`fork`), so it no longer needs its parent;
  * - `restore` records unrecorded work first (`user`), then writes the tree of the entry and logs
- *   `workspace.restored`.
+ *   `workspace.restored`; until the next checkpoint, "unrecorded work" means a difference from the
+ *   restored entry's tree (the leaf need not move with a restore).
  *
  * @example
  * ```ts
@@ -35,7 +39,7 @@ import type { EventLog, NewEvent } from "../../store/event-log.ts";
 import { isEventOfType } from "../../store/events/catalogue.ts";
 import { sessionStreamId } from "../../store/events/session-events.ts";
 import type { WorkspaceCheckpointedData } from "../../store/events/workspace-events.ts";
-import type { SessionHandle } from "../../store/session-types.ts";
+import type { NewEntry, SessionHandle } from "../../store/session-types.ts";
 import { blobHash, type BlobInput, type WorkspaceBlobStore } from "../../store/workspace/blob-store.ts";
 import { checkpointsOf, treeAt } from "../../store/workspace/workspace-tree.ts";
 import { GitignoreFilter } from "../../adapters/tools/gitignore-filter.ts";
@@ -61,6 +65,8 @@ export interface WorkspaceRecorderConfig {
   options: WorkspaceOptions;
   /** Appends events through the session's writer (resolves once committed). */
   append(events: NewEvent[]): Promise<void>;
+  /** Appends one entry (it becomes the leaf) and events after it, through the session's writer. */
+  appendEntry(entry: NewEntry, events: NewEvent[]): Promise<void>;
 }
 
 /** The outcome of a restore. */
@@ -69,7 +75,7 @@ export interface WorkspaceRestoreResult {
   changed: number;
   /** Set when unrecorded work was found and recorded first (restore that entry to get it back). */
   savedCheckpointId?: string;
-  /** The entry the saved checkpoint is anchored at. */
+  /** The entry the saved checkpoint is anchored at: a new `arbor.workspace` custom entry under the leaf of the time (restore it to get the work back). */
   savedAt?: string | null;
 }
 
@@ -80,9 +86,13 @@ export interface WorkspaceRecorder {
   checkpointFor(toolName: string, args: Record<string, unknown>, toolCallId: string): Promise<PendingWorkspaceCheckpoint | undefined>;
   treeAt(entryId: string | null): Promise<WorkspaceManifest>;
   diff(entryId: string | null): Promise<WorkspaceChange[]>;
-  restore(entryId: string | null): Promise<WorkspaceRestoreResult>;
+  /** `record: false` skips recording unrecorded work first (a fresh fork over its source's recorded folder). */
+  restore(entryId: string | null, options?: { record?: boolean }): Promise<WorkspaceRestoreResult>;
   exportTo(entryId: string | null, directory: string): Promise<number>;
 }
+
+/** The `customType` of the entry that anchors a checkpoint of unrecorded work (not in the model's context). */
+export const WORKSPACE_ENTRY_TYPE = "arbor.workspace";
 
 const DEFAULT_MAX_FILE = 1024 * 1024;
 const DEFAULT_MAX_CHECKPOINT = 64 * 1024 * 1024;
@@ -120,13 +130,17 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
   let readVersion = 0;
   const pending = new Map<string, WorkspaceChange[]>();
   let dirty = false;
-  let start: WorkspaceManifest | undefined;
+  /** The entry whose recorded tree the folder was last restored to, until the next checkpoint. */
+  let materialized: { entryId: string | null } | undefined;
 
   const refresh = async () => {
     const events = await log.readStream(streamId, { fromVersion: readVersion + 1 });
     for (const event of events) {
       readVersion = event.version;
-      if (isEventOfType(event, "workspace.checkpointed")) checkpoints.push(event.data);
+      if (isEventOfType(event, "workspace.checkpointed")) {
+        checkpoints.push(event.data);
+        materialized = undefined;
+      } else if (isEventOfType(event, "workspace.restored")) materialized = { entryId: event.data.entryId };
       else if (isEventOfType(event, "tool.ended") && pending.has(event.data.toolCallId)) {
         const logged = checkpoints.some((checkpoint) => checkpoint.toolCallId === event.data.toolCallId);
         pending.delete(event.data.toolCallId);
@@ -135,26 +149,29 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
     }
   };
 
-  /** A fork with no checkpoint of its own starts from its parent's tree at the fork point. */
-  const startTree = async (): Promise<WorkspaceManifest> => {
-    if (start) return start;
-    const { parentSessionId, parentEntryId } = session.view.info;
-    if (checkpoints.length > 0 || !parentSessionId) return new Map();
-    const events = await log.readStream(sessionStreamId(parentSessionId));
-    const parentCheckpoints = checkpointsOf(events);
-    if (parentCheckpoints.length === 0) return new Map();
-    const parents = new Map<string, string | null>();
-    for (const event of events) if (isEventOfType(event, "entry.appended")) parents.set(event.data.entry.id, event.data.entry.parentId);
-    const path: { id: string }[] = [];
-    for (let id: string | null | undefined = parentEntryId ?? null; id; id = parents.get(id)) path.unshift({ id });
-    start = treeAt(path, parentCheckpoints, parentEntryId ?? null);
-    return start;
+  /**
+   * A fork's first use copies its parent's checkpoints anchored on the fork's path (entry ids are
+   * kept by a fork), so the fork's tree no longer needs its parent.
+   */
+  let adopted = false;
+  const adoptParent = async () => {
+    if (adopted) return;
+    adopted = true;
+    const { parentSessionId } = session.view.info;
+    if (checkpoints.length > 0 || !parentSessionId) return;
+    const inherited = checkpointsOf(await log.readStream(sessionStreamId(parentSessionId))).filter(
+      (checkpoint) => checkpoint.entryId === null || session.view.getEntry(checkpoint.entryId) !== undefined,
+    );
+    if (inherited.length === 0) return;
+    await config.append(inherited.map((checkpoint) => ({ type: "workspace.checkpointed", data: { ...checkpoint, checkpointId: randomUUID(), reason: "fork" as const } })));
+    await refresh();
   };
 
   const recordedAt = async (entryId: string | null): Promise<WorkspaceManifest> => {
     await refresh();
+    await adoptParent();
     const path = entryId === null ? [] : session.view.getBranch(entryId);
-    return treeAt(path, checkpoints, entryId, await startTree());
+    return treeAt(path, checkpoints, entryId);
   };
   const recordedNow = async (): Promise<WorkspaceManifest> => {
     let tree = await recordedAt(session.view.leafId);
@@ -220,11 +237,14 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
   };
 
   /** Records what differs between the disk and the tree at the leaf, as its own checkpoint. */
-  const recordDisk = async (reason: "baseline" | "user" | "fork"): Promise<{ checkpointId?: string; tree: WorkspaceManifest }> => {
+  const recordDisk = async (reason: "baseline" | "user"): Promise<{ checkpointId?: string; tree: WorkspaceManifest; entryId?: string | null }> => {
     const recorded = await recordedNow();
     const disk = diskTree();
-    const changes = diffManifests(recorded, disk.tree);
+    // After a restore the folder is expected to hold that entry's tree, not the leaf's.
+    const expected = materialized ? await recordedAt(materialized.entryId) : recorded;
     dirty = false;
+    if (diffManifests(expected, disk.tree).length === 0) return { tree: disk.tree };
+    const changes = diffManifests(recorded, disk.tree);
     if (changes.length === 0) return { tree: disk.tree };
     let storedBytes: number;
     try {
@@ -233,9 +253,17 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
       return failed(error);
     }
     const checkpointId = randomUUID();
-    const data: WorkspaceCheckpointedData = { checkpointId, entryId: session.view.leafId, reason, changes, storedBytes };
-    await config.append([{ type: "workspace.checkpointed", data }]);
-    return { checkpointId, tree: disk.tree };
+    if (reason === "baseline") {
+      // The first sight of the folder: the tree of every entry before any other checkpoint.
+      await config.append([{ type: "workspace.checkpointed", data: { checkpointId, entryId: null, reason, changes, storedBytes } }]);
+      return { checkpointId, tree: disk.tree, entryId: null };
+    }
+    // Unrecorded work gets an entry of its own under the leaf, so no earlier entry's tree changes.
+    let entryId = randomUUID().slice(0, 8);
+    while (session.view.getEntry(entryId)) entryId = randomUUID().slice(0, 8);
+    const data: WorkspaceCheckpointedData = { checkpointId, entryId, reason, changes, storedBytes };
+    await config.appendEntry({ id: entryId, type: "custom", customType: WORKSPACE_ENTRY_TYPE, data: { checkpointId } }, [{ type: "workspace.checkpointed", data }]);
+    return { checkpointId, tree: disk.tree, entryId };
   };
 
   /** Relative path of a tool's `path` argument, or undefined when it leaves the root. */
@@ -251,8 +279,8 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
     root,
     async sync() {
       await refresh();
-      const reason = checkpoints.length > 0 ? "user" : session.view.info.parentSessionId && (await startTree()).size > 0 ? "fork" : "baseline";
-      return (await recordDisk(reason)).checkpointId;
+      await adoptParent();
+      return (await recordDisk(checkpoints.length > 0 ? "user" : "baseline")).checkpointId;
     },
     async checkpointFor(toolName, args, toolCallId) {
       try {
@@ -274,11 +302,21 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
           const paths: string[] = [];
           for (let path = targeted!; path !== "." && path !== ""; path = dirname(path)) paths.unshift(path);
           changes = [];
-          for (const path of paths) {
+          let throughLink = false;
+          for (const [at, path] of paths.entries()) {
             const entry = scanPath(root, path);
+            // A parent that is not a real folder (a symlink) sends the write elsewhere: scan everything.
+            if (at < paths.length - 1 && entry?.kind !== "dir") throughLink = true;
+            if (throughLink) break;
             if (entry && filter.isIgnoredDeep(resolve(root, path), entry.kind === "dir")) break;
             const node = entry ? nodeOf(path, entry, budget, bytes) : null;
             if (!sameNode(recorded.get(path), node)) changes.push({ path, node });
+          }
+          if (throughLink) {
+            const disk = diskTree();
+            dirty = false;
+            changes = diffManifests(recorded, disk.tree);
+            bytes = disk.bytes;
           }
         }
         if (changes.length === 0) return undefined;
@@ -294,8 +332,8 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
       const target = await recordedAt(entryId);
       return diffManifests(diskTree().tree, target);
     },
-    async restore(entryId) {
-      const saved = await recordDisk("user");
+    async restore(entryId, restoreOptions = {}) {
+      const saved = restoreOptions.record === false ? { tree: diskTree().tree } : await recordDisk("user");
       const target = await recordedAt(entryId);
       const changes = diffManifests(saved.tree, target);
       const changed = await applyToDisk(root, changes, (hash) => blobs.get(tenant, hash));
@@ -303,7 +341,7 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
       await config.append([
         { type: "workspace.restored", data: { entryId, changed, ...(saved.checkpointId ? { savedCheckpointId: saved.checkpointId } : {}) } },
       ]);
-      return { changed, ...(saved.checkpointId ? { savedCheckpointId: saved.checkpointId, savedAt: session.view.leafId } : {}) };
+      return { changed, ...(saved.checkpointId ? { savedCheckpointId: saved.checkpointId, savedAt: saved.entryId ?? null } : {}) };
     },
     async exportTo(entryId, directory) {
       const target = await recordedAt(entryId);

@@ -20,7 +20,7 @@ import { EntryNotFoundError, SessionBusyError } from "../../core/errors.ts";
 import type { AgentTool, ToolResult } from "../../core/tools.ts";
 import { WORKSPACE_CHECKPOINT, type WorkspaceChange, type WorkspaceManifest } from "../../core/workspace-manifest.ts";
 import type { EventLog, NewEvent } from "../../store/event-log.ts";
-import type { SessionHandle } from "../../store/session-types.ts";
+import type { NewEntry, SessionHandle } from "../../store/session-types.ts";
 import { createWorkspaceRecorder, type WorkspaceOptions, type WorkspaceRecorder, type WorkspaceRestoreResult } from "./recorder.ts";
 
 /**
@@ -52,6 +52,7 @@ export interface SessionWorkspaceConfig {
   log: EventLog;
   options: WorkspaceOptions;
   append(events: NewEvent[]): Promise<void>;
+  appendEntry(entry: NewEntry, events: NewEvent[]): Promise<void>;
   isBusy(): boolean;
 }
 
