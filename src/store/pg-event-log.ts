@@ -245,8 +245,8 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     ownership,
     tenantIndex: true,
     schema,
-    workspaceBlobs: createBlobStore(createPostgresBlobRows(pool, s, ready)),
-    memoryIndex: createPostgresMemoryIndex(pool, s, ready),
+    workspaceBlobs: createBlobStore(createPostgresBlobRows(pool, s, ready, refuseWrite)),
+    memoryIndex: createPostgresMemoryIndex(pool, s, ready, refuseWrite),
     sessionSummaries: {
       async read(readOptions = {}) {
         ensureOpen("read session summaries");

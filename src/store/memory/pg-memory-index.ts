@@ -1,20 +1,21 @@
 /**
  * The session-memory projection in the PostgreSQL log's schema: `memory_entries` (with a
- * generated `tsvector` and its GIN index) and `memory_heads`, created on first use. Internal:
+ * generated `tsvector` and its GIN index) and `memory_heads`, created on the first write (reads find nothing without them). Internal:
  * reached as `log.memoryIndex`.
  */
 import type pg from "pg";
 import { queryWords, searchText, type MemoryIndex, type MemoryRow } from "./memory-index.ts";
 
 /**
- * The projection over the log's pool, in its (quoted) schema; `ready` is the log's migration.
+ * The projection over the log's pool, in its (quoted) schema; `ready` is the log's migration;
+ * `refuseWrite` throws for a read-only log.
  *
  * @example
  * ```ts
  * const index = createPostgresMemoryIndex(pool, '"arbor"', ready);
  * ```
  */
-export function createPostgresMemoryIndex(pool: pg.Pool, quotedSchema: string, ready: Promise<void>): MemoryIndex {
+export function createPostgresMemoryIndex(pool: pg.Pool, quotedSchema: string, ready: Promise<void>, refuseWrite: (operation: string) => void = () => undefined): MemoryIndex {
   const entries = `${quotedSchema}.memory_entries`;
   const heads = `${quotedSchema}.memory_heads`;
   let tables: Promise<void> | undefined;
@@ -31,14 +32,22 @@ export function createPostgresMemoryIndex(pool: pg.Pool, quotedSchema: string, r
       tables = undefined;
       throw error;
     }));
+  // Reads never create the tables (a read-only log must not write): missing tables hold nothing.
+  let present = false;
+  const readable = async () => {
+    await ready;
+    if (!present) present = (await pool.query<{ present: boolean }>("SELECT to_regclass($1) IS NOT NULL AS present", [entries])).rows[0].present;
+    return present;
+  };
   const toRow = (row: { key: string; value: unknown; updatedAt: Date }): MemoryRow => ({ key: row.key, value: row.value, updatedAt: row.updatedAt.toISOString() });
   return {
     async head(tenant, scope) {
-      await ensure();
+      if (!(await readable())) return 0;
       const { rows } = await pool.query<{ version: string }>(`SELECT version FROM ${heads} WHERE tenant = $1 AND scope = $2`, [tenant, scope]);
       return rows.length ? Number(rows[0].version) : 0;
     },
     async apply(tenant, scope, changes, through) {
+      refuseWrite("write session memory");
       await ensure();
       const client = await pool.connect();
       try {
@@ -66,12 +75,12 @@ export function createPostgresMemoryIndex(pool: pg.Pool, quotedSchema: string, r
       }
     },
     async get(tenant, scope, key) {
-      await ensure();
+      if (!(await readable())) return undefined;
       const { rows } = await pool.query<{ key: string; value: unknown; updatedAt: Date }>(`SELECT key, value, updated_at AS "updatedAt" FROM ${entries} WHERE tenant = $1 AND scope = $2 AND key = $3`, [tenant, scope, key]);
       return rows.length ? toRow(rows[0]) : undefined;
     },
     async list(tenant, scope, prefix = "") {
-      await ensure();
+      if (!(await readable())) return [];
       const { rows } = await pool.query<{ key: string; value: unknown; updatedAt: Date }>(
         `SELECT key, value, updated_at AS "updatedAt" FROM ${entries} WHERE tenant = $1 AND scope = $2 AND left(key, $3) = $4 ORDER BY key COLLATE "C"`,
         [tenant, scope, prefix.length, prefix],
@@ -79,7 +88,7 @@ export function createPostgresMemoryIndex(pool: pg.Pool, quotedSchema: string, r
       return rows.map(toRow);
     },
     async search(tenant, scope, query, limit) {
-      await ensure();
+      if (!(await readable())) return [];
       const words = queryWords(query);
       if (words.length === 0) return [];
       const tsquery = words.map((word) => `${word.replace(/[^\p{L}\p{N}_]/gu, "")}:*`).join(" & ");
@@ -91,7 +100,8 @@ export function createPostgresMemoryIndex(pool: pg.Pool, quotedSchema: string, r
       return rows.map((row) => ({ ...toRow(row), score: Number(row.score) }));
     },
     async drop(tenant, scope) {
-      await ensure();
+      refuseWrite("delete session memory");
+      if (!(await readable())) return;
       await pool.query(`DELETE FROM ${entries} WHERE tenant = $1 AND scope = $2`, [tenant, scope]);
       await pool.query(`DELETE FROM ${heads} WHERE tenant = $1 AND scope = $2`, [tenant, scope]);
     },

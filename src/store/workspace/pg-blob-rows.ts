@@ -1,20 +1,21 @@
 /**
  * Workspace blob rows in the PostgreSQL log's schema (table `<schema>.workspace_blobs`, created on
- * first use), so another host can rebuild a workspace from the database alone. Internal: reached
+ * the first write; reads of a schema without it find nothing), so another host can rebuild a workspace from the database alone. Internal: reached
  * as `log.workspaceBlobs`.
  */
 import type pg from "pg";
 import type { BlobRow, BlobRows } from "./blob-store.ts";
 
 /**
- * Rows over the log's pool, in its (quoted) schema; `ready` is the log's schema migration.
+ * Rows over the log's pool, in its (quoted) schema; `ready` is the log's schema migration;
+ * `refuseWrite` throws for a read-only log.
  *
  * @example
  * ```ts
  * const rows = createPostgresBlobRows(pool, '"arbor"', ready);
  * ```
  */
-export function createPostgresBlobRows(pool: pg.Pool, quotedSchema: string, ready: Promise<void>): BlobRows {
+export function createPostgresBlobRows(pool: pg.Pool, quotedSchema: string, ready: Promise<void>, refuseWrite: (operation: string) => void = () => undefined): BlobRows {
   const t = `${quotedSchema}.workspace_blobs`;
   let table: Promise<void> | undefined;
   const ensure = () =>
@@ -27,9 +28,16 @@ export function createPostgresBlobRows(pool: pg.Pool, quotedSchema: string, read
       table = undefined;
       throw error;
     }));
+  // Reads never create the table (a read-only log must not write): a missing table has no blobs.
+  let present = false;
+  const readable = async () => {
+    await ready;
+    if (!present) present = (await pool.query<{ present: boolean }>("SELECT to_regclass($1) IS NOT NULL AS present", [t])).rows[0].present;
+    return present;
+  };
   return {
     async rows(tenant, hashes) {
-      await ensure();
+      if (!(await readable())) return new Map();
       const found = new Map<string, BlobRow>();
       if (hashes.length === 0) return found;
       const { rows } = await pool.query<{ hash: string; size: string; base: string | null; depth: number; data: Buffer }>(
@@ -40,6 +48,7 @@ export function createPostgresBlobRows(pool: pg.Pool, quotedSchema: string, read
       return found;
     },
     async insert(tenant, rows) {
+      refuseWrite("store workspace blobs");
       await ensure();
       await pool.query(
         `INSERT INTO ${t} (tenant, hash, size, base, depth, data)
@@ -48,12 +57,13 @@ export function createPostgresBlobRows(pool: pg.Pool, quotedSchema: string, read
       );
     },
     async list(tenant) {
-      await ensure();
+      if (!(await readable())) return [];
       const { rows } = await pool.query<{ hash: string; base: string | null; bytes: number }>(`SELECT hash, base, octet_length(data) AS bytes FROM ${t} WHERE tenant = $1`, [tenant]);
       return rows;
     },
     async remove(tenant, hashes) {
-      await ensure();
+      refuseWrite("remove workspace blobs");
+      if (!(await readable())) return 0;
       const result = await pool.query(`DELETE FROM ${t} WHERE tenant = $1 AND hash = ANY($2::text[])`, [tenant, [...hashes]]);
       return result.rowCount ?? 0;
     },
