@@ -114,7 +114,10 @@ export function createBlobStore(backend: BlobRows): WorkspaceBlobStore {
         let row: BlobRow = { hash: blob.hash, size: blob.data.length, base: null, depth: 0, data: alone };
         const base = blob.base ? known.get(blob.base.hash) : undefined;
         if (blob.base && base && base.depth < MAX_DELTA_DEPTH && blob.base.hash !== blob.hash) {
-          const delta = deflateRawSync(blob.data, { ...LEVEL, dictionary: blob.base.data });
+          // The longest matches against the earlier version: level 9, and fixed Huffman codes when smaller (a tiny delta's dynamic tables cost more than it).
+          const dynamic = deflateRawSync(blob.data, { level: 9, dictionary: blob.base.data });
+          const fixed = deflateRawSync(blob.data, { level: 9, strategy: constants.Z_FIXED, dictionary: blob.base.data });
+          const delta = fixed.length < dynamic.length ? fixed : dynamic;
           if (delta.length < alone.length) row = { ...row, base: blob.base.hash, depth: base.depth + 1, data: delta };
         }
         rows.push(row);
