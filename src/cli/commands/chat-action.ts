@@ -22,6 +22,8 @@
  * ```
  */
 import { createInterface } from "node:readline";
+import { expandSlashCommand } from "../../adapters/prompt-templates/expand.ts";
+import { trackPastes } from "../paste-lines.ts";
 import type { PendingApproval } from "../../machines/approval-fold.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
@@ -46,13 +48,15 @@ export const CHAT_COMMANDS: readonly { name: string; usage: string; does: string
   { name: "/quit", usage: "/quit", does: "leave" },
 ];
 
-function chatHelp(slashCommands: readonly string[]): string {
+function chatHelp(slashCommands: readonly string[], diagnostics: readonly string[]): string {
   const builtIns = CHAT_COMMANDS.filter((entry) => entry.name !== "/quit").map((entry) => `  ${entry.usage.padEnd(34)} ${entry.does}`);
   const project = slashCommands.length > 0 ? [`project commands (skills and prompt templates): ${slashCommands.map((name) => `/${name}`).join(", ")}`] : [];
+  const problems = diagnostics.length > 0 ? ["skill and template problems:", ...diagnostics.map((line) => `  ${line}`)] : [];
   return [
     "commands:",
     ...builtIns,
     ...project,
+    ...problems,
     "Any other line is a prompt; a line typed while the agent works is steering. An unknown /command is never sent to the model.",
   ].join("\n");
 }
@@ -72,17 +76,24 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
       }
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = flags.approve?.length ? (flags.approve.includes("all") ? ("all" as const) : flags.approve) : undefined;
-      const { harness, sandbox, slashCommands, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
+      const { harness, sandbox, slashCommands, contextFiles, resources } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
       process.stderr.write(`sandbox: ${sandbox}\n`);
       if (contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
+      for (const problem of resources.diagnostics) process.stderr.write(`${problem}\n`);
       await recordEndpoint(harness.session as never, settings);
       const printer = printRun(harness.events$, { json: false, afterPosition: await store.repo.log.headPosition() });
       process.stderr.write(`session ${harness.id} (short id ${shortSessionId(harness.id)}; /help lists the commands, /exit leaves)\n`);
       const terminal = process.stdin.isTTY === true;
       const lines = createInterface({ input: process.stdin, output: process.stdout, terminal });
+      // A paste is one message: the terminal brackets it (mode 2004), and the lines inside the
+      // brackets wait for the line that ends after it.
+      const paste = trackPastes(terminal);
       // The "> " prompt only on a terminal: piped output stays one answer per line.
+      let closed = false;
+      lines.once("close", () => (closed = true));
       const showPrompt = () => {
-        if (terminal) lines.prompt();
+        // Node 24 throws on a prompt after close (/exit while a reply was still printing).
+        if (terminal && !closed) lines.prompt();
       };
       let running: Promise<RunOutcome> | undefined;
       const say = (text: string) => process.stdout.write(`${text}\n`);
@@ -118,6 +129,7 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         current.catch((error: unknown) => say(describeCliError(error)));
       };
       const handle = async (line: string) => {
+        // A pasted message keeps its inner lines; surrounding blank space goes.
         const text = line.trim();
         if (asking.length > 0) return answer(text);
         if (!text) return;
@@ -125,10 +137,12 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         // `/name` (not a path such as /usr/bin/x): a built-in, a skill, a template, or refused.
         const isCommand = /^\/[A-Za-z][\w:.-]*$/.test(command);
         if (isCommand && !CHAT_COMMANDS.some((entry) => entry.name === command) && !slashCommands.includes(command.slice(1))) {
+          const failed = resources.failedName(command.slice(1));
+          if (failed) return say(`${command} did not load (${failed}): nothing was sent to the model.`);
           return say(`Unknown command ${command}: nothing was sent to the model. Type /help for the commands.`);
         }
         if (command === "/exit" || command === "/quit") return lines.close();
-        if (command === "/help") return say(chatHelp(slashCommands));
+        if (command === "/help") return say(chatHelp(slashCommands, resources.diagnostics));
         if (command === "/followup") {
           if (rest.length === 0) return say("Usage: /followup <text>");
           return harness.followUp(text.slice(command.length).trim());
@@ -136,13 +150,19 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         if (command === "/tree") return say(renderTree(harness.session.view.getTree(), { leafId: harness.session.view.leafId }));
         if (running) {
           if (CHAT_COMMANDS.some((entry) => entry.name === command)) return say(`${command} waits until the agent is idle: let the run finish, or press Ctrl-C to abort it.`);
-          return harness.steer(text);
+          // A skill or template typed during a run is steering with its expansion, never the raw command.
+          return harness.steer(isCommand ? expandSlashCommand(text, { skills: resources.skills, templates: resources.promptTemplates }).text : text);
         }
         switch (command) {
           case "/checkout": {
-            const target = resolveEntryId(harness.session as never, rest[0] ?? "");
+            // A label may hold spaces: everything but the flag names the entry.
+            const target = resolveEntryId(harness.session as never, rest.filter((word) => word !== "--summarize").join(" "));
             const result = await harness.moveTo(target, { summarize: rest.includes("--summarize") });
-            say(`leaf ${result.newLeafId ?? "(root)"}${result.editorText ? `\n${result.editorText}` : ""}`);
+            if (result.cancelled) return say("checkout cancelled by a hook; nothing changed");
+            // With --summarize the leaf is the summary entry of the branch left.
+            const leaf = result.summaryEntry?.id ?? result.newLeafId;
+            const summary = result.summaryEntry ? `; branch summary ${result.summaryEntry.id} of the branch you left` : "";
+            say(`moved to ${result.newLeafId ?? "(root)"}${summary}; the leaf is ${leaf ?? "(root)"}${result.editorText ? `\n${result.editorText}` : ""}`);
             return;
           }
           case "/compact": {
@@ -171,7 +191,9 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
       }
       lines.setPrompt("> ");
       showPrompt();
-      lines.on("line", (line) => {
+      lines.on("line", (typed) => {
+        const line = paste.take(typed);
+        if (line === undefined) return;
         handle(line)
           .catch((error: unknown) => say(describeCliError(error)))
           .finally(() => {
@@ -179,6 +201,7 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
           });
       });
       await new Promise<void>((resolve) => lines.once("close", () => resolve()));
+      paste.stop();
       // After /exit the pipe may still be open; let go of it so the process can end.
       process.stdin.destroy();
       if (running) await running.catch(() => undefined);

@@ -9,6 +9,8 @@
  * ```
  */
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { loadCliResources } from "../cli-resources.ts";
 import type { MessageEntry } from "../../core/entries.ts";
 import { messageText } from "../../core/messages.ts";
 import { moveTo } from "../../compaction/branch-summary.ts";
@@ -90,11 +92,17 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
           `No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); ${where}.${prompt ? ` Your prompt was: ${JSON.stringify(prompt)}` : ""}`,
         );
       }
+      const resources = loadCliResources(resolve(cwd), { contextFiles: flags.contextFiles !== false });
+      // `/skill:x` whose file did not load is refused, not sent to the model as text.
+      const typed = /^\/([A-Za-z][\w:.-]*)(\s|$)/.exec(prompt)?.[1];
+      const failed = typed === undefined || resources.slashCommands.includes(typed) ? undefined : resources.failedName(typed);
+      if (failed) throw new CliError(`/${typed} did not load (${failed}); nothing was sent. Your prompt was: ${JSON.stringify(prompt)}`);
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = approvalFlag(flags.approve);
-      const { harness, sandbox, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
+      const { harness, sandbox, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, resources, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
       if (!flags.json && contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
+      if (!flags.json) for (const problem of resources.diagnostics) process.stderr.write(`${problem}\n`);
       try {
         await recordEndpoint(harness.session as never, settings);
         const head = await store.repo.log.headPosition();
