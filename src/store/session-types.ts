@@ -163,8 +163,9 @@ export interface SessionSummary {
   tenant: string;
   /**
    * ISO 8601: when the last event was appended to the session's stream (a fork, a label or a
-   * leaf move counting, not only messages), as the log records it; for an imported session, the
-   * time of its latest entry (`modified`: the session's own time, not the import's).
+   * leaf move counting, not only messages), as the log records it; for an imported session
+   * nothing was appended to since its import, the time of its latest entry (`modified`: the
+   * session's own time, not the import's).
    */
   updatedAt: string;
   /** With `list({ stats: true })`: the session's `getStats()` (every branch; tokens and cost). */

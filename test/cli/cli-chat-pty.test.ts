@@ -129,6 +129,41 @@ describe("arbor chat on a terminal", { timeout: 240_000 }, () => {
   });
 });
 
+describe("keys and approvals on a terminal", { timeout: 240_000 }, () => {
+  it("Esc during a tool aborts the run; the chat goes on; Ctrl-C twice quits", async () => {
+    const dir = tempDir();
+    server.script(toolCallResponse([{ id: "call_long", name: "bash", arguments: { command: "sleep 60; echo never" } }]), textResponse("after the abort"));
+    const term = chat(dir);
+    await term.waitFor("/help lists the commands");
+    term.write("start something long\r");
+    await term.waitFor("bash sleep 60");
+    term.write("\x1b");
+    await term.waitFor("run aborted");
+    term.write("next\r");
+    await term.waitFor("after the abort");
+    term.write("\x03");
+    await term.waitFor("press Ctrl-C again to quit");
+    term.write("\x03");
+    expect(await term.exited, term.screen()).toBe(0);
+    expect(term.screen()).toContain("error (aborted)");
+    expect(term.screen()).not.toMatch(/^ +never$/m); // the command's output line: it never ran to the end
+  });
+
+  it("asks for an approval in the terminal and runs the tool once answered", async () => {
+    const dir = tempDir();
+    server.script(toolCallResponse([{ id: "call_ok", name: "bash", arguments: { command: "echo approved-run" } }]), textResponse("approved answer"));
+    const term = chat(dir, {}, ["--approve", "bash"]);
+    await term.waitFor("/help lists the commands");
+    term.write("run it\r");
+    await term.waitFor(/approve bash .*echo approved-run/);
+    term.write("y\r");
+    await term.waitFor("approved answer");
+    term.write("/exit\r");
+    expect(await term.exited, term.screen()).toBe(0);
+    expect(term.screen()).toContain("approved-run");
+  });
+});
+
 describe("terminals of every size", { timeout: 240_000 }, () => {
   it("finishes a run on a zero-size terminal", async () => {
     const dir = tempDir();

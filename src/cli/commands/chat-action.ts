@@ -10,7 +10,9 @@
  *   harness; any other `/word` is refused with a hint and never sent to the model (a path such
  *   as `/usr/bin/x` is a prompt); commands that change the session wait until the agent is idle;
  * - the `> ` prompt is shown on a terminal only;
- * - Ctrl-C aborts a running run; when idle it exits (as does end of input);
+ * - Ctrl-C or Esc (on a terminal) aborts a running run; when idle, Ctrl-C on a terminal clears
+ *   the line and a second Ctrl-C quits; from a pipe, SIGINT when idle exits (as does end of input);
+ * - a paste (bracketed by the terminal) is one message (`paste-lines.ts`);
  * - `--approve <tool>` (repeatable; `all`) gates that tool's calls (`docs/approval.md`): when a
  *   run stops for approval, each waiting call is asked on stdout (`approve <tool> <input> (<id>)?`)
  *   and the next line answers it (`y` approves; anything else denies, with it as the reason);
@@ -27,10 +29,12 @@ import { trackPastes } from "../paste-lines.ts";
 import type { PendingApproval } from "../../machines/approval-fold.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
-import type { ToolFlags } from "../tool-flags.ts";
+import { fileBlock } from "../prompt-args.ts";
+import { pickSession } from "../session-picker.ts";
+import type { ChatFlags } from "./chat.ts";
 import { startInspector } from "./model-actions.ts";
 import { CliError, describeCliError } from "../cli-error.ts";
-import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
+import { parseThinkingLevel, resolveModelSettings, settingsSecrets } from "../config.ts";
 import { renderTree } from "../render-tree.ts";
 import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
@@ -62,9 +66,14 @@ function chatHelp(slashCommands: readonly string[], diagnostics: readonly string
 }
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
-export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }, globals: { db?: string }): Promise<void> {
+export async function chatAction(flags: ChatFlags, globals: { db?: string }, messages: string[] = []): Promise<void> {
+      const thinkingFlag = flags.thinking !== undefined ? parseThinkingLevel(flags.thinking) : undefined;
+      // pi: @file arguments join the first message; each other argument is a message of its own.
+      const files = messages.filter((word) => word.startsWith("@") && word.length > 1).map((word) => fileBlock(word, process.cwd()));
+      const words = messages.filter((word) => !(word.startsWith("@") && word.length > 1));
+      const initial = files.length > 0 || words.length > 0 ? [[...files, words[0] ?? ""].filter(Boolean).join("\n\n"), ...words.slice(1)] : [];
       const store = openStore(globals);
-      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
+      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : flags.resume ? await pickSession(store) : undefined;
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
       // A resumed session works where it was started (unless --cwd says otherwise).
       const cwd = resolveSessionCwd(flags.cwd, existing?.view.info.cwd, sessionId);
@@ -77,6 +86,8 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = flags.approve?.length ? (flags.approve.includes("all") ? ("all" as const) : flags.approve) : undefined;
       const { harness, sandbox, slashCommands, contextFiles, resources } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
+      const thinking = thinkingFlag ?? settings.spec.thinking;
+      if (thinking !== undefined && harness.getState().thinkingLevel !== thinking) await harness.setThinkingLevel(thinking);
       process.stderr.write(`sandbox: ${sandbox}\n`);
       if (contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
       for (const problem of resources.diagnostics) process.stderr.write(`${problem}\n`);
@@ -123,11 +134,19 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
           // An approval answered at once may have started the next run already.
           if (running !== current) return;
           running = undefined;
-          showPrompt();
+          if (!sendInitial()) showPrompt();
         });
         running = current;
         current.catch((error: unknown) => say(describeCliError(error)));
       };
+      // The command line's messages go one after the other, each once the last run ended.
+      function sendInitial(): boolean {
+        const message = asking.length === 0 ? initial.shift() : undefined;
+        if (message === undefined) return false;
+        say(`> ${message.length > 200 ? `${message.slice(0, 199)}…` : message}`);
+        void handle(message).catch((error: unknown) => say(describeCliError(error)));
+        return true;
+      }
       const handle = async (line: string) => {
         // A pasted message keeps its inner lines; surrounding blank space goes.
         const text = line.trim();
@@ -183,6 +202,25 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         if (running) harness.abort("interrupted by the user (Ctrl-C)");
         else lines.close();
       });
+      // On a terminal (raw mode) Ctrl-C and Esc are keys: Esc or Ctrl-C aborts a run; when idle,
+      // Ctrl-C clears the line, and a second one on an empty line quits (pi).
+      let quitArmed = false;
+      lines.on("SIGINT", () => {
+        if (running) return harness.abort("interrupted by the user (Ctrl-C)");
+        if (lines.line !== "") {
+          lines.write(null, { ctrl: true, name: "u" });
+          return;
+        }
+        if (quitArmed) return lines.close();
+        quitArmed = true;
+        say("\n(press Ctrl-C again to quit)");
+        showPrompt();
+      });
+      const onKey = (_text: string | undefined, key: { name?: string } | undefined) => {
+        if (key?.name !== "c") quitArmed = false;
+        if (key?.name === "escape" && running) harness.abort("interrupted by the user (Esc)");
+      };
+      if (terminal) process.stdin.on("keypress", onKey);
       for (const signal of ["SIGTERM", "SIGHUP"] as const) {
         process.on(signal, () => {
           harness.abort(`received ${signal}`);
@@ -190,7 +228,7 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         });
       }
       lines.setPrompt("> ");
-      showPrompt();
+      if (!sendInitial()) showPrompt();
       lines.on("line", (typed) => {
         const line = paste.take(typed);
         if (line === undefined) return;
@@ -202,6 +240,7 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
       });
       await new Promise<void>((resolve) => lines.once("close", () => resolve()));
       paste.stop();
+      process.stdin.off("keypress", onKey);
       // After /exit the pipe may still be open; let go of it so the process can end.
       process.stdin.destroy();
       if (running) await running.catch(() => undefined);

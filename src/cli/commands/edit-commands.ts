@@ -57,7 +57,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .command("fork")
     .description("Create a new session from the path to an entry (default: the leaf)")
     .argument("<session>", "session id, unique prefix, or latest")
-    .option("--at <entry>", "fork at this entry")
+    .option("--at <entry>", "fork at this entry (id, unique prefix, or label)")
     .action(async (reference: string, flags: { at?: string }) => {
       const { openStore, resolveEntryId } = await loadActions();
       const store = openStore(globals(), { mustExist: true });
@@ -75,7 +75,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .command("label")
     .description("Label an entry (an empty label clears it)")
     .argument("<session>", "session id, unique prefix, or latest")
-    .argument("<entry>", "entry id or unique prefix")
+    .argument("<entry>", "entry id, unique prefix, or label")
     .argument("<label>", "the label text")
     .action(async (reference: string, entryReference: string, label: string) => {
       const { openStore, resolveEntryId, sessionActorOf } = await loadActions();

@@ -15,9 +15,11 @@ import type { MessageEntry } from "../../core/entries.ts";
 import { messageText } from "../../core/messages.ts";
 import { moveTo } from "../../compaction/branch-summary.ts";
 import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
-import type { ToolFlags } from "../tool-flags.ts";
 import { CliError } from "../cli-error.ts";
-import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
+import { parseThinkingLevel, resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
+import { promptFromArgs } from "../prompt-args.ts";
+import { pickSession } from "../session-picker.ts";
+import type { RunFlags } from "./model-commands.ts";
 import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
 import { ApprovalPendingError, CompactionError } from "../../core/errors.ts";
@@ -72,11 +74,14 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }, globals: DbFlags, exit: { code: number }): Promise<void> {
-    const prompt = (words.length > 0 ? words.join(" ") : await readStdin()).trim();
+export async function runAction(words: string[], flags: RunFlags, globals: DbFlags, exit: { code: number }): Promise<void> {
+    // pi: piped stdin, then @file texts, then the words.
+    const prompt = promptFromArgs(words, await readStdin(), process.cwd());
+    const thinkingFlag = flags.thinking !== undefined ? parseThinkingLevel(flags.thinking) : undefined;
+    if (flags.resume && process.stdin.isTTY !== true) throw new CliError("-r/--resume asks on a terminal; without one, name the session with --session ID (arbor sessions lists them) or --continue.");
     const store = openStore(globals);
     try {
-      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
+      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : flags.resume ? await pickSession(store) : undefined;
       if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
       const recorded = existing ? recordedEndpoint(existing) : {};
@@ -100,6 +105,8 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = approvalFlag(flags.approve);
       const { harness, sandbox, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, resources, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
+      const thinking = thinkingFlag ?? settings.spec.thinking;
+      if (thinking !== undefined && harness.getState().thinkingLevel !== thinking) await harness.setThinkingLevel(thinking);
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
       if (!flags.json && contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
       if (!flags.json) for (const problem of resources.diagnostics) process.stderr.write(`${problem}\n`);
