@@ -19,6 +19,7 @@ import { piArgv } from "./pi-argv.ts";
 import { CliError, describeCliError } from "./cli-error.ts";
 import { registerApprovalCommands } from "./commands/approval-commands.ts";
 import { registerEditCommands } from "./commands/edit-commands.ts";
+import { registerDoctorCommand } from "./commands/doctor.ts";
 import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
 import { registerReplayCommand } from "./commands/replay.ts";
@@ -50,6 +51,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerServeCommand(program, globals);
   registerReplayCommand(program, globals, exit);
   registerWorkflowCommands(program, globals, exit);
+  registerDoctorCommand(program, globals, exit);
   return program;
 }
 
