@@ -41,6 +41,12 @@ describe("arbor chat on a terminal", { timeout: 240_000 }, () => {
     await term.waitFor("/help lists the commands");
     term.write("one\r");
     await term.waitFor("first answer");
+    term.write("!echo shell-into-context\r");
+    await term.waitFor(/^shell-into-context$/m);
+    term.write("!!echo shell-kept-out\r");
+    await term.waitFor(/^shell-kept-out$/m);
+    term.write("/thinking high\r");
+    await term.waitFor("thinking high");
     term.write("two\r");
     await term.waitFor("second answer");
     term.write("three\r");
@@ -49,8 +55,13 @@ describe("arbor chat on a terminal", { timeout: 240_000 }, () => {
     expect(await term.exited, term.screen()).toBe(0);
     expect(server.requests).toHaveLength(4);
     expect(userTexts(3).join(" ")).toContain("three");
+    expect(userTexts(1).join(" ")).toContain("shell-into-context");
+    expect(JSON.stringify(server.requests[1].body.messages)).not.toContain("shell-kept-out");
+    expect(term.screen()).toMatch(/openai:gpt-test · thinking high · /);
     // The tool's output is shown, not only its status.
     expect(term.screen()).toContain("tool-said-hello");
+    // After each run, the status line: model, thinking, tokens, context, short id, sandbox.
+    expect(term.screen()).toMatch(/openai:gpt-test · thinking off · .*[0-9a-f]{8} · sandbox none/);
   });
 
   it("sends a 3-line paste as one message", async () => {

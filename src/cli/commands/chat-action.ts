@@ -26,6 +26,8 @@
 import { createInterface } from "node:readline";
 import { expandSlashCommand } from "../../adapters/prompt-templates/expand.ts";
 import { trackPastes } from "../paste-lines.ts";
+import { contextTokensOf, statusLine } from "../status-line.ts";
+import { runShellLine } from "../shell-line.ts";
 import type { PendingApproval } from "../../machines/approval-fold.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
@@ -47,7 +49,9 @@ export const CHAT_COMMANDS: readonly { name: string; usage: string; does: string
   { name: "/compact", usage: "/compact [instructions]", does: "summarize the older part of the context (calls the model)" },
   { name: "/label", usage: "/label <entry> [label]", does: "label an entry (no label clears it)" },
   { name: "/name", usage: "/name <name>", does: "name the session" },
+  { name: "/thinking", usage: "/thinking [level]", does: "show or set the thinking level: off, minimal, low, medium, high, xhigh (logged)" },
   { name: "/followup", usage: "/followup <text>", does: "queue a follow-up for when the agent would stop" },
+  { name: "!", usage: "!command / !!command", does: "run a shell command in the session's folder; ! puts its output in the context, !! does not" },
   { name: "/exit", usage: "/exit or /quit", does: "leave (also Ctrl-C when idle, or end of input)" },
   { name: "/quit", usage: "/quit", does: "leave" },
 ];
@@ -85,7 +89,7 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
       }
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = flags.approve?.length ? (flags.approve.includes("all") ? ("all" as const) : flags.approve) : undefined;
-      const { harness, sandbox, slashCommands, contextFiles, resources } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
+      const { harness, sandbox, slashCommands, contextFiles, resources, model, cwd: toolCwd } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
       const thinking = thinkingFlag ?? settings.spec.thinking;
       if (thinking !== undefined && harness.getState().thinkingLevel !== thinking) await harness.setThinkingLevel(thinking);
       process.stderr.write(`sandbox: ${sandbox}\n`);
@@ -134,11 +138,23 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
           // An approval answered at once may have started the next run already.
           if (running !== current) return;
           running = undefined;
+          // pi's footer, as one line after each run (a terminal only: piped output stays answers).
+          if (terminal) process.stderr.write(`${status()}\n`);
           if (!sendInitial()) showPrompt();
         });
         running = current;
         current.catch((error: unknown) => say(describeCliError(error)));
       };
+      const status = () =>
+        statusLine({
+          model: `${settings.spec.provider}:${settings.spec.modelId}`,
+          thinking: harness.getState().thinkingLevel,
+          stats: harness.getStats(),
+          contextTokens: contextTokensOf(harness.session.view.buildContext().messages),
+          contextWindow: settings.contextWindow ?? model.contextWindow,
+          shortId: shortSessionId(harness.id),
+          sandbox,
+        });
       // The command line's messages go one after the other, each once the last run ended.
       function sendInitial(): boolean {
         const message = asking.length === 0 ? initial.shift() : undefined;
@@ -152,6 +168,18 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
         const text = line.trim();
         if (asking.length > 0) return answer(text);
         if (!text) return;
+        // pi's `!cmd` (output joins the context) and `!!cmd` (it does not), run by the user.
+        if (text.startsWith("!")) {
+          if (running) return say("!commands wait until the agent is idle: let the run finish, or press Esc to abort it.");
+          const quiet = text.startsWith("!!");
+          const shell = text.slice(quiet ? 2 : 1).trim();
+          if (!shell) return say("Usage: !command (its output joins the context) or !!command (it does not)");
+          const result = await runShellLine(shell, toolCwd);
+          if (result.output.trim() !== "") say(result.output.replace(/\n$/, ""));
+          if (result.exitCode !== 0) say(`(exit ${result.exitCode ?? "killed"})`);
+          if (!quiet) await harness.appendCustomMessage("bash", result.contextText, { display: true });
+          return;
+        }
         const [command, ...rest] = text.split(/\s+/);
         // `/name` (not a path such as /usr/bin/x): a built-in, a skill, a template, or refused.
         const isCommand = /^\/[A-Za-z][\w:.-]*$/.test(command);
@@ -191,6 +219,11 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
           case "/label":
             await harness.label(resolveEntryId(harness.session as never, rest[0] ?? ""), rest.slice(1).join(" ") || undefined);
             return say("labelled");
+          case "/thinking": {
+            if (rest.length === 0) return say(`thinking ${harness.getState().thinkingLevel}`);
+            await harness.setThinkingLevel(parseThinkingLevel(rest[0]));
+            return say(`thinking ${harness.getState().thinkingLevel}`);
+          }
           case "/name":
             await harness.setName(rest.join(" "));
             return say("named");
