@@ -17,14 +17,14 @@
  * // throws HarnessConfigError: Invalid harness option "streamOptions.timeoutMs": Too small: expected number to be >0
  * ```
  */
-import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV3, LanguageModelV4 } from "@ai-sdk/provider";
 import { z } from "zod";
 import { HarnessConfigError } from "../core/errors.ts";
 import type { ImageContent, ThinkingLevel } from "../core/messages.ts";
 import { THINKING_LEVELS } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
-import type { AgentTool } from "../core/tools.ts";
-import type { QueueMode, RetrySettings } from "../machines/agent-types.ts";
+import type { AgentTool, ToolExecutionMode } from "../core/tools.ts";
+import type { Durability, QueueMode, RetrySettings } from "../machines/agent-types.ts";
 import type { Skill } from "../adapters/skills/types.ts";
 import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
 import { resolveCompactionSettings, type CompactionSettingsInput } from "../compaction/settings.ts";
@@ -37,8 +37,12 @@ import type { JsonSchemaTool } from "../adapters/tools/tool-schema.ts";
 import { TELEMETRY_FLAVORS, type TelemetryOptions } from "../telemetry/options.ts";
 import type { ContextFile } from "./context-files.ts";
 
-/** An AI SDK language model object (not a string id: Arbor never resolves models over the network). */
-export type AiSdkLanguageModel = LanguageModelV3 | LanguageModelV2;
+/**
+ * An AI SDK language model object (not a string id: Arbor never resolves models over the network):
+ * spec v4 (provider packages of AI SDK 7), or spec v3 (of AI SDK 6), adapted by `ai`'s own
+ * `wrapLanguageModel`.
+ */
+export type AiSdkLanguageModel = LanguageModelV4 | LanguageModelV3;
 
 /** Model facts the registry keeps next to the model. Tokens and $ per million tokens. */
 export interface ModelInfo {
@@ -149,7 +153,7 @@ export interface AgentHarnessOptions {
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   /** Default "parallel" (pi). */
-  toolExecution?: "parallel" | "sequential";
+  toolExecution?: ToolExecutionMode;
   /** At most this many tool calls of one model response run (default 128); the rest get an error result. */
   maxToolCallsPerResponse?: number;
   /**
@@ -158,6 +162,14 @@ export interface AgentHarnessOptions {
    * `session.approve()` / `deny()`, then `continue()`. See `docs/approval.md`.
    */
   requireApproval?: readonly string[] | "all";
+  /**
+   * What happens to a run whose process stopped mid-run (`docs/durability.md`): `"interrupt"`
+   * (the default; the CLI's `arbor run`) closes it as `interrupted` when its session is opened
+   * again; `"continue"` continues it from the log when the session is opened here (the
+   * continuation starts by itself; `harness.resume(id)` resolves with its outcome). Tools decide
+   * what happens to their in-flight calls with `replay: "safe" | "unsafe"`.
+   */
+  durability?: Durability;
   /**
    * XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`), or
    * a `createMachineStates()` recorder: each session's agent then gets that recorder's observer
@@ -292,6 +304,7 @@ export const agentHarnessOptionsSchema = z
     toolExecution: z.enum(["parallel", "sequential"]).optional(),
     maxToolCallsPerResponse: z.number().int().min(1).optional(),
     requireApproval: z.union([z.literal("all"), z.array(z.string().min(1))]).optional(),
+    durability: z.enum(["continue", "interrupt"]).optional(),
     inspect: z.union([inspectObserver, z.array(inspectObserver)]).optional(),
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     secrets: z.array(z.string()).optional(),

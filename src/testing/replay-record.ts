@@ -19,7 +19,7 @@
  * - throws {@link ReplayError} `REPLAY_RUN_NOT_FOUND` for an unknown run, `REPLAY_NOTHING_RECORDED`
  *   when the selection holds no model call.
  */
-import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { isKnownEntry, messageOfEntry } from "../core/entries.ts";
 import { ArborError } from "../core/errors.ts";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.ts";
@@ -30,6 +30,7 @@ import type { SessionHandle } from "../store/session-types.ts";
 import type { ScriptedTurn } from "./openai-wire.ts";
 import { httpError } from "./path-fixtures.ts";
 import type { ScriptedStep } from "./scripted-model.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
 
 /**
  * A replay that cannot start or go on: `REPLAY_RUN_NOT_FOUND`, `REPLAY_NOTHING_RECORDED`,
@@ -106,7 +107,7 @@ function answerOf(message: AssistantMessage): { answer: ScriptedStep; summary: s
   const calls = (turn.toolCalls ?? []).map((call) => call.name);
   const summary = `${message.stopReason}${turn.text ? ` text ${JSON.stringify(turn.text.slice(0, 60))}` : ""}${calls.length ? ` calls ${calls.join(", ")}` : ""}`;
   if (message.stopReason === "aborted") {
-    const parts: LanguageModelV3StreamPart[] = [];
+    const parts: LanguageModelV4StreamPart[] = [];
     return { answer: { hangAfter: turn.text || turn.toolCalls ? turn : parts }, summary };
   }
   return { answer: turn, summary };
@@ -119,7 +120,7 @@ function messageOf(session: SessionHandle, entryId: string | undefined): AgentMe
 /** Reads the recorded model calls of `sessionId` (every run, or `runId` only); see the module contract. */
 export async function readRecordedSession(log: EventLog, sessionId: string, runId?: string): Promise<RecordedSession> {
   const session = await createSessionRepository({ log }).open(sessionId);
-  const events = await log.readStream(`session-${sessionId}`);
+  const events = await log.readStream(sessionStreamId(sessionId));
   const toolResults = new Map<string, ToolResultMessage>();
   for (const entry of session.view.getEntries()) {
     const message = messageOfEntry(entry);

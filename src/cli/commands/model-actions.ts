@@ -22,7 +22,7 @@ import { pickSession } from "../session-picker.ts";
 import type { RunFlags } from "./model-commands.ts";
 import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
-import { ApprovalPendingError, CompactionError } from "../../core/errors.ts";
+import { ApprovalPendingError, CompactionError, NothingToResumeError, RunOwnedError } from "../../core/errors.ts";
 import { DEFAULT_COMPACTION_SETTINGS } from "../../compaction/settings.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { sessionActorOf } from "../../machines/session-actor.ts";
@@ -75,8 +75,9 @@ const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGH
 
 /** `arbor run`. */
 export async function runAction(words: string[], flags: RunFlags, globals: DbFlags, exit: { code: number }): Promise<void> {
-    // pi: piped stdin, then @file texts, then the words.
-    const prompt = promptFromArgs(words, await readStdin(), process.cwd());
+    // `arbor resume <session>` continues the session's unfinished run: no prompt. Else pi's
+    // prompt: piped stdin, then @file texts, then the words.
+    const prompt = flags.continueRun ? "" : promptFromArgs(words, await readStdin(), process.cwd());
     const thinkingFlag = flags.thinking !== undefined ? parseThinkingLevel(flags.thinking) : undefined;
     if (flags.resume && process.stdin.isTTY !== true) throw new CliError("-r/--resume asks on a terminal; without one, name the session with --session ID (arbor sessions lists them) or --continue.");
     const store = openStore(globals);
@@ -104,14 +105,25 @@ export async function runAction(words: string[], flags: RunFlags, globals: DbFla
       if (failed) throw new CliError(`/${typed} did not load (${failed}); nothing was sent. Your prompt was: ${JSON.stringify(prompt)}`);
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = approvalFlag(flags.approve);
-      const { harness, sandbox, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, resources, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
+      const { harness, sandbox, contextFiles } = await createCliHarness({
+        store,
+        sessionId,
+        cwd,
+        settings,
+        resources,
+        inspect: inspector?.inspect,
+        tools: flags,
+        contextFiles: flags.contextFiles !== false,
+        ...(requireApproval ? { requireApproval } : {}),
+        ...(flags.continueRun ? { durability: "continue" as const } : {}),
+      });
       const thinking = thinkingFlag ?? settings.spec.thinking;
       if (thinking !== undefined && harness.getState().thinkingLevel !== thinking) await harness.setThinkingLevel(thinking);
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
       if (!flags.json && contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
       if (!flags.json) for (const problem of resources.diagnostics) process.stderr.write(`${problem}\n`);
       try {
-        await recordEndpoint(harness.session as never, settings);
+        if (!flags.continueRun) await recordEndpoint(harness.session as never, settings);
         const head = await store.repo.log.headPosition();
         const printer = printRun(harness.events$, { json: flags.json === true, afterPosition: head });
         // Ctrl-C, a closed terminal (SIGHUP) and `kill`/`timeout` (SIGTERM) all abort the run
@@ -131,7 +143,7 @@ export async function runAction(words: string[], flags: RunFlags, globals: DbFla
           const alreadySaved = leaf?.type === "message" && (leaf as MessageEntry).message.role === "user" && messageText((leaf as MessageEntry).message) === prompt;
           // TRACEPARENT / TRACESTATE (the environment convention of CLI tools) continue the caller's trace.
           const trace = { ...(process.env.TRACEPARENT ? { traceparent: process.env.TRACEPARENT } : {}), ...(process.env.TRACESTATE ? { tracestate: process.env.TRACESTATE } : {}) };
-          let outcome = prompt && !alreadySaved ? await harness.prompt(prompt, [], trace) : await continueOrWaiting(harness, trace);
+          let outcome = flags.continueRun ? await resumeOrExplain(harness) : prompt && !alreadySaved ? await harness.prompt(prompt, [], trace) : await continueOrWaiting(harness, trace);
           // On a terminal, ask about each waiting call and go on; without one, stop (exit 3).
           const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && flags.json !== true;
           while (outcome.status === "suspended" && interactive) {
@@ -170,6 +182,17 @@ export function approvalFlag(values: string[] | undefined): string[] | "all" | u
   if (!values || values.length === 0) return undefined;
   if (values.includes("all")) return "all";
   return values;
+}
+
+/** `resumeRun()`; nothing to resume, or a live owner, is an exit-1 error naming what to do. */
+async function resumeOrExplain(harness: { id: string; resumeRun(): Promise<RunOutcome> }): Promise<RunOutcome> {
+  try {
+    return await harness.resumeRun();
+  } catch (error) {
+    if (NothingToResumeError.isInstance(error)) throw new CliError(`${error.message} Go on with: arbor run --session ${harness.id} "..."`, 1);
+    if (RunOwnedError.isInstance(error)) throw new CliError(error.message, 1);
+    throw error;
+  }
 }
 
 /** `continue()`, or a `suspended` outcome when calls still wait for a decision (nothing ran). */
