@@ -25,6 +25,7 @@ import { registerModelCommands } from "./commands/model-commands.ts";
 import { registerReplayCommand } from "./commands/replay.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerWorkflowCommands } from "./commands/workflow-commands.ts";
+import { registerWorkspaceCommands } from "./commands/workspace-commands.ts";
 
 /** The package's version (from `src/cli/` and `dist/cli/` alike, the package root is two folders up). */
 function packageVersion(): string {
@@ -51,6 +52,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerServeCommand(program, globals);
   registerReplayCommand(program, globals, exit);
   registerWorkflowCommands(program, globals, exit);
+  registerWorkspaceCommands(program, globals);
   registerDoctorCommand(program, globals, exit);
   return program;
 }
