@@ -96,6 +96,7 @@ export {
   type LeafMovedData,
 } from "../store/events/session-events.ts";
 export {
+  createPostgresEventLog,
   openPostgresEventLog,
   type PostgresEventLog,
   type PostgresEventLogOptions,
