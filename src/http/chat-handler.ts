@@ -3,7 +3,7 @@
  * Fetch-style `(Request) => Promise<Response>` handler (Node's `http` through
  * `node-adapter.ts`, or any framework that takes Fetch handlers).
  *
- * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 6;
+ * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 7;
  * the AI SDK's UI message stream protocol; the rest ours):
  * - `POST {base}/chat`, body `{ id, messages, trigger, messageId }`: the LAST message must be a
  *   user message (text and image file parts); the log holds the history, so earlier messages
@@ -18,6 +18,10 @@
  *   the `abort` that ends it;
  * - `POST {base}/chat/:id/stop`: aborts the active run and answers `{ stopped }` once the run
  *   has ended (the partial message is kept in the log);
+ * - `POST {base}/chat/:id/steer`, body `{ text }`: queues a steering message for the run going
+ *   in this process (`202 { queued: true }`); the run takes it at its next step and its stream
+ *   shows it as a `steering-message` part; `409 NO_ACTIVE_RUN` when nothing runs (send a
+ *   prompt instead), `400` for a missing or empty `text`;
  * - `GET {base}/sessions` (the tenant's sessions, newest first), `GET {base}/sessions/:id`
  *   (info, leaf, tree, context, stats and the UI messages), `GET {base}/sessions/:id/events?from=V`
  *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins),
@@ -78,6 +82,8 @@ import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./se
 import { createSessionPool } from "./session-pool.ts";
 import { deleteSession, forkSession } from "./session-edit-routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
+import { createRunSlots, type RunSlots, type RunSlotsOptions } from "./run-slots.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { uiMessageStreamResponse } from "./sse.ts";
 import { Observable } from "rxjs";
 import type { UIMessageChunk } from "ai";
@@ -121,6 +127,13 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   inspector?: boolean;
   /** The largest request body accepted, in bytes (default 10 MiB = 10 485 760); larger ones get `413 BODY_TOO_LARGE`. */
   maxBodyBytes?: number;
+  /**
+   * Per-tenant run concurrency (`run-slots.ts`): every chat `POST` that starts a run (prompt,
+   * approval answers, regenerate) takes a slot of the request's tenant before anything is written
+   * and holds it until the run ends; beyond `maxConcurrentRuns` and the queue, `429 TOO_MANY_RUNS`
+   * with `Retry-After`. Give a `store` from `createPostgresRunSlotStore` to hold it across replicas.
+   */
+  concurrency?: RunSlotsOptions | RunSlots;
 }
 
 /** A Fetch-style request handler. */
@@ -174,6 +187,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new InvalidArgumentError(`createChatHandler(): maxBodyBytes must be a positive whole number of bytes; got ${String(options.maxBodyBytes)}.`);
   const edits = { repository, pool, writable, maxBodyBytes };
+  const slots = options.concurrency === undefined ? undefined : "acquire" in options.concurrency ? options.concurrency : createRunSlots(options.concurrency);
+  /** The run slot of the chat POST being answered, taken over by the run it starts. */
+  const heldSlot = new AsyncLocalStorage<{ release?: () => void }>();
   const keepAlive = options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs };
 
   /** The session if it exists and belongs to `tenant`; a 404 response otherwise. */
@@ -212,6 +228,22 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if (!SESSION_ID.test(id)) return jsonError(400, "INVALID_ARGUMENT", `"id" must be 1 to 128 letters, digits, ".", "_", ":" or "-" (starting with a letter or digit); got ${JSON.stringify(id).slice(0, 80)}.`);
     const owner = await sessionTenant(log, id);
     if (owner !== undefined && owner !== tenant) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+    if ((parsed.kind === "approvals" || parsed.kind === "regenerate") && owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+    const release = slots ? await slots.acquire(tenant) : () => undefined;
+    if (!release) {
+      return jsonError(429, "TOO_MANY_RUNS", `Tenant "${tenant}" has as many runs going as it may (maxConcurrentRuns) and its queue is full; retry later.`, { "retry-after": String(slots!.retryAfterSeconds) });
+    }
+    const holder: { release?: () => void } = { release };
+    try {
+      return await heldSlot.run(holder, () => startChat(request, parsed, owner, tenant));
+    } finally {
+      // Released here unless the run took the slot over (released when its outcome settles).
+      holder.release?.();
+    }
+  };
+
+  const startChat = async (request: Request, parsed: Exclude<Awaited<ReturnType<typeof parseChatRequest>>, { error: Response }>, owner: string | undefined, tenant: string): Promise<Response> => {
+    const { id } = parsed;
     if (parsed.kind === "approvals") {
       if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
       return answerApprovals(id, parsed.decisions, traceOf(request));
@@ -246,9 +278,14 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
    */
   const streamRun = (run: () => Promise<unknown>, chunks: Observable<UIMessageChunk>, trace: RequestTrace): Response => {
     let outcome: Promise<unknown>;
+    const holder = heldSlot.getStore();
+    const slot = holder?.release;
+    if (holder) holder.release = undefined;
     try {
       outcome = run();
+      if (slot) void outcome.then(slot, slot);
     } catch (error) {
+      slot?.();
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
       throw error;
     }
@@ -348,6 +385,30 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return jsonResponse(200, { stopped: true });
   };
 
+  const steer = async (id: string, tenant: string, request: Request): Promise<Response> => {
+    if (!writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot steer runs.");
+    const denied = await ownSession(id, tenant);
+    if (denied) return denied;
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return jsonError(400, "INVALID_ARGUMENT", "The body must be JSON: { \"text\": string }.");
+    }
+    const text = (body as { text?: unknown } | null)?.text;
+    if (typeof text !== "string" || text.trim() === "") return jsonError(400, "INVALID_ARGUMENT", `"text" must be a non-empty string; got ${JSON.stringify(text) ?? "nothing"}.`);
+    let session: HarnessSession;
+    try {
+      session = await pool.open(id);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", `${error.message} Steer it in the process that runs it.`);
+      throw error;
+    }
+    if (session.getState().status !== "running") return jsonError(409, "NO_ACTIVE_RUN", `Session "${id}" has no run going; send the message as a prompt (POST ${base}/chat).`);
+    session.steer(text);
+    return jsonResponse(202, { queued: true });
+  };
+
   const route = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const path = url.pathname;
@@ -371,6 +432,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (parts.length === 1 && method === "POST") return postChat(request, tenant);
       if (parts.length === 3 && parts[2] === "stream" && method === "GET") return resume(parts[1], tenant);
       if (parts.length === 3 && parts[2] === "stop" && method === "POST") return stop(parts[1], tenant);
+      if (parts.length === 3 && parts[2] === "steer" && method === "POST") return steer(parts[1], tenant, request);
     }
     if (parts[0] === "sessions" && parts.length === 2 && method === "DELETE") return (await ownSession(parts[1], tenant)) ?? deleteSession(edits, parts[1]);
     if (parts[0] === "sessions" && parts.length === 3 && parts[2] === "fork" && method === "POST") return (await ownSession(parts[1], tenant)) ?? forkSession(edits, parts[1], request);
