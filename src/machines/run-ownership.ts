@@ -1,7 +1,7 @@
 /**
  * A run's ownership of its session across processes (ours): a lease with a TTL and a heartbeat,
- * through the session's ownership port (`SessionHandle.ownership`: PostgreSQL advisory locks,
- * or the SQLite file's owner rows). Without the port (the in-memory log) both calls do nothing
+ * through the session's ownership port (`SessionHandle.ownership`: PostgreSQL advisory locks).
+ * Without the port (SQLite, the in-memory log) the calls do nothing
  * and run ownership stays the `metadata.owner` pid check of `run-lease.ts`.
  *
  * Contract:

@@ -164,7 +164,7 @@ export interface EventLog {
   close(): Promise<void>;
   /**
    * One writer per stream across processes, for logs that many processes share
-   * (PostgreSQL; SQLite for the processes of one host); absent on in-memory logs. See `stream-ownership.ts`.
+   * (PostgreSQL); absent on SQLite and in-memory logs. See `stream-ownership.ts`.
    */
   readonly ownership?: StreamOwnership;
   /**

@@ -133,7 +133,7 @@ export interface SessionHandle {
   refresh(): Promise<number>;
   /**
    * One writer per session across processes, when the log offers it
-   * (`EventLog.ownership`: PostgreSQL, SQLite); absent on memory logs.
+   * (`EventLog.ownership`, PostgreSQL); absent on SQLite and memory logs.
    */
   readonly ownership?: SessionOwnership;
 }

@@ -50,7 +50,6 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import { createSqliteOwnership } from "./sqlite-ownership.ts";
 import type { Observable } from "rxjs";
 import { ArborError, InvalidArgumentError, InvalidStateError, LogClosedError, LogFileReplacedError, LogSchemaError } from "../core/errors.ts";
 import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
@@ -300,11 +299,8 @@ function openLog(
       }
     : undefined;
 
-  // One writer per stream among the processes sharing the file (`sqlite-ownership.ts`).
-  const ownership = readOnlyRelease ? undefined : createSqliteOwnership(db);
   return {
     ...(sessionSummaries ? { sessionSummaries } : {}),
-    ...(ownership ? { ownership } : {}),
     append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
       try {
         ensureOpen("append");

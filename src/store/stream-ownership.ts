@@ -1,8 +1,8 @@
 /**
  * The stream-ownership port (ours): one writer per stream across processes and
  * hosts, for logs that many processes share. A log that offers it sets
- * `EventLog.ownership`: PostgreSQL (advisory locks, any host) and SQLite (an owner row
- * in the file, processes of one host); the in-memory log does not.
+ * `EventLog.ownership`: PostgreSQL (advisory locks, any host); the SQLite and in-memory logs
+ * do not (their run ownership is the `metadata.owner` pid check of `run-lease.ts`).
  *
  * Contract:
  * - `acquire(streamId)` makes THIS log the stream's one owner until `release()`,
