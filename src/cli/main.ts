@@ -22,6 +22,7 @@ import { registerModelCommands } from "./commands/model-commands.ts";
 import { registerReplayCommand } from "./commands/replay.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerWorkflowCommands } from "./commands/workflow-commands.ts";
+import { registerWorkspaceCommands } from "./commands/workspace-commands.ts";
 
 /** Builds the program; `exit` records the exit code a command asks for. */
 export function buildProgram(exit: { code: number }): Command {
@@ -42,6 +43,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerServeCommand(program, globals);
   registerReplayCommand(program, globals, exit);
   registerWorkflowCommands(program, globals, exit);
+  registerWorkspaceCommands(program, globals);
   registerDoctorCommand(program, globals, exit);
   return program;
 }
