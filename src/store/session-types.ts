@@ -164,8 +164,10 @@ export interface SessionSummary {
   /** The session's tenant (`"default"` for a session created without one). */
   tenant: string;
   /**
-   * ISO 8601: when the last event was appended to the session's stream (a fork, an import, a
-   * label or a leaf move counting, not only messages), as the log records it.
+   * ISO 8601: when the last event was appended to the session's stream (a fork, a label or a
+   * leaf move counting, not only messages), as the log records it; for an imported session
+   * nothing was appended to since its import, the time of its latest entry (`modified`: the
+   * session's own time, not the import's).
    */
   updatedAt: string;
   /** With `list({ stats: true })`: the session's `getStats()` (every branch; tokens and cost). */
