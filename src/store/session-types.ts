@@ -21,7 +21,7 @@ import type { Observable } from "rxjs";
 import type { SessionEntry } from "../core/entries.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { EventLog, EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
-import type { StreamLease } from "./stream-ownership.ts";
+import type { LeaseOptions, StreamLease } from "./stream-ownership.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import type { ArborEvent } from "./events/catalogue.ts";
 import type { SessionActivity } from "./session-activity.ts";
@@ -141,9 +141,11 @@ export interface SessionHandle {
 /** {@link StreamOwnership} bound to one session's stream. */
 export interface SessionOwnership {
   /** Takes the session; throws `SessionBusyError` while another live process holds it. */
-  acquire(owner?: Record<string, unknown>): Promise<StreamLease>;
+  acquire(owner?: Record<string, unknown>, options?: LeaseOptions): Promise<StreamLease>;
   /** True while a live owner other than this log holds the session. */
   isOwnedElsewhere(): Promise<boolean>;
+  /** See `StreamOwnership.fencesAppends`. */
+  readonly fencesAppends: boolean;
   /** The fencing token this log holds, if it owns the session. */
   token(): number | undefined;
 }
