@@ -96,6 +96,14 @@ export {
   type LeafMovedData,
 } from "../store/events/session-events.ts";
 export {
+  taskStreamId,
+  readTask,
+  TASK_EVENT_TYPES,
+  type TaskState,
+  type TaskClaim,
+} from "../store/task-queue.ts";
+export { TASK_EVENT_SCHEMAS } from "../store/events/task-events.ts";
+export {
   openPostgresEventLog,
   type PostgresEventLog,
   type PostgresEventLogOptions,

@@ -20,6 +20,7 @@ import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
 import { registerReplayCommand } from "./commands/replay.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerWorkerCommand } from "./commands/worker.ts";
 import { registerWorkflowCommands } from "./commands/workflow-commands.ts";
 
 /** Builds the program; `exit` records the exit code a command asks for. */
@@ -39,6 +40,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerEditCommands(program, globals);
   registerApprovalCommands(program, globals);
   registerServeCommand(program, globals);
+  registerWorkerCommand(program, globals);
   registerReplayCommand(program, globals, exit);
   registerWorkflowCommands(program, globals, exit);
   return program;
