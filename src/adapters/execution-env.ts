@@ -1,7 +1,7 @@
 /**
  * ExecutionEnv: the directory an agent works in, and the policy that keeps its tools inside it.
  *
- * Contract (ours; path spelling rules are pi's `resolveToCwd`, `../shared/reference/pi-behaviour.md` §6):
+ * Contract (ours; path spelling rules are pi's `resolveToCwd`, `docs/pi-parity.md`):
  * - `root` is the realpath of the directory the tools may touch; `cwd` is absolute and inside it;
  * - {@link ExecutionEnv.resolvePath} strips one leading `@`, maps unicode spaces to ' ', expands
  *   `~` and `~/…` to the home directory, and resolves relative paths against `cwd` (as pi does);
@@ -18,11 +18,11 @@
  *   and {@link ExecutionEnv.openFile} walk it again from a held handle of its base (the root,
  *   the spill directory, or `/` when `allowOutsideRoot`), refusing a symbolic link at every
  *   component (`beneath.ts`), so a symlink swapped in after the check fails the open instead
- *   of escaping (issue 19 finding 1). The root's device and inode are recorded here and checked
+ *   of escaping. The root's device and inode are recorded here and checked
  *   at every walk;
  * - {@link ExecutionEnv.openFile} refuses a regular file with more than one hard link (its other
  *   names may be outside the root, which no path check can see) unless `allowHardLinks` is true;
- *   the error names that option (issue 19 finding 2).
+ *   the error names that option.
  * - bash spill files are redacted by `secrets` and swept by age and total size
  *   (`tools/spill-files.ts`); {@link ExecutionEnv.removeSpillFiles} deletes the env's own;
  * - {@link ExecutionEnv.sandbox} is how bash commands are confined (`sandbox.ts`); the default

@@ -2,7 +2,7 @@
  * Frontmatter parsing for skills and prompt templates.
  *
  * Contract (ours, following the Agent Skills rules and pi 0.73.1's
- * `utils/frontmatter.ts`, `../shared/reference/pi-behaviour.md` §5):
+ * `utils/frontmatter.ts`, `docs/pi-parity.md`):
  * - a UTF-8 BOM at the start is dropped and CRLF / CR line endings become LF
  *   before anything else (pi fails on a BOM; we tolerate it);
  * - **YAML frontmatter**: the first line is `---` (trailing blanks allowed); the

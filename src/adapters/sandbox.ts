@@ -1,7 +1,7 @@
 /**
  * The sandbox port of {@link ExecutionEnv}: how a bash command is confined.
  *
- * Contract (ours; issue 19 finding 4):
+ * Contract (ours):
  * - `"none"` (the default, today's behaviour): the command runs as the agent's user with the env's
  *   cwd and allowlisted environment, and nothing else is confined (it can read and write anywhere
  *   the user can, open sockets, read `/proc/<agent pid>/environ`);

@@ -125,7 +125,7 @@ export type AgentOutcome<Output> =
   | AgentSuspendedOutcome;
 
 /**
- * An invocation that stopped for tool approval (ours, issue 13): its run ended `suspended` and
+ * An invocation that stopped for tool approval (ours): its run ended `suspended` and
  * the calls wait in the agent's session (`sessionId`). Not an ending: `agent.ended` is not logged
  * yet. Decide each call (`harness.openSession(sessionId)` then `approve` / `deny`, or
  * `arbor approve <session> <callId>`), then `agent.resume(sessionId, { harness })`.
@@ -168,7 +168,7 @@ export interface AgentRunOptions {
    * Goes on with the invocation in this session (of this agent) instead of starting one: after the
    * session's crash recovery, a logged `agent.ended` is the outcome as recorded; a complete final
    * answer is judged; otherwise the run continues from its context (tool calls that ran are not
-   * run again). Ours, issue 13 (workflow agent steps).
+   * run again). Ours (workflow agent steps).
    */
   resumeSession?: string;
 }

@@ -1,6 +1,6 @@
 /**
  * What an agent's session already holds of its invocation, for `agent.run(..., { resumeSession })`
- * (ours, issue 13: a workflow's agent step cut off by a crash goes on in its own session).
+ * (ours: a workflow's agent step cut off by a crash goes on in its own session).
  *
  * Contract:
  * - read from the session's logged events (after the session's crash recovery closed a run the

@@ -13,7 +13,7 @@
  * - `mustExist` stores refuse a missing database file instead of creating one; `readOnly`
  *   stores (the commands that only read) also open the log without writing anything (no WAL
  *   switch, no migration), so they work on read-only files, folders and mounts;
- * - `--retention` (or `ARBOR_RETENTION`): `delete-deltas` (the default, issue 17 P6) opens a
+ * - `--retention` (or `ARBOR_RETENTION`): `delete-deltas` (the default) opens a
  *   writable log with `retention.endedMessageDeltas: "delete"` (the streamed deltas of a message
  *   are deleted once it ended and was kept; its entry has the text), `drop-deltas` with `"drop"`
  *   (their text is emptied, the rows stay), `keep` keeps them; anything else is a `CliError`;
@@ -88,7 +88,7 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
     if (password) log.addSecret(decodeURIComponent(password));
   }
   // One tenant's sessions (default `default`); another tenant's look exactly like missing ones.
-  // Snapshots beside a writable SQLite log make large sessions open without folding their whole stream (issue 17).
+  // Snapshots beside a writable SQLite log make large sessions open without folding their whole stream.
   const snapshots = postgres || options.readOnly === true ? undefined : openSnapshotsBeside(dbPath);
   const repo = createSessionRepository({ log, ...(snapshots ? { snapshots } : {}), ...(options.allTenants ? {} : { tenant }) });
   const resolveSessionId = async (reference: string): Promise<string> => {
@@ -108,7 +108,7 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
       `Session "${reference}" is ambiguous: ${matches.map((session) => `${shortSessionId(session.id)} (${session.id})`).join(", ")}. Use the short id arbor sessions shows, or more of the id.`,
     );
   };
-  /** A full session id opens directly, without listing every session (issue 17: opening costs O(the context)). */
+  /** A full session id opens directly, without listing every session (opening costs O(the context)). */
   const openExact = async (reference: string): Promise<SessionHandle | undefined> => {
     if (reference === "latest" || (await log.streamVersion(`session-${reference}`)) === 0) return undefined;
     try {

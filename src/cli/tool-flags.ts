@@ -2,7 +2,7 @@
  * The CLI flags that confine the coding tools: `--sandbox`, `--allow-network`, `--env NAME`,
  * `--allow-hard-links`, and their ExecutionEnv options.
  *
- * Contract (ours; issue 19 findings 2 and 4):
+ * Contract (ours):
  * - `--sandbox none` (default) or `--sandbox bubblewrap`; anything else is a usage error naming
  *   the accepted modes; `--allow-network` without bubblewrap is refused (nothing to allow);
  * - `--env NAME` (repeatable, `PREFIX*` allowed) adds to the default environment allowlist;

@@ -3,7 +3,7 @@
  * itself, `moveTo`, is the navigation actor's, `navigation.ts`).
  *
  * Contract (source: pi 0.73.1 `navigateTree` and `branch-summarization.ts`,
- * `../shared/reference/pi-behaviour.md` §4; ours where marked):
+ * `docs/pi-parity.md`; ours where marked):
  * - the abandoned entries run from the old leaf back to (excluding) the deepest
  *   common ancestor of the old leaf and the target, oldest first;
  * - {@link prepareBranchEntries} walks them newest first, skipping tool results,

@@ -2,7 +2,7 @@
  * Running a compaction: the manual `compact()` API and `runCompaction()` used by
  * the between-turns and overflow hooks.
  *
- * Contract (ours; pi's manual compact errors, `../shared/reference/pi-behaviour.md` §3.3):
+ * Contract (ours; pi's manual compact errors, `docs/pi-parity.md`):
  * - `compact` runs in the session's operation slot as `compacting`
  *   (`src/machines/session-actor.ts`): refused with `SessionBusyError` while a run, a
  *   navigation or another compaction holds it; while it runs, `moveTo` and `prompt` are

@@ -2,7 +2,7 @@
  * The compaction actor: preparing → summarizing → appending → appended, or
  * cancelled / failed. One run compacts one session once.
  *
- * Contract (ours; the steps are pi's `compact()`, `../shared/reference/pi-behaviour.md` §3.3–§3.5):
+ * Contract (ours; the steps are pi's `compact()`, `docs/pi-parity.md`):
  * - `preparing` reads the leaf's path, prepares the cut ({@link prepareCompaction})
  *   and asks `sessionBeforeCompact`; a refusal (empty, already compacted, nothing
  *   to compact) ends `failed` with that `reason`; a hook cancel ends `cancelled`;

@@ -2,8 +2,8 @@
  * Where to cut a path for compaction: everything before the cut is summarized,
  * everything from it on is kept verbatim.
  *
- * Contract (source: pi 0.73.1 `findCutPoint`, `../shared/reference/pi-behaviour.md`
- * §3.4, with three deliberate differences, all ours):
+ * Contract (source: pi 0.73.1 `findCutPoint`, `docs/pi-parity.md`
+ * with three deliberate differences, all ours):
  * - valid cut points are `message` entries with role user, assistant, custom,
  *   bashExecution (or a summary role), plus `branch_summary` and `custom_message`
  *   entries; never a tool result, so a call and its results stay together;

@@ -3,7 +3,7 @@
  * branch summarization (which work on root-to-leaf paths of entries).
  *
  * Contract (source: pi 0.73.1 `buildSessionContext` and `getMessageFromEntry`,
- * `../shared/reference/pi-behaviour.md` §2.5):
+ * `docs/pi-parity.md`):
  * - `message` → its message; `custom_message` → a `custom` message;
  *   `branch_summary` → a `branchSummary` message; `compaction` → a
  *   `compactionSummary` message; every other entry → nothing;

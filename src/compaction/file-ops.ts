@@ -1,7 +1,7 @@
 /**
  * File operations seen in a conversation, carried from summary to summary.
  *
- * Contract (source: pi 0.73.1 compaction `utils.ts`, `../shared/reference/pi-behaviour.md` §3.4–§3.5):
+ * Contract (source: pi 0.73.1 compaction `utils.ts`, `docs/pi-parity.md`):
  * - a tool call named `read`, `write` or `edit` (names configurable, ours) with a
  *   string `arguments.path` adds that path to the read, written or edited set;
  * - a previous summary's `details.readFiles` go to read and `details.modifiedFiles`

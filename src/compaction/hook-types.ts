@@ -3,7 +3,7 @@
  * its hook runner in. Plain async functions; the first argument is the event.
  *
  * Contract (events pi's `session_before_compact`, `session_compact`,
- * `session_before_tree`, `session_tree`, `../shared/reference/pi-behaviour.md` §7; ours where marked):
+ * `session_before_tree`, `session_tree`, `docs/pi-parity.md`; ours where marked):
  * - `sessionBeforeCompact` may cancel (`{ cancel: true }`) or supply the compaction
  *   (`{ compaction: { summary, firstKeptEntryId?, tokensBefore?, details? } }`, stored
  *   with `fromHook: true`; missing fields default to Arbor's preparation). A supplied

@@ -2,7 +2,7 @@
  * The navigation actor's work: `moveTo` moves the session's leaf to another entry,
  * optionally leaving a summary of the abandoned branch on the branch you move to.
  *
- * Contract (source: pi 0.73.1 `navigateTree`, `../shared/reference/pi-behaviour.md` §4;
+ * Contract (source: pi 0.73.1 `navigateTree`, `docs/pi-parity.md`;
  * ours where marked):
  * - ours: `moveTo` runs in the session's operation slot as `navigating`
  *   (`src/machines/session-actor.ts`): refused with `SessionBusyError` while a run, a

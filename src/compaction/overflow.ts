@@ -2,7 +2,7 @@
  * Recognizing a context overflow: the provider said the prompt is too long, or
  * its usage shows it silently overflowed.
  *
- * Contract (source: pi 0.73.1 `isContextOverflow`, `../shared/reference/pi-behaviour.md` §3.3):
+ * Contract (source: pi 0.73.1 `isContextOverflow`, `docs/pi-parity.md`):
  * - an `error` stream event with `error.contextOverflow` (set by the model adapter)
  *   is an overflow;
  * - an assistant message with stopReason `error` whose `errorMessage` matches the

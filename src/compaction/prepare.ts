@@ -1,8 +1,8 @@
 /**
  * Compaction preparation: from a root-to-leaf path, what to summarize and what to keep.
  *
- * Contract (source: pi 0.73.1 `prepareCompaction`, `../shared/reference/pi-behaviour.md`
- * §3.4; differences ours and deliberate):
+ * Contract (source: pi 0.73.1 `prepareCompaction`, `docs/pi-parity.md`
+ * differences ours and deliberate):
  * - the range starts at the previous compaction's `firstKeptEntryId` (else just
  *   after it) and ends at the leaf; the previous summary is carried so the new
  *   one updates it rather than starting over;

@@ -1,7 +1,7 @@
 /**
  * The prompts of summary calls, in Arbor's own wording.
  *
- * Contract (structure pi's, `../shared/reference/pi-behaviour.md` §3.5 and §4; text ours):
+ * Contract (structure pi's, `docs/pi-parity.md`; text ours):
  * - every call uses {@link SUMMARY_SYSTEM_PROMPT} and one user message built by
  *   {@link buildSummaryRequestText}: the transcript inside `<conversation>` tags,
  *   the previous summary inside `<previous-summary>` tags (updates only), then the

@@ -2,7 +2,7 @@
  * Turns a conversation into labelled plain text for a summary call, so the
  * summarizing model reads a transcript instead of continuing a chat.
  *
- * Contract (format pi's `serializeConversation`, `../shared/reference/pi-behaviour.md` §3.5):
+ * Contract (format pi's `serializeConversation`, `docs/pi-parity.md`):
  * - one paragraph per part, paragraphs joined by a blank line;
  * - user → `[User]: text` (text blocks joined without separator; empty skipped);
  * - assistant → `[Assistant thinking]: …`, `[Assistant]: …`,

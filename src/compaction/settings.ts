@@ -1,7 +1,7 @@
 /**
  * Compaction settings and their validation.
  *
- * Contract (defaults pi's, `../shared/reference/pi-behaviour.md` §3.1; the rest ours):
+ * Contract (defaults pi's, `docs/pi-parity.md`; the rest ours):
  * - `enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000 (tokens);
  * - `contextWindow` is a number (every model) or a map keyed by `provider/modelId`
  *   or `modelId`; when it has no entry the model's own `contextWindow` is used;

@@ -1,7 +1,7 @@
 /**
  * Summary calls: one model request without tools, through a {@link ModelClient}.
  *
- * Contract (budgets pi's, `../shared/reference/pi-behaviour.md` §3.5 and §4; the rest ours):
+ * Contract (budgets pi's, `docs/pi-parity.md`; the rest ours):
  * - compaction history: maxTokens = floor(0.8 × reserveTokens); turn prefix:
  *   floor(0.5 × reserveTokens); branch summary: 2048 (tokens); each capped at the
  *   model's own `maxTokens` when the ModelClient declares one (ours: pi would send

@@ -2,7 +2,7 @@
  * Token accounting for compaction: a character-based estimate per message and
  * the context size of a conversation.
  *
- * Contract (source: pi 0.73.1 `compaction.ts`, `../shared/reference/pi-behaviour.md` §3.2):
+ * Contract (source: pi 0.73.1 `compaction.ts`, `docs/pi-parity.md`):
  * - {@link estimateTokens} is `ceil(chars / 4)`; images in user messages count 0,
  *   images in tool results and custom messages count 4800 chars (1200 tokens);
  * - {@link calculateContextTokens} is `totalTokens` when it is a non-zero number,

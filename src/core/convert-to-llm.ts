@@ -3,7 +3,7 @@
  * provider understands (user, assistant, toolResult).
  *
  * Contract (source: pi 0.73.1 `coding-agent/src/core/messages.ts`, exact strings;
- * `../shared/reference/pi-behaviour.md` §2.5 step 6):
+ * `docs/pi-parity.md`):
  * - `user`, `assistant`, `toolResult` pass through unchanged (same object);
  * - `custom` → a user message; string content becomes one text block;
  * - `branchSummary` → user text `BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX`;
@@ -11,7 +11,7 @@
  * - `bashExecution` → user text from {@link bashExecutionToText}; dropped when `excludeFromContext`;
  * - a message of any other role is dropped;
  * - order is preserved; the input is never mutated; never throws;
- * - a converted message is made once per input object (ours, issue 17: a `WeakMap`), so the same
+ * - a converted message is made once per input object (ours: a `WeakMap`), so the same
  *   context converts to the same objects on every call and the model adapter can reuse its
  *   conversion of them (input messages must not be mutated after conversion; logged ones never are).
  * Dropping error/aborted assistants is NOT done here (pi-ai does it per provider; Arbor's model adapter does).

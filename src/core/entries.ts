@@ -1,12 +1,12 @@
 /**
  * Session entries: the nodes of a session tree. Field meanings are pi's
- * (`../shared/reference/pi-behaviour.md` §2.2) so a session exports to pi v3 JSONL.
+ * (`docs/pi-parity.md`) so a session exports to pi v3 JSONL.
  *
  * Contract:
  * - every entry has `id`, `parentId` (`null` for a root) and `timestamp` (ISO 8601 string);
  * - entries are immutable once appended; the leaf moves, entries never change;
  * - `active_tools_change` is ours (pi ignores it on load, it keeps the file valid);
- * - `usage` and `context_edit` are pi 1.x's (`../shared/reference/service-protocols.md` §5);
+ * - `usage` and `context_edit` are from pi 1.x's session format;
  * - an entry of a type Arbor does not know is kept verbatim as {@link UnknownEntry}
  *   (so export round-trips) and is left out of the context.
  *

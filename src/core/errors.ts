@@ -281,7 +281,7 @@ export const ToolDefinitionError = defineError("TOOL_INVALID", "ToolDefinitionEr
  */
 export const ModelConfigError = defineError("MODEL_CONFIG_INVALID", "ModelConfigError");
 /**
- * A decision named a tool call that never asked for approval in this session (code `APPROVAL_NOT_FOUND`). Nothing was written. Ours (issue 13).
+ * A decision named a tool call that never asked for approval in this session (code `APPROVAL_NOT_FOUND`). Nothing was written. Ours.
  *
  * @example
  * ```ts
@@ -290,7 +290,7 @@ export const ModelConfigError = defineError("MODEL_CONFIG_INVALID", "ModelConfig
  */
 export const ApprovalNotFoundError = defineError("APPROVAL_NOT_FOUND", "ApprovalNotFoundError");
 /**
- * A decision for a call whose approval already ended and whose result is recorded, or a decision that contradicts the recorded one (code `APPROVAL_CONFLICT`; `details.status` is the recorded status). Nothing was written. Ours (issue 13).
+ * A decision for a call whose approval already ended and whose result is recorded, or a decision that contradicts the recorded one (code `APPROVAL_CONFLICT`; `details.status` is the recorded status). Nothing was written. Ours.
  *
  * @example
  * ```ts
@@ -299,7 +299,7 @@ export const ApprovalNotFoundError = defineError("APPROVAL_NOT_FOUND", "Approval
  */
 export const ApprovalConflictError = defineError("APPROVAL_CONFLICT", "ApprovalConflictError");
 /**
- * `continue()` while a gated call still waits for a decision (code `APPROVAL_PENDING`; `details.pending` lists the call ids). Ours (issue 13).
+ * `continue()` while a gated call still waits for a decision (code `APPROVAL_PENDING`; `details.pending` lists the call ids). Ours.
  *
  * @example
  * ```ts

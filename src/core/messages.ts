@@ -2,7 +2,7 @@
  * Arbor's message model: pi's AgentMessage (pi-ai `Message` plus the coding
  * agent's custom roles), so sessions round-trip with pi 0.73.1.
  *
- * Contract (source: pi, `../shared/reference/pi-behaviour.md` §2, §8):
+ * Contract (source: pi, `docs/pi-parity.md`):
  * - `timestamp` inside a message is epoch **milliseconds**;
  * - `compactionSummary` and `branchSummary` are synthetic: only the context
  *   projection creates them, they are never stored as `message` entries;

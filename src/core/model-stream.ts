@@ -1,7 +1,7 @@
 /**
  * The contract between the run actor and a model adapter.
  *
- * Contract (source: pi-ai's stream protocol, `../shared/reference/pi-behaviour.md` §8; ours where marked):
+ * Contract (source: pi-ai's stream protocol, `docs/pi-parity.md`; ours where marked):
  * - `stream()` never throws and never rejects: failures end the stream with one
  *   `error` event whose message has stopReason `error` or `aborted` and an `errorMessage`;
  * - exactly one terminal event (`done` or `error`) ends every stream;

@@ -1,7 +1,7 @@
 /**
  * Process groups of tool commands, as recorded in the log, and ending them after a crash.
  *
- * Contract (ours; issue 19 finding 5):
+ * Contract (ours):
  * - a tool that starts a process group (bash) reports it through `ToolExecuteContext.onProcess`
  *   right after the spawn; the run records it in a `tool.updated` event as
  *   `process: { pgid, processStart?, host }` ({@link ToolProcess});

@@ -2,7 +2,7 @@
  * Redaction of registered secrets (API keys, tokens, URL passwords) in their literal form and in
  * the encodings a command or a model is likely to produce, for whole texts and for streams.
  *
- * Contract (ours; issue 19 finding 3):
+ * Contract (ours):
  * - a secret shorter than 6 characters is ignored (it would redact
  *   ordinary words);
  * - each secret is searched in these **forms**: the literal; the reversed literal; the lower- and

@@ -1,7 +1,7 @@
 /**
  * The tool contract Arbor's tool-execution actor runs.
  *
- * Contract (source: pi's AgentTool, `../shared/reference/pi-behaviour.md` §1.4; ours where marked):
+ * Contract (source: pi's AgentTool, `docs/pi-parity.md`; ours where marked):
  * - `parameters` is the JSON Schema the model sees; arguments are validated once,
  *   after `prepareArguments` and before `execute` (`validate`);
  * - a tool signals failure by throwing; the loop turns the throw into an error
@@ -11,7 +11,7 @@
  * - `terminate: true` on every result of a batch ends the loop;
  * - `timeoutMs` (ours) bounds one execution; on expiry the signal aborts and the
  *   result is an error saying the tool timed out;
- * - `needsApproval` (ours, issue 13; the shape of OpenAI Agents JS's and purista's) gates a
+ * - `needsApproval` (ours; the shape of OpenAI Agents JS's and purista's) gates a
  *   call behind a human decision: evaluated after validation and `beforeToolCall`, with the
  *   final arguments; `true` (or a throw: it fails closed) logs `approval.requested` and the
  *   call does not run until it is approved (`docs/approval.md`).
@@ -95,7 +95,7 @@ export interface AgentTool<Args = Record<string, unknown>, Details = unknown, Co
   /** Timeout of one execution in ms (ours). Undefined = none. */
   timeoutMs?: number;
   /**
-   * Whether a call must be approved by a human before it runs (ours, issue 13): a boolean, or
+   * Whether a call must be approved by a human before it runs (ours): a boolean, or
    * a function of the validated arguments (sync or async; a throw counts as `true`). Default false.
    */
   needsApproval?: boolean | ((args: Args, call: ApprovalCheckContext<Context>) => boolean | Promise<boolean>);

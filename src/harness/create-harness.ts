@@ -11,7 +11,7 @@
  *   is; `eventLog` gets a repository; otherwise a SQLite log at `eventLogPath` (default
  *   `<cwd>/.arbor/arbor.db`, parent directories created) is opened and closed by `close()`,
  *   with a snapshot store beside it (`arbor.snapshots.db`, a cache: see `session-snapshots.ts`;
- *   skipped when unusable) so large sessions open without folding their whole stream (issue 17),
+ *   skipped when unusable) so large sessions open without folding their whole stream,
  *   and the delta retention `eventLogRetention` (default `"delete"`: a kept message's streamed
  *   deltas are deleted once it ended, `delta-retention.ts`). An existing file that is not an
  *   Arbor log is refused, never overwritten;

@@ -2,7 +2,7 @@
  * The harness hook points: their event shapes, what each handler may return,
  * and the {@link HarnessHooks} map applications register handlers in.
  *
- * Contract (semantics pi's extension events, `../shared/reference/pi-behaviour.md` §7;
+ * Contract (semantics pi's extension events, `docs/pi-parity.md`;
  * purista's where pi has none; ours where marked):
  * - handlers of one hook run one after another, in registration order, and may be async;
  * - patches chain field by field: each handler sees the event as patched by the

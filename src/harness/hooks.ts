@@ -2,7 +2,7 @@
  * The hook runner: holds the handlers of every hook point and combines their
  * results by the rules in `hook-types.ts`.
  *
- * Contract (combining rules from pi's extension runner, `../shared/reference/pi-behaviour.md` §7;
+ * Contract (combining rules from pi's extension runner, `docs/pi-parity.md`;
  * the diagnostics are ours):
  * - handlers run one after another in registration order (options first, then `on()`);
  * - patch hooks chain field by field: handler N sees the event as patched by handlers < N;

@@ -113,7 +113,7 @@ export interface AgentHarnessOptions {
   eventLogPath?: string;
   /**
    * Retention of the streamed deltas in the log the harness opens itself (at `eventLogPath`; not
-   * a given `eventLog`): `"delete"` (default, issue 17 P6) deletes a message's `message.delta`
+   * a given `eventLog`): `"delete"` (default) deletes a message's `message.delta`
    * events once it ended and was kept (its entry has the text; `delta-retention.ts`), `"drop"`
    * empties their text, `"keep"` keeps them (a finished run's token stream stays replayable).
    */

@@ -2,7 +2,7 @@
  * Turns what `prompt()` receives into the messages a run starts with: `/skill:name args` and
  * `/template args` expansion, images, and custom messages held for the next turn.
  *
- * Contract (order and semantics pi's `AgentSession.prompt`, `../shared/reference/pi-behaviour.md` §5;
+ * Contract (order and semantics pi's `AgentSession.prompt`, `docs/pi-parity.md`;
  * ours where marked):
  * - only a **string** is expanded; a message or a message list is used as given (ours: no
  *   expansion inside structured input);

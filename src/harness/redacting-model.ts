@@ -2,7 +2,7 @@
  * A model decorator that keeps registered secrets out of what is sent to the model and out of what
  * the model streams back, before the agent records a single delta.
  *
- * Contract (ours; issue 19 finding 3):
+ * Contract (ours):
  * - **requests**: the system prompt, every message (text, tool-call arguments, tool results,
  *   object keys included) and the tool descriptions are redacted ({@link SecretRedactor}) before
  *   the inner model sees them; headers and provider options are passed unchanged (they carry the

@@ -1,7 +1,7 @@
 /**
  * The system prompt of a harness run.
  *
- * Contract (layout pi's `buildSystemPrompt`, `../shared/reference/pi-behaviour.md` §5.1; the
+ * Contract (layout pi's `buildSystemPrompt`, `docs/pi-parity.md`; the
  * default wording is ours):
  * - a **string** option is pi's custom prompt: the string, then the `# Project Context` section
  *   of `contextFiles` (`context-files.ts`; AGENTS.md/CLAUDE.md), then the skills catalog

@@ -4,7 +4,7 @@
  * `node-adapter.ts`, or any framework that takes Fetch handlers).
  *
  * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 6;
- * `../shared/reference/service-protocols.md` §1; the rest ours):
+ * the AI SDK's UI message stream protocol; the rest ours):
  * - `POST {base}/chat`, body `{ id, messages, trigger, messageId }`: the LAST message must be a
  *   user message (text and image file parts); the log holds the history, so earlier messages
  *   are ignored. Session `id` is created on first use (with the request's tenant), the prompt

@@ -1,7 +1,7 @@
 /**
  * Server-sent event bodies: the AI SDK UI message stream framing and the raw-log event stream.
  *
- * Contract (framing: the AI SDK's, `../shared/reference/service-protocols.md` §1; the rest ours):
+ * Contract (framing: the AI SDK's UI message stream protocol; the rest ours):
  * - {@link UI_MESSAGE_STREAM_HEADERS} are the exact headers of `ai` 6's `UI_MESSAGE_STREAM_HEADERS`;
  * - {@link uiMessageStreamResponse}: each chunk is one `data: <JSON>\n\n` frame (the part type is
  *   the JSON `type`, never an `event:` line); the body ends with `data: [DONE]\n\n` when the

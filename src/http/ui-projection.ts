@@ -1,6 +1,6 @@
 /**
  * The log-to-UI projection: one run's logged events folded into AI SDK UI message stream
- * chunks (`ai` 6, protocol v1, `../shared/reference/service-protocols.md` §1).
+ * chunks (`ai` 6, protocol v1, the AI SDK's UI message stream protocol).
  *
  * Contract (ours; the chunk grammar is the AI SDK's):
  * - {@link projectRunEvent} is a pure reducer `(state, event) -> { state, chunks }`: the same

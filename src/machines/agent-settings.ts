@@ -1,5 +1,5 @@
 /**
- * The agent's settings as session-actor state (ours; issue 10 item 2): the model, the tools, the
+ * The agent's settings as session-actor state (ours): the model, the tools, the
  * active tool names and the thinking level live in the agent machine's context and change only
  * through its `SETTINGS.SET` event, so a change during a run goes through the slot like every
  * other operation (it takes effect at the next model call; `agent.ts` logs it when the slot

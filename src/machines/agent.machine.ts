@@ -1,9 +1,9 @@
 /**
  * The agent actor, i.e. the session actor: one per session, with ONE operation slot:
  * `idle` ⇄ `preparing` → `running`, `idle` ⇄ `compacting`, `idle` ⇄ `navigating`,
- * `running` → `awaiting-approval` → `preparing` (ours, issue 13).
+ * `running` → `awaiting-approval` → `preparing` (ours).
  *
- * Contract (ours; queue semantics pi's, `../shared/reference/pi-behaviour.md` §1.5):
+ * Contract (ours; queue semantics pi's, `docs/pi-parity.md`):
  * - owns the steering and follow-up queues (FIFO), each drained one-at-a-time
  *   (the head) or all at once, and the passive steering queue (ours, pi #5895): passive
  *   messages are all delivered with a poll after which the run goes on anyway (the poll
@@ -22,7 +22,7 @@
  *   there aborts the work's signal;
  * - answers the run's `QUEUE.DRAIN` with `QUEUE.DRAINED`; forwards `ABORT`,
  *   `INTERRUPT` and writer failures (`WRITER.FAILED` → the run's `FAIL`);
- * - `awaiting-approval` (issue 13): entered when a run ends `suspended`, or on `APPROVAL.AWAIT`
+ * - `awaiting-approval`: entered when a run ends `suspended`, or on `APPROVAL.AWAIT`
  *   (the agent found open approvals in the log at start-up); `CONTINUE` there prepares a
  *   `resume` run, `ABORT` a resume run that closes every waiting call unrun; a refused resume
  *   preparation goes back to `awaiting-approval`; `APPROVAL.CLEAR` (nothing waits any more,

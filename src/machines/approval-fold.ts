@@ -1,5 +1,5 @@
 /**
- * The approval fold (ours, issue 13): the gated calls of a session and their status, as the
+ * The approval fold (ours): the gated calls of a session and their status, as the
  * activity projection folds them from its logged events (`src/store/session-activity.ts`:
  * `approval.requested` records a pending call, `approval.ended` its decision, `tool.ended`
  * settles it), and the input digest an approval covers. Pure; the session-level

@@ -2,7 +2,7 @@
  * Durable tool approval, read from the log: which gated calls of a session wait, and how a
  * decision is recorded.
  *
- * Contract (ours, issue 13; the shape is purista's `approval.requested` / `approval.responded`
+ * Contract (ours; the shape is purista's `approval.requested` / `approval.responded`
  * and OpenAI Agents JS's `needsApproval`, the durability is the log's):
  * - a call is **gated** once `approval.requested` is logged for it; it stays **open** until its
  *   `tool.ended` is logged (its result exists); an open call is `pending` (no decision yet) or

@@ -1,5 +1,5 @@
 /**
- * The agent of an idle session, built on first use (ours, issue 17 P7).
+ * The agent of an idle session, built on first use (ours).
  *
  * Contract:
  * - `createAgent` returns a {@link LazyAgent} when the session needs no start-up work: no open

@@ -247,7 +247,7 @@ export function interruptedText(call: ToolCall, processNote?: string): string {
 }
 
 /**
- * What recovery says about the process group an interrupted tool had started (ours, issue 19 finding 5).
+ * What recovery says about the process group an interrupted tool had started (ours).
  *
  * @example
  * ```ts
@@ -268,7 +268,7 @@ export function processNote(pgid: number, status: "alive" | "gone" | "reused" | 
 }
 
 /**
- * Text of the result of a call the user declined at approval (ours, issue 13): the model
+ * Text of the result of a call the user declined at approval (ours): the model
  * learns it was declined, and why.
  *
  * @example
@@ -282,7 +282,7 @@ export function deniedText(call: ToolCall, reason?: string): string {
 
 /**
  * Text of the result of a gated call closed because the run was aborted while it waited
- * for approval (ours, issue 13).
+ * for approval (ours).
  *
  * @example
  * ```ts
@@ -298,7 +298,7 @@ export function approvalCancelledText(call: ToolCall, reason?: string): string {
 
 /**
  * Text of the result of an approved call whose arguments changed after approval (a
- * `beforeToolCall` hook returned different ones): it is not run (ours, issue 13).
+ * `beforeToolCall` hook returned different ones): it is not run (ours).
  *
  * @example
  * ```ts

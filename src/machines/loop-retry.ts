@@ -1,7 +1,7 @@
 /**
  * Retry policy of the run actor for failed model calls.
  *
- * Contract (pi's auto-retry schedule, `../shared/reference/pi-behaviour.md` §1.8; caps ours):
+ * Contract (pi's auto-retry schedule, `docs/pi-parity.md`; caps ours):
  * - only errors the adapter marks `retryable` (429, 5xx, overloaded, connection
  *   reset, timeouts) are retried, at most `maxRetries` times per model call;
  * - backoff for attempt n (1-based) is `baseDelayMs · 2^(n−1)`, capped at `maxDelayMs` (ms);

@@ -3,7 +3,7 @@
  * preparation (lookup, prepareArguments, validation, beforeToolCall), execution
  * (with updates, abort and timeout) and finalization (afterToolCall).
  *
- * Contract (pi's semantics, `../shared/reference/pi-behaviour.md` §1.4; ours where marked):
+ * Contract (pi's semantics, `docs/pi-parity.md`; ours where marked):
  * - `prepareToolCall` never throws: every failure is a {@link PrepareOutcome} of kind
  *   `not_found` (pi text "Tool <name> not found"), `invalid` (arguments that did not parse
  *   as JSON, ours: never validated, so never run with `{}`; the validator's message,
@@ -12,7 +12,7 @@
  *   arguments replaced by `beforeToolCall` are NOT re-validated (pi);
  * - `finalizeToolResult` applies `afterToolCall` field by field (each present field
  *   replaces the original); a throw makes the result an error carrying the message (pi 0.73);
- * - approval (ours, issue 13): after `beforeToolCall`, a call of a tool whose `needsApproval`
+ * - approval (ours): after `beforeToolCall`, a call of a tool whose `needsApproval`
  *   says so (a throw fails closed), or that the runtime's policy names (`requiresApproval`),
  *   is `ready` with a `gate` (its input digest): it must not run until approved; a call
  *   prepared as `approved` skips the check, and is `blocked` when its final arguments no

@@ -2,7 +2,7 @@
  * The tool batch of one turn, as pure data the run actor folds: which calls were
  * spawned, prepared, started and settled, and their results.
  *
- * Contract (pi's batch rules, `../shared/reference/pi-behaviour.md` §1.4; ours where marked):
+ * Contract (pi's batch rules, `docs/pi-parity.md`; ours where marked):
  * - mode is sequential when configured or when any called tool declares
  *   `executionMode: "sequential"`, else parallel;
  * - parallel: calls are spawned (prepared) one after another in source order, then
@@ -17,7 +17,7 @@
  * - each settle is recorded at once (`tool.ended` + `entry.appended`, ours: pi #7053);
  * - results enter the context in the assistant's call order; the batch terminates
  *   the loop only when it has results and every one says `terminate`;
- * - approval (ours, issue 13): a call that needs approval is `gated` ({@link markGated} logs
+ * - approval (ours): a call that needs approval is `gated` ({@link markGated} logs
  *   `approval.requested`; it gets no result); the batch is done when every call is settled or
  *   gated (parallel: siblings still run), or, sequential, once a gated call is reached (the
  *   calls after it wait with it); an abort closes every gated call with a result

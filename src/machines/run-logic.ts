@@ -10,7 +10,7 @@
  *   loop has left the stream, so the client closed it; the signal then never fires), and turns every failure (a throwing hook, a throwing
  *   client, a stream without a terminal event) into one `error` stream event: the
  *   run never sees an exception;
- * - stream events reach the run machine as `MODEL.EVENT`, except (ours, issue 17 P4) an event
+ * - stream events reach the run machine as `MODEL.EVENT`, except (ours) an event
  *   that carries the partial the machine already holds (the same live object) and is not
  *   `start`/`done`/`error`: it cannot change the machine's context, so `modelCall` records its
  *   `message.delta` (if any, `streamEventRecord`) through `record` itself, in stream order,

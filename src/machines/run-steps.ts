@@ -40,7 +40,7 @@ export interface RunInput {
   runId: string;
   kind: "prompt" | "continue" | "resume";
   /**
-   * A `resume` run (ours, issue 13): goes straight to the tool batch of `assistant` (the message
+   * A `resume` run (ours): goes straight to the tool batch of `assistant` (the message
    * whose gated calls were decided), holding only `callIds` (its calls still without a result);
    * `abort` closes them all unrun and ends the run aborted.
    */

@@ -1,14 +1,14 @@
 /**
  * The run actor: one prompt's (or one continue's) agent loop.
  *
- * States (ours; order pi 0.73.1's, `../shared/reference/pi-behaviour.md` §1.3):
+ * States (ours; order pi 0.73.1's, `docs/pi-parity.md`):
  * `starting` (run.started, turn.started, the prompt messages) → `initialSteering`
  * (one steering poll before the first model call) → `streaming` (one model call;
  * `retrying` waits a backoff; `overflow` asks `onContextOverflow`) → `tools` (the
  * batch, one tool-execution actor per call) → `turnEnding` (turn.ended) →
  * `steering` poll → `followUp` poll when the run would stop → `betweenTurns` →
  * `turnStarting` → `streaming` …; final states `done` | `failed` | `aborted` | `interrupted` |
- * `suspended` (ours, issue 13: the batch left calls waiting for approval; `run.ended { status:
+ * `suspended` (ours: the batch left calls waiting for approval; `run.ended { status:
  * "suspended" }` after `turn.ended`, no model call follows). A `resume` run starts at `tools`
  * with the decided calls (`RunInput.resume`), then goes on like any run.
  *
@@ -156,7 +156,7 @@ export const runMachine = setup({
     }),
     skipUnspawned: enqueueActions(({ context, enqueue }) => {
       const skipped = skipUnspawned(context.batch!, scope(context), context.stopping?.reason);
-      // An aborted run closes every call that waits for approval with a result (issue 13).
+      // An aborted run closes every call that waits for approval with a result.
       const closed = closeGated(skipped.batch, scope(context), context.stopping?.reason);
       const events = [...skipped.events, ...closed.events];
       if (!events.length) return;

@@ -12,7 +12,7 @@ import type { NewEvent } from "../store/event-log.ts";
 import type { SessionWriter } from "./session-writer.ts";
 
 /**
- * What holds a session's operation slot. `awaiting-approval` (ours, issue 13): a run stopped
+ * What holds a session's operation slot. `awaiting-approval` (ours): a run stopped
  * for approval; the slot refuses prompts, compactions and navigations until the gated calls
  * are decided and a `continue()` resumes (or an `abort()` closes them).
  */

@@ -2,7 +2,7 @@
  * Recovery of summary intents: a `summary.started` (a compaction's or a branch summary's model
  * call) whose process died before its `summary.ended` is closed as `interrupted`.
  *
- * Contract (ours; issue 10, "recovery closes an intent that never finished"):
+ * Contract (ours, "recovery closes an intent that never finished"):
  * - the open intents are the view's activity projection's `summaries` (`view.activity`,
  *   `src/store/session-activity.ts`): a `summary.started` with no `summary.ended` of the same
  *   `summaryId`; the stream is not read again;

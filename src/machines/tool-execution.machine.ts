@@ -1,14 +1,14 @@
 /**
  * The tool-execution actor: one per tool call, spawned by the run actor.
  *
- * States (ours; semantics pi's, `../shared/reference/pi-behaviour.md` §1.4):
+ * States (ours; semantics pi's, `docs/pi-parity.md`):
  * `preparing` (lookup, prepareArguments, validation, beforeToolCall)
  *   → `not_found` | `invalid` | `blocked` (final, error results; final state names are the
  *   `tool.ended` outcomes, one spelling per concept)
  *   → `ready` (waits for `EXECUTE`, so a parallel batch can preflight in source order)
  *   → `executing` (updates; `TIMED_OUT` from the tool's timer) → `finalizing` (afterToolCall)
  *   → `succeeded` | `failed`; `executing` also ends `aborted` | `timed_out`.
- * A call that needs approval (ours, issue 13) ends in `gated` (final) right after preparation:
+ * A call that needs approval (ours) ends in `gated` (final) right after preparation:
  * nothing of it ran; its output carries the `gate` and the run logs `approval.requested`.
  * `ABORT` before execution ends in `skipped` (pi #8935: no prepared call starts after
  * an abort); during execution or finalization it ends in `aborted` at once: the tool's

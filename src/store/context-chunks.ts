@@ -1,5 +1,5 @@
 /**
- * Stored context text (ours, issue 17 P2b): what the entries of a session stream contribute to a
+ * Stored context text (ours): what the entries of a session stream contribute to a
  * context, kept by the writer as JSON text in chunks of consecutive entries, so that building a
  * long linear context is a few reads and `JSON.parse` calls instead of one read and parse per
  * entry. The format and its reading are here; the SQLite log stores it

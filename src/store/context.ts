@@ -2,7 +2,7 @@
  * The context projection: the messages, thinking level, model and active tools
  * the model sees at one leaf of a session tree.
  *
- * Contract (semantics pi's `buildSessionContext`, `../shared/reference/pi-behaviour.md` §2.5; ours where marked):
+ * Contract (semantics pi's `buildSessionContext`, `docs/pi-parity.md`; ours where marked):
  * - the path is root→leaf by `parentId`; `leafId: null` gives an empty context;
  * - `thinkingLevel` = last `thinking_level_change` on the path (default `"off"`);
  *   `model` = last of `model_change` {provider, modelId} or assistant message {provider, model}
@@ -66,7 +66,7 @@ export interface EntrySource {
   plan?(leafId: string): ContextPlan | undefined;
   /**
    * Optional: a full build's plan at `leafId` whose emitted messages the source delivers itself
-   * (ours, issue 17: the stored context text of the session index, `context-chunks.ts`), tried
+   * (ours: the stored context text of the session index, `context-chunks.ts`), tried
    * before `plan`; undefined: `plan`, then a path walk.
    */
   planEmitting?(leafId: string): EmittingPlan | undefined;

@@ -1,5 +1,5 @@
 /**
- * Retention of streamed deltas (ours, issues 16 and 17 P6), shared by the three logs (the SQLite
+ * Retention of streamed deltas (ours), shared by the three logs (the SQLite
  * log applies it inside its group commit, `sqlite-delta-retention.ts`).
  *
  * Contract:
@@ -22,7 +22,7 @@
  *   eventId is forgotten: re-appending it (a caller-given id) is a new append, not a retry (the
  *   runtime gives deltas no caller ids); a subscriber behind the commit of the `message.ended`
  *   never sees the deleted deltas (a fast reply commits deltas and end together: nobody does);
- * - `endedMessageDeltas: "drop"` (issue 16) empties the `delta` text of those events instead and
+ * - `endedMessageDeltas: "drop"` empties the `delta` text of those events instead and
  *   keeps the rows (versions stay contiguous; it saves only the text's bytes);
  * - `onDropped` receives, per message, how many delta events were deleted or emptied and the
  *   UTF-8 bytes of text they held; default `"keep"` (nothing dropped); any other value is an

@@ -3,7 +3,7 @@
  * SQLite (`createSqliteEventLog`, the default) and in-memory (`createMemoryEventLog`).
  *
  * Guarantees (ours; the design follows Emmett and KurrentDB, see
- * `../shared/reference/xstate-sqlite-style.md` §3):
+ * the project's XState and SQLite style):
  * - `version` is per stream, from 1, contiguous as appended; a log opened with the retention
  *   `endedMessageDeltas: "delete"` later deletes the `message.delta` events of ended, kept
  *   messages, leaving gaps strictly inside a message's span (`delta-retention.ts`); nothing else
@@ -175,14 +175,14 @@ export interface EventLog {
    */
   readonly tenantIndex?: boolean;
   /**
-   * The session index (ours, issue 17; `session-index.ts`): entry rows and session heads kept
+   * The session index (ours; `session-index.ts`): entry rows and session heads kept
    * beside the events, so a session opens in O(its context). Present on SQLite logs (absent on a
    * read-only file written before it existed); absent on PostgreSQL and in-memory logs.
    */
   readonly sessionIndex?: SessionIndex;
   /**
-   * Per-session summary rows kept by the writer in the same transaction as the events (issue 17,
-   * `session-summary-index.ts`): the session list reads them instead of folding every event.
+   * Per-session summary rows kept by the writer in the same transaction as the events
+   * (`session-summary-index.ts`): the session list reads them instead of folding every event.
    * Absent on logs that keep none (in-memory; a SQLite file of schema 1 opened read-only).
    */
   readonly sessionSummaries?: SessionSummaryIndex;

@@ -1,5 +1,5 @@
 /**
- * Context plans and paths from the session index (ours, issue 17): the same {@link ContextPlan}
+ * Context plans and paths from the session index (ours): the same {@link ContextPlan}
  * that `context.ts` finds by walking the path entry by entry, found with a few indexed queries
  * per linear run of the path, so a build reads only the entries its context holds.
  *

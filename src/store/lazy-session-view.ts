@@ -1,5 +1,5 @@
 /**
- * A session view opened from the session index (ours, issue 17): it starts from a stored head
+ * A session view opened from the session index (ours): it starts from a stored head
  * (`session-index.ts`) and reads entries only when asked, so opening a session and building
  * its leaf's context cost O(that context), not O(the session).
  *

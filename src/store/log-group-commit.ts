@@ -75,7 +75,7 @@ export interface GroupCommitOptions {
    */
   beforeCommit?(writes: number, events: number): void;
   /**
-   * Retention (issues 16, 17 P6): when set, a committed `message.ended` whose message was kept (it
+   * Retention: when set, a committed `message.ended` whose message was kept (it
    * has an `entryId`) deletes or empties that message's stored `message.delta` events in the same
    * transaction (`sqlite-delta-retention.ts`), and reports what that saved after the commit.
    */
@@ -83,7 +83,7 @@ export interface GroupCommitOptions {
   /** The session index, kept in each append's and delete's own transaction (`sqlite-session-index.ts`). */
   sessionIndex?: SqliteSessionIndex;
   /**
-   * Session summary rows (issue 17 P8): each append to a session stream merges its summary into
+   * Session summary rows: each append to a session stream merges its summary into
    * the stream's row, and a delete removes the row, inside the write's own transaction.
    */
   summaries?: SummaryStatements;

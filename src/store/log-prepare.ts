@@ -193,7 +193,7 @@ function nonJsonAt(value: unknown, path: string, depth = 0): { path: string; wha
 
 /**
  * True when `value` holds nothing {@link nonJsonAt} would report: the same walk without building
- * a path per key, so that the common case (JSON data) costs one pass and no strings (issue 17 P1).
+ * a path per key, so that the common case (JSON data) costs one pass and no strings.
  */
 function isPlainJson(value: unknown, depth = 0): boolean {
   if (value === null) return true;
@@ -224,7 +224,7 @@ function isPlainJson(value: unknown, depth = 0): boolean {
   return true;
 }
 
-/** Refuses what JSON.stringify (or a schema stripping unknown keys) would drop or rewrite without a word (issue 19 finding 13). */
+/** Refuses what JSON.stringify (or a schema stripping unknown keys) would drop or rewrite without a word. */
 function assertJson(value: unknown, index: number, type: string, field: string): void {
   if (isPlainJson(value)) return;
   const bad = nonJsonAt(value, field);

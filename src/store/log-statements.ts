@@ -13,7 +13,7 @@
  *   by a binary search over the stream's versions, `⌈log2(version + 1)⌉` point lookups of the
  *   `(stream_id, version)` index (within a stream, versions and positions rise together: appends
  *   are serialised by `BEGIN IMMEDIATE` and positions are AUTOINCREMENT). So a page of a replay
- *   costs O(log n), not a walk from the stream's end (issue 17), with no schema change: files
+ *   costs O(log n), not a walk from the stream's end, with no schema change: files
  *   written by earlier versions, read-only ones included, open as they are;
  * - nothing here writes outside the statements' own SQL; transactions belong to
  *   the caller.

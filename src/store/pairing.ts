@@ -1,7 +1,7 @@
 /**
  * The tool-pairing invariant, checked and repaired on every context built, incrementally.
  *
- * Contract (ours; pi only repairs at provider level, `../shared/reference/pi-behaviour.md` §2.5 step 8, §11.1):
+ * Contract (ours; pi only repairs at provider level, `docs/pi-parity.md`):
  * - after repair, each tool call of an assistant message is followed by exactly one
  *   `toolResult` for it, in call order, before the next message of any other role;
  * - a call without a result gets a synthetic error result (`isError: true`) whose text

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL log's `endedMessageDeltas: "delete"` retention (ours, issue 17 P6; the contract
+ * The PostgreSQL log's `endedMessageDeltas: "delete"` retention (ours; the contract
  * is `delta-retention.ts`).
  *
  * Contract:

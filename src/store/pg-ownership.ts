@@ -1,6 +1,6 @@
 /**
  * Stream ownership over PostgreSQL (ours; the advisory-lock-plus-fencing-token
- * recipe of `../shared/reference/service-protocols.md` §2). Implements
+ * recipe of Emmett's PostgreSQL event store). Implements
  * {@link StreamOwnership}.
  *
  * Contract:

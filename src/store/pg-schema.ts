@@ -1,6 +1,6 @@
 /**
  * The PostgreSQL event log's schema and its migrations (ours; the table shape
- * follows Emmett's PostgreSQL store, `../shared/reference/service-protocols.md` §2).
+ * follows Emmett's PostgreSQL event store).
  *
  * Contract:
  * - everything lives in one PostgreSQL schema (default `arbor`), so several logs
@@ -107,7 +107,7 @@ const TENANT_OF_APPEND = (s: string): string => `    IF current > 0 THEN
 `;
 
 /**
- * The session summary merge of an append (migration 3, issue 17 P8; `session-summary-index.ts`):
+ * The session summary merge of an append (migration 3; `session-summary-index.ts`):
  * the append's summary (`op.sm`, computed by the writer) becomes the row, or extends it when the
  * row ends right before the append; a row left behind by an older writer stays behind.
  */
@@ -209,7 +209,7 @@ $fn$;
 const VERSION_1 = (s: string, channel: string): string => `${VERSION_1_TABLES(s)}${APPEND_BATCH(s, channel, false)}`;
 
 /**
- * Migration 2 (issue 16): a tenant column on the shared tables, as Emmett's partitions: every
+ * Migration 2: a tenant column on the shared tables, as Emmett's partitions: every
  * stream and event row names its session's tenant (`default` for streams that are not sessions
  * and sessions that name none), backfilled from each stream's first event so an upgrade loses
  * nothing; indexes for a tenant's streams and a tenant's events in global order.
@@ -226,7 +226,7 @@ CREATE INDEX streams_tenant ON ${s}.streams (tenant, first_position);
 CREATE INDEX events_tenant_position ON ${s}.events (tenant, global_position);
 ${APPEND_BATCH(s, channel, true)}`;
 
-/** Migration 3 (issue 17 P8): the session summary rows (`pg-summaries.ts` backfills them). */
+/** Migration 3: the session summary rows (`pg-summaries.ts` backfills them). */
 const VERSION_3 = (s: string, channel: string): string => `
 CREATE TABLE ${s}.session_summaries (
   ${summaryTableColumns("postgres")}

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL log's session summary rows (ours, issue 17 P8; semantics in
+ * The PostgreSQL log's session summary rows (ours; semantics in
  * `session-summary-index.ts`, the merge itself in `append_batch`, `pg-schema.ts` migration 3).
  *
  * Contract:

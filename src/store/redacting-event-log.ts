@@ -12,8 +12,8 @@
  *   are not rewritten (the log is append-only);
  * - reads, subscriptions and every other operation pass through unchanged.
  * Why: providers, proxies and tools (a model's `bash` can read its parent's environment)
- * can echo a key into error text or tool output; issue 4 requires that no key or header
- * value is ever written to the log.
+ * can echo a key into error text or tool output, and no key or header
+ * value may ever be written to the log.
  *
  * @example
  * ```ts

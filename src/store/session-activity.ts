@@ -6,7 +6,7 @@
  * readers (crash recovery, summary recovery, the run lease, queue restore, approvals, the CLI
  * printer) never re-read or re-fold the stream.
  *
- * Contract (ours; issue 10 item 3):
+ * Contract (ours):
  * - `foldActivity(state, event)` is pure: it never mutates `state` (changed parts are copied,
  *   unchanged parts are shared); an event it ignores only advances `version`; the state is plain JSON, so a projection snapshot can store it and
  *   a fold resumes from it (`foldActivity(restored, nextEvent)` equals folding the whole log);
@@ -24,7 +24,7 @@
  *   call replaces it in place), `approval.ended` sets its decision, `tool.ended` settles it;
  *   kept in request order;
  * - summaries: `summary.started` opens an intent with its owner, `summary.ended` closes it;
- * - typed-agent invocations (issue 13): `agent.started` opens {@link OpenInvocation},
+ * - typed-agent invocations: `agent.started` opens {@link OpenInvocation},
  *   `agent.ended` closes it; while it is open, every message entry adds to its totals (repairs
  *   and usage, `src/core/agent-answer.ts`) and every `run.started` records its run and owner (and its `run.ended`, the way it ended);
  *   `session.created` with `metadata.workflowId` marks the session as a workflow's (its

@@ -1,7 +1,7 @@
 /**
  * A live session: its {@link SessionView} plus writes through the event log.
  *
- * Contract (ours; entry ids pi's, `../shared/reference/pi-behaviour.md` §2.1):
+ * Contract (ours; entry ids pi's, `docs/pi-parity.md`):
  * - every write is ONE log append checked with `expectedVersion` = the view's version; a stale
  *   handle (someone else appended) gets `ExpectedVersionConflictError` and writes nothing; call
  *   `refresh()` to catch up, then retry;

@@ -1,5 +1,5 @@
 /**
- * The session index (ours, issue 17): what a log can keep beside the events so that opening a
+ * The session index (ours): what a log can keep beside the events so that opening a
  * session costs O(its context), not O(the session). The SQLite log keeps it
  * (`sqlite-session-index.ts`); other logs do not, and sessions on them are folded as before.
  *

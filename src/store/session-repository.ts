@@ -2,7 +2,7 @@
  * The session repository over one {@link EventLog}: create, open, list, fork, delete, and the
  * bulk import used by fork and the pi JSONL importer.
  *
- * Contract (ours; list fields and fork label handling pi's, `../shared/reference/pi-behaviour.md` §2.7, §2.8):
+ * Contract (ours; list fields and fork label handling pi's, `docs/pi-parity.md`):
  * - a session is the stream `sessionStreamId(id)`, whose first event is `session.created`;
  * - `create` appends `session.created` with `expectedVersion: "no_stream"`; an existing id throws
  *   `ExpectedVersionConflictError`; `id` defaults to a UUIDv7, `cwd` to `process.cwd()`;
@@ -74,7 +74,7 @@ export interface SessionRepositoryOptions {
    */
   checkpointEvery?: number;
   /**
-   * Scope the repository to one tenant (ours, issue 16): `create` and `importEntries` write it,
+   * Scope the repository to one tenant (ours): `create` and `importEntries` write it,
    * and `open`, `list`, `fork` and `delete` see only its sessions; another tenant's session is
    * exactly like a missing one (the same `SessionNotFoundError`, message and details). A session
    * with no `tenant` belongs to `default`. Absent: every tenant (the whole log, for admin tools

@@ -219,7 +219,7 @@ export function createSqliteSnapshotStore(options: SqliteSnapshotStoreOptions): 
 }
 
 /**
- * The snapshot file kept beside the SQLite log at `logPath` (ours, issue 17): `x.db` →
+ * The snapshot file kept beside the SQLite log at `logPath` (ours): `x.db` →
  * `x.snapshots.db`, any other name gets `.snapshots.db` appended. The CLI and the harness open it
  * by default for the logs they open themselves.
  *

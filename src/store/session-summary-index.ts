@@ -1,5 +1,5 @@
 /**
- * Per-session summary rows kept by the log's writer (ours, issue 17 P8): what `arbor sessions`
+ * Per-session summary rows kept by the log's writer (ours): what `arbor sessions`
  * lists, without folding every event of every session.
  *
  * Contract:

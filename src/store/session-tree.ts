@@ -1,7 +1,7 @@
 /**
  * The tree projection of one session stream, an `@xstate/store` store fed one stored event at a time.
  *
- * Contract (ours; tree semantics pi's, `../shared/reference/pi-behaviour.md` §2.4):
+ * Contract (ours; tree semantics pi's, `docs/pi-parity.md`):
  * - `session.created` sets `info`; `entry.appended` adds the entry and moves the leaf to it;
  *   `leaf.moved` moves the leaf; every event (these and run events, …) advances `version` and is
  *   folded into `activity` by the activity reducer (`session-activity.ts`); one fold,

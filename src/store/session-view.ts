@@ -64,7 +64,7 @@ export function createSessionView(sessionId: string): SessionViewInternals {
     const index = indexOf();
     return materialize(index, index.byId.get(id));
   };
-  // The context builder and the changes subject are created on first use (issue 17 P7: an idle view holds neither).
+  // The context builder and the changes subject are created on first use (an idle view holds neither).
   let contextBuilder: ContextBuilder | undefined;
   const contexts = (): ContextBuilder => (contextBuilder ??= createContextBuilder({
     getEntry: full,

@@ -1,5 +1,5 @@
 /**
- * The SQLite log's stored context text (ours, issue 17 P2b; the format is `context-chunks.ts`).
+ * The SQLite log's stored context text (ours; the format is `context-chunks.ts`).
  *
  * Contract (storage):
  * - one table beside the session index, `arbor_context_chunks(stream_id, first_event_id,

@@ -1,5 +1,5 @@
 /**
- * The SQLite log's retention of streamed deltas (ours, issues 16 and 17 P6; the contract is
+ * The SQLite log's retention of streamed deltas (ours; the contract is
  * `delta-retention.ts`), run by the group commit right after it inserts each event.
  *
  * Contract:
@@ -11,7 +11,7 @@
  *   `(stream_id, version)` index back from the `message.ended`: the cost is the message's span,
  *   not the stream's length); no `message.started`, nothing deleted. The `streams` row is not
  *   touched, so the stream's version and every other row stay as they were;
- * - `"drop"` empties the `delta` text of that message's deltas (the rows stay, issue 16);
+ * - `"drop"` empties the `delta` text of that message's deltas (the rows stay);
  * - returns what was deleted or emptied (events, UTF-8 bytes of text), or undefined for nothing.
  *
  * @example

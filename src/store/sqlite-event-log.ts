@@ -120,7 +120,7 @@ export interface SqliteEventLogOptions {
    */
   readOnly?: boolean;
   /**
-   * Retention (ours, issues 16 and 17 P6; contract in `delta-retention.ts`), applied once a
+   * Retention (ours; contract in `delta-retention.ts`), applied once a
    * message's `message.ended` (with an `entryId`: the message was kept) commits, in the same
    * transaction: `endedMessageDeltas: "delete"` deletes that message's `message.delta` events
    * (the stream's versions then have a gap inside the message), `"drop"` empties their `delta`
@@ -169,7 +169,7 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     if (path !== ":memory:") db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${synchronous}`);
     // Always on: a B-tree balance moves cells between pages, and without it the old copies stay in
-    // free space, so a deleted session's text would outlive `deleteStream` (issue 16).
+    // free space, so a deleted session's text would outlive `deleteStream`.
     db.pragma("secure_delete = ON");
     migrate(db, path);
   } catch (error) {

@@ -21,7 +21,7 @@
  *   UNIQUE(stream_id, version))`. AUTOINCREMENT: positions are never reused after deletes;
  * - `streams(stream_id PRIMARY KEY, version, first_position, created_at, updated_at)`.
  *
- * Schema version 2 (issue 17): `session_summaries`, one row per session stream kept by the
+ * Schema version 2: `session_summaries`, one row per session stream kept by the
  * writer (`sqlite-summaries.ts`), backfilled from the events by the migration. A read-only open
  * reads version-1 files as they are (without rows: the session list then folds the events).
  *
@@ -80,7 +80,7 @@ export const LOG_MIGRATIONS: readonly LogMigration[] = [
     `,
   },
   {
-    // Issue 17 (P8): per-session summary rows kept by the writer; built from the events once.
+    // Schema 2: per-session summary rows kept by the writer; built from the events once.
     version: 2,
     name: "session-summaries",
     sql: SUMMARY_TABLE_SQL,

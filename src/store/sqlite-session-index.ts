@@ -1,5 +1,5 @@
 /**
- * The SQLite log's session index (ours, issue 17; the contract is `session-index.ts`).
+ * The SQLite log's session index (ours; the contract is `session-index.ts`).
  *
  * Contract (storage):
  * - three tables beside `events`, created when a log is opened for writing and absent from

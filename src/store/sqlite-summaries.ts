@@ -1,5 +1,5 @@
 /**
- * The SQLite log's session summary rows (ours, issue 17 P8; semantics in `session-summary-index.ts`).
+ * The SQLite log's session summary rows (ours; semantics in `session-summary-index.ts`).
  *
  * Contract:
  * - table `session_summaries` (schema version 2), one row per session stream that has one;

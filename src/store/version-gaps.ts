@@ -1,5 +1,5 @@
 /**
- * Which gaps in a session stream's versions a fold accepts (ours, issue 17 P6).
+ * Which gaps in a session stream's versions a fold accepts (ours).
  *
  * Contract:
  * - a log whose retention deletes the `message.delta` rows of a message once its `message.ended`

@@ -4,7 +4,7 @@
  * OpenInference flattening (`llm.input_messages.{i}.message.role` / `.content`, tool calls).
  *
  * Contract (shapes from the GenAI semantic conventions' input/output message JSON schemas and
- * OpenInference's semantic conventions, `../shared/reference/service-protocols.md` §3):
+ * OpenInference's semantic conventions and the OpenTelemetry GenAI semantic conventions):
  * - user, custom and bash-execution messages are `user`; tool results are `tool` messages with
  *   one `tool_call_response` part; assistant text, reasoning and tool calls are `text`,
  *   `reasoning` and `tool_call` parts; images are `blob` parts WITHOUT their data (only the

@@ -2,7 +2,7 @@
  * Telemetry options of the harness (`AgentHarnessOptions.telemetry`) and their resolution.
  *
  * Contract (ours; the flavor and content switches follow @purista/harness's `telemetry({ flavor,
- * contentCaptureMode })`, `../shared/reference/purista-harness.md` §6):
+ * contentCaptureMode })`):
  * - telemetry is on by default and goes through `@opentelemetry/api` only: the global tracer and
  *   meter providers, which are no-ops until the application registers an SDK; `false` turns it off;
  * - `flavor`: `both` (default) emits the OTel GenAI attributes and the OpenInference ones,

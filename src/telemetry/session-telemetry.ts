@@ -4,7 +4,7 @@
  * (each `ModelClient.stream()` call is one `chat` span).
  *
  * Contract (ours; names and attributes `span-record.ts`; tree and trace-context rules follow
- * @purista/harness, `../shared/reference/purista-harness.md` §6):
+ * @purista/harness):
  * - the tree: `invoke_agent {agent}` per run (from `run.started` to `run.ended`) →
  *   `chat {model}` per model call attempt (a retried call is one span per attempt, the failed
  *   ones ERROR with `error.type`) and `execute_tool {tool}` per tool call (`tool.started` to

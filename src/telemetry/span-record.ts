@@ -2,7 +2,7 @@
  * The one internal record of a span, and its mapping to span names, kinds and attributes in the
  * OTel GenAI namespace, the OpenInference namespace, or both.
  *
- * Contract (attribute names exactly those of `../shared/reference/service-protocols.md` §3; one
+ * Contract (attribute names exactly those of the OpenTelemetry GenAI semantic conventions; one
  * record, two namespaces, as @purista/harness does):
  * - names: `invoke_agent {agent}`, `invoke_workflow {workflow}`, `chat {request model}`,
  *   `execute_tool {tool}`; Arbor's own operations (`arbor.compaction`, `arbor.branch_summary`)

@@ -1,7 +1,7 @@
 /**
  * Recorded provider bodies as scripted responses for the loopback OpenAI-wire server.
  *
- * Contract (ours; formats from `../shared/real-inputs/openai-fixtures/README.md`):
+ * Contract (ours; the format of the recorded OpenAI fixtures):
  * - `.chunks.txt`: one JSON chunk per line, sent as `data: <line>\n\n` frames plus `data: [DONE]\n\n`;
  * - `.sse` / `.bin`: raw SSE bodies, replayed byte for byte (one frame per write);
  * - `.json`: a body sent whole, status 200, or 400 when it is an `{"error":…}` body, unless given;

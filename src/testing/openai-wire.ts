@@ -1,8 +1,7 @@
 /**
  * Renders a scripted model turn in OpenAI's wire formats, for the loopback test server.
  *
- * Contract (ours; shapes follow the recorded OpenAI fixtures in
- * `../shared/real-inputs/openai-fixtures`):
+ * Contract (ours; shapes follow the recorded OpenAI fixtures):
  * - Chat Completions SSE: a role chunk, text deltas, tool-call chunks (the first chunk of
  *   a call carries `index`, `id`, `type`, `name` and `arguments:""`, then argument
  *   pieces), a `finish_reason` chunk, a `choices:[]` usage chunk, then `[DONE]`;

@@ -4,7 +4,7 @@
  * call waits for approval (the user's decisions, a restart of the process, another process that
  * decides and resumes), so that the paths reach `awaiting-approval` and leave it every way.
  *
- * Contract (ours, issue 13):
+ * Contract (ours):
  * - the graph walks {@link agentMachine} itself (its children stubbed: the graph moves them with
  *   their done and error events), wrapped in a logic whose snapshot also holds the environment: the
  *   one gated call's decision, whether a resume was refused, whether the process restarted,

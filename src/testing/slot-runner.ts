@@ -4,7 +4,7 @@
  * `write`, gated by the harness's `requireApproval`), and a scripted model (the first call asks
  * for both tools, every later call answers text).
  *
- * Contract (ours, issue 13):
+ * Contract (ours):
  * - each step is done for real: `prompt()`, `continue()`, `abort()`, `approve()` / `deny()` of the
  *   gated call (`kit_w`), a restart (the harness and its log closed, a new harness opening the
  *   session from the same file), another process's approve-and-resume (a second harness on the

@@ -2,7 +2,7 @@
  * `defineWorkflow`: a typed workflow (zod input and output) of declared steps, compiled to an
  * XState v5 machine, run and resumed from its own stream in the event log.
  *
- * Contract (ours, issue 13; purista's `defineWorkflow` with `input` / `output` schemas, its
+ * Contract (ours; purista's `defineWorkflow` with `input` / `output` schemas, its
  * handler made declarative so every step is a state and an event):
  * - `defineWorkflow` checks the definition at once (`WorkflowDefinitionError` naming the field):
  *   names and step ids `[A-Za-z][A-Za-z0-9_-]*` (at most 64), step ids unique in the whole

@@ -1,6 +1,6 @@
 /**
- * The shape of a workflow definition, its digest, and what changed between two shapes (ours,
- * issue 13): `workflow.started` records them, and a resume of a run whose definition changed is
+ * The shape of a workflow definition, its digest, and what changed between two shapes (ours):
+ * `workflow.started` records them, and a resume of a run whose definition changed is
  * refused instead of replaying logged results into other steps.
  *
  * Contract:

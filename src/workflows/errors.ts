@@ -1,5 +1,5 @@
 /**
- * The workflow errors (ours, issue 13): thrown at the API edge for bad definitions, bad input and
+ * The workflow errors (ours): thrown at the API edge for bad definitions, bad input and
  * unknown runs; carried as data in a failed {@link WorkflowOutcome} for a step that failed.
  *
  * @example

@@ -1,5 +1,5 @@
 /**
- * The workflow fold (ours, issue 13): a workflow run's state, folded from its stream's events.
+ * The workflow fold (ours): a workflow run's state, folded from its stream's events.
  * Pure; the runner resumes from it, `arbor workflows` lists it.
  *
  * Contract:

@@ -1,5 +1,5 @@
 /**
- * Compiles a workflow's steps to an XState v5 machine (ours, issue 13): one state per step, so
+ * Compiles a workflow's steps to an XState v5 machine (ours): one state per step, so
  * the inspector and `xstate/graph` see the workflow's shape, and its transitions are the steps'
  * results.
  *

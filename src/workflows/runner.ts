@@ -1,6 +1,6 @@
 /**
  * Runs and resumes a workflow run: the compiled machine with real step actors, over the
- * workflow's stream (ours, issue 13).
+ * workflow's stream (ours).
  *
  * Contract:
  * - `startWorkflow` validates the input (`WorkflowRunError`, nothing logged), commits

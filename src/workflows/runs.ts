@@ -1,6 +1,6 @@
 /**
  * Workflow runs in the log: listing, reading, human decisions on approval steps, and aborting a
- * run nobody drives (ours, issue 13; the decision rules are those of `docs/approval.md`).
+ * run nobody drives (ours; the decision rules are those of `docs/approval.md`).
  *
  * Contract:
  * - everything is folded from the workflow streams (`workflow-<id>`), so any process sees the

@@ -1,5 +1,5 @@
 /**
- * Executes one step of a workflow run, logging it, or replays its logged result (ours, issue 13).
+ * Executes one step of a workflow run, logging it, or replays its logged result (ours).
  * The runner (`runner.ts`) provides it as the machine's `step` actor.
  *
  * Contract:

@@ -1,5 +1,5 @@
 /**
- * The step kinds of a workflow and their builders (ours, issue 13; purista's workflow handler
+ * The step kinds of a workflow and their builders (ours; purista's workflow handler
  * made declarative, so it compiles to a machine and each step is logged).
  *
  * Contract:

@@ -158,7 +158,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
   };
 
   // Each message is converted, validated and turned into the provider prompt once; a call
-  // converts only the conversation's new suffix (incremental-prompt.ts, issue 17).
+  // converts only the conversation's new suffix (incremental-prompt.ts).
   const prompts = createPromptBuilder({ provider, api, modelId });
 
   async function callOptions(request: ModelRequest, abortSignal: AbortSignal): Promise<LanguageModelV3CallOptions> {

@@ -1,5 +1,5 @@
 /**
- * The provider prompt of a conversation, built incrementally (ours, issue 17): each message is
+ * The provider prompt of a conversation, built incrementally (ours): each message is
  * converted (`toModelMessages`), validated and turned into the provider's prompt once (the AI
  * SDK's `standardizePrompt` / `convertToLanguageModelPrompt`, or their equivalents for our own
  * shapes, below); a later call of the same

@@ -1,6 +1,6 @@
 /**
  * A cheap, conservative check that a `ModelMessage` is accepted by the AI SDK's
- * `modelMessageSchema` (ours, issue 17): it recognises only the shapes `toModelMessagesFrom`
+ * `modelMessageSchema` (ours): it recognises only the shapes `toModelMessagesFrom`
  * emits (user text/image parts, assistant text/reasoning/tool-call parts, tool messages of
  * tool-result parts with `text`, `error-text` or `content` output of text and image-data) and
  * checks every field the schema checks on them (strings, optional media types, provider options

@@ -1,6 +1,6 @@
 /**
  * The provider prompt message (`LanguageModelV3Message`) of one `ModelMessage` of a shape
- * Arbor's converter emits, built in one pass (ours, issue 17 P2c): the same object the AI SDK's
+ * Arbor's converter emits, built in one pass (ours): the same object the AI SDK's
  * `convertToLanguageModelPrompt` builds for that message (same fields, including the
  * `providerOptions` / `providerExecuted` keys it sets to `undefined`; the tool-result `output`
  * and tool-call `input` objects shared, as the SDK shares them), without its `downloadAssets`

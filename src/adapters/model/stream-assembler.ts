@@ -11,7 +11,7 @@
  *   block of the same kind (ours: GitHub Copilot rotates item ids mid-item), else open a
  *   new block;
  * - tool-call input deltas are buffered per tool-call id and never glued across calls
- *   (AI SDK issue #3068 class); a delta for a call that is not the open block keeps its
+ *   (the class of vercel/ai#3068); a delta for a call that is not the open block keeps its
  *   own contentIndex; a call ends (`toolcall-end`) on its `tool-call` part, or from its
  *   buffer when another block starts first; the provider's final `tool-call` input then
  *   refines the arguments in place; unparsable or non-object JSON gives `{}` and an

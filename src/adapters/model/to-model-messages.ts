@@ -285,7 +285,7 @@ export interface ModelMessagesFrom {
 /**
  * {@link toModelMessages} of `messages.slice(start)`, where `start` must be a clean point of an
  * earlier conversion of the same first `start` messages (or 0), plus the last clean point
- * (ours, issue 17: the adapter converts only the new suffix of a conversation). Never throws.
+ * (ours: the adapter converts only the new suffix of a conversation). Never throws.
  *
  * @example
  * ```ts
@@ -300,7 +300,7 @@ export function toModelMessagesFrom(messages: readonly AgentMessage[], target: M
 }
 
 /**
- * {@link toModelMessagesFrom} without the array (ours, issue 17 P2c): `emit` receives each
+ * {@link toModelMessagesFrom} without the array (ours): `emit` receives each
  * converted message once it is final, in order (a tool message when its batch closes), so a
  * caller that turns each one into something else at once lets it die young instead of holding
  * a second copy of a long history. Returns the last clean point; `cleanOut` counts emitted

@@ -1,7 +1,7 @@
 /**
  * Export of an Arbor session to pi v3 JSONL, which pi 0.73.1 opens.
  *
- * Contract (ours; format pi's, `../shared/reference/pi-behaviour.md` §2.1, §2.4):
+ * Contract (ours; format pi's, `docs/pi-parity.md`):
  * - line 1 is the header `{"type":"session","version":3,"id","timestamp","cwd"}` (+ `parentSession`
  *   = the parent session id for forks); then every entry verbatim (unknown kinds too), one per line;
  * - pi has no leaf pointer (its leaf is the last line), so the current leaf entry is written LAST

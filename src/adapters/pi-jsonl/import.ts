@@ -142,7 +142,7 @@ function unmodeledDiagnostics(lines: readonly { line: number; entry: Record<stri
   return diagnostics;
 }
 
-/** One diagnostic per unknown entry kind: kept (and exported) as it is, but not applied (issue 19 finding 13). */
+/** One diagnostic per unknown entry kind: kept (and exported) as it is, but not applied. */
 function unknownKindDiagnostics(lines: readonly { line: number; entry: Record<string, unknown> }[], kept: readonly SessionEntry[]): ImportDiagnostic[] {
   const keptEntries = new Set<unknown>(kept);
   const byKind = new Map<string, number[]>();

@@ -1,7 +1,7 @@
 /**
  * Migration of parsed pi session entries to format version 3, as pi migrates them.
  *
- * Contract (pi's `migrateSessionEntries`, `../shared/reference/pi-behaviour.md` §2.3; ours where marked):
+ * Contract (pi's `migrateSessionEntries`, `docs/pi-parity.md`; ours where marked):
  * - a missing `version` means 1; versions other than 1, 2, 3 throw `SessionImportError` (ours:
  *   pi would misread a newer file as current);
  * - v1 → v2: every entry gets a fresh 8-hex id and `parentId` = the previous entry (a chain, the

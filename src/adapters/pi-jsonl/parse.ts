@@ -1,7 +1,7 @@
 /**
  * Parsing of pi session files (JSONL): one JSON value per line, the first one the header.
  *
- * Contract (pi's `parseSessionEntries` + header check, `../shared/reference/pi-behaviour.md` §2.1, §2.4;
+ * Contract (pi's `parseSessionEntries` + header check, `docs/pi-parity.md`;
  * ours where marked):
  * - lines are split on `\n` (a trailing `\r` is tolerated, as by JSON.parse); a UTF-8 BOM is
  *   stripped (ours: pi then loses the header);

@@ -3,7 +3,7 @@
  * substituting placeholders.
  *
  * Contract (source: pi 0.73.1 `core/prompt-templates.ts`,
- * `../shared/reference/pi-behaviour.md` §5.2; differences are ours, on purpose):
+ * `docs/pi-parity.md`; differences are ours, on purpose):
  * - {@link parseCommandArgs}: `'` and `"` quote (quotes removed, no escapes, a
  *   backslash is literal, an unterminated quote runs to the end), a quote may
  *   sit inside a word (`a"b c"d` is `ab cd`). Ours: **any** whitespace

@@ -3,7 +3,7 @@
  * `/skill:name args` (skills).
  *
  * Contract (source: pi 0.73.1 `AgentSession.prompt`, `expandPromptTemplate`,
- * `_expandSkillCommand`, `../shared/reference/pi-behaviour.md` §5.1–5.2;
+ * `_expandSkillCommand`, `docs/pi-parity.md`;
  * differences are ours and marked):
  * - only text starting with `/` is a command; the name runs to the first
  *   whitespace character. Ours: **any** whitespace ends the name, so

@@ -2,7 +2,7 @@
  * Loading prompt templates (`/name args` commands) from Markdown files.
  *
  * Contract (source: pi 0.73.1 `core/prompt-templates.ts`,
- * `../shared/reference/pi-behaviour.md` §5.2; differences are ours and marked):
+ * `docs/pi-parity.md`; differences are ours and marked):
  * - each path is a directory (its `*.md` files, **not** recursive, in name
  *   order; symlinks followed) or one `.md` file; `~` expands to the home
  *   directory, relative paths resolve against `process.cwd()`;

@@ -1,8 +1,8 @@
 /**
  * Prompt template types: what {@link import("./load-prompt-templates.ts").loadPromptTemplates} returns.
  *
- * Contract (source: pi 0.73.1 `core/prompt-templates.ts`, `../shared/reference/pi-behaviour.md`
- * §5.2; the diagnostic codes are ours):
+ * Contract (source: pi 0.73.1 `core/prompt-templates.ts`, `docs/pi-parity.md`
+ * the diagnostic codes are ours):
  * - a {@link PromptTemplate} is an immutable snapshot of one `.md` file;
  * - `severity: "error"` means the file was not loaded; `"warning"` means it was
  *   loaded anyway.

@@ -2,7 +2,7 @@
  * Skill text for the model: the system-prompt catalog and `/skill:name` invocations.
  *
  * Contract (source: pi 0.73.1 `formatSkillsForPrompt` and
- * `AgentSession._expandSkillCommand`, `../shared/reference/pi-behaviour.md` §5.1):
+ * `AgentSession._expandSkillCommand`, `docs/pi-parity.md`):
  * - the catalog is pi's text byte for byte: a leading blank line, pi's three
  *   instruction lines, then `<available_skills>` with one `<skill>` per visible
  *   skill (`<name>`, `<description>`, `<location>` = absolute file path), values

@@ -1,8 +1,8 @@
 /**
  * Skill discovery and loading from directories of SKILL.md files.
  *
- * Contract (source: pi 0.73.1 `core/skills.ts`, `../shared/reference/pi-behaviour.md`
- * §5.1; differences are ours and marked):
+ * Contract (source: pi 0.73.1 `core/skills.ts`, `docs/pi-parity.md`
+ * differences are ours and marked):
  * - each path given is a directory to walk, or one `.md` file; `~` expands to
  *   the home directory and relative paths resolve against `process.cwd()`;
  * - a directory holding `SKILL.md` is one skill: its `SKILL.md` is loaded and
@@ -11,7 +11,7 @@
  *   `node_modules`, and whatever `.gitignore` / `.ignore` / `.fdignore` files
  *   along the way exclude (git semantics, see `ignore-rules.ts`);
  * - only `SKILL.md` files, and `.md` files given explicitly as a path, are
- *   skills (ours, issue 12 item 7): a `README.md` or notes beside the skill
+ *   skills (ours): a `README.md` or notes beside the skill
  *   folders is neither loaded nor diagnosed. pi also loads the `*.md` files
  *   directly in a walked root as single-file skills; opt in with
  *   `includeRootFiles: true`. Their name falls back to, and is checked against,

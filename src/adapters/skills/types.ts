@@ -1,8 +1,8 @@
 /**
  * Skill types: what {@link import("./load-skills.ts").loadSkills} returns.
  *
- * Contract (source: pi 0.73.1 `core/skills.ts`, `../shared/reference/pi-behaviour.md`
- * §5.1, and the Agent Skills rules in `../shared/real-inputs/skills/SPEC-NOTES.md`;
+ * Contract (source: pi 0.73.1 `core/skills.ts`, `docs/pi-parity.md`
+ * and the Agent Skills specification;
  * the diagnostic codes are ours):
  * - a {@link Skill} is a loaded, immutable snapshot of one SKILL.md (the body is
  *   read once at load time; reload to pick up edits);

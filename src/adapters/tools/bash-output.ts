@@ -1,7 +1,7 @@
 /**
  * Bounded accounting of a command's streamed output for the bash tool.
  *
- * Contract (ours; model-visible format follows pi 0.73.1's output accumulator, `../shared/reference/pi-behaviour.md` §6.5):
+ * Contract (ours; model-visible format follows pi 0.73.1's output accumulator, `docs/pi-parity.md`):
  * - bytes are decoded as a UTF-8 stream (split characters across chunks are kept whole);
  * - memory is bounded: only the lines that can still be shown are kept, and each kept line only
  *   up to `maxLineChars` characters;
@@ -13,7 +13,7 @@
  *   file (mode 0600) in the spill directory, and its path is returned (fixes pi #2852);
  * - with a `redactor` holding secrets, the spill file holds the decoded text with every secret form
  *   redacted over the whole stream (a key split across chunks included) instead of the raw bytes;
- *   with `maxSpillBytes` it is cut there, with a notice line (issue 19 finding 3);
+ *   with `maxSpillBytes` it is cut there, with a notice line;
  * - counts: `totalLines` is lines as editors count them (a trailing newline ends the last line and
  *   adds none; ours, pi counts one more, so `seq 2000` fits the 2000-line limit), `totalBytes` is
  *   decoded UTF-8 bytes.

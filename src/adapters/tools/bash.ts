@@ -1,7 +1,7 @@
 /**
  * The `bash` tool: run a shell command in the env's cwd.
  *
- * Contract (parameters and texts: pi 0.73.1 `bash`, `../shared/reference/pi-behaviour.md` §6.5; fixes ours):
+ * Contract (parameters and texts: pi 0.73.1 `bash`, `docs/pi-parity.md`; fixes ours):
  * - parameters `{ command, timeout? }`, timeout in SECONDS, no default;
  * - runs `<shell> -c <command>` (`/bin/bash`, else `sh`) in `env.cwd`, stdin ignored, stdout and
  *   stderr merged in arrival order, environment = `env.childEnv()` (allowlist), in its own

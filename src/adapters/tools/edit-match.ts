@@ -1,14 +1,14 @@
 /**
  * Locating and splicing text replacements for the edit tool.
  *
- * Contract (ours, fixing pi 0.73.1 #3554/#5899, `../shared/reference/pi-behaviour.md` §6.4):
+ * Contract (ours, fixing pi 0.73.1 #3554/#5899, `docs/pi-parity.md`):
  * - matching happens in a normalized view of the file, splicing in the ORIGINAL text: bytes outside
  *   the matched regions are never changed, even when fuzzy matching was needed;
  * - the view maps every normalized character back to its original range. Level "exact": BOM
  *   stripped and CRLF/CR read as LF (pi's "exact"). Level "fuzzy" (pi's normalizeForFuzzyMatch):
  *   NFKC per cluster (a code point with its combining marks), smart quotes → ASCII, unicode dashes → '-', unicode spaces → ' ', trailing
  *   whitespace of each line dropped; leading and interior whitespace are not normalized. Level
- *   "whitespace" (ours, issue 12 item 5): the fuzzy view with every run of spaces and tabs read as
+ *   "whitespace" (ours): the fuzzy view with every run of spaces and tabs read as
  *   one space, so an oldText that differs from the file only in such runs (indentation, alignment)
  *   still matches; the splice covers the file's whole run;
  * - uniqueness is judged level by level: text found exactly once is used even if its fuzzy form

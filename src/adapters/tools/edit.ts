@@ -1,7 +1,7 @@
 /**
  * The `edit` tool: exact-text replacements in one file.
  *
- * Contract (parameters, texts and details: pi 0.73.1 `edit`, `../shared/reference/pi-behaviour.md` §6.4;
+ * Contract (parameters, texts and details: pi 0.73.1 `edit`, `docs/pi-parity.md`;
  * matching fixes ours, see `edit-match.ts`):
  * - parameters `{ path, edits: [{ oldText, newText }] }` (no extra properties); `prepareArguments`
  *   accepts `edits` as a JSON string and the legacy top-level `oldText`/`newText` (appended to

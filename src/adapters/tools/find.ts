@@ -1,7 +1,7 @@
 /**
  * The `find` tool: list files by glob pattern.
  *
- * Contract (parameters and texts: pi 0.73.1 `find`, `../shared/reference/pi-behaviour.md` §6.6;
+ * Contract (parameters and texts: pi 0.73.1 `find`, `docs/pi-parity.md`;
  * implementation ours, no `fd` needed):
  * - parameters `{ pattern, path?, limit? }` (limit default 1000); pattern semantics in `file-search.ts`;
  * - hidden files included, `.gitignore` honoured (hierarchically, from the env root), `.git` skipped;
@@ -57,7 +57,7 @@ export interface FindToolDetails {
  * The listed paths that still exist below the held search directory, checked through held
  * directory handles: the listing walks paths by name, so a directory swapped for a symlink
  * mid-walk could list an outside folder; such entries are not below the held handle and are
- * dropped here (issue 19 finding 1). Directories (trailing `/`) must still be directories.
+ * dropped here. Directories (trailing `/`) must still be directories.
  */
 async function keepHeld(env: ExecutionEnv, directory: string, shown: string, listed: readonly string[]): Promise<string[]> {
   const held = await env.openDirectory(directory, { access: "read", path: shown });

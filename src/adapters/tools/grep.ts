@@ -1,7 +1,7 @@
 /**
  * The `grep` tool: search file contents.
  *
- * Contract (parameters and texts: pi 0.73.1 `grep`, `../shared/reference/pi-behaviour.md` §6.6;
+ * Contract (parameters and texts: pi 0.73.1 `grep`, `docs/pi-parity.md`;
  * implementation ours, no ripgrep needed):
  * - parameters `{ pattern, path?, glob?, ignoreCase?, literal?, context?, limit? }` (limit default 100);
  * - `pattern` is a JavaScript regular expression (Unicode mode when it parses so, else legacy
@@ -108,7 +108,7 @@ export function createGrepTool(env: ExecutionEnv): AgentTool<GrepToolInput, Grep
         const contextLines = args.context && args.context > 0 ? Math.floor(args.context) : 0;
         const matcher = new Matcher(regex, contextLines, Math.max(1, Math.floor(args.limit ?? DEFAULT_LIMIT)));
         if (!stats.isDirectory()) {
-          // One file: read the handle a symlink-refusing walk opened (issue 19 findings 1 and 2).
+          // One file: read the handle a symlink-refusing walk opened.
           const { handle } = await env.openFile(searchPath, { access: "read", path: shownPath });
           const buffer = await handle.readFile().finally(() => handle.close());
           matcher.search(buffer, basename(searchPath));

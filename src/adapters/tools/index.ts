@@ -1,7 +1,7 @@
 /**
  * The built-in coding tools and their execution sandbox.
  *
- * Contract (tool sets: pi 0.73.1, `../shared/reference/pi-behaviour.md` §6): the coding set is
+ * Contract (tool sets: pi 0.73.1, `docs/pi-parity.md`): the coding set is
  * read, bash, edit, write (in that order); the read-only set is read, grep, find, ls. Every tool
  * is bound to one {@link ExecutionEnv}: paths resolve inside its root, bash runs in its cwd with
  * its environment allowlist. Tool parameters, result texts and details are pi's, with the fixes

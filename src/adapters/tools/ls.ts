@@ -1,7 +1,7 @@
 /**
  * The `ls` tool: list one directory.
  *
- * Contract (parameters and texts: pi 0.73.1 `ls`, `../shared/reference/pi-behaviour.md` §6.6; gitignore ours):
+ * Contract (parameters and texts: pi 0.73.1 `ls`, `docs/pi-parity.md`; gitignore ours):
  * - parameters `{ path?, limit? }` (limit default 500);
  * - entries sorted case-insensitively (pi's `localeCompare` of lower-cased names), dotfiles
  *   included, `/` suffix on directories (a symlink gets it when its target is a directory inside
@@ -78,7 +78,7 @@ export function createLsTool(env: ExecutionEnv): AgentTool<LsToolInput, LsToolDe
         if (!stats) throw new Error(`Path not found: ${directory}`);
         if (!stats.isDirectory()) throw new Error(`Not a directory: ${directory}`);
         const effectiveLimit = limit ?? DEFAULT_LIMIT;
-        // List the directory a symlink-refusing walk opened, never the path again (issue 19 finding 1).
+        // List the directory a symlink-refusing walk opened, never the path again.
         const held = await env.openDirectory(directory, { access: "read", path: path || "." });
         try {
           return await listHeld(held);

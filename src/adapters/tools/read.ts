@@ -1,7 +1,7 @@
 /**
  * The `read` tool: read a text file (a window of lines) or an image.
  *
- * Contract (parameters, texts, notices: pi 0.73.1 `read`, `../shared/reference/pi-behaviour.md` §6.2; fixes ours):
+ * Contract (parameters, texts, notices: pi 0.73.1 `read`, `docs/pi-parity.md`; fixes ours):
  * - parameters `{ path, offset?, limit? }`; `offset` is a 1-based line number, `limit` a line count;
  *   the path goes through {@link ExecutionEnv.resolvePath} ("read" access: the bash spill
  *   directory is readable too), trying pi's macOS spellings (narrow NBSP before AM/PM, NFD,
@@ -152,7 +152,7 @@ export function createReadTool(env: ExecutionEnv): AgentTool<ReadToolInput, Read
         const absolutePath = await resolveReadPath(env, path);
         await access(absolutePath, constants.R_OK);
         // Everything below reads the handle that was opened by a symlink-refusing walk, never
-        // the path again (issue 19 findings 1 and 2: swapped symlinks, hard links).
+        // the path again (swapped symlinks, hard links).
         const { handle, stats } = await env.openFile(absolutePath, { access: "read", path });
         try {
           return await readOpened(handle, stats, path, offset, limit, signal);

@@ -2,7 +2,7 @@
  * The lifetime of bash spill files (the complete output of a truncated command): where they go,
  * how long they stay, and how much of the disk they may take.
  *
- * Contract (ours; issue 19 finding 3):
+ * Contract (ours):
  * - each env spills into its own folder (`<os tmpdir>/arbor-tool-output/<uuid>` by default, mode
  *   0700, files 0600), created on demand;
  * - {@link sweepSpillFiles} deletes spill files (`arbor-bash-*.log`) under the spill root (the

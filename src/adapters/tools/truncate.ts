@@ -1,11 +1,11 @@
 /**
  * Truncation utilities shared by the built-in tools.
  *
- * Contract (source: pi 0.73.1 `core/tools/truncate.ts`, `../shared/reference/pi-behaviour.md` §6.1;
+ * Contract (source: pi 0.73.1 `core/tools/truncate.ts`, `docs/pi-parity.md`;
  * results are equal to pi's, checked by a differential property test):
  * - two independent limits, whichever is hit first wins: lines (default {@link DEFAULT_MAX_LINES})
  *   and UTF-8 bytes (default {@link DEFAULT_MAX_BYTES});
- * - lines are counted as editors count them (ours, issue 12 item 6; pi counts one more): the content
+ * - lines are counted as editors count them (ours; pi counts one more): the content
  *   split on `\n`, where a trailing newline ends the last line instead of starting an empty one, and
  *   empty content has no lines. A 2000-line file that ends with a newline is 2000 lines and fits the
  *   default limit; the kept text of an untouched input keeps its trailing newline. On content without

@@ -1,7 +1,7 @@
 /**
  * The `write` tool: create or overwrite a file.
  *
- * Contract (parameters and texts: pi 0.73.1 `write`, `../shared/reference/pi-behaviour.md` §6.3; fixes ours):
+ * Contract (parameters and texts: pi 0.73.1 `write`, `docs/pi-parity.md`; fixes ours):
  * - parameters `{ path, content }`; `path` goes through {@link ExecutionEnv.resolvePath}
  *   (PathEscapeError outside the root);
  * - creates missing parent directories, each inside its held parent handle, and replaces the file
@@ -65,7 +65,7 @@ export function createWriteTool(env: ExecutionEnv): AgentTool<WriteToolInput, un
         withFileMutationQueue(absolutePath, async () => {
           throwIfAborted(signal);
           // Parents are created and the file replaced through held handles: a symlink swapped in
-          // after the check fails the walk instead of redirecting the write (issue 19 finding 1).
+          // after the check fails the walk instead of redirecting the write.
           const directory = await env.openDirectory(dirname(absolutePath), { access: "write", create: true, path });
           const bytes = Buffer.from(content, "utf8");
           try {

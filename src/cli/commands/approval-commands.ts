@@ -1,6 +1,6 @@
 /**
  * `arbor approvals [session]`, `arbor approve <session> <callId>`, `arbor deny <session>
- * <callId> --reason "..."`: the human side of durable tool approval (issue 13); the bodies are
+ * <callId> --reason "..."`: the human side of durable tool approval; the bodies are
  * in `approval-actions.ts`, loaded lazily.
  *
  * Contract (ours):

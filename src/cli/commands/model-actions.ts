@@ -214,7 +214,7 @@ export async function compactAction(reference: string, flags: ModelFlags & { ins
     const store = openStore(globals);
     try {
       // Refused (SessionBusyError) while another process runs the session: a compaction would
-      // move its leaf under it, and that run would then fail on a version conflict (issue 19 finding 6).
+      // move its leaf under it, and that run would then fail on a version conflict.
       const existing = await store.openSessionForWrite(reference);
       const sessionId = existing.id;
       const settings = resolveModelSettings(flags, process.env, recordedEndpoint(existing));

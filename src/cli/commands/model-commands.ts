@@ -10,7 +10,7 @@
  *   recorded when it was created unless `--cwd` says otherwise; a recorded folder that is gone
  *   is refused (exit 2) rather than replaced by the current directory;
  * - `--approve TOOL` (repeatable, `all`): every call of that tool needs a decision before it
- *   runs (issue 13); on a terminal `run` asks (y approves; any other answer denies with it as the
+ *   runs; on a terminal `run` asks (y approves; any other answer denies with it as the
  *   reason) and goes on; without one it stops, prints each waiting call on stdout
  *   (`<session> <callId> <tool> <status> <input JSON>`) and exits 3; `arbor approve` / `deny`,
  *   then `arbor run --session ID` (or `--continue`) goes on;

@@ -1,6 +1,6 @@
 /**
  * `arbor workflow run <file>`, `arbor workflow approve|deny <id> <step>`, `arbor workflow abort
- * <id>` and `arbor workflows`: workflows from the command line (issue 13); the bodies are in
+ * <id>` and `arbor workflows`: workflows from the command line; the bodies are in
  * `workflow-actions.ts`, loaded lazily.
  *
  * Contract (ours):

@@ -1,8 +1,8 @@
 /**
- * The audit stream: run events without content (issue 13 item 4), projected from the log.
+ * The audit stream: run events without content, projected from the log.
  *
- * Contract (purista's run events and its privacy rule, `../shared/reference/purista-harness.md`
- * §2.4; the names follow the catalogue's grammar, `docs/events.md`):
+ * Contract (purista's run events and its privacy rule, from purista's harness;
+ * the names follow the catalogue's grammar, `docs/events.md`):
  * - an {@link AuditEvent} holds ids, names, counts, durations (ms), statuses, token usage and
  *   run errors; never a prompt, a model output, a tool input or a tool result, a decision's
  *   reason text, or an agent's input or output (the test `test/store/audit-events.test.ts`

@@ -1,5 +1,5 @@
 /**
- * Whether a zod schema can only output JSON when its input is JSON (ours, issue 17 P1/P3).
+ * Whether a zod schema can only output JSON when its input is JSON (ours).
  *
  * Contract:
  * - true only for schemas built from kinds that copy or narrow their input and create no value of

@@ -1,7 +1,7 @@
 /**
  * Run-lifecycle events logged by the session writer from machine transitions.
  *
- * Contract (ours; order is pi's, `../shared/reference/pi-behaviour.md` §1.3):
+ * Contract (ours; order is pi's, `docs/pi-parity.md`):
  * - names are noun.verb; every event carries `metadata.runId` (and `turnId` inside a turn);
  * - run events hold **no message content** except `message.delta` (needed to replay a
  *   stream in progress) and `queue.changed` enqueues (needed to restore queues);
@@ -48,7 +48,7 @@ export const runEndedSchema = z.discriminatedUnion("status", [
   }),
   z.object({
     runId,
-    /** Stopped for human approval (ours, issue 13): the gated calls wait for `approval.ended`, then a `resume` run goes on. */
+    /** Stopped for human approval (ours): the gated calls wait for `approval.ended`, then a `resume` run goes on. */
     status: z.literal("suspended"),
     /** The gated calls that wait (no result yet), in call order. */
     pendingToolCallIds: z.array(z.string()),
@@ -98,7 +98,7 @@ export const toolStartedSchema = z.object({ toolCallId: z.string(), toolName: z.
 export const toolUpdatedSchema = z.object({
   toolCallId: z.string(),
   toolName: z.string(),
-  /** The process group the tool started (bash), recorded right after the spawn so crash recovery can end it (issue 19 finding 5). */
+  /** The process group the tool started (bash), recorded right after the spawn so crash recovery can end it. */
   process: z.object({ pgid: z.number().int().positive(), processStart: z.string().optional(), host: z.string() }).optional(),
 });
 export const toolEndedSchema = z.object({
@@ -130,7 +130,7 @@ export const retryStartedSchema = z.object({ attempt: z.number().int() });
 export const retryEndedSchema = z.object({ attempt: z.number().int(), success: z.boolean(), error: z.string().optional() });
 
 /**
- * `approval.requested` (ours, issue 13): a call needs a human decision before it may run.
+ * `approval.requested` (ours): a call needs a human decision before it may run.
  * Holds no tool input: `inputDigest` is the SHA-256 (hex) of the prepared arguments as
  * canonical JSON (sorted keys); the arguments themselves live in the assistant entry.
  */
@@ -146,7 +146,7 @@ export const approvalRequestedSchema = z.object({
    */
   source: z.enum(["tool", "policy", "workflow"]),
 });
-/** `approval.ended` (ours, issue 13): the decision (`approved`, `denied`) or `cancelled` (the run was aborted while it waited). */
+/** `approval.ended` (ours): the decision (`approved`, `denied`) or `cancelled` (the run was aborted while it waited). */
 export const approvalEndedSchema = z.object({
   toolCallId: z.string(),
   toolName: z.string(),

@@ -74,7 +74,7 @@ export function tombstoneStreamId(sessionId: string): string {
 
 /**
  * Data of `session.deleted`, the content-free tombstone `repository.delete(id)` leaves in the
- * stream {@link tombstoneStreamId} (ours, issue 16): who, when, how much, and which global
+ * stream {@link tombstoneStreamId} (ours): who, when, how much, and which global
  * positions went, so the global order has no unexplained hole. Never any message content.
  */
 export interface SessionDeletedData {

@@ -2,7 +2,7 @@
  * Summary lifecycle events: the intent of a summary model call (a compaction or a branch
  * summary) and how it ended, logged in the session's stream.
  *
- * Contract (ours; issue 10's commit-before-effect for the model calls that are not a run's):
+ * Contract (ours; commit-before-effect for the model calls that are not a run's):
  * - `summary.started` is committed BEFORE the summary model is called; it names the kind,
  *   the leaf the summary is prepared from and the process that owns the call
  *   (`metadata.owner`, as `run.started` does);

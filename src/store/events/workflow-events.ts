@@ -2,7 +2,7 @@
  * Workflow lifecycle events (`src/workflows/`), logged in the workflow's own stream
  * `workflow-<id>` (not a session stream).
  *
- * Contract (ours, issue 13; purista's run and step records, in the lifecycle grammar of
+ * Contract (ours; purista's run and step records, in the lifecycle grammar of
  * `docs/events.md`):
  * - `workflow.started` is the stream's first event (the validated input, and since v2 the
  *   definition's shape and digest, `src/workflows/definition-digest.ts`: a resume compares them
