@@ -104,6 +104,7 @@ export {
 } from "../store/task-queue.ts";
 export { TASK_EVENT_SCHEMAS } from "../store/events/task-events.ts";
 export {
+  createPostgresEventLog,
   openPostgresEventLog,
   type PostgresEventLog,
   type PostgresEventLogOptions,

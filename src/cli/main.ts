@@ -16,6 +16,7 @@ import { Command, CommanderError } from "commander";
 import { CliError, describeCliError } from "./cli-error.ts";
 import { registerApprovalCommands } from "./commands/approval-commands.ts";
 import { registerEditCommands } from "./commands/edit-commands.ts";
+import { registerDoctorCommand } from "./commands/doctor.ts";
 import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
 import { registerReplayCommand } from "./commands/replay.ts";
@@ -43,6 +44,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerWorkerCommand(program, globals);
   registerReplayCommand(program, globals, exit);
   registerWorkflowCommands(program, globals, exit);
+  registerDoctorCommand(program, globals, exit);
   return program;
 }
 

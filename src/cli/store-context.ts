@@ -82,7 +82,7 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
   if (mustExist && !postgres && !existsSync(dbPath)) {
     throw new CliError(`No Arbor database at ${dbPath} yet (the default is .arbor/arbor.db in the current directory). Pass --db PATH or set ARBOR_DB to use another, or start a session with: arbor run --model openai:<model> "your prompt".`, 1);
   }
-  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor", ...retention }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true, ...retention }));
+  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor", ...retention, ...(options.readOnly === true ? { readOnly: true } : {}) }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true, ...retention }));
   if (postgres) {
     const password = new URL(target).password;
     if (password) log.addSecret(decodeURIComponent(password));

@@ -6,7 +6,8 @@
  * - a secret shorter than 6 characters is ignored (it would redact
  *   ordinary words);
  * - each secret is searched in these **forms**: the literal; the reversed literal; the lower- and
- *   upper-case hex of its UTF-8 bytes; and its base64 and base64url encodings at each of the three
+ *   upper-case hex of its UTF-8 bytes; its URL-encoding (`encodeURIComponent`, with upper- or
+ *   lower-case escapes, `+` for a space, or every byte escaped as `%XX`); and its base64 and base64url encodings at each of the three
  *   byte alignments it can have inside a longer encoded text (for an alignment the characters that
  *   depend only on the secret's bytes; a form shorter than 8 characters is dropped, so a short
  *   secret is found in its literal, reversed and hex forms only);
@@ -20,7 +21,7 @@
  *   could still be the start of a match (the longest suffix that begins a form: at most the
  *   longest form, plus two characters per line break in it; usually nothing), so the concatenation of its outputs equals `redact(whole text)` and no output
  *   piece ever holds part of a secret that a later piece completes.
- * Limits: other encodings (URL-encoding, base32, gzip, a key spelled with spaces or interleaved with
+ * Limits: other encodings (base32, gzip, a key spelled with spaces or interleaved with
  * other text) are not found; the sandbox (docs/security.md) keeps the key out of reach instead.
  *
  * @example
@@ -95,6 +96,15 @@ function secretForms(secret: string): string[] {
   const hex = bytes.toString("hex");
   forms.add(hex);
   forms.add(hex.toUpperCase());
+  // URL-encoding: as encodeURIComponent writes it (upper- and lower-case escapes, `+` for a
+  // space as in forms), and with every byte escaped.
+  const uri = encodeURIComponent(secret);
+  forms.add(uri);
+  forms.add(uri.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
+  forms.add(uri.replaceAll("%20", "+"));
+  const escaped = hex.replace(/../g, (pair) => `%${pair}`);
+  forms.add(escaped);
+  forms.add(escaped.toUpperCase());
   for (let align = 0; align < 3; align += 1) {
     const base64 = alignedBase64(bytes, align);
     if (base64.length < MIN_ENCODED_FORM_LENGTH) continue;

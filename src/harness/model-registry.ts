@@ -22,7 +22,8 @@
 import { createAiSdkModelClient } from "../adapters/model/ai-sdk-client.ts";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import { HarnessConfigError, ModelConfigError } from "../core/errors.ts";
-import type { ModelClient } from "../core/model-stream.ts";
+import type { ModelClient, ModelStreamEvent } from "../core/model-stream.ts";
+import { priceUsage, type ModelCost } from "../adapters/model/usage.ts";
 import { createSecretRedactor } from "../core/secrets.ts";
 import { createRedactingModel } from "./redacting-model.ts";
 import type { AgentHarnessOptions, ModelEntry, ModelInfo } from "./options.ts";
@@ -61,8 +62,16 @@ function withInfo(client: ModelClient, info: ModelInfo): ModelClient {
     cost: info.cost ?? client.cost,
     reasoning: info.reasoning ?? client.reasoning,
     ...(client.structuredOutput ? { structuredOutput: true } : {}),
-    stream: (request, options) => client.stream(request, options),
+    stream: info.cost === undefined ? (request, options) => client.stream(request, options) : (request, options) => priced(client.stream(request, options), info.cost!),
   };
+}
+
+/** The entry's price wins over the client's own: the final message's usage is priced with it. */
+async function* priced(events: AsyncIterable<ModelStreamEvent>, cost: ModelCost): AsyncIterable<ModelStreamEvent> {
+  for await (const event of events) {
+    if ((event.type === "done" || event.type === "error") && event.message.usage) yield { ...event, message: { ...event.message, usage: priceUsage(event.message.usage, cost) } };
+    else yield event;
+  }
 }
 
 /**

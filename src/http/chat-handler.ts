@@ -10,7 +10,8 @@
  *   are ignored. Session `id` is created on first use (with the request's tenant), the prompt
  *   is run, and the run is streamed as UI message chunks with the exact headers
  *   (`sse.ts`); `409` while the session is busy; `400` naming what is wrong in the body;
- * - `GET {base}/chat/:id/stream`: `204` when the session has no active run; otherwise a full
+ * - `GET {base}/chat/:id/stream`: `204` when the session has no active run (also for a session
+ *   that does not exist yet, or is another tenant's: a new chat's `useChat({ resume: true })`); otherwise a full
  *   replay of the current run's message from the log, then live chunks until it ends; a last run
  *   that ended `interrupted` (its process died and crash recovery closed it, or the host shut
  *   down) with no run after it counts as the current one: its message is replayed, closed, to
@@ -22,6 +23,9 @@
  *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins),
  *   `GET {base}/sessions/:id/machines` (server-sent events of the live agent, run and tool
  *   machine states from the `machineStates` recorder, content redacted; `404` without one);
+ * - `DELETE {base}/sessions/:id` and `POST {base}/sessions/:id/fork` (`session-edit-routes.ts`);
+ * - a request body over `maxBodyBytes` (default 10 MiB) is refused with `413 BODY_TOO_LARGE`
+ *   before any of it is parsed; a path with malformed percent-encoding is a `400`;
  * - `GET /` and `GET /inspector`: the offline inspector page, its assets under `/inspector/assets/`
  *   (built by vite from `web/inspector/` into `dist/inspector/`, `inspector-assets.ts`; no data in it;
  *   `503` naming the build command when not built);
@@ -72,6 +76,8 @@ import { lastInterruptedRunStart, lastRunStart, messageStart, runChunks$, sessio
 import type { MachineStates } from "../machines/machine-states.ts";
 import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./session-routes.ts";
 import { createSessionPool } from "./session-pool.ts";
+import { deleteSession, forkSession } from "./session-edit-routes.ts";
+import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
 import { Observable } from "rxjs";
 import type { UIMessageChunk } from "ai";
@@ -113,6 +119,8 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   machineStates?: MachineStates;
   /** Serve the inspector page at `/` and `/inspector`, its assets under `/inspector/assets/` (default true). */
   inspector?: boolean;
+  /** The largest request body accepted, in bytes (default 10 MiB = 10 485 760); larger ones get `413 BODY_TOO_LARGE`. */
+  maxBodyBytes?: number;
 }
 
 /** A Fetch-style request handler. */
@@ -163,6 +171,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     ...(options.onSessionClosed ? { onClosed: options.onSessionClosed } : {}),
   });
   const cwd = options.cwd ?? process.cwd();
+  const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new InvalidArgumentError(`createChatHandler(): maxBodyBytes must be a positive whole number of bytes; got ${String(options.maxBodyBytes)}.`);
+  const edits = { repository, pool, writable, maxBodyBytes };
   const keepAlive = options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs };
 
   /** The session if it exists and belongs to `tenant`; a 404 response otherwise. */
@@ -195,7 +206,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   const postChat = async (request: Request, tenant: string): Promise<Response> => {
     if (!writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot run prompts.");
-    const parsed = await parseChatRequest(request);
+    const parsed = await parseChatRequest(request, maxBodyBytes);
     if ("error" in parsed) return parsed.error;
     const { id } = parsed;
     if (!SESSION_ID.test(id)) return jsonError(400, "INVALID_ARGUMENT", `"id" must be 1 to 128 letters, digits, ".", "_", ":" or "-" (starting with a letter or digit); got ${JSON.stringify(id).slice(0, 80)}.`);
@@ -309,8 +320,8 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     });
 
   const resume = async (id: string, tenant: string): Promise<Response> => {
-    const denied = await ownSession(id, tenant);
-    if (denied) return denied;
+    // A new chat (no session yet) has no run to resume; another tenant's session looks the same.
+    if ((await ownSession(id, tenant)) !== undefined) return new Response(null, { status: 204 });
     // After a crash (or a shutdown) the run was ended `interrupted`: a client that was reading it
     // gets its message once more, closed, instead of keeping an unfinished one.
     const start = (await activeRun(id)) ?? (await lastInterruptedRunStart(log, sessionStream(id)));
@@ -349,13 +360,20 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if (tenant === undefined) {
       return jsonError(401, "UNAUTHORIZED", "Missing or wrong bearer token (Authorization: Bearer <token>).", { "www-authenticate": 'Bearer realm="arbor"' });
     }
-    const parts = path.slice(base.length).split("/").filter(Boolean).map(decodeURIComponent);
+    let parts: string[];
+    try {
+      parts = path.slice(base.length).split("/").filter(Boolean).map(decodeURIComponent);
+    } catch {
+      return jsonError(400, "INVALID_ARGUMENT", `Malformed percent-encoding in the path ${JSON.stringify(path.slice(0, 200))}.`);
+    }
     const method = request.method;
     if (parts[0] === "chat") {
       if (parts.length === 1 && method === "POST") return postChat(request, tenant);
       if (parts.length === 3 && parts[2] === "stream" && method === "GET") return resume(parts[1], tenant);
       if (parts.length === 3 && parts[2] === "stop" && method === "POST") return stop(parts[1], tenant);
     }
+    if (parts[0] === "sessions" && parts.length === 2 && method === "DELETE") return (await ownSession(parts[1], tenant)) ?? deleteSession(edits, parts[1]);
+    if (parts[0] === "sessions" && parts.length === 3 && parts[2] === "fork" && method === "POST") return (await ownSession(parts[1], tenant)) ?? forkSession(edits, parts[1], request);
     if (parts[0] === "sessions" && method === "GET") {
       if (parts.length === 1) return sessionList(repository, tenant);
       const denied = parts.length >= 2 ? await ownSession(parts[1], tenant) : undefined;

@@ -11,7 +11,8 @@
  * - a last `assistant` message with `approval-responded` tool parts is a tool approval answer
  *   (`ai` 6 `addToolApprovalResponse`): each part's `approval: { id, approved, reason? }` is a
  *   decision for the call `approval.id` (Arbor's approval id is the tool call id);
- * - every refusal is a `400`/`501` JSON error naming the field.
+ * - every refusal is a `400`/`501` JSON error naming the field; a body over `maxBodyBytes`
+ *   (default 10 MiB) is a `413` (`body-limit.ts`).
  *
  * @example
  * ```ts
@@ -21,6 +22,7 @@
  */
 import { z } from "zod";
 import type { ImageContent } from "../core/messages.ts";
+import { DEFAULT_MAX_BODY_BYTES, readLimitedJson } from "./body-limit.ts";
 import { jsonError } from "./responses.ts";
 
 const partSchema = z.looseObject({ type: z.string() });
@@ -45,13 +47,10 @@ export type ChatRequest =
  * const parsed = (await parseChatRequest(request)) as ChatRequest;
  * ```
  */
-export async function parseChatRequest(request: Request): Promise<ChatRequest | { error: Response }> {
-  let json: unknown;
-  try {
-    json = await request.json();
-  } catch {
-    return { error: jsonError(400, "INVALID_ARGUMENT", "The body must be JSON: { id, messages, trigger, messageId }.") };
-  }
+export async function parseChatRequest(request: Request, maxBodyBytes = DEFAULT_MAX_BODY_BYTES): Promise<ChatRequest | { error: Response }> {
+  const body = await readLimitedJson(request, maxBodyBytes, { expected: "{ id, messages, trigger, messageId }" });
+  if ("error" in body) return body;
+  const json = body.value;
   const parsed = bodySchema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];

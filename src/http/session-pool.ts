@@ -27,6 +27,7 @@
  */
 import type { AgentHarness } from "../harness/create-harness.ts";
 import type { HarnessSession } from "../harness/harness-session-types.ts";
+import { SessionBusyError } from "../core/errors.ts";
 
 /** The live sessions of a service (see the module contract). */
 export interface SessionPool {
@@ -34,6 +35,13 @@ export interface SessionPool {
   harness(sessionId: string): Promise<AgentHarness | undefined>;
   /** The live session `id` (opened on first use). */
   open(sessionId: string): Promise<HarnessSession>;
+  /**
+   * Closes session `id` if this pool holds it open (for a delete): disposed and forgotten, or,
+   * when it is the own session of a harness the pool made, that harness closed (every session it
+   * holds must be idle then). Throws SessionBusyError when it (or, for the own session, any
+   * session) is not idle, or when it is the own session of a harness given as `harness`.
+   */
+  release(sessionId: string): Promise<void>;
 }
 
 /** Options of {@link createSessionPool}. */
@@ -112,7 +120,32 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
     }
   };
 
+  const idle = (session: HarnessSession) => session.getState().operation === "idle" && !session.hasQueuedMessages();
+
   return {
+    async release(sessionId) {
+      const live = harness ? await harness.catch(() => undefined) : undefined;
+      if (!live) return;
+      const busy = () => new SessionBusyError(`Session "${sessionId}" is running or waiting; stop it first.`, { details: { sessionId } });
+      if (sessionId === live.id) {
+        if (live !== made) throw new SessionBusyError(`Session "${sessionId}" is the service harness's own session; it cannot be closed while the service runs.`, { details: { sessionId } });
+        for (const entry of used.values()) if (entry.session && !idle(entry.session)) throw busy();
+        const ids = [...used.keys()];
+        used.clear();
+        harness = undefined;
+        made = undefined;
+        closing = live.close().catch(() => undefined);
+        await closing;
+        for (const id of ids) options.onClosed?.(id);
+        return;
+      }
+      const session = used.get(sessionId)?.session;
+      if (!session) return;
+      if (!idle(session)) throw busy();
+      used.delete(sessionId);
+      await session.dispose();
+      options.onClosed?.(sessionId);
+    },
     async harness(sessionId) {
       return harnessFor(sessionId);
     },

@@ -23,7 +23,8 @@
  * ```
  */
 import { v7 as uuidv7 } from "uuid";
-import { EventCorruptError, EventSchemaError, ExpectedVersionConflictError, InvalidArgumentError } from "../core/errors.ts";
+import { EventCorruptError, EventSchemaError, ExpectedVersionConflictError, InvalidArgumentError, LogSchemaError } from "../core/errors.ts";
+import { EVENT_CATALOGUE } from "./events/catalogue.ts";
 import type { EventMetadata, ExpectedVersion, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent } from "./event-log.ts";
 import type { EventRegistry } from "./events/registry.ts";
 import { upcastStoredEvent } from "./events/upcast.ts";
@@ -169,7 +170,7 @@ function nonJsonAt(value: unknown, path: string, depth = 0): { path: string; wha
   if (typeof value === "number") return Number.isFinite(value) ? undefined : { path, what: `the number ${value}` };
   if (typeof value === "function") return { path, what: "a function" };
   if (typeof value === "symbol") return { path, what: "a symbol" };
-  if (typeof value === "bigint") return undefined; // JSON.stringify throws for it: "not JSON-serializable"
+  if (typeof value === "bigint") return { path, what: "a bigint" };
   if (value === undefined) return { path, what: "undefined" };
   if (depth > 200) return undefined;
   if (Array.isArray(value)) {
@@ -200,7 +201,6 @@ function isPlainJson(value: unknown, depth = 0): boolean {
   switch (typeof value) {
     case "string":
     case "boolean":
-    case "bigint":
       return true;
     case "number":
       return Number.isFinite(value);
@@ -345,8 +345,20 @@ function describe(value: unknown): string {
   return `${typeof value} ${String(value)}`;
 }
 
-/** Turns a stored record into the public event (fresh objects on every call), upcast to the current catalogue. */
+/**
+ * Turns a stored record into the public event (fresh objects on every call), upcast to the
+ * current catalogue. A built-in event type stored with a schema version newer than this code
+ * knows (written by a newer Arbor) is refused with `LogSchemaError` naming where it is: its data
+ * may mean something this code would misread.
+ */
 export function toStoredEvent(record: EventRecord): StoredEvent {
+  const known = (EVENT_CATALOGUE as Record<string, { version: number } | undefined>)[record.type]?.version;
+  if (known !== undefined && record.schemaVersion > known) {
+    throw new LogSchemaError(
+      `The stored event at stream "${record.streamId}" version ${record.version} (global position ${record.globalPosition}) is "${record.type}" schema version ${record.schemaVersion}, newer than this arbor-agent knows (${known}): it was written by a newer Arbor. Upgrade arbor-agent to read this log; nothing was changed.`,
+      { details: { streamId: record.streamId, version: record.version, globalPosition: record.globalPosition, eventType: record.type, schemaVersion: record.schemaVersion, knownVersion: known } },
+    );
+  }
   return upcastStoredEvent({
     eventId: record.eventId,
     streamId: record.streamId,

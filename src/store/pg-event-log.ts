@@ -43,7 +43,7 @@
  */
 import pg from "pg";
 import type { Observable } from "rxjs";
-import { InvalidArgumentError, LogClosedError } from "../core/errors.ts";
+import { InvalidArgumentError, InvalidStateError, LogClosedError } from "../core/errors.ts";
 import type { AppendResult, EventLog, ListStreamsOptions, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
 import { createDefaultEventRegistry } from "./events/index.ts";
 import type { EventRegistry } from "./events/registry.ts";
@@ -59,7 +59,7 @@ import {
 import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFilter } from "./log-subscription.ts";
 import { storedTypeNames } from "./events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
-import { migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
+import { checkPostgresLog, migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
 import { readPgSummaries } from "./pg-summaries.ts";
 import { endedKeptMessages, resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
 import type { DroppedDeltas } from "./delta-retention.ts";
@@ -95,6 +95,12 @@ export interface PostgresEventLogOptions {
    * The old row versions go at `VACUUM`, as with any PostgreSQL update or delete.
    */
   retention?: DeltaRetention;
+  /**
+   * Open for reading only: the schema is checked, never created or migrated (`LogSchemaError`
+   * naming it when it is missing, not an Arbor log, or of another version), and every append or
+   * delete is refused with `InvalidStateError`. Default false.
+   */
+  readOnly?: boolean;
 }
 
 /** A PostgreSQL {@link EventLog} with its cross-process stream ownership. */
@@ -168,7 +174,8 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       throw new InvalidArgumentError(`Could not connect to PostgreSQL at ${where}: ${(error as Error).message}.`, { cause: error });
     }
     try {
-      await migratePostgresLog(client, schema);
+      if (options.readOnly === true) await checkPostgresLog(client, schema, where);
+      else await migratePostgresLog(client, schema);
     } finally {
       client.release();
     }
@@ -177,6 +184,9 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
 
   const ensureOpen = (operation: string): void => {
     if (closed) throw new LogClosedError(`The PostgreSQL event log is closed; cannot ${operation}.`);
+  };
+  const refuseWrite = (operation: string): void => {
+    if (options.readOnly === true) throw new InvalidStateError(`The PostgreSQL event log (schema "${schema}") was opened read-only; cannot ${operation}.`);
   };
   const query = async <Row extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<Row[]> => {
     await ready;
@@ -242,6 +252,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     append(streamId, events, appendOptions = {}) {
       try {
         ensureOpen("append");
+        refuseWrite("append");
         const expected = appendOptions.expectedVersion ?? "any";
         checkExpectedVersionArgument(expected);
         const prepared = prepareEvents(registry, streamId, events);
@@ -303,6 +314,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     deleteStream(streamId: string): Promise<number> {
       try {
         ensureOpen("deleteStream");
+        refuseWrite("deleteStream");
         checkStreamId(streamId);
         return new Promise<number>((resolve, reject) => writer.enqueue({ kind: "delete", streamId, resolve, reject }));
       } catch (error) {

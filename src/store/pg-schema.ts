@@ -9,6 +9,9 @@
  * - {@link migratePostgresLog} runs in ONE transaction under a transaction-level
  *   advisory lock keyed by the schema name, so processes opening a new database at
  *   once migrate it exactly once: all missing migrations are applied, or none;
+ * - {@link checkPostgresLog} (read-only opening) creates and migrates nothing: a missing schema,
+ *   one that is not an Arbor log, or one at another version than this build's is a
+ *   `LogSchemaError` naming the schema;
  * - it refuses with `LogSchemaError`, writing nothing, a schema of a NEWER version
  *   than this build knows, and a schema that holds tables but no
  *   `arbor_migrations` (another application's). Nothing is ever dropped;
@@ -296,5 +299,38 @@ export async function migratePostgresLog(
   } catch (error) {
     await client.query("ROLLBACK").catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * Checks, creating and migrating nothing, that `schema` holds an Arbor event log at this build's
+ * version (a read-only opening). Throws `LogSchemaError` naming the schema (and `where`) when it
+ * does not exist, is not an Arbor log, or is of another version.
+ *
+ * @example
+ * ```ts
+ * await checkPostgresLog(client, "arbor", "127.0.0.1:5432/test");
+ * ```
+ */
+export async function checkPostgresLog(client: ClientBase, schema: string, where: string, migrations: readonly PostgresMigration[] = POSTGRES_LOG_MIGRATIONS): Promise<void> {
+  const quoted = quoteSchema(schema);
+  const latest = migrations[migrations.length - 1]?.version ?? 0;
+  const exists = await client.query("SELECT 1 FROM pg_namespace WHERE nspname = $1", [schema]);
+  if (exists.rows.length === 0) {
+    throw new LogSchemaError(`PostgreSQL schema "${schema}" does not exist at ${where}: there is no Arbor event log there (a read-only command creates nothing). Check ARBOR_DB_SCHEMA / the schema option; the default is "arbor".`, { details: { schema, missing: true } });
+  }
+  const tables = await client.query<{ name: string }>("SELECT tablename AS name FROM pg_tables WHERE schemaname = $1", [schema]);
+  if (!tables.rows.some((row) => row.name === "arbor_migrations")) {
+    throw new LogSchemaError(`PostgreSQL schema "${schema}" at ${where} is not an Arbor event log (it has no arbor_migrations table); a read-only command creates nothing. Check ARBOR_DB_SCHEMA / the schema option.`, { details: { schema } });
+  }
+  const row = await client.query<{ version: number | null }>(`SELECT max(version) AS version FROM ${quoted}.arbor_migrations`);
+  const current = row.rows[0]?.version ?? 0;
+  if (current !== latest) {
+    throw new LogSchemaError(
+      current > latest
+        ? `PostgreSQL schema "${schema}" is an Arbor event log of schema version ${current}, newer than this build knows (${latest}); upgrade Arbor to open it. Nothing was changed.`
+        : `PostgreSQL schema "${schema}" is an Arbor event log of schema version ${current}, older than this build's ${latest}; a read-only command does not migrate it. Open it once with a writing command (e.g. arbor run) to migrate it. Nothing was changed.`,
+      { details: { schema, version: current, supported: latest } },
+    );
   }
 }

@@ -21,6 +21,15 @@
  * - metrics per `chat` call: `gen_ai.client.operation.duration` (s) and
  *   `gen_ai.client.token.usage` (tokens, `gen_ai.token.type` `input` / `output`);
  * - content only with `captureContent`; secrets redacted from every attribute and status message;
+ *   a status message is content-free unless `captureContent`: the error's class and code (a
+ *   run's `failed: <code>`, a model call's `error.type`, a tool's `<name>: <outcome>`), never the
+ *   error's text, which can quote the prompt (a provider's `400 … for <prompt>`);
+ * - a call gated for approval is not an error: its `execute_tool` span ends with
+ *   `arbor.tool.outcome` `awaiting_approval` and status unset, and the run span gets the span
+ *   event `arbor.approval.requested` (`gen_ai.tool.call.id`, `gen_ai.tool.name`); the run that
+ *   continues after the decisions (`run.started` kind `resume`) carries a span link to the run
+ *   span of each run that requested one of the decided calls (`arbor.link.type`
+ *   `approval.requested`), known from this session's telemetry in this process;
  * - telemetry never changes a run: every exporter or SDK error is swallowed.
  *
  * @example
@@ -30,7 +39,7 @@
  * telemetry.observe(agent.runEvents$);
  * ```
  */
-import { context as otelContext, ROOT_CONTEXT, SpanStatusCode, trace, metrics, type Context, type Histogram, type Span } from "@opentelemetry/api";
+import { context as otelContext, ROOT_CONTEXT, SpanStatusCode, trace, metrics, type Context, type Histogram, type Link, type Span, type SpanContext } from "@opentelemetry/api";
 import type { Observable, Subscription } from "rxjs";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.ts";
 import type { ModelClient, ModelErrorInfo, ModelRequest, ModelStreamEvent } from "../core/model-stream.ts";
@@ -140,10 +149,15 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
   const toolResults = new Map<string, ToolResultMessage>();
   let subscription: Subscription | undefined;
 
-  const start = (record: SpanRecord, parent: Context, startTime?: number): Span =>
-    tracer.startSpan(spanName(record), { kind: spanKind(record), attributes: attributes(record), ...(startTime !== undefined ? { startTime } : {}) }, parent);
-  const fail = (span: Span, message: string | undefined) =>
-    span.setStatus({ code: SpanStatusCode.ERROR, ...(message ? { message: redact(message, settings.secrets) } : {}) });
+  /** The run span that requested approval of each call still waiting for (or just given) a decision. */
+  const approvalRequesters = new Map<string, SpanContext>();
+  /** Requesting run spans of the calls decided since the last run started: the next run links to them. */
+  let decidedLinks: SpanContext[] = [];
+  const start = (record: SpanRecord, parent: Context, startTime?: number, links?: Link[]): Span =>
+    tracer.startSpan(spanName(record), { kind: spanKind(record), attributes: attributes(record), ...(startTime !== undefined ? { startTime } : {}), ...(links && links.length > 0 ? { links } : {}) }, parent);
+  /** ERROR status: `safe` (class and code, no content), or the redacted `text` when content is captured. */
+  const fail = (span: Span, safe: string, text?: string) =>
+    span.setStatus({ code: SpanStatusCode.ERROR, message: settings.captureContent && text ? redact(text, settings.secrets) : safe });
 
   /** The parent of a model call or tool: the open operation, else the run, else the caller's context. */
   const parentNow = (): Context => {
@@ -169,7 +183,9 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
       ...(event.data.model ? { provider: event.data.model.provider, requestModel: event.data.model.modelId } : {}),
       ...(settings.captureContent ? { content: {} } : {}),
     };
-    const span = start(record, parent);
+    const links: Link[] = event.data.kind === "resume" ? decidedLinks.map((context) => ({ context, attributes: { "arbor.link.type": "approval.requested" } })) : [];
+    decidedLinks = [];
+    const span = start(record, parent, undefined, links);
     if (invalid) span.setAttribute("arbor.trace_context.invalid", redact(invalid, settings.secrets));
     run = { span, context: trace.setSpan(parent, span), record, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, reasoning: 0 }, tools: new Map(), awaitingResult: new Map() };
   };
@@ -180,6 +196,7 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
     run.tools.delete(toolCallId);
     const record: SpanRecord = { ...open.record, status: data.outcome, ...(data.isError ? { errorType: data.outcome === "failed" ? "tool_error" : data.outcome } : {}) };
     if (data.isError) fail(open.span, `${data.toolName}: ${data.outcome}`);
+    else if (data.outcome === "awaiting_approval") open.span.setStatus({ code: SpanStatusCode.UNSET });
     if (settings.captureContent && !toolResults.has(toolCallId) && !flushing) {
       // The result entry is committed after `tool.ended` (batch results): end the span when it arrives, at this time.
       run.awaitingResult.set(toolCallId, { span: open.span, record, endTime: Date.now() });
@@ -234,8 +251,8 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
     };
     current.span.setAttributes(attributes(record));
     // A suspended run (waiting for a tool approval) is not a failure; its continuation is a run of its own.
-    if (data.status === "failed") fail(current.span, data.error);
-    else if (data.status === "aborted" || data.status === "interrupted") fail(current.span, data.reason);
+    if (data.status === "failed") fail(current.span, `failed: ${data.code ?? "run_failed"}`, data.error);
+    else if (data.status === "aborted" || data.status === "interrupted") fail(current.span, data.status, data.reason);
     current.span.end();
     run = undefined;
   };
@@ -281,6 +298,20 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
         }
         case "tool.ended":
           return endTool(event.data.toolCallId, event.data);
+        case "approval.requested": {
+          if (!run || event.data.runId !== run.record.runId) return;
+          run.span.addEvent("arbor.approval.requested", { "gen_ai.tool.call.id": event.data.toolCallId, "gen_ai.tool.name": event.data.toolName });
+          approvalRequesters.set(event.data.toolCallId, run.span.spanContext());
+          // The call waits for a decision: not an error, and not interrupted.
+          if (run.tools.has(event.data.toolCallId)) endTool(event.data.toolCallId, { toolName: event.data.toolName, isError: false, outcome: "awaiting_approval" });
+          return;
+        }
+        case "approval.ended": {
+          const requester = approvalRequesters.get(event.data.toolCallId);
+          approvalRequesters.delete(event.data.toolCallId);
+          if (requester && !decidedLinks.some((context) => context.spanId === requester.spanId)) decidedLinks.push(requester);
+          return;
+        }
         case "turn.ended":
           return flushAwaiting();
         default:
@@ -321,7 +352,7 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
       done.errorType = "abandoned";
     }
     span.setAttributes(attributes(done));
-    if (done.errorType) fail(span, message?.errorMessage ?? done.errorType);
+    if (done.errorType) fail(span, done.errorType, message?.errorMessage);
     span.end();
     if (run && done.usage && record.runId === run.record.runId) {
       run.usage.input += done.usage.input ?? 0;
@@ -407,7 +438,7 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
         safely(() => {
           if (!state.span) return;
           state.span.setAttribute("error.type", (error as { code?: string })?.code ?? "operation_failed");
-          fail(state.span, error instanceof Error ? error.message : String(error));
+          fail(state.span, `${error instanceof Error ? error.name : "Error"}: ${(error as { code?: string })?.code ?? "operation_failed"}`, error instanceof Error ? error.message : String(error));
           state.span.end();
         });
         throw error;

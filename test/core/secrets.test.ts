@@ -59,6 +59,21 @@ describe("createSecretRedactor", () => {
     }
   });
 
+  it("finds a URL-encoded key: encodeURIComponent with either case of escapes, + for spaces, every byte escaped", () => {
+    const key = "sk-ant/Q7x+v3L=mN0 pRs8";
+    const url = createSecretRedactor([key]);
+    const encoded = encodeURIComponent(key);
+    expect(encoded).not.toBe(key);
+    for (const form of [encoded, encoded.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()), encoded.replaceAll("%20", "+"), [...Buffer.from(key)].map((byte) => `%${byte.toString(16).padStart(2, "0")}`).join(""), [...Buffer.from(key)].map((byte) => `%${byte.toString(16).toUpperCase().padStart(2, "0")}`).join("")]) {
+      expect(url.redact(`GET /v1?key=${form}&x=1`)).toBe(`GET /v1?key=${REDACTED}&x=1`);
+    }
+    // Streamed in pieces, too.
+    const stream = createStreamRedactor(url);
+    const text = `curl https://h/?k=${encoded} done`;
+    const out = [...text].map((char) => stream.push(char)).join("") + stream.end();
+    expect(out).toBe(`curl https://h/?k=${REDACTED} done`);
+  });
+
   it("redactValue redacts every string and key and keeps unchanged objects identical", () => {
     const value = { a: [KEY, 1, { [KEY]: "x" }], b: "plain" };
     expect(redactor.redactValue(value)).toEqual({ a: [REDACTED, 1, { [REDACTED]: "x" }], b: "plain" });

@@ -3,6 +3,10 @@ import { describe, expect, it } from "vitest";
 import { HarnessConfigError, ModelConfigError } from "../../src/core/errors.ts";
 import type { ModelClient } from "../../src/core/model-stream.ts";
 import { createModelRegistry } from "../../src/harness/model-registry.ts";
+import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
+import { createHarness } from "../../src/harness/create-harness.ts";
+import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { startOpenAIServer, textResponse } from "../../src/testing/index.ts";
 
 const client: ModelClient = {
   provider: "acme",
@@ -39,5 +43,23 @@ describe("createModelRegistry", () => {
     const legacy = { specificationVersion: "v2", provider: "old", modelId: "m", doStream: async () => ({}) };
     expect(() => createModelRegistry({ old: legacy as never })).toThrow(HarnessConfigError);
     expect(() => createModelRegistry({ old: legacy as never })).toThrow(/"models\.old"/);
+  });
+
+  it("a price given in a models entry counts for an Arbor model client, as for an AI SDK model", async () => {
+    const server = await startOpenAIServer();
+    server.script(textResponse("priced", { usage: { input: 1_000, output: 500 } }));
+    const harness = await createHarness({
+      eventLog: createMemoryEventLog(),
+      models: { main: { model: createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "test", api: "chat" }), cost: { input: 2, output: 8 } } },
+      streamOptions: { maxRetries: 0 },
+    });
+    try {
+      const outcome = await harness.prompt("hello");
+      expect(outcome.lastAssistant?.usage).toMatchObject({ input: 1_000, output: 500, cost: { input: 0.002, output: 0.004, total: 0.006 } });
+      expect(harness.getStats().cost).toBeCloseTo(0.006, 9);
+    } finally {
+      await harness.close();
+      await server.close();
+    }
   });
 });

@@ -51,6 +51,8 @@ describe("pi JSONL import: bad input", () => {
     ["a header without an id", `{"type":"session","version":3}\n${U1}\n`, /no pi session header/],
     ["an empty file", "", /is empty/],
     ["an unsupported version", `{"type":"session","version":4,"id":"x"}\n${U1}\n`, /Unsupported pi session version 4/],
+    // A line nested 200,000 deep: a clear error naming the file and line, not a stack overflow.
+    ["a line nested 200,000 deep", `{"type":"session","version":3,"id":"x"}\n${U1}\n{"type":"custom","customType":"x","data":${"[".repeat(200_000)}${"]".repeat(200_000)}}\n`, /f\d+\.jsonl, line 3: the JSON nests deeper than 1000 levels/],
   ])("refuses %s with SessionImportError, creates nothing and leaves the file as it was", async (_name, text, message) => {
     const source = file(text);
     const repository = repo();

@@ -79,6 +79,8 @@ describe("the HTTP routes with two tenants", () => {
       ["stop POST", "POST", "/api/chat/<id>/stop"],
       ["session GET", "GET", "/api/sessions/<id>"],
       ["events SSE", "GET", "/api/sessions/<id>/events?from=0"],
+      ["delete", "DELETE", "/api/sessions/<id>"],
+      ["fork POST", "POST", "/api/sessions/<id>/fork", { id: "b-fork" }],
       ["approvals POST", "POST", "/api/chat", { id: "<id>", messages: [userMessage("read a"), approvalAnswer], trigger: "submit-message" }],
     ];
     const head = await log.headPosition();
@@ -86,7 +88,8 @@ describe("the HTTP routes with two tenants", () => {
       const as = (token: string, id: string) => call(token, method, path.replace("<id>", id), body === undefined ? undefined : JSON.parse(JSON.stringify(body).replace("<id>", id)));
       const wrong = await answerOf(await as("token-b", A_SESSION), A_SESSION);
       const missing = await answerOf(await as("token-b", MISSING), MISSING);
-      expect(wrong.status, label).toBe(404);
+      // A resume of a session that is not the caller's is "nothing to resume", as for a new chat.
+      expect(wrong.status, label).toBe(label === "stream GET" ? 204 : 404);
       expect(wrong, label).toEqual(missing);
       // A itself reaches it (the row tests the tenant, not the route).
       if (method === "GET") {

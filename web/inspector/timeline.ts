@@ -2,6 +2,9 @@
  * The run timeline's model, folded from the raw log events (`GET {base}/sessions/:id/events`):
  * one run per `run.started` (newest first) with its turns, tool calls (outcome, duration in ms)
  * and approvals; `run.ended` gives its status and its duration (end time minus start time, ms).
+ * A call gated for approval shows `awaiting approval`, then its decision (`approved`, `denied`,
+ * `cancelled`; the call itself runs in the resume run, its own row there); a call still
+ * `running` when its run ends takes the run's status.
  * The fold mutates one model and the view re-renders from it.
  */
 export interface LogEvent {
@@ -35,9 +38,18 @@ export class TimelineModel {
   /** Newest first. */
   readonly runs: RunView[] = [];
   private readonly byId = new Map<string, RunView>();
+  /** The latest row of each tool call id, across runs. */
+  private readonly rows = new Map<string, ToolRow>();
 
   apply(event: LogEvent): boolean {
     const data = event.data;
+    if (event.type === "approval.ended") {
+      const row = this.rows.get(data.toolCallId);
+      if (row) row.outcome = data.status;
+      const owner = event.metadata?.runId ? this.byId.get(event.metadata.runId) : undefined;
+      (owner ?? this.runs.find((run) => run.items.some((item) => "tool" in item && item.tool.toolCallId === data.toolCallId)))?.items.push({ note: `approval ${data.status}: ${data.toolName}` });
+      return true;
+    }
     if (event.type === "run.started") {
       const run: RunView = { runId: data.runId, kind: data.kind, time: event.time, start: Date.parse(event.time), status: "running", turns: 0, items: [] };
       this.byId.set(run.runId, run);
@@ -52,22 +64,30 @@ export class TimelineModel {
       case "turn.started":
         run.turns++;
         return true;
-      case "tool.started":
-        run.items.push({ tool: { toolCallId: data.toolCallId, toolName: data.toolName, outcome: "running" } });
+      case "tool.started": {
+        const row: ToolRow = { toolCallId: data.toolCallId, toolName: data.toolName, outcome: "running" };
+        run.items.push({ tool: row });
+        this.rows.set(row.toolCallId, row);
         return true;
+      }
       case "tool.ended": {
         const row = tool(data.toolCallId);
         if (row) Object.assign(row, { outcome: data.outcome, durationMs: data.durationMs, toolName: data.toolName });
-        else run.items.push({ tool: { toolCallId: data.toolCallId, toolName: data.toolName, outcome: data.outcome, durationMs: data.durationMs } });
+        else {
+          const added: ToolRow = { toolCallId: data.toolCallId, toolName: data.toolName, outcome: data.outcome, durationMs: data.durationMs };
+          run.items.push({ tool: added });
+          this.rows.set(added.toolCallId, added);
+        }
         return true;
       }
-      case "approval.requested":
+      case "approval.requested": {
+        const row = tool(data.toolCallId);
+        if (row) row.outcome = "awaiting approval";
         run.items.push({ note: `approval requested: ${data.toolName}` });
         return true;
-      case "approval.ended":
-        run.items.push({ note: `approval ${data.status}: ${data.toolName}` });
-        return true;
+      }
       case "run.ended":
+        for (const item of run.items) if ("tool" in item && item.tool.outcome === "running") item.tool.outcome = data.status;
         run.status = data.status;
         run.durationMs = Date.parse(event.time) - run.start;
         run.error = data.error;

@@ -8,7 +8,9 @@
  * lost. This transform, in front of the AI SDK's parser, routes pieces by id: a delta
  * whose non-blank `id` is new while its `index` already belongs to another call gets a
  * fresh index; a delta naming a known id gets that id's index; a delta without an id (or
- * with a blank one, as qwen sends) continues the call last seen at its index.
+ * with a blank one, as qwen sends) continues the call last seen at its index. A delta with no
+ * `index` at all (some OpenAI-compatible servers omit it; the AI SDK then fails the step) gets
+ * one: its id's, a fresh one for a new id, or, without an id, the index of the call seen last.
  *
  * Contract (ours): a byte-for-byte no-op for streams whose indexes already match their ids;
  * frames that are not JSON pass through untouched; SSE framing is preserved. Never throws.
@@ -34,7 +36,7 @@ type Chunk = { choices?: { index?: unknown; delta?: { tool_calls?: ToolCallDelta
  */
 export function distinctChatToolCallIndexes(): TransformStream<Uint8Array, Uint8Array> {
   /** Per choice: id → assigned index, wire index → the index of the call last seen there, indexes in use. */
-  const choices = new Map<unknown, { byId: Map<string, number>; current: Map<number, number>; used: Set<number> }>();
+  const choices = new Map<unknown, { byId: Map<string, number>; current: Map<number, number>; used: Set<number>; last?: number }>();
   const stateOf = (choice: unknown) => {
     let state = choices.get(choice);
     if (!state) {
@@ -44,10 +46,21 @@ export function distinctChatToolCallIndexes(): TransformStream<Uint8Array, Uint8
     return state;
   };
   const assign = (state: ReturnType<typeof stateOf>, delta: ToolCallDelta): number | undefined => {
+    const id = typeof delta.id === "string" && delta.id.trim() !== "" ? delta.id : undefined;
+    if (delta.index === undefined || delta.index === null) {
+      // No index on the wire: by id, else the call seen last.
+      let index = id === undefined ? state.last : state.byId.get(id);
+      if (index === undefined) {
+        index = state.used.size === 0 ? 0 : Math.max(...state.used) + 1;
+        if (id !== undefined) state.byId.set(id, index);
+        state.used.add(index);
+      }
+      state.last = index;
+      return index;
+    }
     if (typeof delta.index !== "number") return undefined;
     const wire = delta.index;
-    const id = typeof delta.id === "string" && delta.id.trim() !== "" ? delta.id : undefined;
-    if (id === undefined) return state.current.get(wire) ?? wire;
+    if (id === undefined) return (state.last = state.current.get(wire) ?? wire);
     let index = state.byId.get(id);
     if (index === undefined) {
       index = state.current.has(wire) || state.used.has(wire) ? Math.max(...state.used) + 1 : wire;
@@ -55,6 +68,7 @@ export function distinctChatToolCallIndexes(): TransformStream<Uint8Array, Uint8
       state.used.add(index);
     }
     state.current.set(wire, index);
+    state.last = index;
     return index;
   };
   const edit = (payload: unknown): unknown => {

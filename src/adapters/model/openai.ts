@@ -234,10 +234,24 @@ export function defaultOpenAIWire(baseURL: string | undefined): "chat" | "respon
   return baseURL !== undefined && baseURL !== "" ? "chat" : "responses";
 }
 
+/** Refuses a `baseURL` every request would fail on (empty, relative, not http(s)). */
+function checkBaseURL(baseURL: unknown): void {
+  let parsed: URL | undefined;
+  try {
+    parsed = typeof baseURL === "string" && baseURL.trim() !== "" ? new URL(baseURL) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (parsed?.protocol !== "http:" && parsed?.protocol !== "https:") {
+    throw new ModelConfigError(`createOpenAIModel: \`baseURL\` must be an absolute http(s) URL such as "http://127.0.0.1:8080/v1", or left out for OPENAI_BASE_URL / the OpenAI API; got ${JSON.stringify(baseURL)}.`);
+  }
+}
+
 /**
  * Create an OpenAI (or OpenAI-compatible) model client over `@ai-sdk/openai`.
  * Throws {@link ModelConfigError} (code `MODEL_CONFIG_INVALID`) only for a missing
- * `modelId` or an unknown `api`; a missing API key is reported per call instead. Without `api`,
+ * `modelId`, an unknown `api`, or a `baseURL` that is not an absolute `http:`/`https:` URL (an
+ * empty string included); a missing API key is reported per call instead. Without `api`,
  * the wire is {@link defaultOpenAIWire}'s (Chat Completions when a base URL is given).
  *
  * @example
@@ -249,6 +263,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   if (typeof options?.modelId !== "string" || options.modelId.trim() === "") {
     throw new ModelConfigError("createOpenAIModel: `modelId` must be a non-empty string, e.g. \"gpt-4o-mini\".");
   }
+  if (options.baseURL !== undefined) checkBaseURL(options.baseURL);
   const wire = options.api ?? defaultOpenAIWire(options.baseURL ?? process.env.OPENAI_BASE_URL);
   if (wire !== "chat" && wire !== "responses") {
     throw new ModelConfigError(`createOpenAIModel: \`api\` must be "chat" or "responses", got ${JSON.stringify(options.api)}.`);

@@ -75,17 +75,29 @@ export function toUsage(usage: LanguageModelV3Usage | undefined, cost?: ModelCos
   if (input === null && inputTotal !== null) input = Math.max(0, inputTotal - (cacheRead ?? 0) - (cacheWrite ?? 0));
   const totalTokens = input !== null && output !== null ? input + output + (cacheRead ?? 0) + (cacheWrite ?? 0) : null;
   const result: Usage = { input, output, cacheRead, cacheWrite, totalTokens };
-  if (cost && input !== null && output !== null) {
-    const perToken = (price: number | undefined, tokens: number | null) => ((price ?? 0) / 1_000_000) * (tokens ?? 0);
-    const parts = {
-      input: perToken(cost.input, input),
-      output: perToken(cost.output, output),
-      cacheRead: perToken(cost.cacheRead, cacheRead),
-      cacheWrite: perToken(cost.cacheWrite, cacheWrite),
-    };
-    result.cost = { ...parts, total: parts.input + parts.output + parts.cacheRead + parts.cacheWrite };
-  }
-  return result;
+  return cost ? priceUsage(result, cost) : result;
+}
+
+/**
+ * `usage` with its `cost` computed from its counts and `cost`'s prices (replacing any cost it had);
+ * `usage` itself when input or output is unknown.
+ *
+ * @example
+ * ```ts
+ * priceUsage({ input: 1_000_000, output: 0, cacheRead: null, cacheWrite: null, totalTokens: 1_000_000 }, { input: 2, output: 8 }).cost?.total; // 2
+ * ```
+ */
+export function priceUsage(usage: Usage, cost: ModelCost): Usage {
+  const { input, output, cacheRead, cacheWrite } = usage;
+  if (input === null || output === null || input === undefined || output === undefined) return usage;
+  const perToken = (price: number | undefined, tokens: number | null | undefined) => ((price ?? 0) / 1_000_000) * (tokens ?? 0);
+  const parts = {
+    input: perToken(cost.input, input),
+    output: perToken(cost.output, output),
+    cacheRead: perToken(cost.cacheRead, cacheRead),
+    cacheWrite: perToken(cost.cacheWrite, cacheWrite),
+  };
+  return { ...usage, cost: { ...parts, total: parts.input + parts.output + parts.cacheRead + parts.cacheWrite } };
 }
 
 interface Counts {

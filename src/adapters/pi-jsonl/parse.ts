@@ -12,7 +12,10 @@
  *   (`not_an_object`) and never becomes an entry;
  * - the header is the FIRST non-blank line and must be `{"type":"session","id":<string>}`;
  *   otherwise `SessionImportError` (pi treats such files as empty and later overwrites them);
- * - never throws for anything but a missing or corrupt header; never touches the file system.
+ * - a line whose JSON nests deeper than {@link MAX_LINE_DEPTH} arrays and objects is a
+ *   `SessionImportError` naming the file and line (ours: later steps walk values recursively and
+ *   would fail with a bare stack overflow); nothing is imported;
+ * - never throws for anything but a missing or corrupt header or a too-deep line; never touches the file system.
  *
  * @example
  * ```ts
@@ -68,6 +71,21 @@ export interface ParsedPiFile {
   diagnostics: ImportDiagnostic[];
 }
 
+/** The deepest nesting of arrays and objects a line may have (real pi entries stay far below it). */
+export const MAX_LINE_DEPTH = 1_000;
+
+/** True when `value` nests deeper than `limit` (an iterative walk: no recursion on deep input). */
+function nestsDeeperThan(value: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[value, 1]];
+  while (stack.length > 0) {
+    const [item, depth] = stack.pop()!;
+    if (typeof item !== "object" || item === null) continue;
+    if (depth > limit) return true;
+    for (const child of Array.isArray(item) ? item : Object.values(item)) if (typeof child === "object" && child !== null) stack.push([child, depth + 1]);
+  }
+  return false;
+}
+
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -107,6 +125,9 @@ export function parsePiJsonl(text: string, source = "the session file"): ParsedP
       }
       diagnostics.push({ kind: "unparseable_line", line, message: `Line ${line} is not valid JSON (${(error as Error).message}); skipped.` });
       return;
+    }
+    if (nestsDeeperThan(value, MAX_LINE_DEPTH)) {
+      throw new SessionImportError(`${source}, line ${line}: the JSON nests deeper than ${MAX_LINE_DEPTH} levels of arrays and objects, which no pi entry does. Nothing was imported.`, { details: { line, maxDepth: MAX_LINE_DEPTH } });
     }
     if (!header) {
       if (!isObject(value) || value.type !== "session" || typeof value.id !== "string") {
