@@ -48,6 +48,8 @@ export {
   type RunOutcome,
   type AgentStateSnapshot,
   type Agent,
+  type Durability,
+  type ResumeRunOptions,
 } from "../machines/agent-types.ts";
 export {
   listPendingApprovals,
@@ -67,6 +69,9 @@ export {
   ApprovalConflictError,
   ApprovalNotFoundError,
   ApprovalPendingError,
+  NothingToResumeError,
+  RunOwnedError,
+  LeaseLostError,
 } from "../core/errors.ts";
 export {
   createArborInspector,

@@ -20,6 +20,8 @@ export {
   type AgentTool,
   type DefineToolOptions,
   type ApprovalCheckContext,
+  type ToolExecutionMode,
+  type ToolReplayPolicy,
 } from "../core/tools.ts";
 export {
   type ToolProcess,

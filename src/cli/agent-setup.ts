@@ -33,6 +33,7 @@ import { CliError } from "./cli-error.ts";
 import { toolEnvOptions, type ToolFlags } from "./tool-flags.ts";
 import { settingsSecrets, type ResolvedModelSettings } from "./config.ts";
 import type { CliStore } from "./store-context.ts";
+import type { Durability } from "../machines/agent-types.ts";
 import { loadCliTelemetry } from "./otel-exporter.ts";
 
 /** What the model commands need. */
@@ -97,6 +98,8 @@ export async function createCliHarness(input: {
   compaction?: { keepRecentTokens?: number };
   /** `--approve` tool names (or `all`): their calls need a decision before they run. */
   requireApproval?: readonly string[] | "all";
+  /** `arbor resume`: the session's unfinished run is continued, not closed (`docs/durability.md`). */
+  durability?: Durability;
 }): Promise<CliHarness> {
   const cwd = resolve(input.cwd);
   if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
@@ -122,6 +125,7 @@ export async function createCliHarness(input: {
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
     ...(input.compaction ? { compaction: input.compaction } : {}),
     ...(input.requireApproval !== undefined ? { requireApproval: input.requireApproval } : {}),
+    ...(input.durability !== undefined ? { durability: input.durability } : {}),
     // The key and a URL password (and their encodings) never reach the model, its requests or the
     // log: tool output, streamed deltas and requests are redacted (the CLI's log redacts them too).
     secrets,

@@ -43,6 +43,7 @@ import type { SessionHandle, SessionRepository } from "../store/session-types.ts
 import { SessionNotFoundError } from "../core/errors.ts";
 import { CliError } from "./cli-error.ts";
 import { isPostgresUrl, resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
 
 /** The custom entry type recording the endpoint a session last ran against (no key). */
 export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
@@ -110,7 +111,7 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
   };
   /** A full session id opens directly, without listing every session (opening costs O(the context)). */
   const openExact = async (reference: string): Promise<SessionHandle | undefined> => {
-    if (reference === "latest" || (await log.streamVersion(`session-${reference}`)) === 0) return undefined;
+    if (reference === "latest" || (await log.streamVersion(sessionStreamId(reference))) === 0) return undefined;
     try {
       return await repo.open(reference);
     } catch (error) {
@@ -135,7 +136,7 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
       const id = exact?.id ?? (await resolveSessionId(reference));
       const session = exact ?? (await repo.open(id));
       // The opened view's activity projection says whether its last run is live (no second read).
-      await assertNoLiveRun(log, `session-${id}`, session.view.activity);
+      await assertNoLiveRun(log, sessionStreamId(id), session.view.activity);
       return session;
     },
     close: async () => {

@@ -183,6 +183,38 @@ export const LogClosedError = defineError("LOG_CLOSED", "LogClosedError");
  */
 export const SessionBusyError = defineError("SESSION_BUSY", "SessionBusyError");
 /**
+ * `resume()` found no run to continue (code `NOTHING_TO_RESUME`): the session's last run has
+ * ended, or it has none (`docs/durability.md`).
+ *
+ * @example
+ * ```ts
+ * await harness.resume(id).catch((error) => { if (!NothingToResumeError.isInstance(error)) throw error; });
+ * ```
+ */
+export const NothingToResumeError = defineError("NOTHING_TO_RESUME", "NothingToResumeError");
+/**
+ * `resume()` found the run owned by a live process whose lease has not expired (code
+ * `RUN_OWNED`); `details` carry `runId` and, when known, `expiresAt` (ms since the epoch).
+ * Retry after the lease's TTL (`docs/durability.md`).
+ *
+ * @example
+ * ```ts
+ * await harness.resume(id).catch((error) => { if (RunOwnedError.isInstance(error)) setTimeout(retry, 5_000); });
+ * ```
+ */
+export const RunOwnedError = defineError("RUN_OWNED", "RunOwnedError");
+/**
+ * A writer that lost its run's lease tried to append (code `LEASE_LOST`): another process may
+ * have taken the run over, so nothing is written and the run's tools are aborted
+ * (`docs/durability.md`, "Leases and fencing").
+ *
+ * @example
+ * ```ts
+ * if (outcome.code === LeaseLostError.code) console.log("another process took this run over");
+ * ```
+ */
+export const LeaseLostError = defineError("LEASE_LOST", "LeaseLostError");
+/**
  * No session with that id (code `SESSION_NOT_FOUND`).
  *
  * @example

@@ -39,9 +39,36 @@ export interface ToolResult<Details = unknown> {
   isError?: boolean;
 }
 
+/**
+ * How a batch of tool calls runs: all at once, or one after the other (a tool's
+ * `executionMode`, the harness's `toolExecution`).
+ *
+ * @example
+ * ```ts
+ * const mode: ToolExecutionMode = "sequential";
+ * ```
+ */
+export type ToolExecutionMode = "parallel" | "sequential";
+
+/**
+ * A tool's replay policy when a run is continued by another process (`docs/durability.md`).
+ *
+ * @example
+ * ```ts
+ * const policy: ToolReplayPolicy = "safe";
+ * ```
+ */
+export type ToolReplayPolicy = "safe" | "unsafe";
+
 /** What `execute` receives besides its arguments. */
 export interface ToolExecuteContext<Context = unknown> {
   toolCallId: string;
+  /**
+   * The call's idempotency key (its call id): the same on every execution of the call, also
+   * when a `replay: "safe"` tool is run again by the process that continues an interrupted run
+   * (`docs/durability.md`). A tool with effects outside the process dedupes them by this key.
+   */
+  idempotencyKey: string;
   /** Aborts on run abort or tool timeout. */
   signal: AbortSignal;
   /** Streams a partial result (logged as `tool.updated`). */
@@ -91,7 +118,14 @@ export interface AgentTool<Args = Record<string, unknown>, Details = unknown, Co
   prepareArguments?: (raw: unknown) => unknown;
   /** Validates prepared arguments; the message names the failing field. */
   validate: (args: unknown) => ToolValidation<Args>;
-  executionMode?: "sequential" | "parallel";
+  executionMode?: ToolExecutionMode;
+  /**
+   * What a process that continues an interrupted run does with a call of this tool that was in
+   * flight when its owner stopped (ours, `docs/durability.md`): `"safe"` runs it again with the
+   * same `context.idempotencyKey`; `"unsafe"` (the default) gives it the `interrupted` result
+   * and the model goes on.
+   */
+  replay?: ToolReplayPolicy;
   /** Timeout of one execution in ms (ours). Undefined = none. */
   timeoutMs?: number;
   /**

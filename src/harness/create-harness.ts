@@ -58,6 +58,7 @@ import { HarnessConfigError, InvalidStateError, ToolDefinitionError } from "../c
 import type { ModelClient } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
 import { createAgent } from "../machines/agent.ts";
+import type { Durability, ResumeRunOptions, RunOutcome } from "../machines/agent-types.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { isArborEventType, type ArborEventHandler, type ArborEventType } from "../store/events/catalogue.ts";
 import { createRedactingEventLog } from "../store/redacting-event-log.ts";
@@ -100,6 +101,23 @@ export interface AgentHarness extends HarnessSession {
    * replace the harness's for this session only (typed agents use them, `src/agents/`).
    */
   createSession(options?: CreateSessionOptions): Promise<HarnessSession>;
+  /**
+   * Continues session `sessionId`'s unfinished run from the log alone, also in a process that
+   * never saw it (durable execution, `docs/durability.md`): opens the session here (as
+   * `openSession`), logs `run.resumed` with the previous owner and `options.reason`, and runs
+   * the loop on from where the log says it stopped. Resolves with the run's outcome, as
+   * `prompt()` does (a run whose calls wait for approval resolves `suspended`).
+   * Rejects with `NothingToResumeError` (code `NOTHING_TO_RESUME`: no unfinished run),
+   * `RunOwnedError` (`RUN_OWNED`: a live process holds the run's lease; retry after its TTL),
+   * `SessionNotFoundError`, `SessionBusyError` (this process is running something else there).
+   *
+   * @example
+   * ```ts
+   * const outcome = await harness.resume(sessionId, { reason: "replica b took over" });
+   * console.log(outcome.status); // "done"
+   * ```
+   */
+  resume(sessionId: string, options?: ResumeRunOptions): Promise<RunOutcome>;
   /**
    * Registers a hook handler on every session of this harness: the open ones and those opened
    * later (after their option handlers). A session's own `on()` affects that session only.
@@ -236,8 +254,8 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
   /** The live (not disposed) session per id, or its opening: a second open returns it. */
   const live = new Map<string, Promise<HarnessSession>>();
   const cwdOf = (handle: SessionHandle) => options.cwd ?? handle.view.info.cwd ?? process.cwd();
-  const open = async (handle: SessionHandle, overrides: Omit<CreateSessionOptions, "cwd" | "metadata"> = {}): Promise<HarnessSession> => {
-    let sessionOptions = options;
+  const open = async (handle: SessionHandle, overrides: Omit<CreateSessionOptions, "cwd" | "metadata"> = {}, durability?: Durability): Promise<HarnessSession> => {
+    let sessionOptions = durability ? { ...options, durability } : options;
     let sessionRegistry = registry;
     let sessionTools = tools;
     if (overrides.systemPrompt !== undefined) sessionOptions = { ...sessionOptions, systemPrompt: overrides.systemPrompt };
@@ -312,6 +330,18 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       live.set(id, opening);
       opening.catch(() => live.delete(id));
       return opening;
+    },
+    async resume(id, resumeOptions) {
+      if (!repository) throw new HarnessConfigError('resume(): the harness was given a bare session; pass "repository" or "eventLog" to resume others.', { details: { field: "session" } });
+      if (closed) throw new InvalidStateError("resume(): the harness is closed.");
+      let opening = id === primary.id ? Promise.resolve<HarnessSession>(harness) : live.get(id);
+      if (!opening) {
+        // Opened to continue: recovery leaves the run open for the continuation (whatever the harness's durability).
+        opening = repository.open(id).then((handle) => open(handle, {}, "continue"));
+        live.set(id, opening);
+        opening.catch(() => live.delete(id));
+      }
+      return (await opening).resumeRun(resumeOptions);
     },
     async createSession(createOptions = {}) {
       if (!repository) throw new HarnessConfigError('createSession(): the harness was given a bare session; pass "repository" or "eventLog" to create others.', { details: { field: "session" } });

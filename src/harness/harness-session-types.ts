@@ -16,7 +16,7 @@ import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
 import type { Skill } from "../adapters/skills/types.ts";
 import type { CompactionEntry, CustomEntry } from "../core/entries.ts";
 import type { AgentMessage, ImageContent, TextContent, ThinkingLevel } from "../core/messages.ts";
-import type { Agent, AgentStateSnapshot, RunOutcome } from "../machines/agent-types.ts";
+import type { Agent, AgentStateSnapshot, ResumeRunOptions, RunOutcome } from "../machines/agent-types.ts";
 import type { ApprovalDecisionResult, PendingApproval } from "../machines/approval-fold.ts";
 import type { AuditEvent } from "../store/events/audit.ts";
 import type { ArborEvent, ArborEventHandler, ArborEventType } from "../store/events/catalogue.ts";
@@ -96,6 +96,12 @@ export interface HarnessSession {
   followUp(message: string | AgentMessage): void;
   /** Continues from the context; after approval decisions it resumes the suspended run (see `Agent.continue`). */
   continue(options?: PromptOptions): Promise<RunOutcome>;
+  /**
+   * Continues this session's unfinished run from the log (durable execution,
+   * `docs/durability.md`; see `Agent.resumeRun`): resolves with the run's outcome; rejects with
+   * `NothingToResumeError` or `RunOwnedError` (codes `NOTHING_TO_RESUME`, `RUN_OWNED`).
+   */
+  resumeRun(options?: ResumeRunOptions): Promise<RunOutcome>;
   /**
    * Approves a tool call waiting for approval (ours, issue 13; `docs/approval.md`): logs
    * `approval.ended { status: "approved" }`; the call runs exactly once at the next

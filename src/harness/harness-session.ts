@@ -186,6 +186,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     toolExecution: options.toolExecution,
     ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
     ...(options.requireApproval !== undefined ? { requireApproval: options.requireApproval } : {}),
+    ...(options.durability !== undefined ? { durability: options.durability } : {}),
     retry,
     hooks: { ...loopHooks, ...compactionHooks },
     toolContext: options.toolContext,
@@ -268,6 +269,11 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     async continue(continueOptions) {
       telemetry?.nextRun(continueOptions, otelContext.active());
       const outcome = await agent.continue();
+      await settle();
+      return outcome;
+    },
+    async resumeRun(resumeOptions) {
+      const outcome = await agent.resumeRun(resumeOptions);
       await settle();
       return outcome;
     },

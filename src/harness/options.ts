@@ -23,8 +23,8 @@ import { HarnessConfigError } from "../core/errors.ts";
 import type { ImageContent, ThinkingLevel } from "../core/messages.ts";
 import { THINKING_LEVELS } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
-import type { AgentTool } from "../core/tools.ts";
-import type { QueueMode, RetrySettings } from "../machines/agent-types.ts";
+import type { AgentTool, ToolExecutionMode } from "../core/tools.ts";
+import type { Durability, QueueMode, RetrySettings } from "../machines/agent-types.ts";
 import type { Skill } from "../adapters/skills/types.ts";
 import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
 import { resolveCompactionSettings, type CompactionSettingsInput } from "../compaction/settings.ts";
@@ -149,7 +149,7 @@ export interface AgentHarnessOptions {
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   /** Default "parallel" (pi). */
-  toolExecution?: "parallel" | "sequential";
+  toolExecution?: ToolExecutionMode;
   /** At most this many tool calls of one model response run (default 128); the rest get an error result. */
   maxToolCallsPerResponse?: number;
   /**
@@ -158,6 +158,14 @@ export interface AgentHarnessOptions {
    * `session.approve()` / `deny()`, then `continue()`. See `docs/approval.md`.
    */
   requireApproval?: readonly string[] | "all";
+  /**
+   * What happens to a run whose process stopped mid-run (`docs/durability.md`): `"interrupt"`
+   * (the default; the CLI's `arbor run`) closes it as `interrupted` when its session is opened
+   * again; `"continue"` continues it from the log when the session is opened here (the
+   * continuation starts by itself; `harness.resume(id)` resolves with its outcome). Tools decide
+   * what happens to their in-flight calls with `replay: "safe" | "unsafe"`.
+   */
+  durability?: Durability;
   /**
    * XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`), or
    * a `createMachineStates()` recorder: each session's agent then gets that recorder's observer
@@ -292,6 +300,7 @@ export const agentHarnessOptionsSchema = z
     toolExecution: z.enum(["parallel", "sequential"]).optional(),
     maxToolCallsPerResponse: z.number().int().min(1).optional(),
     requireApproval: z.union([z.literal("all"), z.array(z.string().min(1))]).optional(),
+    durability: z.enum(["continue", "interrupt"]).optional(),
     inspect: z.union([inspectObserver, z.array(inspectObserver)]).optional(),
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     secrets: z.array(z.string()).optional(),

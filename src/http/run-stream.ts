@@ -22,11 +22,12 @@ import type { UIMessageChunk } from "ai";
 import { concatMap, from, Observable, scan, takeWhile } from "rxjs";
 import type { EventLog } from "../store/event-log.ts";
 import { arborEvents, isEventOfType } from "../store/events/catalogue.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
 import { DEFAULT_TENANT } from "./auth.ts";
 import { initialRunProjection, projectRunEvent, type RunProjectionStep } from "./ui-projection.ts";
 
 /** The stream id of a session (as the repository names it). */
-export const sessionStream = (sessionId: string) => `session-${sessionId}`;
+export const sessionStream = sessionStreamId;
 
 /**
  * The tenant of a session, or undefined when the session does not exist.

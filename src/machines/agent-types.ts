@@ -22,7 +22,7 @@
 import type { Observable } from "rxjs";
 import type { AgentMessage, AssistantMessage, ThinkingLevel } from "../core/messages.ts";
 import type { ModelClient, ModelRequest } from "../core/model-stream.ts";
-import type { AgentTool, ToolResult } from "../core/tools.ts";
+import type { AgentTool, ToolExecutionMode, ToolResult } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { AuditEvent } from "../store/events/audit.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
@@ -104,7 +104,7 @@ export interface AgentOptions {
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   /** Default "parallel". Source: pi. */
-  toolExecution?: "parallel" | "sequential";
+  toolExecution?: ToolExecutionMode;
   /**
    * At most this many tool calls of one assistant message run (default 128, ours); the calls
    * after them get an error result saying they were not run. Bounds the work one response can
@@ -126,6 +126,37 @@ export interface AgentOptions {
    * `"all"`; in addition to each tool's own `needsApproval`. See `docs/approval.md`.
    */
   requireApproval?: readonly string[] | "all";
+  /**
+   * What happens to a run whose process stopped (`docs/durability.md`): `"interrupt"` (the
+   * default) closes it as `interrupted` when the session is opened again; `"continue"` continues
+   * it from the log in this process (the agent starts the continuation once it is ready; its
+   * outcome is what {@link Agent.resumeRun} resolves with).
+   */
+  durability?: Durability;
+}
+
+/**
+ * What a process does with an unfinished run whose owner stopped: close it (`"interrupt"`) or
+ * continue it from the log (`"continue"`). See `docs/durability.md`.
+ *
+ * @example
+ * ```ts
+ * const durability: Durability = "continue";
+ * ```
+ */
+export type Durability = "continue" | "interrupt";
+
+/**
+ * Options of {@link Agent.resumeRun}.
+ *
+ * @example
+ * ```ts
+ * await agent.resumeRun({ reason: "deploy restarted the service" });
+ * ```
+ */
+export interface ResumeRunOptions {
+  /** Why the run is taken over; logged in `run.resumed` (default: its owner stopped). */
+  reason?: string;
 }
 
 /** How a run ended. */
@@ -186,6 +217,18 @@ export interface Agent extends SessionActor {
    * still waits for a decision.
    */
   continue(): Promise<RunOutcome>;
+  /**
+   * Continues the session's unfinished run from the log (durable execution, `docs/durability.md`),
+   * in a process that may never have seen it: logs `run.resumed` (previous owner, reason), closes
+   * a partial assistant message, runs in-flight calls of `replay: "safe"` tools again with the
+   * same idempotency key, gives in-flight calls of other tools the `interrupted` result, then
+   * goes on with the loop under the same run id. Resolves with the run's outcome like
+   * `prompt()`; a run whose calls wait for approval is closed `suspended` and resolves so.
+   * While a continuation of this run is already going on here, resolves with its outcome.
+   * Rejects with `NothingToResumeError` (no unfinished run), `RunOwnedError` (a live process
+   * holds the run), `SessionBusyError` (something else holds the slot).
+   */
+  resumeRun(options?: ResumeRunOptions): Promise<RunOutcome>;
   /**
    * Approves a call waiting for approval (ours, issue 13): logs `approval.ended { status:
    * "approved" }`; the call runs at the next `continue()`, in this or any process. The same

@@ -13,7 +13,7 @@
  *   view's activity projection, not recorded again);
  * - owns the agent's settings (`agent-settings.ts`: model, tools, active tools, thinking
  *   level); `SETTINGS.SET` changes them in any state, effective at the next model call;
- * - `PROMPT` / `CONTINUE` / `OPERATE` are accepted only in `idle` (elsewhere they are
+ * - `PROMPT` / `CONTINUE` / `TAKEOVER` (continue the open run from the log, `continuation.ts`) / `OPERATE` are accepted only in `idle` (elsewhere they are
  *   ignored: callers check the slot first and throw `SessionBusyError`); `preparing`
  *   invokes the keyed actor `prepareRun` (waits for recovery, builds the run's input, may
  *   refuse a continue), then `running` invokes exactly one run actor (id `run`, typed
@@ -75,6 +75,17 @@ export interface AgentMachineInput {
 }
 
 /**
+ * What a run request asks for: a prompt, a continue, the resume after approval decisions, or
+ * the takeover of an unfinished run from the log (durable execution).
+ *
+ * @example
+ * ```ts
+ * const kind: RunRequestKind = "takeover";
+ * ```
+ */
+export type RunRequestKind = "prompt" | "continue" | "resume" | "takeover";
+
+/**
  * Input of the `prepareRun` actor.
  *
  * @example
@@ -84,7 +95,10 @@ export interface AgentMachineInput {
  */
 export interface PrepareRunInput {
   runId: string;
-  kind: "prompt" | "continue" | "resume";
+  /** `takeover`: continue the session's open run `runId` from the log (`continuation.ts`). */
+  kind: RunRequestKind;
+  /** `takeover` only: why (logged in `run.resumed`). */
+  reason?: string;
   /** `resume` only: close every waiting call unrun and end the run aborted. */
   abort?: { reason?: string };
   prompts: AgentMessage[];
@@ -120,6 +134,7 @@ export interface PrepareRunOutput {
 export type AgentEvent =
   | { type: "PROMPT"; runId: string; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]> }
   | { type: "CONTINUE"; runId: string }
+  | { type: "TAKEOVER"; runId: string; reason?: string }
   | { type: "STEER"; message: AgentMessage; passive?: boolean }
   | { type: "FOLLOW_UP"; message: AgentMessage }
   | { type: "CLEAR"; queue: QueueName | "all" }
@@ -178,7 +193,7 @@ interface AgentContext {
   passive: AgentMessage[];
   steeringMode: QueueMode;
   followUpMode: QueueMode;
-  request?: { runId: string; kind: "prompt" | "continue" | "resume"; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]>; abort?: { reason?: string } };
+  request?: { runId: string; kind: RunRequestKind; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]>; abort?: { reason?: string }; reason?: string };
   runInput?: RunInput;
   abortPending?: string | true;
   operation?: OperationInput;
@@ -323,6 +338,10 @@ export const agentMachine = setup({
         CONTINUE: {
           target: "preparing",
           actions: assign({ request: ({ event }) => ({ runId: event.runId, kind: "continue" as const, prompts: [] }) }),
+        },
+        TAKEOVER: {
+          target: "preparing",
+          actions: assign({ request: ({ event }) => ({ runId: event.runId, kind: "takeover" as const, prompts: [], ...(event.reason !== undefined ? { reason: event.reason } : {}) }) }),
         },
         "APPROVAL.AWAIT": "awaiting-approval",
       },

@@ -50,13 +50,13 @@ import { v7 as uuidv7 } from "uuid";
 import { BehaviorSubject, defer, Subject } from "rxjs";
 import { createActor, fromPromise } from "xstate";
 import { convertToLlm } from "../core/convert-to-llm.ts";
-import { ApprovalPendingError, ArborError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
+import { ApprovalPendingError, ArborError, InvalidStateError, NothingToResumeError, RunOwnedError, SessionBusyError } from "../core/errors.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import type { ModelRequest } from "../core/model-stream.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import { toAuditEvents } from "../store/events/audit.ts";
 import { isArborEvent, type ArborEvent } from "../store/events/catalogue.ts";
-import type { Agent, AgentOptions, AgentStateSnapshot, RunOutcome } from "./agent-types.ts";
+import type { Agent, AgentOptions, AgentStateSnapshot, ResumeRunOptions, RunOutcome } from "./agent-types.ts";
 import { agentSettings, type AgentSettings } from "./agent-settings.ts";
 import { agentMachine, drainCount, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
 import { approvalsOf, openApprovals, type ApprovalRecord } from "./approval-fold.ts";
@@ -64,7 +64,9 @@ import { listPendingApprovals, recordApprovalDecision } from "./approvals.ts";
 import { errorMessageOf, toAgentMessages, toolCallsOf } from "./loop-messages.ts";
 import { resolveRetrySettings } from "./loop-retry.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
-import { recoverSession } from "./recovery.ts";
+import { recoverSession, type RecoveryReport } from "./recovery.ts";
+import { OWNER_STOPPED_REASON, planContinuation } from "./continuation.ts";
+import { findLiveStreamRun } from "./run-lease.ts";
 import { runningCalls, type ResumeDecision } from "./run-batch.ts";
 import { createRunOwnership } from "./run-ownership.ts";
 import { entryEvent } from "./run-records.ts";
@@ -123,7 +125,9 @@ function createEagerAgent(options: AgentOptions): Agent {
   let events: Agent["events$"] | undefined;
   let audit: Agent["auditEvents$"] | undefined;
   const requireApproval: readonly string[] | "all" = options.requireApproval ?? [];
-  const settled = new Map<string, { resolve: (outcome: RunOutcome) => void; reject: (error: unknown) => void }>();
+  // The callers waiting for each run's outcome (a continuation can have several: the agent's own and resumeRun()'s).
+  const settled = new Map<string, { resolve: (outcome: RunOutcome) => void; reject: (error: unknown) => void }[]>();
+  const durability = options.durability ?? "interrupt";
 
   const modelInfo = () => ({ ...settingsNow().model });
   const activeTools = () => [...settingsNow().tools.values()].filter((tool) => isActive(tool.name));
@@ -180,13 +184,22 @@ function createEagerAgent(options: AgentOptions): Agent {
     return request;
   };
 
-  let liveAtOpen = false;
-  // Recovery first (queues restored from the log, then an unfinished run closed); runs wait for it.
+  // Recovery first (queues restored from the log, then an unfinished run closed, or continued
+  // with `durability: "continue"`); runs wait for it.
   const ready = (async () => {
-    liveAtOpen = (await recoverSession(session, recordNow)).liveRun !== undefined;
+    const report = await recoverSession(session, recordNow, { durability });
     await syncApprovals();
+    if (report.resumable) continueAtOpen(report);
   })();
   ready.catch(() => undefined);
+  /** Starts the continuation of the run recovery left open; its outcome goes to resumeRun()'s callers, a refusal to the state's error. */
+  function continueAtOpen(report: RecoveryReport) {
+    const runId = report.resumable!.runId;
+    start({ type: "TAKEOVER" }, runId).catch((error: unknown) => {
+      lastError = errorMessageOf(error);
+      scheduleState();
+    });
+  }
 
   /** The open approvals of the log (after catching up with other processes' writes when idle). */
   const openInLog = async (): Promise<ApprovalRecord[]> => openApprovals(approvalsOf(session.view.activity));
@@ -211,7 +224,7 @@ function createEagerAgent(options: AgentOptions): Agent {
     await session.refresh();
     current = newWriter();
     lastError = undefined;
-    liveAtOpen = (await recoverSession(session, recordNow)).liveRun !== undefined;
+    await recoverSession(session, recordNow);
     await syncApprovals();
     scheduleState();
   };
@@ -220,9 +233,10 @@ function createEagerAgent(options: AgentOptions): Agent {
     await ready;
     await runOwnership.take();
     if (writerNow().failure !== undefined) await reload();
-    if (liveAtOpen) {
-      // The session was opened while another live process ran it: refuse until that
-      // run ends or its process is gone (then recover it now).
+    if (input.kind === "takeover") return prepareTakeover(input);
+    if (session.view.activity.openRun) {
+      // The log holds an unfinished run (another live process runs it, or its process is gone
+      // and nobody continued it): refuse while it is live, else close it now (interrupted).
       const report = await recoverSession(session, recordNow);
       if (report.liveRun) {
         throw new SessionBusyError(
@@ -230,7 +244,6 @@ function createEagerAgent(options: AgentOptions): Agent {
           { details: { runId: report.liveRun.runId, owner: report.liveRun.owner } },
         );
       }
-      liveAtOpen = false;
     }
     if (input.kind === "resume") {
       // Decisions may come from another process: catch up with the log first.
@@ -240,16 +253,9 @@ function createEagerAgent(options: AgentOptions): Agent {
     const prompts = input.prepare ? await input.prepare() : input.prompts;
     const context = session.view.buildContext();
     const base = {
-      runId: input.runId,
-      kind: input.kind,
+      ...runBase(input.runId),
+      kind: input.kind as "prompt" | "continue" | "resume",
       messages: context.messages,
-      toolExecution: options.toolExecution ?? "parallel",
-      ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
-      sequentialTools: [...settingsNow().tools.values()].filter((tool) => tool.executionMode === "sequential").map((tool) => tool.name),
-      retry,
-      model: modelInfo(),
-      hasBetweenTurns: hooks.betweenTurns !== undefined,
-      hasOverflowHook: hooks.onContextOverflow !== undefined,
     } as const;
     const settings: NewEvent[] = [];
     const scope = { runId: input.runId };
@@ -291,6 +297,52 @@ function createEagerAgent(options: AgentOptions): Agent {
     }
     return { input: { ...base, prompts: [] } };
   });
+
+  /** The run input every kind of run shares: the loop's settings now. */
+  function runBase(runId: string) {
+    return {
+      runId,
+      toolExecution: options.toolExecution ?? "parallel",
+      ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
+      sequentialTools: [...settingsNow().tools.values()].filter((tool) => tool.executionMode === "sequential").map((tool) => tool.name),
+      retry,
+      model: modelInfo(),
+      hasBetweenTurns: hooks.betweenTurns !== undefined,
+      hasOverflowHook: hooks.onContextOverflow !== undefined,
+    } as const;
+  }
+
+  /**
+   * The continuation of the session's open run (`continuation.ts`): refused while a live process
+   * holds it; else `run.resumed` and the closed partial are committed, orphaned process groups
+   * ended, and the run machine re-enters where the log says the run stopped.
+   */
+  async function prepareTakeover(input: PrepareRunInput): Promise<PrepareRunOutput> {
+    await writerNow().flush();
+    await session.refresh?.();
+    const live = await findLiveStreamRun(session.ownership, session.view.activity);
+    if (live) throw runOwnedError(live.runId, live.owner);
+    const plan = planContinuation(session, { runId: input.runId, reason: input.reason ?? OWNER_STOPPED_REASON, getTool: (name) => runtime.getTool(name) });
+    writerNow().push(...plan.events);
+    await writerNow().commit();
+    plan.endOrphans();
+    return {
+      input: {
+        ...runBase(input.runId),
+        kind: "continue",
+        messages: plan.messages,
+        prompts: [],
+        continuation: plan.continuation,
+        ...(plan.resume ? { resume: plan.resume } : {}),
+      },
+    };
+  }
+
+  function runOwnedError(runId: string, owner: unknown): InstanceType<typeof RunOwnedError> {
+    return new RunOwnedError(`Session ${session.id}: run ${runId} is owned by a live process; it can be resumed once that process stops (or its lease expires).`, {
+      details: { sessionId: session.id, runId, owner },
+    });
+  }
 
   /** The resume of the open approvals (issue 13): the assistant holding them, its calls without a result, the decisions. */
   async function resumeOf(messages: AgentMessage[], abort: { reason?: string } | undefined) {
@@ -362,9 +414,9 @@ function createEagerAgent(options: AgentOptions): Agent {
       void runOwnership.release();
       // A refused resume: the slot went back to awaiting-approval; idle when nothing waits any more.
       if (operationOf(created.getSnapshot()) === "awaiting-approval") void syncApprovals().catch(() => undefined);
-      const pending = settled.get(runId);
+      const pending = settled.get(runId) ?? [];
       settled.delete(runId);
-      pending?.reject(error);
+      for (const waiter of pending) waiter.reject(error);
       scheduleState();
     });
     created.subscribe({ next: () => scheduleState(), error: () => undefined });
@@ -435,10 +487,10 @@ function createEagerAgent(options: AgentOptions): Agent {
     if (output.lastAssistant) outcome.lastAssistant = output.lastAssistant;
     if (output.error) outcome.error = output.error;
     if (output.code) outcome.code = output.code;
-    const pending = settled.get(output.runId);
+    const pending = settled.get(output.runId) ?? [];
     settled.delete(output.runId);
     scheduleState();
-    pending?.resolve(outcome);
+    for (const waiter of pending) waiter.resolve(outcome);
   }
 
   let slotOfMachine: SessionActor | undefined;
@@ -468,14 +520,41 @@ function createEagerAgent(options: AgentOptions): Agent {
   const isBusy = () => slot.operation() !== "idle";
   /** Something runs in the slot (awaiting-approval is parked, not working). */
   const isWorking = () => isBusy() && slot.operation() !== "awaiting-approval";
-  const start = (
-    event: { type: "PROMPT"; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]> } | { type: "CONTINUE" },
-  ): Promise<RunOutcome> => {
-    const runId = uuidv7();
-    const promise = new Promise<RunOutcome>((resolve, reject) => settled.set(runId, { resolve, reject }));
+  /** A promise of run `runId`'s outcome. */
+  const outcomeOf = (runId: string) =>
+    new Promise<RunOutcome>((resolve, reject) => settled.set(runId, [...(settled.get(runId) ?? []), { resolve, reject }]));
+  function start(
+    event: { type: "PROMPT"; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]> } | { type: "CONTINUE" } | { type: "TAKEOVER"; reason?: string },
+    runId: string = uuidv7(),
+  ): Promise<RunOutcome> {
+    const promise = outcomeOf(runId);
     machine().send({ ...event, runId });
     return promise;
-  };
+  }
+
+  async function resumeRun(resumeOptions: ResumeRunOptions = {}): Promise<RunOutcome> {
+    await ready;
+    const request = actor?.getSnapshot().context.request;
+    // A continuation of this run already holds the slot (the one started at open): its outcome.
+    if (isBusy() && request?.kind === "takeover") return outcomeOf(request.runId);
+    if (isBusy()) throw busyForRun("resumeRun()");
+    await writerNow().flush();
+    if (writerNow().failure !== undefined) await reload();
+    await session.refresh?.();
+    const open = session.view.activity.openRun;
+    if (!open) {
+      throw new NothingToResumeError(`Session ${session.id} has no unfinished run to resume: its last run has ended.`, { details: { sessionId: session.id } });
+    }
+    if (open.gated.length > 0) {
+      // Calls wait for approval: they keep waiting; the run is closed suspended (recovery), as at open.
+      const report = await recoverSession(session, recordNow);
+      if (report.liveRun) throw runOwnedError(report.liveRun.runId, report.liveRun.owner);
+      await syncApprovals();
+      return { runId: open.runId, status: "suspended", messages: [], pendingApprovals: report.pendingToolCallIds ?? [] };
+    }
+    if (isBusy()) throw busyForRun("resumeRun()");
+    return start({ type: "TAKEOVER", ...(resumeOptions.reason !== undefined ? { reason: resumeOptions.reason } : {}) }, open.runId);
+  }
 
   const persistSetting = async (entry: Record<string, unknown> & { type: string }) => {
     const event = entryEvent({ runId: "settings" }, entry);
@@ -534,6 +613,7 @@ function createEagerAgent(options: AgentOptions): Agent {
       if (isWorking()) return Promise.reject(busyForRun("continue()"));
       return start({ type: "CONTINUE" });
     },
+    resumeRun,
     approve: (toolCallId, decision = {}) => decide(toolCallId, "approved", decision.reason),
     deny: (toolCallId, decision = {}) => decide(toolCallId, "denied", decision.reason),
     async pendingApprovals() {

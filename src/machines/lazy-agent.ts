@@ -29,7 +29,7 @@ import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
 import type { AuditEvent } from "../store/events/audit.ts";
 import type { SessionActivity } from "../store/session-activity.ts";
-import type { Agent, AgentOptions, AgentStateSnapshot, PromptOptions } from "./agent-types.ts";
+import type { Agent, AgentOptions, AgentStateSnapshot, PromptOptions, ResumeRunOptions } from "./agent-types.ts";
 import { approvalsOf, openApprovals } from "./approval-fold.ts";
 import { registerSessionActor, type SessionOperation } from "./session-actor.ts";
 import type { SessionWrites } from "./session-slot.ts";
@@ -78,6 +78,9 @@ export class LazyAgent implements Agent {
   }
   prompt(input: string | AgentMessage | AgentMessage[], options?: PromptOptions) {
     return this.#real().prompt(input, options);
+  }
+  resumeRun(options?: ResumeRunOptions) {
+    return this.#real().resumeRun(options);
   }
   continue() {
     return this.#real().continue();

@@ -40,6 +40,9 @@
  *   the report lists them in `endedProcessGroups`;
  * - nothing is re-run and nothing is duplicated: a second call finds the terminal
  *   event and does nothing (idempotent);
+ * - with `durability: "continue"` (`RecoveryOptions`), an unfinished run that waits for no
+ *   approval is NOT closed: it is left open and reported as `resumable`, for its continuation
+ *   (`continuation.ts`, `docs/durability.md`);
  * - a run whose `run.started` names another live process on this host as its owner
  *   (`metadata.owner`, see `run-lease.ts`) is left alone: the report carries `liveRun`;
  * - errors (e.g. `ExpectedVersionConflictError`) are thrown to the caller.
@@ -55,7 +58,8 @@ import { unknownUsage } from "../core/messages.ts";
 import { emptyAnswerTotals } from "../core/agent-answer.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEventData } from "../store/events/catalogue.ts";
-import type { OpenInvocation, SessionActivity, StreamedBlock } from "../store/session-activity.ts";
+import type { OpenInvocation, OpenRun, SessionActivity, StreamedBlock } from "../store/session-activity.ts";
+import type { Durability } from "./agent-types.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/process-group.ts";
 import { errorToolResult, interruptedText, processNote } from "./loop-messages.ts";
@@ -78,6 +82,8 @@ export interface RecoveryReport {
   runId?: string;
   /** Set when the unfinished run belongs to another live process: it was left alone. */
   liveRun?: { runId: string; owner: RunOwner };
+  /** Set with `durability: "continue"`: the unfinished run whose owner is gone, left open to be continued. */
+  resumable?: { runId: string; owner: unknown };
   interruptedToolCallIds: string[];
   /** Calls gated for approval by the recovered run: left waiting (the run ended `suspended`). */
   pendingToolCallIds?: string[];
@@ -128,6 +134,40 @@ function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: st
 }
 
 /**
+ * The events that close the open run's partial assistant messages (rebuilt from their logged
+ * deltas, stopReason `aborted`), and the entry id of the last one closed. Recovery and the
+ * continuation of a run (`continuation.ts`) both use it.
+ *
+ * @example
+ * ```ts
+ * const { events, closedMessageEntryId } = closeOpenMessages(openRun, { runId, turnId });
+ * ```
+ */
+export function closeOpenMessages(open: OpenRun, scope: { runId: string; turnId?: string }): { events: NewEvent[]; closedMessageEntryId?: string } {
+  const events: NewEvent[] = [];
+  let closedMessageEntryId: string | undefined;
+  for (const { messageId, role, blocks } of open.openMessages) {
+    if (role !== "assistant") continue;
+    const message = rebuildPartial(blocks, open.model);
+    closedMessageEntryId = createEntryId();
+    events.push(
+      messageEntryEvent(scope, message, closedMessageEntryId),
+      runEvent(scope, "message.ended", { messageId, role: "assistant", entryId: closedMessageEntryId, stopReason: "aborted", errorMessage: INTERRUPTED_MESSAGE_TEXT, usage: message.usage }),
+    );
+  }
+  return closedMessageEntryId ? { events, closedMessageEntryId } : { events };
+}
+
+/**
+ * How recovery treats an unfinished run whose owner is gone: `"interrupt"` (the default) closes
+ * it; `"continue"` leaves a run that waits for no approval open for its continuation
+ * (`continuation.ts`) and reports it as `resumable`.
+ */
+export interface RecoveryOptions {
+  durability?: Durability;
+}
+
+/**
  * Recovers the session's last unfinished run (see the module contract). `writes` is the
  * session's one writer; the default is the session actor's (`sessionActorOf(session).writes`:
  * its agent's writer when an agent drives the handle).
@@ -138,13 +178,17 @@ function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: st
  * const report = await recoverSession(session);
  * ```
  */
-export async function recoverSession(session: SessionHandle, writes: Pick<SessionWrites, "record"> = sessionActorOf(session).writes): Promise<RecoveryReport> {
+export async function recoverSession(
+  session: SessionHandle,
+  writes: Pick<SessionWrites, "record"> = sessionActorOf(session).writes,
+  options: RecoveryOptions = {},
+): Promise<RecoveryReport> {
   const summaries = await closeInterruptedSummaries(session, writes);
-  const report = await recoverRun(session, writes);
+  const report = await recoverRun(session, writes, options.durability ?? "interrupt");
   return summaries.length > 0 ? { ...report, interruptedSummaryIds: summaries } : report;
 }
 
-async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "record">): Promise<RecoveryReport> {
+async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "record">, durability: Durability): Promise<RecoveryReport> {
   // The view's activity projection (`session-activity.ts`) holds the last run as the log tells it.
   const activity = session.view.activity;
   const last = activity.runs.at(-1);
@@ -154,6 +198,8 @@ async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "
   const open = activity.openRun;
   if (!open) return closeEndedInvocation(session, activity, through, last.runId);
   const { runId, openTurn } = open;
+  // Durable execution: a run that waits for no approval is continued, not closed (`continuation.ts`).
+  if (durability === "continue" && open.gated.length === 0) return { recovered: false, runId, resumable: { runId, owner: open.owner }, interruptedToolCallIds: [] };
   const results = new Set(open.results);
   const gated = new Set(open.gated);
 
@@ -183,16 +229,9 @@ async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "
       runEvent(scope, "message.ended", { messageId, role: "toolResult", entryId }),
     );
   }
-  let closedMessageEntryId: string | undefined;
-  for (const { messageId, role, blocks } of open.openMessages) {
-    if (role !== "assistant") continue;
-    const message = rebuildPartial(blocks, open.model);
-    closedMessageEntryId = createEntryId();
-    writes.push(
-      messageEntryEvent(scope, message, closedMessageEntryId),
-      runEvent(scope, "message.ended", { messageId, role: "assistant", entryId: closedMessageEntryId, stopReason: "aborted", errorMessage: INTERRUPTED_MESSAGE_TEXT, usage: message.usage }),
-    );
-  }
+  const closed = closeOpenMessages(open, scope);
+  writes.push(...closed.events);
+  const { closedMessageEntryId } = closed;
   if (openTurn) {
     writes.push(runEvent(scope, "turn.ended", { runId, turnId: openTurn.turnId, index: openTurn.index, toolCallIds: interruptedToolCallIds, stopReason: "aborted" }));
   }

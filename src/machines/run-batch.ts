@@ -31,11 +31,13 @@
  * ```
  */
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "../core/messages.ts";
+import type { ToolExecutionMode } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import {
   approvalCancelledText,
   deniedText,
   errorToolResult,
+  interruptedText,
   lengthStopText,
   overCapText,
   skippedText,
@@ -60,7 +62,7 @@ export type CallState = "spawned" | "prepared" | "running" | "settled" | "gated"
 export interface ToolBatch {
   assistant: AssistantMessage;
   calls: ToolCall[];
-  mode: "parallel" | "sequential";
+  mode: ToolExecutionMode;
   /** Calls that may run: the first `limit` (the rest were refused by the per-response cap). */
   limit: number;
   spawnedCount: number;
@@ -135,7 +137,7 @@ export const DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE = 128;
  */
 export function initialBatch(
   assistant: AssistantMessage,
-  options: { toolExecution: "parallel" | "sequential"; sequentialTools: string[]; maxToolCallsPerResponse?: number },
+  options: { toolExecution: ToolExecutionMode; sequentialTools: string[]; maxToolCallsPerResponse?: number },
   only?: readonly string[],
 ): ToolBatch {
   const wanted = only ? new Set(only) : undefined;
@@ -407,18 +409,20 @@ export function closeGated(batch: ToolBatch, scope: RecordScope, reason?: string
  * match `inputDigest`), `denied` gives the model an error result saying the user declined
  * (with the reason), `cancelled` closes it unrun (the run was aborted). `record` says the
  * decision is not logged yet (`approval.ended` is recorded with the result).
+ * A continued run (`continuation.ts`) decides its in-flight calls: `replay` runs a
+ * `replay: "safe"` tool's call again (its `tool.started` is logged; `inputDigest` when it was
+ * approved), `interrupted` gives a replay-unsafe call the interrupted result (`note`: what
+ * became of the process group it had started).
  *
  * @example
  * ```ts
  * const decision: ResumeDecision = { status: "denied", reason: "not on main", inputDigest };
  * ```
  */
-export interface ResumeDecision {
-  status: "approved" | "denied" | "cancelled";
-  reason?: string;
-  inputDigest: string;
-  record?: boolean;
-}
+export type ResumeDecision =
+  | { status: "approved" | "denied" | "cancelled"; reason?: string; inputDigest: string; record?: boolean }
+  | { status: "replay"; inputDigest?: string }
+  | { status: "interrupted"; note?: string };
 
 /**
  * Settles, at once and unspawned, the denied and cancelled calls of a resume batch (their
@@ -434,7 +438,13 @@ export function settleDecided(batch: ToolBatch, decisions: Readonly<Record<strin
   const events: NewEvent[] = [];
   for (const call of batch.calls.slice(0, batch.limit)) {
     const decision = decisions[call.id];
-    if (!decision || decision.status === "approved") continue;
+    if (!decision || decision.status === "approved" || decision.status === "replay") continue;
+    if (decision.status === "interrupted") {
+      const folded = settleWithout(next, scope, call, "interrupted", errorToolResult(call, interruptedText(call, decision.note), "interrupted"));
+      next = folded.batch;
+      events.push(...folded.events);
+      continue;
+    }
     const denied = decision.status === "denied";
     const message = denied
       ? errorToolResult(call, deniedText(call, decision.reason), "denied")

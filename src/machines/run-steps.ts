@@ -19,6 +19,7 @@
  */
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
+import type { ToolExecutionMode } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { RetrySettings } from "./agent-types.ts";
 import { abortedAssistant, emptyAssistant } from "./loop-messages.ts";
@@ -45,13 +46,21 @@ export interface RunInput {
    * `abort` closes them all unrun and ends the run aborted.
    */
   resume?: { assistant: AssistantMessage; callIds: string[]; decisions: Record<string, ResumeDecision>; abort?: { reason?: string } };
+  /**
+   * A continued run (durable execution, `continuation.ts`): the run is already open in the log
+   * (its `run.started`, and the `run.resumed` of this takeover, are logged), so `starting` writes
+   * nothing and the machine enters `at`, inside turn `turnIndex` / `turnId` (an open turn goes
+   * on; else the next one starts). At `tools` the batch is `resume`'s (in-flight calls decided
+   * `replay` or `interrupted`).
+   */
+  continuation?: RunContinuation;
   /** The context before this run (from the session). */
   messages: AgentMessage[];
   /** Messages this run appends first (the prompt, or drained queue messages on continue). */
   prompts: AgentMessage[];
   /** True when the prompts came from the steering queue (pi: then no initial steering poll). */
   skipInitialSteering?: boolean;
-  toolExecution: "parallel" | "sequential";
+  toolExecution: ToolExecutionMode;
   /** Names of tools that declare `executionMode: "sequential"`. */
   sequentialTools: string[];
   /** Cap on the calls run per assistant message (default 128, `run-batch.ts`). */
@@ -61,6 +70,25 @@ export interface RunInput {
   /** Whether `betweenTurns` / `onContextOverflow` hooks exist. */
   hasBetweenTurns?: boolean;
   hasOverflowHook?: boolean;
+}
+
+/**
+ * Where a continued run re-enters the loop (see {@link RunInput.continuation}).
+ *
+ * @example
+ * ```ts
+ * const continuation: RunContinuation = { at: "streaming", turnIndex: 2, turnId: `${runId}:2`, hasMoreToolCalls: false };
+ * ```
+ */
+export interface RunContinuation {
+  /** `tools`: in-flight calls; `streaming`: the model call again; `turnEnding`: the turn's results are in; `steering`: between turns; `turnStarting`: the next turn. */
+  at: "tools" | "streaming" | "turnEnding" | "steering" | "turnStarting";
+  turnIndex: number;
+  turnId: string;
+  /** The last assistant message of the run (the one holding the in-flight calls at `tools`). */
+  assistant?: AssistantMessage;
+  /** Whether the loop goes on to another model call after this turn (the last turn had tool calls). */
+  hasMoreToolCalls: boolean;
 }
 
 /**
@@ -429,6 +457,11 @@ export function stepOnEntry(context: RunContext, state: EntryState): RunStep | u
   const runId = context.input.runId;
   switch (state) {
     case "starting": {
+      const continuation = context.input.continuation;
+      if (continuation) {
+        const assistant = continuation.assistant;
+        return { update: { hasMoreToolCalls: continuation.hasMoreToolCalls, ...(assistant ? { assistant, lastAssistant: assistant } : {}) }, events: [] };
+      }
       const injected = injectMessages(context, context.input.prompts);
       const resume = context.input.resume;
       return {

@@ -140,11 +140,13 @@ export const runMachine = setup({
     spawnNextTool: enqueueActions(({ context, enqueue }) => {
       const batch = context.batch!;
       const call = batch.calls[batch.spawnedCount];
-      // An approved call of a resume run: its tool.started was logged by the run that asked.
+      // An approved call of a resume run: its tool.started was logged by the run that asked;
+      // a replayed call of a continued run: by the run's previous owner.
       const decision = context.input.resume?.decisions[call.id];
-      const approved = decision?.status === "approved" ? { inputDigest: decision.inputDigest } : undefined;
+      const approved = (decision?.status === "approved" || decision?.status === "replay") && decision.inputDigest ? { inputDigest: decision.inputDigest } : undefined;
+      const logged = decision?.status === "approved" || decision?.status === "replay";
       enqueue.assign({ batch: markSpawned(batch) });
-      if (!approved) enqueue(recordAction([runEvent(scope(context), "tool.started", { toolCallId: call.id, toolName: call.name })]));
+      if (!logged) enqueue(recordAction([runEvent(scope(context), "tool.started", { toolCallId: call.id, toolName: call.name })]));
       enqueue.spawnChild("tool", { id: `tool:${call.id}`, input: { toolCall: call, assistantMessage: batch.assistant, ...(approved ? { approved } : {}) } });
     }),
     executePrepared: enqueueActions(({ context, enqueue }) => {
@@ -213,8 +215,8 @@ export const runMachine = setup({
     messages: [...input.messages],
     newMessages: [],
     pending: [],
-    turnIndex: 0,
-    turnId: `${input.runId}:0`,
+    turnIndex: input.continuation?.turnIndex ?? 0,
+    turnId: input.continuation?.turnId ?? `${input.runId}:0`,
     messageId: "",
     started: false,
     attempt: 0,
@@ -242,6 +244,12 @@ export const runMachine = setup({
     starting: {
       entry: { type: "applyStep", params: { state: "starting" } },
       always: [
+        // A continued run re-enters where the log says it stopped (`continuation.ts`).
+        { guard: ({ context }) => context.input.continuation?.at === "tools", target: "tools" },
+        { guard: ({ context }) => context.input.continuation?.at === "streaming", target: "streaming" },
+        { guard: ({ context }) => context.input.continuation?.at === "turnEnding", target: "turnEnding" },
+        { guard: ({ context }) => context.input.continuation?.at === "steering", target: "steering" },
+        { guard: ({ context }) => context.input.continuation?.at === "turnStarting", target: "turnStarting" },
         { guard: ({ context }) => context.input.resume !== undefined, target: "tools" },
         { guard: ({ context }) => context.input.skipInitialSteering === true, target: "streaming" },
         { target: "initialSteering" },

@@ -469,6 +469,7 @@ export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime
           }
           return tool.execute(input.args, {
             toolCallId: input.toolCall.id,
+            idempotencyKey: input.toolCall.id,
             signal: controller.signal,
             onUpdate: (partial) => send({ type: "TOOL.PROGRESS", partial }),
             onProcess: (started) => {

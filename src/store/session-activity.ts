@@ -76,11 +76,14 @@ export interface OpenMessage {
 export interface OpenRun {
   runId: string;
   startedVersion: number;
-  /** `metadata.owner` of `run.started`: the process running it (`run-lease.ts`). */
+  /** `metadata.owner` of `run.started`, or of the last `run.resumed`: the process running it (`run-lease.ts`). */
   owner: unknown;
+  /** The index of the run's last `turn.started` (absent before its first, or in a state stored before it was folded). */
+  lastTurnIndex?: number;
   /** The model of `run.started`. */
   model: { provider?: string; modelId?: string; api?: string };
-  openTurn?: { turnId: string; index: number };
+  /** The turn without `turn.ended`; `replied` once its complete assistant message is logged (not an errored or aborted one). */
+  openTurn?: { turnId: string; index: number; replied?: boolean };
   openMessages: OpenMessage[];
   /** Tool calls of the run's assistant messages (not errored or aborted), in order. */
   calls: ToolCall[];
@@ -182,7 +185,9 @@ function foldEntry(run: OpenRun, entry: SessionEntry): OpenRun | undefined {
   const { message } = entry;
   if (message.role === "assistant" && message.stopReason !== "error" && message.stopReason !== "aborted") {
     const calls = message.content.filter((block): block is ToolCall => block.type === "toolCall");
-    return calls.length > 0 ? { ...run, calls: [...run.calls, ...calls] } : undefined;
+    // The open turn has its complete reply (a continuation does not call the model again for it).
+    const replied = run.openTurn && !run.openTurn.replied ? { ...run, openTurn: { ...run.openTurn, replied: true } } : run;
+    return calls.length > 0 ? { ...replied, calls: [...run.calls, ...calls] } : replied === run ? undefined : replied;
   }
   if (message.role === "toolResult") return { ...run, results: [...run.results, message.toolCallId] };
   return undefined;
@@ -220,7 +225,7 @@ function foldDelta(run: OpenRun, delta: ArborEventData<"message.delta">): OpenRu
 }
 
 function foldRunDetail(state: SessionActivity, event: StoredEvent): SessionActivity {
-  if (isEventOfType(event, "turn.started")) return withRun(state, (run) => ({ ...run, openTurn: { turnId: event.data.turnId, index: event.data.index } }));
+  if (isEventOfType(event, "turn.started")) return withRun(state, (run) => ({ ...run, openTurn: { turnId: event.data.turnId, index: event.data.index }, lastTurnIndex: event.data.index }));
   if (isEventOfType(event, "turn.ended")) {
     return withRun(state, (run) => {
       if (!run.openTurn) return undefined;
@@ -313,6 +318,13 @@ function foldEvent(state: SessionActivity, event: StoredEvent): SessionActivity 
     };
     const invocation = state.invocation && { ...state.invocation, lastRun: { runId, owner: event.metadata.owner } };
     return { ...state, runs: [...state.runs, { runId, status: "open", startedVersion: event.version }], openRun, ...(invocation ? { invocation } : {}) };
+  }
+  if (isEventOfType(event, "run.resumed")) {
+    // Another process continues the run (`docs/durability.md`): it is the owner from now on.
+    if (state.openRun?.runId !== event.data.runId) return state;
+    const owner = event.metadata.owner;
+    const invocation = state.invocation?.lastRun?.runId === event.data.runId ? { ...state.invocation, lastRun: { ...state.invocation.lastRun, owner } } : state.invocation;
+    return { ...state, openRun: { ...state.openRun, owner }, ...(invocation ? { invocation } : {}) };
   }
   if (isEventOfType(event, "run.ended")) {
     if (state.openRun?.runId !== event.data.runId) return state;

@@ -20,6 +20,7 @@ import { getAdjacencyMap, getShortestPaths, getSimplePaths } from "xstate/graph"
 import type { AnyMachineSnapshot } from "xstate";
 import type { GraphEvent as EventObject } from "./path-report.ts";
 import type { AssistantMessage, ToolCall } from "../core/messages.ts";
+import type { ToolExecutionMode } from "../core/tools.ts";
 import { DEFAULT_RETRY_SETTINGS } from "../machines/loop-retry.ts";
 import { runMachine, type RunInput } from "../machines/run.machine.ts";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.ts";
@@ -100,7 +101,7 @@ export interface RunScenario {
 /** What the graph needs to know of the user's configuration. */
 export interface GraphConfig {
   tools: { name: string; needsApproval: boolean }[];
-  toolExecution: "parallel" | "sequential";
+  toolExecution: ToolExecutionMode;
 }
 
 /** One generated step: the event the machine took and the state it reached. */

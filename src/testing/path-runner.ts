@@ -32,6 +32,7 @@ import { BUILT_IN_INVARIANTS, type AgentInvariant } from "./invariants.ts";
 import type { ModelAnswerKind, RunScenario, ToolScenario } from "./path-graph.ts";
 import { hold, httpError, pathModel, wrapTool, type PathAnswer, type PathProbe, type ToolBehaviour } from "./path-fixtures.ts";
 import { AgentTestPathError, type PathFailure } from "./path-report.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
 
 /** The user's configuration as the runner needs it (see `AgentTestConfig`). */
 export interface RunnerConfig {
@@ -282,7 +283,7 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
       retry: { maxRetries: 1, baseDelayMs: 1, maxDelayMs: 60_000 },
       inspect,
     });
-    probe.streamId = `session-${harness.id}`;
+    probe.streamId = sessionStreamId(harness.id);
     let retries = 0;
     if (plan.abortOnRetry !== undefined) harness.on("retryScheduled", () => {
       if (++retries === plan.abortOnRetry) probe.abort("aborted by the path while a retry waits");

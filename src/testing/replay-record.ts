@@ -30,6 +30,7 @@ import type { SessionHandle } from "../store/session-types.ts";
 import type { ScriptedTurn } from "./openai-wire.ts";
 import { httpError } from "./path-fixtures.ts";
 import type { ScriptedStep } from "./scripted-model.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
 
 /**
  * A replay that cannot start or go on: `REPLAY_RUN_NOT_FOUND`, `REPLAY_NOTHING_RECORDED`,
@@ -119,7 +120,7 @@ function messageOf(session: SessionHandle, entryId: string | undefined): AgentMe
 /** Reads the recorded model calls of `sessionId` (every run, or `runId` only); see the module contract. */
 export async function readRecordedSession(log: EventLog, sessionId: string, runId?: string): Promise<RecordedSession> {
   const session = await createSessionRepository({ log }).open(sessionId);
-  const events = await log.readStream(`session-${sessionId}`);
+  const events = await log.readStream(sessionStreamId(sessionId));
   const toolResults = new Map<string, ToolResultMessage>();
   for (const entry of session.view.getEntries()) {
     const message = messageOfEntry(entry);

@@ -39,6 +39,7 @@ import { BUILT_IN_INVARIANTS } from "./invariants.ts";
 import { pathModel, wrapTool, type PathAnswer, type PathProbe } from "./path-fixtures.ts";
 import { AgentTestPathError, type PathFailure } from "./path-report.ts";
 import type { SlotPath, SlotStep } from "./slot-graph.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
 
 /** What an executed slot path reports. */
 export interface SlotReport {
@@ -167,7 +168,7 @@ export async function executeSlotPath(path: SlotPath, options: { timeoutMs?: num
   const statuses = async () => (await log.readStream(probe.streamId)).filter((event) => isEventOfType(event, "run.ended")).map((event) => event.data.status);
   try {
     harness = await open();
-    probe.streamId = `session-${harness.id}`;
+    probe.streamId = sessionStreamId(harness.id);
     const sessionId = harness.id;
     let outstanding: Promise<{ status: string; pendingApprovals?: string[] }> | undefined;
     let refusal: unknown;

@@ -23,7 +23,7 @@ export function everythingStdio(name = "everything", extra: Partial<McpStdioServ
 /** A tool context with a fresh signal, recording updates. */
 export function toolContext(signal: AbortSignal = new AbortController().signal): ToolExecuteContext & { updates: ToolResult[] } {
   const updates: ToolResult[] = [];
-  return { toolCallId: "call-1", signal, onUpdate: (partial) => updates.push(partial), context: undefined, updates };
+  return { toolCallId: "call-1", idempotencyKey: "call-1", signal, onUpdate: (partial) => updates.push(partial), context: undefined, updates };
 }
 
 /** Starts server-everything's Streamable HTTP transport; resolves once it listens. */

@@ -32,6 +32,7 @@ export async function runTool<Args, Details>(
   if (!validation.ok) throw new Error(validation.message);
   return tool.execute(validation.value, {
     toolCallId: "call-1",
+    idempotencyKey: "call-1",
     signal: options.signal ?? new AbortController().signal,
     onUpdate: options.onUpdate ?? (() => undefined),
     context: undefined,

@@ -141,6 +141,7 @@ export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {})
   const updateIntervalMs = options.updateIntervalMs ?? 100;
   return defineTool({
     name: "bash",
+    replay: "unsafe",
     label: "bash",
     description: `Execute a bash command in the current working directory. Returns stdout and stderr. Output is truncated to last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). If truncated, full output is saved to a temp file. Optionally provide a timeout in seconds.`,
     parameters: bashParameters,

@@ -92,6 +92,7 @@ async function keepHeld(env: ExecutionEnv, directory: string, shown: string, lis
 export function createFindTool(env: ExecutionEnv): AgentTool<FindToolInput, FindToolDetails | undefined> {
   return defineTool({
     name: "find",
+    replay: "safe",
     label: "find",
     description: `Search for files by glob pattern. Returns matching file paths relative to the search directory. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} results or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
     parameters: findParameters,

@@ -94,6 +94,7 @@ function compile(pattern: string, literal: boolean | undefined, ignoreCase: bool
 export function createGrepTool(env: ExecutionEnv): AgentTool<GrepToolInput, GrepToolDetails | undefined> {
   return defineTool({
     name: "grep",
+    replay: "safe",
     label: "grep",
     description: `Search file contents for a pattern. Returns matching lines with file paths and line numbers. Respects .gitignore. Output is truncated to ${DEFAULT_LIMIT} matches or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Long lines are truncated to ${GREP_MAX_LINE_LENGTH} chars.`,
     parameters: grepParameters,

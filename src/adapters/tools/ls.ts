@@ -67,6 +67,7 @@ export interface LsToolDetails {
 export function createLsTool(env: ExecutionEnv): AgentTool<LsToolInput, LsToolDetails | undefined> {
   return defineTool({
     name: "ls",
+    replay: "safe",
     label: "ls",
     description: `List directory contents. Returns entries sorted alphabetically, with '/' suffix for directories. Includes dotfiles. Output is truncated to ${DEFAULT_LIMIT} entries or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first).`,
     parameters: lsParameters,

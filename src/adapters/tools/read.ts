@@ -143,6 +143,7 @@ function readText(text: string, path: string, offset: number | undefined, limit:
 export function createReadTool(env: ExecutionEnv): AgentTool<ReadToolInput, ReadToolDetails | undefined> {
   return defineTool({
     name: "read",
+    replay: "safe",
     label: "read",
     description: `Read the contents of a file. Supports text files and images (jpg, png, gif, webp). Images are sent as attachments. For text files, output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first). Use offset/limit for large files. When you need the full file, continue with offset until complete.`,
     parameters: readParameters,

@@ -18,6 +18,7 @@
 import type { Command } from "commander";
 import type { SessionStats, SessionSummary } from "../../store/session-types.ts";
 import type { CliStore } from "../store-context.ts";
+import { sessionStreamId } from "../../store/events/session-events.ts";
 
 /** Loaded on first use by an action, so that `arbor --help` does not load the log, the models and their schemas. */
 const loadActions = async () => ({
@@ -148,7 +149,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
       }
       try {
         const session = await store.openSession(reference);
-        const streamId = `session-${session.id}`;
+        const streamId = sessionStreamId(session.id);
         const printEvent = (event: { globalPosition: number; version: number; type: string; time: string; data: unknown }) =>
           print(flags.json ? JSON.stringify(event) : `${event.globalPosition}\t${event.version}\t${event.time}\t${event.type}`);
         if (!flags.follow) {

@@ -18,7 +18,7 @@ import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
 import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
-import { ApprovalPendingError, CompactionError } from "../../core/errors.ts";
+import { ApprovalPendingError, CompactionError, NothingToResumeError, RunOwnedError } from "../../core/errors.ts";
 import { DEFAULT_COMPACTION_SETTINGS } from "../../compaction/settings.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { sessionActorOf } from "../../machines/session-actor.ts";
@@ -70,8 +70,9 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }, globals: DbFlags, exit: { code: number }): Promise<void> {
-    const prompt = (words.length > 0 ? words.join(" ") : await readStdin()).trim();
+export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[]; resume?: boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
+    // `arbor resume <session>` continues the session's unfinished run: no prompt.
+    const prompt = flags.resume ? "" : (words.length > 0 ? words.join(" ") : await readStdin()).trim();
     const store = openStore(globals);
     try {
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
@@ -92,11 +93,21 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
       }
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = approvalFlag(flags.approve);
-      const { harness, sandbox, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
+      const { harness, sandbox, contextFiles } = await createCliHarness({
+        store,
+        sessionId,
+        cwd,
+        settings,
+        inspect: inspector?.inspect,
+        tools: flags,
+        contextFiles: flags.contextFiles !== false,
+        ...(requireApproval ? { requireApproval } : {}),
+        ...(flags.resume ? { durability: "continue" as const } : {}),
+      });
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
       if (!flags.json && contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
       try {
-        await recordEndpoint(harness.session as never, settings);
+        if (!flags.resume) await recordEndpoint(harness.session as never, settings);
         const head = await store.repo.log.headPosition();
         const printer = printRun(harness.events$, { json: flags.json === true, afterPosition: head });
         // Ctrl-C, a closed terminal (SIGHUP) and `kill`/`timeout` (SIGTERM) all abort the run
@@ -116,7 +127,7 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
           const alreadySaved = leaf?.type === "message" && (leaf as MessageEntry).message.role === "user" && messageText((leaf as MessageEntry).message) === prompt;
           // TRACEPARENT / TRACESTATE (the environment convention of CLI tools) continue the caller's trace.
           const trace = { ...(process.env.TRACEPARENT ? { traceparent: process.env.TRACEPARENT } : {}), ...(process.env.TRACESTATE ? { tracestate: process.env.TRACESTATE } : {}) };
-          let outcome = prompt && !alreadySaved ? await harness.prompt(prompt, [], trace) : await continueOrWaiting(harness, trace);
+          let outcome = flags.resume ? await resumeOrExplain(harness) : prompt && !alreadySaved ? await harness.prompt(prompt, [], trace) : await continueOrWaiting(harness, trace);
           // On a terminal, ask about each waiting call and go on; without one, stop (exit 3).
           const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && flags.json !== true;
           while (outcome.status === "suspended" && interactive) {
@@ -155,6 +166,17 @@ export function approvalFlag(values: string[] | undefined): string[] | "all" | u
   if (!values || values.length === 0) return undefined;
   if (values.includes("all")) return "all";
   return values;
+}
+
+/** `resumeRun()`; nothing to resume, or a live owner, is an exit-1 error naming what to do. */
+async function resumeOrExplain(harness: { id: string; resumeRun(): Promise<RunOutcome> }): Promise<RunOutcome> {
+  try {
+    return await harness.resumeRun();
+  } catch (error) {
+    if (NothingToResumeError.isInstance(error)) throw new CliError(`${error.message} Go on with: arbor run --session ${harness.id} "..."`, 1);
+    if (RunOwnedError.isInstance(error)) throw new CliError(error.message, 1);
+    throw error;
+  }
 }
 
 /** `continue()`, or a `suspended` outcome when calls still wait for a decision (nothing ran). */

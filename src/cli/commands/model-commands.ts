@@ -20,6 +20,11 @@
  *   prompt, so nothing typed is lost; exit 2;
  * - Ctrl-C aborts the run cleanly (running tools are killed, the session stays
  *   consistent); a second Ctrl-C exits at once;
+ * - `resume <session>` continues the session's unfinished run from the log (a run its process
+ *   left when it was killed or crashed; `docs/durability.md`): `run.resumed` is logged, replay-safe
+ *   tools in flight run again, others get the interrupted result, and the run goes on to its
+ *   end (exit codes as `run`); nothing to resume, or a run a live process owns, exits 1 saying so;
+ *   `arbor run` itself keeps closing such a run as interrupted;
  * - `checkout` moves the leaf (pi's semantics: a user message target moves to its
  *   parent and prints the message text for re-editing); `--summarize` needs a model.
  *
@@ -67,6 +72,18 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
   )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }) => {
     const { runAction } = await import("./model-actions.ts");
     await runAction(words, flags, globals(), exit);
+  });
+
+  withToolFlags(withModelFlags(
+    program
+      .command("resume")
+      .description("Continue a session's run that its process left unfinished (killed, crashed), from the log (docs/durability.md)")
+      .argument("<session>", "session id, unique prefix, or latest")
+      .option("--cwd <dir>", "directory the coding tools work in (default: the session's own folder)")
+      .option("--json", "print the logged events as JSON lines"),
+  )).action(async (reference: string, flags: ModelFlags & ToolFlags & { cwd?: string; json?: boolean }) => {
+    const { runAction } = await import("./model-actions.ts");
+    await runAction([], { ...flags, session: reference, resume: true }, globals(), exit);
   });
 
   withModelFlags(

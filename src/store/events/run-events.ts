@@ -26,6 +26,23 @@ export const runStartedSchema = z.object({
   kind: z.enum(["prompt", "continue", "resume"]),
   model: z.object({ provider: z.string(), modelId: z.string(), api: z.string().optional() }).optional(),
 });
+/**
+ * `run.resumed` v1: another process continues an unfinished run from the log (durable
+ * execution, `docs/durability.md`). `metadata.owner` is the new owner; `previousOwner` is the
+ * `metadata.owner` of the run's last `run.started` / `run.resumed`; `reason` says why the
+ * run was taken over; `replayToolCallIds` are the in-flight calls of replay-safe tools run
+ * again with the same idempotency key, `interruptedToolCallIds` the in-flight calls of
+ * replay-unsafe tools that get the `interrupted` result; `closedMessageEntryId` the partial
+ * assistant message closed before the model call is issued again.
+ */
+export const runResumedSchema = z.object({
+  runId,
+  previousOwner: z.unknown(),
+  reason: z.string(),
+  replayToolCallIds: z.array(z.string()).optional(),
+  interruptedToolCallIds: z.array(z.string()).optional(),
+  closedMessageEntryId: z.string().optional(),
+});
 /** `run.ended` v2 (v1 was four types, `run.finished` / `run.failed` / `run.aborted` / `run.interrupted`): how the run ended (`status`), plus the fields of that ending. */
 export const runEndedSchema = z.discriminatedUnion("status", [
   z.object({ runId, status: z.literal("done"), turns: z.number().int() }),
@@ -162,6 +179,7 @@ export const hookFailedSchema = z.object({ hook: z.string(), error: z.string() }
 export const RUN_EVENT_SCHEMAS = {
   "run.started": { version: 1, schema: runStartedSchema },
   "run.ended": { version: 2, schema: runEndedSchema },
+  "run.resumed": { version: 1, schema: runResumedSchema },
   "turn.started": { version: 1, schema: turnStartedSchema },
   "turn.ended": { version: 1, schema: turnEndedSchema },
   "message.started": { version: 1, schema: messageStartedSchema },

@@ -1,0 +1,176 @@
+/**
+ * The continuation of an unfinished run by a process that may never have seen it (durable
+ * execution, `docs/durability.md`): what the log says happened, and where the run machine
+ * re-enters the loop. Everything is read from the session view (`view.activity`, the context),
+ * never from a closure of the process that started the run.
+ *
+ * Contract (ours; the replay policies follow pi-durable's `replay: "safe"`):
+ * - `planContinuation(session, input)` reads the open run and returns the takeover append and
+ *   the run's input; it throws `NothingToResumeError` when the session has no open run (or
+ *   another one than `input.runId`);
+ * - the takeover append is `run.resumed` (`previousOwner`: the owner the log names, `reason`,
+ *   `metadata.owner`: this process) then, for a model call in flight, its partial assistant
+ *   message closed with stopReason `aborted` (`closeOpenMessages`, the same as recovery's);
+ * - completed tool results are kept; each call of the run's last assistant message still
+ *   without a result is decided by its tool's `replay` policy: `safe` runs again (its
+ *   `tool.started` is not logged twice; the tool gets the same `context.idempotencyKey`, the
+ *   call id), anything else (`unsafe`, the default, an unknown tool) gets the `interrupted`
+ *   result and the model goes on; a process group such a call had started is ended (SIGKILL)
+ *   once the takeover is committed (`endOrphans`), as recovery does;
+ * - the re-entry point (`RunContinuation.at`): `tools` for calls without a result;
+ *   `streaming` when the open turn has no complete reply (`openTurn.replied`: a model call was
+ *   in flight, was not made yet, or failed); `turnEnding` when the open turn's reply is
+ *   complete (and its results are in); with no open turn, `steering` after a reply or tool
+ *   results, `turnStarting` when the last message asks for a reply;
+ * - calls waiting for approval are not this module's: such a run is closed `suspended` by
+ *   recovery (`recovery.ts`) and keeps waiting.
+ *
+ * @example
+ * ```ts
+ * const plan = planContinuation(session, { runId, reason: "owner stopped", getTool });
+ * await writes.record(plan.events);
+ * plan.endOrphans();
+ * ```
+ */
+import type { AgentMessage, AssistantMessage, ToolCall } from "../core/messages.ts";
+import { NothingToResumeError } from "../core/errors.ts";
+import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/process-group.ts";
+import type { AgentTool } from "../core/tools.ts";
+import type { NewEvent } from "../store/event-log.ts";
+import type { SessionHandle } from "../store/session-types.ts";
+import { approvalsOf } from "./approval-fold.ts";
+import { processNote, toolCallsOf } from "./loop-messages.ts";
+import { closeOpenMessages } from "./recovery.ts";
+import type { ResumeDecision } from "./run-batch.ts";
+import { currentRunOwner } from "./run-lease.ts";
+import { runEvent } from "./run-records.ts";
+import type { RunContinuation } from "./run-steps.ts";
+
+/** The default `reason` of `run.resumed`. */
+export const OWNER_STOPPED_REASON = "The process running this run stopped before it ended; continued from the log.";
+
+/** What {@link planContinuation} needs besides the session. */
+export interface ContinuationInput {
+  /** The run to continue (the open run's id when the continuation was asked for). */
+  runId: string;
+  /** Logged in `run.resumed`. */
+  reason: string;
+  /** The tool of a call, by name (its `replay` policy decides an in-flight call). */
+  getTool: (name: string) => AgentTool<any, any, any> | undefined;
+}
+
+/** The takeover append and where the run machine goes on. */
+export interface ContinuationPlan {
+  /** `run.resumed` and the closed partial message: committed before anything else of the run. */
+  events: NewEvent[];
+  continuation: RunContinuation;
+  /** The context the run goes on from (the synthetic results of its in-flight calls left out). */
+  messages: AgentMessage[];
+  /** At `tools`: the batch of in-flight calls and their decisions (the run machine's `resume`). */
+  resume?: { assistant: AssistantMessage; callIds: string[]; decisions: Record<string, ResumeDecision> };
+  /** Ends the process groups in-flight calls had started and that are still alive (after the append committed). */
+  endOrphans: () => void;
+}
+
+/** A result the context's pairing repair made up for a call without one (`store/pairing.ts`). */
+function isSynthetic(message: AgentMessage): boolean {
+  return message.role === "toolResult" && (message.details as { arborSynthetic?: unknown } | undefined)?.arborSynthetic === true;
+}
+
+/** True when the model is to be called next after `message`: a prompt (not a tool result), or a reply that failed. */
+const wantsReply = (message: AgentMessage | undefined): boolean =>
+  message !== undefined && message.role !== "toolResult" && (message.role !== "assistant" || message.stopReason === "error" || message.stopReason === "aborted");
+
+/**
+ * Plans the continuation of the session's open run (see the module contract). Reads the view
+ * as it is: the caller catches it up with the log first.
+ *
+ * @example
+ * ```ts
+ * const plan = planContinuation(session, { runId, reason: OWNER_STOPPED_REASON, getTool: (name) => tools.get(name) });
+ * ```
+ */
+export function planContinuation(session: SessionHandle, input: ContinuationInput): ContinuationPlan {
+  const open = session.view.activity.openRun;
+  if (!open || open.runId !== input.runId) {
+    throw new NothingToResumeError(`Session ${session.id} has no unfinished run${open ? ` ${input.runId}` : ""} to resume: its last run has ended.`, {
+      details: { sessionId: session.id, runId: input.runId },
+    });
+  }
+  const { runId, openTurn } = open;
+  const closed = closeOpenMessages(open, { runId, ...(openTurn ? { turnId: openTurn.turnId } : {}) });
+  const context = session.view.buildContext().messages;
+  const answered = new Set(open.results);
+  const pending = open.calls.filter((call) => !answered.has(call.id) && !open.gated.includes(call.id));
+  const approvals = approvalsOf(session.view.activity);
+
+  const replay: string[] = [];
+  const interrupted: string[] = [];
+  const decisions: Record<string, ResumeDecision> = {};
+  const orphans: ToolProcess[] = [];
+  for (const call of pending) {
+    const group = open.processes[call.id] as ToolProcess | undefined;
+    const status = group ? orphanStatus(group) : undefined;
+    if (group && status === "alive") orphans.push(group);
+    if (input.getTool(call.name)?.replay === "safe") {
+      replay.push(call.id);
+      const approval = approvals.get(call.id);
+      decisions[call.id] = { status: "replay", ...(approval?.status === "approved" ? { inputDigest: approval.inputDigest } : {}) };
+    } else {
+      interrupted.push(call.id);
+      decisions[call.id] = { status: "interrupted", ...(group && status ? { note: processNote(group.pgid, status) } : {}) };
+    }
+  }
+
+  const resumed = runEvent({ runId }, "run.resumed", {
+    runId,
+    previousOwner: open.owner ?? null,
+    reason: input.reason,
+    ...(replay.length ? { replayToolCallIds: replay } : {}),
+    ...(interrupted.length ? { interruptedToolCallIds: interrupted } : {}),
+    ...(closed.closedMessageEntryId ? { closedMessageEntryId: closed.closedMessageEntryId } : {}),
+  });
+  const events: NewEvent[] = [{ ...resumed, metadata: { ...resumed.metadata, owner: currentRunOwner() } }, ...closed.events];
+  const lastIndex = openTurn?.index ?? open.lastTurnIndex ?? 0;
+  const turn = openTurn ? { turnIndex: openTurn.index, turnId: openTurn.turnId } : { turnIndex: lastIndex, turnId: `${runId}:${lastIndex}` };
+  const endOrphans = () => {
+    for (const orphan of orphans) endOrphanedGroup(orphan);
+  };
+
+  if (pending.length > 0) {
+    const ids = new Set(pending.map((call) => call.id));
+    const messages = context.filter((message) => !(message.role === "toolResult" && ids.has(message.toolCallId) && isSynthetic(message)));
+    const assistant = lastAssistantHolding(messages, pending[0]);
+    if (!assistant) {
+      throw new NothingToResumeError(
+        `Session ${session.id}: the calls of run ${runId} still without a result (${[...ids].join(", ")}) are not on the current branch's last assistant message; move back to it to resume them.`,
+        { details: { sessionId: session.id, runId } },
+      );
+    }
+    const callIds = toolCallsOf(assistant).filter((call) => ids.has(call.id)).map((call) => call.id);
+    return {
+      events,
+      messages,
+      continuation: { at: "tools", ...turn, assistant, hasMoreToolCalls: true },
+      resume: { assistant, callIds, decisions },
+      endOrphans,
+    };
+  }
+  const last = context.at(-1);
+  const lastAssistant = [...context].reverse().find((message): message is AssistantMessage => message.role === "assistant");
+  const base = { events, messages: context, endOrphans };
+  const hasMoreToolCalls = last?.role === "toolResult";
+  if (openTurn) {
+    // The turn's model call was in flight (its partial is closed now), not made yet, or failed: call again.
+    if (closed.closedMessageEntryId || !openTurn.replied || wantsReply(last)) return { ...base, continuation: { at: "streaming", ...turn, hasMoreToolCalls: false } };
+    return { ...base, continuation: { at: "turnEnding", ...turn, ...(lastAssistant ? { assistant: lastAssistant } : {}), hasMoreToolCalls } };
+  }
+  if (wantsReply(last)) return { ...base, continuation: { at: "turnStarting", ...turn, hasMoreToolCalls: false } };
+  return { ...base, continuation: { at: "steering", ...turn, ...(lastAssistant ? { assistant: lastAssistant } : {}), hasMoreToolCalls } };
+}
+
+/** The context's last assistant message, when it holds `call`. */
+function lastAssistantHolding(messages: readonly AgentMessage[], call: ToolCall): AssistantMessage | undefined {
+  const last = [...messages].reverse().find((message): message is AssistantMessage => message.role === "assistant");
+  return last && toolCallsOf(last).some((candidate) => candidate.id === call.id) ? last : undefined;
+}
