@@ -1,7 +1,7 @@
 /**
  * loop: the overhead of Arbor's agent loop per turn.
  *
- * N turns with one tool call each, then a final text, over `MockLanguageModelV3`
+ * N turns with one tool call each, then a final text, over `MockLanguageModelV4`
  * (`ai/test`, the same scripted v3 parts for both sides).
  * - Arbor: `createAgent` over `createAiSdkModelClient(model)`, persistence ON: a
  *   fresh SQLite file per round (`createSqliteEventLog`, synchronous FULL, the
@@ -24,8 +24,8 @@
  * last 100 prompts over the first 100.
  */
 import { jsonSchema, stepCountIs, streamText, tool } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
-import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { MockLanguageModelV4 } from "ai/test";
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -46,8 +46,8 @@ const TMPFS = process.env.ARBOR_BENCH_DIR ?? (existsSync("/dev/shm") ? "/dev/shm
 /** The disk rows: the OS temp directory (a disk on most machines). */
 const DISK = tmpdir();
 
-function scriptedParts(TURNS: number): LanguageModelV3StreamPart[][] {
-  const steps: LanguageModelV3StreamPart[][] = [];
+function scriptedParts(TURNS: number): LanguageModelV4StreamPart[][] {
+  const steps: LanguageModelV4StreamPart[][] = [];
   for (let turn = 0; turn < TURNS; turn++) {
     steps.push(streamPartsOf({ text: `Turn ${turn}: let me call the tool.`, toolCalls: [{ id: `call_${turn}`, name: "echo", arguments: { text: `value ${turn}` } }] }));
   }
@@ -55,15 +55,15 @@ function scriptedParts(TURNS: number): LanguageModelV3StreamPart[][] {
   return steps;
 }
 
-function mockModel(TURNS: number): MockLanguageModelV3 {
+function mockModel(TURNS: number): MockLanguageModelV4 {
   const steps = scriptedParts(TURNS);
   let call = 0;
-  return new MockLanguageModelV3({
+  return new MockLanguageModelV4({
     doStream: async () => {
       const parts = steps[call++];
       let next = 0;
       return {
-        stream: new ReadableStream<LanguageModelV3StreamPart>({
+        stream: new ReadableStream<LanguageModelV4StreamPart>({
           pull(controller) {
             if (next < parts.length) controller.enqueue(parts[next++]);
             else controller.close();
@@ -249,7 +249,7 @@ async function growth(prompts: number): Promise<void> {
   try {
     const session = await createSessionRepository({ log }).create({ cwd: dir });
     let call = 0;
-    const model = new MockLanguageModelV3({
+    const model = new MockLanguageModelV4({
       doStream: async () => {
         const turn = call++;
         const parts =
@@ -258,7 +258,7 @@ async function growth(prompts: number): Promise<void> {
             : streamPartsOf({ text: `Done with turn ${turn}.` });
         let next = 0;
         return {
-          stream: new ReadableStream<LanguageModelV3StreamPart>({
+          stream: new ReadableStream<LanguageModelV4StreamPart>({
             pull(controller) {
               if (next < parts.length) controller.enqueue(parts[next++]);
               else controller.close();

@@ -4,29 +4,29 @@
  * Arbor: `createAiSdkModelClient(model).stream()` drained to its terminal event (the
  * events Arbor's run actor consumes). Baseline: the AI SDK's own consumer of the same
  * model, `streamText({ model, prompt }).fullStream` drained (no tools executed, one step).
- * Both read the same pre-built v3 parts from a `MockLanguageModelV3` (pull-based stream): N text deltas, and
+ * Both read the same pre-built v3 parts from a `MockLanguageModelV4` (pull-based stream): N text deltas, and
  * one tool call whose arguments arrive in N deltas. N = 10k and 20k (linearity check).
  *
  * CPU time of this process (user + system) per delta, median of 5 rounds that alternate
  * which side goes first. JSON line: unit `µs/delta` (geometric mean over the four cases),
  * `ratio` = arbor / baseline (below 1: cheaper than streamText).
  */
-import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { jsonSchema, streamText, tool } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+import { MockLanguageModelV4 } from "ai/test";
 import { createAiSdkModelClient } from "../src/adapters/model/index.ts";
 
 const ROUNDS = 5;
 
-function textParts(count: number): LanguageModelV3StreamPart[] {
-  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }, { type: "text-start", id: "t" }];
+function textParts(count: number): LanguageModelV4StreamPart[] {
+  const parts: LanguageModelV4StreamPart[] = [{ type: "stream-start", warnings: [] }, { type: "text-start", id: "t" }];
   for (let index = 0; index < count; index++) parts.push({ type: "text-delta", id: "t", delta: "word " });
   parts.push({ type: "text-end", id: "t" }, finish("stop"));
   return parts;
 }
 
-function toolParts(count: number): LanguageModelV3StreamPart[] {
-  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }, { type: "tool-input-start", id: "c", toolName: "write" }];
+function toolParts(count: number): LanguageModelV4StreamPart[] {
+  const parts: LanguageModelV4StreamPart[] = [{ type: "stream-start", warnings: [] }, { type: "tool-input-start", id: "c", toolName: "write" }];
   let input = '{"content":"';
   parts.push({ type: "tool-input-delta", id: "c", delta: input });
   for (let index = 0; index < count; index++) {
@@ -37,7 +37,7 @@ function toolParts(count: number): LanguageModelV3StreamPart[] {
   return parts;
 }
 
-function finish(unified: "stop" | "tool-calls"): LanguageModelV3StreamPart {
+function finish(unified: "stop" | "tool-calls"): LanguageModelV4StreamPart {
   return {
     type: "finish",
     finishReason: { unified, raw: unified },
@@ -45,14 +45,14 @@ function finish(unified: "stop" | "tool-calls"): LanguageModelV3StreamPart {
   };
 }
 
-function modelOf(parts: LanguageModelV3StreamPart[]): MockLanguageModelV3 {
-  return new MockLanguageModelV3({
+function modelOf(parts: LanguageModelV4StreamPart[]): MockLanguageModelV4 {
+  return new MockLanguageModelV4({
     doStream: async () => ({
       // Pull-based, like a network stream: Node's web-stream queue shifts an array, so
       // enqueuing 20k parts up front would make the mock itself quadratic.
-      stream: ((): ReadableStream<LanguageModelV3StreamPart> => {
+      stream: ((): ReadableStream<LanguageModelV4StreamPart> => {
         let next = 0;
-        return new ReadableStream<LanguageModelV3StreamPart>({
+        return new ReadableStream<LanguageModelV4StreamPart>({
           pull(controller) {
             if (next < parts.length) controller.enqueue(parts[next++]);
             else controller.close();
@@ -68,7 +68,7 @@ function cpuMicros(): number {
   return usage.user + usage.system;
 }
 
-async function arbor(parts: LanguageModelV3StreamPart[]): Promise<number> {
+async function arbor(parts: LanguageModelV4StreamPart[]): Promise<number> {
   const client = createAiSdkModelClient(modelOf(parts));
   const start = cpuMicros();
   let last = "";
@@ -77,7 +77,7 @@ async function arbor(parts: LanguageModelV3StreamPart[]): Promise<number> {
   return cpuMicros() - start;
 }
 
-async function baseline(parts: LanguageModelV3StreamPart[]): Promise<number> {
+async function baseline(parts: LanguageModelV4StreamPart[]): Promise<number> {
   const model = modelOf(parts);
   const start = cpuMicros();
   const result = streamText({ model, prompt: "go", tools: { write: tool({ description: "write", inputSchema: jsonSchema({ type: "object" }) }) }, maxRetries: 0 });

@@ -12,6 +12,8 @@
  * Step 1 also fetches the inspector's built page and script from the installed package.
  *
  * Usage: `npm run test:package` (after `npm run build`). Exits non-zero on the first failure.
+ * It runs under the `node` that runs it (and the `npm` on PATH): `.ci/run` runs it under Node 24 and
+ * again under Node 22 with `ARBOR_CONSUMER_NODE_MAJOR=22`, which it checks before anything else.
  * Prints `N passed, 0 failed` at the end.
  */
 import { execFileSync } from "node:child_process";
@@ -34,6 +36,11 @@ const check = (name, fn) => {
   return output;
 };
 
+const wantedMajor = process.env.ARBOR_CONSUMER_NODE_MAJOR;
+check(`node ${process.version}${wantedMajor === undefined ? "" : ` (wanted ${wantedMajor})`}`, () => {
+  if (wantedMajor !== undefined && process.versions.node.split(".")[0] !== wantedMajor)
+    throw new Error(`the consumer test runs under node ${process.version}, not ${wantedMajor}`);
+});
 if (!existsSync(join(repo, "dist", "index.js")) || !existsSync(join(repo, "dist", "inspector", "index.html"))) run("npm", ["run", "build"], { cwd: repo, stdio: "inherit" });
 const work = mkdtempSync(join(tmpdir(), "arbor-consumer-"));
 try {
@@ -75,6 +82,12 @@ try {
       { cwd: app, stdio: ["ignore", "ignore", "inherit"] },
     ),
   );
+  check(`peer ai ${pkg.peerDependencies.ai} installed by npm as the user gets it`, () => {
+    const installed = JSON.parse(readFileSync(join(app, "node_modules", "ai", "package.json"), "utf8")).version;
+    const major = pkg.peerDependencies.ai.replace(/^\D*/, "").split(".")[0];
+    if (installed.split(".")[0] !== major) throw new Error(`npm installed ai ${installed}, not the peer major ${major}`);
+    process.stdout.write(`(ai ${installed}) `);
+  });
   check("no TypeScript loader in the consumer project", () => {
     if (existsSync(join(app, "node_modules", "tsx"))) throw new Error("tsx was installed with the package");
   });

@@ -20,7 +20,8 @@
  * ```
  */
 import { createAiSdkModelClient } from "../adapters/model/ai-sdk-client.ts";
-import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV3, LanguageModelV4 } from "@ai-sdk/provider";
+import { wrapLanguageModel } from "ai";
 import { HarnessConfigError, ModelConfigError } from "../core/errors.ts";
 import type { ModelClient, ModelStreamEvent } from "../core/model-stream.ts";
 import { priceUsage, type ModelCost } from "../adapters/model/usage.ts";
@@ -97,13 +98,14 @@ export function createModelRegistry(models: AgentHarnessOptions["models"], defau
       client = withInfo(model, info);
     } else {
       const version = (model as { specificationVersion?: string }).specificationVersion;
-      if (version !== "v3") {
+      if (version !== "v4" && version !== "v3") {
         throw new HarnessConfigError(
-          `Invalid harness option "models.${name}": AI SDK language model spec "${String(version)}" is not supported; use a provider built for AI SDK 6 (spec v3) or pass an Arbor ModelClient`,
+          `Invalid harness option "models.${name}": AI SDK language model spec "${String(version)}" is not supported; use a provider built for AI SDK 7 (spec v4) or 6 (spec v3), or pass an Arbor ModelClient`,
           { details: { field: `models.${name}` } },
         );
       }
-      client = createAiSdkModelClient(model as LanguageModelV3, info);
+      // A spec-v3 model (a provider package of AI SDK 6) is adapted by the SDK's own wrapper.
+      client = createAiSdkModelClient(version === "v4" ? (model as LanguageModelV4) : wrapLanguageModel({ model: model as LanguageModelV3, middleware: [] }), info);
     }
     // Registered secrets never reach the model and never come back from it unredacted.
     entries.set(name, { name, client: createRedactingModel(client, redactor) });

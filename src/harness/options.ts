@@ -17,7 +17,7 @@
  * // throws HarnessConfigError: Invalid harness option "streamOptions.timeoutMs": Too small: expected number to be >0
  * ```
  */
-import type { LanguageModelV2, LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV3, LanguageModelV4 } from "@ai-sdk/provider";
 import { z } from "zod";
 import { HarnessConfigError } from "../core/errors.ts";
 import type { ImageContent, ThinkingLevel } from "../core/messages.ts";
@@ -37,8 +37,12 @@ import type { JsonSchemaTool } from "../adapters/tools/tool-schema.ts";
 import { TELEMETRY_FLAVORS, type TelemetryOptions } from "../telemetry/options.ts";
 import type { ContextFile } from "./context-files.ts";
 
-/** An AI SDK language model object (not a string id: Arbor never resolves models over the network). */
-export type AiSdkLanguageModel = LanguageModelV3 | LanguageModelV2;
+/**
+ * An AI SDK language model object (not a string id: Arbor never resolves models over the network):
+ * spec v4 (provider packages of AI SDK 7), or spec v3 (of AI SDK 6), adapted by `ai`'s own
+ * `wrapLanguageModel`.
+ */
+export type AiSdkLanguageModel = LanguageModelV4 | LanguageModelV3;
 
 /** Model facts the registry keeps next to the model. Tokens and $ per million tokens. */
 export interface ModelInfo {

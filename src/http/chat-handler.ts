@@ -3,7 +3,7 @@
  * Fetch-style `(Request) => Promise<Response>` handler (Node's `http` through
  * `node-adapter.ts`, or any framework that takes Fetch handlers).
  *
- * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 6;
+ * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 7;
  * the AI SDK's UI message stream protocol; the rest ours):
  * - `POST {base}/chat`, body `{ id, messages, trigger, messageId }`: the LAST message must be a
  *   user message (text and image file parts); the log holds the history, so earlier messages
@@ -18,6 +18,10 @@
  *   the `abort` that ends it;
  * - `POST {base}/chat/:id/stop`: aborts the active run and answers `{ stopped }` once the run
  *   has ended (the partial message is kept in the log);
+ * - `POST {base}/chat/:id/steer`, body `{ text }`: queues a steering message for the run going
+ *   in this process (`202 { queued: true }`); the run takes it at its next step and its stream
+ *   shows it as a `steering-message` part; `409 NO_ACTIVE_RUN` when nothing runs (send a
+ *   prompt instead), `400` for a missing or empty `text`;
  * - `GET {base}/sessions` (the tenant's sessions, newest first), `GET {base}/sessions/:id`
  *   (info, leaf, tree, context, stats and the UI messages), `GET {base}/sessions/:id/events?from=V`
  *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins),
@@ -348,6 +352,30 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return jsonResponse(200, { stopped: true });
   };
 
+  const steer = async (id: string, tenant: string, request: Request): Promise<Response> => {
+    if (!writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot steer runs.");
+    const denied = await ownSession(id, tenant);
+    if (denied) return denied;
+    let body: unknown;
+    try {
+      body = await request.json();
+    } catch {
+      return jsonError(400, "INVALID_ARGUMENT", "The body must be JSON: { \"text\": string }.");
+    }
+    const text = (body as { text?: unknown } | null)?.text;
+    if (typeof text !== "string" || text.trim() === "") return jsonError(400, "INVALID_ARGUMENT", `"text" must be a non-empty string; got ${JSON.stringify(text) ?? "nothing"}.`);
+    let session: HarnessSession;
+    try {
+      session = await pool.open(id);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", `${error.message} Steer it in the process that runs it.`);
+      throw error;
+    }
+    if (session.getState().status !== "running") return jsonError(409, "NO_ACTIVE_RUN", `Session "${id}" has no run going; send the message as a prompt (POST ${base}/chat).`);
+    session.steer(text);
+    return jsonResponse(202, { queued: true });
+  };
+
   const route = async (request: Request): Promise<Response> => {
     const url = new URL(request.url);
     const path = url.pathname;
@@ -371,6 +399,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (parts.length === 1 && method === "POST") return postChat(request, tenant);
       if (parts.length === 3 && parts[2] === "stream" && method === "GET") return resume(parts[1], tenant);
       if (parts.length === 3 && parts[2] === "stop" && method === "POST") return stop(parts[1], tenant);
+      if (parts.length === 3 && parts[2] === "steer" && method === "POST") return steer(parts[1], tenant, request);
     }
     if (parts[0] === "sessions" && parts.length === 2 && method === "DELETE") return (await ownSession(parts[1], tenant)) ?? deleteSession(edits, parts[1]);
     if (parts[0] === "sessions" && parts.length === 3 && parts[2] === "fork" && method === "POST") return (await ownSession(parts[1], tenant)) ?? forkSession(edits, parts[1], request);

@@ -1,6 +1,6 @@
 /**
  * The body of `POST /api/chat` as `DefaultChatTransport` sends it: `{ id, messages, trigger,
- * messageId, ...body }` (`ai` 6).
+ * messageId, ...body }` (`ai` 7).
  *
  * Contract (ours):
  * - `id` must be a string, `messages` a non-empty array; the last message must be a `user`
@@ -9,7 +9,7 @@
  * - `trigger: "regenerate-message"` (`Chat.regenerate()`) asks to regenerate the assistant
  *   message `messageId` (a run id; absent: the session's last run): the messages are not read;
  * - a last `assistant` message with `approval-responded` tool parts is a tool approval answer
- *   (`ai` 6 `addToolApprovalResponse`): each part's `approval: { id, approved, reason? }` is a
+ *   (`ai` 7 `addToolApprovalResponse`): each part's `approval: { id, approved, reason? }` is a
  *   decision for the call `approval.id` (Arbor's approval id is the tool call id);
  * - every refusal is a `400`/`501` JSON error naming the field; a body over `maxBodyBytes`
  *   (default 10 MiB) is a `413` (`body-limit.ts`).

@@ -1,7 +1,7 @@
 /**
  * Where a regenerated assistant message starts again: the user message that started its run.
  *
- * Contract (ours; `ai` 6 `Chat.regenerate()` sends `trigger: "regenerate-message"` with the
+ * Contract (ours; `ai` 7 `Chat.regenerate()` sends `trigger: "regenerate-message"` with the
  * assistant message's id, which is Arbor's run id, `ui-messages.ts`):
  * - the run is `run.started` with `runId === messageId`, or the session's last run without one;
  * - its user message is the first user `message` entry logged inside that run (the prompt is

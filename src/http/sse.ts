@@ -2,7 +2,7 @@
  * Server-sent event bodies: the AI SDK UI message stream framing and the raw-log event stream.
  *
  * Contract (framing: the AI SDK's UI message stream protocol; the rest ours):
- * - {@link UI_MESSAGE_STREAM_HEADERS} are the exact headers of `ai` 6's `UI_MESSAGE_STREAM_HEADERS`;
+ * - {@link UI_MESSAGE_STREAM_HEADERS} are the exact headers of `ai` 7's `UI_MESSAGE_STREAM_HEADERS` (unchanged from 6);
  * - {@link uiMessageStreamResponse}: each chunk is one `data: <JSON>\n\n` frame (the part type is
  *   the JSON `type`, never an `event:` line); the body ends with `data: [DONE]\n\n` when the
  *   source completes; a source error becomes an `error` chunk, then `[DONE]`;
@@ -23,7 +23,7 @@ import type { Observable, Subscription } from "rxjs";
 import type { StoredEvent } from "../store/event-log.ts";
 
 /**
- * The UI message stream response headers (`ai` 6 `UI_MESSAGE_STREAM_HEADERS`).
+ * The UI message stream response headers (`ai` 7 `UI_MESSAGE_STREAM_HEADERS`).
  *
  * @example
  * ```ts

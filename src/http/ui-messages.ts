@@ -10,8 +10,9 @@
  *   so it is exactly what a client that streamed the run holds; a run still going gives its
  *   message so far (the resume stream then replaces it, same id);
  * - messages are in log order (every branch of a session whose leaf moved is included), except
- *   that a user message logged inside a run (its prompt, or a steering message) precedes that
- *   run's reply.
+ *   that a run's prompt (logged inside the run) precedes that run's reply; a user message steered
+ *   into a running run is not a message of its own but the reply's `steering-message` part, as a
+ *   client that streamed the run holds it.
  *
  * @example
  * ```ts
@@ -22,7 +23,7 @@ import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
 import type { UserMessage } from "../core/messages.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isArborEvent } from "../store/events/catalogue.ts";
-import { initialRunProjection, projectRunEvent, type RunProjectionState } from "./ui-projection.ts";
+import { initialRunProjection, projectRunEvent, type RunProjectionState, userUIParts } from "./ui-projection.ts";
 
 /**
  * The message the AI SDK's own client builds from `chunks` (`readUIMessageStream`); undefined
@@ -45,13 +46,6 @@ export async function foldChunks(chunks: UIMessageChunk[]): Promise<UIMessage | 
   return last;
 }
 
-function userParts(message: UserMessage): UIMessage["parts"] {
-  if (typeof message.content === "string") return [{ type: "text", text: message.content }];
-  return message.content.map((block) =>
-    block.type === "text" ? { type: "text" as const, text: block.text } : { type: "file" as const, mediaType: block.mimeType, url: `data:${block.mimeType};base64,${block.data}` },
-  );
-}
-
 /**
  * The session's UI messages (see the module contract).
  *
@@ -67,10 +61,12 @@ export async function uiMessagesOf(events: readonly StoredEvent[]): Promise<UIMe
     if (!isArborEvent(event)) continue;
     if (event.type === "entry.appended" && event.data.entry.type === "message") {
       const message = (event.data.entry as { message: { role: string } }).message;
-      if (message.role === "user") {
-        const user: UIMessage = { id: event.data.entry.id, role: "user", parts: userParts(message as UserMessage) };
+      const inRun = run !== undefined && !run.state.ended && run.state.runId !== undefined && event.metadata.runId === run.state.runId;
+      // A user message steered into the run is the reply's steering-message part (the projection's).
+      if (message.role === "user" && !(inRun && !run!.state.promptPending)) {
+        const user: UIMessage = { id: event.data.entry.id, role: "user", parts: userUIParts(message as UserMessage) };
         // The prompt is logged inside its run (after run.started): it goes before the run's reply.
-        const runSlot = run && !run.state.ended ? slots.findIndex((slot) => "runChunks" in slot && slot.runChunks === run!.chunks) : -1;
+        const runSlot = inRun ? slots.findIndex((slot) => "runChunks" in slot && slot.runChunks === run!.chunks) : -1;
         if (runSlot >= 0) slots.splice(runSlot, 0, user);
         else slots.push(user);
       }

@@ -1,6 +1,7 @@
 /**
  * The log-to-UI projection: one run's logged events folded into AI SDK UI message stream
- * chunks (`ai` 6, protocol v1, the AI SDK's UI message stream protocol).
+ * chunks (`ai` 7; the stream protocol is still `x-vercel-ai-ui-message-stream: v1`, with v7's
+ * chunks `tool-approval-response`, `steering-message` and `reset-step`).
  *
  * Contract (ours; the chunk grammar is the AI SDK's):
  * - {@link projectRunEvent} is a pure reducer `(state, event) -> { state, chunks }`: the same
@@ -25,8 +26,16 @@
  *   `approval.requested`; a following `resume` run (after the decisions) continues the same
  *   message: no new `start`, its first turn continues the last step (the decided calls' results
  *   land on their parts: `tool-output-available`, or `tool-output-denied` for a denied call);
- * - a discarded attempt (a retried model call) keeps what it streamed: its open parts are
- *   closed (`text-end`, `tool-input-error`), and the retry's parts follow with their own ids.
+ * - an approval decision (`approval.ended`, approved or denied, with the decider's reason) is a
+ *   `tool-approval-response` (approval id = tool call id) on the call's part, before the
+ *   continuation's results;
+ * - a user message logged inside a run after its prompt (a steering or follow-up message; in a
+ *   `continue` or `resume` run, every user message) is a `steering-message` part (id = its entry
+ *   id, its text and image parts) in the step that takes it;
+ * - a discarded attempt (a retried model call) is a `reset-step`: the client drops the parts the
+ *   attempt streamed in this step, and the retry's parts follow with their own ids. When the step
+ *   holds more than the attempt (a step continued after approvals, or a steering message), the
+ *   attempt's open parts are closed instead (`text-end`, `tool-input-error`) so nothing else is lost.
  *
  * @example
  * ```ts
@@ -39,7 +48,7 @@
  * ```
  */
 import type { UIMessageChunk } from "ai";
-import type { AssistantMessage, ToolResultMessage } from "../core/messages.ts";
+import type { AssistantMessage, ToolResultMessage, UserMessage } from "../core/messages.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
 
 /** The projection's state between events. Treat as opaque; never mutated by the reducer. */
@@ -67,6 +76,12 @@ export interface RunProjectionState {
   readonly denied: Readonly<Record<string, true>>;
   readonly lastStopReason: string | undefined;
   readonly lastError: string | undefined;
+  /** The run's prompt (its first user message) is still to come: a `prompt` run until it is logged. */
+  readonly promptPending: boolean;
+  /** The open step holds parts a `reset-step` must not drop (a continued step, a steering message). */
+  readonly stepKeeps: boolean;
+  /** Tool calls whose `tool-approval-request` was sent. */
+  readonly approvalRequested: Readonly<Record<string, true>>;
 }
 
 /** One step of the fold. */
@@ -98,7 +113,25 @@ export function initialRunProjection(): RunProjectionState {
     denied: {},
     lastStopReason: undefined,
     lastError: undefined,
+    promptPending: false,
+    stepKeeps: false,
+    approvalRequested: {},
   };
+}
+
+/**
+ * A user message's UI parts: its text, and each image as a `data:` URL file part.
+ *
+ * @example
+ * ```ts
+ * userUIParts({ role: "user", content: "hi", timestamp: 0 }); // [{ type: "text", text: "hi" }]
+ * ```
+ */
+export function userUIParts(message: UserMessage): ({ type: "text"; text: string } | { type: "file"; mediaType: string; url: string })[] {
+  if (typeof message.content === "string") return [{ type: "text", text: message.content }];
+  return message.content.map((block) =>
+    block.type === "text" ? { type: "text" as const, text: block.text } : { type: "file" as const, mediaType: block.mimeType, url: `data:${block.mimeType};base64,${block.data}` },
+  );
 }
 
 const FINISH_REASONS: Record<string, "stop" | "length" | "tool-calls" | "error" | "other"> = {
@@ -125,13 +158,21 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
   if (state.ended) {
     // A run resumed after approval decisions continues the suspended run's message.
     if (state.suspended && event.type === "run.started" && event.data.kind === "resume") {
-      return { state: { ...state, runId: event.data.runId, ended: false, suspended: false, continueStep: true }, chunks: [] };
+      return { state: { ...state, runId: event.data.runId, ended: false, suspended: false, continueStep: true, promptPending: false }, chunks: [] };
+    }
+    // The decisions that let it go on: each on its call's part.
+    if (state.suspended && event.type === "approval.ended" && event.data.status !== "cancelled" && state.approvalRequested[event.data.toolCallId]) {
+      const { toolCallId, status, reason } = event.data;
+      return { state, chunks: [{ type: "tool-approval-response", approvalId: toolCallId, approved: status === "approved", ...(reason !== undefined ? { reason } : {}) }] };
     }
     return { state, chunks: [] };
   }
   if (state.runId === undefined) {
     if (event.type !== "run.started") return { state, chunks: [] };
-    return { state: { ...state, runId: event.data.runId, messageId: event.data.runId }, chunks: [{ type: "start", messageId: event.data.runId }] };
+    return {
+      state: { ...state, runId: event.data.runId, messageId: event.data.runId, promptPending: event.data.kind === "prompt" },
+      chunks: [{ type: "start", messageId: event.data.runId }],
+    };
   }
   if (event.metadata.runId !== state.runId) return { state, chunks: [] };
 
@@ -154,7 +195,7 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
   switch (event.type) {
     case "turn.started":
       if (!state.continueStep) chunks.push({ type: "start-step" });
-      next = { ...state, stepOpen: true, continueStep: false };
+      next = { ...state, stepOpen: true, continueStep: false, stepKeeps: state.continueStep };
       break;
     case "tool.ended":
       if (event.data.outcome === "denied") next = { ...state, denied: { ...state.denied, [event.data.toolCallId]: true } };
@@ -188,6 +229,13 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       const message = (entry as { message: { role: string } }).message;
       if (message.role === "assistant") {
         next = { ...state, pendingEntries: { ...state.pendingEntries, [entry.id]: message as AssistantMessage } };
+      } else if (message.role === "user") {
+        // The run's own prompt is the user message that precedes the reply; any later one was steered in.
+        if (state.promptPending) next = { ...state, promptPending: false };
+        else {
+          chunks.push({ type: "steering-message", id: entry.id, parts: userUIParts(message as UserMessage) });
+          next = { ...state, stepKeeps: state.stepOpen };
+        }
       } else if (message.role === "toolResult") {
         const result = message as ToolResultMessage;
         // A result for a call this message never showed (a synthetic one of an earlier run) has no part to land on.
@@ -209,12 +257,24 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       const pendingEntries = { ...state.pendingEntries };
       if (event.data.entryId !== undefined) delete pendingEntries[event.data.entryId];
       if (message === undefined) {
-        // Discarded (retried) or never committed: close what it opened.
-        closeAll(prefix);
-        for (const [toolCallId, call] of Object.entries(toolCalls)) {
-          if (call.available) continue;
-          chunks.push({ type: "tool-input-error", toolCallId, toolName: call.toolName, input: undefined, errorText: event.data.errorMessage ?? "The model call was retried." });
-          toolCalls[toolCallId] = { ...call, available: true };
+        // Discarded (retried) or never committed.
+        const unavailable = Object.entries(toolCalls).filter(([, call]) => !call.available);
+        const opened = Object.keys(openParts).filter((id) => id.startsWith(prefix));
+        if (state.stepOpen && !state.stepKeeps && (opened.length > 0 || unavailable.length > 0)) {
+          // The step holds only this attempt: v7's reset-step drops its parts on the client.
+          chunks.push({ type: "reset-step" });
+          for (const id of opened) {
+            delete openParts[id];
+            delete streamedText[id];
+          }
+          for (const [toolCallId] of unavailable) delete toolCalls[toolCallId];
+        } else {
+          // Close what it opened, keeping the rest of the step.
+          closeAll(prefix);
+          for (const [toolCallId, call] of unavailable) {
+            chunks.push({ type: "tool-input-error", toolCallId, toolName: call.toolName, input: undefined, errorText: event.data.errorMessage ?? "The model call was retried." });
+            toolCalls[toolCallId] = { ...call, available: true };
+          }
         }
       } else {
         message.content.forEach((block, index) => {
@@ -257,7 +317,10 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
     }
     case "approval.requested":
       // The approval id is the tool call id: one decision per call (the approval log's own key).
-      if (toolCalls[event.data.toolCallId] !== undefined) chunks.push({ type: "tool-approval-request", approvalId: event.data.toolCallId, toolCallId: event.data.toolCallId });
+      if (toolCalls[event.data.toolCallId] !== undefined) {
+        chunks.push({ type: "tool-approval-request", approvalId: event.data.toolCallId, toolCallId: event.data.toolCallId });
+        next = { ...state, approvalRequested: { ...state.approvalRequested, [event.data.toolCallId]: true } };
+      }
       break;
     case "turn.ended":
       if (state.stepOpen) chunks.push({ type: "finish-step" });

@@ -4,7 +4,7 @@
  * - {@link startOpenAIServer}: a loopback server speaking OpenAI's wire formats (Chat Completions
  *   and Responses), Anthropic Messages and Gemini `streamGenerateContent`, replaying scripted
  *   turns and recorded fixtures;
- * - {@link scriptedModel}: an AI SDK `MockLanguageModelV3` replaying scripted steps;
+ * - {@link scriptedModel}: an AI SDK `MockLanguageModelV4` replaying scripted steps;
  * - {@link createAgentTestModel}: model-based tests of a user's agent (paths through the machines, executed on a real harness, checked against Arbor's invariants).
  *
  * @example

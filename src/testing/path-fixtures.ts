@@ -12,7 +12,7 @@
  *   (`path-runner.ts`), so a user hook cannot keep the path's abort, block or error from coming;
  *   they act only on the calls the path names, and the user's hooks see every other call.
  */
-import type { LanguageModelV3, LanguageModelV3CallOptions } from "@ai-sdk/provider";
+import type { LanguageModelV4, LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import type { AgentTool } from "../core/tools.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
@@ -44,7 +44,7 @@ export interface PathProbe {
   streamId: string;
   abortRequested: boolean;
   executions: ToolExecutionRecord[];
-  modelCalls: LanguageModelV3CallOptions[];
+  modelCalls: LanguageModelV4CallOptions[];
   abort: (reason: string) => void;
 }
 
@@ -60,9 +60,9 @@ export type PathAnswer = ScriptedTurn | Error | "hang";
  * The scripted model of a path: call `i` runs `before(i)` (queue messages, ask for an abort),
  * then answers `answers[i]`; a call past the script rejects, naming the call.
  */
-export function pathModel(probe: PathProbe, answers: () => PathAnswer[], before: (index: number) => void): LanguageModelV3 {
+export function pathModel(probe: PathProbe, answers: () => PathAnswer[], before: (index: number) => void): LanguageModelV4 {
   return {
-    specificationVersion: "v3",
+    specificationVersion: "v4",
     provider: "arbor.kit",
     modelId: "kit-model",
     supportedUrls: {},

@@ -3,7 +3,7 @@
  * for it, and reports where a new run's requests diverge from the recorded ones.
  *
  * Contract (ours):
- * - an AI SDK `LanguageModelV3` (as {@link scriptedModel}); its `provider` and `modelId` are the
+ * - an AI SDK `LanguageModelV4` (as {@link scriptedModel}); its `provider` and `modelId` are the
  *   recorded run's, so the adapter converts the context as it did then;
  * - call `n` answers with recorded call `n` (`replay-record.ts`: text, reasoning, tool calls,
  *   finish reason and usage; a recorded error rejects the same way; an aborted one hangs until
@@ -24,7 +24,7 @@
  * console.log(formatReplayReport(model.report())); // "identical", or where it diverged
  * ```
  */
-import type { LanguageModelV3, LanguageModelV3Prompt } from "@ai-sdk/provider";
+import type { LanguageModelV4, LanguageModelV4Prompt } from "@ai-sdk/provider";
 import { convertToLlm } from "../core/convert-to-llm.ts";
 import { createPromptBuilder } from "../adapters/model/incremental-prompt.ts";
 import type { EventLog } from "../store/event-log.ts";
@@ -66,7 +66,7 @@ export interface ReplayReport {
 }
 
 /**
- * The model {@link replayModel} returns: a `LanguageModelV3` with the recorded session and `report()`.
+ * The model {@link replayModel} returns: a `LanguageModelV4` with the recorded session and `report()`.
  *
  * @example
  * ```ts
@@ -74,7 +74,7 @@ export interface ReplayReport {
  * model.recorded.segments.length; // runs recorded
  * ```
  */
-export interface ReplayModel extends LanguageModelV3 {
+export interface ReplayModel extends LanguageModelV4 {
   readonly recorded: RecordedSession;
   report(): ReplayReport;
 }
@@ -106,7 +106,7 @@ function inputText(input: unknown): string {
  * promptLines([{ role: "user", content: [{ type: "text", text: "hi" }] }]); // ["user: hi"]
  * ```
  */
-export function promptLines(prompt: LanguageModelV3Prompt): string[] {
+export function promptLines(prompt: LanguageModelV4Prompt): string[] {
   const lines: string[] = [];
   for (const message of prompt) {
     if (message.role === "system") continue;
@@ -186,7 +186,7 @@ export async function replayModel(log: EventLog, sessionId: string, runId?: stri
   let made = 0;
   let divergence: ReplayDivergence | undefined;
   const model: ReplayModel = {
-    specificationVersion: "v3",
+    specificationVersion: "v4",
     provider: recorded.model.provider,
     modelId: recorded.model.modelId,
     supportedUrls: {},

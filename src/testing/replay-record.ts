@@ -19,7 +19,7 @@
  * - throws {@link ReplayError} `REPLAY_RUN_NOT_FOUND` for an unknown run, `REPLAY_NOTHING_RECORDED`
  *   when the selection holds no model call.
  */
-import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { isKnownEntry, messageOfEntry } from "../core/entries.ts";
 import { ArborError } from "../core/errors.ts";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.ts";
@@ -107,7 +107,7 @@ function answerOf(message: AssistantMessage): { answer: ScriptedStep; summary: s
   const calls = (turn.toolCalls ?? []).map((call) => call.name);
   const summary = `${message.stopReason}${turn.text ? ` text ${JSON.stringify(turn.text.slice(0, 60))}` : ""}${calls.length ? ` calls ${calls.join(", ")}` : ""}`;
   if (message.stopReason === "aborted") {
-    const parts: LanguageModelV3StreamPart[] = [];
+    const parts: LanguageModelV4StreamPart[] = [];
     return { answer: { hangAfter: turn.text || turn.toolCalls ? turn : parts }, summary };
   }
   return { answer: turn, summary };

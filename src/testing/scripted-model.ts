@@ -1,5 +1,5 @@
 /**
- * `scriptedModel`: an AI SDK `MockLanguageModelV3` (from `ai/test`) that answers each
+ * `scriptedModel`: an AI SDK `MockLanguageModelV4` (from `ai/test`) that answers each
  * `doStream` call with the next scripted step, for unit tests that need no HTTP.
  *
  * Contract (ours):
@@ -17,8 +17,8 @@
  * const client = createAiSdkModelClient(model);
  * ```
  */
-import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3StreamPart } from "@ai-sdk/provider";
-import { MockLanguageModelV3 } from "ai/test";
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-sdk/provider";
+import { MockLanguageModelV4 } from "ai/test";
 import type { ScriptedTurn } from "./openai-wire.ts";
 import { splitText } from "./openai-wire.ts";
 
@@ -30,7 +30,7 @@ import { splitText } from "./openai-wire.ts";
  * const steps: ScriptedStep[] = [{ text: "hi" }, new Error("boom"), "hang"];
  * ```
  */
-export type ScriptedStep = LanguageModelV3StreamPart[] | ScriptedTurn | Error | "hang" | { hangAfter: LanguageModelV3StreamPart[] | ScriptedTurn };
+export type ScriptedStep = LanguageModelV4StreamPart[] | ScriptedTurn | Error | "hang" | { hangAfter: LanguageModelV4StreamPart[] | ScriptedTurn };
 
 /**
  * The v3 stream parts of a turn: reasoning, text, tool-input start/delta/end + tool-call per
@@ -41,8 +41,8 @@ export type ScriptedStep = LanguageModelV3StreamPart[] | ScriptedTurn | Error | 
  * streamPartsOf({ text: "hi" }).map((part) => part.type); // [..., "text-delta", "text-end", "finish"]
  * ```
  */
-export function streamPartsOf(turn: ScriptedTurn): LanguageModelV3StreamPart[] {
-  const parts: LanguageModelV3StreamPart[] = [{ type: "stream-start", warnings: [] }];
+export function streamPartsOf(turn: ScriptedTurn): LanguageModelV4StreamPart[] {
+  const parts: LanguageModelV4StreamPart[] = [{ type: "stream-start", warnings: [] }];
   parts.push({ type: "response-metadata", id: turn.id ?? "resp_mock", modelId: turn.model ?? "mock-model" });
   if (turn.reasoning !== undefined) {
     parts.push({ type: "reasoning-start", id: "r0" });
@@ -82,16 +82,16 @@ function abortError(): Error {
 }
 
 /**
- * The model {@link scriptedModel} returns: an AI SDK `LanguageModelV3` that also records the
+ * The model {@link scriptedModel} returns: an AI SDK `LanguageModelV4` that also records the
  * options of every `doStream` call, in call order. Typed against `@ai-sdk/provider` only, so that
  * a consumer's declarations do not pull in the `ai` package's.
  */
-export interface ScriptedModel extends LanguageModelV3 {
-  readonly doStreamCalls: LanguageModelV3CallOptions[];
+export interface ScriptedModel extends LanguageModelV4 {
+  readonly doStreamCalls: LanguageModelV4CallOptions[];
 }
 
 /**
- * A language model (the AI SDK's `MockLanguageModelV3`) that replays `steps`, one per `doStream` call.
+ * A language model (the AI SDK's `MockLanguageModelV4`) that replays `steps`, one per `doStream` call.
  *
  * @example
  * ```ts
@@ -101,7 +101,7 @@ export interface ScriptedModel extends LanguageModelV3 {
 export function scriptedModel(steps: ScriptedStep[], options: { provider?: string; modelId?: string } = {}): ScriptedModel {
   const queue = [...steps];
   let call = 0;
-  return new MockLanguageModelV3({
+  return new MockLanguageModelV4({
     provider: options.provider ?? "mock.scripted",
     modelId: options.modelId ?? "mock-model",
     doStream: async ({ abortSignal }) => {
@@ -112,7 +112,7 @@ export function scriptedModel(steps: ScriptedStep[], options: { provider?: strin
       if (step === "hang" || (typeof step === "object" && "hangAfter" in step)) {
         const before = step === "hang" ? [] : Array.isArray(step.hangAfter) ? step.hangAfter : streamPartsOf(step.hangAfter);
         return {
-          stream: new ReadableStream<LanguageModelV3StreamPart>({
+          stream: new ReadableStream<LanguageModelV4StreamPart>({
             start(controller) {
               controller.enqueue({ type: "stream-start", warnings: [] });
               for (const part of before) if (part.type !== "finish" && part.type !== "stream-start") controller.enqueue(part);
@@ -125,7 +125,7 @@ export function scriptedModel(steps: ScriptedStep[], options: { provider?: strin
       }
       const parts = Array.isArray(step) ? step : streamPartsOf(step);
       return {
-        stream: new ReadableStream<LanguageModelV3StreamPart>({
+        stream: new ReadableStream<LanguageModelV4StreamPart>({
           start(controller) {
             for (const part of parts) controller.enqueue(part);
             controller.close();

@@ -2,7 +2,7 @@
  * The compaction actor through `compact()`: real sessions (memory and SQLite logs),
  * the real AI SDK adapter over a scripted mock model.
  */
-import { MockLanguageModelV3 } from "ai/test";
+import { MockLanguageModelV4 } from "ai/test";
 import { createAiSdkModelClient } from "../../src/adapters/model/ai-sdk-client.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { describe, expect, it, vi } from "vitest";
@@ -58,7 +58,7 @@ describe("compact()", () => {
     // script (by the history call's output cap) so the test does not depend on which call lands first.
     const historyScript = scriptedModel([{ text: "S1" }, { text: "S2" }, { text: "S3" }]);
     const prefixScript = scriptedModel([{ text: "P1" }, { text: "P2" }, { text: "P3" }]);
-    const mock = new MockLanguageModelV3({
+    const mock = new MockLanguageModelV4({
       provider: "mock.scripted",
       modelId: "mock-model",
       doStream: (options) => (options.maxOutputTokens === 3276 ? historyScript.doStream(options) : prefixScript.doStream(options)),

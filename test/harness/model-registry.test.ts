@@ -1,4 +1,5 @@
-import { MockLanguageModelV3 } from "ai/test";
+import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import { MockLanguageModelV3, MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { HarnessConfigError, ModelConfigError } from "../../src/core/errors.ts";
 import type { ModelClient } from "../../src/core/model-stream.ts";
@@ -7,6 +8,7 @@ import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
 import { startOpenAIServer, textResponse } from "../../src/testing/index.ts";
+import { collect, userRequest } from "../model/helpers.ts";
 
 const client: ModelClient = {
   provider: "acme",
@@ -19,7 +21,7 @@ const client: ModelClient = {
 describe("createModelRegistry", () => {
   it("wraps AI SDK models, keeps clients, and applies facts given beside a model", () => {
     const registry = createModelRegistry({
-      mock: { model: new MockLanguageModelV3({ provider: "openai.chat", modelId: "gpt-x" }), contextWindow: 64_000, cost: { input: 1, output: 2 } },
+      mock: { model: new MockLanguageModelV4({ provider: "openai.chat", modelId: "gpt-x" }), contextWindow: 64_000, cost: { input: 1, output: 2 } },
       acme: client,
       big: { model: client, contextWindow: 2_000_000 },
     });
@@ -37,6 +39,33 @@ describe("createModelRegistry", () => {
     const registry = createModelRegistry({ acme: client }, "acme");
     expect(() => registry.get("nope")).toThrow(ModelConfigError);
     expect(() => registry.get("nope")).toThrow(/Registered models: acme/);
+  });
+
+  it("takes a spec-v3 model (a provider package of AI SDK 6) through ai's wrapLanguageModel and streams from it", async () => {
+    const v3 = new MockLanguageModelV3({
+      provider: "legacy.chat",
+      modelId: "old-1",
+      doStream: async () => ({
+        stream: new ReadableStream<LanguageModelV3StreamPart>({
+          start(controller) {
+            const parts: LanguageModelV3StreamPart[] = [
+              { type: "stream-start", warnings: [] },
+              { type: "text-start", id: "t" },
+              { type: "text-delta", id: "t", delta: "still here" },
+              { type: "text-end", id: "t" },
+              { type: "finish", finishReason: { unified: "stop", raw: "stop" }, usage: { inputTokens: { total: 3, noCache: 3, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 2, text: 2, reasoning: 0 } } },
+            ];
+            for (const part of parts) controller.enqueue(part);
+            controller.close();
+          },
+        }),
+      }),
+    });
+    const registry = createModelRegistry({ legacy: v3 });
+    const { message } = await collect(registry.get("legacy").client, userRequest());
+    expect(message.content).toEqual([{ type: "text", text: "still here" }]);
+    expect(message.stopReason).toBe("stop");
+    expect(v3.doStreamCalls).toHaveLength(1);
   });
 
   it("rejects an AI SDK spec-v2 model naming the field", () => {

@@ -1,9 +1,9 @@
-import { MockLanguageModelV3 } from "ai/test";
+import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it } from "vitest";
 import { type ArborError, HarnessConfigError } from "../../src/core/errors.ts";
 import { validateHarnessOptions, type AgentHarnessOptions } from "../../src/harness/options.ts";
 
-const model = new MockLanguageModelV3({ modelId: "mock-1" });
+const model = new MockLanguageModelV4({ modelId: "mock-1" });
 const tool = { name: "echo", description: "Echo", parameters: { type: "object" }, execute: async () => ({ content: [] }) };
 
 function fieldOf(options: unknown): string {

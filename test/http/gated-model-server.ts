@@ -10,6 +10,8 @@ import { renderChatStream, type ScriptedTurn } from "../../src/testing/openai-wi
 export interface GatedModelServer {
   url: string;
   script(...turns: ScriptedTurn[]): void;
+  /** The JSON body of request `index` (0-based), as sent. */
+  body(index: number): string;
   /** Frames of request `index` (0-based), known once it arrived. */
   frames(index: number): string[];
   /** Resolves when `count` requests have arrived. */
@@ -22,10 +24,11 @@ export interface GatedModelServer {
 
 export async function startGatedModelServer(): Promise<GatedModelServer> {
   const turns: ScriptedTurn[] = [];
-  const active: { frames: string[]; allowed: number; sent: number; pump: () => void }[] = [];
+  const active: { body: string; frames: string[]; allowed: number; sent: number; pump: () => void }[] = [];
   const waiters: { count: number; resolve: () => void }[] = [];
   const serve = (request: IncomingMessage, response: ServerResponse) => {
-    request.resume();
+    const chunks: Buffer[] = [];
+    request.on("data", (chunk: Buffer) => chunks.push(chunk));
     request.on("end", () => {
       const turn = turns.shift();
       if (!turn) {
@@ -35,6 +38,7 @@ export async function startGatedModelServer(): Promise<GatedModelServer> {
       response.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" });
       response.flushHeaders();
       const state = {
+        body: Buffer.concat(chunks).toString("utf8"),
         frames: renderChatStream(turn),
         allowed: 0,
         sent: 0,
@@ -57,6 +61,7 @@ export async function startGatedModelServer(): Promise<GatedModelServer> {
     url: `http://127.0.0.1:${port}/v1`,
     script: (...more) => void turns.push(...more),
     frames: (index) => active[index].frames,
+    body: (index) => active[index].body,
     requestCount: () => active.length,
     waitForRequests: (count) => (active.length >= count ? Promise.resolve() : new Promise((resolve) => waiters.push({ count, resolve }))),
     release(index, count = Infinity) {

@@ -1,17 +1,17 @@
 /**
- * createAiSdkModelClient over scripted AI SDK models (MockLanguageModelV3): stream
+ * createAiSdkModelClient over scripted AI SDK models (MockLanguageModelV4): stream
  * protocol, per-call-id argument buffers, id rotation, abort, failures, reasoning options, cost.
  */
-import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { APICallError } from "ai";
-import { MockLanguageModelV3 } from "ai/test";
+import { MockLanguageModelV4 } from "ai/test";
 import { describe, expect, it, vi } from "vitest";
 import { createAiSdkModelClient, reasoningProviderOptions } from "../../src/adapters/model/index.ts";
 import type { ModelStreamEvent } from "../../src/core/model-stream.ts";
 import { scriptedModel, streamPartsOf } from "../../src/testing/index.ts";
 import { collect, userRequest } from "./helpers.ts";
 
-const finish = (unified: "stop" | "tool-calls" | "length" | "other" = "stop"): LanguageModelV3StreamPart => ({
+const finish = (unified: "stop" | "tool-calls" | "length" | "other" | "interrupted" = "stop"): LanguageModelV4StreamPart => ({
   type: "finish",
   finishReason: { unified, raw: unified },
   usage: { inputTokens: { total: 20, noCache: 15, cacheRead: 5, cacheWrite: undefined }, outputTokens: { total: 7, text: 7, reasoning: undefined } },
@@ -28,8 +28,23 @@ describe("stream protocol", () => {
     expect(message.responseId).toBe("resp_mock");
   });
 
+  it("spec v4's finish reason interrupted (the stream ended without its completion signal) is a retryable error; the partial text is kept", async () => {
+    const parts: LanguageModelV4StreamPart[] = [
+      { type: "stream-start", warnings: [] },
+      { type: "text-start", id: "t" },
+      { type: "text-delta", id: "t", delta: "half an ans" },
+      finish("interrupted"),
+    ];
+    const { events, message } = await collect(createAiSdkModelClient(scriptedModel([parts])), userRequest());
+    const terminal = events.at(-1)!;
+    expect(terminal.type).toBe("error");
+    expect(terminal.type === "error" && terminal.error.retryable).toBe(true);
+    expect(message).toMatchObject({ stopReason: "error", content: [{ type: "text", text: "half an ans" }] });
+    expect(message.errorMessage).toMatch(/interrupted/);
+  });
+
   it("interleaved tool-input deltas stay in one buffer per call id (AI SDK #3068 class)", async () => {
-    const parts: LanguageModelV3StreamPart[] = [
+    const parts: LanguageModelV4StreamPart[] = [
       { type: "tool-input-start", id: "a", toolName: "read" },
       { type: "tool-input-start", id: "b", toolName: "write" },
       { type: "tool-input-delta", id: "a", delta: '{"path":' },
@@ -53,7 +68,7 @@ describe("stream protocol", () => {
   });
 
   it("the provider's final tool-call input wins over the streamed buffer; bad JSON gives {} and argumentsError", async () => {
-    const parts: LanguageModelV3StreamPart[] = [
+    const parts: LanguageModelV4StreamPart[] = [
       { type: "tool-input-start", id: "a", toolName: "read" },
       { type: "tool-input-delta", id: "a", delta: '{"path":"draft"' },
       { type: "tool-call", toolCallId: "a", toolName: "read", input: '{"path":"final.txt"}' },
@@ -69,7 +84,7 @@ describe("stream protocol", () => {
   });
 
   it("rotating item ids (GitHub Copilot) continue the open block instead of failing", async () => {
-    const parts: LanguageModelV3StreamPart[] = [
+    const parts: LanguageModelV4StreamPart[] = [
       { type: "reasoning-start", id: "r-1", providerMetadata: { openai: { itemId: "r-1" } } },
       { type: "reasoning-delta", id: "r-2", delta: "think " },
       { type: "reasoning-delta", id: "r-3", delta: "hard" },
@@ -111,7 +126,7 @@ describe("failures are data", () => {
   });
 
   it("a stream that ends without a finish part → retryable error, content kept", async () => {
-    const parts: LanguageModelV3StreamPart[] = [{ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "partial" }];
+    const parts: LanguageModelV4StreamPart[] = [{ type: "text-start", id: "t" }, { type: "text-delta", id: "t", delta: "partial" }];
     const { events, terminal, message } = await collect(createAiSdkModelClient(scriptedModel([parts])), userRequest());
     expect(events.map((event) => event.type)).toEqual(["start", "text-start", "text-delta", "text-end", "error"]);
     expect(message.content).toEqual([{ type: "text", text: "partial" }]);
@@ -120,7 +135,7 @@ describe("failures are data", () => {
   });
 
   it("a model whose doStream throws synchronously, and an invalid prompt, still end with an error event", async () => {
-    const throwing = new MockLanguageModelV3({
+    const throwing = new MockLanguageModelV4({
       doStream: () => {
         throw new Error("kaboom");
       },
@@ -152,9 +167,9 @@ describe("abort", () => {
 
   it("ends even when the model ignores the signal", async () => {
     let release: () => void = () => undefined;
-    const deaf = new MockLanguageModelV3({
+    const deaf = new MockLanguageModelV4({
       doStream: async () => ({
-        stream: new ReadableStream<LanguageModelV3StreamPart>({
+        stream: new ReadableStream<LanguageModelV4StreamPart>({
           start(controller) {
             controller.enqueue({ type: "text-start", id: "t" });
             controller.enqueue({ type: "text-delta", id: "t", delta: "x" });
@@ -286,7 +301,7 @@ describe("request building", () => {
   });
 
   it("Anthropic-style signed and redacted thinking round-trips into the next call's prompt", async () => {
-    const parts: LanguageModelV3StreamPart[] = [
+    const parts: LanguageModelV4StreamPart[] = [
       { type: "reasoning-start", id: "r0" },
       { type: "reasoning-delta", id: "r0", delta: "weighing options" },
       { type: "reasoning-end", id: "r0", providerMetadata: { anthropic: { signature: "sig-123" } } },

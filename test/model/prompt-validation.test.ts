@@ -1,12 +1,12 @@
 /**
  * The first model call after reopening a session does not validate the history with zod again
  * (issue 17, P2c): a fresh prompt builder (what a reopened harness has) hands none of the
- * converter's messages to the AI SDK's `standardizePrompt`, yet a malformed message the
+ * converter's messages to `validateModelPrompt` (the AI SDK's `modelMessageSchema`), yet a malformed message the
  * converter could only pass through from bad input is still handed to it and rejected with the
  * SDK's own `InvalidPromptError`; and the cheap check never accepts what the SDK's schema rejects.
  */
 import { InvalidPromptError } from "@ai-sdk/provider";
-import * as internal from "ai/internal";
+import { modelMessageSchema } from "ai";
 import { convertToLanguageModelPrompt } from "ai/internal";
 import fc from "fast-check";
 import { beforeEach, describe, expect, it, vi } from "vitest";
@@ -16,11 +16,13 @@ import { toModelMessages, type ModelTarget } from "../../src/adapters/model/to-m
 import type { AgentMessage } from "../../src/core/messages.ts";
 import { assistant } from "./helpers.ts";
 
-vi.mock("ai/internal", async (importOriginal) => {
-  const actual = await importOriginal<typeof import("ai/internal")>();
-  return { ...actual, standardizePrompt: vi.fn(actual.standardizePrompt) };
+import * as validation from "../../src/adapters/model/prompt-validation.ts";
+
+vi.mock("../../src/adapters/model/prompt-validation.ts", async (importOriginal) => {
+  const actual = await importOriginal<typeof import("../../src/adapters/model/prompt-validation.ts")>();
+  return { ...actual, validateModelPrompt: vi.fn(actual.validateModelPrompt) };
 });
-const standardize = vi.mocked(internal.standardizePrompt);
+const standardize = vi.mocked(validation.validateModelPrompt);
 
 const target: ModelTarget = { provider: "openai", api: "openai-responses", modelId: "gpt-test" };
 const options = () => ({ supportedUrls: {}, abortSignal: new AbortController().signal });
@@ -52,8 +54,7 @@ function history(turns: number): AgentMessage[] {
 }
 
 async function reference(system: string | undefined, messages: readonly AgentMessage[]) {
-  const standardized = await standardize({ system, messages: toModelMessages(messages, target) });
-  return convertToLanguageModelPrompt({ prompt: standardized, supportedUrls: {}, download: undefined, abortSignal: new AbortController().signal });
+  return convertToLanguageModelPrompt({ prompt: { instructions: system, messages: toModelMessages(messages, target) }, supportedUrls: {}, download: undefined, abortSignal: new AbortController().signal });
 }
 
 beforeEach(() => {
@@ -80,7 +81,7 @@ describe("prompt validation after reopening", () => {
       expect(InvalidPromptError.isInstance(failure)).toBe(true);
       expect(String((failure as Error).message)).toMatch(/ModelMessage\[\] schema/);
       expect(standardize).toHaveBeenCalledTimes(1);
-      expect(standardize.mock.calls[0]?.[0].messages).toHaveLength(1);
+      expect(standardize.mock.calls[0]?.[1]).toHaveLength(1);
     }
     await expect(createPromptBuilder(target).build(undefined, [], options())).rejects.toThrow(/messages must not be empty/);
   });
@@ -105,7 +106,7 @@ describe("prompt validation after reopening", () => {
         parent[path[path.length - 1]!] = value;
         if (!conformsToModelMessage(candidate as never)) return;
         accepted++;
-        await expect(internal.standardizePrompt({ messages: [candidate as never], allowSystemInMessages: true })).resolves.toBeDefined();
+        await expect(modelMessageSchema.parseAsync(candidate)).resolves.toBeDefined();
       }),
       { numRuns: 3000 },
     );

@@ -7,7 +7,7 @@
  * (it may also be set when they would not: the caller then asks the SDK). The prompt builder's output equals the SDK's for generated Arbor histories
  * with images (converted by the SDK) beside the rest (converted directly).
  */
-import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
+import type { LanguageModelV4Prompt } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
 import { convertToLanguageModelPrompt, standardizePrompt } from "ai/internal";
 import fc from "fast-check";
@@ -20,7 +20,7 @@ import { unknownUsage } from "../../src/core/messages.ts";
 
 const signal = () => new AbortController().signal;
 const sdk = (messages: ModelMessage[], system?: string) =>
-  convertToLanguageModelPrompt({ prompt: { system, messages }, supportedUrls: {}, download: undefined, abortSignal: signal() });
+  convertToLanguageModelPrompt({ prompt: { instructions: system, messages }, supportedUrls: {}, download: undefined, abortSignal: signal() });
 
 const json: fc.Arbitrary<unknown> = fc.jsonValue({ maxDepth: 2 });
 const providerOptions = fc.option(fc.dictionary(fc.constantFrom("openai", "anthropic"), fc.dictionary(fc.string({ maxLength: 4 }), json, { maxKeys: 2 }), { maxKeys: 2 }), { nil: undefined });
@@ -77,9 +77,9 @@ describe("providerMessageOf", () => {
           }
           return;
         }
-        const prompt = [...(system === undefined ? [] : [{ role: "system" as const, content: system }]), ...(direct as LanguageModelV3Prompt)];
+        const prompt = [...(system === undefined ? [] : [{ role: "system" as const, content: system }]), ...(direct as LanguageModelV4Prompt)];
         const check = new WholePromptCheck();
-        for (const message of direct as LanguageModelV3Prompt) check.add(message);
+        for (const message of direct as LanguageModelV4Prompt) check.add(message);
         if (check.end()) {
           whole++;
           return;

@@ -3,7 +3,7 @@
  * AI SDK part sequences: never throws, one terminal event last, deltas add up to the
  * blocks, one block per tool-call id with exactly one toolcall-end.
  */
-import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { createAiSdkModelClient } from "../../src/adapters/model/index.ts";
@@ -15,7 +15,7 @@ const textId = fc.constantFrom("t1", "t2");
 const toolId = fc.constantFrom("a", "b", "c");
 const piece = fc.constantFrom("", "x", "yz", '{"k":', "1}", " ");
 
-const part: fc.Arbitrary<LanguageModelV3StreamPart> = fc.oneof(
+const part: fc.Arbitrary<LanguageModelV4StreamPart> = fc.oneof(
   textId.map((id) => ({ type: "text-start" as const, id })),
   fc.tuple(textId, piece).map(([id, delta]) => ({ type: "text-delta" as const, id, delta })),
   textId.map((id) => ({ type: "text-end" as const, id })),
@@ -29,7 +29,7 @@ const part: fc.Arbitrary<LanguageModelV3StreamPart> = fc.oneof(
   fc.constant({ type: "response-metadata" as const, id: "resp_1", modelId: "m" }),
 );
 
-const finish: LanguageModelV3StreamPart = {
+const finish: LanguageModelV4StreamPart = {
   type: "finish",
   finishReason: { unified: "stop", raw: "stop" },
   usage: { inputTokens: { total: 1, noCache: 1, cacheRead: undefined, cacheWrite: undefined }, outputTokens: { total: 1, text: 1, reasoning: undefined } },

@@ -80,5 +80,5 @@ describe("public declarations", () => {
       }
     }
     expect(offenders).toEqual([]);
-  }, 120_000);
+  }, 600_000);
 });

@@ -1,5 +1,5 @@
 /**
- * `createAiSdkModelClient`: any AI SDK v6 language model (spec `LanguageModelV3`) as an
+ * `createAiSdkModelClient`: any AI SDK 7 language model (spec `LanguageModelV4`) as an
  * Arbor {@link ModelClient}.
  *
  * Why `doStream` and not `streamText` (ours): Arbor's actors own the loop, tool
@@ -7,7 +7,7 @@
  * parsing/validation and retry layer would only add work and failure modes. Its
  * stream bookkeeping also turns a rotated item id (GitHub Copilot) into a hard
  * "text part … not found" error. The adapter calls `model.doStream` once per request,
- * after building the prompt with the AI SDK's own `standardizePrompt` /
+ * after building the prompt with the AI SDK's own `modelMessageSchema` /
  * `convertToLanguageModelPrompt` (from `ai/internal`, the code `streamText` uses), so
  * message validation and file handling are the SDK's; each message goes through them once,
  * a call converts only the conversation's new suffix (`incremental-prompt.ts`). No retries happen here.
@@ -38,7 +38,7 @@
  * for await (const event of client.stream({ messages, tools: [] }, {})) console.log(event.type);
  * ```
  */
-import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3FunctionTool, LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FunctionTool, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import type { ThinkingLevel } from "../../core/messages.ts";
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "../../core/model-stream.ts";
 import { classifyModelError } from "./model-errors.ts";
@@ -134,18 +134,18 @@ function whenAborted(signal: AbortSignal | undefined): Promise<"aborted"> {
 }
 
 /**
- * Wrap an AI SDK v6 language model (`LanguageModelV3`) as an Arbor {@link ModelClient}.
+ * Wrap an AI SDK 7 language model (`LanguageModelV4`) as an Arbor {@link ModelClient}.
  * See the module contract for the event and error semantics. Construction never throws.
  *
- * @param model - e.g. `openai.chat("gpt-4o")`, `anthropic("claude-sonnet-4-5")`, or a `MockLanguageModelV3`.
+ * @param model - e.g. `openai.chat("gpt-4o")`, `anthropic("claude-sonnet-4-5")`, or a `MockLanguageModelV4`.
  * @param info - provider/api naming, context window and max tokens (tokens), prices ($ per million tokens), reasoning mapping.
  *
  * @example
  * ```ts
- * const client = createAiSdkModelClient(new MockLanguageModelV3({ doStream: async () => ({ stream }) }));
+ * const client = createAiSdkModelClient(new MockLanguageModelV4({ doStream: async () => ({ stream }) }));
  * ```
  */
-export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelInfo = {}): ModelClient {
+export function createAiSdkModelClient(model: LanguageModelV4, info: AiSdkModelInfo = {}): ModelClient {
   const provider = info.provider ?? model.provider.split(".")[0];
   const api = info.api ?? model.provider.replace(/\./g, "-");
   const modelId = info.modelId ?? model.modelId;
@@ -161,14 +161,14 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
   // converts only the conversation's new suffix (incremental-prompt.ts).
   const prompts = createPromptBuilder({ provider, api, modelId });
 
-  async function callOptions(request: ModelRequest, abortSignal: AbortSignal): Promise<LanguageModelV3CallOptions> {
+  async function callOptions(request: ModelRequest, abortSignal: AbortSignal): Promise<LanguageModelV4CallOptions> {
     const system = request.systemPrompt === undefined ? undefined : wellFormed(request.systemPrompt);
     const prompt = await prompts.build(system, request.messages, { supportedUrls: await model.supportedUrls, abortSignal });
-    const tools: LanguageModelV3FunctionTool[] = request.tools.map((tool) => ({
+    const tools: LanguageModelV4FunctionTool[] = request.tools.map((tool) => ({
       type: "function",
       name: tool.name,
       description: tool.description,
-      inputSchema: tool.parameters as LanguageModelV3FunctionTool["inputSchema"],
+      inputSchema: tool.parameters as LanguageModelV4FunctionTool["inputSchema"],
     }));
     const providerOptions = mergeProviderOptions(info.providerOptions, reasoningOptions(request.thinkingLevel), request.providerOptions);
     return {
@@ -177,12 +177,12 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
       ...(request.maxTokens !== undefined ? { maxOutputTokens: request.maxTokens } : {}),
       ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
       ...(request.headers ? { headers: request.headers } : {}),
-      ...(providerOptions ? { providerOptions: providerOptions as LanguageModelV3CallOptions["providerOptions"] } : {}),
+      ...(providerOptions ? { providerOptions: providerOptions as LanguageModelV4CallOptions["providerOptions"] } : {}),
       ...(structuredOutput && request.responseFormat
         ? {
             responseFormat: {
               type: "json" as const,
-              schema: request.responseFormat.schema as NonNullable<Extract<LanguageModelV3CallOptions["responseFormat"], { type: "json" }>["schema"]>,
+              schema: request.responseFormat.schema as NonNullable<Extract<LanguageModelV4CallOptions["responseFormat"], { type: "json" }>["schema"]>,
               ...(request.responseFormat.name !== undefined ? { name: request.responseFormat.name } : {}),
               ...(request.responseFormat.description !== undefined ? { description: request.responseFormat.description } : {}),
             },
@@ -232,7 +232,7 @@ export function createAiSdkModelClient(model: LanguageModelV3, info: AiSdkModelI
       return;
     }
 
-    let reader: ReadableStreamDefaultReader<LanguageModelV3StreamPart> | undefined;
+    let reader: ReadableStreamDefaultReader<LanguageModelV4StreamPart> | undefined;
     startIdleClock();
     try {
       const started = await Promise.race([

@@ -1,7 +1,7 @@
 /**
  * The provider prompt of a conversation, built incrementally (ours): each message is
  * converted (`toModelMessages`), validated and turned into the provider's prompt once (the AI
- * SDK's `standardizePrompt` / `convertToLanguageModelPrompt`, or their equivalents for our own
+ * SDK's `ModelMessage` schema / `convertToLanguageModelPrompt`, or their equivalents for our own
  * shapes, below); a later call of the same
  * conversation converts only its new suffix and reuses the rest by object identity.
  *
@@ -19,7 +19,7 @@
  *   field the AI SDK's schema checks, `prompt-shape.ts`) and turned into its provider message
  *   at once by `providerMessageOf` (`provider-prompt.ts`, the object the SDK's
  *   `convertToLanguageModelPrompt` makes of it), so the intermediate `ModelMessage` dies young;
- *   any other goes to `standardizePrompt` (zod) and, for user images, to
+ *   any other goes to the SDK's `modelMessageSchema` (zod, `prompt-validation.ts`) and, for user images, to
  *   `convertToLanguageModelPrompt` alone; a prompt the SDK would merge or reject as a whole is
  *   converted by the SDK as a whole. So the first call after opening a 100,000-message session
  *   hands nothing to zod or to the SDK's converter;
@@ -34,15 +34,16 @@
  * const prompt = await builder.build("Be brief.", messages, { supportedUrls: {}, abortSignal });
  * ```
  */
-import type { LanguageModelV3Prompt } from "@ai-sdk/provider";
-import { convertToLanguageModelPrompt, standardizePrompt } from "ai/internal";
+import type { LanguageModelV4Prompt } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
+import { convertModelPrompt } from "./ai-sdk-internal.ts";
+import { validateModelPrompt } from "./prompt-validation.ts";
 import type { AgentMessage } from "../../core/messages.ts";
 import { conformsToModelMessage } from "./prompt-shape.ts";
 import { providerMessageOf, WholePromptCheck } from "./provider-prompt.ts";
 import { eachModelMessageFrom, type ModelTarget, toModelMessagesFrom } from "./to-model-messages.ts";
 
-type PromptMessage = LanguageModelV3Prompt[number];
+type PromptMessage = LanguageModelV4Prompt[number];
 
 /** One conversation's cached prefix: `prompts` is the provider prompt of the inputs (without the system message). */
 interface Cached {
@@ -56,12 +57,12 @@ export interface PromptBuilder {
     system: string | undefined,
     messages: readonly AgentMessage[],
     options: { supportedUrls: Record<string, RegExp[]>; abortSignal: AbortSignal },
-  ): Promise<LanguageModelV3Prompt>;
+  ): Promise<LanguageModelV4Prompt>;
 }
 
 /**
  * A prompt builder for `target` (the model being called; see `toModelMessages`). Never throws;
- * `build` rejects as `standardizePrompt` and `convertToLanguageModelPrompt` do.
+ * `build` rejects as `validateModelPrompt` and `convertToLanguageModelPrompt` do.
  *
  * @example
  * ```ts
@@ -111,11 +112,11 @@ export function createPromptBuilder(target: ModelTarget): PromptBuilder {
       });
       if (fresh.length > 0 || prefixPrompts.length + tailPrompts.length === 0) {
         // Throws the AI SDK's own InvalidPromptError for an empty or malformed prompt.
-        await standardizePrompt({ system, messages: fresh });
+        await validateModelPrompt(system, fresh);
       }
       for (const message of fresh) validated.add(message);
 
-      const convert = (prompt: { system?: string; messages: ModelMessage[] }) => convertToLanguageModelPrompt({ prompt, supportedUrls, download: undefined, abortSignal });
+      const convert = (prompt: { system?: string | undefined; messages: ModelMessage[] }) => convertModelPrompt(prompt, { supportedUrls, abortSignal });
       if (!whole && others.length > 0) {
         const converted = await convert({ messages: others.map((other) => other.message) });
         if (converted.length === others.length) others.forEach((other, index) => (tailPrompts[other.at] = converted[index]));

@@ -5,7 +5,7 @@
  * tool-result parts with `text`, `error-text` or `content` output of text and image-data) and
  * checks every field the schema checks on them (strings, optional media types, provider options
  * as records of records of JSON values). `true` means the schema accepts the message; `false`
- * means "not sure": the caller hands the message to `standardizePrompt`, which decides and
+ * means "not sure": the caller hands the message to `validateModelPrompt` (the SDK's schema), which decides and
  * throws the SDK's own `InvalidPromptError`. So a history of 100,000 messages converted from
  * the log is checked with `typeof` tests, not zod, on the first call after opening.
  *
@@ -87,7 +87,7 @@ function isToolResultPart(part: unknown): boolean {
  *
  * @example
  * ```ts
- * const unsure = messages.filter((message) => !conformsToModelMessage(message)); // only these go to standardizePrompt
+ * const unsure = messages.filter((message) => !conformsToModelMessage(message)); // only these go to the SDK's schema
  * ```
  */
 export function conformsToModelMessage(message: ModelMessage): boolean {

@@ -1,6 +1,6 @@
 /**
  * Provider options as the AI SDK passes them: provider name → that provider's options (ours;
- * the shape of `providerOptions` in `ai` 6). Declared apart from the message conversion so that
+ * the shape of `providerOptions` in `ai` 7). Declared apart from the message conversion so that
  * the model factories' declarations do not depend on the `ai` package's.
  *
  * @example

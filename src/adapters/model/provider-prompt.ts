@@ -1,5 +1,5 @@
 /**
- * The provider prompt message (`LanguageModelV3Message`) of one `ModelMessage` of a shape
+ * The provider prompt message (`LanguageModelV4Message`) of one `ModelMessage` of a shape
  * Arbor's converter emits, built in one pass (ours): the same object the AI SDK's
  * `convertToLanguageModelPrompt` builds for that message (same fields, including the
  * `providerOptions` / `providerExecuted` keys it sets to `undefined`; the tool-result `output`
@@ -23,12 +23,12 @@
  * providerMessageOf({ role: "user", content: [{ type: "image", image: "aGk=" }] }); // undefined: the SDK converts it
  * ```
  */
-import type { LanguageModelV3Message } from "@ai-sdk/provider";
+import type { LanguageModelV4Message } from "@ai-sdk/provider";
 import type { AssistantModelMessage, ModelMessage, ToolModelMessage, UserModelMessage } from "ai";
 import { conformsToModelMessage } from "./prompt-shape.ts";
 
 type Part<M extends { content: unknown }> = Exclude<M["content"], string> extends readonly (infer P)[] ? P : never;
-type ProviderPart<Role extends LanguageModelV3Message["role"]> = Exclude<Extract<LanguageModelV3Message, { role: Role }>["content"], string>[number];
+type ProviderPart<Role extends LanguageModelV4Message["role"]> = Exclude<Extract<LanguageModelV4Message, { role: Role }>["content"], string>[number];
 type ProviderToolResult = Extract<ProviderPart<"tool">, { type: "tool-result" }>;
 
 // Content arrays are made at their final length (`map`, literals): an array grown by `push` keeps
@@ -39,7 +39,7 @@ function userPart(part: Part<UserModelMessage>): ProviderPart<"user"> {
   return { type: "text", text: text.text, providerOptions: text.providerOptions };
 }
 
-function userMessage(message: UserModelMessage): LanguageModelV3Message | undefined {
+function userMessage(message: UserModelMessage): LanguageModelV4Message | undefined {
   const content = message.content;
   if (typeof content === "string") return { role: "user", content: [{ type: "text", text: content }], providerOptions: message.providerOptions };
   const parts = content as Part<UserModelMessage>[];
@@ -70,7 +70,7 @@ function assistantPart(part: Part<AssistantModelMessage>): ProviderPart<"assista
 /** The SDK drops an assistant text part with no text and no provider options. */
 const keptAssistantPart = (part: Part<AssistantModelMessage>) => part.type !== "text" || part.text !== "" || part.providerOptions != null;
 
-function assistantMessage(message: AssistantModelMessage): LanguageModelV3Message | undefined {
+function assistantMessage(message: AssistantModelMessage): LanguageModelV4Message | undefined {
   const content = message.content;
   if (typeof content === "string") return { role: "assistant", content: [{ type: "text", text: content }], providerOptions: message.providerOptions };
   const parts = content as Part<AssistantModelMessage>[];
@@ -85,12 +85,21 @@ function assistantMessage(message: AssistantModelMessage): LanguageModelV3Messag
 function toolPart(part: Part<ToolModelMessage>): ProviderPart<"tool"> {
   const result = part as Extract<Part<ToolModelMessage>, { type: "tool-result" }>;
   const output = result.output;
-  // The SDK passes text and error-text outputs through, and copies a content array's text and image-data items.
-  const mapped = output.type === "content" ? { type: "content" as const, value: output.value.slice() } : output;
+  // The SDK passes text and error-text outputs through, copies a content array's text items, and
+  // turns an image-data item into a file part with inline data (`ai` 7, spec v4).
+  const mapped =
+    output.type === "content"
+      ? {
+          type: "content" as const,
+          value: output.value.map((item) =>
+            item.type === "image-data" ? { type: "file" as const, data: { type: "data" as const, data: item.data }, mediaType: item.mediaType, providerOptions: item.providerOptions } : item,
+          ),
+        }
+      : output;
   return { type: "tool-result", toolCallId: result.toolCallId, toolName: result.toolName, output: mapped as ProviderToolResult["output"], providerOptions: result.providerOptions };
 }
 
-function toolMessage(message: ToolModelMessage): LanguageModelV3Message | undefined {
+function toolMessage(message: ToolModelMessage): LanguageModelV4Message | undefined {
   const parts = message.content as Part<ToolModelMessage>[];
   if (parts.length === 0) return undefined; // the SDK drops an empty tool message
   for (const part of parts) if (part.type !== "tool-result") return undefined;
@@ -106,7 +115,7 @@ function toolMessage(message: ToolModelMessage): LanguageModelV3Message | undefi
  * const direct = providerMessageOf(message) ?? (await convertToLanguageModelPrompt({ prompt: { messages: [message] }, supportedUrls: {}, download: undefined }))[0];
  * ```
  */
-export function providerMessageOf(message: ModelMessage): LanguageModelV3Message | undefined {
+export function providerMessageOf(message: ModelMessage): LanguageModelV4Message | undefined {
   if (!conformsToModelMessage(message)) return undefined;
   if (message.role === "user") return userMessage(message);
   if (message.role === "assistant") return assistantMessage(message);
@@ -135,10 +144,10 @@ export class WholePromptCheck {
   needed = false;
   /** Tool calls of the last assistant message not yet answered (usually none or a few). */
   private open: string[] = [];
-  private previous: LanguageModelV3Message["role"] | undefined;
+  private previous: LanguageModelV4Message["role"] | undefined;
 
   /** Feed the next provider message of the prompt. */
-  add(message: LanguageModelV3Message): void {
+  add(message: LanguageModelV4Message): void {
     const open = this.open;
     if (message.role === "tool") {
       if (this.previous === "tool") this.needed = true;

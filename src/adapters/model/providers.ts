@@ -1,7 +1,7 @@
 /**
  * Anthropic and Google (Gemini) model clients over the AI SDK's own provider packages
- * (`@ai-sdk/anthropic` 3, `@ai-sdk/google` 3: the majors built on `@ai-sdk/provider` 3, as
- * `ai` 6 and `@ai-sdk/openai` 3 are), and `createModel(provider, options)` over all three.
+ * (`@ai-sdk/anthropic` 4, `@ai-sdk/google` 4: the majors built on `@ai-sdk/provider` 4, as
+ * `ai` 7 and `@ai-sdk/openai` 4 are), and `createModel(provider, options)` over all three.
  *
  * Contract (ours; key variables the AI SDK's, api names pi's):
  * - `createAnthropicModel`: Messages API (`POST {baseURL}/messages`, SSE); key `apiKey`, else
@@ -28,7 +28,7 @@
  */
 import { createAnthropic } from "@ai-sdk/anthropic";
 import { createGoogleGenerativeAI } from "@ai-sdk/google";
-import type { LanguageModelV3 } from "@ai-sdk/provider";
+import type { LanguageModelV4 } from "@ai-sdk/provider";
 import { ModelConfigError } from "../../core/errors.ts";
 import type { ModelClient, ModelRequest } from "../../core/model-stream.ts";
 import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
@@ -85,7 +85,7 @@ interface Family {
   api: string;
   factory: string;
   defaultBaseURL: string;
-  model: (settings: { apiKey: string; baseURL: string; headers?: Record<string, string>; fetch: typeof fetch }, modelId: string) => LanguageModelV3;
+  model: (settings: { apiKey: string; baseURL: string; headers?: Record<string, string>; fetch: typeof fetch }, modelId: string) => LanguageModelV4;
 }
 
 function providerModel(family: Family, options: ProviderModelOptions): ModelClient {

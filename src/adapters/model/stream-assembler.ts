@@ -34,7 +34,7 @@
  * const events = [assembler.start(), ...parts.flatMap((part) => assembler.handle(part))];
  * ```
  */
-import type { LanguageModelV3StreamPart } from "@ai-sdk/provider";
+import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import type { AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall } from "../../core/messages.ts";
 import type { ModelErrorInfo, ModelStreamEvent } from "../../core/model-stream.ts";
 import { encodeProviderMetadata } from "./to-model-messages.ts";
@@ -158,7 +158,7 @@ export class StreamAssembler {
   }
 
   /** Fold one part; returns the events it produced (possibly none). */
-  handle(part: LanguageModelV3StreamPart): ModelStreamEvent[] {
+  handle(part: LanguageModelV4StreamPart): ModelStreamEvent[] {
     const events: ModelStreamEvent[] = [];
     switch (part.type) {
       case "text-start":
@@ -274,6 +274,9 @@ export class StreamAssembler {
         break;
       case "content-filter":
         return this.error("The provider stopped the response (content filter)", { retryable: false }, "error");
+      case "interrupted":
+        // Spec v4: the provider's stream ended without its completion signal; the output may be cut short.
+        return this.error("The provider's stream ended without a completion signal (finish reason interrupted); the response may be incomplete", { retryable: true }, "error");
       default:
         return this.error(`The provider ended the response with finish reason "${this.finishReason?.raw ?? unified}"`, { retryable: false }, "error");
     }

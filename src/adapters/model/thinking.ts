@@ -60,7 +60,7 @@ export const THINKING_BUDGETS: Readonly<Record<Exclude<ThinkingLevel, "off">, nu
 
 /**
  * Provider options for a thinking level, keyed by the AI SDK provider name
- * (`LanguageModelV3.provider`, e.g. `openai.chat`). Undefined when nothing applies.
+ * (`LanguageModelV4.provider`, e.g. `openai.chat`). Undefined when nothing applies.
  *
  * @example
  * ```ts

@@ -10,7 +10,7 @@
  * - `totalTokens` = input + output + cacheRead + cacheWrite (unknown cache counts as 0) when
  *   input and output are known, else null;
  * - the provider's raw usage is read directly where its shape is known, because the AI SDK
- *   packages report missing counts as 0 (`@ai-sdk/openai` 3, `@ai-sdk/google` 3) and the three
+ *   packages report missing counts as 0 (`@ai-sdk/openai` 3 and 4, `@ai-sdk/google` 3 and 4) and the three
  *   providers count cache tokens differently:
  *   - OpenAI Chat (`prompt_tokens`, `prompt_tokens_details.cached_tokens`, DeepSeek's
  *     `prompt_cache_hit_tokens`) and Responses (`input_tokens`, `input_tokens_details.cached_tokens`):
@@ -32,7 +32,7 @@
  * // { input: 80, output: 5, cacheRead: 20, cacheWrite: null, totalTokens: 105, cost: {...} }
  * ```
  */
-import type { LanguageModelV3Usage } from "@ai-sdk/provider";
+import type { LanguageModelV4Usage } from "@ai-sdk/provider";
 import type { Usage } from "../../core/messages.ts";
 
 /**
@@ -62,7 +62,7 @@ function count(value: number | undefined): number | null {
  * toUsage(undefined); // { input: null, output: null, cacheRead: null, cacheWrite: null, totalTokens: null }
  * ```
  */
-export function toUsage(usage: LanguageModelV3Usage | undefined, cost?: ModelCost): Usage {
+export function toUsage(usage: LanguageModelV4Usage | undefined, cost?: ModelCost): Usage {
   const counts = countsFromRaw(usage?.raw) ?? {
     inputTotal: count(usage?.inputTokens?.total),
     noCache: count(usage?.inputTokens?.noCache),

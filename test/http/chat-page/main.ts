@@ -1,11 +1,14 @@
 /**
- * A small useChat page (React, `@ai-sdk/react`) pointed at the Arbor HTTP service on the same
- * origin: `?chat=ID&token=T`. It loads the session's history from `GET /api/sessions/:id`, then
- * mounts `useChat` with `resume: true` (a reload mid-stream resumes from the log). Built by vite
- * at test time (test/http/chromium.test.ts); excluded from tsc (browser code, no DOM lib there).
+ * A small useChat page (React, `@ai-sdk/react` 4, `ai` 7) pointed at the Arbor HTTP service on
+ * the same origin: `?chat=ID&token=T`. It loads the session's history from `GET /api/sessions/:id`,
+ * then mounts `useChat` with `resume: true` (a reload mid-stream resumes from the log). A tool
+ * call waiting for approval shows an Approve button (`addToolApprovalResponse`; the answer is sent
+ * by `sendAutomaticallyWhen`); the steer form posts to `POST /api/chat/:id/steer` while a run goes,
+ * and a steered message shows as the reply's `steering-message` part. Built by vite at test time
+ * (test/http/chromium.test.ts); excluded from tsc (browser code, no DOM lib there).
  */
 import { useChat } from "@ai-sdk/react";
-import { DefaultChatTransport, type UIMessage } from "ai";
+import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
 import { createElement as h, useState } from "react";
 import { createRoot } from "react-dom/client";
 
@@ -14,14 +17,28 @@ const chatId = params.get("chat") ?? "web";
 const token = params.get("token") ?? "";
 const headers = { authorization: `Bearer ${token}` };
 
+type AnyPart = { type: string; text?: string; state?: string; approval?: { id: string }; parts?: { type: string; text?: string }[] };
+
 function Chat(props: { initial: UIMessage[] }) {
   const [input, setInput] = useState("");
-  const { messages, sendMessage, status } = useChat({
+  const [steering, setSteering] = useState("");
+  const [steered, setSteered] = useState("");
+  const { messages, sendMessage, status, addToolApprovalResponse } = useChat({
     id: chatId,
     messages: props.initial,
     resume: true,
     transport: new DefaultChatTransport({ api: "/api/chat", headers }),
+    sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
   });
+  const renderPart = (part: AnyPart, index: number) => {
+    if (part.type === "text") return h("p", { key: index, className: "text" }, part.text);
+    if (part.type === "steering-message") return h("p", { key: index, className: "steering" }, (part.parts ?? []).map((inner) => inner.text ?? "").join(""));
+    if (part.type.startsWith("tool-")) {
+      const approve = part.state === "approval-requested" && part.approval ? h("button", { key: "approve", className: "approve", onClick: () => void addToolApprovalResponse({ id: part.approval!.id, approved: true }) }, "Approve") : null;
+      return h("p", { key: index, className: "tool", "data-state": part.state }, part.type, approve);
+    }
+    return null;
+  };
   return h(
     "main",
     null,
@@ -29,21 +46,12 @@ function Chat(props: { initial: UIMessage[] }) {
     h(
       "ol",
       { id: "messages" },
-      messages.map((message) =>
-        h(
-          "li",
-          { key: message.id, "data-role": message.role, "data-id": message.id, className: "message" },
-          message.parts.map((part, index) => {
-            if (part.type === "text") return h("p", { key: index, className: "text" }, part.text);
-            if (part.type.startsWith("tool-")) return h("p", { key: index, className: "tool", "data-state": (part as { state?: string }).state }, part.type);
-            return null;
-          }),
-        ),
-      ),
+      messages.map((message) => h("li", { key: message.id, "data-role": message.role, "data-id": message.id, className: "message" }, (message.parts as AnyPart[]).map(renderPart))),
     ),
     h(
       "form",
       {
+        id: "chat",
         onSubmit: (event: { preventDefault(): void }) => {
           event.preventDefault();
           void sendMessage({ text: input });
@@ -52,6 +60,21 @@ function Chat(props: { initial: UIMessage[] }) {
       },
       h("input", { id: "prompt", value: input, onChange: (event: { target: { value: string } }) => setInput(event.target.value) }),
       h("button", { id: "send", type: "submit" }, "Send"),
+    ),
+    h(
+      "form",
+      {
+        id: "steer",
+        onSubmit: (event: { preventDefault(): void }) => {
+          event.preventDefault();
+          const text = steering;
+          setSteering("");
+          void fetch(`/api/chat/${encodeURIComponent(chatId)}/steer`, { method: "POST", headers: { ...headers, "content-type": "application/json" }, body: JSON.stringify({ text }) }).then((response) => setSteered(String(response.status)));
+        },
+      },
+      h("input", { id: "steer-text", value: steering, onChange: (event: { target: { value: string } }) => setSteering(event.target.value) }),
+      h("button", { id: "steer-send", type: "submit" }, "Steer"),
+      h("span", { id: "steered" }, steered),
     ),
   );
 }
