@@ -20,6 +20,11 @@
  *   lock, the log unreachable), releases the claim (`task.released`) and the task waits
  *   `retryDelayMs` (default 1000) in this worker; a deleted session ends it `failed`
  *   (`SESSION_NOT_FOUND`); any other error ends it `failed` with the error's code;
+ * - when the sessions it opens can continue runs (`resume`, durability `continue`), the worker
+ *   also follows the runs in the log (`open-runs.ts`) and, with spare capacity, continues a run
+ *   whose process is gone (`resume()`, whose `run.resumed` is the claim: a run a live lease holds
+ *   is refused with `RUN_OWNED` and tried again later) and a run stopped for approval once every
+ *   gated call is decided (`continue()`, whose `resume` run is the claim);
  * - `close()` stops claiming and resolves once the running tasks ended; it never closes the log.
  *
  * @example
@@ -37,13 +42,16 @@ import type { RunOutcome } from "../machines/agent-types.ts";
 import type { EventLog, NewEvent } from "../store/event-log.ts";
 import { isEventOfType, type ArborEventData } from "../store/events/catalogue.ts";
 import { foldTask, TASK_EVENT_TYPES, type TaskState } from "../store/task-queue.ts";
+import { foldOpenRun, isRunOrphaned, OPEN_RUN_EVENT_TYPES, type OpenRun } from "./open-runs.ts";
 import { claimTask, isClaimLive, linkedRun, releaseHold, type ClaimedTask } from "./task-claims.ts";
 
 /** A session a worker opened to run a task in. */
 export interface WorkerSession {
   prompt(input: string | AgentMessage[]): Promise<RunOutcome>;
-  /** Continues the session's interrupted run from the log (durability `continue`), when available. */
-  resume?(): Promise<RunOutcome>;
+  /** Continues the session's interrupted run from the log (durability `continue`), when available; `reason` goes to `run.resumed`. */
+  resume?(reason: string): Promise<RunOutcome>;
+  /** Continues after approval decisions (a run stopped for approval), when available. */
+  continue?(): Promise<RunOutcome>;
   /** Closes what `open` opened (flushes, then releases the session). */
   close(): Promise<void>;
 }
@@ -51,8 +59,8 @@ export interface WorkerSession {
 /** Options of {@link startTaskWorker}. */
 export interface TaskWorkerOptions {
   log: EventLog;
-  /** Opens session `sessionId` (of `tenant`) for one task; called once per task. */
-  open(sessionId: string, tenant: string): Promise<WorkerSession>;
+  /** Opens session `sessionId` (of `tenant`; undefined: whichever tenant it belongs to) for one task or continuation. */
+  open(sessionId: string, tenant?: string): Promise<WorkerSession>;
   /** The worker's id in `task.claimed` (default `<host>:<pid>:<random>`). */
   id?: string;
   /** Tasks run at once (default 4). */
@@ -61,6 +69,8 @@ export interface TaskWorkerOptions {
   sweepIntervalMs?: number;
   /** Wait before a released task is tried again here, in ms (default 1000). */
   retryDelayMs?: number;
+  /** Also continue orphaned runs and decided approvals (default: when the opened sessions offer `resume`; set by the caller). */
+  continueRuns?: boolean;
   /** Only this tenant's tasks (default: every tenant). */
   tenant?: string;
   /** Called with errors the worker cannot give to a caller (default: a process warning). */
@@ -79,7 +89,9 @@ export interface TaskWorker {
 type Ending = Omit<ArborEventData<"task.ended">, "taskId" | "attempt">;
 
 /** Codes of a refusal by the log: the task is given back, not failed. */
-const RELEASE_CODES = new Set(["SESSION_BUSY", "EXPECTED_VERSION_CONFLICT", "LOG_COMMIT_FAILED", "LOG_CLOSED"]);
+const RELEASE_CODES = new Set(["SESSION_BUSY", "EXPECTED_VERSION_CONFLICT", "LOG_COMMIT_FAILED", "LOG_CLOSED", "RUN_OWNED"]);
+/** Codes of a continuation that is not (or no longer) this worker's to make. */
+const NOT_OURS = new Set(["SESSION_BUSY", "RUN_OWNED", "NOTHING_TO_RESUME", "APPROVAL_PENDING", "EXPECTED_VERSION_CONFLICT", "SESSION_NOT_FOUND"]);
 
 function codeOf(error: unknown): string | undefined {
   return ArborError.isInstance(error) ? error.code : undefined;
@@ -108,6 +120,10 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
   let closing: Promise<void> | undefined;
   let position = 0;
   let subscription: Subscription | undefined;
+  let runSubscription: Subscription | undefined;
+  let runPosition = 0;
+  let runs = new Map<string, OpenRun>();
+  const runNotBefore = new Map<string, number>();
   let wakeTimer: NodeJS.Timeout | undefined;
   let pumping = false;
   let again = false;
@@ -128,6 +144,23 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
       error(error) {
         report(error);
         if (!closed) setTimeout(follow, retryMs).unref();
+      },
+    });
+  };
+
+  const followRuns = (): void => {
+    runSubscription = log.subscribe({ types: OPEN_RUN_EVENT_TYPES, fromPosition: runPosition }).subscribe({
+      next(event) {
+        runPosition = event.globalPosition;
+        const next = foldOpenRun(runs, event);
+        if (next !== runs) {
+          runs = next;
+          wake();
+        }
+      },
+      error(error) {
+        report(error);
+        if (!closed) setTimeout(followRuns, retryMs).unref();
       },
     });
   };
@@ -172,8 +205,44 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
       const claimed = await claimTask(log, task, id);
       if (claimed) execute(claimed);
     }
+    if (options.continueRuns) await passRuns(now);
     if (wakeTimer) clearTimeout(wakeTimer);
     wakeTimer = Number.isFinite(nextDue) ? setTimeout(wake, Math.max(0, nextDue - Date.now()) + 5) : undefined;
+  };
+
+  const passRuns = async (now: number): Promise<void> => {
+    // A session with a due task is the task's: its claim continues the run first.
+    const tasked = new Set([...tasks.values()].filter((task) => task.startAt <= now).map((task) => task.sessionId));
+    for (const run of [...runs.values()]) {
+      if (closed || running.size >= concurrency) return;
+      if (busySessions.has(run.sessionId) || tasked.has(run.sessionId) || (runNotBefore.get(run.sessionId) ?? 0) > now) continue;
+      const ready = run.status === "suspended" ? run.waiting.length === 0 : await isRunOrphaned(log, run);
+      if (ready) continueRun(run);
+    }
+  };
+
+  /** Continues `run` in a session opened here; the continuation's first event is the claim. */
+  const continueRun = (run: OpenRun): void => {
+    busySessions.add(run.sessionId);
+    const key = `run:${run.sessionId}`;
+    const work = (async () => {
+      let session: WorkerSession | undefined;
+      try {
+        session = await options.open(run.sessionId);
+        if (run.status === "open" && session.resume) await session.resume(`Worker ${id} found the run's process gone and continued it from the log.`);
+        else if (run.status === "suspended" && session.continue) await session.continue();
+      } catch (error) {
+        runNotBefore.set(run.sessionId, Date.now() + retryMs);
+        if (!NOT_OURS.has(codeOf(error) ?? "")) report(error);
+      } finally {
+        await session?.close().catch(report);
+      }
+    })().finally(() => {
+      running.delete(key);
+      busySessions.delete(run.sessionId);
+      wake();
+    });
+    running.set(key, work);
   };
 
   const execute = (claimed: ClaimedTask): void => {
@@ -218,8 +287,24 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
       let outcome: RunOutcome;
       if (linked) {
         if (!session.resume) return { status: "interrupted", runId: linked.runId };
-        outcome = await session.resume();
-      } else outcome = await session.prompt(task.input);
+        try {
+          outcome = await session.resume(`Worker ${id} took over task ${task.taskId} from a process that died (claim ${claimed.previous!.attempt}).`);
+        } catch (error) {
+          if (codeOf(error) !== "NOTHING_TO_RESUME") throw error;
+          // Opening the session ended the run (durability `interrupt`): the task ends as it did.
+          const after = await linkedRun(log, task.sessionId, claimed.previous!);
+          return { status: after?.status ?? "interrupted", runId: linked.runId };
+        }
+      } else {
+        // A run the session's last process left open is continued first (or joined, when opening
+        // the session already continues it); the prompt follows once it ended.
+        if (session.resume) {
+          await session.resume(`Worker ${id} found the run's process gone and continued it before task ${task.taskId}.`).catch((error: unknown) => {
+            if (codeOf(error) !== "NOTHING_TO_RESUME") throw error;
+          });
+        }
+        outcome = await session.prompt(task.input);
+      }
       if (outcome.status === "failed" && RELEASE_CODES.has(outcome.code ?? "")) return "release";
       return {
         status: outcome.status,
@@ -236,6 +321,7 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
   };
 
   follow();
+  if (options.continueRuns) followRuns();
   const sweep = setInterval(wake, sweepMs);
 
   return {
@@ -247,6 +333,7 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
         clearInterval(sweep);
         if (wakeTimer) clearTimeout(wakeTimer);
         subscription?.unsubscribe();
+        runSubscription?.unsubscribe();
         while (pumping) await new Promise((resolve) => setTimeout(resolve, 10));
         await Promise.allSettled([...running.values()]);
       })();

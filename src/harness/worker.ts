@@ -64,14 +64,13 @@ function checkCount(field: string, value: unknown, min: number): void {
  * ```
  */
 export function harnessWorkerSession(harness: AgentHarness): WorkerSession {
-  const resume = (harness as { resume?: (sessionId: string) => Promise<WorkerSessionOutcome> }).resume;
   return {
     prompt: (input) => harness.prompt(input),
-    ...(typeof resume === "function" ? { resume: () => resume.call(harness, harness.id) } : {}),
+    resume: (reason) => harness.resume(harness.id, { reason }),
+    continue: () => harness.continue(),
     close: () => harness.close(),
   };
 }
-type WorkerSessionOutcome = Awaited<ReturnType<WorkerSession["prompt"]>>;
 
 /**
  * Starts a worker (see the module contract).
@@ -94,7 +93,11 @@ export function createWorker(options: WorkerOptions): Worker {
   validateHarnessOptions({ ...harnessOptions, eventLog });
   return startTaskWorker({
     log: eventLog,
-    open: async (sessionId, tenant) => harnessWorkerSession(await createHarness({ ...harnessOptions, eventLog, sessionId, tenant: harnessOptions.tenant ?? tenant })),
+    open: async (sessionId, tenant) => {
+      const scope = harnessOptions.tenant ?? tenant;
+      return harnessWorkerSession(await createHarness({ ...harnessOptions, eventLog, sessionId, ...(scope !== undefined ? { tenant: scope } : {}) }));
+    },
+    continueRuns: harnessOptions.durability === "continue",
     ...(concurrency !== undefined ? { concurrency } : {}),
     ...(sweepIntervalMs !== undefined ? { sweepIntervalMs } : {}),
     ...(retryDelayMs !== undefined ? { retryDelayMs } : {}),

@@ -6,7 +6,9 @@
  * - the worker claims tasks from the log (`task.queued` by `harness.start`, background and
  *   scheduled prompts) and runs each with the CLI's harness on that task's session (coding tools
  *   bound to `--cwd`, the key redacted from the log), `--concurrency` at once (default 4);
- * - it serves every tenant of the log: each session runs in its own tenant;
+ * - it serves every tenant of the log: each session runs in its own tenant; its sessions continue
+ *   interrupted runs (durability `continue`), and it continues runs whose process died and runs
+ *   whose approvals were all decided (`docs/durability.md`, "Running a fleet");
  * - prints one line `arbor worker: <id> ...` on stderr once it follows the queue; SIGINT or
  *   SIGTERM stop claiming, let the running tasks end, close the log, then the command returns.
  *
@@ -46,7 +48,8 @@ export function startCliWorker(input: {
   return startTaskWorker({
     log: store.repo.log,
     open: async (sessionId) =>
-      harnessWorkerSession((await createCliHarness({ store, sessionId, cwd, settings, tools, ...(requireApproval ? { requireApproval } : {}) })).harness),
+      harnessWorkerSession((await createCliHarness({ store, sessionId, cwd, settings, tools, durability: "continue", ...(requireApproval ? { requireApproval } : {}) })).harness),
+    continueRuns: true,
     ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
     onError: (error) => process.stderr.write(`arbor worker: ${error instanceof Error ? error.message : String(error)}\n`),
   });
