@@ -15,6 +15,8 @@
  */
 export { createChatHandler, type ChatHandler, type ChatHandlerOptions } from "../http/chat-handler.ts";
 export { DEFAULT_TENANT, type ChatAuthOptions } from "../http/auth.ts";
+export { createRunSlots, createMemoryRunSlotStore, type RunSlots, type RunSlotsOptions, type RunSlotStore } from "../http/run-slots.ts";
+export { createPostgresRunSlotStore, type PostgresRunSlotStore } from "../store/pg-run-slots.ts";
 export { startChatServer, toNodeListener, type ChatServer } from "../http/node-adapter.ts";
 export { initialRunProjection, projectRun, projectRunEvent, type RunProjectionState, type RunProjectionStep } from "../http/ui-projection.ts";
 export { uiMessagesOf } from "../http/ui-messages.ts";

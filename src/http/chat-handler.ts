@@ -82,6 +82,8 @@ import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./se
 import { createSessionPool } from "./session-pool.ts";
 import { deleteSession, forkSession } from "./session-edit-routes.ts";
 import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
+import { createRunSlots, type RunSlots, type RunSlotsOptions } from "./run-slots.ts";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { uiMessageStreamResponse } from "./sse.ts";
 import { Observable } from "rxjs";
 import type { UIMessageChunk } from "ai";
@@ -125,6 +127,13 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   inspector?: boolean;
   /** The largest request body accepted, in bytes (default 10 MiB = 10 485 760); larger ones get `413 BODY_TOO_LARGE`. */
   maxBodyBytes?: number;
+  /**
+   * Per-tenant run concurrency (`run-slots.ts`): every chat `POST` that starts a run (prompt,
+   * approval answers, regenerate) takes a slot of the request's tenant before anything is written
+   * and holds it until the run ends; beyond `maxConcurrentRuns` and the queue, `429 TOO_MANY_RUNS`
+   * with `Retry-After`. Give a `store` from `createPostgresRunSlotStore` to hold it across replicas.
+   */
+  concurrency?: RunSlotsOptions | RunSlots;
 }
 
 /** A Fetch-style request handler. */
@@ -178,6 +187,9 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   const maxBodyBytes = options.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new InvalidArgumentError(`createChatHandler(): maxBodyBytes must be a positive whole number of bytes; got ${String(options.maxBodyBytes)}.`);
   const edits = { repository, pool, writable, maxBodyBytes };
+  const slots = options.concurrency === undefined ? undefined : "acquire" in options.concurrency ? options.concurrency : createRunSlots(options.concurrency);
+  /** The run slot of the chat POST being answered, taken over by the run it starts. */
+  const heldSlot = new AsyncLocalStorage<{ release?: () => void }>();
   const keepAlive = options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs };
 
   /** The session if it exists and belongs to `tenant`; a 404 response otherwise. */
@@ -216,6 +228,22 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if (!SESSION_ID.test(id)) return jsonError(400, "INVALID_ARGUMENT", `"id" must be 1 to 128 letters, digits, ".", "_", ":" or "-" (starting with a letter or digit); got ${JSON.stringify(id).slice(0, 80)}.`);
     const owner = await sessionTenant(log, id);
     if (owner !== undefined && owner !== tenant) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+    if ((parsed.kind === "approvals" || parsed.kind === "regenerate") && owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
+    const release = slots ? await slots.acquire(tenant) : () => undefined;
+    if (!release) {
+      return jsonError(429, "TOO_MANY_RUNS", `Tenant "${tenant}" has as many runs going as it may (maxConcurrentRuns) and its queue is full; retry later.`, { "retry-after": String(slots!.retryAfterSeconds) });
+    }
+    const holder: { release?: () => void } = { release };
+    try {
+      return await heldSlot.run(holder, () => startChat(request, parsed, owner, tenant));
+    } finally {
+      // Released here unless the run took the slot over (released when its outcome settles).
+      holder.release?.();
+    }
+  };
+
+  const startChat = async (request: Request, parsed: Exclude<Awaited<ReturnType<typeof parseChatRequest>>, { error: Response }>, owner: string | undefined, tenant: string): Promise<Response> => {
+    const { id } = parsed;
     if (parsed.kind === "approvals") {
       if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
       return answerApprovals(id, parsed.decisions, traceOf(request));
@@ -250,9 +278,14 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
    */
   const streamRun = (run: () => Promise<unknown>, chunks: Observable<UIMessageChunk>, trace: RequestTrace): Response => {
     let outcome: Promise<unknown>;
+    const holder = heldSlot.getStore();
+    const slot = holder?.release;
+    if (holder) holder.release = undefined;
     try {
       outcome = run();
+      if (slot) void outcome.then(slot, slot);
     } catch (error) {
+      slot?.();
       if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", error.message);
       throw error;
     }
