@@ -114,3 +114,9 @@ export {
   type PromptMessages,
   type PromptResources,
 } from "../harness/prompt-input.ts";
+export type { SessionWorkspace } from "../harness/workspace/session-workspace.ts";
+export type { WorkspaceOptions, WorkspaceRestoreResult } from "../harness/workspace/recorder.ts";
+export type { MemoryOptions, MemoryScope, SessionMemory } from "../harness/memory/session-memory.ts";
+export type { MemoryRow } from "../store/memory/memory-index.ts";
+export type { WorkspaceChange, WorkspaceManifest, WorkspaceNode } from "../core/workspace-manifest.ts";
+export { WorkspaceBlobError, WorkspaceCheckpointError } from "../core/errors.ts";

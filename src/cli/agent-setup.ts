@@ -19,6 +19,7 @@
  * const { harness } = await createCliHarness({ store, sessionId, cwd: process.cwd(), model: resolveModelSettings(flags) });
  * ```
  */
+import { hasWorkspaceCheckpoints } from "./workspace-actions.ts";
 import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { createExecutionEnv } from "../adapters/execution-env.ts";
@@ -112,6 +113,8 @@ export async function createCliHarness(input: {
   const name = `${input.settings.spec.provider}:${input.settings.spec.modelId}`;
   const contextFiles = input.contextFiles === false ? [] : loadContextFiles({ cwd, agentDir: defaultAgentDir() });
   const otel = await loadCliTelemetry(process.env);
+  // A session that recorded its files keeps recording them, with or without the flag.
+  const recordFiles = input.tools?.checkpoints === true || (input.sessionId !== undefined && (await hasWorkspaceCheckpoints(input.store.log, input.sessionId)));
   const harness = await createHarness({
     ...(otel ? { telemetry: otel.telemetry } : {}),
     repository: input.store.repo,
@@ -125,6 +128,7 @@ export async function createCliHarness(input: {
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
     ...(input.compaction ? { compaction: input.compaction } : {}),
     ...(input.requireApproval !== undefined ? { requireApproval: input.requireApproval } : {}),
+    ...(recordFiles ? { workspace: { root: cwd } } : {}),
     ...(input.durability !== undefined ? { durability: input.durability } : {}),
     // The key and a URL password (and their encodings) never reach the model, its requests or the
     // log: tool output, streamed deltas and requests are redacted (the CLI's log redacts them too).

@@ -23,6 +23,7 @@ import { registerReplayCommand } from "./commands/replay.ts";
 import { registerServeCommand } from "./commands/serve.ts";
 import { registerWorkerCommand } from "./commands/worker.ts";
 import { registerWorkflowCommands } from "./commands/workflow-commands.ts";
+import { registerWorkspaceCommands } from "./commands/workspace-commands.ts";
 
 /** Builds the program; `exit` records the exit code a command asks for. */
 export function buildProgram(exit: { code: number }): Command {
@@ -44,6 +45,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerWorkerCommand(program, globals);
   registerReplayCommand(program, globals, exit);
   registerWorkflowCommands(program, globals, exit);
+  registerWorkspaceCommands(program, globals);
   registerDoctorCommand(program, globals, exit);
   return program;
 }

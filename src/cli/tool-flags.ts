@@ -23,6 +23,8 @@ export interface ToolFlags {
   allowNetwork?: boolean;
   env?: string[];
   allowHardLinks?: boolean;
+  /** `--checkpoints`: record the files under `--cwd` (workspace checkpoints). */
+  checkpoints?: boolean;
 }
 
 /** Adds the tool-confinement flags to a command. */
@@ -31,7 +33,8 @@ export function withToolFlags(command: Command): Command {
     .option("--sandbox <mode>", "confine bash commands: none or bubblewrap (default: none, commands run unconfined)")
     .option("--allow-network", "let bash commands use the network under --sandbox bubblewrap")
     .option("--env <name>", "also pass this environment variable to bash commands (repeatable; NAME or PREFIX*)", (value: string, previous: string[] = []) => [...previous, value])
-    .option("--allow-hard-links", "let the file tools read files that have more than one hard link");
+    .option("--allow-hard-links", "let the file tools read files that have more than one hard link")
+    .option("--checkpoints", "record the files under --cwd in the log after each tool call that changes them, so checkout --files and fork --files can put them back (on by itself for a session that recorded them before; docs/workspace.md)");
 }
 
 /**

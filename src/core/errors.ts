@@ -339,3 +339,26 @@ export const ApprovalConflictError = defineError("APPROVAL_CONFLICT", "ApprovalC
  * ```
  */
 export const ApprovalPendingError = defineError("APPROVAL_PENDING", "ApprovalPendingError");
+
+/**
+ * A workspace blob is missing from its tenant's store or does not match its sha256 name (code
+ * `WORKSPACE_BLOB_INVALID`; `details.hash`, `details.tenant`). Nothing was restored.
+ *
+ * @example
+ * ```ts
+ * await session.workspace.restore(entryId).catch((error) => { if (WorkspaceBlobError.isInstance(error)) console.log(error.details.hash); });
+ * ```
+ */
+export const WorkspaceBlobError = defineError("WORKSPACE_BLOB_INVALID", "WorkspaceBlobError");
+
+/**
+ * A workspace checkpoint could not be taken (disk full, a quota, a store that refused the
+ * write; code `WORKSPACE_CHECKPOINT_FAILED`). The tool call's result is not logged as a success:
+ * it becomes an error result naming the cause, and no `workspace.checkpointed` is written.
+ *
+ * @example
+ * ```ts
+ * if (WorkspaceCheckpointError.isInstance(error)) console.log(error.message);
+ * ```
+ */
+export const WorkspaceCheckpointError = defineError("WORKSPACE_CHECKPOINT_FAILED", "WorkspaceCheckpointError");

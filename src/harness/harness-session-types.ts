@@ -11,6 +11,8 @@
  * ```
  */
 import type { Observable } from "rxjs";
+import type { SessionWorkspace } from "./workspace/session-workspace.ts";
+import type { SessionMemory } from "./memory/session-memory.ts";
 import type { MoveToResult } from "../compaction/branch-summary.ts";
 import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
 import type { Skill } from "../adapters/skills/types.ts";
@@ -89,6 +91,13 @@ export interface HarnessSession {
   readonly id: string;
   readonly session: SessionHandle;
   readonly agent: Agent;
+  /**
+   * The recorded workspace (the harness option `workspace`; absent when it is off): the files
+   * under its root follow the session tree (`docs/workspace.md`).
+   */
+  readonly workspace?: SessionWorkspace;
+  /** The session's memory (the harness option `memory`; absent when it is off; `docs/memory.md`). */
+  readonly memory?: SessionMemory;
   /** `options.traceparent` / `tracestate` continue the caller's trace (see {@link PromptOptions}). */
   prompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[], options?: PromptOptions): Promise<RunOutcome>;
   /** Queues a steering message; `delivery: "passive"` never wakes a run that was about to end (see `Agent.steer`). */

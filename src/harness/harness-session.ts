@@ -42,7 +42,7 @@ import { compact as compactSession } from "../compaction/compact.ts";
 import type { CompactionHookCallbacks, TreeHookCallbacks } from "../compaction/hook-types.ts";
 import { createCompactionHooks } from "../compaction/hooks.ts";
 import type { CustomEntry, SessionEntry } from "../core/entries.ts";
-import { EntryNotFoundError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
+import { EntryNotFoundError, HarnessConfigError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import { THINKING_LEVELS, type AgentMessage, type CustomMessage, type ImageContent } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import type { AgentTool } from "../core/tools.ts";
@@ -62,6 +62,9 @@ import { resolveTelemetry } from "../telemetry/options.ts";
 import { createSessionTelemetry } from "../telemetry/session-telemetry.ts";
 import { sessionBusyError } from "../machines/session-actor.ts";
 import { harnessInspection } from "./inspection.ts";
+import { createSessionWorkspace } from "./workspace/session-workspace.ts";
+import { createSessionMemory } from "./memory/session-memory.ts";
+import { createMemoryTools } from "./memory/memory-tools.ts";
 
 export type * from "./harness-session-types.ts";
 
@@ -87,7 +90,20 @@ export interface HarnessSessionConfig {
  * ```
  */
 export async function createHarnessSession(config: HarnessSessionConfig, session: SessionHandle): Promise<HarnessSession> {
-  const { options, registry, tools } = config;
+  const { options, registry } = config;
+  // The recorded workspace (opt-in): tools are wrapped so each call's changed files commit with its result.
+  if (options.workspace && !config.repository) throw new HarnessConfigError("workspace: the harness was given a bare session; pass repository, eventLog or eventLogPath to record its workspace.", { details: { field: "workspace" } });
+  const workspace =
+    options.workspace && config.repository
+      ? createSessionWorkspace({ session, log: config.repository.log, options: options.workspace, append: (events) => agent.appendRecords(events), appendEntry: async (entry, events) => void (await agent.writes.appendEntries([entry], { extraEvents: events })), isBusy: () => isBusy() })
+      : undefined;
+  if (options.memory && !config.repository) throw new HarnessConfigError("memory: the harness was given a bare session; pass repository, eventLog or eventLogPath to keep its memory.", { details: { field: "memory" } });
+  const memory =
+    options.memory && config.repository
+      ? createSessionMemory({ session, log: config.repository.log, options: options.memory, append: (events) => agent.appendRecords(events) })
+      : undefined;
+  const ownTools = memory && options.memory?.tools ? [...config.tools, ...createMemoryTools(memory, { principal: options.memory.principal !== undefined })] : config.tools;
+  const tools = workspace ? workspace.wrapTools(ownTools) : ownTools;
   const resources: LoadedResources = { skills: [...config.resources.skills], promptTemplates: [...config.resources.promptTemplates] };
   const logged = session.view.buildContext();
   const initialModelName = options.model ?? (logged.model && registry.findByModel(logged.model)?.name) ?? registry.defaultName;
@@ -251,10 +267,15 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     }
   }
 
+  // Work the log has not seen (a crash mid-call, edits between runs) is recorded before anything runs.
+  await workspace?.recorder.sync();
+
   const harnessSession: HarnessSession = {
     id: session.id,
     session,
     agent,
+    ...(workspace ? { workspace: workspace.api } : {}),
+    ...(memory ? { memory } : {}),
     prompt(input, images, promptOptions) {
       if (isBusy()) {
         const busy = agent.operation();

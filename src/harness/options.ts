@@ -17,6 +17,8 @@
  * // throws HarnessConfigError: Invalid harness option "streamOptions.timeoutMs": Too small: expected number to be >0
  * ```
  */
+import type { WorkspaceOptions } from "./workspace/recorder.ts";
+import type { MemoryOptions } from "./memory/session-memory.ts";
 import type { LanguageModelV3, LanguageModelV4 } from "@ai-sdk/provider";
 import { z } from "zod";
 import { HarnessConfigError } from "../core/errors.ts";
@@ -191,6 +193,17 @@ export interface AgentHarnessOptions {
    */
   secrets?: string[];
   toolContext?: ToolContextOption;
+  /**
+   * Workspace checkpoints (off by default): the files under `root` are recorded in the log's
+   * database after each tool call that changes them, and follow the session tree
+   * (`session.workspace.restore(entryId)`). See `docs/workspace.md`.
+   */
+  workspace?: WorkspaceOptions;
+  /**
+   * Session memory (`session.memory`; `docs/memory.md`): `principal` enables the principal scope,
+   * `tools: true` gives the model `memory_read`, `memory_write` and `memory_search`. Off by default.
+   */
+  memory?: MemoryOptions;
   hooks?: HarnessHooks;
   /** Enables `/skill:name args` in `prompt()` (default true, pi). */
   enableSkillCommands?: boolean;
@@ -309,6 +322,19 @@ export const agentHarnessOptionsSchema = z
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     secrets: z.array(z.string()).optional(),
     toolContext: z.unknown().optional(),
+    workspace: z
+      .object({
+        root: z.string().min(1),
+        maxFileBytes: z.number().int().positive().optional(),
+        maxCheckpointBytes: z.number().int().positive().optional(),
+        scanAfter: z.array(z.string().min(1)).optional(),
+      })
+      .strict()
+      .optional(),
+    memory: z
+      .object({ principal: z.string().min(1).optional(), maxValueBytes: z.number().int().positive().optional(), tools: z.boolean().optional() })
+      .strict()
+      .optional(),
     hooks: z
       .object(Object.fromEntries(HOOK_NAMES.map((name) => [name, z.union([fn("a handler function"), z.array(fn("a handler function"))]).optional()])))
       .strict()

@@ -480,6 +480,11 @@ export function settleInBatch(batch: ToolBatch, settled: ToolSettled, scope: Rec
   const at = batch.index[settled.toolCallId];
   const entryId = createEntryId();
   const events: NewEvent[] = [];
+  // The files the call changed commit with its result, and before it (`docs/workspace.md`).
+  if (settled.workspace) {
+    const { checkpointId, changes, storedBytes } = settled.workspace;
+    events.push(runEvent(scope, "workspace.checkpointed", { checkpointId, entryId, reason: "tool", toolCallId: settled.toolCallId, changes, storedBytes }));
+  }
   for (const hook of settled.hooks) {
     if (hook.error) events.push(runEvent(scope, "hook.failed", { hook: hook.hook, error: hook.error }));
     else if (hook.changes.length) events.push(runEvent(scope, "hook.applied", { hook: hook.hook, changes: hook.changes }));

@@ -33,6 +33,7 @@ import { assign, fromCallback, fromPromise, sendParent, setup } from "xstate";
 import type { ToolProcess } from "../core/process-group.ts";
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "../core/messages.ts";
 import type { ToolResult } from "../core/tools.ts";
+import { WORKSPACE_CHECKPOINT, type PendingWorkspaceCheckpoint } from "../core/workspace-manifest.ts";
 import {
   abortedText,
   errorMessageOf,
@@ -86,6 +87,8 @@ export interface ToolSettled {
   hooks: { hook: "beforeToolCall" | "afterToolCall"; changes: string[]; error?: string }[];
   /** Set when the call needs approval (final state `gated`): it did not run and `message` is not a result. */
   gate?: { inputDigest: string; source: "tool" | "policy" };
+  /** The checkpoint of the files the call changed (the harness's workspace recorder), logged before the result. */
+  workspace?: PendingWorkspaceCheckpoint;
 }
 
 /**
@@ -159,7 +162,14 @@ const settledOf = (context: ToolExecutionContext): ToolSettled => ({
   durationMs: context.durationMs,
   hooks: context.hooks,
   ...(context.gate ? { gate: context.gate } : {}),
+  ...workspaceOf(context.raw?.result),
 });
+
+/** The workspace checkpoint a tool's result carries (set by the harness's recorder), as a field. */
+const workspaceOf = (result: ToolResult | undefined): { workspace?: PendingWorkspaceCheckpoint } => {
+  const workspace = (result as { [WORKSPACE_CHECKPOINT]?: PendingWorkspaceCheckpoint } | undefined)?.[WORKSPACE_CHECKPOINT];
+  return workspace ? { workspace } : {};
+};
 
 /** Throws: the actors must be provided with {@link provideToolRuntime}. */
 const unprovided = (name: string) => () => {

@@ -29,6 +29,8 @@ import type { Observable } from "rxjs";
 import type { SessionIndex } from "./session-index.ts";
 import type { StreamOwnership } from "./stream-ownership.ts";
 import type { SessionSummaryIndex } from "./session-summary-index.ts";
+import type { WorkspaceBlobStore } from "./workspace/blob-store.ts";
+import type { MemoryIndex } from "./memory/memory-index.ts";
 
 /** Correlation metadata carried by every event. All fields optional. */
 export interface EventMetadata {
@@ -186,4 +188,15 @@ export interface EventLog {
    * Absent on logs that keep none (in-memory; a SQLite file of schema 1 opened read-only).
    */
   readonly sessionSummaries?: SessionSummaryIndex;
+  /**
+   * The workspace blob store in the log's own database (`workspace/blob-store.ts`): file contents
+   * of workspace checkpoints, per tenant. Present on the SQLite, PostgreSQL and in-memory logs.
+   */
+  readonly workspaceBlobs?: WorkspaceBlobStore;
+  /**
+   * The session-memory projection in the log's own database (`memory/memory-index.ts`): the
+   * current value of each memory key, with full-text search. Present on the SQLite, PostgreSQL
+   * and in-memory logs.
+   */
+  readonly memoryIndex?: MemoryIndex;
 }

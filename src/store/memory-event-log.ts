@@ -22,6 +22,8 @@
  * console.log(await log.streamVersion("s-1")); // 1
  * ```
  */
+import { createBlobStore, createMemoryBlobRows } from "./workspace/blob-store.ts";
+import { createInMemoryMemoryIndex } from "./memory/memory-index.ts";
 import type { Observable } from "rxjs";
 import { EventIdReusedError, LogClosedError } from "../core/errors.ts";
 import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "./event-log.ts";
@@ -187,6 +189,8 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
   };
 
   const log: EventLog = {
+    workspaceBlobs: createBlobStore(createMemoryBlobRows()),
+    memoryIndex: createInMemoryMemoryIndex(),
     async append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
       ensureOpen("append");
       const expected = appendOptions.expectedVersion ?? "any";

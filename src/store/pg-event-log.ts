@@ -60,6 +60,9 @@ import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFil
 import { storedTypeNames } from "./events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
 import { checkPostgresLog, migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
+import { createBlobStore } from "./workspace/blob-store.ts";
+import { createPostgresBlobRows } from "./workspace/pg-blob-rows.ts";
+import { createPostgresMemoryIndex } from "./memory/pg-memory-index.ts";
 import { readPgSummaries } from "./pg-summaries.ts";
 import { endedKeptMessages, resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention } from "./delta-retention.ts";
 import type { DroppedDeltas } from "./delta-retention.ts";
@@ -242,6 +245,8 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     ownership,
     tenantIndex: true,
     schema,
+    workspaceBlobs: createBlobStore(createPostgresBlobRows(pool, s, ready, refuseWrite)),
+    memoryIndex: createPostgresMemoryIndex(pool, s, ready, refuseWrite),
     sessionSummaries: {
       async read(readOptions = {}) {
         ensureOpen("read session summaries");

@@ -58,6 +58,8 @@ export function createRedactingEventLog(log: EventLog, secrets: Iterable<string>
     ...(log.tenantIndex ? { tenantIndex: true } : {}),
     ...(log.sessionIndex ? { sessionIndex: log.sessionIndex } : {}),
     ...(log.sessionSummaries ? { sessionSummaries: log.sessionSummaries } : {}),
+    ...(log.workspaceBlobs ? { workspaceBlobs: log.workspaceBlobs } : {}),
+    ...(log.memoryIndex ? { memoryIndex: log.memoryIndex } : {}),
     addSecret: (secret) => redactor.add(secret),
   };
 }

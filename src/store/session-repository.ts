@@ -41,6 +41,7 @@
  * const copy = await repo.fork(session.id);
  * ```
  */
+import { purgeSessionState } from "./session-purge.ts";
 import { v7 as uuidv7 } from "uuid";
 import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
@@ -326,6 +327,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
       summaries.delete(streamId);
       snapshots?.delete(id);
       if (removed === 0) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
+      // Its memory rows and the workspace blobs nothing else references go with it.
+      await purgeSessionState(log, { sessionId: id, tenant: tombstone.tenant, events });
     },
     async fork(id, forkOptions = {}) {
       const source = await load(id);

@@ -73,6 +73,9 @@ import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
 import { createSqliteSessionIndex } from "./sqlite-session-index.ts";
 import type { SessionIndex } from "./session-index.ts";
 import { inspectLogFile, migrate } from "./sqlite-schema.ts";
+import { createBlobStore } from "./workspace/blob-store.ts";
+import { createSqliteBlobRows } from "./workspace/sqlite-blob-rows.ts";
+import { createSqliteMemoryIndex } from "./memory/sqlite-memory-index.ts";
 import type { SessionSummaryIndex } from "./session-summary-index.ts";
 import { createSummaryStatements, hasSummaryTable, readSummaryRows } from "./sqlite-summaries.ts";
 
@@ -299,8 +302,13 @@ function openLog(
       }
     : undefined;
 
+  const workspaceBlobs = createBlobStore(
+    createSqliteBlobRows(db, { read: ensureOpen, write: ensureWritable }),
+  );
   return {
     ...(sessionSummaries ? { sessionSummaries } : {}),
+    workspaceBlobs,
+    memoryIndex: createSqliteMemoryIndex(db, { read: ensureOpen, write: ensureWritable }),
     append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
       try {
         ensureOpen("append");

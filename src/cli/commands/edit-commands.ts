@@ -4,7 +4,7 @@
  *
  * Contract (ours):
  * - `fork` creates a new session from the path to `--at` (default: the leaf) and
- *   prints its id;
+ *   prints its id; `--files` also puts the folder back to the files recorded at the fork point;
  * - `label` appends a label entry (pi's semantics: it becomes the leaf);
  * - `rm` physically removes the session's events and then the bash spill files its tool
  *   results point at (`details.fullOutputPath`); on a terminal it asks first (`--yes`
@@ -58,12 +58,20 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .description("Create a new session from the path to an entry (default: the leaf)")
     .argument("<session>", "session id, unique prefix, or latest")
     .option("--at <entry>", "fork at this entry")
-    .action(async (reference: string, flags: { at?: string }) => {
+    .option("--files", "also put the session's folder back to the files recorded at the fork point (the source's unrecorded changes are saved first)")
+    .action(async (reference: string, flags: { at?: string; files?: boolean }) => {
       const { openStore, resolveEntryId } = await loadActions();
+      const { forkWithFiles } = await import("../workspace-actions.ts");
       const store = openStore(globals(), { mustExist: true });
       try {
-        const session = await store.openSession(reference);
+        const session = flags.files ? await store.openSessionForWrite(reference) : await store.openSession(reference);
         const entryId = flags.at === undefined ? undefined : resolveEntryId(session, flags.at);
+        if (flags.files) {
+          const { fork, line } = await forkWithFiles(store, session, entryId);
+          print(fork.id);
+          process.stdout.write(line);
+          return;
+        }
         const fork = await store.repo.fork(session.id, { entryId });
         print(fork.id);
       } finally {

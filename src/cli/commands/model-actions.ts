@@ -8,6 +8,7 @@
  * await runAction(["hello"], { model: "openai:gpt-4o-mini" }, { db: undefined }, { code: 0 });
  * ```
  */
+import { restoreFilesForCheckout } from "../workspace-actions.ts";
 import { existsSync } from "node:fs";
 import type { MessageEntry } from "../../core/entries.ts";
 import { messageText } from "../../core/messages.ts";
@@ -190,11 +191,13 @@ async function continueOrWaiting(harness: { continue(options?: PromptOptions): P
 }
 
 /** `arbor checkout`. */
-export async function checkoutAction(reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string }, globals: DbFlags): Promise<void> {
+export async function checkoutAction(reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string; files?: boolean }, globals: DbFlags): Promise<void> {
     const store = openStore(globals);
     try {
       const session = await store.openSessionForWrite(reference);
       const targetId = resolveEntryId(session, entryReference);
+      // The files first (unrecorded work is saved under the leaf it was done at), then the leaf.
+      const files = flags.files ? await restoreFilesForCheckout(store, session, targetId) : undefined;
       let result;
       if (flags.summarize) {
         const settings = resolveModelSettings(flags, process.env, recordedEndpoint(session));
@@ -218,6 +221,7 @@ export async function checkoutAction(reference: string, entryReference: string, 
       const summary = result.summaryEntry ? `; branch summary ${result.summaryEntry.id} of the branch you left` : "";
       const label = result.labelEntry ? `; labelled ${result.summaryEntry ? "the summary" : result.labelEntry.targetId} "${flags.label}"` : "";
       process.stdout.write(`moved to ${result.newLeafId ?? "(root)"}${summary}${label}; the leaf is ${leaf ?? "(root)"}\n`);
+      if (files) process.stdout.write(files);
       if (result.editorText !== undefined) process.stdout.write(`\n${result.editorText}\n`);
     } finally {
       await store.close();

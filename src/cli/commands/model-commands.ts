@@ -26,7 +26,9 @@
  *   end (exit codes as `run`); nothing to resume, or a run a live process owns, exits 1 saying so;
  *   `arbor run` itself keeps closing such a run as interrupted;
  * - `checkout` moves the leaf (pi's semantics: a user message target moves to its
- *   parent and prints the message text for re-editing); `--summarize` needs a model.
+ *   parent and prints the message text for re-editing); `--summarize` needs a model; `--files`
+ *   first puts the session's folder back to the files recorded at the new position (work the log
+ *   had not recorded is saved first, as its own entry, and the output says how to get it back).
  *
  * @example
  * ```sh
@@ -93,8 +95,9 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .argument("<session>", "session id, unique prefix, or latest")
       .argument("<entry>", "entry id or unique prefix")
       .option("--summarize", "summarize the abandoned branch (calls the session's model: needs its key)")
-      .option("--label <label>", "label the new position"),
-  ).action(async (reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string }) => {
+      .option("--label <label>", "label the new position")
+      .option("--files", "also put the session's folder back to the files recorded there (your unrecorded changes are saved first; docs/workspace.md)"),
+  ).action(async (reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string; files?: boolean }) => {
     const { checkoutAction } = await import("./model-actions.ts");
     await checkoutAction(reference, entryReference, flags, globals());
   });

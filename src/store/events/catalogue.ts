@@ -29,6 +29,8 @@ import { SESSION_EVENT_SCHEMAS, type EntryAppendedData, type LeafMovedData, type
 import { SUMMARY_EVENT_SCHEMAS } from "./summary-events.ts";
 import { TASK_EVENT_SCHEMAS } from "./task-events.ts";
 import { WORKFLOW_EVENT_SCHEMAS } from "./workflow-events.ts";
+import { WORKSPACE_EVENT_SCHEMAS } from "./workspace-events.ts";
+import { MEMORY_EVENT_SCHEMAS } from "./memory-events.ts";
 
 /**
  * Every built-in event type with its current schema version and schema.
@@ -39,7 +41,7 @@ import { WORKFLOW_EVENT_SCHEMAS } from "./workflow-events.ts";
  * schema.parse(event.data);
  * ```
  */
-export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS, ...SUMMARY_EVENT_SCHEMAS, ...WORKFLOW_EVENT_SCHEMAS, ...TASK_EVENT_SCHEMAS } as const;
+export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS, ...SUMMARY_EVENT_SCHEMAS, ...WORKFLOW_EVENT_SCHEMAS, ...WORKSPACE_EVENT_SCHEMAS, ...MEMORY_EVENT_SCHEMAS, ...TASK_EVENT_SCHEMAS } as const;
 
 type Catalogue = typeof EVENT_CATALOGUE;
 
