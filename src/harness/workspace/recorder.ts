@@ -18,7 +18,9 @@
  * - `sync` compares the disk with the tree at the leaf and records any difference: `baseline`
  *   (anchored before the first entry) when the session has no checkpoint yet, else `user`, anchored
  *   at a new `arbor.workspace` custom entry appended under the leaf (which becomes the leaf; custom
- *   entries are not in the model's context), so no earlier entry's recorded tree ever changes; a fork's first use copies its parent's
+ *   entries are not in the model's context), so no earlier entry's recorded tree ever changes; an
+ *   empty folder of a session that recorded files (another host, another folder) gets the tree
+ *   recorded at the leaf written into it instead; a fork's first use copies its parent's
  *   checkpoints anchored on its path (`fork`), so it no longer needs its parent;
  * - `restore` records unrecorded work first (`user`), then writes the tree of the entry and logs
  *   `workspace.restored`; until the next checkpoint, "unrecorded work" means a difference from the
@@ -280,6 +282,12 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
     async sync() {
       await refresh();
       await adoptParent();
+      // An empty folder for a session that recorded files (a continuation on another host or in
+      // another folder): put the recorded tree there instead of recording everything as deleted.
+      if (checkpoints.length > 0 && scanWorkspace(root).size === 0 && (await recordedAt(session.view.leafId)).size > 0) {
+        await this.restore(session.view.leafId, { record: false });
+        return undefined;
+      }
       return (await recordDisk(checkpoints.length > 0 ? "user" : "baseline")).checkpointId;
     },
     async checkpointFor(toolName, args, toolCallId) {
