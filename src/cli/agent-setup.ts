@@ -6,11 +6,10 @@
  * Contract (ours):
  * - file tools (read, edit, write) can touch only `--cwd` and below (ExecutionEnv root); bash is
  *   confined as `--sandbox` says (default none: not at all), see `tool-flags.ts`;
- * - skills load from `<cwd>/.arbor/skills` and `<cwd>/.agents/skills`, templates from
- *   `<cwd>/.arbor/prompts`, when those directories exist;
- * - context files (pi): AGENTS.md or CLAUDE.md from the global agent folder (`$ARBOR_AGENT_DIR`,
- *   else `~/.arbor/agent`) and from every folder from the root down to `cwd`, appended to the
- *   system prompt under `# Project Context`; `contextFiles: false` (`--no-context-files`) skips them;
+ * - skills, prompt templates and context files (AGENTS.md / CLAUDE.md) load from Arbor's and
+ *   pi's project and global folders (`cli-resources.ts`); context files are appended to the
+ *   system prompt under `# Project Context`; `contextFiles: false` (`--no-context-files`) skips
+ *   them; load problems are returned (`resources.diagnostics`) for the commands to show;
  * - the API key is passed to the model client only; it is never logged, and it is redacted
  *   from tool output before the model sees it (harness `secrets`).
  *
@@ -21,14 +20,12 @@
  */
 import { hasWorkspaceCheckpoints } from "./workspace-actions.ts";
 import { existsSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { resolve } from "node:path";
 import { createExecutionEnv } from "../adapters/execution-env.ts";
 import { createModel } from "../adapters/model/providers.ts";
-import { loadPromptTemplates } from "../adapters/prompt-templates/load-prompt-templates.ts";
-import { loadSkills } from "../adapters/skills/load-skills.ts";
 import { createCodingTools } from "../adapters/tools/index.ts";
 import type { ModelClient } from "../core/model-stream.ts";
-import { defaultAgentDir, loadContextFiles } from "../harness/context-files.ts";
+import { loadCliResources, type CliResources } from "./cli-resources.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import { CliError } from "./cli-error.ts";
 import { toolEnvOptions, type ToolFlags } from "./tool-flags.ts";
@@ -48,6 +45,8 @@ export interface CliHarness {
   contextFiles: string[];
   /** The `/commands` the harness expands: `skill:<name>` for each skill, and each prompt template's name. */
   slashCommands: string[];
+  /** Skills, templates and context files loaded, with their load problems. */
+  resources: CliResources;
 }
 
 /** Builds the model client for the resolved settings. */
@@ -99,6 +98,8 @@ export async function createCliHarness(input: {
   compaction?: { keepRecentTokens?: number };
   /** `--approve` tool names (or `all`): their calls need a decision before they run. */
   requireApproval?: readonly string[] | "all";
+  /** Resources the command loaded already (`loadCliResources(cwd)`); else they are loaded here. */
+  resources?: CliResources;
   /** `arbor resume`: the session's unfinished run is continued, not closed (`docs/durability.md`). */
   durability?: Durability;
 }): Promise<CliHarness> {
@@ -108,10 +109,9 @@ export async function createCliHarness(input: {
   const secrets = settingsSecrets(input.settings);
   // The same secrets are redacted from bash spill files.
   const env = createExecutionEnv({ ...toolEnvOptions(cwd, input.tools ?? {}), secrets });
-  const skillPaths = [join(cwd, ".arbor", "skills"), join(cwd, ".agents", "skills")].filter((path) => existsSync(path));
-  const promptTemplatePaths = [join(cwd, ".arbor", "prompts")].filter((path) => existsSync(path));
+  const resources = input.resources ?? loadCliResources(cwd, { contextFiles: input.contextFiles !== false });
+  const { contextFiles } = resources;
   const name = `${input.settings.spec.provider}:${input.settings.spec.modelId}`;
-  const contextFiles = input.contextFiles === false ? [] : loadContextFiles({ cwd, agentDir: defaultAgentDir() });
   const otel = await loadCliTelemetry(process.env);
   // A session that recorded its files keeps recording them, with or without the flag.
   const recordFiles = input.tools?.checkpoints === true || (input.sessionId !== undefined && (await hasWorkspaceCheckpoints(input.store.log, input.sessionId)));
@@ -123,7 +123,7 @@ export async function createCliHarness(input: {
     models: { [name]: { model, ...(input.settings.contextWindow ? { contextWindow: input.settings.contextWindow } : {}) } },
     model: name,
     tools: createCodingTools(env),
-    resources: { skillPaths, promptTemplatePaths },
+    resources: { skills: resources.skills, promptTemplates: resources.promptTemplates },
     ...(contextFiles.length > 0 ? { contextFiles } : {}),
     ...(input.inspect !== undefined ? { inspect: input.inspect } : {}),
     ...(input.compaction ? { compaction: input.compaction } : {}),
@@ -145,9 +145,5 @@ export async function createCliHarness(input: {
       await otel.shutdown();
     };
   }
-  const slashCommands = [
-    ...(skillPaths.length > 0 ? loadSkills(skillPaths).skills.map((skill) => `skill:${skill.name}`) : []),
-    ...(promptTemplatePaths.length > 0 ? loadPromptTemplates(promptTemplatePaths).templates.map((template) => template.name) : []),
-  ];
-  return { harness, model, cwd, sandbox: env.sandbox.describe(), slashCommands, contextFiles: contextFiles.map((file) => file.path) };
+  return { harness, model, cwd, sandbox: env.sandbox.describe(), slashCommands: resources.slashCommands, resources, contextFiles: contextFiles.map((file) => file.path) };
 }

@@ -4,7 +4,8 @@
  * Contract (ours):
  * - storage: `--db PATH`, else `ARBOR_DB`, else `.arbor/arbor.db` in the current
  *   directory; the parent directory is created on first use;
- * - model: `--model provider:model`, else `ARBOR_MODEL`; providers `openai` (and any
+ * - model: `--model provider:model` (or pi's `provider/model`, either with pi's `:thinking`
+ *   suffix), else `ARBOR_MODEL`; providers `openai` (and any
  *   OpenAI-compatible server through `--base-url`), `anthropic` and `google` (their AI SDK
  *   packages); a bare model id or an unknown provider is refused, naming the providers;
  * - base URL: `--base-url`, else the provider's variable (`OPENAI_BASE_URL`,
@@ -27,12 +28,25 @@ import { mkdirSync, statSync, type Stats } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { defaultOpenAIWire } from "../adapters/model/openai.ts";
 import { PROVIDER_BASE_URL_VARIABLES, PROVIDER_KEY_VARIABLES, type ModelProvider } from "../adapters/model/providers.ts";
+import type { ThinkingLevel } from "../core/messages.ts";
 import { CliError } from "./cli-error.ts";
 
-/** `provider:model`. */
+/** `provider:model` (or pi's `provider/model`), with pi's optional `:thinking` suffix. */
 export interface ModelSpec {
   provider: string;
   modelId: string;
+  /** From a `:off|minimal|low|medium|high|xhigh` suffix. */
+  thinking?: ThinkingLevel;
+}
+
+/** pi's thinking levels (`--thinking`, the `:level` suffix of `--model`). */
+export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
+
+/** Checks a `--thinking` value; throws `CliError` naming the levels. */
+export function parseThinkingLevel(text: string): ThinkingLevel {
+  const level = text.trim().toLowerCase();
+  if (!(THINKING_LEVELS as readonly string[]).includes(level)) throw new CliError(`Bad --thinking "${text}": use one of ${THINKING_LEVELS.join(", ")}.`);
+  return level as ThinkingLevel;
 }
 
 /** Flags shared by commands that call a model. */
@@ -105,12 +119,19 @@ export function parseModelSpec(text: string | undefined): ModelSpec {
   if (!text || text.trim() === "") {
     throw new CliError("No model given: pass --model provider:model (e.g. openai:gpt-4o-mini) or set ARBOR_MODEL.");
   }
-  const index = text.indexOf(":");
+  // pi's `provider/model` when the slash comes before any colon; else Arbor's `provider:model`.
+  const slash = text.indexOf("/");
+  const colon = text.indexOf(":");
+  const index = slash !== -1 && (colon === -1 || slash < colon) ? slash : colon;
   if (index === -1) throw new CliError(`Bad --model "${text}": name the provider too, ${providerHint(text)}`);
   const provider = text.slice(0, index);
-  const modelId = text.slice(index + 1);
-  if (!provider || !modelId) throw new CliError(`Bad --model "${text}": expected provider:model, e.g. openai:gpt-4o-mini.`);
-  return { provider, modelId };
+  let modelId = text.slice(index + 1);
+  // pi's `:thinking` suffix, only when it is a level (model ids such as llama3:8b keep their colon).
+  const suffix = /^(.+):(off|minimal|low|medium|high|xhigh)$/.exec(modelId);
+  const thinking = suffix ? (suffix[2] as ThinkingLevel) : undefined;
+  if (suffix) modelId = suffix[1];
+  if (!provider || !modelId) throw new CliError(`Bad --model "${text}": expected provider:model or provider/model, e.g. openai:gpt-4o-mini.`);
+  return { provider, modelId, ...(thinking ? { thinking } : {}) };
 }
 
 /** Settings for building the model client. */
@@ -146,7 +167,7 @@ export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv =
       `Unknown provider "${parsed.provider}": use openai, anthropic or google (e.g. --model anthropic:claude-sonnet-4-5), or --model openai:${parsed.modelId} with --base-url for any OpenAI-compatible server.`,
     );
   }
-  const spec = { provider: parsed.provider, modelId: parsed.modelId };
+  const spec = { provider: parsed.provider, modelId: parsed.modelId, ...(parsed.thinking ? { thinking: parsed.thinking } : {}) };
   const sameProvider = recorded.model !== undefined && parseModelSpec(recorded.model).provider === spec.provider;
   const baseURLVariable = PROVIDER_BASE_URL_VARIABLES[spec.provider];
   const newBaseURL = flags.baseUrl ?? env[baseURLVariable];

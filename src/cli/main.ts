@@ -5,14 +5,17 @@
  * Errors print one line on stderr naming what is wrong and what to do
  * (exit 2 for usage and input errors unless the command says otherwise).
  * `arbor run` exits 0 when the run is done, 1 when it failed, 130 when aborted, 3 when it
- * stopped for approval without a terminal to ask on (`--approve`).
+ * stopped for approval without a terminal to ask on (`--approve`). Without a command word the
+ * arguments are pi's (`pi-argv.ts`): `chat` on a terminal, `run` otherwise or with `-p`.
  *
  * @example
  * ```ts
  * process.exitCode = await main(process.argv);
  * ```
  */
+import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
+import { piArgv } from "./pi-argv.ts";
 import { CliError, describeCliError } from "./cli-error.ts";
 import { registerApprovalCommands } from "./commands/approval-commands.ts";
 import { registerEditCommands } from "./commands/edit-commands.ts";
@@ -25,6 +28,11 @@ import { registerWorkerCommand } from "./commands/worker.ts";
 import { registerWorkflowCommands } from "./commands/workflow-commands.ts";
 import { registerWorkspaceCommands } from "./commands/workspace-commands.ts";
 
+/** The package's version (from `src/cli/` and `dist/cli/` alike, the package root is two folders up). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version: string }).version;
+}
+
 /** Builds the program; `exit` records the exit code a command asks for. */
 export function buildProgram(exit: { code: number }): Command {
   const program = new Command();
@@ -34,6 +42,7 @@ export function buildProgram(exit: { code: number }): Command {
     .option("--db <path>", "event log file or postgres:// URL (default: $ARBOR_DB or .arbor/arbor.db; schema $ARBOR_DB_SCHEMA or arbor)")
     .option("--tenant <id>", "the tenant whose sessions the command sees and creates (default: $ARBOR_TENANT or default)")
     .option("--retention <policy>", "delete-deltas (default), drop-deltas or keep: delete (or empty) the stored streamed deltas of each message once it ended and was kept (the entry keeps the full text); default $ARBOR_RETENTION")
+    .version(packageVersion(), "-v, --version", "print the version")
     .showHelpAfterError()
     .exitOverride();
   const globals = () => program.opts<{ db?: string; tenant?: string; retention?: string }>();
@@ -60,7 +69,9 @@ export async function main(argv: string[]): Promise<number> {
   const exit = { code: 0 };
   const program = buildProgram(exit);
   try {
-    await program.parseAsync(argv);
+    // pi's `arbor [options] [messages...]`: no command word runs chat (a terminal) or run (print).
+    const commands = program.commands.flatMap((command) => [command.name(), ...command.aliases()]);
+    await program.parseAsync(piArgv(argv, commands, { stdin: process.stdin.isTTY === true, stdout: process.stdout.isTTY === true }));
     return exit.code;
   } catch (error) {
     if (error instanceof CommanderError) {

@@ -11,10 +11,13 @@
  *   are read from the stream's activity projection, `src/store/session-activity.ts`, which the
  *   printer advances with each event, and else from any assistant message of the stream seen
  *   in the catch-up: a run resumed after an approval runs calls an earlier run's assistant
- *   message made); a provider
- *   error prints one line on stderr;
- * - the spinner (ora) runs on stderr only when stdout is a TTY, while waiting for
- *   the model and while tools run;
+ *   message made), then the first lines of its output (`TOOL_OUTPUT_LINES`, indented; the
+ *   count of lines left out after them); a provider error prints one line on stderr;
+ * - the spinner (ora) runs on stderr only when stdout and stderr are TTYs of at least one
+ *   column and `TERM` is not `dumb`, while waiting for the model and while tools run; it never
+ *   touches stdin (ora's `discardStdin` is off: it would pause stdin and reset raw mode under
+ *   the chat's line editor), and it stops when the terminal is resized to zero columns (ora
+ *   divides by the width);
  * - JSON mode: every logged event after `afterPosition`, one JSON object per line;
  * - `stop()` unsubscribes and clears the spinner.
  *
@@ -33,6 +36,22 @@ import { isArborEvent } from "../store/events/catalogue.ts";
 import { emptyActivity, foldActivity, type SessionActivity } from "../store/session-activity.ts";
 
 const ARG_PREVIEW = 80;
+/** Lines of a tool's output shown under its status line. */
+export const TOOL_OUTPUT_LINES = 8;
+
+/** The first lines of a tool's output, indented, and how many were left out. */
+export function toolOutputLines(text: string, max = TOOL_OUTPUT_LINES): string[] {
+  const lines = text.replace(/\s+$/, "").split("\n");
+  if (lines.length === 1 && lines[0] === "") return [];
+  const shown = lines.slice(0, max).map((item) => `    ${item}`);
+  return lines.length > max ? [...shown, `    … ${lines.length - max} more line(s)`] : shown;
+}
+
+/** True when a spinner can be drawn on stderr: a TTY of at least one column, not TERM=dumb. */
+function canSpin(): boolean {
+  const err = process.stderr;
+  return err.isTTY === true && (err.columns ?? 0) > 0 && process.env.TERM !== "dumb";
+}
 
 function preview(args: Record<string, unknown>): string {
   const text = typeof args.command === "string" ? args.command : typeof args.path === "string" ? args.path : JSON.stringify(args);
@@ -57,14 +76,26 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
   const out = process.stdout;
   const spinnerOn = !options.json && out.isTTY === true;
   let spinner: Ora | undefined;
-  const spin = (text: string) => {
-    if (!spinnerOn) return;
-    if (!spinner) spinner = ora({ text, stream: process.stderr }).start();
-    else spinner.text = text;
-  };
   const unspin = () => {
     spinner?.stop();
     spinner = undefined;
+  };
+  const spin = (text: string) => {
+    if (!spinnerOn) return;
+    // A zero-width terminal: ora would count infinitely many lines to clear.
+    if (!canSpin()) return unspin();
+    if (!spinner) spinner = ora({ text, stream: process.stderr, discardStdin: false }).start();
+    else spinner.text = text;
+  };
+  const onResize = () => {
+    if (!canSpin()) unspin();
+  };
+  if (spinnerOn) process.stderr.on("resize", onResize);
+  // Tool results by entry id (their output is printed under the call's status line).
+  const resultText = new Map<string, string>();
+  const awaitingResult = new Set<string>();
+  const printOutput = (text: string) => {
+    for (const item of toolOutputLines(text)) line(item);
   };
   // The activity projection of each stream seen (one per session): the open run's tool calls.
   const activities = new Map<string, SessionActivity>();
@@ -144,6 +175,11 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
         case "entry.appended": {
           const { entry } = event.data;
           const message = isKnownEntry(entry) && entry.type === "message" ? entry.message : undefined;
+          if (message?.role === "toolResult") {
+            const text = message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("");
+            if (awaitingResult.delete(entry.id)) printOutput(text);
+            else resultText.set(entry.id, text);
+          }
           if (message?.role === "assistant") {
             entryText.set(entry.id, message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join(""));
             if (message.stopReason === "error" && message.errorMessage) {
@@ -165,6 +201,14 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           const call = callOf(event.streamId, data.toolCallId);
           const status = data.isError ? `error (${data.outcome})` : "ok";
           line(`• ${data.toolName} ${call ? preview(call.arguments) : ""} → ${status} (${Math.round(data.durationMs)} ms)`);
+          if (data.entryId !== undefined) {
+            const text = resultText.get(data.entryId);
+            if (text === undefined) awaitingResult.add(data.entryId);
+            else {
+              resultText.delete(data.entryId);
+              printOutput(text);
+            }
+          }
           break;
         }
         case "retry.scheduled":
@@ -196,6 +240,7 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
     caughtUp: (version) => (ended || version <= seenVersion ? Promise.resolve() : new Promise<void>((resolve) => waiters.push({ version, resolve }))),
     stop() {
       subscription.unsubscribe();
+      process.stderr.off("resize", onResize);
       unspin();
       if (midLine) out.write("\n");
       midLine = false;

@@ -9,7 +9,8 @@
  *   modified session;
  * - an ambiguous or unknown reference throws `CliError` listing what matched;
  * - `latest` is the session whose stream was appended to most recently (a fresh fork
- *   or import counts, unlike pi's "last message time"); `arbor sessions` lists in that order;
+ *   counts, unlike pi's "last message time"; an imported session counts from its own latest
+ *   entry, not the import); `arbor sessions` lists in that order;
  * - `mustExist` stores refuse a missing database file instead of creating one; `readOnly`
  *   stores (the commands that only read) also open the log without writing anything (no WAL
  *   switch, no migration), so they work on read-only files, folders and mounts;
@@ -179,12 +180,20 @@ export function shortSessionId(id: string): string {
   return id.replace(/-/g, "").slice(-8);
 }
 
-/** Resolves an entry id or a unique prefix within a session. */
+/**
+ * Resolves an entry reference within a session: a full id, a label (the entry that label
+ * names now), or a unique id prefix, in that order. Throws `CliError` for none or several.
+ */
 export function resolveEntryId(session: SessionHandle, reference: string): string {
+  if (reference.trim() === "") throw new CliError(`No entry given: name one by its id, a unique prefix of it, or its label. See them with: arbor tree ${session.id}`);
   if (session.view.getEntry(reference)) return reference;
-  const matches = session.view.getEntries().filter((entry) => entry.id.startsWith(reference));
+  const entries = session.view.getEntries();
+  const labelled = entries.filter((entry) => session.view.getLabel(entry.id) === reference);
+  if (labelled.length === 1) return labelled[0].id;
+  if (labelled.length > 1) throw new CliError(`Label "${reference}" is on several entries in session ${session.id}: ${labelled.map((entry) => entry.id).join(", ")}. Use an id.`);
+  const matches = entries.filter((entry) => entry.id.startsWith(reference));
   if (matches.length === 1) return matches[0].id;
-  if (matches.length === 0) throw new CliError(`No entry "${reference}" in session ${session.id}. See the ids with: arbor tree ${session.id}`);
+  if (matches.length === 0) throw new CliError(`No entry or label "${reference}" in session ${session.id}. See the ids and labels with: arbor tree ${session.id}`);
   throw new CliError(`Entry "${reference}" is ambiguous in session ${session.id}: ${matches.map((entry) => entry.id).join(", ")}.`);
 }
 

@@ -134,3 +134,28 @@ export function endOrphanedGroup(recorded: ToolProcess): OrphanOutcome {
     return "gone";
   }
 }
+
+/**
+ * True when `owner` (`{ pid, host, processStart? }`, a run's or a lease's recorded owner) is
+ * ANOTHER process on THIS host that still exists with the same start time; an owner on another
+ * host cannot be checked and counts as alive; this process, a malformed owner or a dead pid does not.
+ *
+ * @example
+ * ```ts
+ * if (!isOtherLiveProcess(run.owner)) console.log("its owner is gone");
+ * ```
+ */
+export function isOtherLiveProcess(owner: unknown): boolean {
+  if (!owner || typeof owner !== "object") return false;
+  const { pid, host, processStart } = owner as { pid?: unknown; host?: unknown; processStart?: unknown };
+  if (typeof pid !== "number" || typeof host !== "string") return false;
+  if (host !== hostname()) return true;
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
+  }
+  if (processStart === undefined) return true;
+  return processStartOf(pid) === processStart;
+}

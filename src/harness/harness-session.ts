@@ -203,6 +203,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     ...(options.maxToolCallsPerResponse !== undefined ? { maxToolCallsPerResponse: options.maxToolCallsPerResponse } : {}),
     ...(options.requireApproval !== undefined ? { requireApproval: options.requireApproval } : {}),
     ...(options.durability !== undefined ? { durability: options.durability } : {}),
+    ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}),
     retry,
     hooks: { ...loopHooks, ...compactionHooks },
     toolContext: options.toolContext,

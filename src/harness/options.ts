@@ -173,6 +173,12 @@ export interface AgentHarnessOptions {
    */
   durability?: Durability;
   /**
+   * The TTL of a run's lease on its session, in ms (default 10 000): after a run's process
+   * stopped renewing it (killed, paused, partitioned) for this long, another process can take
+   * the run over; see `docs/durability.md`, "Leases and fencing".
+   */
+  leaseTtlMs?: number;
+  /**
    * XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`), or
    * a `createMachineStates()` recorder: each session's agent then gets that recorder's observer
    * for its session (the live machine states of the service's inspector, `docs/http.md`). Or an
@@ -318,6 +324,7 @@ export const agentHarnessOptionsSchema = z
     maxToolCallsPerResponse: z.number().int().min(1).optional(),
     requireApproval: z.union([z.literal("all"), z.array(z.string().min(1))]).optional(),
     durability: z.enum(["continue", "interrupt"]).optional(),
+    leaseTtlMs: z.number().int().min(100).optional(),
     inspect: z.union([inspectObserver, z.array(inspectObserver)]).optional(),
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
     secrets: z.array(z.string()).optional(),

@@ -133,6 +133,13 @@ export interface AgentOptions {
    * outcome is what {@link Agent.resumeRun} resolves with).
    */
   durability?: Durability;
+  /**
+   * The TTL of a run's lease on its session, in ms (default 10 000; `docs/durability.md`,
+   * "Leases and fencing"): the run renews it every third of that; another process can take the
+   * run over once it was not renewed for this long, and this process's writer then refuses to
+   * append and the run's tools are aborted.
+   */
+  leaseTtlMs?: number;
 }
 
 /**

@@ -145,6 +145,8 @@ function createEagerAgent(options: AgentOptions): Agent {
         if (!committedSubject) return;
         for (const event of events) if (isArborEvent(event)) committedSubject.next(event);
       },
+      // A run whose lease was lost (another process may have taken it over) writes nothing more.
+      fence: () => runOwnership.fence(),
     });
   // Replaced by reload() after a refused write (the old one is poisoned for good); created on first use.
   let current: ReturnType<typeof newWriter> | undefined;
@@ -211,8 +213,12 @@ function createEagerAgent(options: AgentOptions): Agent {
     else if (open.length === 0 && operation === "awaiting-approval") actor?.send({ type: "APPROVAL.CLEAR" });
   }
 
-  // Across processes (PostgreSQL): each run owns its session from preparation until it settles.
-  const runOwnership = createRunOwnership(session);
+  // Across processes (PostgreSQL, SQLite): each run leases its session from preparation until it
+  // settles; a lost lease fails the run (its tools are aborted) and fences its writer.
+  const runOwnership = createRunOwnership(session, {
+    ...(options.leaseTtlMs !== undefined ? { ttlMs: options.leaseTtlMs } : {}),
+    onLost: (error) => actor?.send({ type: "WRITER.FAILED", error: writerFailureMessage(error), code: error.code }),
+  });
   // After a lost write race: catch the view up with the log, start a fresh writer and close
   // our own run the refusal left open (issue 19 item 7). A run another live process owns
   // keeps the session refused (SessionBusyError at the next prepare).
@@ -231,7 +237,13 @@ function createEagerAgent(options: AgentOptions): Agent {
 
   const prepareRun = fromPromise<PrepareRunOutput, PrepareRunInput>(async ({ input }) => {
     await ready;
-    await runOwnership.take();
+    try {
+      await runOwnership.take();
+    } catch (error) {
+      // A takeover refused by a live owner's lease says so with its own code.
+      if (input.kind === "takeover" && SessionBusyError.isInstance(error)) throw runOwnedError(input.runId, (error.details as { owner?: unknown }).owner);
+      throw error;
+    }
     if (writerNow().failure !== undefined) await reload();
     if (input.kind === "takeover") return prepareTakeover(input);
     if (session.view.activity.openRun) {

@@ -21,7 +21,7 @@
  */
 import { hostname } from "node:os";
 import { SessionBusyError } from "../core/errors.ts";
-import { processStartOf } from "../core/process-group.ts";
+import { isOtherLiveProcess, processStartOf } from "../core/process-group.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { foldActivityAll, type SessionActivity } from "../store/session-activity.ts";
 
@@ -57,18 +57,7 @@ export function currentRunOwner(): RunOwner {
  * ```
  */
 export function isRunOwnerAlive(owner: unknown): boolean {
-  if (!owner || typeof owner !== "object") return false;
-  const { pid, host, processStart } = owner as Partial<RunOwner>;
-  if (typeof pid !== "number" || typeof host !== "string") return false;
-  if (host !== hostname()) return true;
-  if (pid === process.pid) return false;
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "EPERM") return false;
-  }
-  if (processStart === undefined) return true;
-  return processStartOf(pid) === processStart;
+  return isOtherLiveProcess(owner);
 }
 
 /**

@@ -25,6 +25,8 @@
  *   from a writer that failed) starts appending once the previous one is drained (nothing of it
  *   queued or in flight), so its entries chain after the previous writer's and its writes land
  *   after them;
+ * - **fencing**: `fence()` is asked before every append; an error it returns (a lost run lease)
+ *   is that append's failure: nothing is sent;
  * - **failure**: the first failed append (e.g. `ExpectedVersionConflictError` when
  *   another process wrote to the same session) poisons the writer: the refused batch
  *   and everything pushed later are dropped, nothing more is written, and `onError`
@@ -57,6 +59,11 @@ export interface SessionWriterOptions {
   onError?: (error: unknown) => void;
   /** Called after each committed batch with the stored events, in order. */
   onCommitted?: (events: StoredEvent[]) => void;
+  /**
+   * Checked before every append: an error (the run's lease was lost, `run-ownership.ts`)
+   * refuses that append and poisons the writer with it, like a failed append.
+   */
+  fence?: () => unknown;
 }
 
 /**
@@ -189,6 +196,8 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
       const upTo = pushed;
       buffer = [];
       try {
+        const fenced = options.fence?.();
+        if (fenced !== undefined) throw fenced;
         const stored = await session.appendEvents(batch);
         commits += 1;
         committed = upTo;
@@ -228,6 +237,14 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
     await flush();
     while (failure === undefined && (inFlight || scheduled)) await (inFlight ?? new Promise((resolve) => setImmediate(resolve)));
     if (failure !== undefined) throw failure;
+    const fenced = options.fence?.();
+    if (fenced !== undefined) {
+      failure = fenced;
+      buffer = [];
+      options.onError?.(fenced);
+      settleWaiters();
+      throw fenced;
+    }
     const run = work();
     inFlight = run.then(
       () => undefined,

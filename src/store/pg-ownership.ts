@@ -17,8 +17,14 @@
  * - if the dedicated connection is lost while this process lives, its locks are
  *   gone; it keeps its tokens, so its appends still succeed until another process
  *   takes over (no one else wrote: nothing interleaves), then fail as fenced;
+ * - a lease has a TTL: the row's `expires_at` (now + TTL at acquisition and at each `renew()`,
+ *   on the lock connection; a renewal that finds the row with another token, or no lock
+ *   connection, rejects with `LeaseLostError`). A live owner that stops renewing (paused with
+ *   SIGSTOP, partitioned: its connection and lock may stay) loses the stream once `expires_at`
+ *   passed: `acquire` then ends the backend holding its lock (`pg_terminate_backend` of the
+ *   row's `backend_pid`; it needs the same role or `pg_signal_backend`) and takes the lock;
  * - `isOwnedElsewhere` probes with `pg_try_advisory_xact_lock(key)` in an
- *   autocommit statement (released at once).
+ *   autocommit statement (released at once); a held lock whose lease expired is not owned.
  *
  * @example
  * ```ts
@@ -27,9 +33,9 @@
  * ```
  */
 import type pg from "pg";
-import { SessionBusyError } from "../core/errors.ts";
+import { LeaseLostError, SessionBusyError } from "../core/errors.ts";
 import { quoteSchema } from "./pg-schema.ts";
-import type { StreamLease, StreamOwnership } from "./stream-ownership.ts";
+import { DEFAULT_LEASE_TTL_MS, type StreamLease, type StreamOwnership } from "./stream-ownership.ts";
 
 /** Options of {@link createPgOwnership}. */
 export interface PgOwnershipOptions {
@@ -86,7 +92,8 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
   const key = "hashtextextended($1 || ':' || $2, 0)";
 
   const ownership: PgOwnership = {
-    acquire(streamId, owner = {}) {
+    acquire(streamId, owner = {}, leaseOptions = {}) {
+      const ttlMs = leaseOptions.ttlMs ?? DEFAULT_LEASE_TTL_MS;
       return serialized(async () => {
         if (held.has(streamId)) {
           throw new SessionBusyError(`Stream "${streamId}" is already owned by this process (token ${held.get(streamId)}).`, {
@@ -94,11 +101,25 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
           });
         }
         const client = await connection();
-        const locked = await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${key}) AS ok`, [schema, streamId]);
-        if (!locked.rows[0].ok) {
-          const row = await client.query<{ owner: unknown; token: string }>(`SELECT owner, token FROM ${s}.stream_owners WHERE stream_id = $1`, [
-            streamId,
-          ]);
+        const tryLock = async () => (await client.query<{ ok: boolean }>(`SELECT pg_try_advisory_lock(${key}) AS ok`, [schema, streamId])).rows[0].ok;
+        let locked = await tryLock();
+        if (!locked) {
+          const row = await client.query<{ owner: unknown; token: string; expired: boolean; backend_pid: number | null }>(
+            `SELECT owner, token, backend_pid, (expires_at IS NOT NULL AND expires_at < now()) AS expired FROM ${s}.stream_owners WHERE stream_id = $1`,
+            [streamId],
+          );
+          const current = row.rows[0];
+          if (current?.expired && current.backend_pid !== null) {
+            // The owner stopped renewing (paused, partitioned): end the backend that holds its lock, then take it.
+            await client.query("SELECT pg_terminate_backend($1)", [current.backend_pid]).catch(() => undefined);
+            for (let attempt = 0; attempt < 100 && !locked; attempt += 1) {
+              locked = await tryLock();
+              if (!locked) await new Promise((resolve) => setTimeout(resolve, 20));
+            }
+          }
+        }
+        if (!locked) {
+          const row = await client.query<{ owner: unknown; token: string }>(`SELECT owner, token FROM ${s}.stream_owners WHERE stream_id = $1`, [streamId]);
           const current = row.rows[0];
           throw new SessionBusyError(
             `Session stream "${streamId}" is owned by another live process (${JSON.stringify(current?.owner ?? "unknown")}); wait for its run to finish or stop that process, then retry.`,
@@ -107,14 +128,16 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
         }
         try {
           const row = await client.query<{ token: string }>(
-            `INSERT INTO ${s}.stream_owners (stream_id, token, owner) VALUES ($1, 1, $2::json)
-             ON CONFLICT (stream_id) DO UPDATE SET token = ${s}.stream_owners.token + 1, owner = EXCLUDED.owner, acquired_at = now()
+            `INSERT INTO ${s}.stream_owners (stream_id, token, owner, expires_at, backend_pid)
+             VALUES ($1, 1, $2::json, now() + make_interval(secs => $3::double precision / 1000), pg_backend_pid())
+             ON CONFLICT (stream_id) DO UPDATE SET token = ${s}.stream_owners.token + 1, owner = EXCLUDED.owner, acquired_at = now(),
+               expires_at = EXCLUDED.expires_at, backend_pid = EXCLUDED.backend_pid
              RETURNING token`,
-            [streamId, JSON.stringify(owner)],
+            [streamId, JSON.stringify(owner), ttlMs],
           );
           const token = Number(row.rows[0].token);
           held.set(streamId, token);
-          return lease(streamId, token);
+          return lease(streamId, token, ttlMs);
         } catch (error) {
           await client.query(`SELECT pg_advisory_unlock(${key})`, [schema, streamId]).catch(() => undefined);
           throw error;
@@ -124,12 +147,17 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
     async isOwnedElsewhere(streamId) {
       if (held.has(streamId)) return false;
       await options.ready;
-      const probe = await pool.query<{ free: boolean }>(`SELECT pg_try_advisory_xact_lock(${key}) AS free`, [schema, streamId]);
-      return !probe.rows[0].free;
+      const probe = await pool.query<{ free: boolean; expired: boolean | null }>(
+        `SELECT pg_try_advisory_xact_lock(${key}) AS free,
+                (SELECT expires_at IS NOT NULL AND expires_at < now() FROM ${s}.stream_owners WHERE stream_id = $2) AS expired`,
+        [schema, streamId],
+      );
+      return !probe.rows[0].free && probe.rows[0].expired !== true;
     },
     tokenOf(streamId) {
       return held.get(streamId);
     },
+    fencesAppends: true,
     async close() {
       await queue;
       held.clear();
@@ -141,11 +169,27 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
     },
   };
 
-  function lease(streamId: string, token: number): StreamLease {
+  function lease(streamId: string, token: number, ttlMs: number): StreamLease {
     let released = false;
+    const lost = (why: string) =>
+      new LeaseLostError(`The lease of stream "${streamId}" (token ${token}) is lost: ${why}; another process may have taken its run over.`, { details: { streamId, token } });
     return {
       streamId,
       token,
+      ttlMs,
+      renew() {
+        return serialized(async () => {
+          const client = lockClient;
+          if (released || held.get(streamId) !== token) throw lost("it was released");
+          if (!client) throw lost("the connection holding its lock is gone");
+          const renewed = await client
+            .query(`UPDATE ${s}.stream_owners SET expires_at = now() + make_interval(secs => $3::double precision / 1000) WHERE stream_id = $1 AND token = $2`, [streamId, token, ttlMs])
+            .catch((error: unknown) => {
+              throw lost(`its renewal failed (${error instanceof Error ? error.message : String(error)})`);
+            });
+          if (renewed.rowCount !== 1) throw lost("the stream has a newer owner");
+        });
+      },
       release() {
         if (released) return Promise.resolve();
         released = true;

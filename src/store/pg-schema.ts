@@ -236,11 +236,17 @@ CREATE TABLE ${s}.session_summaries (
 );
 ${APPEND_BATCH(s, channel, true, true)}`;
 
+/** Migration 4: run leases with a TTL on the stream owners (`pg-ownership.ts`): when the owner last renewed, and the backend holding its lock. */
+const VERSION_4 = (s: string): string => `
+ALTER TABLE ${s}.stream_owners ADD COLUMN expires_at timestamptz;
+ALTER TABLE ${s}.stream_owners ADD COLUMN backend_pid integer;`;
+
 /** Every migration this build knows, ascending. The last one's version is the current schema version. */
 export const POSTGRES_LOG_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "events, streams, head, owners, append_batch", sql: (schema) => VERSION_1(schema, notifyChannel(schema.slice(1, -1))) },
   { version: 2, name: "tenant column and indexes on streams and events", sql: (schema) => VERSION_2(schema, notifyChannel(schema.slice(1, -1))) },
   { version: 3, name: "session summary rows", sql: (schema) => VERSION_3(schema, notifyChannel(schema.slice(1, -1))), run: backfillPgSessionSummaries },
+  { version: 4, name: "lease expiry and lock backend on stream owners", sql: (schema) => VERSION_4(schema) },
 ];
 
 /**

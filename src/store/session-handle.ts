@@ -113,8 +113,9 @@ export function createSessionHandle(log: EventLog, view: SessionViewInternals, a
     view,
     ...(ownership && {
       ownership: {
-        acquire: (owner) => ownership.acquire(streamId, owner),
+        acquire: (owner, options) => ownership.acquire(streamId, owner, options),
         isOwnedElsewhere: () => ownership.isOwnedElsewhere(streamId),
+        fencesAppends: ownership.fencesAppends,
         token: () => ownership.tokenOf(streamId),
       },
     }),

@@ -288,7 +288,9 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
           messageCount: summary.messageCount,
           firstMessage: summary.firstMessage ?? "(no messages)",
           tenant: owner,
-          updatedAt: stream.updatedAt,
+          // An import is not a change: while nothing was appended after it (one atomic append,
+          // one commit time) an imported session changed when its own latest entry says.
+          updatedAt: info.source !== undefined && stream.updatedAt === stream.createdAt && summary.lastActivity !== undefined ? new Date(summary.lastActivity).toISOString() : stream.updatedAt,
         };
         if (summary.name !== undefined) row.name = summary.name;
         if (info.parentSessionId !== undefined) row.parentSessionId = info.parentSessionId;

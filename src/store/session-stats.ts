@@ -8,7 +8,9 @@
  *   assistant messages), token totals and cost (US dollars) from assistant `usage`;
  * - a token field is the sum of the values that were reported; it stays `null` while no
  *   assistant message reported it; never NaN, never a made-up 0;
- * - `tokens.total` sums `usage.totalTokens` where reported;
+ * - `tokens.total` sums `usage.totalTokens` where reported, else (pi v1 sessions have none)
+ *   the sum of that usage's input, output, cache-read and cache-write counts when it has no
+ *   `totalTokens` field at all (an explicit `null` stays unknown);
  * - `cost` sums `usage.cost.total` where it is a finite number, else stays `null`;
  * - `unknownUsageMessages` counts assistant messages with no usage or no finite count at all;
  * - pi 1.x spend outside the context counts too: `usage` entries (any `kind`; `usageEntries`
@@ -76,6 +78,11 @@ export function createStatsAccumulator(initial?: SessionStats): StatsAccumulator
         stats.tokens[field] = (stats.tokens[field] ?? 0) + value;
         reported = true;
       }
+    }
+    // No `totalTokens` field at all (pi v1 sessions; an explicit null stays unknown): the total is the sum of the reported parts (pi's definition).
+    if (reported && usage?.totalTokens === undefined) {
+      const parts = TOKEN_FIELDS.filter(([field]) => field !== "total").map(([, source]) => usage?.[source]).filter(finite);
+      stats.tokens.total = (stats.tokens.total ?? 0) + parts.reduce((sum, value) => sum + value, 0);
     }
     const cost = (usage?.cost as { total?: unknown } | undefined)?.total;
     if (finite(cost)) stats.cost = (stats.cost ?? 0) + cost;

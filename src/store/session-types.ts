@@ -21,7 +21,7 @@ import type { Observable } from "rxjs";
 import type { SessionEntry } from "../core/entries.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { EventLog, EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
-import type { StreamLease } from "./stream-ownership.ts";
+import type { LeaseOptions, StreamLease } from "./stream-ownership.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import type { ArborEvent } from "./events/catalogue.ts";
 import type { SessionActivity } from "./session-activity.ts";
@@ -141,9 +141,11 @@ export interface SessionHandle {
 /** {@link StreamOwnership} bound to one session's stream. */
 export interface SessionOwnership {
   /** Takes the session; throws `SessionBusyError` while another live process holds it. */
-  acquire(owner?: Record<string, unknown>): Promise<StreamLease>;
+  acquire(owner?: Record<string, unknown>, options?: LeaseOptions): Promise<StreamLease>;
   /** True while a live owner other than this log holds the session. */
   isOwnedElsewhere(): Promise<boolean>;
+  /** See `StreamOwnership.fencesAppends`. */
+  readonly fencesAppends: boolean;
   /** The fencing token this log holds, if it owns the session. */
   token(): number | undefined;
 }
@@ -162,8 +164,10 @@ export interface SessionSummary {
   /** The session's tenant (`"default"` for a session created without one). */
   tenant: string;
   /**
-   * ISO 8601: when the last event was appended to the session's stream (a fork, an import, a
-   * label or a leaf move counting, not only messages), as the log records it.
+   * ISO 8601: when the last event was appended to the session's stream (a fork, a label or a
+   * leaf move counting, not only messages), as the log records it; for an imported session
+   * nothing was appended to since its import, the time of its latest entry (`modified`: the
+   * session's own time, not the import's).
    */
   updatedAt: string;
   /** With `list({ stats: true })`: the session's `getStats()` (every branch; tokens and cost). */

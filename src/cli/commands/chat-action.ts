@@ -10,7 +10,9 @@
  *   harness; any other `/word` is refused with a hint and never sent to the model (a path such
  *   as `/usr/bin/x` is a prompt); commands that change the session wait until the agent is idle;
  * - the `> ` prompt is shown on a terminal only;
- * - Ctrl-C aborts a running run; when idle it exits (as does end of input);
+ * - Ctrl-C or Esc (on a terminal) aborts a running run; when idle, Ctrl-C on a terminal clears
+ *   the line and a second Ctrl-C quits; from a pipe, SIGINT when idle exits (as does end of input);
+ * - a paste (bracketed by the terminal) is one message (`paste-lines.ts`);
  * - `--approve <tool>` (repeatable; `all`) gates that tool's calls (`docs/approval.md`): when a
  *   run stops for approval, each waiting call is asked on stdout (`approve <tool> <input> (<id>)?`)
  *   and the next line answers it (`y` approves; anything else denies, with it as the reason);
@@ -22,13 +24,19 @@
  * ```
  */
 import { createInterface } from "node:readline";
+import { expandSlashCommand } from "../../adapters/prompt-templates/expand.ts";
+import { trackPastes } from "../paste-lines.ts";
+import { contextTokensOf, statusLine } from "../status-line.ts";
+import { runShellLine } from "../shell-line.ts";
 import type { PendingApproval } from "../../machines/approval-fold.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
 import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
-import type { ToolFlags } from "../tool-flags.ts";
+import { fileBlock } from "../prompt-args.ts";
+import { pickSession } from "../session-picker.ts";
+import type { ChatFlags } from "./chat.ts";
 import { startInspector } from "./model-actions.ts";
 import { CliError, describeCliError } from "../cli-error.ts";
-import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
+import { parseThinkingLevel, resolveModelSettings, settingsSecrets } from "../config.ts";
 import { renderTree } from "../render-tree.ts";
 import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
@@ -41,26 +49,35 @@ export const CHAT_COMMANDS: readonly { name: string; usage: string; does: string
   { name: "/compact", usage: "/compact [instructions]", does: "summarize the older part of the context (calls the model)" },
   { name: "/label", usage: "/label <entry> [label]", does: "label an entry (no label clears it)" },
   { name: "/name", usage: "/name <name>", does: "name the session" },
+  { name: "/thinking", usage: "/thinking [level]", does: "show or set the thinking level: off, minimal, low, medium, high, xhigh (logged)" },
   { name: "/followup", usage: "/followup <text>", does: "queue a follow-up for when the agent would stop" },
+  { name: "!", usage: "!command / !!command", does: "run a shell command in the session's folder; ! puts its output in the context, !! does not" },
   { name: "/exit", usage: "/exit or /quit", does: "leave (also Ctrl-C when idle, or end of input)" },
   { name: "/quit", usage: "/quit", does: "leave" },
 ];
 
-function chatHelp(slashCommands: readonly string[]): string {
+function chatHelp(slashCommands: readonly string[], diagnostics: readonly string[]): string {
   const builtIns = CHAT_COMMANDS.filter((entry) => entry.name !== "/quit").map((entry) => `  ${entry.usage.padEnd(34)} ${entry.does}`);
   const project = slashCommands.length > 0 ? [`project commands (skills and prompt templates): ${slashCommands.map((name) => `/${name}`).join(", ")}`] : [];
+  const problems = diagnostics.length > 0 ? ["skill and template problems:", ...diagnostics.map((line) => `  ${line}`)] : [];
   return [
     "commands:",
     ...builtIns,
     ...project,
+    ...problems,
     "Any other line is a prompt; a line typed while the agent works is steering. An unknown /command is never sent to the model.",
   ].join("\n");
 }
 
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
-export async function chatAction(flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }, globals: { db?: string }): Promise<void> {
+export async function chatAction(flags: ChatFlags, globals: { db?: string }, messages: string[] = []): Promise<void> {
+      const thinkingFlag = flags.thinking !== undefined ? parseThinkingLevel(flags.thinking) : undefined;
+      // pi: @file arguments join the first message; each other argument is a message of its own.
+      const files = messages.filter((word) => word.startsWith("@") && word.length > 1).map((word) => fileBlock(word, process.cwd()));
+      const words = messages.filter((word) => !(word.startsWith("@") && word.length > 1));
+      const initial = files.length > 0 || words.length > 0 ? [[...files, words[0] ?? ""].filter(Boolean).join("\n\n"), ...words.slice(1)] : [];
       const store = openStore(globals);
-      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
+      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : flags.resume ? await pickSession(store) : undefined;
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
       // A resumed session works where it was started (unless --cwd says otherwise).
       const cwd = resolveSessionCwd(flags.cwd, existing?.view.info.cwd, sessionId);
@@ -72,17 +89,26 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
       }
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = flags.approve?.length ? (flags.approve.includes("all") ? ("all" as const) : flags.approve) : undefined;
-      const { harness, sandbox, slashCommands, contextFiles } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
+      const { harness, sandbox, slashCommands, contextFiles, resources, model, cwd: toolCwd } = await createCliHarness({ store, sessionId, cwd, settings, inspect: inspector?.inspect, tools: flags, contextFiles: flags.contextFiles !== false, ...(requireApproval ? { requireApproval } : {}) });
+      const thinking = thinkingFlag ?? settings.spec.thinking;
+      if (thinking !== undefined && harness.getState().thinkingLevel !== thinking) await harness.setThinkingLevel(thinking);
       process.stderr.write(`sandbox: ${sandbox}\n`);
       if (contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
+      for (const problem of resources.diagnostics) process.stderr.write(`${problem}\n`);
       await recordEndpoint(harness.session as never, settings);
       const printer = printRun(harness.events$, { json: false, afterPosition: await store.repo.log.headPosition() });
       process.stderr.write(`session ${harness.id} (short id ${shortSessionId(harness.id)}; /help lists the commands, /exit leaves)\n`);
       const terminal = process.stdin.isTTY === true;
       const lines = createInterface({ input: process.stdin, output: process.stdout, terminal });
+      // A paste is one message: the terminal brackets it (mode 2004), and the lines inside the
+      // brackets wait for the line that ends after it.
+      const paste = trackPastes(terminal);
       // The "> " prompt only on a terminal: piped output stays one answer per line.
+      let closed = false;
+      lines.once("close", () => (closed = true));
       const showPrompt = () => {
-        if (terminal) lines.prompt();
+        // Node 24 throws on a prompt after close (/exit while a reply was still printing).
+        if (terminal && !closed) lines.prompt();
       };
       let running: Promise<RunOutcome> | undefined;
       const say = (text: string) => process.stdout.write(`${text}\n`);
@@ -112,23 +138,58 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
           // An approval answered at once may have started the next run already.
           if (running !== current) return;
           running = undefined;
-          showPrompt();
+          // pi's footer, as one line after each run (a terminal only: piped output stays answers).
+          if (terminal) process.stderr.write(`${status()}\n`);
+          if (!sendInitial()) showPrompt();
         });
         running = current;
         current.catch((error: unknown) => say(describeCliError(error)));
       };
+      const status = () =>
+        statusLine({
+          model: `${settings.spec.provider}:${settings.spec.modelId}`,
+          thinking: harness.getState().thinkingLevel,
+          stats: harness.getStats(),
+          contextTokens: contextTokensOf(harness.session.view.buildContext().messages),
+          contextWindow: settings.contextWindow ?? model.contextWindow,
+          shortId: shortSessionId(harness.id),
+          sandbox,
+        });
+      // The command line's messages go one after the other, each once the last run ended.
+      function sendInitial(): boolean {
+        const message = asking.length === 0 ? initial.shift() : undefined;
+        if (message === undefined) return false;
+        say(`> ${message.length > 200 ? `${message.slice(0, 199)}…` : message}`);
+        void handle(message).catch((error: unknown) => say(describeCliError(error)));
+        return true;
+      }
       const handle = async (line: string) => {
+        // A pasted message keeps its inner lines; surrounding blank space goes.
         const text = line.trim();
         if (asking.length > 0) return answer(text);
         if (!text) return;
+        // pi's `!cmd` (output joins the context) and `!!cmd` (it does not), run by the user.
+        if (text.startsWith("!")) {
+          if (running) return say("!commands wait until the agent is idle: let the run finish, or press Esc to abort it.");
+          const quiet = text.startsWith("!!");
+          const shell = text.slice(quiet ? 2 : 1).trim();
+          if (!shell) return say("Usage: !command (its output joins the context) or !!command (it does not)");
+          const result = await runShellLine(shell, toolCwd);
+          if (result.output.trim() !== "") say(result.output.replace(/\n$/, ""));
+          if (result.exitCode !== 0) say(`(exit ${result.exitCode ?? "killed"})`);
+          if (!quiet) await harness.appendCustomMessage("bash", result.contextText, { display: true });
+          return;
+        }
         const [command, ...rest] = text.split(/\s+/);
         // `/name` (not a path such as /usr/bin/x): a built-in, a skill, a template, or refused.
         const isCommand = /^\/[A-Za-z][\w:.-]*$/.test(command);
         if (isCommand && !CHAT_COMMANDS.some((entry) => entry.name === command) && !slashCommands.includes(command.slice(1))) {
+          const failed = resources.failedName(command.slice(1));
+          if (failed) return say(`${command} did not load (${failed}): nothing was sent to the model.`);
           return say(`Unknown command ${command}: nothing was sent to the model. Type /help for the commands.`);
         }
         if (command === "/exit" || command === "/quit") return lines.close();
-        if (command === "/help") return say(chatHelp(slashCommands));
+        if (command === "/help") return say(chatHelp(slashCommands, resources.diagnostics));
         if (command === "/followup") {
           if (rest.length === 0) return say("Usage: /followup <text>");
           return harness.followUp(text.slice(command.length).trim());
@@ -136,13 +197,19 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         if (command === "/tree") return say(renderTree(harness.session.view.getTree(), { leafId: harness.session.view.leafId }));
         if (running) {
           if (CHAT_COMMANDS.some((entry) => entry.name === command)) return say(`${command} waits until the agent is idle: let the run finish, or press Ctrl-C to abort it.`);
-          return harness.steer(text);
+          // A skill or template typed during a run is steering with its expansion, never the raw command.
+          return harness.steer(isCommand ? expandSlashCommand(text, { skills: resources.skills, templates: resources.promptTemplates }).text : text);
         }
         switch (command) {
           case "/checkout": {
-            const target = resolveEntryId(harness.session as never, rest[0] ?? "");
+            // A label may hold spaces: everything but the flag names the entry.
+            const target = resolveEntryId(harness.session as never, rest.filter((word) => word !== "--summarize").join(" "));
             const result = await harness.moveTo(target, { summarize: rest.includes("--summarize") });
-            say(`leaf ${result.newLeafId ?? "(root)"}${result.editorText ? `\n${result.editorText}` : ""}`);
+            if (result.cancelled) return say("checkout cancelled by a hook; nothing changed");
+            // With --summarize the leaf is the summary entry of the branch left.
+            const leaf = result.summaryEntry?.id ?? result.newLeafId;
+            const summary = result.summaryEntry ? `; branch summary ${result.summaryEntry.id} of the branch you left` : "";
+            say(`moved to ${result.newLeafId ?? "(root)"}${summary}; the leaf is ${leaf ?? "(root)"}${result.editorText ? `\n${result.editorText}` : ""}`);
             return;
           }
           case "/compact": {
@@ -152,6 +219,11 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
           case "/label":
             await harness.label(resolveEntryId(harness.session as never, rest[0] ?? ""), rest.slice(1).join(" ") || undefined);
             return say("labelled");
+          case "/thinking": {
+            if (rest.length === 0) return say(`thinking ${harness.getState().thinkingLevel}`);
+            await harness.setThinkingLevel(parseThinkingLevel(rest[0]));
+            return say(`thinking ${harness.getState().thinkingLevel}`);
+          }
           case "/name":
             await harness.setName(rest.join(" "));
             return say("named");
@@ -163,6 +235,25 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         if (running) harness.abort("interrupted by the user (Ctrl-C)");
         else lines.close();
       });
+      // On a terminal (raw mode) Ctrl-C and Esc are keys: Esc or Ctrl-C aborts a run; when idle,
+      // Ctrl-C clears the line, and a second one on an empty line quits (pi).
+      let quitArmed = false;
+      lines.on("SIGINT", () => {
+        if (running) return harness.abort("interrupted by the user (Ctrl-C)");
+        if (lines.line !== "") {
+          lines.write(null, { ctrl: true, name: "u" });
+          return;
+        }
+        if (quitArmed) return lines.close();
+        quitArmed = true;
+        say("\n(press Ctrl-C again to quit)");
+        showPrompt();
+      });
+      const onKey = (_text: string | undefined, key: { name?: string } | undefined) => {
+        if (key?.name !== "c") quitArmed = false;
+        if (key?.name === "escape" && running) harness.abort("interrupted by the user (Esc)");
+      };
+      if (terminal) process.stdin.on("keypress", onKey);
       for (const signal of ["SIGTERM", "SIGHUP"] as const) {
         process.on(signal, () => {
           harness.abort(`received ${signal}`);
@@ -170,8 +261,10 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
         });
       }
       lines.setPrompt("> ");
-      showPrompt();
-      lines.on("line", (line) => {
+      if (!sendInitial()) showPrompt();
+      lines.on("line", (typed) => {
+        const line = paste.take(typed);
+        if (line === undefined) return;
         handle(line)
           .catch((error: unknown) => say(describeCliError(error)))
           .finally(() => {
@@ -179,6 +272,8 @@ export async function chatAction(flags: ModelFlags & ToolFlags & { session?: str
           });
       });
       await new Promise<void>((resolve) => lines.once("close", () => resolve()));
+      paste.stop();
+      process.stdin.off("keypress", onKey);
       // After /exit the pipe may still be open; let go of it so the process can end.
       process.stdin.destroy();
       if (running) await running.catch(() => undefined);

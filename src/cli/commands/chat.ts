@@ -11,15 +11,21 @@ import type { Command } from "commander";
 import type { ModelFlags } from "../config.ts";
 import { withToolFlags, type ToolFlags } from "../tool-flags.ts";
 
+/** The flags of `arbor chat`. */
+export type ChatFlags = ModelFlags & ToolFlags & { session?: string; continue?: boolean; resume?: boolean; thinking?: string; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] };
+
 /** Registers `chat` on `program`. */
 export function registerChatCommand(program: Command, globals: () => { db?: string }): void {
   withToolFlags(program
     .command("chat")
     .description("Chat interactively; lines typed while the agent works are queued as steering")
+    .argument("[messages...]", "prompts to send first, one after the other; @path adds that file's text to the first")
     .option("--session <id>", "continue this session")
-    .option("--continue", "continue the latest session")
+    .option("-c, --continue", "continue the latest session")
+    .option("-r, --resume", "pick the session to continue from a list")
+    .option("--thinking <level>", "thinking level: off, minimal, low, medium, high or xhigh (logged)")
     .option("--cwd <dir>", "directory the coding tools work in (default: a resumed session's own folder, else the current directory)")
-    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id (default: $ARBOR_MODEL)")
+    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id; pi's provider/model and a :thinking suffix work too (default: $ARBOR_MODEL)")
     .option("--base-url <url>", "the provider's base URL (default: $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GOOGLE_GENERATIVE_AI_BASE_URL)")
     .option("--api <api>", "openai only: chat or responses (default: chat when a base URL is given)")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
@@ -29,8 +35,8 @@ export function registerChatCommand(program: Command, globals: () => { db?: stri
     .option("--inspect [port]", "serve the Stately inspector for the actors on this port of 127.0.0.1 (default 8080); the page loads the hosted Stately UI from stately.ai (needs internet); content is redacted")
       .option("--inspect-host <host>", "interface for --inspect (default 127.0.0.1; 0.0.0.0 lets other machines connect)")
       .option("--no-context-files", "do not add AGENTS.md / CLAUDE.md (from $ARBOR_AGENT_DIR or ~/.arbor/agent, and from the folders down to --cwd) to the system prompt"))
-    .action(async (flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }) => {
+    .action(async (messages: string[], flags: ChatFlags) => {
       const { chatAction } = await import("./chat-action.ts");
-      await chatAction(flags, globals());
+      await chatAction(flags, globals(), messages);
     });
 }

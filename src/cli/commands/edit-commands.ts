@@ -57,7 +57,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .command("fork")
     .description("Create a new session from the path to an entry (default: the leaf)")
     .argument("<session>", "session id, unique prefix, or latest")
-    .option("--at <entry>", "fork at this entry")
+    .option("--at <entry>", "fork at this entry (id, unique prefix, or label)")
     .option("--files", "also put the session's folder back to the files recorded at the fork point (the source's unrecorded changes are saved first)")
     .action(async (reference: string, flags: { at?: string; files?: boolean }) => {
       const { openStore, resolveEntryId } = await loadActions();
@@ -83,7 +83,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .command("label")
     .description("Label an entry (an empty label clears it)")
     .argument("<session>", "session id, unique prefix, or latest")
-    .argument("<entry>", "entry id or unique prefix")
+    .argument("<entry>", "entry id, unique prefix, or label")
     .argument("<label>", "the label text")
     .action(async (reference: string, entryReference: string, label: string) => {
       const { openStore, resolveEntryId, sessionActorOf } = await loadActions();

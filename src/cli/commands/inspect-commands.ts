@@ -108,7 +108,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .command("context")
     .description("Show the messages the model would see")
     .argument("<session>", "session id, unique prefix, or latest")
-    .option("--leaf <entry>", "build the context for this entry instead of the leaf")
+    .option("--leaf <entry>", "build the context for this entry (id, prefix or label) instead of the leaf")
     .option("--json", "print JSON")
     .action(async (reference: string, flags: { leaf?: string; json?: boolean }) => {
       const { openStore, resolveEntryId, messageText } = await loadActions();

@@ -10,13 +10,17 @@
  */
 import { restoreFilesForCheckout } from "../workspace-actions.ts";
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
+import { loadCliResources } from "../cli-resources.ts";
 import type { MessageEntry } from "../../core/entries.ts";
 import { messageText } from "../../core/messages.ts";
 import { moveTo } from "../../compaction/branch-summary.ts";
 import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
-import type { ToolFlags } from "../tool-flags.ts";
 import { CliError } from "../cli-error.ts";
-import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
+import { parseThinkingLevel, resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
+import { promptFromArgs } from "../prompt-args.ts";
+import { pickSession } from "../session-picker.ts";
+import type { RunFlags } from "./model-commands.ts";
 import { printRun } from "../run-printer.ts";
 import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
 import { ApprovalPendingError, CompactionError, NothingToResumeError, RunOwnedError } from "../../core/errors.ts";
@@ -71,12 +75,15 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[]; resume?: boolean }, globals: DbFlags, exit: { code: number }): Promise<void> {
-    // `arbor resume <session>` continues the session's unfinished run: no prompt.
-    const prompt = flags.resume ? "" : (words.length > 0 ? words.join(" ") : await readStdin()).trim();
+export async function runAction(words: string[], flags: RunFlags, globals: DbFlags, exit: { code: number }): Promise<void> {
+    // `arbor resume <session>` continues the session's unfinished run: no prompt. Else pi's
+    // prompt: piped stdin, then @file texts, then the words.
+    const prompt = flags.continueRun ? "" : promptFromArgs(words, await readStdin(), process.cwd());
+    const thinkingFlag = flags.thinking !== undefined ? parseThinkingLevel(flags.thinking) : undefined;
+    if (flags.resume && process.stdin.isTTY !== true) throw new CliError("-r/--resume asks on a terminal; without one, name the session with --session ID (arbor sessions lists them) or --continue.");
     const store = openStore(globals);
     try {
-      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : undefined;
+      const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : flags.resume ? await pickSession(store) : undefined;
       if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
       const recorded = existing ? recordedEndpoint(existing) : {};
@@ -92,6 +99,11 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
           `No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); ${where}.${prompt ? ` Your prompt was: ${JSON.stringify(prompt)}` : ""}`,
         );
       }
+      const resources = loadCliResources(resolve(cwd), { contextFiles: flags.contextFiles !== false });
+      // `/skill:x` whose file did not load is refused, not sent to the model as text.
+      const typed = /^\/([A-Za-z][\w:.-]*)(\s|$)/.exec(prompt)?.[1];
+      const failed = typed === undefined || resources.slashCommands.includes(typed) ? undefined : resources.failedName(typed);
+      if (failed) throw new CliError(`/${typed} did not load (${failed}); nothing was sent. Your prompt was: ${JSON.stringify(prompt)}`);
       const inspector = await startInspector(flags.inspect, flags.inspectHost);
       const requireApproval = approvalFlag(flags.approve);
       const { harness, sandbox, contextFiles } = await createCliHarness({
@@ -99,16 +111,20 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
         sessionId,
         cwd,
         settings,
+        resources,
         inspect: inspector?.inspect,
         tools: flags,
         contextFiles: flags.contextFiles !== false,
         ...(requireApproval ? { requireApproval } : {}),
-        ...(flags.resume ? { durability: "continue" as const } : {}),
+        ...(flags.continueRun ? { durability: "continue" as const } : {}),
       });
+      const thinking = thinkingFlag ?? settings.spec.thinking;
+      if (thinking !== undefined && harness.getState().thinkingLevel !== thinking) await harness.setThinkingLevel(thinking);
       if (!flags.json) process.stderr.write(`sandbox: ${sandbox}\n`);
       if (!flags.json && contextFiles.length > 0) process.stderr.write(`context: ${contextFiles.join(", ")} (--no-context-files leaves them out)\n`);
+      if (!flags.json) for (const problem of resources.diagnostics) process.stderr.write(`${problem}\n`);
       try {
-        if (!flags.resume) await recordEndpoint(harness.session as never, settings);
+        if (!flags.continueRun) await recordEndpoint(harness.session as never, settings);
         const head = await store.repo.log.headPosition();
         const printer = printRun(harness.events$, { json: flags.json === true, afterPosition: head });
         // Ctrl-C, a closed terminal (SIGHUP) and `kill`/`timeout` (SIGTERM) all abort the run
@@ -128,7 +144,7 @@ export async function runAction(words: string[], flags: ModelFlags & ToolFlags &
           const alreadySaved = leaf?.type === "message" && (leaf as MessageEntry).message.role === "user" && messageText((leaf as MessageEntry).message) === prompt;
           // TRACEPARENT / TRACESTATE (the environment convention of CLI tools) continue the caller's trace.
           const trace = { ...(process.env.TRACEPARENT ? { traceparent: process.env.TRACEPARENT } : {}), ...(process.env.TRACESTATE ? { tracestate: process.env.TRACESTATE } : {}) };
-          let outcome = flags.resume ? await resumeOrExplain(harness) : prompt && !alreadySaved ? await harness.prompt(prompt, [], trace) : await continueOrWaiting(harness, trace);
+          let outcome = flags.continueRun ? await resumeOrExplain(harness) : prompt && !alreadySaved ? await harness.prompt(prompt, [], trace) : await continueOrWaiting(harness, trace);
           // On a terminal, ask about each waiting call and go on; without one, stop (exit 3).
           const interactive = process.stdin.isTTY === true && process.stderr.isTTY === true && flags.json !== true;
           while (outcome.status === "suspended" && interactive) {

@@ -45,10 +45,13 @@ interface DbFlags {
   db?: string;
 }
 
+/** The flags of `arbor run`. */
+export type RunFlags = ModelFlags & ToolFlags & { session?: string; continue?: boolean; resume?: boolean; continueRun?: boolean; print?: boolean; thinking?: string; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] };
+
 /** Adds the model flags to a command. */
 export function withModelFlags(command: Command): Command {
   return command
-    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id, e.g. openai:gpt-4o-mini (default: $ARBOR_MODEL)")
+    .option("--model <provider:model>", "openai:, anthropic: or google: and the model id, e.g. openai:gpt-4o-mini; pi's openai/gpt-4o-mini and a :thinking suffix (openai/o4-mini:high) work too (default: $ARBOR_MODEL)")
     .option("--base-url <url>", "the provider's base URL, e.g. an OpenAI-compatible http://127.0.0.1:11434/v1 (default: $OPENAI_BASE_URL, $ANTHROPIC_BASE_URL or $GOOGLE_GENERATIVE_AI_BASE_URL)")
     .option("--api <api>", "openai only: chat or responses (default: chat when a base URL is given)")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
@@ -61,17 +64,20 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
   withToolFlags(withModelFlags(
     program
       .command("run")
-      .description("Run the coding agent on a prompt (arguments, or stdin)")
-      .argument("[prompt...]", "the prompt; read from stdin when absent")
+      .description("Run the coding agent on a prompt (arguments, @files and piped stdin) and print the answer")
+      .argument("[prompt...]", "the prompt; @path adds that file's text; piped stdin comes first")
       .option("--session <id>", "run in this session")
-      .option("--continue", "run in the latest session")
+      .option("-c, --continue", "run in the latest session")
+      .option("-r, --resume", "pick the session to run in from a list (needs a terminal)")
+      .option("-p, --print", "print the answer and exit (what run always does; pi's flag)")
+      .option("--thinking <level>", "thinking level: off, minimal, low, medium, high or xhigh (logged)")
       .option("--cwd <dir>", "directory the coding tools work in (default: a resumed session's own folder, else the current directory)")
       .option("--json", "print the logged events as JSON lines")
       .option("--approve <tool>", "ask before every call of this tool (repeatable; all = every tool): on a terminal you are asked, else the run stops with exit code 3 and prints the waiting call (see arbor approvals / approve / deny)", (value: string, previous: string[] = []) => [...previous, value])
       .option("--inspect [port]", "serve the Stately inspector for the actors on this port of 127.0.0.1 (default 8080); the page loads the hosted Stately UI from stately.ai (needs internet); content is redacted")
       .option("--inspect-host <host>", "interface for --inspect (default 127.0.0.1; 0.0.0.0 lets other machines connect)")
       .option("--no-context-files", "do not add AGENTS.md / CLAUDE.md (from $ARBOR_AGENT_DIR or ~/.arbor/agent, and from the folders down to --cwd) to the system prompt"),
-  )).action(async (words: string[], flags: ModelFlags & ToolFlags & { session?: string; continue?: boolean; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] }) => {
+  )).action(async (words: string[], flags: RunFlags) => {
     const { runAction } = await import("./model-actions.ts");
     await runAction(words, flags, globals(), exit);
   });
@@ -85,7 +91,7 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .option("--json", "print the logged events as JSON lines"),
   )).action(async (reference: string, flags: ModelFlags & ToolFlags & { cwd?: string; json?: boolean }) => {
     const { runAction } = await import("./model-actions.ts");
-    await runAction([], { ...flags, session: reference, resume: true }, globals(), exit);
+    await runAction([], { ...flags, session: reference, continueRun: true }, globals(), exit);
   });
 
   withModelFlags(
@@ -93,7 +99,7 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .command("checkout")
       .description("Move a session's leaf to an entry (pi's /tree); --summarize keeps a summary of the branch you leave")
       .argument("<session>", "session id, unique prefix, or latest")
-      .argument("<entry>", "entry id or unique prefix")
+      .argument("<entry>", "entry id, unique prefix, or label")
       .option("--summarize", "summarize the abandoned branch (calls the session's model: needs its key)")
       .option("--label <label>", "label the new position")
       .option("--files", "also put the session's folder back to the files recorded there (your unrecorded changes are saved first; docs/workspace.md)"),

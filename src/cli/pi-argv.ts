@@ -1,0 +1,43 @@
+/**
+ * pi's command line on top of Arbor's: `arbor [options] [@files...] [messages...]` without a
+ * command word runs the agent as `pi` does.
+ *
+ * Contract (ours; pi 0.73.1's `pi [options] [messages...]`):
+ * - the root options (`--db`, `--tenant`, `--retention`, with a value) stay first; if the next
+ *   word is a command, `-h`/`--help` or `-v`/`--version`, argv is left as it is;
+ * - otherwise `chat` is inserted when stdin and stdout are both terminals and no `-p`/`--print`
+ *   was given, else `run` (pi's print mode: one answer, then exit);
+ * - nothing at all after the root options: `chat` on a terminal; elsewhere argv is left alone
+ *   (the help, exit 2);
+ * - `-p`/`--print` is dropped when it chose `run` (run prints and exits anyway).
+ *
+ * @example
+ * ```ts
+ * piArgv(["node", "arbor", "-c", "go on"], ["run", "chat"], { stdin: false, stdout: false });
+ * // ["node", "arbor", "run", "-c", "go on"]
+ * ```
+ */
+
+const ROOT_OPTIONS_WITH_VALUE = new Set(["--db", "--tenant", "--retention"]);
+const LEAVE_ALONE = new Set(["-h", "--help", "-v", "--version", "help"]);
+
+/** Rewrites a pi-style argv (see the module contract). */
+export function piArgv(argv: readonly string[], commands: readonly string[], tty: { stdin: boolean; stdout: boolean }): string[] {
+  const head = argv.slice(0, 2);
+  const rest = argv.slice(2);
+  let index = 0;
+  while (index < rest.length) {
+    const word = rest[index];
+    if (ROOT_OPTIONS_WITH_VALUE.has(word)) index += 2;
+    else if ([...ROOT_OPTIONS_WITH_VALUE].some((name) => word.startsWith(`${name}=`))) index += 1;
+    else break;
+  }
+  const roots = rest.slice(0, index);
+  const after = rest.slice(index);
+  const interactive = tty.stdin && tty.stdout;
+  if (after.length === 0) return interactive ? [...head, ...roots, "chat"] : [...argv];
+  if (commands.includes(after[0]) || LEAVE_ALONE.has(after[0])) return [...argv];
+  const print = after.includes("-p") || after.includes("--print");
+  if (interactive && !print) return [...head, ...roots, "chat", ...after];
+  return [...head, ...roots, "run", ...after.filter((word) => word !== "-p" && word !== "--print")];
+}

@@ -1,0 +1,42 @@
+/**
+ * The first prompt from the command line, as pi builds it: piped stdin, then `@file` arguments
+ * (each file's text in a `<file name="…">` block), then the message words.
+ *
+ * Contract (ours; pi 0.73.1's `@file` arguments and piped stdin):
+ * - a word `@path` (path relative to `baseDir`) names a text file; it is read as UTF-8 and
+ *   becomes `<file name="/abs/path">\n<text>\n</file>`; a missing path, a folder or a binary file
+ *   (a NUL byte; pi attaches images, Arbor does not yet) is a `CliError` naming it;
+ * - the parts are joined with a blank line; stdin that is empty or only blank adds nothing;
+ * - the result is trimmed; "" when nothing was given.
+ *
+ * @example
+ * ```ts
+ * promptFromArgs(["@README.md", "summarize", "this"], "", process.cwd());
+ * // '<file name="/repo/README.md">\n…\n</file>\n\nsummarize this'
+ * ```
+ */
+import { readFileSync, statSync } from "node:fs";
+import { resolve } from "node:path";
+import { CliError } from "./cli-error.ts";
+
+/** One `@file` argument as pi's block. */
+export function fileBlock(word: string, baseDir: string): string {
+  const path = resolve(baseDir, word.slice(1));
+  let stats;
+  try {
+    stats = statSync(path);
+  } catch {
+    throw new CliError(`${word}: no such file (${path}); an @ argument names a file whose text joins the prompt.`);
+  }
+  if (!stats.isFile()) throw new CliError(`${word}: ${path} is not a file; an @ argument names a file whose text joins the prompt.`);
+  const data = readFileSync(path);
+  if (data.includes(0)) throw new CliError(`${word}: ${path} is binary; only text files can join the prompt (attaching images is not supported yet).`);
+  return `<file name="${path}">\n${data.toString("utf8")}\n</file>`;
+}
+
+/** Builds the first prompt (see the module contract). */
+export function promptFromArgs(words: readonly string[], stdinText: string, baseDir: string): string {
+  const files = words.filter((word) => word.startsWith("@") && word.length > 1).map((word) => fileBlock(word, baseDir));
+  const message = words.filter((word) => !(word.startsWith("@") && word.length > 1)).join(" ");
+  return [stdinText.trim(), ...files, message.trim()].filter((part) => part !== "").join("\n\n").trim();
+}
