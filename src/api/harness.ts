@@ -23,6 +23,15 @@ export {
   type MoveToOptions as HarnessMoveToOptions,
   type PromptOptions,
 } from "../harness/harness-session-types.ts";
+export {
+  type StartedTask,
+  type StartOptions,
+} from "../harness/background-start.ts";
+export {
+  createWorker,
+  type Worker,
+  type WorkerOptions,
+} from "../harness/worker.ts";
 export { type TelemetryFlavor, type TelemetryOptions, type TraceContextInput } from "../telemetry/options.ts";
 export {
   agentHarnessOptionsSchema,

@@ -104,6 +104,14 @@ export {
   type ControlAction,
 } from "../store/events/control-events.ts";
 export {
+  taskStreamId,
+  readTask,
+  TASK_EVENT_TYPES,
+  type TaskState,
+  type TaskClaim,
+} from "../store/task-queue.ts";
+export { TASK_EVENT_SCHEMAS } from "../store/events/task-events.ts";
+export {
   createPostgresEventLog,
   openPostgresEventLog,
   type PostgresEventLog,

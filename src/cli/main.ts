@@ -24,6 +24,7 @@ import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
 import { registerReplayCommand } from "./commands/replay.ts";
 import { registerServeCommand } from "./commands/serve.ts";
+import { registerWorkerCommand } from "./commands/worker.ts";
 import { registerWorkflowCommands } from "./commands/workflow-commands.ts";
 import { registerWorkspaceCommands } from "./commands/workspace-commands.ts";
 
@@ -50,6 +51,7 @@ export function buildProgram(exit: { code: number }): Command {
   registerEditCommands(program, globals);
   registerApprovalCommands(program, globals);
   registerServeCommand(program, globals);
+  registerWorkerCommand(program, globals);
   registerReplayCommand(program, globals, exit);
   registerWorkflowCommands(program, globals, exit);
   registerWorkspaceCommands(program, globals);

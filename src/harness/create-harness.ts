@@ -78,6 +78,8 @@ import { createRedactingModel } from "./redacting-model.ts";
 import { createSecretRedactor } from "../core/secrets.ts";
 import { validateHarnessOptions, type AgentHarnessOptions } from "./options.ts";
 import { defineJsonSchemaTool } from "../adapters/tools/tool-schema.ts";
+import type { AgentMessage } from "../core/messages.ts";
+import { startBackground, type StartedTask, type StartOptions } from "./background-start.ts";
 
 /** The harness: its primary session's API plus the shared registry, storage and resources. */
 export interface AgentHarness extends HarnessSession {
@@ -136,6 +138,15 @@ export interface AgentHarness extends HarnessSession {
    * harness itself is its own session's only. See `sessions-events.ts`.
    */
   readonly sessions: HarnessSessions;
+  /**
+   * A background run (ours): commits `input` as a prompt task of session `sessionId`
+   * (`task.queued`, `src/harness/background-start.ts`) and resolves at once, without running it;
+   * any worker of the fleet (`createWorker`, `arbor worker`, `arbor serve`) runs it, not before
+   * `options.startAt` (a scheduled prompt). Rejects with SessionNotFoundError (the session is not
+   * in this harness's repository or tenant), InvalidArgumentError (empty prompt, bad `startAt`,
+   * used `taskId`), HarnessConfigError without a repository.
+   */
+  start(sessionId: string, input: string | AgentMessage | AgentMessage[], options?: StartOptions): Promise<StartedTask>;
   /** Disposes every session opened here, then closes a log the harness opened. Idempotent (a later call waits for the first). */
   close(): Promise<void>;
 }
@@ -361,6 +372,11 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       if (overrides.tools !== undefined) normalizeTools(overrides.tools);
       if (typeof overrides.model === "string") registry.get(overrides.model);
       return open(await repository.create({ cwd: cwd ?? options.cwd ?? process.cwd(), metadata }), overrides);
+    },
+    start(sessionId, input, startOptions) {
+      if (!repository) return Promise.reject(new HarnessConfigError('start(): the harness was given a bare session; pass "repository" or "eventLog" to queue prompts.', { details: { field: "session" } }));
+      if (closed) return Promise.reject(new InvalidStateError("start(): the harness is closed."));
+      return startBackground(repository.log, options.tenant, sessionId, input, startOptions);
     },
     on: ((name: HookName | ArborEventType, handler: (event: never) => unknown) => {
       if (isArborEventType(name)) return primary.on(name, handler as ArborEventHandler<typeof name>);

@@ -11,7 +11,8 @@
  *   for 10 minutes are closed and reopened from the log on the next request (the handler's
  *   `idleSessionMs`); the agents' machine states are recorded
  *   (`createMachineStates`) for the inspector's live view; `--approve <tool>` (repeatable, or
- *   `all`) makes those tools' calls wait for a decision, as in `arbor run`; without a model the service is read-only
+ *   `all`) makes those tools' calls wait for a decision, as in `arbor run`; with a model it also runs a
+ *   worker of the fleet (`worker-action.ts`: background and scheduled prompts); without a model the service is read-only
  *   (sessions, events, resume and the inspector; `POST` answers 501);
  * - prints one line `arbor serve: http://HOST:PORT ...` on stderr once it listens; SIGINT or
  *   SIGTERM close the server, abort runs cleanly and close the log, then the command returns.
@@ -29,6 +30,7 @@ import { createMachineStates } from "../../machines/machine-states.ts";
 import type { AgentHarness } from "../../harness/create-harness.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { approvalFlag } from "./model-actions.ts";
+import { startCliWorker } from "./worker-action.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets } from "../config.ts";
 import { openStore } from "../store-context.ts";
@@ -80,7 +82,11 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
         (latest = createCliHarness({ store, sessionId, cwd, settings, tools: flags, inspect: machineStates, ...(requireApproval ? { requireApproval } : {}) }).then((made) => made.harness));
       handler = createChatHandler({ repository: store.repo, openHarness, token, tenant, cwd, machineStates });
       mode = `model ${settings.spec.provider}:${settings.spec.modelId}`;
+      // Every serve is also a worker of the fleet: background and scheduled prompts run here too.
+      const worker = startCliWorker({ store, settings, cwd, tools: flags, ...(requireApproval ? { requireApproval } : {}) });
+      mode += `; worker ${worker.id}`;
       close = async () => {
+        await worker.close();
         // Idempotent: a harness the handler closed already is a no-op.
         await (await latest?.catch(() => undefined))?.close();
       };

@@ -27,6 +27,7 @@ import { AGENT_EVENT_SCHEMAS } from "./agent-events.ts";
 import { messageEndedSchema, queueChangedSchema, RUN_EVENT_SCHEMAS } from "./run-events.ts";
 import { SESSION_EVENT_SCHEMAS, type EntryAppendedData, type LeafMovedData, type SessionCreatedData } from "./session-events.ts";
 import { SUMMARY_EVENT_SCHEMAS } from "./summary-events.ts";
+import { TASK_EVENT_SCHEMAS } from "./task-events.ts";
 import { WORKFLOW_EVENT_SCHEMAS } from "./workflow-events.ts";
 import { CONTROL_EVENT_SCHEMAS } from "./control-events.ts";
 import { WORKSPACE_EVENT_SCHEMAS } from "./workspace-events.ts";
@@ -41,7 +42,7 @@ import { MEMORY_EVENT_SCHEMAS } from "./memory-events.ts";
  * schema.parse(event.data);
  * ```
  */
-export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS, ...SUMMARY_EVENT_SCHEMAS, ...WORKFLOW_EVENT_SCHEMAS, ...WORKSPACE_EVENT_SCHEMAS, ...MEMORY_EVENT_SCHEMAS, ...CONTROL_EVENT_SCHEMAS } as const;
+export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS, ...SUMMARY_EVENT_SCHEMAS, ...WORKFLOW_EVENT_SCHEMAS, ...WORKSPACE_EVENT_SCHEMAS, ...MEMORY_EVENT_SCHEMAS, ...TASK_EVENT_SCHEMAS, ...CONTROL_EVENT_SCHEMAS } as const;
 
 type Catalogue = typeof EVENT_CATALOGUE;
 

@@ -1,0 +1,87 @@
+/**
+ * The runs a fleet's workers continue with no request (ours): a session's unfinished run whose
+ * process is gone, and a run stopped for approval whose every gated call is decided. Folded from
+ * the log's run and approval events (one subscription per worker, `task-worker.ts`); a worker
+ * continues them through the session it opens (`resume()`, `continue()`), and the claim is the
+ * continuation's own first event (`run.resumed`, or the `resume` run's `run.started`).
+ *
+ * Contract:
+ * - {@link foldOpenRun} keeps, per session stream, the last run while it is open (`run.started`,
+ *   its owner moved by `run.resumed`) or `suspended` (`run.ended { status: "suspended" }` with its
+ *   `pendingToolCallIds`, each struck off by its `approval.ended`); any other `run.ended` drops it;
+ * - {@link isRunOrphaned}: an open run whose owner is not alive: on a log with stream ownership
+ *   (PostgreSQL) nobody holds the session's stream; otherwise (one host) its pid is gone. A run of
+ *   this process is never orphaned (this process runs it, or its own recovery will);
+ * - a suspended run is ready to continue when no gated call waits for a decision.
+ *
+ * @example
+ * ```ts
+ * let runs = new Map<string, OpenRun>();
+ * log.subscribe({ types: OPEN_RUN_EVENT_TYPES }).subscribe((event) => (runs = foldOpenRun(runs, event)));
+ * ```
+ */
+import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
+import type { EventLog, StoredEvent } from "../store/event-log.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
+import { sessionIdOfStream } from "../store/events/session-events.ts";
+
+/** The logged types {@link foldOpenRun} reads. */
+export const OPEN_RUN_EVENT_TYPES = ["run.started", "run.resumed", "run.ended", "approval.ended"] as const;
+
+/** A session's last run, while a worker may have to continue it. */
+export interface OpenRun {
+  sessionId: string;
+  streamId: string;
+  runId: string;
+  /** `metadata.owner` of its `run.started` or last `run.resumed`. */
+  owner: unknown;
+  status: "open" | "suspended";
+  /** Suspended: the gated calls still waiting for a decision. */
+  waiting: string[];
+}
+
+/**
+ * Folds one run or approval event into the per-session map (a new map when it changes).
+ *
+ * @example
+ * ```ts
+ * runs = foldOpenRun(runs, event);
+ * ```
+ */
+export function foldOpenRun(runs: Map<string, OpenRun>, event: StoredEvent): Map<string, OpenRun> {
+  const sessionId = sessionIdOfStream(event.streamId);
+  if (sessionId === undefined) return runs;
+  const current = runs.get(sessionId);
+  const next = new Map(runs);
+  if (isEventOfType(event, "run.started")) {
+    next.set(sessionId, { sessionId, streamId: event.streamId, runId: event.data.runId, owner: event.metadata.owner, status: "open", waiting: [] });
+  } else if (isEventOfType(event, "run.resumed")) {
+    if (current?.runId !== event.data.runId) return runs;
+    next.set(sessionId, { ...current, owner: event.metadata.owner, status: "open" });
+  } else if (isEventOfType(event, "run.ended")) {
+    if (current?.runId !== event.data.runId) return runs;
+    if (event.data.status === "suspended") next.set(sessionId, { ...current, status: "suspended", waiting: [...event.data.pendingToolCallIds] });
+    else next.delete(sessionId);
+  } else if (isEventOfType(event, "approval.ended")) {
+    if (current?.status !== "suspended" || !current.waiting.includes(event.data.toolCallId)) return runs;
+    next.set(sessionId, { ...current, waiting: current.waiting.filter((id) => id !== event.data.toolCallId) });
+  } else return runs;
+  return next;
+}
+
+/**
+ * True when `run` is open and its owner is gone (see the module contract).
+ *
+ * @example
+ * ```ts
+ * if (await isRunOrphaned(log, run)) await session.resume();
+ * ```
+ */
+export async function isRunOrphaned(log: EventLog, run: OpenRun): Promise<boolean> {
+  if (run.status !== "open") return false;
+  const owner = run.owner as { pid?: number; host?: string } | undefined;
+  const self = currentRunOwner();
+  if (owner?.pid === self.pid && owner.host === self.host) return false;
+  if (log.ownership) return !(await log.ownership.isOwnedElsewhere(run.streamId));
+  return !isRunOwnerAlive(run.owner);
+}
