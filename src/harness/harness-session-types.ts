@@ -2,7 +2,7 @@
  * Types of the Session API (`harness-session.ts` implements them).
  *
  * Contract: see `harness-session.ts`; method semantics are pi's Agent / AgentSession
- * (`../shared/reference/pi-behaviour.md` §1, §4, §7), ours where marked there.
+ * (`docs/pi-parity.md`), ours where marked there.
  *
  * @example
  * ```ts
@@ -112,7 +112,7 @@ export interface HarnessSession {
    */
   resumeRun(options?: ResumeRunOptions): Promise<RunOutcome>;
   /**
-   * Approves a tool call waiting for approval (ours, issue 13; `docs/approval.md`): logs
+   * Approves a tool call waiting for approval (ours; `docs/approval.md`): logs
    * `approval.ended { status: "approved" }`; the call runs exactly once at the next
    * `continue()`, in this process or another. Idempotent; rejects with ApprovalNotFoundError,
    * ApprovalConflictError or SessionBusyError (see `Agent.approve`).
@@ -133,7 +133,7 @@ export interface HarnessSession {
   /** Logged events of this session, typed by the catalogue (`ofType` narrows): catch-up then live. */
   readonly events$: Observable<ArborEvent>;
   /**
-   * The audit stream (issue 13; purista's run events): the session's events without content —
+   * The audit stream (purista's run events): the session's events without content —
    * ids, names, counts, durations (ms), statuses, token usage, errors; no prompt, output, tool
    * input or result. Catch-up then live. See `toAuditEvents` (`arbor-agent/log`) and `docs/events.md`.
    */
@@ -174,7 +174,7 @@ export interface HarnessSession {
   /**
    * Reloads the session from the log after a lost write race (another writer appended first):
    * the next `prompt()` / `continue()` does it by itself; nothing is retried automatically.
-   * Throws SessionBusyError during a run. Ours (issue 19 item 7).
+   * Throws SessionBusyError during a run. Ours.
    */
   reload(): Promise<void>;
   /** Stops the agent (aborting a run) after flushing every write. */

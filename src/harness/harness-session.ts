@@ -2,7 +2,7 @@
  * The Session API: one session driven by one agent, with the harness's models, tools,
  * resources and hooks.
  *
- * Contract (method semantics pi's Agent / AgentSession, `../shared/reference/pi-behaviour.md` §1, §4, §7;
+ * Contract (method semantics pi's Agent / AgentSession, `docs/pi-parity.md`;
  * ours where marked):
  * - `prompt()` throws `SessionBusyError` synchronously while a run is starting or active; an
  *   `abort()` while the prompt is still being prepared (expansion, `beforeAgentStart`) aborts the

@@ -2,7 +2,7 @@
  * Contract of the agent actor (implemented in `agent.ts`), shared by the harness,
  * compaction and the CLI.
  *
- * Contract (semantics pi's, `../shared/reference/pi-behaviour.md` §1; ours where marked):
+ * Contract (semantics pi's, `docs/pi-parity.md`; ours where marked):
  * - one agent per session, states idle ⇄ running; `prompt()` while running throws
  *   `SessionBusyError` synchronously;
  * - steering is polled before the first model call and after each turn; follow-ups
@@ -122,7 +122,7 @@ export interface AgentOptions {
   /** XState inspection observer (see `createArborInspector`). */
   inspect?: unknown;
   /**
-   * Tool names whose every call needs a human decision before it runs (ours, issue 13), or
+   * Tool names whose every call needs a human decision before it runs (ours), or
    * `"all"`; in addition to each tool's own `needsApproval`. See `docs/approval.md`.
    */
   requireApproval?: readonly string[] | "all";
@@ -169,7 +169,7 @@ export interface ResumeRunOptions {
 /** How a run ended. */
 export interface RunOutcome {
   runId: string;
-  /** `suspended` (ours, issue 13): calls wait for approval (`pendingApprovals`); approve or deny them, then `continue()`. */
+  /** `suspended` (ours): calls wait for approval (`pendingApprovals`); approve or deny them, then `continue()`. */
   status: "done" | "failed" | "aborted" | "interrupted" | "suspended";
   /** `suspended`: the gated calls that wait, in call order. */
   pendingApprovals?: string[];
@@ -219,7 +219,7 @@ export interface Agent extends SessionActor {
   prompt(input: string | AgentMessage | AgentMessage[], options?: PromptOptions): Promise<RunOutcome>;
   /**
    * Runs from the current context (after a crash, an error, or queued messages). In
-   * `awaiting-approval` it resumes (issue 13): approved calls run once, denied ones get an
+   * `awaiting-approval` it resumes: approved calls run once, denied ones get an
    * error result, then the loop goes on; rejects with `ApprovalPendingError` while a call
    * still waits for a decision.
    */
@@ -237,7 +237,7 @@ export interface Agent extends SessionActor {
    */
   resumeRun(options?: ResumeRunOptions): Promise<RunOutcome>;
   /**
-   * Approves a call waiting for approval (ours, issue 13): logs `approval.ended { status:
+   * Approves a call waiting for approval (ours): logs `approval.ended { status:
    * "approved" }`; the call runs at the next `continue()`, in this or any process. The same
    * decision again resolves with `changed: false` and writes nothing. Rejects with
    * `ApprovalNotFoundError` (no such gated call), `ApprovalConflictError` (denied before, or
@@ -275,7 +275,7 @@ export interface Agent extends SessionActor {
   /** Events of the current and later runs only (live). */
   readonly runEvents$: Observable<ArborEvent>;
   /**
-   * The session's audit stream (ours after purista's run events, issue 13): `events$` without
+   * The session's audit stream (ours after purista's run events): `events$` without
    * content (ids, names, counts, durations, statuses, usage, errors); catch-up then live. See
    * `toAuditEvents` and `docs/events.md`.
    */
@@ -296,7 +296,7 @@ export interface Agent extends SessionActor {
    * Reloads the session from the log after a refused write (another writer appended first):
    * catches the view up, replaces the poisoned writer and recovers a run left open. The next
    * `prompt()` / `continue()` does this by itself. Throws SessionBusyError during a run,
-   * InvalidStateError when the handle cannot refresh. Ours (issue 19 item 7).
+   * InvalidStateError when the handle cannot refresh. Ours.
    */
   reload(): Promise<void>;
   /** Stops the actor system; pending writes are flushed first. */

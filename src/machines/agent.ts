@@ -2,7 +2,7 @@
  * `createAgent`: the agent actor system of one session, behind the {@link Agent} API
  * of `agent-types.ts`.
  *
- * Contract (ours; loop semantics pi 0.73.1's, `../shared/reference/pi-behaviour.md` §1):
+ * Contract (ours; loop semantics pi 0.73.1's, `docs/pi-parity.md`):
  * - one agent actor per session; `prompt()` while a run is preparing or active throws
  *   `SessionBusyError` synchronously; `continue()` rejects with `InvalidStateError` when
  *   there is nothing to continue from (empty session, or a finished assistant reply and
@@ -27,7 +27,7 @@
  *   replaces the poisoned one, and recovery closes the refused run if it was left open;
  * - `events$` is the session's logged events, catch-up then live; `runEvents$` the
  *   events this agent commits from now on; `state$` replays the current snapshot then changes;
- * - approval (ours, issue 13; `approvals.ts`): a call that needs approval (the tool's
+ * - approval (ours; `approvals.ts`): a call that needs approval (the tool's
  *   `needsApproval`, or `requireApproval` by name) is logged `approval.requested` and not run;
  *   the run ends `suspended` once its other calls settled, and the slot is `awaiting-approval`
  *   (also after a restart: the agent folds the log's open approvals at start-up);
@@ -87,7 +87,7 @@ import { idleAtStart, LazyAgent } from "./lazy-agent.ts";
  * ```
  */
 export function createAgent(options: AgentOptions): Agent {
-  // An idle session's agent is built on first use (`lazy-agent.ts`, issue 17 P7).
+  // An idle session's agent is built on first use (`lazy-agent.ts`).
   if (options.inspect === undefined && idleAtStart(options.session.view.activity)) return new LazyAgent(options, createEagerAgent);
   return createEagerAgent(options);
 }
@@ -98,7 +98,7 @@ function createEagerAgent(options: AgentOptions): Agent {
   const hooks = options.hooks ?? {};
   const retry = resolveRetrySettings(options.retry);
   // Model, tools, active tools and thinking level are the session actor's state (`agent-settings.ts`).
-  // Built on first use (issue 17 P7: an idle agent holds no machine, writer or context).
+  // Built on first use (an idle agent holds no machine, writer or context).
   let initial: AgentSettings | undefined;
   const initialSettings = (): AgentSettings =>
     (initial ??= agentSettings({
@@ -220,7 +220,7 @@ function createEagerAgent(options: AgentOptions): Agent {
     onLost: (error) => actor?.send({ type: "WRITER.FAILED", error: writerFailureMessage(error), code: error.code }),
   });
   // After a lost write race: catch the view up with the log, start a fresh writer and close
-  // our own run the refusal left open (issue 19 item 7). A run another live process owns
+  // our own run the refusal left open. A run another live process owns
   // keeps the session refused (SessionBusyError at the next prepare).
   const reload = async () => {
     await writerNow().flush();
@@ -358,7 +358,7 @@ function createEagerAgent(options: AgentOptions): Agent {
     });
   }
 
-  /** The resume of the open approvals (issue 13): the assistant holding them, its calls without a result, the decisions. */
+  /** The resume of the open approvals: the assistant holding them, its calls without a result, the decisions. */
   async function resumeOf(messages: AgentMessage[], abort: { reason?: string } | undefined) {
     const open = await openInLog();
     if (open.length === 0) throw new InvalidStateError(`Session ${session.id} has no tool call waiting for approval; prompt() or continue() instead.`);

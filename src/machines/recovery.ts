@@ -1,7 +1,7 @@
 /**
  * Crash recovery of a session whose last run has no terminal event.
  *
- * Contract (ours; pi has no equivalent, `../shared/reference/pi-behaviour.md` §11.8):
+ * Contract (ours; pi has no equivalent, `docs/pi-parity.md`):
  * - a run is unfinished when its `run.started` has no later `run.ended` for the same
  *   runId; only the LAST run is considered; what recovery knows of it is read from the
  *   session view's activity projection (`view.activity`, `src/store/session-activity.ts`),
@@ -19,12 +19,12 @@
  * - a call that this run gated for approval (`approval.requested` in the run, no `tool.ended`)
  *   is NOT interrupted (nothing of it ran): it keeps waiting, and the run ends `suspended`
  *   (`pendingToolCallIds`) instead of `interrupted`, so the session reopens awaiting
- *   approval (ours, issue 13); a call approved earlier and being run by this (`resume`)
+ *   approval (ours); a call approved earlier and being run by this (`resume`)
  *   run is interrupted like any other;
  * - a run recovered as `interrupted` that belongs to an open typed-agent invocation
  *   (`agent.started` without `agent.ended`) of a standalone session (no `metadata.workflowId`)
  *   also gets that invocation's `agent.ended` (`interrupted`), in the same append, so its
- *   lifecycle ends with one terminal event (ours, issue 13); its `repairs` and `usage` are the
+ *   lifecycle ends with one terminal event (ours); its `repairs` and `usage` are the
  *   totals of the invocation's logged messages over all its runs (`view.activity.invocation.totals`,
  *   `src/core/agent-answer.ts`; zeros for a state stored before those were folded); a workflow's
  *   agent step is left open for the workflow's resume, and a suspended run leaves its invocation
@@ -36,7 +36,7 @@
  *   a `suspended` run, and not while that run's owner process is alive (it is about to write
  *   it); the report carries `endedInvocationId`;
  * - after that append commits, each recorded process group that is still alive, on this host, with
- *   the recorded leader start time is ended with SIGKILL (`process-group.ts`; issue 19 finding 5);
+ *   the recorded leader start time is ended with SIGKILL (`process-group.ts`);
  *   the report lists them in `endedProcessGroups`;
  * - nothing is re-run and nothing is duplicated: a second call finds the terminal
  *   event and does nothing (idempotent);
