@@ -249,7 +249,10 @@ describe("session summary rows on PostgreSQL", () => {
     const truth = await foldedTruth(log);
     await log.close();
     const client = await testClient();
-    await client.query(`DROP TABLE "${schema}".session_summaries CASCADE; DELETE FROM "${schema}".arbor_migrations WHERE version = 3`);
+    // A schema-2 log: without migration 3's summary table and every later migration's columns.
+    await client.query(
+      `DROP TABLE "${schema}".session_summaries CASCADE; ALTER TABLE "${schema}".stream_owners DROP COLUMN expires_at, DROP COLUMN backend_pid; DELETE FROM "${schema}".arbor_migrations WHERE version >= 3`,
+    );
     await client.end();
     const upgraded = createPostgresEventLog({ connectionString: PG_URL, schema });
     await expectCompleteRows(upgraded);
