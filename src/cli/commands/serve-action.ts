@@ -83,7 +83,9 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
       handler = createChatHandler({ repository: store.repo, openHarness, token, tenant, cwd, machineStates });
       mode = `model ${settings.spec.provider}:${settings.spec.modelId}`;
       // Every serve is also a worker of the fleet: background and scheduled prompts run here too.
-      const worker = startCliWorker({ store, settings, cwd, tools: flags, ...(requireApproval ? { requireApproval } : {}) });
+      // Orphaned runs are left to `arbor worker` processes: this process's HTTP harness recovers the
+      // sessions it opens, and the pid ownership check cannot tell its run from the worker's.
+      const worker = startCliWorker({ store, settings, cwd, tools: flags, continueRuns: false, ...(requireApproval ? { requireApproval } : {}) });
       mode += `; worker ${worker.id}`;
       close = async () => {
         await worker.close();

@@ -43,13 +43,15 @@ export function startCliWorker(input: {
   tools: ToolFlags;
   concurrency?: number;
   requireApproval?: readonly string[] | "all";
+  /** Also continue runs whose process died and runs whose approvals were all decided (default true). */
+  continueRuns?: boolean;
 }): TaskWorker {
   const { store, settings, cwd, tools, requireApproval } = input;
   return startTaskWorker({
     log: store.repo.log,
     open: async (sessionId) =>
       harnessWorkerSession((await createCliHarness({ store, sessionId, cwd, settings, tools, durability: "continue", ...(requireApproval ? { requireApproval } : {}) })).harness),
-    continueRuns: true,
+    continueRuns: input.continueRuns ?? true,
     ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
     onError: (error) => process.stderr.write(`arbor worker: ${error instanceof Error ? error.message : String(error)}\n`),
   });
