@@ -40,6 +40,15 @@ export interface PtyOptions {
   stty?: string;
 }
 
+/**
+ * The environment of a person's terminal: this process's, less the CI runner's `CI` marker (with
+ * it set, ora and is-interactive treat even a real terminal as non-interactive), with `extra` on top.
+ */
+function terminalEnv(extra: NodeJS.ProcessEnv | undefined): Record<string, string> {
+  const { CI: _ci, ...rest } = process.env;
+  return { ...rest, TERM: "xterm-256color", ...extra } as Record<string, string>;
+}
+
 /** Starts `arbor ...args` on a pseudo-terminal. */
 export function spawnArborPty(args: string[], options: PtyOptions = {}): PtyArbor {
   const cols = options.cols ?? 100;
@@ -54,7 +63,7 @@ export function spawnArborPty(args: string[], options: PtyOptions = {}): PtyArbo
     cols: Math.max(cols, 1),
     rows: Math.max(rows, 1),
     cwd: options.cwd ?? repoRoot,
-    env: { ...process.env, TERM: "xterm-256color", ...options.env } as Record<string, string>,
+    env: terminalEnv(options.env),
   });
   let raw = "";
   let pending = Promise.resolve();
