@@ -30,7 +30,7 @@ import { createMachineStates } from "../../machines/machine-states.ts";
 import type { AgentHarness } from "../../harness/create-harness.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { approvalFlag } from "./model-actions.ts";
-import { startCliWorker } from "./worker-action.ts";
+import { startCliWorker, untilStopSignal } from "./worker-action.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets } from "../config.ts";
 import { openStore } from "../store-context.ts";
@@ -98,15 +98,7 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
     }
     const server = await startChatServer({ handler, port, host });
     process.stderr.write(`arbor serve: ${server.url} (${mode}; ${token ? "bearer token required" : "no token: loopback only"}; log ${store.dbPath})\n`);
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
-        resolve();
-      };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
-    });
+    await untilStopSignal();
     await server.close();
   } finally {
     await close?.();

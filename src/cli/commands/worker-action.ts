@@ -57,6 +57,19 @@ export function startCliWorker(input: {
   });
 }
 
+/** Resolves at the first SIGINT or SIGTERM, then stops listening (how `arbor worker` and `arbor serve` wait). */
+export function untilStopSignal(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off("SIGINT", stop);
+      process.off("SIGTERM", stop);
+      resolve();
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+  });
+}
+
 /** `arbor worker`. */
 export async function workerAction(flags: WorkerFlags, globals: { db?: string; tenant?: string }): Promise<void> {
   const concurrency = Number(flags.concurrency ?? "4");
@@ -71,15 +84,7 @@ export async function workerAction(flags: WorkerFlags, globals: { db?: string; t
     const requireApproval = approvalFlag(flags.approve);
     const worker = startCliWorker({ store, settings, cwd, tools: flags, concurrency, ...(requireApproval ? { requireApproval } : {}) });
     process.stderr.write(`arbor worker: ${worker.id} (model ${settings.spec.provider}:${settings.spec.modelId}; ${concurrency} at once; log ${store.dbPath})\n`);
-    await new Promise<void>((resolve) => {
-      const stop = () => {
-        process.off("SIGINT", stop);
-        process.off("SIGTERM", stop);
-        resolve();
-      };
-      process.on("SIGINT", stop);
-      process.on("SIGTERM", stop);
-    });
+    await untilStopSignal();
     await worker.close();
   } finally {
     await store.close();
