@@ -27,7 +27,7 @@ import { z } from "zod";
 import type { NewEvent } from "../src/store/event-log.ts";
 import { printGoal } from "./goal.ts";
 import { createDefaultEventRegistry } from "../src/store/events/index.ts";
-import { createSqliteEventLog, type SqliteSynchronous } from "../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog, type SqliteSynchronous } from "../src/store/sqlite/sqlite-event-log.ts";
 
 const BATCH_SIZES = [1, 10, 100] as const;
 const ROUNDS = 7;

@@ -23,7 +23,7 @@ import { createOpenAIModel } from "../src/adapters/model/openai.ts";
 import { defineTool } from "../src/core/tools.ts";
 import { createAgent } from "../src/machines/agent.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, toolCallResponse } from "../src/testing/openai-server.ts";
 import { median, printGoal } from "./goal.ts";
 

@@ -9,7 +9,7 @@
  * Goal: p99 ≤ TTL + 2 s (the lease TTL: `ARBOR_BENCH_TTL_MS`, default 10 000 ms).
  */
 import type { ChildProcess } from "node:child_process";
-import { createPostgresEventLog } from "../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../src/store/postgres/pg-event-log.ts";
 import { sessionStreamId } from "../src/store/events/session-events.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
 import { queueTask, readTask, taskStreamId } from "../src/store/task-queue.ts";

@@ -11,7 +11,7 @@ import { dirname, join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import pg from "pg";
-import { createPostgresEventLog } from "../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
 import { queueTask, TASK_EVENT_TYPES } from "../src/store/task-queue.ts";
 import { printGoal, median } from "./goal.ts";

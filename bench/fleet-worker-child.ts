@@ -11,7 +11,7 @@ import type { LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import { createAiSdkModelClient } from "../src/adapters/model/ai-sdk-client.ts";
 import { defineTool } from "../src/core/tools.ts";
 import { createWorker } from "../src/harness/worker.ts";
-import { createPostgresEventLog } from "../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../src/store/postgres/pg-event-log.ts";
 import { streamPartsOf } from "../src/testing/scripted-model.ts";
 
 const config = JSON.parse(process.argv[2]) as { url: string; schema: string; burnMs?: number; turns?: number; concurrency?: number; sweepIntervalMs?: number; hang?: boolean };

@@ -29,8 +29,8 @@ import { exportPiSession } from "../src/adapters/pi-jsonl/export.ts";
 import { openStore } from "../src/cli/store-context.ts";
 import { printGoal } from "./goal.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
-import { createSqliteSnapshotStore } from "../src/store/session-snapshots.ts";
-import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { createSqliteSnapshotStore } from "../src/store/session/session-snapshots.ts";
+import { createSqliteEventLog } from "../src/store/sqlite/sqlite-event-log.ts";
 
 /** A pi-shaped entry used by the session benchmarks. */
 export type BenchEntry = Record<string, unknown> & { type: string; id: string; parentId: string | null; timestamp: string };

@@ -36,7 +36,7 @@ import type { ModelClient, ModelStreamEvent } from "../src/core/model-stream.ts"
 import { defineTool } from "../src/core/tools.ts";
 import { createAgent } from "../src/machines/agent.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../src/store/sqlite/sqlite-event-log.ts";
 import { streamPartsOf } from "../src/testing/scripted-model.ts";
 import { median, printGoal } from "./goal.ts";
 

@@ -18,7 +18,7 @@ import { performance } from "node:perf_hooks";
 import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { exportPiSession } from "../src/adapters/pi-jsonl/export.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../src/store/sqlite/sqlite-event-log.ts";
 import { median, printGoal } from "./goal.ts";
 import { sessionEntries, type BenchEntry } from "./load.bench.ts";
 

@@ -20,7 +20,7 @@ import { v7 as uuidv7 } from "uuid";
 import { z } from "zod";
 import type { NewEvent } from "../src/store/event-log.ts";
 import { createDefaultEventRegistry } from "../src/store/events/index.ts";
-import { createPostgresEventLog } from "../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../src/store/postgres/pg-event-log.ts";
 
 const URL = process.env.ARBOR_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
 const BATCH_SIZES = [1, 10, 100] as const;

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { z } from "zod";
 import { createDefaultEventRegistry } from "../src/store/events/index.ts";
-import { createPostgresEventLog } from "../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../src/store/postgres/pg-event-log.ts";
 
 const URL = process.env.ARBOR_BENCH_PG ?? "postgres://postgres@127.0.0.1:5432/test";
 const COUNT = 60;

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { createDefaultEventRegistry } from "../src/store/events/index.ts";
-import { createPostgresEventLog } from "../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../src/store/postgres/pg-event-log.ts";
 
 const [url, schema] = process.argv.slice(2);
 const registry = createDefaultEventRegistry().register("note.added", 1, z.object({ text: z.string() }));

@@ -16,8 +16,8 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { hangResponse, startOpenAIServer } from "../src/testing/openai-server.ts";
 import type { EventLog } from "../src/store/event-log.ts";
-import { createPostgresEventLog } from "../src/store/pg-event-log.ts";
-import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { createPostgresEventLog } from "../src/store/postgres/pg-event-log.ts";
+import { createSqliteEventLog } from "../src/store/sqlite/sqlite-event-log.ts";
 import { printGoal } from "./goal.ts";
 
 const ROUNDS = Number(process.env.ARBOR_BENCH_STOP_ROUNDS ?? 30);

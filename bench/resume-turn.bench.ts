@@ -25,7 +25,7 @@ import { SessionManager } from "@mariozechner/pi-coding-agent";
 import { exportPiSession } from "../src/adapters/pi-jsonl/export.ts";
 import { createHarness } from "../src/harness/create-harness.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../src/store/sqlite/sqlite-event-log.ts";
 import { scriptedModel } from "../src/testing/scripted-model.ts";
 import { median, printGoal } from "./goal.ts";
 import { sessionEntries, type BenchEntry } from "./load.bench.ts";

@@ -14,7 +14,7 @@ import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { openStore } from "../src/cli/store-context.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../src/store/sqlite/sqlite-event-log.ts";
 import { ensureBuild } from "./build.ts";
 import { median, printGoal } from "./goal.ts";
 import { sessionEntries } from "./load.bench.ts";

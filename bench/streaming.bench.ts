@@ -18,7 +18,7 @@ import type { AssistantMessage } from "../src/core/messages.ts";
 import type { ModelClient, ModelStreamEvent } from "../src/core/model-stream.ts";
 import { createAgent } from "../src/machines/agent.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../src/store/sqlite/sqlite-event-log.ts";
 import { printGoal } from "./goal.ts";
 
 const ROUNDS = 3;

@@ -8,7 +8,7 @@ import type { AssistantMessage } from "../src/core/messages.ts";
 import type { ModelClient } from "../src/core/model-stream.ts";
 import { defineTool } from "../src/core/tools.ts";
 import { createAgent } from "../src/machines/agent.ts";
-import { createMemoryEventLog } from "../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../src/store/in-memory/memory-event-log.ts";
 import { createSessionRepository } from "../src/store/session-repository.ts";
 
 const tool = defineTool({

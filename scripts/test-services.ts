@@ -5,10 +5,11 @@
  * Contract (ours):
  * - a test file needs PostgreSQL when it names the test database (`pg-test-db`,
  *   `createPostgresEventLog`, `127.0.0.1:5432`), bubblewrap when it names `bwrap`/`bubblewrap`,
- *   Chromium when it drives the browser (`browser.ts`, `playwright`);
+ *   Chromium when it drives the browser (`browser.ts`, `playwright`), strace when it names
+ *   `/usr/bin/strace` (syscall counts, e.g. which commits sync the log);
  * - PostgreSQL is "there" when a connection to `ARBOR_TEST_PG` (default
  *   `postgres://postgres@127.0.0.1:5432/test`) succeeds within 3 s; bubblewrap and Chromium when
- *   `/usr/bin/bwrap` and `/usr/bin/chromium` exist;
+ *   `/usr/bin/bwrap` and `/usr/bin/chromium` exist; strace when `/usr/bin/strace` can trace a child;
  * - with every service there, nothing is left out; otherwise the files needing a missing service
  *   are left out and one line per service says how many and how to provide it, unless
  *   `ARBOR_REQUIRE_SERVICES=1` (set by `.ci/run`), which throws instead, naming what is missing.
@@ -39,11 +40,21 @@ function postgresReachable(url: string): boolean {
   }
 }
 
+function straceWorks(): boolean {
+  try {
+    execFileSync("/usr/bin/strace", ["-qq", "-o", "/dev/null", "/bin/true"], { stdio: "ignore", timeout: 10_000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function services(pgUrl: string): Service[] {
   return [
   { name: "PostgreSQL", marker: /pg-test-db|createPostgresEventLog|127\.0\.0\.1:5432/, available: () => postgresReachable(pgUrl), how: `a PostgreSQL server at ${pgUrl} (trust auth; or set ARBOR_TEST_PG)` },
   { name: "bubblewrap", marker: /bwrap|bubblewrap/, available: () => existsSync("/usr/bin/bwrap"), how: "the Debian package bubblewrap (/usr/bin/bwrap)" },
   { name: "Chromium", marker: /browser\.ts|playwright/, available: () => existsSync("/usr/bin/chromium"), how: "the Debian package chromium (/usr/bin/chromium)" },
+  { name: "strace", marker: /\/usr\/bin\/strace/, available: straceWorks, how: "the Debian package strace (/usr/bin/strace), allowed to ptrace its children" },
   ];
 }
 
@@ -72,6 +83,6 @@ export function missingServiceExcludes(testDir = "test", env: NodeJS.ProcessEnv 
   if (missing.length > 0 && env.ARBOR_REQUIRE_SERVICES === "1") {
     throw new Error(`ARBOR_REQUIRE_SERVICES=1 and a test service is missing:\n- ${missing.join("\n- ")}`);
   }
-  for (const line of missing) console.warn(`arbor tests: skipping files that need ${line} (.ci/run starts or installs all three).`);
+  for (const line of missing) console.warn(`arbor tests: skipping files that need ${line} (.ci/run starts or installs every one).`);
   return [...new Set(excluded)];
 }

@@ -1,19 +1,11 @@
 /**
- * `arbor-agent`: what a user needs first: create a harness, models, tools, sessions and their
- * event log, the message and event types, and the errors the API throws.
- *
- * Contract (ours): at most about 60 names, an explicit list (the export-list snapshot in
- * `test/package/exports.test.ts` makes every addition a deliberate diff). Everything else is one
- * import further, in a subpath: `arbor-agent/log`, `/session`, `/agent`, `/compaction`, `/tools`,
- * `/mcp`, `/pi`, `/model`, `/resources`, `/harness`, and `/testing`. The declarations reachable
- * from this entry type-check under `strict`, `exactOptionalPropertyTypes`,
- * `noUncheckedIndexedAccess` and `skipLibCheck: false` (the consumer test checks it).
- *
+ * `arbor-agent`: what a user needs first (a harness, models, tools, sessions and their event log, the message and event types, the errors), an
+ * explicit list kept by the export-list snapshot (`test/package/exports.test.ts`). Everything else is one import further, in a subpath
+ * (`arbor-agent/log`, `/session`, `/agent`, `/compaction`, `/tools`, `/mcp`, `/pi`, `/model`, `/resources`, `/harness`, `/testing`). Its
+ * declarations type-check under `strict`, `exactOptionalPropertyTypes`, `noUncheckedIndexedAccess` and `skipLibCheck: false`.
  * @example
- * ```ts
  * import { createHarness, createOpenAIModel } from "arbor-agent";
  * const harness = await createHarness({ models: { main: createOpenAIModel({ modelId: "gpt-4o-mini" }) } });
- * ```
  */
 
 // The harness and its sessions.
@@ -37,9 +29,9 @@ export { connectMcpServers } from "./adapters/mcp/connect.ts";
 export type { McpServerConfig } from "./adapters/mcp/config.ts";
 
 // The event log and sessions.
-export { createMemoryEventLog } from "./store/memory-event-log.ts";
-export { createSqliteEventLog, openEventLog } from "./store/sqlite-event-log.ts";
-export { createPostgresEventLog } from "./store/pg-event-log.ts";
+export { createMemoryEventLog } from "./store/in-memory/memory-event-log.ts";
+export { createSqliteEventLog, openEventLog } from "./store/sqlite/sqlite-event-log.ts";
+export { createPostgresEventLog } from "./store/postgres/pg-event-log.ts";
 export type { EventLog, NewEvent, StoredEvent } from "./store/event-log.ts";
 export { createSessionRepository } from "./store/session-repository.ts";
 export type { SessionContext, SessionHandle, SessionRepository, SessionStats, SessionSummary } from "./store/session-types.ts";

@@ -1,41 +1,26 @@
 /**
- * Opening files beneath a held directory handle, refusing symbolic links at every component.
- *
- * Contract (ours; the model is Linux `openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS)`, which Node
- * does not expose and no well-kept npm package wraps without a native build):
- * - a walk starts from a directory opened once ({@link openBase}) and opens each further component
- *   RELATIVE TO THE PREVIOUS HANDLE through `/proc/self/fd/<fd>/<name>`, with
- *   `O_DIRECTORY | O_NOFOLLOW` for directories and `O_NOFOLLOW` for the last component, so a
- *   component that is (or becomes, mid-walk) a symbolic link fails the walk instead of being
- *   followed. No path string is ever resolved again after its handle is held;
- * - components must be plain names: `""`, `.`, `..` and names with `/` or NUL are refused;
- * - a refused component throws {@link PathEscapeError} naming the path and the component
- *   (`details.component`); a missing one throws the fs error (`ENOENT`) unchanged, so callers keep
- *   pi's "Path not found" texts; with `create`, missing directories are made inside the held
- *   parent (`mkdir /proc/self/fd/<fd>/<name>`) and then opened with `O_NOFOLLOW` like the others;
- * - callers own every returned handle and must close it; intermediate handles are closed here;
- * - {@link heldPath} is the path through which a held handle (plus an optional child name) is
- *   reached: `/proc/self/fd/<fd>[/<name>]`. Where `/proc/self/fd` is missing (not Linux), it falls
- *   back to the canonical path the handle was opened at, and the walk is then only as good as a
- *   per-component `O_NOFOLLOW` open by path (documented in docs/security.md).
- *
- * @example
- * ```ts
- * const base = await openBase("/work/project", rootIdentity);
- * const dir = await openDirectoryBeneath(base, ["src", "lib"], { create: true, path: "src/lib" });
- * const temp = heldPath(dir, ".a.ts.tmp"); // "/proc/self/fd/23/.a.ts.tmp"
- * ```
+ * Opening files beneath a held directory handle, refusing symbolic links at every component (the model is `openat2(RESOLVE_BENEATH |
+ * RESOLVE_NO_SYMLINKS)`): each component is opened relative to the previous handle through `/proc/self/fd/<fd>/<name>` with `O_NOFOLLOW`, so no
+ * path string is resolved twice. Bad names and links throw {@link PathEscapeError}; a missing one throws the fs error. Callers close what they get.
+ * Without `/proc/self/fd` (not Linux) it falls back to per-component `O_NOFOLLOW` opens by path.
  */
 import { constants, existsSync } from "node:fs";
 import { mkdir, open, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { PathEscapeError } from "../core/errors.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 /** A directory handle with the canonical path it was opened at (for messages and the non-Linux fallback). */
 export interface HeldDirectory {
   readonly handle: FileHandle;
   /** Canonical absolute path the handle was opened at. */
   readonly path: string;
+}
+
+/** Whether an fs error means that nothing is at the path (`ENOENT`, or `ENOTDIR`: a file where a directory should be). */
+export function isMissingPath(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | undefined)?.code;
+  return code === "ENOENT" || code === "ENOTDIR";
 }
 
 /** Device and inode of a directory, to check that a base was not replaced. */
@@ -47,14 +32,7 @@ export interface FileIdentity {
 const PROC_FD = existsSync("/proc/self/fd");
 const DIRECTORY_FLAGS = constants.O_RDONLY | constants.O_DIRECTORY | constants.O_NOFOLLOW;
 
-/**
- * The path that reaches `directory` (and `name` inside it) through its held handle.
- *
- * @example
- * ```ts
- * await rename(heldPath(dir, tempName), heldPath(dir, "a.ts"));
- * ```
- */
+/** The path that reaches `directory` (and `name` inside it) through its held handle. */
 export function heldPath(directory: HeldDirectory, name?: string): string {
   const base = PROC_FD ? `/proc/self/fd/${directory.handle.fd}` : directory.path;
   return name === undefined ? base : `${base}/${name}`;
@@ -73,12 +51,7 @@ function checkName(path: string, name: string): void {
 /**
  * Opens the directory a walk starts from. With `identity`, the opened directory must have that
  * device and inode (the root recorded when the env was created), else PathEscapeError.
- *
  * @throws PathEscapeError when the base is a symbolic link or was replaced; the fs error when missing.
- * @example
- * ```ts
- * const base = await openBase(env.root, identity);
- * ```
  */
 export async function openBase(path: string, identity?: FileIdentity): Promise<HeldDirectory> {
   let handle: FileHandle;
@@ -110,13 +83,7 @@ export interface WalkOptions {
 /**
  * Opens the directory `components` below `base` (an empty list re-opens `base` itself). `base`
  * stays open and owned by the caller. See the module contract.
- *
  * @throws PathEscapeError when a component is a symbolic link or not a directory; the fs error otherwise.
- * @example
- * ```ts
- * const dir = await openDirectoryBeneath(base, ["a", "b"]);
- * try { ... } finally { await dir.handle.close(); }
- * ```
  */
 export async function openDirectoryBeneath(base: HeldDirectory, components: readonly string[], options: WalkOptions = {}): Promise<HeldDirectory> {
   const shown = options.path ?? components.join("/");
@@ -131,7 +98,7 @@ export async function openDirectoryBeneath(base: HeldDirectory, components: read
     }
     return current;
   } catch (error) {
-    await current.handle.close().catch(() => undefined);
+    await current.handle.close().catch(ignoreError("closing a directory handle after a failed walk; the walk's error is thrown"));
     throw error;
   }
 }
@@ -155,14 +122,8 @@ async function openChildDirectory(parent: HeldDirectory, name: string, shown: st
 }
 
 /**
- * Opens the file `name` inside a held directory with `O_NOFOLLOW` (plus `flags`, default
- * read-only and non-blocking so a FIFO cannot hang the open).
- *
+ * Opens the file `name` inside a held directory with `O_NOFOLLOW` (plus `flags`, default read-only and non-blocking so a FIFO cannot hang the open).
  * @throws PathEscapeError when `name` is a symbolic link; the fs error otherwise (ENOENT, EISDIR...).
- * @example
- * ```ts
- * const file = await openFileIn(dir, "a.ts", "src/a.ts");
- * ```
  */
 export async function openFileIn(directory: HeldDirectory, name: string, path: string, flags = constants.O_RDONLY | constants.O_NONBLOCK): Promise<FileHandle> {
   checkName(path, name);
@@ -174,17 +135,7 @@ export async function openFileIn(directory: HeldDirectory, name: string, path: s
   }
 }
 
-/**
- * Keeps the chain of open directories for a run of sorted relative paths (find and grep results),
- * so each directory is opened once per run and at most one chain (the path depth) is open.
- *
- * @example
- * ```ts
- * const walker = new HeldWalker(searchDir);
- * for (const rel of sortedPaths) { const dir = await walker.directoryOf(rel); ... }
- * await walker.close();
- * ```
- */
+/** Keeps the chain of open directories for a run of sorted relative paths, so each directory opens once and at most one chain is open. */
 export class HeldWalker {
   private readonly chain: { name: string; directory: HeldDirectory }[] = [];
 

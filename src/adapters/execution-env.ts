@@ -1,39 +1,8 @@
 /**
- * ExecutionEnv: the directory an agent works in, and the policy that keeps its tools inside it.
- *
- * Contract (ours; path spelling rules are pi's `resolveToCwd`, `docs/pi-parity.md`):
- * - `root` is the realpath of the directory the tools may touch; `cwd` is absolute and inside it;
- * - {@link ExecutionEnv.resolvePath} strips one leading `@`, maps unicode spaces to ' ', expands
- *   `~` and `~/…` to the home directory, and resolves relative paths against `cwd` (as pi does);
- * - the result is canonical: the realpath of the deepest existing ancestor plus the missing
- *   remainder, following dangling symlinks too, computed at every call (so a symlink created
- *   during the run is seen by the next call);
- * - a path whose canonical form is outside `root` is refused with {@link PathEscapeError} naming
- *   the path and the root, unless `allowOutsideRoot` is true. Reads (only reads) may also reach
- *   `spillDir`, where bash stores full outputs it names in its results;
- * - a path containing a NUL byte is always refused ({@link PathEscapeError});
- * - {@link ExecutionEnv.childEnv} is the environment bash children get: only the variables named
- *   by the allowlist (exact names, or prefixes ending in `*`), plus explicit `env` overrides.
- * - the built-in file tools never open a checked path by name: {@link ExecutionEnv.openDirectory}
- *   and {@link ExecutionEnv.openFile} walk it again from a held handle of its base (the root,
- *   the spill directory, or `/` when `allowOutsideRoot`), refusing a symbolic link at every
- *   component (`beneath.ts`), so a symlink swapped in after the check fails the open instead
- *   of escaping. The root's device and inode are recorded here and checked
- *   at every walk;
- * - {@link ExecutionEnv.openFile} refuses a regular file with more than one hard link (its other
- *   names may be outside the root, which no path check can see) unless `allowHardLinks` is true;
- *   the error names that option.
- * - bash spill files are redacted by `secrets` and swept by age and total size
- *   (`tools/spill-files.ts`); {@link ExecutionEnv.removeSpillFiles} deletes the env's own;
- * - {@link ExecutionEnv.sandbox} is how bash commands are confined (`sandbox.ts`); the default
- *   `"none"` confines nothing (a shell can `cd /`), only their cwd and environment are set.
- *
- * @example
- * ```ts
- * const env = createExecutionEnv({ root: "/work/project" });
- * const file = await env.resolvePath("src/index.ts"); // "/work/project/src/index.ts"
- * await env.resolvePath("../etc/passwd");              // throws PathEscapeError
- * ```
+ * ExecutionEnv: the directory an agent works in, and the policy that keeps its tools inside it. Paths resolve like pi's `resolveToCwd` to a
+ * canonical form checked against `root` at every call ({@link PathEscapeError} outside it, always for NUL bytes); the file tools re-walk each path
+ * from a held handle refusing symlinks and extra hard links; bash children get only allowlisted variables and the sandbox's confinement; spill
+ * files are redacted and swept.
  */
 import { randomUUID } from "node:crypto";
 import { lstat, readlink, realpath, type FileHandle } from "node:fs/promises";
@@ -44,17 +13,13 @@ import { HarnessConfigError, PathEscapeError } from "../core/errors.ts";
 import { createSandbox, type Sandbox, type SandboxMode, type SandboxOptions } from "./sandbox.ts";
 import { createSecretRedactor, type SecretRedactor } from "../core/secrets.ts";
 import { DEFAULT_SPILL_MAX_BYTES, DEFAULT_SPILL_RETENTION_MS, removeSpillFolder, sweepSpillFiles, type SpillSweepResult } from "./tools/spill-files.ts";
-import { openBase, openDirectoryBeneath, openFileIn, type FileIdentity, type HeldDirectory } from "./beneath.ts";
+import { isMissingPath, openBase, openDirectoryBeneath, openFileIn, type FileIdentity, type HeldDirectory } from "./beneath.ts";
 
 /**
- * Environment variables bash children get by default: the ones a shell and common tools need to
- * work (search path, home, locale, terminal, user, shell, temp dir, time zone), and nothing that
- * usually carries secrets. `LC_*` is a prefix.
- *
+ * Environment variables bash children get by default: the ones a shell and common tools need to work (search path, home, locale, terminal, user,
+ * shell, temp dir, time zone), and nothing that usually carries secrets. `LC_*` is a prefix.
  * @example
- * ```ts
  * createExecutionEnv({ cwd, envAllowlist: [...DEFAULT_ENV_ALLOWLIST, "NODE_ENV"] });
- * ```
  */
 export const DEFAULT_ENV_ALLOWLIST: readonly string[] = Object.freeze([
   "PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "LC_*", "TERM", "TMPDIR", "TZ",
@@ -74,25 +39,18 @@ export interface ExecutionEnvOptions {
   allowOutsideRoot?: boolean;
   /** Where bash spills full outputs. Default: a fresh `<os tmpdir>/arbor-tool-output/<uuid>` per env. Created on demand. */
   spillDir?: string;
-  /**
-   * Values redacted (`createSecretRedactor`: literal, reversed, hex, base64, base64url) from
-   * bash spill files before they are written. Pass the harness's `secrets` here too.
-   */
+  /** Values redacted (literal, reversed, hex, base64, base64url) from bash spill files; pass the harness's `secrets` here too. */
   secrets?: readonly string[];
   /** Spill files older than this (ms) are deleted by the sweep after each spill. Default 7 days. */
   spillRetentionMs?: number;
   /** All spill files under the spill root together, and one spill file alone, stay under this many bytes. Default 256 MiB. */
   spillMaxBytes?: number;
   /**
-   * Let the file tools read regular files that have more than one hard link. Default false: such
-   * a file may be another name of a file outside the root (`ln /outside/secret root/h`), which
-   * no path check can see, so it is refused.
+   * Let the file tools read regular files that have more than one hard link. Default false: such a file may be another name of a file outside the
+   * root (`ln /outside/secret root/h`), which no path check can see, so it is refused.
    */
   allowHardLinks?: boolean;
-  /**
-   * How bash commands are confined (`sandbox.ts`): `"none"` (default: not at all), `"bubblewrap"`,
-   * a provider function, or {@link SandboxOptions} with network and limits.
-   */
+  /** How bash commands are confined (`sandbox.ts`): `"none"` (default), `"bubblewrap"`, a provider function, or {@link SandboxOptions}. */
   sandbox?: SandboxMode | SandboxOptions;
 }
 
@@ -154,9 +112,8 @@ export interface ExecutionEnv {
   /** The sandbox bash commands run in (`kind: "none"` unless configured). */
   readonly sandbox: Sandbox;
   /**
-   * Opens the directory at a path returned by {@link ExecutionEnv.resolvePath} or
-   * {@link ExecutionEnv.checkPath} by a symlink-refusing walk from a held handle of its base.
-   * The caller closes the returned handle.
+   * Opens the directory at a path returned by {@link ExecutionEnv.resolvePath} or {@link ExecutionEnv.checkPath} by a symlink-refusing walk from a
+   * held handle of its base. The caller closes the returned handle.
    * @throws PathEscapeError when a component is (now) a symbolic link or not a directory, or the
    *   path is outside every base; the fs error (ENOENT...) when a component is missing.
    */
@@ -187,21 +144,13 @@ function expandSpelling(path: string): string {
   return stripped;
 }
 
-function isMissing(error: unknown): boolean {
-  const code = (error as NodeJS.ErrnoException | undefined)?.code;
-  return code === "ENOENT" || code === "ENOTDIR";
-}
-
-/**
- * The canonical form of an absolute path: realpath of the deepest existing ancestor, then the
- * missing remainder. A dangling symlink is followed to its target (which is then canonicalized).
- */
+/** The canonical form of an absolute path: the realpath of its deepest existing ancestor plus the rest; dangling symlinks are followed. */
 async function canonicalize(absolute: string, hops = 0): Promise<string> {
   if (hops > MAX_SYMLINK_HOPS) throw new PathEscapeError(`Too many levels of symbolic links while resolving "${absolute}".`);
   try {
     return await realpath(absolute);
   } catch (error) {
-    if (!isMissing(error)) throw error;
+    if (!isMissingPath(error)) throw error;
   }
   let existing = absolute;
   const remainder: string[] = [];
@@ -210,7 +159,7 @@ async function canonicalize(absolute: string, hops = 0): Promise<string> {
       await lstat(existing);
       break;
     } catch (error) {
-      if (!isMissing(error)) throw error;
+      if (!isMissingPath(error)) throw error;
       const parent = dirname(existing);
       if (parent === existing) return absolute;
       remainder.unshift(basename(existing));
@@ -226,7 +175,7 @@ async function canonicalize(absolute: string, hops = 0): Promise<string> {
     return join(await realpath(existing), ...remainder);
   } catch (error) {
     // An ancestor of `existing` is a dangling link only if something changed under us; walk again.
-    if (!isMissing(error)) throw error;
+    if (!isMissingPath(error)) throw error;
     return canonicalize(absolute, hops + 1);
   }
 }
@@ -240,16 +189,12 @@ function matchesAllowlist(name: string, allowlist: readonly string[]): boolean {
 }
 
 /**
- * Creates an {@link ExecutionEnv}. Synchronous: it checks that the root exists and that cwd is a
- * directory inside it.
- *
+ * Creates an {@link ExecutionEnv}. Synchronous: it checks that the root exists and that cwd is a directory inside it.
  * @throws HarnessConfigError when `root` or `cwd` does not exist or is not a directory, or the
  *   sandbox is unknown or needs a missing binary.
  * @throws PathEscapeError when `cwd` is outside `root` (and `allowOutsideRoot` is false).
  * @example
- * ```ts
  * const env = createExecutionEnv({ root: repoDir, cwd: "packages/app", envAllowlist: ["PATH", "HOME"] });
- * ```
  */
 export function createExecutionEnv(options: ExecutionEnvOptions): ExecutionEnv {
   const realDirectory = (path: string, field: string): string => {

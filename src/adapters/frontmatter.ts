@@ -1,36 +1,16 @@
 /**
- * Frontmatter parsing for skills and prompt templates.
- *
- * Contract (ours, following the Agent Skills rules and pi 0.73.1's
- * `utils/frontmatter.ts`, `docs/pi-parity.md`):
- * - a UTF-8 BOM at the start is dropped and CRLF / CR line endings become LF
- *   before anything else (pi fails on a BOM; we tolerate it);
- * - **YAML frontmatter**: the first line is `---` (trailing blanks allowed); the
- *   block ends at the next line that is exactly `---` (trailing blanks allowed).
- *   It is parsed with the `yaml` package; an empty block gives `{}`;
- * - **JSON frontmatter** (the seed's variant): the text starts with `{` and a
- *   later line is exactly `---`; the text before that line must be one JSON
- *   object;
- * - anything else has no frontmatter: `attributes` is `{}` and `body` is the
- *   whole (normalized) text;
- * - never throws. A block that is opened but never closed, fails to parse, or is
- *   not a mapping yields `error` (with a 1-based file line when known),
- *   `attributes` `{}`; `body` is then the text after the closing line when
- *   there is one (the boundary is certain), else the whole text.
- *
- * `body` is returned untrimmed; callers trim as they need. {@link readResourceFile}
- * reads such files (strict UTF-8, at most 1 MiB).
- *
- * @example
- * ```ts
- * const { attributes, body, error } = parseFrontmatter("---\nname: x\n---\nHello");
- * // attributes = { name: "x" }, body = "Hello", error = undefined
- * ```
+ * Frontmatter parsing for skills and prompt templates: YAML between `---` lines, or the seed's JSON object followed by `---`; a BOM is dropped and
+ * line endings become LF first. Never throws: a bad or unclosed block yields `error` and `{}` attributes, the body being the text after the closing
+ * line when there is one. {@link readResourceFile} reads such files (strict UTF-8, at most 1 MiB).
+ * `yaml` is required on the first YAML block, not when this module loads.
  */
-import { readFileSync, statSync } from "node:fs";
+import { readFileSync, statSync, type Stats } from "node:fs";
 import { homedir } from "node:os";
-import { join } from "node:path";
-import { parseDocument } from "yaml";
+import { join, resolve } from "node:path";
+import type * as Yaml from "yaml";
+import { lazyRequire } from "../core/lazy-require.ts";
+
+const yaml = lazyRequire<typeof Yaml>("yaml");
 
 /** Largest skill or template file Arbor reads, in bytes (1 MiB); bigger files are refused, not truncated. */
 export const MAX_RESOURCE_FILE_BYTES = 1024 * 1024;
@@ -40,43 +20,43 @@ export type ResourceFileRead =
   | { ok: true; text: string }
   | { ok: false; reason: "read-failed" | "file-too-large" | "encoding-invalid"; message: string };
 
-/**
- * Reads a skill or template file as strict UTF-8, refusing files over
- * {@link MAX_RESOURCE_FILE_BYTES} (checked with `stat` before reading) and
- * bytes that are not valid UTF-8 (a binary file). Never throws.
- *
- * @example
- * ```ts
- * const read = readResourceFile("/skills/pdf/SKILL.md");
- * if (read.ok) parseFrontmatter(read.text);
- * ```
- */
-/**
- * Expands a leading `~` (alone or `~/…`) to the home directory, as pi does for resource paths.
- *
- * @example
- * ```ts
- * expandHome("~/.arbor/skills"); // "/home/me/.arbor/skills"
- * ```
- */
+/** Expands a leading `~` (alone or `~/…`) to the home directory, as pi does for resource paths. */
 export function expandHome(path: string): string {
   if (path === "~") return homedir();
   if (path.startsWith("~/")) return join(homedir(), path.slice(2));
   return path;
 }
 
-/**
- * The message of an error, or its string form.
- *
- * @example
- * ```ts
- * errorMessage(new Error("boom")); // "boom"
- * ```
- */
+/** A path the user gave for skills or templates, resolved (`~`, relative), and its stats: undefined when it cannot be stat'ed. */
+export function statGivenPath(given: string): { path: string; stats: Stats | undefined } {
+  const path = resolve(expandHome(given.trim()));
+  try {
+    return { path, stats: statSync(path) };
+  } catch {
+    return { path, stats: undefined };
+  }
+}
+
+/** The `name-collision` diagnostic of a skill or template that lost its name to an earlier file. */
+export function nameCollision(what: "skill" | "template", loser: { name: string; filePath: string }, winnerPath: string) {
+  return {
+    severity: "error",
+    code: "name-collision",
+    message: `${what} name "${loser.name}" is already taken by ${winnerPath}; this one is not loaded`,
+    path: loser.filePath,
+    collision: { name: loser.name, winnerPath, loserPath: loser.filePath },
+  } as const;
+}
+
+/** The message of an error, or its string form. */
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/**
+ * Reads a skill or template file as strict UTF-8, refusing files over {@link MAX_RESOURCE_FILE_BYTES} (checked with `stat` before reading) and bytes
+ * that are not valid UTF-8 (a binary file). Never throws.
+ */
 export function readResourceFile(path: string, maxBytes = MAX_RESOURCE_FILE_BYTES): ResourceFileRead {
   let bytes: Buffer;
   try {
@@ -121,14 +101,7 @@ export interface FrontmatterResult {
   source?: string;
 }
 
-/**
- * Drops a leading UTF-8 BOM and turns CRLF and lone CR into LF.
- *
- * @example
- * ```ts
- * normalizeText("\uFEFFa\r\nb"); // "a\nb"
- * ```
- */
+/** Drops a leading UTF-8 BOM and turns CRLF and lone CR into LF. */
 export function normalizeText(content: string): string {
   const withoutBom = content.charCodeAt(0) === 0xfeff ? content.slice(1) : content;
   return withoutBom.replace(/\r\n?/g, "\n");
@@ -148,19 +121,18 @@ function isMapping(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/** A closed block of `kind` that cannot be used: no attributes; `error` says why. */
+function refused(kind: FrontmatterKind, body: string, source: string, error: FrontmatterError): FrontmatterResult {
+  return { kind, attributes: {}, body, closed: true, source, error };
+}
+
 function firstLine(message: string): string {
   return message.split("\n")[0].trim();
 }
 
 /**
- * Splits a Markdown file into frontmatter attributes and body. Never throws;
- * see the module contract for the accepted syntaxes.
- *
+ * Splits a Markdown file into frontmatter attributes and body. Never throws; see the module contract for the accepted syntaxes.
  * @param content the raw file text (BOM and CRLF allowed)
- * @example
- * ```ts
- * parseFrontmatter('{"description": "d"}\n---\nbody').attributes; // { description: "d" }
- * ```
  */
 export function parseFrontmatter(content: string): FrontmatterResult {
   const text = normalizeText(content);
@@ -179,20 +151,13 @@ export function parseFrontmatter(content: string): FrontmatterResult {
     }
     const body = lines.slice(end + 1).join("\n");
     const source = lines.slice(1, end).join("\n");
-    const document = parseDocument(source, { prettyErrors: true });
+    const document = yaml().parseDocument(source, { prettyErrors: true });
     if (document.errors.length > 0) {
       const error = document.errors[0];
       const line = error.linePos ? error.linePos[0].line + 1 : undefined;
       const where = line === undefined ? "" : ` at line ${line}`;
       const reason = firstLine(error.message).replace(/ at line \d+, column \d+:?$/, "");
-      return {
-        kind: "yaml",
-        attributes: {},
-        body,
-        closed: true,
-        source,
-        error: { kind: "invalid", message: `invalid YAML frontmatter${where}: ${reason}`, ...(line === undefined ? {} : { line }) },
-      };
+      return refused("yaml", body, source, { kind: "invalid", message: `invalid YAML frontmatter${where}: ${reason}`, ...(line === undefined ? {} : { line }) });
     }
     let value: unknown;
     try {
@@ -200,18 +165,11 @@ export function parseFrontmatter(content: string): FrontmatterResult {
     } catch (error) {
       // yaml throws here for alias bombs ("Excessive alias count ...").
       const reason = error instanceof Error ? error.message : String(error);
-      return { kind: "yaml", attributes: {}, body, closed: true, source, error: { kind: "invalid", message: `invalid YAML frontmatter: ${reason}`, line: 2 } };
+      return refused("yaml", body, source, { kind: "invalid", message: `invalid YAML frontmatter: ${reason}`, line: 2 });
     }
     if (value === null || value === undefined) return { kind: "yaml", attributes: {}, body, closed: true, source };
     if (!isMapping(value)) {
-      return {
-        kind: "yaml",
-        attributes: {},
-        body,
-        closed: true,
-        source,
-        error: { kind: "not-a-mapping", message: `frontmatter must be a YAML mapping of keys to values, got ${Array.isArray(value) ? "a list" : typeof value}`, line: 2 },
-      };
+      return refused("yaml", body, source, { kind: "not-a-mapping", message: `frontmatter must be a YAML mapping of keys to values, got ${Array.isArray(value) ? "a list" : typeof value}`, line: 2 });
     }
     return { kind: "yaml", attributes: value, body, closed: true, source };
   }
@@ -226,24 +184,10 @@ export function parseFrontmatter(content: string): FrontmatterResult {
       value = JSON.parse(source);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
-      return {
-        kind: "json",
-        attributes: {},
-        body,
-        closed: true,
-        source,
-        error: { kind: "invalid", message: `invalid JSON frontmatter before the --- on line ${end + 1}: ${reason}`, line: 1 },
-      };
+      return refused("json", body, source, { kind: "invalid", message: `invalid JSON frontmatter before the --- on line ${end + 1}: ${reason}`, line: 1 });
     }
     if (!isMapping(value)) {
-      return {
-        kind: "json",
-        attributes: {},
-        body,
-        closed: true,
-        source,
-        error: { kind: "not-a-mapping", message: "JSON frontmatter must be an object", line: 1 },
-      };
+      return refused("json", body, source, { kind: "not-a-mapping", message: "JSON frontmatter must be an object", line: 1 });
     }
     return { kind: "json", attributes: value, body, closed: true, source };
   }

@@ -1,41 +1,14 @@
 /**
- * The sandbox port of {@link ExecutionEnv}: how a bash command is confined.
- *
- * Contract (ours):
- * - `"none"` (the default, today's behaviour): the command runs as the agent's user with the env's
- *   cwd and allowlisted environment, and nothing else is confined (it can read and write anywhere
- *   the user can, open sockets, read `/proc/<agent pid>/environ`);
- * - `"bubblewrap"`: the command runs under `bwrap` (Debian package `bubblewrap`) with
- *   - the env root bound read-write at its own path, the cwd inside it;
- *   - `/usr` and `/etc` bound read-only, `/bin`, `/sbin`, `/lib*` as the host has them (links into
- *     `/usr` on merged-usr systems, read-only binds otherwise); nothing else of the host: a fresh
- *     `/tmp`, a fresh empty home (a tmpfs at `$HOME` unless the home is inside the root), its own
- *     `/proc` (a new PID namespace: the agent's processes and their environments are not there),
- *     a minimal `/dev`;
- *   - new user, PID, IPC, UTS and (where possible) cgroup namespaces; a new network namespace
- *     (loopback only) unless `allowNetwork`;
- *   - `--die-with-parent` and `--new-session`; when the command's main process ends, every process
- *     it started ends with its PID namespace, so no child outlives the call;
- *   - the environment is exactly the env's allowlisted `childEnv()` (`bwrap` itself is started
- *     with it, so not even the sandbox's PID 1 holds another variable);
- *   - limits: `memoryLimitBytes` as `ulimit -v` inside; `processLimit` as a `pids` cgroup when one
- *     is writable (cgroup v2 with the pids controller, or v1 `/sys/fs/cgroup/pids`), else as
- *     `ulimit -u` (which the kernel does not enforce for root: {@link sandboxLimitSupport} says
- *     which applies); the tool's timeout stays the bash tool's own (it kills the whole group);
- * - a provider function gets the {@link SandboxRequest} and returns the command to spawn
- *   instead; it owns the confinement it promises;
- * - `"bubblewrap"` without a `bwrap` binary throws `HarnessConfigError` when the env is created.
- *
- * @example
- * ```ts
- * const env = createExecutionEnv({ root, sandbox: { mode: "bubblewrap", allowNetwork: false, processLimit: 256 } });
- * env.sandbox.describe(); // "bubblewrap (no network, ...)"
- * ```
+ * The sandbox port of {@link ExecutionEnv}: how a bash command is confined. `"none"` (default) confines nothing but cwd and environment.
+ * `"bubblewrap"` runs under `bwrap` with only the root (read-write) and the system (read-only) visible, fresh namespaces (no network unless
+ * `allowNetwork`), the allowlisted environment, and every child ending with the command; limits via `ulimit` or a `pids` cgroup
+ * ({@link sandboxLimitSupport}). A missing `bwrap` throws `HarnessConfigError` at env creation. A provider function returns the command to spawn.
  */
 import { randomUUID } from "node:crypto";
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmdirSync, writeFileSync } from "node:fs";
 import { isAbsolute, join, relative, sep } from "node:path";
 import { HarnessConfigError } from "../core/errors.ts";
+import { ignored } from "../core/ignored.ts";
 
 /** What a sandbox is asked to run. */
 export interface SandboxRequest {
@@ -107,8 +80,8 @@ function findBwrap(explicit: string | undefined): string | undefined {
     try {
       accessSync(candidate, constants.X_OK);
       return candidate;
-    } catch {
-      // next
+    } catch (error) {
+      ignored("a bwrap candidate is not executable; the next one is tried", error);
     }
   }
   return undefined;
@@ -127,11 +100,8 @@ let limitSupport: SandboxLimitSupport | undefined;
 
 /**
  * Which process limit the bubblewrap sandbox can enforce here (probed once per process).
- *
  * @example
- * ```ts
  * if (sandboxLimitSupport().processLimit === "none") console.warn("process limit not enforced");
- * ```
  */
 export function sandboxLimitSupport(): SandboxLimitSupport {
   if (limitSupport) return limitSupport;
@@ -142,8 +112,8 @@ export function sandboxLimitSupport(): SandboxLimitSupport {
   else if (existsSync(join(v2, "cgroup.subtree_control")) && writable(v2)) {
     try {
       if (readFileSync(join(v2, "cgroup.subtree_control"), "utf8").split(/\s+/).includes("pids")) pidsCgroup = v2;
-    } catch {
-      // not usable
+    } catch (error) {
+      ignored("cgroup v2 subtree_control is unreadable; no pids cgroup is used", error);
     }
   }
   const isRoot = typeof process.getuid === "function" && process.getuid() === 0;
@@ -220,12 +190,9 @@ function bubblewrapArgs(bwrap: string, request: SandboxRequest, options: Sandbox
 
 /**
  * Resolves the ExecutionEnv `sandbox` option. See the module contract.
- *
  * @throws HarnessConfigError for an unknown mode, or `"bubblewrap"` without a `bwrap` binary.
  * @example
- * ```ts
  * const sandbox = createSandbox({ mode: "bubblewrap", memoryLimitBytes: 512 * 1024 * 1024 });
- * ```
  */
 export function createSandbox(option: SandboxMode | SandboxOptions | undefined): Sandbox {
   const options: SandboxOptions = option === undefined || typeof option === "string" || typeof option === "function" ? { mode: option ?? "none" } : option;

@@ -1,48 +1,8 @@
 /**
- * `defineAgent`: a typed agent (zod input, zod output) and `agent.run(input, { harness })`, one
- * invocation in its own session of the harness.
- *
- * Contract (ours; purista's H4 `defineAgent` with `input` / `output` schemas and a
- * `RunOutcome`, on Arbor's session actor):
- * - `defineAgent` checks the definition at once (`AgentDefinitionError` naming the field) and
- *   returns a value: definitions hold no state, one may run many times, concurrently;
- * - `run(input, options)` validates `input` with the `input` schema (default `z.string()`)
- *   FIRST: on failure it rejects with `AgentInputError` naming the failing path, and nothing
- *   is created or logged;
- * - then it creates a session of `options.harness` (`session.created` metadata
- *   `{ agent: name, ...options.metadata }`) with the agent's instructions as system prompt, its
- *   tools (plus `final_answer` in tool mode) and its model, logs `agent.started`, prompts
- *   once (the input as text: a string as is, else JSON; or `prompt(input)`), and logs
- *   `agent.ended` after the run; the session is disposed before `run` resolves. Every model
- *   call, tool call, repair message and result is in that session's log;
- * - the final answer follows `structured-output.ts` (native structured output where the model
- *   supports it, a final-answer tool otherwise, at most `maxRepairs` repairs, default 2),
- *   all inside ONE run: the outcome's `runId` is that run;
- * - `run` resolves with an {@link AgentOutcome}: `status: "done"` with the typed `output`, or
- *   `failed` / `aborted` / `interrupted` with a typed `error` (`AgentOutputError`,
- *   `AgentRunError`), or `suspended` with the ids of the tool calls that wait for approval (the
- *   invocation is not over: no `agent.ended`; approve or deny the calls in its session, here or
- *   in another process, then `agent.resume(sessionId, { harness })` goes on to a typed outcome);
- *   it rejects only for bad input or API misuse (a closed harness, an unknown model name: the
- *   harness's own errors);
- * - `options.signal` aborts the run (outcome `aborted`).
- *
- * Why `agent.run(input, { harness })` and not `harness.runAgent(agent, input)`: the definition
- * carries the types (the input and output schemas), so a workflow step holding the agent gets
- * the typed outcome without restating generics, and the harness type stays as it is; the harness
- * is the environment (storage, models, hooks, secrets) passed per call.
- *
- * @example
- * ```ts
- * const triage = defineAgent({
- *   name: "triage",
- *   instructions: "Label the issue.",
- *   input: z.object({ title: z.string() }),
- *   output: z.object({ label: z.enum(["bug", "feature"]), priority: z.number().int() }),
- * });
- * const outcome = await triage.run({ title: "Crash on start" }, { harness });
- * if (outcome.status === "done") console.log(outcome.output.label);
- * ```
+ * `defineAgent`: a typed agent (zod input and output), and `agent.run(input, { harness })`: one invocation in its own session. The definition is
+ * checked at once (`AgentDefinitionError`); `run` validates the input first (`AgentInputError`, nothing logged), then logs `agent.started`, prompts
+ * once and gets the final answer in ONE run (`structured-output.ts`), logs `agent.ended` and resolves with an {@link AgentOutcome} (errors are
+ * data; `suspended` resumes with `agent.resume`). The harness is passed per call so the definition carries the types.
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
@@ -60,19 +20,19 @@ import { createAnswerJudge, FINAL_ANSWER_TOOL, finalAnswerTool, judgedModel, jud
 
 /**
  * A typed agent's definition.
- *
  * @example
- * ```ts
  * const options: DefineAgentOptions<z.ZodString, z.ZodObject<{ n: z.ZodNumber }>> = { name: "count", instructions: "Count.", output: z.object({ n: z.number() }) };
- * ```
  */
-export interface DefineAgentOptions<Input extends z.ZodType = z.ZodString, Output extends z.ZodType | undefined = undefined> {
+export interface DefineAgentOptions<Input extends z.ZodType = z.ZodString, Output extends z.ZodType | undefined = undefined, ModelName extends string = string> {
   /** `[A-Za-z][A-Za-z0-9_-]*`, at most 64 characters; in events and the session's metadata. */
   name: string;
   /** The system prompt, or a function of the validated input returning it. */
   instructions: string | ((input: z.output<Input>) => string);
-  /** A model client, or a model name of the harness's registry. Default: the harness's current model. */
-  model?: ModelClient | string;
+  /**
+   * A model client, or a model name of the harness's registry (a literal name is checked at compile
+   * time against the models of the harness `run` is given). Default: the harness's current model.
+   */
+  model?: ModelClient | ModelName;
   tools?: AgentTool<any, any, any>[];
   /** The input schema; default `z.string()`. */
   input?: Input;
@@ -92,11 +52,8 @@ export type AgentOutputOf<Output extends z.ZodType | undefined> = Output extends
 /**
  * Token totals of one invocation (tokens; `cost` in $ when the model's prices are known): the
  * activity projection's fold of the invocation's messages over all its runs (ours).
- *
  * @example
- * ```ts
  * const usage: AgentUsage = { input: 120, output: 40, cacheRead: 0, cacheWrite: 0, totalTokens: 160 };
- * ```
  */
 export type AgentUsage = AnswerUsage;
 
@@ -113,11 +70,8 @@ export interface AgentOutcomeBase {
 
 /**
  * How an invocation ended: the typed output, or a typed error (discriminated by `status`).
- *
  * @example
- * ```ts
  * if (outcome.status === "done") use(outcome.output); else console.error(outcome.error.code);
- * ```
  */
 export type AgentOutcome<Output> =
   | (AgentOutcomeBase & { status: "done"; runId: string; output: Output })
@@ -125,15 +79,11 @@ export type AgentOutcome<Output> =
   | AgentSuspendedOutcome;
 
 /**
- * An invocation that stopped for tool approval (ours): its run ended `suspended` and
- * the calls wait in the agent's session (`sessionId`). Not an ending: `agent.ended` is not logged
- * yet. Decide each call (`harness.openSession(sessionId)` then `approve` / `deny`, or
- * `arbor approve <session> <callId>`), then `agent.resume(sessionId, { harness })`.
- *
+ * An invocation that stopped for tool approval (ours): its run ended `suspended` and the calls wait in the agent's session (`sessionId`). Not an
+ * ending: `agent.ended` is not logged yet. Decide each call (`harness.openSession(sessionId)` then `approve` / `deny`, or `arbor approve <session>
+ * <callId>`), then `agent.resume(sessionId, { harness })`.
  * @example
- * ```ts
  * if (outcome.status === "suspended") console.log(`approve ${outcome.pendingApprovals.join(", ")} in session ${outcome.sessionId}`);
- * ```
  */
 export interface AgentSuspendedOutcome extends AgentOutcomeBase {
   status: "suspended";
@@ -145,61 +95,63 @@ export interface AgentSuspendedOutcome extends AgentOutcomeBase {
 
 /**
  * Options of `agent.run`.
- *
  * @example
- * ```ts
  * await agent.run(input, { harness, signal: AbortSignal.timeout(60_000), metadata: { workflow: "w-1" } });
- * ```
  */
-export interface AgentRunOptions {
+export interface AgentRunOptions<HarnessModel extends string = string> {
   /** The harness whose storage, models, hooks and secrets the invocation uses. */
-  harness: AgentHarness;
+  harness: AgentHarness<HarnessModel>;
   signal?: AbortSignal;
   /** Joins `{ agent: name }` in the session's metadata (e.g. the workflow that runs it). */
   metadata?: Record<string, unknown>;
   /** The session's working directory; default the harness's. */
   cwd?: string;
-  /**
-   * Called with the invocation's session id once the session exists, before anything runs in it
-   * (awaited; a workflow logs it, to resume there after a crash).
-   */
+  /** Called (and awaited) with the invocation's session id once it exists, before anything runs in it (a workflow logs it to resume there). */
   onSession?: (sessionId: string) => void | Promise<void>;
   /**
-   * Goes on with the invocation in this session (of this agent) instead of starting one: after the
-   * session's crash recovery, a logged `agent.ended` is the outcome as recorded; a complete final
-   * answer is judged; otherwise the run continues from its context (tool calls that ran are not
-   * run again). Ours (workflow agent steps).
+   * Goes on with the invocation in this session (of this agent) instead of starting one: after the session's crash recovery, a logged `agent.ended`
+   * is the outcome as recorded; a complete final answer is judged; otherwise the run continues from its context (tool calls that ran are not run
+   * again). Ours (workflow agent steps).
    */
   resumeSession?: string;
 }
 
 /**
  * A defined agent.
- *
  * @example
- * ```ts
  * const outcome = await triage.run({ title: "Crash" }, { harness });
- * ```
  */
-export interface TypedAgent<Input extends z.ZodType = z.ZodString, Output extends z.ZodType | undefined = undefined> {
+export interface TypedAgent<Input extends z.ZodType = z.ZodString, Output extends z.ZodType | undefined = undefined, ModelName extends string = string> {
   readonly name: string;
-  readonly definition: Readonly<DefineAgentOptions<Input, Output>>;
+  readonly definition: Readonly<DefineAgentOptions<Input, Output, ModelName>>;
   /**
    * Runs one invocation (see the module contract).
-   *
    * @throws (rejects) AgentInputError for input that fails the input schema (nothing logged).
    */
-  run(input: z.input<Input>, options: AgentRunOptions): Promise<AgentOutcome<AgentOutputOf<Output>>>;
+  run<HarnessModel extends string>(input: z.input<Input>, options: AgentRunOptions<HarnessModel> & ModelOfHarness<ModelName, HarnessModel>): Promise<AgentOutcome<AgentOutputOf<Output>>>;
   /**
-   * Goes on with an invocation of this agent in its session `sessionId` (a `suspended` outcome's,
-   * or one a crash cut off), in this process or another: the input is the one its
-   * `agent.started` recorded. Resolves with the outcome as `run` does: `suspended` again while a
-   * call still waits for a decision; an invocation that already ended gives its recorded outcome.
-   *
+   * Goes on with an invocation of this agent in its session `sessionId` (a `suspended` outcome's, or one a crash cut off), in this process or
+   * another: the input is the one its `agent.started` recorded. Resolves with the outcome as `run` does: `suspended` again while a call still waits
+   * for a decision; an invocation that already ended gives its recorded outcome.
    * @throws (rejects) InvalidArgumentError when the harness has no repository, or the session holds no invocation of this agent.
    */
-  resume(sessionId: string, options: Omit<AgentRunOptions, "resumeSession">): Promise<AgentOutcome<AgentOutputOf<Output>>>;
+  resume<HarnessModel extends string>(
+    sessionId: string,
+    options: Omit<AgentRunOptions<HarnessModel>, "resumeSession"> & ModelOfHarness<ModelName, HarnessModel>,
+  ): Promise<AgentOutcome<AgentOutputOf<Output>>>;
 }
+
+/**
+ * The compile-time check of an agent's model name against the harness's: nothing when the name is
+ * one of the harness's models (or either is a plain `string`), else a `harness` the given one cannot be.
+ */
+type ModelOfHarness<ModelName extends string, HarnessModel extends string> = string extends ModelName
+  ? unknown
+  : string extends HarnessModel
+    ? unknown
+    : [ModelName] extends [HarnessModel]
+      ? unknown
+      : { harness: { "the agent's model is not one of the harness's models": ModelName } };
 
 const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
@@ -238,17 +190,14 @@ function instructionsFor(plan: OutputPlan, instructions: string): string {
 
 /**
  * Defines a typed agent (see the module contract).
- *
  * @throws AgentDefinitionError naming the field of a bad definition.
  * @example
- * ```ts
  * const summarize = defineAgent({ name: "summarize", instructions: "Summarize in one line." });
  * const outcome = await summarize.run("long text…", { harness }); // output: string
- * ```
  */
-export function defineAgent<Input extends z.ZodType = z.ZodString, Output extends z.ZodType | undefined = undefined>(
-  options: DefineAgentOptions<Input, Output>,
-): TypedAgent<Input, Output> {
+export function defineAgent<Input extends z.ZodType = z.ZodString, Output extends z.ZodType | undefined = undefined, const ModelName extends string = never>(
+  options: DefineAgentOptions<Input, Output, ModelName>,
+): TypedAgent<Input, Output, ModelName> {
   check(options as DefineAgentOptions<z.ZodType, z.ZodType | undefined>);
   const definition = Object.freeze({ ...options });
   // Without `input`, `Input` is its default, `z.ZodString`: the default schema is that type.
@@ -319,8 +268,10 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
       // Stopped for tool approval: the invocation is not over (no agent.ended); `resume` goes on.
       if (ran.status === "suspended") return { ...base, status: "suspended", runId: ran.runId, pendingApprovals: ran.pendingApprovals ?? [] };
       if (ran.status !== "done") {
-        const error = new AgentRunError(options.name, ran.status, ran.error ?? ran.status, ran.code);
-        outcome = { ...base, status: ran.status, runId: ran.runId, error };
+        // A run a budget stopped is a failed invocation (code BUDGET_EXCEEDED, docs/budgets.md).
+        const status = ran.status === "budget_exceeded" ? "failed" : ran.status;
+        const error = new AgentRunError(options.name, status, ran.error ?? ran.status, ran.status === "budget_exceeded" ? "BUDGET_EXCEEDED" : ran.code);
+        outcome = { ...base, status, runId: ran.runId, error };
       } else {
         // A final message the stream did not judge (a `length` stop, say) is judged now, without a repair.
         let judged = judge.last;
@@ -340,7 +291,7 @@ export function defineAgent<Input extends z.ZodType = z.ZodString, Output extend
     }
   }
 
-  return { name: options.name, definition, run, resume };
+  return { name: options.name, definition, run, resume } as TypedAgent<Input, Output, ModelName>;
 }
 
 function endedData(outcome: Exclude<AgentOutcome<unknown>, AgentSuspendedOutcome>): ArborEventData<"agent.ended"> {

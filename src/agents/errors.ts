@@ -1,21 +1,6 @@
 /**
- * The typed errors of typed agents (`defineAgent`), all {@link ArborError}s with a stable `code`.
- *
- * Contract (ours; purista's `ValidationError{where: "agent_input" | "agent_output"}` split into
- * classes):
- * - `AgentDefinitionError` (`AGENT_DEFINITION_INVALID`) is thrown by `defineAgent` for a bad
- *   definition; the message names the field;
- * - `AgentInputError` (`AGENT_INPUT_INVALID`) rejects `agent.run()` for input that fails the
- *   agent's `input` schema, before anything is logged; `path` names the first failing field
- *   (`"(root)"` for the value itself), `issues` lists them all;
- * - `AgentOutputError` (`AGENT_OUTPUT_INVALID`) and `AgentRunError` (`AGENT_RUN_FAILED`) are
- *   never thrown by `run()`: they are the `error` of a failed {@link AgentOutcome} (errors are data).
- *
- * @example
- * ```ts
- * try { await triage.run({ title: 42 }, { harness }); }
- * catch (error) { if (AgentInputError.isInstance(error)) console.log(error.path); } // "title"
- * ```
+ * The typed errors of `defineAgent` agents: `AgentDefinitionError` and `AgentInputError` (thrown, naming the field; input errors before anything is
+ * logged); `AgentOutputError` and `AgentRunError` are never thrown, they are the `error` of a failed {@link AgentOutcome}.
  */
 import type { z } from "zod";
 import { ArborError } from "../core/errors.ts";
@@ -26,14 +11,7 @@ export interface AgentIssue {
   message: string;
 }
 
-/**
- * The issues of a zod error, one per failing field, in zod's order.
- *
- * @example
- * ```ts
- * issuesOf(z.object({ a: z.number() }).safeParse({ a: "x" }).error!); // [{ path: "a", message: "Invalid input: expected number, received string" }]
- * ```
- */
+/** The issues of a zod error, one per failing field, in zod's order. */
 export function issuesOf(error: z.ZodError): AgentIssue[] {
   return error.issues.map((issue) => ({ path: issue.path.length ? issue.path.map(String).join(".") : "(root)", message: issue.message }));
 }
@@ -45,12 +23,9 @@ export function formatIssues(issues: readonly AgentIssue[]): string {
 
 /**
  * A bad `defineAgent` definition; the message names the field (code `AGENT_DEFINITION_INVALID`).
- *
  * @example
- * ```ts
  * try { defineAgent({ name: "", instructions: "…", model }); }
  * catch (error) { if (AgentDefinitionError.isInstance(error)) console.error(error.field, error.message); }
- * ```
  */
 export class AgentDefinitionError extends ArborError {
   static readonly code = "AGENT_DEFINITION_INVALID";
@@ -67,13 +42,10 @@ export class AgentDefinitionError extends ArborError {
 
 /**
  * Input that fails the agent's `input` schema (code `AGENT_INPUT_INVALID`). Nothing was logged.
- *
  * @example
- * ```ts
  * await agent.run({ city: 42 }, { harness }).catch((error) => {
  *   if (AgentInputError.isInstance(error)) console.error(error.path); // "city"
  * });
- * ```
  */
 export class AgentInputError extends ArborError {
   static readonly code = "AGENT_INPUT_INVALID";
@@ -93,11 +65,8 @@ export class AgentInputError extends ArborError {
 
 /**
  * The model's final answer still failed the `output` schema after `repairs` repair rounds (code `AGENT_OUTPUT_INVALID`).
- *
  * @example
- * ```ts
  * if (AgentOutputError.isInstance(error)) console.error(`${error.repairs} repairs were not enough:`, error.issues);
- * ```
  */
 export class AgentOutputError extends ArborError {
   static readonly code = "AGENT_OUTPUT_INVALID";
@@ -117,11 +86,8 @@ export class AgentOutputError extends ArborError {
 
 /**
  * The agent's run did not end `done` (code `AGENT_RUN_FAILED`); `status` says how, `runCode` is the run's own code, if any.
- *
  * @example
- * ```ts
  * if (AgentRunError.isInstance(error)) console.error(error.status, error.runCode);
- * ```
  */
 export class AgentRunError extends ArborError {
   static readonly code = "AGENT_RUN_FAILED";

@@ -1,20 +1,6 @@
 /**
- * What an agent's session already holds of its invocation, for `agent.run(..., { resumeSession })`
- * (ours: a workflow's agent step cut off by a crash goes on in its own session).
- *
- * Contract:
- * - read from the session's logged events (after the session's crash recovery closed a run the
- *   crash left open): the invocation's `agent.started` and `agent.ended`, the last run's id, the
- *   last message entry, and the totals of the message entries after `agent.started` (repairs
- *   sent and tokens used by every run so far, `src/core/agent-answer.ts`), which a resume goes
- *   on from;
- * - {@link endedOutcome} rebuilds the outcome `agent.ended` recorded (typed errors keep their code).
- *
- * @example
- * ```ts
- * const prior = await priorInvocation(harness.repository!.log, sessionId);
- * if (prior.ended) return endedOutcome(prior.ended, sessionId);
- * ```
+ * What an agent's session already holds of its invocation, for `agent.run(..., { resumeSession })`: `agent.started`/`agent.ended`, the last run and
+ * message, and the totals so far, read after crash recovery. {@link endedOutcome} rebuilds a recorded outcome (typed errors keep their code).
  */
 import { addEntryToAnswerTotals, emptyAnswerTotals, type AnswerTotals } from "../core/agent-answer.ts";
 import { isKnownEntry } from "../core/entries.ts";
@@ -34,14 +20,7 @@ export interface PriorInvocation {
   totals: AnswerTotals;
 }
 
-/**
- * Reads `sessionId`'s invocation traces (see the module contract).
- *
- * @example
- * ```ts
- * const { started, lastMessage } = await priorInvocation(log, "0193…");
- * ```
- */
+/** Reads `sessionId`'s invocation traces (see the module contract). */
 export async function priorInvocation(log: EventLog, sessionId: string): Promise<PriorInvocation> {
   const prior: PriorInvocation = { totals: emptyAnswerTotals() };
   for (const event of await log.readStream(sessionStreamId(sessionId))) {
@@ -57,19 +36,11 @@ export async function priorInvocation(log: EventLog, sessionId: string): Promise
   return prior;
 }
 
-/**
- * The outcome an `agent.ended` recorded.
- *
- * @example
- * ```ts
- * const outcome = endedOutcome(prior.ended!, sessionId);
- * ```
- */
+/** The outcome an `agent.ended` recorded. */
 export function endedOutcome(ended: ArborEventData<"agent.ended">, sessionId: string) {
   const base = { agent: ended.agent, sessionId, invocationId: ended.invocationId, repairs: ended.repairs, usage: ended.usage };
   if (ended.status === "done") return { ...base, status: "done" as const, runId: ended.runId, output: ended.output };
-  // The recorded text is the error's whole message: rebuilt errors get it back as it was, not
-  // with a second `Agent "x" …:` prefix.
+  // The recorded text is the error's whole message: rebuilt errors get it back as it was, not with a second `Agent "x" …:` prefix.
   const error =
     ended.status === "failed" && ended.code === AgentOutputError.code
       ? new AgentOutputError(ended.agent, [{ path: "(root)", message: unprefixed(ended.error, `Agent "${ended.agent}" gave no valid output after ${ended.repairs} repair round(s): `) }], ended.repairs, ended.error)

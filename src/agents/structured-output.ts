@@ -1,30 +1,7 @@
 /**
- * How a typed agent gets its final answer: the provider's structured-output mode, a
- * final-answer tool, or plain text; validation with the `output` schema, and bounded repairs.
- *
- * Contract (ours; purista derives the response mode from the output schema, we derive it from
- * the model's capability):
- * - `native` (the model's `structuredOutput` is true): every request of the run carries
- *   `responseFormat` (the output's JSON Schema; a non-object schema is wrapped as
- *   `{ value }` because OpenAI requires an object root); the final answer is the text of the
- *   last assistant message without tool calls, parsed as JSON (one surrounding ```json fence is
- *   tolerated) and validated with the zod schema;
- * - `tool`: a `final_answer` tool whose parameters are that JSON Schema; a valid call ends the
- *   loop (`terminate`); a final message without the call counts as an invalid answer;
- * - `text` (no `output` schema): the final answer is the last assistant text, no repairs;
- * - an invalid answer while fewer than `maxRepairs` repairs were sent gets one repair: in
- *   `native` mode a follow-up message (`custom`, `customType` `arbor.agent.repair`) that
- *   names each failing field, queued before the run polls its follow-ups, so the repair is
- *   a further turn of the same run; in `tool` mode the same text is the tool's error result.
- *   After that, the answer is final and invalid (`AgentOutputError` in the outcome);
- * - only answers with stopReason `stop` are judged while streaming; the run's end judges what
- *   is left (a `length` stop, say) once more, without a repair.
- *
- * @example
- * ```ts
- * const plan = planOutput("triage", z.object({ label: z.string() }), model, "auto");
- * const judge = createAnswerJudge(plan, 2);
- * ```
+ * How a typed agent gets its final answer: `native` (the model's structured output; `responseFormat` with the JSON Schema, non-object roots wrapped
+ * as `{ value }`), `tool` (a terminating `final_answer` tool), or `text` (no schema, no repairs). An invalid answer gets up to `maxRepairs` repairs
+ * naming each failing field, as further turns of the same run; then it is final (`AgentOutputError`).
  */
 import { z } from "zod";
 import { FINAL_ANSWER_TOOL, REPAIR_MESSAGE_TYPE } from "../core/agent-answer.ts";
@@ -54,12 +31,7 @@ export interface OutputPlan {
 
 /**
  * The JSON Schema of an output schema, an object at the root (wrapped as `{ value }` if not).
- *
  * @throws AgentDefinitionError (field `output`) when zod cannot express the schema in JSON Schema.
- * @example
- * ```ts
- * outputJsonSchema(z.array(z.string())).wrapped; // true
- * ```
  */
 export function outputJsonSchema(schema: z.ZodType): { jsonSchema: Record<string, unknown>; wrapped: boolean } {
   let jsonSchema: Record<string, unknown>;
@@ -73,14 +45,7 @@ export function outputJsonSchema(schema: z.ZodType): { jsonSchema: Record<string
   return { jsonSchema: { type: "object", properties: { value: jsonSchema }, required: ["value"], additionalProperties: false }, wrapped: true };
 }
 
-/**
- * Decides the output mode for `model` (see the module contract).
- *
- * @example
- * ```ts
- * planOutput("triage", schema, createOpenAIModel({ modelId: "gpt-4o-mini" }), "auto").mode; // "native"
- * ```
- */
+/** Decides the output mode for `model` (see the module contract). */
 export function planOutput(agent: string, schema: z.ZodType | undefined, model: ModelClient, requested: "auto" | "native" | "tool"): OutputPlan {
   const name = agent.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64);
   if (!schema) return { mode: "text", wrapped: false, name };
@@ -108,14 +73,7 @@ function unfenced(text: string): string {
 /** A judged answer. */
 export type Judged = { ok: true; value: unknown } | { ok: false; issues: AgentIssue[] };
 
-/**
- * Validates an answer value (the JSON the model produced) against the plan.
- *
- * @example
- * ```ts
- * judgeValue(plan, { label: "bug" }); // { ok: true, value: { label: "bug" } }
- * ```
- */
+/** Validates an answer value (the JSON the model produced) against the plan. */
 export function judgeValue(plan: OutputPlan, raw: unknown): Judged {
   if (plan.mode === "text") return typeof raw === "string" ? { ok: true, value: raw } : { ok: false, issues: [{ path: "(root)", message: "expected text" }] };
   let value = raw;
@@ -128,15 +86,7 @@ export function judgeValue(plan: OutputPlan, raw: unknown): Judged {
   return { ok: false, issues: issuesOf(parsed.error).map((issue) => (plan.wrapped ? { ...issue, path: issue.path === "(root)" ? "value" : `value.${issue.path}` } : issue)) };
 }
 
-/**
- * Judges a final assistant message: its text (native, text mode) or the absence of a
- * final-answer call (tool mode).
- *
- * @example
- * ```ts
- * judgeMessage(plan, lastAssistant);
- * ```
- */
+/** Judges a final assistant message: its text (native, text mode) or the absence of a final-answer call (tool mode). */
 export function judgeMessage(plan: OutputPlan, message: AssistantMessage): Judged {
   const text = answerText(message);
   if (plan.mode === "text") return { ok: true, value: text };
@@ -150,27 +100,13 @@ export function judgeMessage(plan: OutputPlan, message: AssistantMessage): Judge
   return judgeValue(plan, raw);
 }
 
-/**
- * The repair request sent back to the model for `issues`.
- *
- * @example
- * ```ts
- * repairText(plan, [{ path: "priority", message: "Invalid input" }]);
- * ```
- */
+/** The repair request sent back to the model for `issues`. */
 export function repairText(plan: OutputPlan, issues: readonly AgentIssue[]): string {
   const how = plan.mode === "tool" ? `Call ${FINAL_ANSWER_TOOL} again with corrected arguments.` : "Answer again with only the corrected JSON.";
   return `Your final answer does not match the required output schema: ${formatIssues(issues)}. ${how}`;
 }
 
-/**
- * The state of one invocation's answer: repairs sent, the last judgement, and whether it is final.
- *
- * @example
- * ```ts
- * const judge = createAnswerJudge(plan, 2);
- * ```
- */
+/** The state of one invocation's answer: repairs sent, the last judgement, and whether it is final. */
 export interface AnswerJudge {
   readonly plan: OutputPlan;
   /** Repairs sent so far. */
@@ -182,21 +118,13 @@ export interface AnswerJudge {
   /** Judges a final-answer tool call's arguments; returns the tool's result. */
   onToolAnswer(args: unknown): ToolResult;
   /**
-   * Counts `repairs` already sent by the invocation's earlier runs (a resume: the count its log
-   * holds), so the bound `maxRepairs` is the invocation's and repair ordinals go on. Call before
-   * the run starts; a count below the current one changes nothing.
+   * Counts `repairs` already sent by the invocation's earlier runs (a resume: the count its log holds), so the bound `maxRepairs` is the invocation's
+   * and repair ordinals go on. Call before the run starts; a count below the current one changes nothing.
    */
   continueFrom(repairs: number): void;
 }
 
-/**
- * Creates the judge of one invocation (see the module contract).
- *
- * @example
- * ```ts
- * const judge = createAnswerJudge(planOutput("a", schema, model, "auto"), 2);
- * ```
- */
+/** Creates the judge of one invocation (see the module contract). */
 export function createAnswerJudge(plan: OutputPlan, maxRepairs: number): AnswerJudge {
   let repairs = 0;
   let last: Judged | undefined;
@@ -238,15 +166,7 @@ export function createAnswerJudge(plan: OutputPlan, maxRepairs: number): AnswerJ
   return judge;
 }
 
-/**
- * The final-answer tool of tool mode: its parameters are the output's JSON Schema; it judges
- * every call (validation is the judge's, so a bad answer is a repair, not a tool-input error).
- *
- * @example
- * ```ts
- * const tool = finalAnswerTool(judge);
- * ```
- */
+/** The final-answer tool of tool mode (parameters: the output's JSON Schema); the judge validates, so a bad answer is a repair. */
 export function finalAnswerTool(judge: AnswerJudge): AgentTool<unknown> {
   return {
     name: FINAL_ANSWER_TOOL,
@@ -258,16 +178,9 @@ export function finalAnswerTool(judge: AnswerJudge): AgentTool<unknown> {
 }
 
 /**
- * `client` for one agent run: native mode adds `responseFormat` to every request of the loop;
- * every finished message without tool calls is judged before its `done` event is passed on, and
- * a repair goes to `followUp` then (so the run's follow-up poll, which comes after that event,
- * finds it). Summary calls (compaction, branch summaries: the `SUMMARY_SYSTEM_PROMPT`) pass
- * through untouched.
- *
- * @example
- * ```ts
- * const model = judgedModel(client, judge, (message) => session.followUp(message));
- * ```
+ * `client` for one agent run: native mode adds `responseFormat` to every request of the loop; every finished message without tool calls is judged
+ * before its `done` event is passed on, and a repair goes to `followUp` then (so the run's follow-up poll, which comes after that event, finds it).
+ * Summary calls (compaction, branch summaries: the `SUMMARY_SYSTEM_PROMPT`) pass through untouched.
  */
 export function judgedModel(client: ModelClient, judge: AnswerJudge, followUp: (message: CustomMessage) => void): ModelClient {
   const { plan } = judge;

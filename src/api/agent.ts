@@ -1,16 +1,8 @@
 /**
- * `arbor-agent/agent`: typed agents (`defineAgent`: zod input and output, structured output with
- * bounded repairs, a typed outcome), and the agent actor below the harness: `createAgent`, its
- * options and snapshot types, inspection, crash recovery and run ownership.
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
+ * `arbor-agent/agent`: typed agents (`defineAgent`: zod input and output, structured output with bounded repairs, a typed outcome), and the agent
+ * actor below the harness: `createAgent`, its options and snapshot types, inspection, crash recovery and run ownership.
  * @example
- * ```ts
  * import { createAgent, defineAgent } from "arbor-agent/agent";
- * ```
  */
 export {
   defineAgent,

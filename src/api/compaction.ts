@@ -1,14 +1,7 @@
 /**
  * `arbor-agent/compaction`: Compaction and branch summaries (pi's algorithm): settings, cut points, preparation, summaries, hooks and token estimates.
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
  * @example
- * ```ts
  * import { compact } from "arbor-agent/compaction";
- * ```
  */
 export {
   runCompaction,

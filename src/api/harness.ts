@@ -1,14 +1,7 @@
 /**
  * `arbor-agent/harness`: The harness in full: options and their validation, sessions, hooks and the hook runner, the model registry, system prompt and prompt building.
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
  * @example
- * ```ts
  * import { createHookRunner } from "arbor-agent/harness";
- * ```
  */
 export {
   createHarness,
@@ -33,6 +26,18 @@ export {
   type WorkerOptions,
 } from "../harness/worker.ts";
 export { type TelemetryFlavor, type TelemetryOptions, type TraceContextInput } from "../telemetry/options.ts";
+export { checkHarnessBudget, type HarnessBudget } from "../harness/budget-options.ts";
+export {
+  BUDGET_LIMITS,
+  budgetExceededMessage,
+  checkBudget,
+  parseBudget,
+  type Budget,
+  type BudgetExceeded,
+  type BudgetLimit,
+  type BudgetPolicy,
+  type BudgetScope,
+} from "../core/budget.ts";
 export {
   agentHarnessOptionsSchema,
   validateHarnessOptions,

@@ -1,15 +1,8 @@
 /**
  * `arbor-agent/log`: The event log: the `EventLog` contract, its SQLite and in-memory implementations, the redacting decorator, snapshots, and the event catalogue and registry.
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
  * @example
- * ```ts
  * import { createSqliteEventLog } from "arbor-agent/log";
  * const log = createSqliteEventLog({ path: ".arbor/arbor.db" });
- * ```
  */
 export {
   type EventMetadata,
@@ -27,13 +20,13 @@ export {
 export {
   createMemoryEventLog,
   type MemoryEventLogOptions,
-} from "../store/memory-event-log.ts";
+} from "../store/in-memory/memory-event-log.ts";
 export {
   createSqliteEventLog,
   openEventLog,
   type SqliteEventLogOptions,
   type SqliteSynchronous,
-} from "../store/sqlite-event-log.ts";
+} from "../store/sqlite/sqlite-event-log.ts";
 export {
   createSecretRedactor,
   createStreamRedactor,
@@ -44,20 +37,22 @@ export {
 export {
   createRedactingEventLog,
   type RedactingEventLog,
-} from "../store/redacting-event-log.ts";
+} from "../store/log/redacting-event-log.ts";
 export {
   createSqliteSnapshotStore,
   type SessionSnapshotStore,
   type SqliteSnapshotStoreOptions,
   type StoredSnapshot,
-} from "../store/session-snapshots.ts";
+} from "../store/session/session-snapshots.ts";
 export {
   createDefaultEventRegistry,
   BUILTIN_EVENT_SCHEMAS,
 } from "../store/events/index.ts";
 export {
   createEventRegistry,
+  type EventDurability,
   type EventRegistry,
+  type RegisterOptions,
 } from "../store/events/registry.ts";
 export {
   EVENT_CATALOGUE,
@@ -111,14 +106,21 @@ export {
   type TaskClaim,
 } from "../store/task-queue.ts";
 export { TASK_EVENT_SCHEMAS } from "../store/events/task-events.ts";
+export { BUDGET_EVENT_SCHEMAS } from "../store/events/budget-events.ts";
+export { budgetLedgerOf, budgetStreamId, type BudgetAmounts, type BudgetLedger, type LedgerFold, type ScopeUse } from "../store/budget-ledger.ts";
 export {
   createPostgresEventLog,
   openPostgresEventLog,
   type PostgresEventLog,
   type PostgresEventLogOptions,
-} from "../store/pg-event-log.ts";
-export type { StreamLease, StreamOwnership } from "../store/stream-ownership.ts";
+} from "../store/postgres/pg-event-log.ts";
+export type { StreamLease, StreamOwnership } from "../store/log/stream-ownership.ts";
+export { type EncryptionOptions, type LogEncryption } from "../store/crypto/log-cipher.ts";
+export { createLocalKeyProvider, type KeyProvider, type MaybePromise } from "../store/crypto/master-key.ts";
+export type { RotationResult } from "../store/crypto/session-keys.ts";
 export {
+  DataKeyUnavailableError,
+  EncryptionKeyError,
   EventCorruptError,
   EventIdReusedError,
   EventSchemaError,

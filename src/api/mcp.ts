@@ -1,14 +1,7 @@
 /**
  * `arbor-agent/mcp`: MCP servers as tools (through `@modelcontextprotocol/sdk`): configuration, connection, naming and content mapping.
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
  * @example
- * ```ts
  * import { connectMcpServers } from "arbor-agent/mcp";
- * ```
  */
 export {
   connectMcpServers,
@@ -33,7 +26,23 @@ export {
   McpConfigError,
   McpToolError,
   McpServerUnavailableError,
+  McpAuthRequiredError,
 } from "../adapters/mcp/errors.ts";
+export {
+  authorizeMcpServer,
+  finishMcpAuthorization,
+  type McpAuthOptions,
+} from "../adapters/mcp/oauth.ts";
+export {
+  DEFAULT_MCP_REDIRECT_URL,
+  type McpOAuthSettings,
+} from "../adapters/mcp/oauth-provider.ts";
+export {
+  createFileMcpAuthStore,
+  createMemoryMcpAuthStore,
+  type McpAuthStore,
+  type McpAuthRecord,
+} from "../adapters/mcp/oauth-store.ts";
 export {
   mcpToolName,
   MAX_TOOL_NAME_LENGTH,
@@ -41,3 +50,18 @@ export {
 export {
   mapMcpContent,
 } from "../adapters/mcp/content.ts";
+export {
+  type McpElicitationHandler,
+  type McpElicitationRequest,
+  type McpElicitationAnswer,
+} from "../adapters/mcp/elicitation.ts";
+export {
+  listElicitations,
+  answerElicitation,
+  ElicitationNotFoundError,
+  ElicitationConflictError,
+  ElicitationAnswerInvalidError,
+  type ElicitationRecord,
+  type ElicitationAnswer,
+  type ElicitationVia,
+} from "../harness/elicitations.ts";

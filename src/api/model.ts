@@ -1,14 +1,7 @@
 /**
  * `arbor-agent/model`: The model adapter: the `ModelClient` contract, the AI SDK client, the OpenAI model, usage and error classification.
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
  * @example
- * ```ts
  * import { createAiSdkModelClient } from "arbor-agent/model";
- * ```
  */
 export {
   type ModelToolSpec,

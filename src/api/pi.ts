@@ -1,14 +1,7 @@
 /**
- * `arbor-agent/pi`: pi session files (JSONL v1-v3): parse, migrate, import and export.
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
+ * `arbor-agent/pi`: pi session files (JSONL v1-v3, pi 0.x and 1.x): parse, migrate, import and export.
  * @example
- * ```ts
  * import { importPiSession } from "arbor-agent/pi";
- * ```
  */
 export {
   piEntriesFromText,
@@ -19,6 +12,10 @@ export {
 export {
   exportPiSession,
   exportPiSessionToFile,
+  piExportWarnings,
+  PI_EXPORT_FORMATS,
+  type PiExportFormat,
+  type PiExportOptions,
 } from "../adapters/pi-jsonl/export.ts";
 export {
   parsePiJsonl,

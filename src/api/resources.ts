@@ -1,14 +1,7 @@
 /**
  * `arbor-agent/resources`: Skills (Agent Skills `SKILL.md`) and prompt templates (slash commands), as pi loads and expands them.
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
  * @example
- * ```ts
  * import { loadSkills, loadPromptTemplates } from "arbor-agent/resources";
- * ```
  */
 export {
   loadSkills,

@@ -1,15 +1,8 @@
 /**
  * `arbor-agent/session`: Sessions as projections of the log: the repository, session handles, views, entries, messages and the context conversion (pi's `convertToLlm`).
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
  * @example
- * ```ts
  * import { createSessionRepository } from "arbor-agent/session";
  * const sessions = createSessionRepository({ log });
- * ```
  */
 export {
   createSessionRepository,

@@ -1,15 +1,8 @@
 /**
  * `arbor-agent/tools`: Tools: `defineTool`, JSON-schema tools, the execution environment and pi's coding tools with their parameter schemas and truncation helpers.
- *
- * Contract (ours): an explicit list; an addition or removal is a deliberate change that the
- * export-list snapshot (`test/package/exports.test.ts`) shows. The root entry `arbor-agent` holds
- * what a user needs first; everything here is one import further.
- *
  * @example
- * ```ts
  * import { createCodingTools, createExecutionEnv } from "arbor-agent/tools";
  * const tools = createCodingTools(createExecutionEnv({ root: process.cwd() }));
- * ```
  */
 export {
   formatZodError,

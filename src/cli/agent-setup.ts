@@ -1,22 +1,7 @@
 /**
- * Builds the harness the CLI's model commands run: the model from flags (OpenAI or
- * an OpenAI-compatible server, Anthropic, Google), pi's coding tools bound to `--cwd`, skills and prompt templates from
- * the project, and the CLI's event log.
- *
- * Contract (ours):
- * - file tools (read, edit, write) can touch only `--cwd` and below (ExecutionEnv root); bash is
- *   confined as `--sandbox` says (default none: not at all), see `tool-flags.ts`;
- * - skills, prompt templates and context files (AGENTS.md / CLAUDE.md) load from Arbor's and
- *   pi's project and global folders (`cli-resources.ts`); context files are appended to the
- *   system prompt under `# Project Context`; `contextFiles: false` (`--no-context-files`) skips
- *   them; load problems are returned (`resources.diagnostics`) for the commands to show;
- * - the API key is passed to the model client only; it is never logged, and it is redacted
- *   from tool output before the model sees it (harness `secrets`).
- *
- * @example
- * ```ts
- * const { harness } = await createCliHarness({ store, sessionId, cwd: process.cwd(), model: resolveModelSettings(flags) });
- * ```
+ * Builds the harness the CLI's model commands run: the model from flags, pi's coding tools bound to `--cwd` (bash confined as `--sandbox` says),
+ * skills, prompt templates and context files from Arbor's and pi's folders (`cli-resources.ts`), and the CLI's event log. The API key goes to the
+ * model client only and is redacted from tool output.
  */
 import { hasWorkspaceCheckpoints } from "./workspace-actions.ts";
 import { existsSync } from "node:fs";
@@ -28,11 +13,15 @@ import type { ModelClient } from "../core/model-stream.ts";
 import { loadCliResources, type CliResources } from "./cli-resources.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import { CliError } from "./cli-error.ts";
+import { createFileMcpAuthStore } from "../adapters/mcp/oauth-store.ts";
+import { askElicitationOnTerminal, mcpAuthDir, mcpDiagnosticLine, printElicitation } from "./mcp-output.ts";
+import { resolveMcpServers } from "./mcp-config.ts";
 import { toolEnvOptions, type ToolFlags } from "./tool-flags.ts";
 import { settingsSecrets, type ResolvedModelSettings } from "./config.ts";
 import type { CliStore } from "./store-context.ts";
 import type { Durability } from "../machines/agent-types.ts";
 import { loadCliTelemetry } from "./otel-exporter.ts";
+import type { HarnessBudget } from "../harness/budget-options.ts";
 
 /** What the model commands need. */
 export interface CliHarness {
@@ -62,15 +51,8 @@ export function createCliModel(settings: ResolvedModelSettings): ModelClient {
 }
 
 /**
- * The folder a command's coding tools work in (ours): `--cwd` when given; else, for an existing
- * session, the folder the session recorded when it was created (as the library's `createHarness`
- * does); else the current directory. A recorded folder that no longer exists is refused with a
- * `CliError` (exit 2) naming it, so a resumed agent never writes somewhere else.
- *
- * @example
- * ```ts
- * const cwd = resolveSessionCwd(flags.cwd, session.view.info.cwd, session.id); // "/home/me/project"
- * ```
+ * The folder a command's tools work in: `--cwd`, else the folder an existing session recorded, else the current directory. A recorded folder that
+ * is gone is a `CliError` (exit 2), so a resumed agent never writes elsewhere.
  */
 export function resolveSessionCwd(flag: string | undefined, recorded: string | undefined, sessionId?: string): string {
   if (flag !== undefined) return flag;
@@ -102,11 +84,20 @@ export async function createCliHarness(input: {
   resources?: CliResources;
   /** `arbor resume`: the session's unfinished run is continued, not closed (`docs/durability.md`). */
   durability?: Durability;
+  /** `--budget` (and serve's session and tenant budgets): `docs/budgets.md`. */
+  budget?: HarnessBudget;
+  /** More models in the harness's registry, by `provider:model` name (the chat's `/model` switches to one). */
+  extraModels?: readonly ResolvedModelSettings[];
+  /** On a terminal: MCP servers' requests for input are also asked here (`askElicitationOnTerminal`). */
+  askElicitations?: boolean;
 }): Promise<CliHarness> {
   const cwd = resolve(input.cwd);
   if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
   const model = createCliModel(input.settings);
-  const secrets = settingsSecrets(input.settings);
+  const secrets = [input.settings, ...(input.extraModels ?? [])].flatMap((settings) => settingsSecrets(settings));
+  const extraModels = Object.fromEntries(
+    (input.extraModels ?? []).map((settings) => [`${settings.spec.provider}:${settings.spec.modelId}`, { model: createCliModel(settings), ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}) }]),
+  );
   // The same secrets are redacted from bash spill files.
   const env = createExecutionEnv({ ...toolEnvOptions(cwd, input.tools ?? {}), secrets });
   const resources = input.resources ?? loadCliResources(cwd, { contextFiles: input.contextFiles !== false });
@@ -115,12 +106,13 @@ export async function createCliHarness(input: {
   const otel = await loadCliTelemetry(process.env);
   // A session that recorded its files keeps recording them, with or without the flag.
   const recordFiles = input.tools?.checkpoints === true || (input.sessionId !== undefined && (await hasWorkspaceCheckpoints(input.store.log, input.sessionId)));
+  const mcpServers = resolveMcpServers(input.tools?.mcp ?? [], cwd);
   const harness = await createHarness({
     ...(otel ? { telemetry: otel.telemetry } : {}),
     repository: input.store.repo,
     sessionId: input.sessionId,
     cwd,
-    models: { [name]: { model, ...(input.settings.contextWindow ? { contextWindow: input.settings.contextWindow } : {}) } },
+    models: { ...extraModels, [name]: { model, ...(input.settings.contextWindow ? { contextWindow: input.settings.contextWindow } : {}) } },
     model: name,
     tools: createCodingTools(env),
     resources: { skills: resources.skills, promptTemplates: resources.promptTemplates },
@@ -130,6 +122,8 @@ export async function createCliHarness(input: {
     ...(input.requireApproval !== undefined ? { requireApproval: input.requireApproval } : {}),
     ...(recordFiles ? { workspace: { root: cwd } } : {}),
     ...(input.durability !== undefined ? { durability: input.durability } : {}),
+    ...(input.budget ? { budget: input.budget } : {}),
+    ...(mcpServers.length > 0 ? { mcpServers, mcpAuth: { store: createFileMcpAuthStore(mcpAuthDir()), tenant: input.store.tenant }, elicitation: { onRequested: printElicitation, ...(input.askElicitations ? { ask: askElicitationOnTerminal } : {}) } } : {}),
     // The key and a URL password (and their encodings) never reach the model, its requests or the
     // log: tool output, streamed deltas and requests are redacted (the CLI's log redacts them too).
     secrets,
@@ -137,6 +131,7 @@ export async function createCliHarness(input: {
     await otel?.shutdown();
     throw error;
   });
+  for (const problem of harness.mcp?.diagnostics ?? []) process.stderr.write(`${mcpDiagnosticLine(problem)}\n`);
   if (otel) {
     // The spans of the last run leave before the process does.
     const close = harness.close.bind(harness);

@@ -1,25 +1,6 @@
 /**
- * The skills, prompt templates and context files the CLI's model commands load, from Arbor's
- * folders and pi's, with every load problem as one line for people.
- *
- * Contract (ours; pi's folders per pi 0.73.1):
- * - global folders: Arbor's agent folder (`$ARBOR_AGENT_DIR`, else `~/.arbor/agent`) and pi's
- *   (`$PI_CODING_AGENT_DIR`, else `~/.pi/agent`), each with `skills/`, `prompts/` and an
- *   `AGENTS.md` (or `CLAUDE.md`);
- * - project folders under `cwd`: `.arbor/skills`, `.pi/skills`, `.agents/skills`,
- *   `.arbor/prompts`, `.pi/prompts`;
- * - order (the first of a name wins; a later one is a `name-collision` diagnostic): project
- *   folders before global ones, Arbor's before pi's;
- * - context files: the two global folders' files, then one per folder from the root down to `cwd`;
- * - `diagnostics` are the loaders' errors and warnings (info lines left out), each
- *   `path: message`; `failedName(name)` tells whether a `/skill:name` or `/name` the user typed
- *   names a file that failed to load, with why.
- *
- * @example
- * ```ts
- * const resources = loadCliResources(process.cwd());
- * for (const line of resources.diagnostics) console.error(line);
- * ```
+ * The skills, prompt templates and context files the CLI's model commands load, from project folders before global ones and Arbor's before pi's
+ * (the first of a name wins), with every load problem as one `path: message` line; `failedName(name)` explains a command that failed to load.
  */
 import { existsSync } from "node:fs";
 import { homedir } from "node:os";

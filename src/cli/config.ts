@@ -1,28 +1,7 @@
 /**
- * Resolves the CLI's storage and model settings from flags and the environment.
- *
- * Contract (ours):
- * - storage: `--db PATH`, else `ARBOR_DB`, else `.arbor/arbor.db` in the current
- *   directory; the parent directory is created on first use;
- * - model: `--model provider:model` (or pi's `provider/model`, either with pi's `:thinking`
- *   suffix), else `ARBOR_MODEL`; providers `openai` (and any
- *   OpenAI-compatible server through `--base-url`), `anthropic` and `google` (their AI SDK
- *   packages); a bare model id or an unknown provider is refused, naming the providers;
- * - base URL: `--base-url`, else the provider's variable (`OPENAI_BASE_URL`,
- *   `ANTHROPIC_BASE_URL`, `GOOGLE_GENERATIVE_AI_BASE_URL`), else what the session recorded for
- *   the same provider;
- * - API (openai only): `--api chat|responses`, else what the session recorded while the base
- *   URL is unchanged, else `defaultOpenAIWire` (chat when a base URL is given, the library's rule);
- * - key: the variable named by `--api-key-env NAME`, else the provider's (`OPENAI_API_KEY`,
- *   `ANTHROPIC_API_KEY`, `GOOGLE_GENERATIVE_AI_API_KEY` then `GEMINI_API_KEY`);
- * - secrets (`settingsSecrets`): the key, URL passwords, and every provider key variable that
- *   is set, so a tool that prints the environment shows none of them.
- * Throws `CliError` naming the flag or variable to set.
- *
- * @example
- * ```ts
- * const spec = parseModelSpec("openai:gpt-4o-mini"); // { provider: "openai", modelId: "gpt-4o-mini" }
- * ```
+ * Resolves the CLI's storage (`--db`, `ARBOR_DB`, `.arbor/arbor.db`) and model settings (`--model provider:model[:thinking]`, base URL, API, key
+ * variable) from flags, the environment and what the session recorded. `settingsSecrets` lists the key and every provider key that is set, for
+ * redaction. Throws `CliError` naming the flag or variable to set.
  */
 import { mkdirSync, statSync, type Stats } from "node:fs";
 import { dirname, resolve } from "node:path";
@@ -102,10 +81,7 @@ function statOrUndefined(path: string): Stats | undefined {
   }
 }
 
-/**
- * The suggestion for a bare model id: the one provider whose models look like it (gpt-…, o1…,
- * claude-…, gemini-…), else the generic form with a real id per provider.
- */
+/** The suggestion for a bare model id: the provider whose models look like it (gpt-…, claude-…, gemini-…), else the generic form. */
 function providerHint(modelId: string): string {
   const name = modelId.toLowerCase();
   if (/^(gpt-|chatgpt-|o\d)/.test(name)) return `e.g. --model openai:${modelId} (also for OpenAI-compatible servers with --base-url).`;
@@ -114,7 +90,7 @@ function providerHint(modelId: string): string {
   return `as --model <provider>:<model>, e.g. openai:gpt-4o-mini, anthropic:claude-sonnet-4-5 or google:gemini-2.5-flash (openai:<model> with --base-url for an OpenAI-compatible server).`;
 }
 
-/** Parses `provider:model`; a bare model id is refused with a `CliError` that names the providers (it used to mean `openai:model` silently). */
+/** Parses `provider:model`; a bare model id is refused with a `CliError` that names the providers. */
 export function parseModelSpec(text: string | undefined): ModelSpec {
   if (!text || text.trim() === "") {
     throw new CliError("No model given: pass --model provider:model (e.g. openai:gpt-4o-mini) or set ARBOR_MODEL.");
@@ -155,10 +131,7 @@ export interface RecordedEndpoint {
   contextWindow?: number;
 }
 
-/**
- * Resolves model flags; the key may be missing (the caller reports it after saving
- * the prompt). Order: flags, then the environment, then what the session recorded.
- */
+/** Resolves model flags: flags, then the environment, then what the session recorded. The key may be missing (reported after saving the prompt). */
 export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv = process.env, recorded: RecordedEndpoint = {}): ResolvedModelSettings {
   // An empty ARBOR_MODEL counts as unset, as an empty ARBOR_DB does.
   const parsed = parseModelSpec(flags.model ?? (env.ARBOR_MODEL || undefined) ?? recorded.model);
@@ -215,10 +188,7 @@ function urlPassword(url: string | undefined): string | undefined {
   }
 }
 
-/**
- * The values that must never reach the log or the model: the key, the base URL's password, and
- * every provider key variable (and base-URL password) set in `env`, whichever provider runs.
- */
+/** What must never reach the log or the model: the key, URL passwords, and every provider key variable set in `env`. */
 export function settingsSecrets(settings: ResolvedModelSettings, env: NodeJS.ProcessEnv = process.env): string[] {
   const keys = Object.values(PROVIDER_KEY_VARIABLES).flatMap((names) => names.map((name) => env[name]));
   const urls = Object.values(PROVIDER_BASE_URL_VARIABLES).map((name) => urlPassword(env[name]));

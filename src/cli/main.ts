@@ -1,25 +1,16 @@
 /**
- * The `arbor` command line (commander).
- *
- * Contract (ours): `main(argv)` never throws; it returns the process exit code.
- * Errors print one line on stderr naming what is wrong and what to do
- * (exit 2 for usage and input errors unless the command says otherwise).
- * `arbor run` exits 0 when the run is done, 1 when it failed, 130 when aborted, 3 when it
- * stopped for approval without a terminal to ask on (`--approve`). Without a command word the
- * arguments are pi's (`pi-argv.ts`): `chat` on a terminal, `run` otherwise or with `-p`.
- *
- * @example
- * ```ts
- * process.exitCode = await main(process.argv);
- * ```
+ * The `arbor` command line (commander). `main(argv)` never throws; it returns the exit code (2 for usage and input errors; `run`: 0 done, 1 failed,
+ * 130 aborted, 3 waiting for approval). Errors print one stderr line naming what to do. Without a command word the arguments are pi's (`pi-argv.ts`).
  */
 import { readFileSync } from "node:fs";
 import { Command, CommanderError } from "commander";
 import { piArgv } from "./pi-argv.ts";
 import { CliError, describeCliError } from "./cli-error.ts";
 import { registerApprovalCommands } from "./commands/approval-commands.ts";
+import { registerMcpCommands } from "./commands/mcp-commands.ts";
 import { registerEditCommands } from "./commands/edit-commands.ts";
 import { registerDoctorCommand } from "./commands/doctor.ts";
+import { registerKeysCommands } from "./commands/keys.ts";
 import { registerInspectCommands } from "./commands/inspect-commands.ts";
 import { registerModelCommands } from "./commands/model-commands.ts";
 import { registerReplayCommand } from "./commands/replay.ts";
@@ -50,12 +41,14 @@ export function buildProgram(exit: { code: number }): Command {
   registerInspectCommands(program, globals);
   registerEditCommands(program, globals);
   registerApprovalCommands(program, globals);
+  registerMcpCommands(program, globals);
   registerServeCommand(program, globals);
   registerWorkerCommand(program, globals);
   registerReplayCommand(program, globals, exit);
   registerWorkflowCommands(program, globals, exit);
   registerWorkspaceCommands(program, globals);
   registerDoctorCommand(program, globals, exit);
+  registerKeysCommands(program, globals);
   return program;
 }
 

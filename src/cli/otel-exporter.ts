@@ -1,27 +1,7 @@
 /**
- * The CLI's OpenTelemetry exporter: the standard `OTEL_EXPORTER_OTLP_*` variables turn on an OTLP
- * trace exporter for the commands that run a model (`run`, `chat`, `compact`, `checkout
- * --summarize`, `serve`).
- *
- * Contract (ours; variable names and their meaning are the OTel SDK environment specification's):
- * - nothing is loaded unless `OTEL_EXPORTER_OTLP_ENDPOINT` or `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`
- *   is set (and `OTEL_SDK_DISABLED` is not `true`): then `@opentelemetry/sdk-trace-base` and the
- *   protocol's exporter are imported dynamically, only the one asked for;
- * - the exporter reads the endpoint (`/v1/traces` appended to the generic one), headers and
- *   timeout from the environment itself; the protocol (`OTEL_EXPORTER_OTLP_TRACES_PROTOCOL`, else
- *   `OTEL_EXPORTER_OTLP_PROTOCOL`) is `http/protobuf` (`@opentelemetry/exporter-trace-otlp-proto`;
- *   also what an unset protocol means, as in the SDK environment specification) or `http/json`
- *   (`@opentelemetry/exporter-trace-otlp-http`); `grpc` and anything else are refused with a
- *   `CliError` (exit 2) naming the ones supported;
- * - `OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true` turns on content capture,
- *   `ARBOR_TELEMETRY_FLAVOR` picks the flavor (`both`, `gen_ai_only`, `openinference_only`);
- * - `shutdown()` flushes the batch of spans (the harness's `close()` calls it).
- *
- * @example
- * ```ts
- * const otel = await loadCliTelemetry(process.env);
- * const harness = await createHarness({ ...options, ...(otel ? { telemetry: otel.telemetry } : {}) });
- * ```
+ * The CLI's OpenTelemetry exporter: nothing is loaded unless `OTEL_EXPORTER_OTLP_ENDPOINT` (or the traces one) is set; then the OTLP exporter of the
+ * protocol asked for (`http/protobuf` by default, or `http/json`; others are a `CliError`) is imported dynamically and reads the standard variables
+ * itself. `shutdown()` flushes the spans.
  */
 import type { TelemetryFlavor, TelemetryOptions } from "../telemetry/options.ts";
 import { TELEMETRY_FLAVORS } from "../telemetry/options.ts";
@@ -35,12 +15,7 @@ export interface CliTelemetry {
 
 /**
  * Loads the exporter when the environment asks for one (see the module contract).
- *
  * @throws CliError (exit 2) for an unsupported protocol or flavor.
- * @example
- * ```ts
- * await loadCliTelemetry({ OTEL_EXPORTER_OTLP_ENDPOINT: "http://127.0.0.1:4318" });
- * ```
  */
 export async function loadCliTelemetry(env: NodeJS.ProcessEnv): Promise<CliTelemetry | undefined> {
   const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT || env.OTEL_EXPORTER_OTLP_ENDPOINT;

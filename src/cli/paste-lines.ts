@@ -1,20 +1,9 @@
 /**
- * Keeps a paste one message in a readline chat: bracketed paste (terminal mode 2004) marks where
- * a paste starts and ends, and the lines ended inside it are held until the line that ends after
- * it (Enter), then handed on as one text joined with `\n`.
- *
- * Contract (ours):
- * - only on a terminal (`terminal: true`): mode 2004 is switched on at start and off at `stop()`;
- *   elsewhere `take` returns every line as it is;
- * - `take(line)` returns `undefined` while the line belongs to a paste still being entered, else
- *   the whole message (held lines and this one);
- * - Node's keypress parser names the markers `paste-start` and `paste-end`.
- *
+ * Keeps a paste one message in a readline chat: on a terminal, bracketed paste (mode 2004, on at start, off at `stop()`) marks the paste, and
+ * `take(line)` returns `undefined` for lines inside it, then the whole message joined with `\n`. Elsewhere every line passes as is.
  * @example
- * ```ts
  * const paste = trackPastes(process.stdin.isTTY === true);
  * lines.on("line", (line) => { const message = paste.take(line); if (message !== undefined) send(message); });
- * ```
  */
 /** See the module contract. */
 export interface PasteTracker {

@@ -1,21 +1,6 @@
 /**
- * pi's command line on top of Arbor's: `arbor [options] [@files...] [messages...]` without a
- * command word runs the agent as `pi` does.
- *
- * Contract (ours; pi 0.73.1's `pi [options] [messages...]`):
- * - the root options (`--db`, `--tenant`, `--retention`, with a value) stay first; if the next
- *   word is a command, `-h`/`--help` or `-v`/`--version`, argv is left as it is;
- * - otherwise `chat` is inserted when stdin and stdout are both terminals and no `-p`/`--print`
- *   was given, else `run` (pi's print mode: one answer, then exit);
- * - nothing at all after the root options: `chat` on a terminal; elsewhere argv is left alone
- *   (the help, exit 2);
- * - `-p`/`--print` is dropped when it chose `run` (run prints and exits anyway).
- *
- * @example
- * ```ts
- * piArgv(["node", "arbor", "-c", "go on"], ["run", "chat"], { stdin: false, stdout: false });
- * // ["node", "arbor", "run", "-c", "go on"]
- * ```
+ * pi's command line on top of Arbor's: without a command word after the root options, `chat` is inserted when stdin and stdout are terminals and no
+ * `-p`/`--print` was given, else `run` (pi's print mode). Commands, help and version leave argv as it is.
  */
 
 const ROOT_OPTIONS_WITH_VALUE = new Set(["--db", "--tenant", "--retention"]);

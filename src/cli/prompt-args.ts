@@ -1,19 +1,6 @@
 /**
- * The first prompt from the command line, as pi builds it: piped stdin, then `@file` arguments
- * (each file's text in a `<file name="…">` block), then the message words.
- *
- * Contract (ours; pi 0.73.1's `@file` arguments and piped stdin):
- * - a word `@path` (path relative to `baseDir`) names a text file; it is read as UTF-8 and
- *   becomes `<file name="/abs/path">\n<text>\n</file>`; a missing path, a folder or a binary file
- *   (a NUL byte; pi attaches images, Arbor does not yet) is a `CliError` naming it;
- * - the parts are joined with a blank line; stdin that is empty or only blank adds nothing;
- * - the result is trimmed; "" when nothing was given.
- *
- * @example
- * ```ts
- * promptFromArgs(["@README.md", "summarize", "this"], "", process.cwd());
- * // '<file name="/repo/README.md">\n…\n</file>\n\nsummarize this'
- * ```
+ * The first prompt from the command line, as pi builds it: piped stdin, then `@file` arguments as `<file name="…">` blocks (missing, folder or
+ * binary files are a `CliError`), then the message words, joined by blank lines and trimmed.
  */
 import { readFileSync, statSync } from "node:fs";
 import { resolve } from "node:path";

@@ -1,14 +1,8 @@
 /**
  * ASCII rendering of a session tree for `arbor tree`.
  *
- * Contract (ours): one line per entry, children indented under their parent in
- * time order; the current leaf is marked `*`; labels are shown as `[label]`;
- * compactions and branch summaries are named. Pure: no I/O.
- *
- * @example
- * ```ts
- * console.log(renderTree(view.getTree(), { leafId: view.leafId }));
- * ```
+ * Contract (ours): one line per entry, children indented under their parent in time order; the current leaf is marked `*`; labels are shown as
+ * `[label]`; compactions and branch summaries are named. Pure: no I/O.
  */
 import type { SessionEntry } from "../core/entries.ts";
 import { messageText } from "../core/messages.ts";

@@ -1,31 +1,7 @@
 /**
- * Prints a run for people (streamed text, one status line per tool call, a
- * spinner while waiting) or as JSON lines of the logged events (`--json`).
- *
- * Contract (ours):
- * - text mode: assistant text deltas go to stdout as they are logged, each assistant
- *   message ending its line (at its `message.ended`); text of a kept message whose deltas the
- *   printer never saw (the log deletes them once the message ended, `delta-retention.ts`, and
- *   a fast reply commits deltas and end together) is printed from its entry then; each
- *   finished tool call prints one line `• name args → ok|error (N ms)` (the call's arguments
- *   are read from the stream's activity projection, `src/store/session-activity.ts`, which the
- *   printer advances with each event, and else from any assistant message of the stream seen
- *   in the catch-up: a run resumed after an approval runs calls an earlier run's assistant
- *   message made), then the first lines of its output (`TOOL_OUTPUT_LINES`, indented; the
- *   count of lines left out after them); a provider error prints one line on stderr;
- * - the spinner (ora) runs on stderr only when stdout and stderr are TTYs of at least one
- *   column and `TERM` is not `dumb`, while waiting for the model and while tools run; it never
- *   touches stdin (ora's `discardStdin` is off: it would pause stdin and reset raw mode under
- *   the chat's line editor), and it stops when the terminal is resized to zero columns (ora
- *   divides by the width);
- * - JSON mode: every logged event after `afterPosition`, one JSON object per line;
- * - `stop()` unsubscribes and clears the spinner.
- *
- * @example
- * ```ts
- * const printer = printRun(harness.events$, { json: false, afterPosition: head });
- * await harness.prompt("hi"); printer.stop();
- * ```
+ * Prints a run for people (streamed assistant text, one `• name args → ok|error (N ms)` line per tool call with the first lines of its output, a
+ * spinner on stderr when both streams are TTYs) or as JSON lines of the logged events (`--json`). Text whose deltas the log already deleted is
+ * printed from its entry. The spinner never touches stdin (it would reset raw mode under the chat's editor). `stop()` unsubscribes.
  */
 import ora, { type Ora } from "ora";
 import type { Observable } from "rxjs";
@@ -33,7 +9,8 @@ import { isKnownEntry } from "../core/entries.ts";
 import type { ToolCall } from "../core/messages.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isArborEvent } from "../store/events/catalogue.ts";
-import { emptyActivity, foldActivity, type SessionActivity } from "../store/session-activity.ts";
+import { emptyActivity, foldActivity, type SessionActivity } from "../store/session/session-activity.ts";
+import { ignoreUnknown } from "../core/exhaustive.ts";
 
 const ARG_PREVIEW = 80;
 /** Lines of a tool's output shown under its status line. */
@@ -62,10 +39,7 @@ function preview(args: Record<string, unknown>): string {
 /** A running printer. */
 export interface RunPrinter {
   stop(): void;
-  /**
-   * Resolves once the event at stream `version` was delivered (at once if it was).
-   * Logs whose subscriptions deliver asynchronously (PostgreSQL) need it before `stop()`.
-   */
+  /** Resolves once the event at stream `version` was delivered; logs that deliver asynchronously (PostgreSQL) need it before `stop()`. */
   caughtUp(version: number): Promise<void>;
   /** True once an error line (model error or run failure) was printed. */
   reportedError(): boolean;
@@ -225,6 +199,29 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           if (data.status === "aborted") process.stderr.write("arbor: run aborted\n");
           break;
         }
+        case "session.created": case "session.deleted":
+        case "leaf.moved":
+        case "run.resumed":
+        case "turn.ended":
+        case "message.started":
+        case "tool.updated":
+        case "queue.changed":
+        case "retry.started": case "retry.ended":
+        case "approval.requested": case "approval.ended":
+        case "hook.applied": case "hook.failed":
+        case "agent.started": case "agent.ended":
+        case "summary.started": case "summary.ended":
+        case "workflow.started": case "workflow.ended":
+        case "step.started": case "step.updated": case "step.ended":
+        case "workspace.checkpointed": case "workspace.restored":
+        case "memory.written": case "memory.deleted":
+        case "task.queued": case "task.claimed": case "task.released": case "task.ended":
+        case "control.requested": case "control.ended":
+        case "elicitation.requested": case "elicitation.answered":
+        case "budget.reserved": case "budget.settled": case "budget.exceeded":
+          break;
+        default:
+          ignoreUnknown(event);
       }
     },
     // A subscription that ends (log closed, read error) releases whoever waits to catch up.

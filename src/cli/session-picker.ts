@@ -1,15 +1,6 @@
 /**
- * `-r/--resume` on a line terminal: the newest sessions, numbered, and the number typed picks one.
- *
- * Contract (ours; pi opens a full-screen selector): lists at most `PICKER_ROWS` sessions, the most
- * recently changed first (`store.listNewestFirst()`), as `N. <short id> <changed> <name or first
- * message>`; a number picks that session, an empty line or end of input cancels (`CliError`, exit
- * 1: nothing was started); no sessions is a `CliError` too. Needs stdin on a terminal or a pipe.
- *
- * @example
- * ```ts
- * const sessionId = await pickSession(store);
- * ```
+ * `-r/--resume` on a line terminal: the newest `PICKER_ROWS` sessions, numbered; the number typed picks one; an empty line, end of input or no
+ * sessions is a `CliError`.
  */
 import { createInterface } from "node:readline/promises";
 import { CliError } from "./cli-error.ts";

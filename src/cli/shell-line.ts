@@ -1,25 +1,18 @@
 /**
- * `!cmd` and `!!cmd` in the chat (pi): runs a shell command in the session's folder and shows its
- * output; `!cmd` also puts it in the context for the next model call, `!!cmd` does not.
- *
- * Contract (ours; pi's `bashExecution` messages):
- * - the command runs with `/bin/sh -c` in `cwd`, unconfined (like pi: the user typed it, not the
- *   model), stdin closed, for at most `timeoutMs` (default 120 s, then killed);
- * - output is stdout and stderr interleaved as they came, cut to its last `SHELL_OUTPUT_CHARS`
- *   characters (the cut is said);
- * - `contextText` is pi's wording: "Ran `cmd`", the output fenced (or "(no output)"), and the exit
- *   code when it was not 0.
- *
- * @example
- * ```ts
- * const result = await runShellLine("ls", process.cwd());
- * console.log(result.output, result.exitCode);
- * ```
+ * `!cmd` and `!!cmd` in the chat (pi): runs the command with `/bin/sh -c` in the session's folder, unconfined (the user typed it), for at most
+ * `timeoutMs`; output is interleaved and cut to its last `SHELL_OUTPUT_CHARS`. `!cmd` also puts pi's `contextText` in the next model call.
  */
 import { spawn } from "node:child_process";
 
 /** The most output kept (characters, the end kept). */
 export const SHELL_OUTPUT_CHARS = 20_000;
+
+/** What a `!cmd` entry keeps in its `details` (so a UI can draw it again as it was shown). */
+export interface ShellDetails {
+  command: string;
+  output: string;
+  exitCode: number | null;
+}
 
 /** What a `!` command did. */
 export interface ShellLineResult {

@@ -1,19 +1,6 @@
 /**
- * The chat's status line, printed after each run on a terminal (pi's footer, as one line):
- * model, thinking level, tokens in and out, cost, context use, session short id, sandbox.
- *
- * Contract (ours):
- * - tokens are the session's totals over every branch (`getStats()`): `↑` input (cache reads and
- *   writes included), `↓` output; unknown figures are left out, never shown as 0;
- * - context is the last assistant message on the current branch: its input, cache and output
- *   tokens over the model's context window, as a whole percent; left out when either is unknown;
- * - the sandbox is the first word of its description (`none`, `bubblewrap`).
- *
- * @example
- * ```ts
- * statusLine({ model: "openai:gpt-4o", thinking: "off", stats, contextTokens: 3_000, contextWindow: 128_000, shortId: "7a4a03a1", sandbox: "none (…)" });
- * // "openai:gpt-4o · thinking off · ↑12,000 ↓800 · $0.0123 · context 2% of 128k · 7a4a03a1 · sandbox none"
- * ```
+ * The chat's status line after each run (pi's footer as one line): model, thinking level, tokens in/out over every branch, cost, context use of the
+ * last assistant as a percent of the window, short id, sandbox. Unknown figures are left out, never shown as 0.
  */
 import type { AgentMessage } from "../core/messages.ts";
 import type { SessionStats } from "../store/session-types.ts";

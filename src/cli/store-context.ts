@@ -1,50 +1,27 @@
 /**
- * Opens the CLI's event log and session repository, and resolves session and
- * entry references typed by the user.
- *
- * Contract (ours):
- * - a session reference is a full id, a unique prefix of one, or (4 characters or more) a
- *   unique prefix of a short id: the last 8 hex digits of the id (`shortSessionId`; UUIDv7 ids made within a minute share
- *   their first 8 characters, their random tails do not); `latest` means the most recently
- *   modified session;
- * - an ambiguous or unknown reference throws `CliError` listing what matched;
- * - `latest` is the session whose stream was appended to most recently (a fresh fork
- *   counts, unlike pi's "last message time"; an imported session counts from its own latest
- *   entry, not the import); `arbor sessions` lists in that order;
- * - `mustExist` stores refuse a missing database file instead of creating one; `readOnly`
- *   stores (the commands that only read) also open the log without writing anything (no WAL
- *   switch, no migration), so they work on read-only files, folders and mounts;
- * - `--retention` (or `ARBOR_RETENTION`): `delete-deltas` (the default) opens a
- *   writable log with `retention.endedMessageDeltas: "delete"` (the streamed deltas of a message
- *   are deleted once it ended and was kept; its entry has the text), `drop-deltas` with `"drop"`
- *   (their text is emptied, the rows stay), `keep` keeps them; anything else is a `CliError`;
- * - a writable SQLite store opens the snapshot file beside the log (`arbor.snapshots.db`,
- *   `openSnapshotsBeside`; a cache, skipped when unusable), so a large session opens from its
- *   checkpoint instead of folding its whole stream; read-only and PostgreSQL stores have none;
- * - `close()` must be called; it closes the log (and the snapshot file).
- *
- * @example
- * ```ts
- * const store = openStore({ db: undefined });
- * try { const session = await store.openSession("0192"); } finally { await store.close(); }
- * ```
+ * Opens the CLI's event log and session repository and resolves session references: a full id, a unique prefix, a unique prefix of the short id
+ * (last 8 hex digits), or `latest` (most recently appended); anything else is a `CliError` listing the matches. `readOnly` stores write nothing;
+ * `--retention` picks the delta retention; writable SQLite stores open the snapshot cache beside the log. `close()` must be called.
  */
 import { existsSync } from "node:fs";
 import type { CustomEntry } from "../core/entries.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { sessionActorOf } from "../machines/session-actor.ts";
-import { createRedactingEventLog } from "../store/redacting-event-log.ts";
+import { createRedactingEventLog } from "../store/log/redacting-event-log.ts";
 import type { SessionSummary } from "../store/session-types.ts";
-import { createPostgresEventLog } from "../store/pg-event-log.ts";
-import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
+import { createPostgresEventLog } from "../store/postgres/pg-event-log.ts";
+import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
-import { openSnapshotsBeside } from "../store/session-snapshots.ts";
+import { openSnapshotsBeside } from "../store/session/session-snapshots.ts";
+import { keyFileBeside } from "../store/crypto/sqlite-data-keys.ts";
+import { encryptionFromEnv } from "./encryption-env.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { SessionNotFoundError } from "../core/errors.ts";
 import { CliError } from "./cli-error.ts";
 import { isPostgresUrl, resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
+import type { DeltaRetentionMode } from "../core/vocabulary.ts";
 
 /** The custom entry type recording the endpoint a session last ran against (no key). */
 export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
@@ -52,6 +29,10 @@ export const ENDPOINT_ENTRY_TYPE = "arbor.endpoint";
 /** An open log plus repository. */
 export interface CliStore {
   readonly dbPath: string;
+  /** The PostgreSQL connection string (with its password) when the store is PostgreSQL. */
+  readonly postgresUrl?: string;
+  /** The tenant whose sessions this store sees (`--tenant`, `ARBOR_TENANT`, else `default`). */
+  readonly tenant: string;
   /** The whole log (every tenant's streams), for readers that need events, e.g. `arbor replay`. */
   readonly log: EventLog;
   readonly repo: SessionRepository;
@@ -67,7 +48,7 @@ export interface CliStore {
   close(): Promise<void>;
 }
 
-const RETENTION_POLICIES: Record<string, "keep" | "drop" | "delete" | undefined> = { keep: "keep", "drop-deltas": "drop", "delete-deltas": "delete" };
+const RETENTION_POLICIES: Record<string, DeltaRetentionMode | undefined> = { keep: "keep", "drop-deltas": "drop", "delete-deltas": "delete" };
 
 /** Opens the database named by `--db`, `ARBOR_DB` or `.arbor/arbor.db`. */
 export function openStore(flags: { db?: string; tenant?: string; retention?: string }, options: { mustExist?: boolean; readOnly?: boolean; allTenants?: boolean } = {}): CliStore {
@@ -84,14 +65,22 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
   if (mustExist && !postgres && !existsSync(dbPath)) {
     throw new CliError(`No Arbor database at ${dbPath} yet (the default is .arbor/arbor.db in the current directory). Pass --db PATH or set ARBOR_DB to use another, or start a session with: arbor run --model openai:<model> "your prompt".`, 1);
   }
-  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor", ...retention, ...(options.readOnly === true ? { readOnly: true } : {}) }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true, ...retention }));
+  // ARBOR_ENCRYPTION_KEY: every session sealed with its own data key (docs/privacy.md).
+  const encryption = encryptionFromEnv(process.env);
+  // A store created encrypted is only ever opened with its key: without it a run would write its
+  // session (and a snapshot file) in clear beside the sealed ones.
+  if (!encryption && !postgres && existsSync(keyFileBeside(dbPath))) {
+    throw new CliError(`${dbPath} is an encrypted store (its key file ${keyFileBeside(dbPath)} is beside it), and ARBOR_ENCRYPTION_KEY is not set: set it to the store's master key. Nothing was read or written.`, 2);
+  }
+  const sealed = encryption ? { encryption } : {};
+  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor", ...retention, ...sealed, ...(options.readOnly === true ? { readOnly: true } : {}) }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true, ...retention, ...sealed }));
   if (postgres) {
     const password = new URL(target).password;
     if (password) log.addSecret(decodeURIComponent(password));
   }
-  // One tenant's sessions (default `default`); another tenant's look exactly like missing ones.
-  // Snapshots beside a writable SQLite log make large sessions open without folding their whole stream.
-  const snapshots = postgres || options.readOnly === true ? undefined : openSnapshotsBeside(dbPath);
+  // One tenant's sessions (default `default`); another tenant's look exactly like missing ones. Snapshots beside a writable SQLite log make large
+  // sessions open without folding their whole stream. Snapshots hold entries in clear: an encrypted store keeps none.
+  const snapshots = postgres || encryption || options.readOnly === true ? undefined : openSnapshotsBeside(dbPath);
   const repo = createSessionRepository({ log, ...(snapshots ? { snapshots } : {}), ...(options.allTenants ? {} : { tenant }) });
   const resolveSessionId = async (reference: string): Promise<string> => {
     const sessions = await repo.list();
@@ -122,6 +111,8 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
   };
   return {
     dbPath,
+    ...(postgres ? { postgresUrl: target } : {}),
+    tenant,
     log,
     repo,
     resolveSessionId,
@@ -147,10 +138,7 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
   };
 }
 
-/**
- * True when the log named by `--db`/`ARBOR_DB`/the default exists (always for PostgreSQL); a bad
- * path (a folder, a file where a folder should be, an empty `--db`) throws `CliError`.
- */
+/** True when the log `--db`/`ARBOR_DB`/the default names exists (always for PostgreSQL); a bad path throws `CliError`. */
 export function storeExists(flags: { db?: string }): boolean {
   const target = resolveDbPath(flags.db, process.env, process.cwd(), { create: false });
   return isPostgresUrl(target) || existsSync(target);
@@ -167,23 +155,12 @@ function displayUrl(url: string): string {
   }
 }
 
-/**
- * The short id of a session, shown by `arbor sessions` and accepted wherever a session is named:
- * the last 8 hex digits of its id (the random tail of a UUIDv7).
- *
- * @example
- * ```ts
- * shortSessionId("01a231d7-fdea-7238-8369-d11c079a1b3b"); // "079a1b3b"
- * ```
- */
+/** The short id of a session (`arbor sessions`, accepted wherever a session is named): the last 8 hex digits, a UUIDv7's random tail. */
 export function shortSessionId(id: string): string {
   return id.replace(/-/g, "").slice(-8);
 }
 
-/**
- * Resolves an entry reference within a session: a full id, a label (the entry that label
- * names now), or a unique id prefix, in that order. Throws `CliError` for none or several.
- */
+/** Resolves an entry reference: a full id, a label, or a unique id prefix, in that order. Throws `CliError` for none or several. */
 export function resolveEntryId(session: SessionHandle, reference: string): string {
   if (reference.trim() === "") throw new CliError(`No entry given: name one by its id, a unique prefix of it, or its label. See them with: arbor tree ${session.id}`);
   if (session.view.getEntry(reference)) return reference;

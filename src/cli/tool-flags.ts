@@ -1,17 +1,6 @@
 /**
- * The CLI flags that confine the coding tools: `--sandbox`, `--allow-network`, `--env NAME`,
- * `--allow-hard-links`, and their ExecutionEnv options.
- *
- * Contract (ours):
- * - `--sandbox none` (default) or `--sandbox bubblewrap`; anything else is a usage error naming
- *   the accepted modes; `--allow-network` without bubblewrap is refused (nothing to allow);
- * - `--env NAME` (repeatable, `PREFIX*` allowed) adds to the default environment allowlist;
- * - {@link toolEnvOptions} returns the ExecutionEnv options for `root`.
- *
- * @example
- * ```ts
- * const env = createExecutionEnv(toolEnvOptions(cwd, { sandbox: "bubblewrap", env: ["GOPATH"] }));
- * ```
+ * The CLI flags that confine the coding tools (`--sandbox none|bubblewrap`, `--allow-network`, `--env NAME`, `--allow-hard-links`) and their
+ * ExecutionEnv options; a bad mode, or `--allow-network` without bubblewrap, is a usage error.
  */
 import type { Command } from "commander";
 import { DEFAULT_ENV_ALLOWLIST, type ExecutionEnvOptions } from "../adapters/execution-env.ts";
@@ -25,6 +14,8 @@ export interface ToolFlags {
   allowHardLinks?: boolean;
   /** `--checkpoints`: record the files under `--cwd` (workspace checkpoints). */
   checkpoints?: boolean;
+  /** `--mcp <name>=<command or URL>` (repeatable; `mcp-config.ts`). */
+  mcp?: string[];
 }
 
 /** Adds the tool-confinement flags to a command. */
@@ -34,17 +25,13 @@ export function withToolFlags(command: Command): Command {
     .option("--allow-network", "let bash commands use the network under --sandbox bubblewrap")
     .option("--env <name>", "also pass this environment variable to bash commands (repeatable; NAME or PREFIX*)", (value: string, previous: string[] = []) => [...previous, value])
     .option("--allow-hard-links", "let the file tools read files that have more than one hard link")
+    .option("--mcp <name=command|url>", "use the tools of this MCP server: name=https://host/mcp (Streamable HTTP) or name=\"command args\" (stdio); repeatable; adds to and overrides .arbor/mcp.json (docs/mcp.md)", (value: string, previous: string[] = []) => [...previous, value])
     .option("--checkpoints", "record the files under --cwd in the log after each tool call that changes them, so checkout --files and fork --files can put them back (on by itself for a session that recorded them before; docs/workspace.md)");
 }
 
 /**
  * The ExecutionEnv options for the flags.
- *
  * @throws CliError for an unknown `--sandbox` mode, or `--allow-network` without bubblewrap.
- * @example
- * ```ts
- * toolEnvOptions("/work/project", { sandbox: "bubblewrap", allowNetwork: true });
- * ```
  */
 export function toolEnvOptions(root: string, flags: ToolFlags): ExecutionEnvOptions {
   const mode = flags.sandbox ?? "none";

@@ -1,19 +1,6 @@
 /**
- * The CLI's workspace work (`arbor workspace diff|export`, `checkout --files`, `fork --files`):
- * a recorder over a session opened from the CLI's store, writing through the session's writer.
- *
- * Contract (ours; `docs/workspace.md`):
- * - the workspace root is the session's recorded folder (`--cwd` overrides it);
- * - `diff` prints one line per path a restore would change: `A` (created), `M` (changed), `D`
- *   (deleted), in the order a restore applies them; nothing when the tree matches;
- * - a restore that found unrecorded work says so and names the checkpoint and entry to restore
- *   to get it back.
- *
- * @example
- * ```ts
- * const recorder = cliWorkspace(store, session, flags.cwd);
- * process.stdout.write(await describeRestore(recorder, entryId));
- * ```
+ * The CLI's workspace work (`workspace diff|export`, `checkout --files`, `fork --files`, `docs/workspace.md`): a recorder rooted at the session's
+ * folder (or `--cwd`); `diff` prints `A`/`M`/`D` lines in restore order; a restore names how to get unrecorded work back.
  */
 import { lstatSync } from "node:fs";
 import { resolve } from "node:path";
@@ -27,14 +14,7 @@ import { resolveSessionCwd } from "./agent-setup.ts";
 import { CliError } from "./cli-error.ts";
 import type { CliStore } from "./store-context.ts";
 
-/**
- * The recorder of `session` over the CLI's store, rooted at `--cwd` or the session's folder.
- *
- * @example
- * ```ts
- * const recorder = cliWorkspace(store, session, undefined);
- * ```
- */
+/** The recorder of `session` over the CLI's store, rooted at `--cwd` or the session's folder. */
 export function cliWorkspace(store: CliStore, session: SessionHandle, cwd: string | undefined): WorkspaceRecorder {
   const root = resolve(resolveSessionCwd(cwd, session.view.info.cwd, session.id));
   return createWorkspaceRecorder({
@@ -50,27 +30,13 @@ export function cliWorkspace(store: CliStore, session: SessionHandle, cwd: strin
   });
 }
 
-/**
- * True when the session has recorded its workspace (so a resumed run keeps recording it).
- *
- * @example
- * ```ts
- * if (await hasWorkspaceCheckpoints(store.log, id)) options.workspace = { root: cwd };
- * ```
- */
+/** True when the session has recorded its workspace (so a resumed run keeps recording it). */
 export async function hasWorkspaceCheckpoints(log: EventLog, sessionId: string): Promise<boolean> {
   const events = await log.readStream(sessionStreamId(sessionId));
   return events.some((event) => isEventOfType(event, "workspace.checkpointed"));
 }
 
-/**
- * The `A`/`M`/`D` lines of what a restore to `entryId` would change.
- *
- * @example
- * ```ts
- * process.stdout.write(await diffLines(recorder, entryId));
- * ```
- */
+/** The `A`/`M`/`D` lines of what a restore to `entryId` would change. */
 export async function diffLines(recorder: WorkspaceRecorder, entryId: string | null): Promise<string> {
   const changes = await recorder.diff(entryId);
   const exists = (path: string) => {
@@ -84,14 +50,7 @@ export async function diffLines(recorder: WorkspaceRecorder, entryId: string | n
   return changes.map((change) => `${change.node === null ? "D" : exists(change.path) ? "M" : "A"} ${change.path}\n`).join("");
 }
 
-/**
- * One line saying what a restore did, and how to undo it when it saved unrecorded work.
- *
- * @example
- * ```ts
- * process.stdout.write(restoreLine(await recorder.restore(entryId), entryId, session.id));
- * ```
- */
+/** One line saying what a restore did, and how to undo it when it saved unrecorded work. */
 export function restoreLine(result: WorkspaceRestoreResult, entryId: string | null, sessionId: string): string {
   const saved =
     result.savedCheckpointId === undefined
@@ -107,15 +66,7 @@ async function requireCheckpoints(store: CliStore, session: SessionHandle): Prom
   }
 }
 
-/**
- * `checkout --files`: restores the folder to the files recorded at the checkout's new position
- * (a user message's parent, else the entry itself) and returns the line to print.
- *
- * @example
- * ```ts
- * const line = await restoreFilesForCheckout(store, session, targetId);
- * ```
- */
+/** `checkout --files`: restores the folder to the files recorded at the new position and returns the line to print. */
 export async function restoreFilesForCheckout(store: CliStore, session: SessionHandle, targetId: string): Promise<string> {
   await requireCheckpoints(store, session);
   const target = session.view.getEntry(targetId);
@@ -125,15 +76,7 @@ export async function restoreFilesForCheckout(store: CliStore, session: SessionH
   return restoreLine(result, filesAt, session.id);
 }
 
-/**
- * `fork --files`: records the source's unrecorded work, forks, and puts the folder back to the
- * files recorded at the fork point.
- *
- * @example
- * ```ts
- * const { fork, line } = await forkWithFiles(store, session, entryId);
- * ```
- */
+/** `fork --files`: records the source's unrecorded work, forks, and puts the folder back to the files recorded at the fork point. */
 export async function forkWithFiles(store: CliStore, session: SessionHandle, entryId: string | undefined): Promise<{ fork: SessionHandle; line: string }> {
   await requireCheckpoints(store, session);
   const saved = await cliWorkspace(store, session, undefined).sync();

@@ -1,24 +1,7 @@
 /**
- * Branch summarization: the entries a move leaves behind and their summary (the move
- * itself, `moveTo`, is the navigation actor's, `navigation.ts`).
- *
- * Contract (source: pi 0.73.1 `navigateTree` and `branch-summarization.ts`,
- * `docs/pi-parity.md`; ours where marked):
- * - the abandoned entries run from the old leaf back to (excluding) the deepest
- *   common ancestor of the old leaf and the target, oldest first;
- * - {@link prepareBranchEntries} walks them newest first, skipping tool results,
- *   until the token budget (window or 128,000, minus `branchSummaryReserveTokens`)
- *   would be exceeded; a compaction or branch summary still fits while under 90 %
- *   of the budget; file operations come from every entry (pi);
- * - the summary call has no tools and maxTokens 2048; the stored summary is a
- *   preamble + the model text + `<read-files>`/`<modified-files>`;
- * - {@link summarizeBranch} never throws: a failed or aborted call is an outcome.
- *
- * @example
- * ```ts
- * const { entries } = collectEntriesForBranchSummary(session.view, session.view.leafId, targetId);
- * const outcome = await summarizeBranch(entries, { model, reserveTokens: 16_384 });
- * ```
+ * Branch summarization: the entries a move leaves behind (from the old leaf back to the common ancestor, oldest first) and their summary.
+ * {@link prepareBranchEntries} keeps the newest within the token budget, skipping tool results; the call has no tools and maxTokens 2048; the summary
+ * carries `<read-files>`/`<modified-files>`. {@link summarizeBranch} never throws.
  */
 import type { BranchSummaryEntry, SessionEntry } from "../core/entries.ts";
 import type { AgentMessage, Usage } from "../core/messages.ts";
@@ -34,22 +17,15 @@ import { estimateTokens } from "./tokens.ts";
 
 /**
  * Max output tokens of a branch summary call. Source: pi.
- *
  * @example
- * ```ts
  * request.maxTokens = BRANCH_SUMMARY_MAX_TOKENS; // 2048
- * ```
  */
 export const BRANCH_SUMMARY_MAX_TOKENS = 2048;
 
 /**
- * The entries abandoned when moving from `oldLeafId` to `targetId`, oldest first,
- * and their deepest common ancestor. Source: pi.
- *
+ * The entries abandoned when moving from `oldLeafId` to `targetId`, oldest first, and their deepest common ancestor. Source: pi.
  * @example
- * ```ts
  * const { entries, commonAncestorId } = collectEntriesForBranchSummary(session.view, session.view.leafId, targetId);
- * ```
  */
 export function collectEntriesForBranchSummary(
   view: Pick<SessionView, "getBranch" | "getEntry">,
@@ -80,11 +56,8 @@ export function collectEntriesForBranchSummary(
 /**
  * The messages of abandoned entries that fit in `tokenBudget` (tokens; 0 = no
  * limit), newest kept first, plus file operations of all entries. Source: pi.
- *
  * @example
- * ```ts
  * const { messages, fileOps, totalTokens } = prepareBranchEntries(entries, 100_000);
- * ```
  */
 export function prepareBranchEntries(
   entries: readonly SessionEntry[],
@@ -118,11 +91,8 @@ export function prepareBranchEntries(
 
 /**
  * Outcome of {@link summarizeBranch}.
- *
  * @example
- * ```ts
  * const outcome: BranchSummaryOutcome = await summarizeBranch(entries, { model, reserveTokens: 16_384 });
- * ```
  */
 export type BranchSummaryOutcome =
   | { ok: true; summary: string; details: { readFiles: string[]; modifiedFiles: string[] }; usage?: Usage }
@@ -131,11 +101,8 @@ export type BranchSummaryOutcome =
 /**
  * Summarizes abandoned entries with `model` (no tools, maxTokens 2048). Never throws.
  * Nothing to summarize gives pi's "No content to summarize" without a model call.
- *
  * @example
- * ```ts
  * const outcome = await summarizeBranch(entries, { model, contextWindow: 128_000, reserveTokens: 16_384 });
- * ```
  */
 export async function summarizeBranch(
   entries: readonly SessionEntry[],

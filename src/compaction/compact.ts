@@ -1,34 +1,8 @@
 /**
- * Running a compaction: the manual `compact()` API and `runCompaction()` used by
- * the between-turns and overflow hooks.
- *
- * Contract (ours; pi's manual compact errors, `docs/pi-parity.md`):
- * - `compact` runs in the session's operation slot as `compacting`
- *   (`src/machines/session-actor.ts`): refused with `SessionBusyError` while a run, a
- *   navigation or another compaction holds it; while it runs, `moveTo` and `prompt` are
- *   refused; `runCompaction` is the work itself, for callers that already hold the slot
- *   (the run's between-turns and overflow hooks);
- * - the summary model is `settings.summarizationModel` if set, else `model`;
- *   maxTokens = floor(0.8 × reserveTokens);
- * - the keep-recent budget is `keepRecentTokens`, capped at half the room below
- *   the threshold when the model's window is known (`effectiveKeepRecentTokens`);
- * - `signal` (or `abort()` on the session) aborts: the outcome is `cancelled` and no entry
- *   is appended (the summary call's `summary.started` / `summary.ended` are logged);
- * - `runCompaction` returns a {@link CompactionOutcome} for everything that can go
- *   wrong while compacting; it throws only `HarnessConfigError` for invalid `settings`;
- * - `compact` returns the appended entry or throws: `CompactionError`
- *   (`COMPACTION_REFUSED`: nothing to compact, already compacted, a tool batch in
- *   flight, cancelled by a hook or aborted; `details.reason` says which), `CompactionFailedError`
- *   (`COMPACTION_FAILED`: the summary call failed, a hook threw or supplied an
- *   invalid compaction, the session changed meanwhile), `SessionBusyError` (the slot is
- *   not idle);
- * - `sessionCompact` is called after the entry is stored; its errors are ignored.
- *
- * @example
- * ```ts
- * const entry = await compact(session, { model, customInstructions: "keep the failing test names" });
- * console.log(entry.tokensBefore, entry.firstKeptEntryId);
- * ```
+ * Running a compaction: `compact()` runs in the session's slot as `compacting` (`SessionBusyError` otherwise) and returns the entry or throws
+ * `CompactionError` (`COMPACTION_REFUSED`, `details.reason`) / `CompactionFailedError`; `runCompaction()` is the work itself for callers holding the
+ * slot, returning a {@link CompactionOutcome} (throws only `HarnessConfigError`). Summary maxTokens = floor(0.8 × reserveTokens); an abort appends
+ * nothing.
  */
 import { createActor, toPromise } from "xstate";
 import type { CompactionEntry } from "../core/entries.ts";
@@ -48,14 +22,12 @@ import {
   resolveCompactionSettings,
   resolveContextWindow,
 } from "./settings.ts";
+import { ignored } from "../core/ignored.ts";
 
 /**
  * Options of {@link compact} and {@link runCompaction}.
- *
  * @example
- * ```ts
  * const options: CompactOptions = { model, settings: { keepRecentTokens: 8000 }, customInstructions: "keep SQL" };
- * ```
  */
 export interface CompactOptions {
   /** The session's model (used for the summary unless settings name a summarization model). */
@@ -79,12 +51,9 @@ export interface CompactOptions {
 /**
  * Runs one compaction of the session's current leaf, for a caller that holds the session's
  * operation slot (a run's hooks, {@link compact}). Only invalid `settings` throw (`HarnessConfigError`).
- *
  * @example
- * ```ts
  * const outcome = await runCompaction(session, { model, reason: "threshold" });
  * if (outcome.status === "appended") console.log(outcome.entry.id);
- * ```
  */
 export async function runCompaction(session: SessionHandle, options: CompactOptions): Promise<CompactionOutcome> {
   const settings: CompactionSettings = resolveCompactionSettings(options.settings);
@@ -114,8 +83,8 @@ export async function runCompaction(session: SessionHandle, options: CompactOpti
     if (outcome.status === "appended" && options.hooks?.sessionCompact) {
       try {
         await options.hooks.sessionCompact({ compactionEntry: outcome.entry, fromHook: outcome.fromHook, reason: options.reason ?? "manual" });
-      } catch {
-        // Observers cannot undo a stored compaction; their errors are ignored by contract.
+      } catch (error) {
+        ignored("a sessionCompact observer threw; it cannot undo a stored compaction", error);
       }
     }
     return outcome;
@@ -125,13 +94,9 @@ export async function runCompaction(session: SessionHandle, options: CompactOpti
 }
 
 /**
- * Compacts the session now (pi's manual `/compact`). See the module contract for
- * the errors thrown.
- *
+ * Compacts the session now (pi's manual `/compact`). See the module contract for the errors thrown.
  * @example
- * ```ts
  * await compact(session, { model, customInstructions: "focus on the DB schema" });
- * ```
  */
 export async function compact(session: SessionHandle, options: CompactOptions): Promise<CompactionEntry> {
   const outcome = await sessionActorOf(session).operate("compacting", (signal) =>

@@ -1,7 +1,6 @@
 /**
- * The compaction actor's input and output shapes, apart from the machine (`compaction.machine.ts`)
- * so that the public `arbor-agent/compaction` declarations never load xstate's (see
- * test/package/public-types.test.ts).
+ * The compaction actor's input and output shapes, apart from the machine (`compaction.machine.ts`) so that the public `arbor-agent/compaction`
+ * declarations never load xstate's (see test/package/public-types.test.ts).
  */
 import type { CompactionEntry } from "../core/entries.ts";
 import type { ThinkingLevel } from "../core/messages.ts";
@@ -11,14 +10,7 @@ import type { FileToolNames } from "./file-ops.ts";
 import type { CompactionHookCallbacks, CompactionReason } from "./hook-types.ts";
 import type { CompactionPreparation } from "./prepare.ts";
 
-/**
- * Input of the compaction actor. Token figures in tokens.
- *
- * @example
- * ```ts
- * const input: CompactionInput = { session, model, reserveTokens: 16_384, keepRecentTokens: 20_000, reason: "manual" };
- * ```
- */
+/** Input of the compaction actor. Token figures in tokens. */
 export interface CompactionInput {
   session: SessionHandle;
   /** Model that writes the summary (the session's or the summarization model). */
@@ -34,11 +26,8 @@ export interface CompactionInput {
 
 /**
  * Why a compaction failed.
- *
  * @example
- * ```ts
  * if (outcome.status === "failed" && outcome.reason === "nothing_to_compact") return;
- * ```
  */
 export type CompactionFailureReason =
   | "empty"
@@ -53,11 +42,8 @@ export type CompactionFailureReason =
 
 /**
  * The actor's output.
- *
  * @example
- * ```ts
  * const outcome: CompactionOutcome = await toPromise(createActor(compactionMachine, { input }).start());
- * ```
  */
 export type CompactionOutcome =
   | { status: "appended"; entry: CompactionEntry; fromHook: boolean; preparation: CompactionPreparation }

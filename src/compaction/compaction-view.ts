@@ -1,22 +1,6 @@
 /**
- * `compactionView(session)`: the compactions on the leaf's path, for UIs and for
- * checking what a session kept.
- *
- * Contract (ours):
- * - one item per `compaction` entry on the root-to-leaf path, oldest first;
- * - `tokensBefore` is the stored figure; `estimatedTokensAfter` is the chars/4
- *   estimate of the context right after the entry (its summary plus the kept
- *   messages; usage figures are not used, they describe the pre-compaction context);
- * - `covers` is what the summary replaced: the path entries from the previous
- *   compaction's first kept entry (or the root) up to this one's `firstKeptEntryId`,
- *   compaction entries excluded, with their first and last ids and message count;
- * - `readFiles`/`modifiedFiles` come from `details` when present; `usage` is the
- *   summary call's usage when recorded. O(path length × compactions).
- *
- * @example
- * ```ts
- * for (const item of compactionView(session)) console.log(item.entryId, item.tokensBefore, "→", item.estimatedTokensAfter);
- * ```
+ * `compactionView(session)`: the compactions on the leaf's path, oldest first, for UIs: the stored `tokensBefore`, a chars/4 estimate after, what
+ * each summary replaced (`covers`), file lists and the summary call's usage. O(path length × compactions).
  */
 import type { CompactionEntry, SessionEntry } from "../core/entries.ts";
 import type { Usage } from "../core/messages.ts";
@@ -26,11 +10,8 @@ import { estimateTokens } from "./tokens.ts";
 
 /**
  * One compaction on the path. Token figures in tokens.
- *
  * @example
- * ```ts
  * const [first]: CompactionViewItem[] = compactionView(session);
- * ```
  */
 export interface CompactionViewItem {
   entryId: string;
@@ -52,11 +33,8 @@ const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filt
 
 /**
  * Lists the compactions on the session's current path (see the module contract).
- *
  * @example
- * ```ts
  * const [latest] = compactionView(session).slice(-1);
- * ```
  */
 export function compactionView(session: SessionHandle | SessionView): CompactionViewItem[] {
   const view: SessionView = "view" in session ? session.view : session;

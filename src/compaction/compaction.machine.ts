@@ -1,35 +1,8 @@
 /**
- * The compaction actor: preparing → summarizing → appending → appended, or
- * cancelled / failed. One run compacts one session once.
- *
- * Contract (ours; the steps are pi's `compact()`, `docs/pi-parity.md`):
- * - `preparing` reads the leaf's path, prepares the cut ({@link prepareCompaction})
- *   and asks `sessionBeforeCompact`; a refusal (empty, already compacted, nothing
- *   to compact) ends `failed` with that `reason`; a hook cancel ends `cancelled`;
- *   a hook-supplied compaction skips `summarizing`;
- * - `summarizing` commits `summary.started` (`summary-intent.ts`), then calls the summary
- *   model without tools (see `summarize.ts`); every ending of the call logs one `summary.ended`
- *   (`appended` in the compaction entry's own append);
- * - `appending` appends ONE `compaction` entry as a child of the leaf the
- *   preparation was made from (pi #9178: never of a leaf moved to meanwhile); if the
- *   session's leaf moved on, it ends `failed` (`reason: "session_changed"`) and
- *   appends nothing; `usage` of the summary call is recorded on the entry;
- * - never while a tool batch is in flight: if the path's last assistant message has
- *   calls without results (checked when preparing and again before appending), it
- *   ends `failed` (`reason: "tool_batch_in_flight"`) and appends nothing;
- * - `ABORT` in `preparing` or `summarizing` ends `cancelled` (in `summarizing` once the
- *   aborted summary call has returned, so its `summary.ended` is logged first); in
- *   `appending` it is ignored, so `cancelled` always means the session's entries are
- *   unchanged (the log holds only the call's `summary.started` and `summary.ended`);
- * - errors are data: the output is a {@link CompactionOutcome}, the actor never errors.
- * Emits `compactionStarted`, then one of `compactionAppended`, `compactionCancelled`,
- * `compactionFailed` (listen with `actor.on`).
- *
- * @example
- * ```ts
- * const actor = createActor(compactionMachine, { input: { session, model, settings, reason: "manual" } }).start();
- * const outcome = await toPromise(actor);
- * ```
+ * The compaction actor: preparing → summarizing → appending → appended, or cancelled / failed; one run compacts one session once. The summary
+ * intent is committed before the model call; ONE `compaction` entry is appended as a child of the leaf it was prepared from (else `session_changed`),
+ * never while a tool batch is in flight. `ABORT` before appending means `cancelled` with entries unchanged. The output is a
+ * {@link CompactionOutcome}; the actor never errors.
  */
 import { assign, emit, fromPromise, setup } from "xstate";
 import type { CompactionEntry, SessionEntry } from "../core/entries.ts";
@@ -39,7 +12,7 @@ import type { BeforeCompactResult, CompactionReason } from "./hook-types.ts";
 import { type CompactionPreparation, prepareCompaction } from "./prepare.ts";
 import { summarizeCompaction } from "./summarize.ts";
 import { startSummaryIntent, type SummaryIntent } from "./summary-intent.ts";
-import { generateEntryId } from "../store/session-handle.ts";
+import { generateEntryId } from "../store/session/session-handle.ts";
 import type { CompactionFailureReason, CompactionInput, CompactionOutcome } from "./compaction-outcome.ts";
 import { sessionActorOf } from "../machines/session-actor.ts";
 
@@ -215,14 +188,7 @@ const toOutcome = (error: unknown): CompactionOutcome => {
   return { status: "failed", reason: "summary_failed", message: message(error) };
 };
 
-/**
- * The compaction state machine (see the module contract).
- *
- * @example
- * ```ts
- * const actor = createActor(compactionMachine, { input }); actor.on("compactionFailed", (e) => console.warn(e.message)); actor.start();
- * ```
- */
+/** The compaction state machine (see the module contract). */
 export const compactionMachine = setup({
   types: {
     context: {} as Context,

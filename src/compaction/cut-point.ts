@@ -1,31 +1,7 @@
 /**
- * Where to cut a path for compaction: everything before the cut is summarized,
- * everything from it on is kept verbatim.
- *
- * Contract (source: pi 0.73.1 `findCutPoint`, `docs/pi-parity.md`
- * with three deliberate differences, all ours):
- * - valid cut points are `message` entries with role user, assistant, custom,
- *   bashExecution (or a summary role), plus `branch_summary` and `custom_message`
- *   entries; never a tool result, so a call and its results stay together;
- * - walking back from the end over `message` entries, the first entry where the
- *   running estimate reaches `keepRecentTokens` selects the first valid cut point at
- *   or after it; **if there is none (the budget was crossed inside trailing tool
- *   results) we cut at the last valid point before it** — pi falls back to the
- *   range start and so summarizes nothing (pi #7201);
- * - **pairing guard:** if a kept tool result answers a call that would be
- *   summarized (a result separated from its call, e.g. by an older compaction
- *   entry, pi #4570), the cut moves back to that call's assistant message;
- * - the cut then extends back over directly preceding non-message entries
- *   (settings changes, labels, …), stopping at a message or a compaction (pi);
- * - a cut at anything but a user message is a split turn when a turn start (user
- *   or bashExecution message, branch_summary, custom_message) precedes it in range.
- * Runs in O(n) over the range. Indices are into `entries`; `endIndex` is exclusive.
- *
- * @example
- * ```ts
- * const cut = findCutPoint(path, 0, path.length, 20_000);
- * const firstKept = path[cut.firstKeptEntryIndex];
- * ```
+ * Where to cut a path for compaction (pi's `findCutPoint`): valid cuts are user, assistant, custom and summary entries, never a tool result. Walking
+ * back to `keepRecentTokens` picks the first valid cut at or after it, else the last before it; a kept result whose call would be summarized moves
+ * the cut back to that call; the cut extends over preceding non-message entries. O(n); `endIndex` exclusive.
  */
 import type { MessageEntry, SessionEntry } from "../core/entries.ts";
 import { storedMessage } from "./entry-messages.ts";
@@ -33,11 +9,8 @@ import { estimateTokens } from "./tokens.ts";
 
 /**
  * Where to cut. Source: pi, plus `adjustment` (ours).
- *
  * @example
- * ```ts
  * const { firstKeptEntryIndex, isSplitTurn, adjustments }: CutPointResult = findCutPoint(path, 0, path.length, 20_000);
- * ```
  */
 export interface CutPointResult {
   /** Index of the first entry kept verbatim. */
@@ -46,9 +19,8 @@ export interface CutPointResult {
   turnStartIndex: number;
   isSplitTurn: boolean;
   /**
-   * Ours, when we differ from pi: `"budget-in-tool-results"` (the cut moved to the
-   * last valid point before the budget crossing) and/or `"pairing"` (moved back to
-   * keep a tool result with its call).
+   * Ours, when we differ from pi: `"budget-in-tool-results"` (the cut moved to the last valid point before the budget crossing) and/or `"pairing"`
+   * (moved back to keep a tool result with its call).
    */
   adjustments: ("budget-in-tool-results" | "pairing")[];
 }
@@ -57,11 +29,8 @@ const CUTTABLE_ROLES = new Set(["user", "assistant", "custom", "bashExecution", 
 
 /**
  * True if the path may be cut at this entry (never at a tool result). Source: pi.
- *
  * @example
- * ```ts
  * path.filter(isValidCutPoint); // never a tool result
- * ```
  */
 export function isValidCutPoint(entry: SessionEntry): boolean {
   if (entry.type === "branch_summary" || entry.type === "custom_message") return true;
@@ -71,11 +40,8 @@ export function isValidCutPoint(entry: SessionEntry): boolean {
 
 /**
  * Indices of valid cut points in [startIndex, endIndex), ascending. Source: pi.
- *
  * @example
- * ```ts
  * const points = findValidCutPoints(path, 0, path.length); // ascending indices
- * ```
  */
 export function findValidCutPoints(entries: readonly SessionEntry[], startIndex: number, endIndex: number): number[] {
   const points: number[] = [];
@@ -84,14 +50,10 @@ export function findValidCutPoints(entries: readonly SessionEntry[], startIndex:
 }
 
 /**
- * Index of the entry that starts the turn containing `entryIndex` (a user or
- * bashExecution message, a branch_summary or a custom_message), searching back
- * to `startIndex`; -1 if none. Source: pi.
- *
+ * Index of the entry that starts the turn containing `entryIndex` (a user or bashExecution message, a branch_summary or a custom_message), searching
+ * back to `startIndex`; -1 if none. Source: pi.
  * @example
- * ```ts
  * const start = findTurnStartIndex(path, cutIndex, 0); // -1 when no turn start precedes
- * ```
  */
 export function findTurnStartIndex(entries: readonly SessionEntry[], entryIndex: number, startIndex: number): number {
   for (let index = entryIndex; index >= startIndex; index--) {
@@ -103,10 +65,7 @@ export function findTurnStartIndex(entries: readonly SessionEntry[], entryIndex:
   return -1;
 }
 
-/**
- * Moves `cut` back until no kept tool result answers a call made before the cut.
- * O(kept entries) when nothing needs moving (the common case).
- */
+/** Moves `cut` back until no kept tool result answers a call made before the cut. O(kept entries) when nothing needs moving (the common case). */
 function guardPairing(entries: readonly SessionEntry[], startIndex: number, endIndex: number, cut: number): number {
   let current = cut;
   let scannedFrom = endIndex;
@@ -148,14 +107,10 @@ function guardPairing(entries: readonly SessionEntry[], startIndex: number, endI
 }
 
 /**
- * Finds the cut that keeps about `keepRecentTokens` (tokens) of recent messages in
- * `entries[startIndex, endIndex)`. See the module contract for the rules and for
- * where it differs from pi on purpose.
- *
+ * Finds the cut that keeps about `keepRecentTokens` (tokens) of recent messages in `entries[startIndex, endIndex)`. See the module contract for the
+ * rules and for where it differs from pi on purpose.
  * @example
- * ```ts
  * const { firstKeptEntryIndex, isSplitTurn } = findCutPoint(path, start, path.length, 20_000);
- * ```
  */
 export function findCutPoint(
   entries: readonly SessionEntry[],

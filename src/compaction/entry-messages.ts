@@ -1,49 +1,17 @@
 /**
- * The messages session entries contribute to a context, for compaction and
- * branch summarization (which work on root-to-leaf paths of entries).
- *
- * Contract (source: pi 0.73.1 `buildSessionContext` and `getMessageFromEntry`,
- * `docs/pi-parity.md`):
- * - `message` → its message; `custom_message` → a `custom` message;
- *   `branch_summary` → a `branchSummary` message; `compaction` → a
- *   `compactionSummary` message; every other entry → nothing;
- * - synthetic messages take the entry's ISO timestamp as epoch ms;
- * - {@link pathContextMessages} applies the latest compaction on the path: its
- *   summary first, then the path entries from its `firstKeptEntryId` up to it
- *   (none if that id is not before it), then everything after it.
- * Unlike the session projection it does not repair tool-call pairing; compaction
- * keeps pairing intact by construction (see `cut-point.ts`).
- *
- * @example
- * ```ts
- * const messages = pathContextMessages(session.view.getBranch());
- * ```
+ * The messages session entries contribute to a context (pi's `buildSessionContext`): messages, custom messages, branch and compaction summaries;
+ * {@link pathContextMessages} applies the latest compaction on the path. Tool-call pairing is not repaired here: compaction keeps it by construction.
  */
 import type { BranchSummaryEntry, CompactionEntry, MessageEntry, SessionEntry } from "../core/entries.ts";
-import { entryToMessage } from "../store/context.ts";
+import { entryToMessage } from "../store/session/context.ts";
 import type { AgentMessage } from "../core/messages.ts";
 
-/**
- * The stored message of a `message` entry, else undefined.
- *
- * @example
- * ```ts
- * const message = storedMessage(entry); // undefined unless entry.type === "message"
- * ```
- */
+/** The stored message of a `message` entry, else undefined. */
 export function storedMessage(entry: SessionEntry): AgentMessage | undefined {
   return entry.type === "message" ? (entry as MessageEntry).message : undefined;
 }
 
-/**
- * The message an entry contributes to a context, or undefined. Compaction entries
- * give their summary message. Source: pi.
- *
- * @example
- * ```ts
- * entryMessage({ type: "branch_summary", id: "b", parentId: "a", timestamp, fromId: "a", summary: "…" })?.role; // "branchSummary"
- * ```
- */
+/** The message an entry contributes to a context, or undefined. Compaction entries give their summary message. Source: pi. */
 export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
   switch (entry.type) {
     case "branch_summary": {
@@ -65,28 +33,15 @@ export function entryMessage(entry: SessionEntry): AgentMessage | undefined {
   }
 }
 
-/**
- * Index of the last compaction entry in `path`, or -1.
- *
- * @example
- * ```ts
- * const index = lastCompactionIndex(path); // -1 without a compaction
- * ```
- */
+/** Index of the last compaction entry in `path`, or -1. */
 export function lastCompactionIndex(path: readonly SessionEntry[], before = path.length): number {
   for (let index = before - 1; index >= 0; index--) if (path[index].type === "compaction") return index;
   return -1;
 }
 
 /**
- * The context messages of a root-to-leaf path (pi's buildSessionContext messages,
- * before conversion for the model). Branch summaries with an empty summary are
- * left out, like pi.
- *
- * @example
- * ```ts
- * pathContextMessages(view.getBranch()).length;
- * ```
+ * The context messages of a root-to-leaf path (pi's buildSessionContext messages, before conversion for the model). Branch summaries with an empty
+ * summary are left out, like pi.
  */
 export function pathContextMessages(path: readonly SessionEntry[]): AgentMessage[] {
   const messages: AgentMessage[] = [];

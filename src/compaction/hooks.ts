@@ -1,33 +1,7 @@
 /**
- * `createCompactionHooks`: the agent loop hooks that compact between turns and
- * recover from a context overflow.
- *
- * Contract (ours; fixes pi #1796, whose threshold is checked only at run end):
- * - `betweenTurns` runs after every turn that will be followed by another model
- *   call, after the tool batch has settled and been written (so a compaction entry
- *   is never appended while a tool batch is in flight); if automatic compaction is
- *   enabled, the model's window is known and the context (last usable usage +
- *   estimates after it) exceeds window − reserveTokens, it compacts and returns the
- *   compacted context; the run then goes on;
- * - `onContextOverflow` runs when the provider said the context is too long; it
- *   compacts (keeping at most half of the current estimate, so something is always
- *   cut) and returns the compacted context for one retry; the run actor allows one
- *   retry per run, so a second overflow fails the run;
- * - a refused, cancelled or failed compaction returns `undefined` (errors are data:
- *   the run goes on, or for an overflow fails with the provider's message) and is
- *   reported through `onEvent`; these hooks never throw;
- * - `model` and `thinkingLevel` may be functions, read at each call (the agent's
- *   model can change); `settings.summarizationModel` writes the summary when set;
- * - {@link compactIfNeeded} is the same threshold check on the session's current
- *   context, for a harness to call before a new prompt (pi checks at every prompt);
- * - usage reported before the latest compaction is ignored (pi's stale-usage rule);
- * - throws `HarnessConfigError` at creation when `reserveTokens` does not leave room
- *   in a configured numeric `contextWindow`.
- *
- * @example
- * ```ts
- * const agent = createAgent({ session, model, hooks: { ...createCompactionHooks({ session, model, settings: { contextWindow: 128_000 } }) } });
- * ```
+ * `createCompactionHooks`: loop hooks that compact between turns (after a settled tool batch, when the context exceeds window − reserveTokens) and
+ * on a context overflow (keeping at most half, one retry per run). A refused or failed compaction returns `undefined` and is reported through
+ * `onEvent`; the hooks never throw. {@link compactIfNeeded} is the same check before a prompt. Usage from before the latest compaction is ignored.
  */
 import { HarnessConfigError } from "../core/errors.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
@@ -41,14 +15,12 @@ import type { CompactionHookCallbacks, CompactionReason } from "./hook-types.ts"
 import { type CompactionSettingsInput, effectiveKeepRecentTokens, resolveCompactionSettings, resolveContextWindow } from "./settings.ts";
 import { estimateFreshContextTokens, shouldCompact } from "./tokens.ts";
 import type { CompactionOutcome } from "./compaction-outcome.ts";
+import { ignored } from "../core/ignored.ts";
 
 /**
  * What the hooks report (ours).
- *
  * @example
- * ```ts
  * const log = (event: CompactionHookEvent) => console.log(event.type, event.reason);
- * ```
  */
 export type CompactionHookEvent =
   | { type: "compactionChecked"; reason: CompactionReason; contextTokens: number; contextWindow: number; threshold: number; compacting: boolean }
@@ -57,11 +29,8 @@ export type CompactionHookEvent =
 
 /**
  * Options of {@link createCompactionHooks}.
- *
  * @example
- * ```ts
  * const options: CompactionHooksOptions = { session, model, settings: { contextWindow: 128_000 } };
- * ```
  */
 export interface CompactionHooksOptions {
   session: SessionHandle;
@@ -77,11 +46,8 @@ export interface CompactionHooksOptions {
 
 /**
  * Creates `betweenTurns` and `onContextOverflow` for `AgentOptions.hooks`.
- *
  * @example
- * ```ts
  * const hooks = createCompactionHooks({ session, model, settings: { reserveTokens: 8192 }, onEvent: console.log });
- * ```
  */
 export function createCompactionHooks(options: CompactionHooksOptions): Required<Pick<LoopHooks, "betweenTurns" | "onContextOverflow">> {
   const settings = resolveCompactionSettings(options.settings);
@@ -95,8 +61,8 @@ export function createCompactionHooks(options: CompactionHooksOptions): Required
   const report = (event: CompactionHookEvent) => {
     try {
       options.onEvent?.(event);
-    } catch {
-      // A throwing observer must not break the run.
+    } catch (error) {
+      ignored("a compaction onEvent observer threw; it must not break the run", error);
     }
   };
 
@@ -147,15 +113,11 @@ export function createCompactionHooks(options: CompactionHooksOptions): Required
 }
 
 /**
- * Compacts the session if its current context is over the threshold (pi's check at
- * the start of every prompt). Returns the outcome, or undefined when no compaction
- * was needed (disabled, window unknown, under the threshold). Never throws.
- *
+ * Compacts the session if its current context is over the threshold (pi's check at the start of every prompt). Returns the outcome, or undefined when
+ * no compaction was needed (disabled, window unknown, under the threshold). Never throws.
  * @example
- * ```ts
  * await compactIfNeeded({ session, model, settings });
  * await agent.prompt(text);
- * ```
  */
 export async function compactIfNeeded(options: CompactionHooksOptions & { signal?: AbortSignal }): Promise<CompactionOutcome | { status: "failed"; reason: "busy"; message: string } | undefined> {
   const settings = resolveCompactionSettings(options.settings);

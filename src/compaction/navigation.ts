@@ -1,57 +1,28 @@
 /**
- * The navigation actor's work: `moveTo` moves the session's leaf to another entry,
- * optionally leaving a summary of the abandoned branch on the branch you move to.
- *
- * Contract (source: pi 0.73.1 `navigateTree`, `docs/pi-parity.md`;
- * ours where marked):
- * - ours: `moveTo` runs in the session's operation slot as `navigating`
- *   (`src/machines/session-actor.ts`): refused with `SessionBusyError` while a run, a
- *   compaction (pi #9178) or another navigation holds it, from any caller (the harness,
- *   this export, a tool during a run); `abort()` on the session aborts the summary call;
- * - a target that is one result of a tool batch becomes the batch's last result (ours,
- *   `batch-end.ts`), so the siblings' results stay on the path;
- * - the new leaf is the target, except for a user message or custom_message target:
- *   then it is the target's parent (null at the root) and the target's text is
- *   returned as `editorText` for re-editing (pi);
- * - with a summary, ONE atomic append writes the `branch_summary` (a child of the new
- *   leaf, `fromId` = new leaf or `"root"`) and, when asked, a `label` on it; without
- *   one, the leaf moves (a label then targets the target entry, appended at the new leaf);
- * - hooks: `sessionBeforeTree` may cancel, supply the summary (used only when a
- *   summary was asked for; stored with `fromHook: true`) or override
- *   instructions/label; `sessionTree` observes the result (its errors are ignored);
- * - if the leaf moved while summarizing, nothing is appended (`CompactionFailedError`);
- * - errors: unknown target → `EntryNotFoundError`; `summarize` without a model →
- *   `ModelConfigError`; a failed summary call → `CompactionFailedError`; an abort
- *   returns `{ cancelled: true, aborted: true }` with no entry appended and the leaf where it was
- *   (a summary call's `summary.started` / `summary.ended` are logged, `summary-intent.ts`).
- *
- * @example
- * ```ts
- * const result = await moveTo(session, entryId, { summarize: true, label: "tried sqlite", model });
- * if (result.editorText) editor.setText(result.editorText);
- * ```
+ * The navigation actor's work: `moveTo` moves the leaf to another entry (pi's `navigateTree`), optionally leaving a summary of the abandoned branch.
+ * It runs in the session's slot as `navigating` (`SessionBusyError` otherwise). A user-message target moves to its parent and returns its text as
+ * `editorText`; a summary and its label are ONE atomic append; nothing is appended if the leaf moved meanwhile (`CompactionFailedError`) or on abort.
+ * Errors: `EntryNotFoundError`, `ModelConfigError`, `CompactionFailedError`.
  */
 import type { BranchSummaryEntry, CustomMessageEntry, LabelEntry, MessageEntry, SessionEntry } from "../core/entries.ts";
 import { CompactionFailedError, EntryNotFoundError, ModelConfigError } from "../core/errors.ts";
 import { messageText, type Usage } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
 import { sessionActorOf } from "../machines/session-actor.ts";
-import { batchEnd } from "../store/batch-end.ts";
-import { generateEntryId } from "../store/session-handle.ts";
+import { batchEnd } from "../store/session/batch-end.ts";
+import { generateEntryId } from "../store/session/session-handle.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { collectEntriesForBranchSummary, summarizeBranch } from "./branch-summary.ts";
 import type { FileToolNames } from "./file-ops.ts";
 import type { TreeHookCallbacks, TreePreparation } from "./hook-types.ts";
 import { startSummaryIntent, type SummaryIntent } from "./summary-intent.ts";
 import { type CompactionSettingsInput, resolveCompactionSettings, resolveContextWindow } from "./settings.ts";
+import { ignored } from "../core/ignored.ts";
 
 /**
  * Options of {@link moveTo}.
- *
  * @example
- * ```ts
  * const options: MoveToOptions = { summarize: true, label: "sqlite attempt", model };
- * ```
  */
 export interface MoveToOptions {
   /** Summarize the abandoned branch (needs `model`). */
@@ -71,11 +42,8 @@ export interface MoveToOptions {
 
 /**
  * Result of {@link moveTo}.
- *
  * @example
- * ```ts
  * const { newLeafId, editorText, summaryEntry }: MoveToResult = await moveTo(session, id, options);
- * ```
  */
 export interface MoveToResult {
   oldLeafId: string | null;
@@ -101,11 +69,8 @@ function textOfTarget(entry: SessionEntry): string | undefined {
 /**
  * Moves the session's leaf to `targetId` in the session's operation slot (see the module
  * contract). Rejects with `SessionBusyError` unless the slot is idle.
- *
  * @example
- * ```ts
  * await moveTo(session, "a1b2c3d4", { summarize: true, model, customInstructions: "list the failed approaches" });
- * ```
  */
 export async function moveTo(session: SessionHandle, targetId: string, options: MoveToOptions = {}): Promise<MoveToResult> {
   if (!session.view.getEntry(targetId)) {
@@ -230,8 +195,8 @@ async function navigate(session: SessionHandle, requestedId: string, options: Mo
     if (options.hooks?.sessionTree) {
       try {
         await options.hooks.sessionTree({ newLeafId, oldLeafId, summaryEntry, fromHook: summary?.fromHook });
-      } catch {
-        // Observers cannot undo the move; their errors are ignored.
+      } catch (error) {
+        ignored("a sessionTree observer threw; it cannot undo the move", error);
       }
     }
     return result;

@@ -1,20 +1,6 @@
 /**
- * Recognizing a context overflow: the provider said the prompt is too long, or
- * its usage shows it silently overflowed.
- *
- * Contract (source: pi 0.73.1 `isContextOverflow`, `docs/pi-parity.md`):
- * - an `error` stream event with `error.contextOverflow` (set by the model adapter)
- *   is an overflow;
- * - an assistant message with stopReason `error` whose `errorMessage` matches the
- *   adapter's overflow pattern list (and not a rate-limit pattern) is an overflow;
- * - silent overflow (needs the window, tokens): stopReason `stop` with
- *   input + cacheRead above the window, or stopReason `length` with 0 output and
- *   input + cacheRead at least 99 % of the window.
- *
- * @example
- * ```ts
- * if (isContextOverflow(lastAssistant, 128_000)) await runCompaction(session, { model, reason: "overflow" });
- * ```
+ * Recognizing a context overflow (pi's `isContextOverflow`): an error event with `contextOverflow`, an error message matching the overflow patterns
+ * (not a rate limit), or a silent overflow shown by usage (input + cacheRead above the window, or at 99 % with a `length` stop and no output).
  */
 import { isContextOverflowMessage } from "../core/context-overflow.ts";
 import type { AssistantMessage } from "../core/messages.ts";
@@ -22,11 +8,8 @@ import type { ModelErrorInfo } from "../core/model-stream.ts";
 
 /**
  * True when the message (or the stream error info) reports a context overflow.
- *
  * @example
- * ```ts
  * isContextOverflow({ ...assistant, stopReason: "error", errorMessage: "prompt is too long: 210000 tokens > 200000 maximum" }); // true
- * ```
  */
 export function isContextOverflow(message: AssistantMessage, contextWindow?: number, error?: ModelErrorInfo): boolean {
   if (error?.contextOverflow) return true;

@@ -1,27 +1,11 @@
 /**
- * Checks of a session path before a compaction is appended: is a hook's first kept entry a
- * valid cut, and is a tool batch still in flight.
- *
- * Contract (ours; pi #4570 / #6832, orphan tool results after compactions): a cut never
- * starts at a tool result nor separates a kept result from its call, and nothing is
- * compacted while the path's last assistant message has calls without results.
- *
- * @example
- * ```ts
- * if (pendingToolCalls(session.view.getBranch()).length === 0) await compact(session);
- * ```
+ * Checks of a session path before a compaction is appended: a hook's first kept entry must be a valid cut (never a tool result, never separating a
+ * kept result from its call), and nothing is compacted while the last assistant message has calls without results.
  */
 import type { SessionEntry } from "../core/entries.ts";
 import { storedMessage } from "./entry-messages.ts";
 
-/**
- * Checks a hook-supplied firstKeptEntryId against the path; returns a problem or undefined.
- *
- * @example
- * ```ts
- * const problem = checkFirstKept(session.view.getBranch(), hookCompaction.firstKeptEntryId); // undefined when valid
- * ```
- */
+/** Checks a hook-supplied firstKeptEntryId against the path; returns a problem or undefined. */
 export function checkFirstKept(path: readonly SessionEntry[], firstKeptEntryId: string): string | undefined {
   const index = path.findIndex((entry) => entry.id === firstKeptEntryId);
   if (index < 0) return `firstKeptEntryId "${firstKeptEntryId}" is not on the session's current path`;
@@ -40,15 +24,7 @@ export function checkFirstKept(path: readonly SessionEntry[], firstKeptEntryId: 
   return undefined;
 }
 
-/**
- * Tool calls of the path's last assistant message that have no result after it yet,
- * i.e. a tool batch in flight. Empty when none.
- *
- * @example
- * ```ts
- * if (pendingToolCalls(session.view.getBranch()).length > 0) console.log("wait for the batch");
- * ```
- */
+/** Tool calls of the path's last assistant message that have no result after it yet, i.e. a tool batch in flight. Empty when none. */
 export function pendingToolCalls(path: readonly SessionEntry[]): string[] {
   for (let index = path.length - 1; index >= 0; index--) {
     const stored = storedMessage(path[index]);

@@ -1,27 +1,7 @@
 /**
- * Compaction preparation: from a root-to-leaf path, what to summarize and what to keep.
- *
- * Contract (source: pi 0.73.1 `prepareCompaction`, `docs/pi-parity.md`
- * differences ours and deliberate):
- * - the range starts at the previous compaction's `firstKeptEntryId` (else just
- *   after it) and ends at the leaf; the previous summary is carried so the new
- *   one updates it rather than starting over;
- * - `tokensBefore` is {@link estimateContextTokens} of the path's context;
- * - the cut comes from {@link findCutPoint} (which never cuts at a tool result and
- *   keeps calls with their results); a split turn yields `turnPrefixMessages`;
- * - file operations come from the previous compaction's details (when not from a
- *   hook) plus tool calls in the summarized messages and the turn prefix;
- * - **refusals are results, not throws** (pi returns a preparation with nothing to
- *   summarize instead): `"empty"` (no entries), `"already_compacted"` (the leaf is a
- *   compaction) and `"nothing_to_compact"` (everything fits in the kept budget),
- *   each with a message that says why.
- * Pure and synchronous; O(n) in the path length.
- *
- * @example
- * ```ts
- * const result = prepareCompaction(session.view.getBranch(), { keepRecentTokens: 20_000, reserveTokens: 16_384 });
- * if (!result.ok) throw new CompactionError(result.message);
- * ```
+ * Compaction preparation (pi's `prepareCompaction`): from a root-to-leaf path, the range after the previous compaction, the cut from
+ * {@link findCutPoint}, a split turn's prefix, file operations and `tokensBefore`. Refusals are results, not throws: `"empty"`,
+ * `"already_compacted"`, `"nothing_to_compact"`. Pure; O(n) in the path length.
  */
 import type { CompactionEntry, SessionEntry } from "../core/entries.ts";
 import type { AgentMessage } from "../core/messages.ts";
@@ -32,11 +12,8 @@ import { estimateContextTokens, estimateTokens } from "./tokens.ts";
 
 /**
  * Everything the summarizer needs. Token figures are in tokens.
- *
  * @example
- * ```ts
  * const result = prepareCompaction(path, settings); if (result.ok) console.log(result.preparation.keptEntryIds.length);
- * ```
  */
 export interface CompactionPreparation {
   /** The leaf the preparation was made from; the compaction entry is appended as its child. */
@@ -63,21 +40,15 @@ export interface CompactionPreparation {
 
 /**
  * Why a compaction cannot be prepared.
- *
  * @example
- * ```ts
  * if (!result.ok && result.reason === "already_compacted") return;
- * ```
  */
 export type CompactionRefusal = "empty" | "already_compacted" | "nothing_to_compact";
 
 /**
  * The outcome of {@link prepareCompaction}.
- *
  * @example
- * ```ts
  * const result: PrepareCompactionResult = prepareCompaction(path, { keepRecentTokens: 20_000, reserveTokens: 16_384 });
- * ```
  */
 export type PrepareCompactionResult =
   | { ok: true; preparation: CompactionPreparation }
@@ -85,12 +56,9 @@ export type PrepareCompactionResult =
 
 /**
  * Prepares a compaction of `path` (root first). See the module contract.
- *
  * @example
- * ```ts
  * const result = prepareCompaction(path, { keepRecentTokens: 20_000, reserveTokens: 16_384 });
  * if (result.ok) console.log(result.preparation.firstKeptEntryId);
- * ```
  */
 export function prepareCompaction(
   path: readonly SessionEntry[],

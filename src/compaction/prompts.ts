@@ -1,33 +1,14 @@
 /**
- * The prompts of summary calls, in Arbor's own wording.
- *
- * Contract (structure pi's, `docs/pi-parity.md`; text ours):
- * - every call uses {@link SUMMARY_SYSTEM_PROMPT} and one user message built by
- *   {@link buildSummaryRequestText}: the transcript inside `<conversation>` tags,
- *   the previous summary inside `<previous-summary>` tags (updates only), then the
- *   instructions, then "Additional focus: …" for custom instructions;
- * - a compaction summary has the sections Goal, Constraints & Preferences,
- *   Progress (Done / In Progress / Blocked), Key Decisions, Next Steps and
- *   Critical Context; the update prompt asks to merge into the previous summary
- *   rather than start over;
- * - a turn-prefix summary (split turn) has Original Request, Early Progress and
- *   Context for Suffix;
- * - a branch summary has the compaction sections without Critical Context;
- *   `replaceInstructions` makes the custom text the whole instruction.
- *
+ * The prompts of summary calls, in Arbor's wording on pi's structure: {@link SUMMARY_SYSTEM_PROMPT} and one user message (the transcript in
+ * `<conversation>`, a previous summary to update, the instructions, then any focus). Compaction, turn-prefix and branch summaries have fixed sections.
  * @example
- * ```ts
  * const text = buildSummaryRequestText({ conversation, instructions: COMPACTION_INSTRUCTIONS });
- * ```
  */
 
 /**
  * System prompt of every summary call.
- *
  * @example
- * ```ts
  * model.stream({ systemPrompt: SUMMARY_SYSTEM_PROMPT, messages, tools: [] }, {});
- * ```
  */
 export const SUMMARY_SYSTEM_PROMPT = `You write handover notes. You will be shown a transcript of work between a user and an AI assistant, and your notes will replace that transcript for the assistant that carries on.
 
@@ -62,11 +43,8 @@ const PRECISION = `Be brief in every section. Copy file paths, identifiers, comm
 
 /**
  * Instructions for a first compaction summary.
- *
  * @example
- * ```ts
  * buildSummaryRequestText({ conversation, instructions: COMPACTION_INSTRUCTIONS });
- * ```
  */
 export const COMPACTION_INSTRUCTIONS = `Above is a transcript of earlier work. Write handover notes that let another assistant carry on without the transcript.
 
@@ -78,11 +56,8 @@ ${PRECISION}`;
 
 /**
  * Instructions for updating an existing summary with newer messages.
- *
  * @example
- * ```ts
  * buildSummaryRequestText({ conversation, instructions: COMPACTION_UPDATE_INSTRUCTIONS, previousSummary });
- * ```
  */
 export const COMPACTION_UPDATE_INSTRUCTIONS = `Above is the newer part of a transcript, and inside <previous-summary> are the handover notes written for the part before it. Revise those notes so they cover both.
 
@@ -101,11 +76,8 @@ ${PRECISION}`;
 
 /**
  * Instructions for the early part of a turn that was cut in the middle.
- *
  * @example
- * ```ts
  * buildSummaryRequestText({ conversation, instructions: TURN_PREFIX_INSTRUCTIONS });
- * ```
  */
 export const TURN_PREFIX_INSTRUCTIONS = `Above is the beginning of one turn that was too long to keep. The rest of that turn is kept word for word after your notes. Write what is needed to understand the kept part.
 
@@ -124,11 +96,8 @@ ${PRECISION}`;
 
 /**
  * Instructions for summarizing an abandoned branch.
- *
  * @example
- * ```ts
  * buildSummaryRequestText({ conversation, instructions: BRANCH_SUMMARY_INSTRUCTIONS, customInstructions });
- * ```
  */
 export const BRANCH_SUMMARY_INSTRUCTIONS = `Above is a branch of the conversation that the user is leaving. Write notes on it so the work can be picked up when the user returns to the other branch.
 
@@ -140,11 +109,8 @@ ${PRECISION}`;
 
 /**
  * Text put before a branch summary's model output.
- *
  * @example
- * ```ts
  * const stored = BRANCH_SUMMARY_PREAMBLE + modelText;
- * ```
  */
 export const BRANCH_SUMMARY_PREAMBLE = `The user tried another branch of this conversation and came back. Notes on that branch:
 
@@ -152,11 +118,8 @@ export const BRANCH_SUMMARY_PREAMBLE = `The user tried another branch of this co
 
 /**
  * Joins a compaction summary with a turn-prefix summary.
- *
  * @example
- * ```ts
  * joinSplitTurnSummary("## Goal\n…", "## Original Request\n…");
- * ```
  */
 export function joinSplitTurnSummary(historySummary: string, turnPrefixSummary: string): string {
   return `${historySummary}\n\n---\n\n**Earlier part of the current turn:**\n\n${turnPrefixSummary}`;
@@ -164,21 +127,15 @@ export function joinSplitTurnSummary(historySummary: string, turnPrefixSummary: 
 
 /**
  * Placeholder history when a split turn has nothing before it.
- *
  * @example
- * ```ts
  * const history = previousSummary ?? NO_PRIOR_HISTORY;
- * ```
  */
 export const NO_PRIOR_HISTORY = "No earlier history.";
 
 /**
  * The user message text of a summary call.
- *
  * @example
- * ```ts
  * buildSummaryRequestText({ conversation: "[User]: hi", instructions: COMPACTION_INSTRUCTIONS, customInstructions: "keep the SQL" });
- * ```
  */
 export function buildSummaryRequestText(input: {
   conversation: string;

@@ -1,33 +1,14 @@
 /**
- * Turns a conversation into labelled plain text for a summary call, so the
- * summarizing model reads a transcript instead of continuing a chat.
- *
- * Contract (format pi's `serializeConversation`, `docs/pi-parity.md`):
- * - one paragraph per part, paragraphs joined by a blank line;
- * - user → `[User]: text` (text blocks joined without separator; empty skipped);
- * - assistant → `[Assistant thinking]: …`, `[Assistant]: …`,
- *   `[Assistant tool calls]: name(key=json, …); …`, in that order, each only when present;
- * - tool result → `[Tool result]: text`, cut after 2000 characters with
- *   `\n\n[... N more characters truncated]`;
- * Ours (pi converts these to user messages first): custom messages and bash
- * executions are `[User]:` paragraphs (a bash run as "Ran `cmd`" plus fenced
- * output; skipped when `excludeFromContext`); an earlier compaction summary is
- * `[Earlier summary]: …` and a branch summary `[Branch summary]: …`.
- *
- * @example
- * ```ts
- * serializeConversation([{ role: "user", content: "fix the bug", timestamp: 0 }]); // "[User]: fix the bug"
- * ```
+ * Turns a conversation into labelled plain text for a summary call (pi's `serializeConversation`), so the model reads a transcript instead of
+ * continuing a chat: `[User]:`, `[Assistant thinking]:`, `[Assistant]:`, `[Assistant tool calls]:`, `[Tool result]:` (cut at 2000 chars), plus
+ * custom messages, bash runs and earlier summaries; paragraphs separated by a blank line.
  */
 import type { AgentMessage, BashExecutionMessage } from "../core/messages.ts";
 
 /**
  * Longest tool result text kept in a serialized conversation (characters). Source: pi.
- *
  * @example
- * ```ts
  * serializeConversation([longToolResult]); // cut after TOOL_RESULT_MAX_CHARS (2000) characters
- * ```
  */
 export const TOOL_RESULT_MAX_CHARS = 2000;
 
@@ -51,11 +32,8 @@ function bashText(message: BashExecutionMessage): string {
 
 /**
  * Serializes messages to text (see the module contract).
- *
  * @example
- * ```ts
  * const text = serializeConversation(preparation.messagesToSummarize);
- * ```
  */
 export function serializeConversation(messages: readonly AgentMessage[]): string {
   const parts: string[] = [];

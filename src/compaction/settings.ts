@@ -1,23 +1,7 @@
 /**
- * Compaction settings and their validation.
- *
- * Contract (defaults pi's, `docs/pi-parity.md`; the rest ours):
- * - `enabled` true, `reserveTokens` 16384, `keepRecentTokens` 20000 (tokens);
- * - `contextWindow` is a number (every model) or a map keyed by `provider/modelId`
- *   or `modelId`; when it has no entry the model's own `contextWindow` is used;
- *   when neither is known, threshold compaction is skipped (overflow recovery
- *   still compacts);
- * - `summarizationModel` replaces the session's model for summary calls only;
- * - `branchSummaryReserveTokens` (16384) sizes the branch-summary input budget:
- *   window (or 128,000) minus it;
- * - {@link resolveCompactionSettings} throws `HarnessConfigError` naming the bad
- *   field; it never silently repairs input.
- *
- * @example
- * ```ts
- * const settings = resolveCompactionSettings({ reserveTokens: 4096, contextWindow: { "openai/gpt-4o-mini": 128_000 } });
- * const window = resolveContextWindow(settings, model); // 128000
- * ```
+ * Compaction settings and their validation. Defaults (pi's): `enabled`, `reserveTokens` 16384, `keepRecentTokens` 20000,
+ * `branchSummaryReserveTokens` 16384. `contextWindow` is a number or a map by `provider/modelId` or `modelId`, else the model's own; with none
+ * known, threshold compaction is skipped. {@link resolveCompactionSettings} throws `HarnessConfigError` naming the bad field, never repairing it.
  */
 import { z } from "zod";
 import { HarnessConfigError } from "../core/errors.ts";
@@ -26,11 +10,8 @@ import { formatZodError } from "../core/tools.ts";
 
 /**
  * Resolved compaction settings (all token figures in tokens).
- *
  * @example
- * ```ts
  * const settings: CompactionSettings = resolveCompactionSettings({ reserveTokens: 8192 });
- * ```
  */
 export interface CompactionSettings {
   /** Automatic compaction (between turns and on overflow). Manual compaction works regardless. */
@@ -49,11 +30,8 @@ export interface CompactionSettings {
 
 /**
  * Defaults. Source: pi.
- *
  * @example
- * ```ts
  * DEFAULT_COMPACTION_SETTINGS.keepRecentTokens; // 20000
- * ```
  */
 export const DEFAULT_COMPACTION_SETTINGS: Readonly<CompactionSettings> = Object.freeze({
   enabled: true,
@@ -64,11 +42,8 @@ export const DEFAULT_COMPACTION_SETTINGS: Readonly<CompactionSettings> = Object.
 
 /**
  * Window used by branch summarization when the model's window is unknown. Source: pi.
- *
  * @example
- * ```ts
  * const window = resolveContextWindow(settings, model) ?? FALLBACK_CONTEXT_WINDOW;
- * ```
  */
 export const FALLBACK_CONTEXT_WINDOW = 128_000;
 
@@ -87,23 +62,16 @@ const settingsSchema = z.strictObject({
 
 /**
  * Input of {@link resolveCompactionSettings}: any subset of the settings.
- *
  * @example
- * ```ts
  * const input: CompactionSettingsInput = { enabled: false };
- * ```
  */
 export type CompactionSettingsInput = Partial<CompactionSettings>;
 
 /**
- * Merges `input` over the defaults and validates it.
- * Throws `HarnessConfigError` (code `HARNESS_CONFIG_INVALID`) naming the failing
- * field, e.g. "compaction.reserveTokens: Too small…", or an unknown key.
- *
+ * Merges `input` over the defaults and validates it. Throws `HarnessConfigError` (code `HARNESS_CONFIG_INVALID`) naming the failing field, e.g.
+ * "compaction.reserveTokens: Too small…", or an unknown key.
  * @example
- * ```ts
  * resolveCompactionSettings({ keepRecentTokens: 8000 }).reserveTokens; // 16384
- * ```
  */
 export function resolveCompactionSettings(input: CompactionSettingsInput = {}): CompactionSettings {
   const parsed = settingsSchema.safeParse(input);
@@ -123,11 +91,8 @@ export function resolveCompactionSettings(input: CompactionSettingsInput = {}): 
 /**
  * The context window for `model` in tokens: the settings' number, else the map entry
  * for `provider/modelId`, else for `modelId`, else `model.contextWindow`, else undefined.
- *
  * @example
- * ```ts
  * resolveContextWindow({ ...DEFAULT_COMPACTION_SETTINGS, contextWindow: 8192 }, model); // 8192
- * ```
  */
 export function resolveContextWindow(
   settings: Pick<CompactionSettings, "contextWindow">,
@@ -143,15 +108,11 @@ export function resolveContextWindow(
 }
 
 /**
- * The keep-recent budget actually used for a window (ours): `keepRecentTokens`,
- * but at most half of what fits below the threshold (`(window − reserve) / 2`),
- * so that a compacted context (summary + kept tail) lands under the threshold
- * even for small windows. Without a window it is `keepRecentTokens`.
- *
+ * The keep-recent budget actually used for a window (ours): `keepRecentTokens`, but at most half of what fits below the threshold (`(window −
+ * reserve) / 2`), so that a compacted context (summary + kept tail) lands under the threshold even for small windows. Without a window it is
+ * `keepRecentTokens`.
  * @example
- * ```ts
  * effectiveKeepRecentTokens({ ...DEFAULT_COMPACTION_SETTINGS, reserveTokens: 1000 }, 8000); // 3500
- * ```
  */
 export function effectiveKeepRecentTokens(
   settings: Pick<CompactionSettings, "keepRecentTokens" | "reserveTokens">,

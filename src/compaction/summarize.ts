@@ -1,26 +1,7 @@
 /**
- * Summary calls: one model request without tools, through a {@link ModelClient}.
- *
- * Contract (budgets pi's, `docs/pi-parity.md`; the rest ours):
- * - compaction history: maxTokens = floor(0.8 × reserveTokens); turn prefix:
- *   floor(0.5 × reserveTokens); branch summary: 2048 (tokens); each capped at the
- *   model's own `maxTokens` when the ModelClient declares one (ours: pi would send
- *   a cap the provider rejects);
- * - the request has no tools and the system prompt {@link SUMMARY_SYSTEM_PROMPT};
- *   the session's thinking level is passed only when the model reasons and it is not `off`;
- * - the returned text is the assistant's text blocks joined with newlines; the
- *   call's usage is returned so it can be recorded on the entry;
- * - failures are values: `{ ok: false, aborted }` with the provider's message,
- *   never a throw (the caller's actor turns them into `failed`/`cancelled`);
- *   an empty answer is a failure ("the model returned an empty summary"), so an
- *   empty summary is never stored;
- * - a split turn runs the history and turn-prefix calls concurrently and sums usage.
- *
- * @example
- * ```ts
- * const result = await summarizeCompaction(preparation, { model, signal });
- * if (result.ok) console.log(result.summary, result.usage.output);
- * ```
+ * Summary calls: one model request without tools and with {@link SUMMARY_SYSTEM_PROMPT}. maxTokens: floor(0.8 × reserveTokens) for history,
+ * floor(0.5 ×) for a turn prefix, 2048 for a branch, each capped at the model's own. Failures are values (`{ ok: false, aborted }`), never throws; an
+ * empty answer is a failure. A split turn runs both calls concurrently and sums usage.
  */
 import type { AgentMessage, ThinkingLevel, Usage } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
@@ -39,11 +20,8 @@ import { serializeConversation } from "./serialize.ts";
 
 /**
  * Outcome of one summary call.
- *
  * @example
- * ```ts
  * const result: SummaryCallResult = await callSummaryModel(text, 1024, { model });
- * ```
  */
 export type SummaryCallResult =
   | { ok: true; text: string; usage: Usage }
@@ -51,11 +29,8 @@ export type SummaryCallResult =
 
 /**
  * Options shared by summary calls.
- *
  * @example
- * ```ts
  * const options: SummaryCallOptions = { model, signal: controller.signal, thinkingLevel: "low" };
- * ```
  */
 export interface SummaryCallOptions {
   model: ModelClient;
@@ -63,14 +38,7 @@ export interface SummaryCallOptions {
   thinkingLevel?: ThinkingLevel;
 }
 
-/**
- * Adds two usages; a count stays null only if both are null.
- *
- * @example
- * ```ts
- * addUsage(history.usage, prefix.usage).output; // null only when both are null
- * ```
- */
+/** Adds two usages; a count stays null only if both are null. */
 export function addUsage(a: Usage, b: Usage): Usage {
   const add = (x: number | null, y: number | null) => (x === null && y === null ? null : (x ?? 0) + (y ?? 0));
   const sum: Usage = {
@@ -93,13 +61,9 @@ export function addUsage(a: Usage, b: Usage): Usage {
 }
 
 /**
- * Sends one summary request (`text` as the only user message, no tools) and
- * collects the answer. Never throws.
- *
+ * Sends one summary request (`text` as the only user message, no tools) and collects the answer. Never throws.
  * @example
- * ```ts
  * const result = await callSummaryModel("<conversation>…", 1024, { model });
- * ```
  */
 export async function callSummaryModel(text: string, maxTokens: number, options: SummaryCallOptions): Promise<SummaryCallResult> {
   const { model, signal, thinkingLevel } = options;
@@ -134,11 +98,8 @@ export async function callSummaryModel(text: string, maxTokens: number, options:
 
 /**
  * A compaction summary ready to store.
- *
  * @example
- * ```ts
  * const result = await summarizeCompaction(preparation, { model }); if (result.ok) store(result.value satisfies CompactionSummary);
- * ```
  */
 export interface CompactionSummary {
   summary: string;
@@ -147,14 +108,10 @@ export interface CompactionSummary {
 }
 
 /**
- * Summarizes a prepared compaction: the history (updating the previous summary
- * when there is one), plus a turn-prefix summary for a split turn, plus the
- * file lists. Never throws; see {@link SummaryCallResult} for failures.
- *
+ * Summarizes a prepared compaction: the history (updating the previous summary when there is one), plus a turn-prefix summary for a split turn, plus
+ * the file lists. Never throws; see {@link SummaryCallResult} for failures.
  * @example
- * ```ts
  * const result = await summarizeCompaction(preparation, { model, customInstructions: "keep the API names" });
- * ```
  */
 export async function summarizeCompaction(
   preparation: CompactionPreparation,

@@ -1,23 +1,6 @@
 /**
- * The logged intent of a summary model call (a compaction or a branch summary): commit before
- * effect for the model calls that are not a run's.
- *
- * Contract (ours; the events are `summary.started` / `summary.ended`, `src/store/events/summary-events.ts`):
- * - {@link startSummaryIntent} commits `summary.started` (with `metadata.owner`, this process)
- *   and resolves only then, so the model is called after its intent is durable; it rejects
- *   with the append's error, and the caller then makes no model call;
- * - `appended(entryId)` is the `summary.ended` event to append in the SAME append as the
- *   summary entry; `end(status, message)` appends a failed or cancelled ending on its own and
- *   never rejects (a session that can no longer be written is closed later by recovery,
- *   `closeInterruptedSummaries`).
- *
- * @example
- * ```ts
- * const intent = await startSummaryIntent(session, "compaction", "manual");
- * const outcome = await callTheModel();
- * if (!outcome.ok) await intent.end("failed", outcome.message);
- * else await session.appendEntries([entry], { extraEvents: [intent.appended(entry.id)] });
- * ```
+ * The logged intent of a summary model call (commit before effect outside runs): {@link startSummaryIntent} resolves once `summary.started` is
+ * durable; `appended(entryId)` goes in the summary entry's own append; `end(status)` never rejects (recovery closes what cannot be written).
  */
 import { randomUUID } from "node:crypto";
 import { currentRunOwner } from "../machines/run-lease.ts";
@@ -25,18 +8,12 @@ import { sessionActorOf } from "../machines/session-actor.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEventData } from "../store/events/catalogue.ts";
 import type { SessionHandle } from "../store/session-types.ts";
+import { ignored } from "../core/ignored.ts";
 
 /** The kind of summary: a compaction's, or a branch summary left by `moveTo`. */
 type SummaryKind = ArborEventData<"summary.started">["kind"];
 
-/**
- * A started summary intent (see the module contract).
- *
- * @example
- * ```ts
- * await session.appendEntries([entry], { extraEvents: [intent.appended(entryId)] });
- * ```
- */
+/** A started summary intent (see the module contract). */
 export interface SummaryIntent {
   readonly summaryId: string;
   /** The `summary.ended { status: "appended", entryId }` event for the summary entry's append. */
@@ -48,11 +25,6 @@ export interface SummaryIntent {
 /**
  * Commits `summary.started` for a summary of `kind` prepared from the session's current leaf.
  * Rejects with the append's error (e.g. `ExpectedVersionConflictError`).
- *
- * @example
- * ```ts
- * const intent = await startSummaryIntent(session, "branch_summary", "navigation");
- * ```
  */
 export async function startSummaryIntent(session: SessionHandle, kind: SummaryKind, reason: string): Promise<SummaryIntent> {
   const summaryId = randomUUID();
@@ -67,8 +39,8 @@ export async function startSummaryIntent(session: SessionHandle, kind: SummaryKi
     async end(status, message) {
       try {
         await writes.appendEvents([ended({ status, ...(message === undefined ? {} : { message }) })]);
-      } catch {
-        // The session cannot be written (another writer, a closed log): recovery closes the intent.
+      } catch (error) {
+        ignored("a summary intent's end cannot be written (another writer, a closed log); recovery closes it", error);
       }
     },
   };

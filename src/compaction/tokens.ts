@@ -1,36 +1,14 @@
 /**
- * Token accounting for compaction: a character-based estimate per message and
- * the context size of a conversation.
- *
- * Contract (source: pi 0.73.1 `compaction.ts`, `docs/pi-parity.md`):
- * - {@link estimateTokens} is `ceil(chars / 4)`; images in user messages count 0,
- *   images in tool results and custom messages count 4800 chars (1200 tokens);
- * - {@link calculateContextTokens} is `totalTokens` when it is a non-zero number,
- *   otherwise the sum of input, output, cacheRead and cacheWrite;
- * - {@link estimateContextTokens} takes the last assistant message that ended
- *   normally (not `error`/`aborted`) and reported usage, and adds estimates of
- *   everything after it; without one it sums estimates.
- * Ours: Arbor usage counts may be `null` (unknown). A `null` count adds 0, and an
- * assistant whose counts are all unknown is treated as having no usage, so the
- * estimate falls back to chars/4 instead of reporting 0.
- *
- * All results are in tokens.
- *
- * @example
- * ```ts
- * const { tokens } = estimateContextTokens(session.view.buildContext().messages);
- * if (shouldCompact(tokens, 128_000, settings)) { ... }
- * ```
+ * Token accounting for compaction, in tokens (pi's rules): {@link estimateTokens} is `ceil(chars / 4)` (images in results count 1200);
+ * {@link calculateContextTokens} is `totalTokens`, else the sum of parts; {@link estimateContextTokens} takes the last normally ended assistant's
+ * usage plus estimates after it. A `null` (unknown) count adds 0, and all-unknown usage falls back to estimates.
  */
 import type { AgentMessage, AssistantMessage, Usage } from "../core/messages.ts";
 
 /**
  * Characters counted for one image in a tool result or custom message. Source: pi.
- *
  * @example
- * ```ts
  * estimateTokens(toolResultWithOneImage); // IMAGE_CHARS / 4 = 1200
- * ```
  */
 export const IMAGE_CHARS = 4800;
 
@@ -45,13 +23,9 @@ function blocksChars(content: string | readonly { type: string; text?: string }[
 }
 
 /**
- * Estimated size of one message in tokens (`ceil(chars / 4)`, an overestimate for
- * English text). Source: pi.
- *
+ * Estimated size of one message in tokens (`ceil(chars / 4)`, an overestimate for English text). Source: pi.
  * @example
- * ```ts
  * estimateTokens({ role: "user", content: "12345678", timestamp: 0 }); // 2
- * ```
  */
 export function estimateTokens(message: AgentMessage): number {
   let chars = 0;
@@ -84,14 +58,10 @@ export function estimateTokens(message: AgentMessage): number {
 }
 
 /**
- * Context size in tokens reported by one model call's usage: `totalTokens` when it
- * is a non-zero number, else input + output + cacheRead + cacheWrite (unknown
- * counts add 0). Source: pi (null handling ours).
- *
+ * Context size in tokens reported by one model call's usage: `totalTokens` when it is a non-zero number, else input + output + cacheRead + cacheWrite
+ * (unknown counts add 0). Source: pi (null handling ours).
  * @example
- * ```ts
  * calculateContextTokens({ input: 900, output: 100, cacheRead: 0, cacheWrite: 0, totalTokens: null }); // 1000
- * ```
  */
 export function calculateContextTokens(usage: Usage): number {
   if (usage.totalTokens) return usage.totalTokens;
@@ -100,11 +70,8 @@ export function calculateContextTokens(usage: Usage): number {
 
 /**
  * True when at least one usage count is known (non-null). Ours.
- *
  * @example
- * ```ts
  * hasKnownUsage({ input: null, output: null, cacheRead: null, cacheWrite: null, totalTokens: null }); // false
- * ```
  */
 export function hasKnownUsage(usage: Usage | undefined): usage is Usage {
   if (!usage) return false;
@@ -115,11 +82,8 @@ export function hasKnownUsage(usage: Usage | undefined): usage is Usage {
 
 /**
  * The usage of an assistant message that ended normally and reported usage, else undefined. Source: pi.
- *
  * @example
- * ```ts
  * usableAssistantUsage(erroredAssistant); // undefined: error/aborted usage is ignored
- * ```
  */
 export function usableAssistantUsage(message: AgentMessage): Usage | undefined {
   if (message.role !== "assistant") return undefined;
@@ -130,11 +94,8 @@ export function usableAssistantUsage(message: AgentMessage): Usage | undefined {
 
 /**
  * The result of {@link estimateContextTokens}, in tokens.
- *
  * @example
- * ```ts
  * const { tokens, lastUsageIndex }: ContextTokenEstimate = estimateContextTokens(messages);
- * ```
  */
 export interface ContextTokenEstimate {
   /** usageTokens + trailingTokens. */
@@ -148,18 +109,21 @@ export interface ContextTokenEstimate {
 }
 
 /**
- * Size of a context in tokens: the last usable assistant usage plus chars/4
- * estimates of what came after it. Source: pi.
- *
+ * Size of a context in tokens: the last usable assistant usage plus chars/4 estimates of what came after it. Source: pi.
  * @example
- * ```ts
  * const { tokens, lastUsageIndex } = estimateContextTokens(messages);
- * ```
  */
 export function estimateContextTokens(messages: readonly AgentMessage[]): ContextTokenEstimate {
+  return estimateSince(messages, undefined);
+}
+
+/** The estimate from the last usable usage reported after `compactedAt` (ms; any usage when undefined), else chars/4 of every message. */
+function estimateSince(messages: readonly AgentMessage[], compactedAt: number | undefined): ContextTokenEstimate {
   for (let index = messages.length - 1; index >= 0; index--) {
-    const usage = usableAssistantUsage(messages[index]);
+    const message = messages[index];
+    const usage = usableAssistantUsage(message);
     if (!usage) continue;
+    if (compactedAt !== undefined && (message.timestamp ?? -Infinity) <= compactedAt) break;
     const usageTokens = calculateContextTokens(usage);
     let trailingTokens = 0;
     for (let after = index + 1; after < messages.length; after++) trailingTokens += estimateTokens(messages[after]);
@@ -171,43 +135,22 @@ export function estimateContextTokens(messages: readonly AgentMessage[]): Contex
 }
 
 /**
- * Like {@link estimateContextTokens}, but ignores usage reported before the latest
- * compaction summary in `messages` (by timestamp): that usage measured the context
- * before it was compacted. Source: pi's stale-usage rule (`_checkCompaction`), as a
- * pure function (ours).
- *
+ * Like {@link estimateContextTokens}, but ignores usage reported before the latest compaction summary in `messages` (by timestamp): that usage
+ * measured the context before it was compacted. Source: pi's stale-usage rule (`_checkCompaction`), as a pure function (ours).
  * @example
- * ```ts
  * const { tokens } = estimateFreshContextTokens(session.view.buildContext().messages);
- * ```
  */
 export function estimateFreshContextTokens(messages: readonly AgentMessage[]): ContextTokenEstimate {
   let compactedAt = -Infinity;
   for (const message of messages) if (message.role === "compactionSummary") compactedAt = Math.max(compactedAt, message.timestamp);
-  if (compactedAt === -Infinity) return estimateContextTokens(messages);
-  for (let index = messages.length - 1; index >= 0; index--) {
-    const message = messages[index];
-    const usage = usableAssistantUsage(message);
-    if (!usage) continue;
-    if ((message.timestamp ?? -Infinity) <= compactedAt) break;
-    const usageTokens = calculateContextTokens(usage);
-    let trailingTokens = 0;
-    for (let after = index + 1; after < messages.length; after++) trailingTokens += estimateTokens(messages[after]);
-    return { tokens: usageTokens + trailingTokens, usageTokens, trailingTokens, lastUsageIndex: index };
-  }
-  let estimated = 0;
-  for (const message of messages) estimated += estimateTokens(message);
-  return { tokens: estimated, usageTokens: 0, trailingTokens: estimated, lastUsageIndex: null };
+  return estimateSince(messages, compactedAt === -Infinity ? undefined : compactedAt);
 }
 
 /**
  * True when compaction should run: `enabled` and `contextTokens > contextWindow −
  * reserveTokens` (e.g. window 200,000 and reserve 16,384 → above 183,616). Source: pi.
- *
  * @example
- * ```ts
  * shouldCompact(183_617, 200_000, { enabled: true, reserveTokens: 16_384 }); // true
- * ```
  */
 export function shouldCompact(
   contextTokens: number,

@@ -1,44 +1,22 @@
 /**
- * What a typed agent's session records of its answer, readable without the agent (ours, issue
- * 13): the final-answer tool's name, the repair messages' custom type, and the invocation's
- * totals folded from its messages (repairs sent, tokens used). The activity projection
- * (`src/store/session-activity.ts`) folds them for crash recovery, `src/agents/` for a resume.
- *
- * Contract:
- * - a repair is a message the agent sent back for an invalid answer: in `native` mode a `custom`
- *   message of type {@link REPAIR_MESSAGE_TYPE} (logged as a `custom_message` entry), in `tool`
- *   mode the error result of the {@link FINAL_ANSWER_TOOL} call (a `message` entry); either
- *   carries its ordinal in `details.repair` (1, 2, ...);
- * - usage sums the assistant messages' counts, in tokens (`null` counts as 0); `cost` ($) is
- *   present only when some message carried a cost.
- *
- * @example
- * ```ts
- * let totals = emptyAnswerTotals();
- * for (const message of messages) totals = addToAnswerTotals(totals, message);
- * console.log(totals.repairs, totals.usage.totalTokens);
- * ```
+ * What a typed agent's session records of its answer, readable without the agent: the final-answer tool's name, the repair messages' custom type
+ * (each carrying its ordinal in `details.repair`), and the invocation's totals folded from its messages (repairs, tokens with `null` as 0, `cost`
+ * only when some message had one). Used by crash recovery and by `src/agents/` for a resume.
  */
 import { isKnownEntry, type SessionEntry } from "./entries.ts";
 import type { AgentMessage } from "./messages.ts";
 
 /**
  * The name of the final-answer tool (tool mode).
- *
  * @example
- * ```ts
  * const answered = message.content.some((block) => block.type === "toolCall" && block.name === FINAL_ANSWER_TOOL);
- * ```
  */
 export const FINAL_ANSWER_TOOL = "final_answer";
 
 /**
  * The custom type of repair messages (native mode).
- *
  * @example
- * ```ts
  * const repairs = messages.filter((message) => message.role === "custom" && message.customType === REPAIR_MESSAGE_TYPE);
- * ```
  */
 export const REPAIR_MESSAGE_TYPE = "arbor.agent.repair";
 
@@ -59,26 +37,12 @@ export interface AnswerTotals {
   usage: AnswerUsage;
 }
 
-/**
- * Totals of no message.
- *
- * @example
- * ```ts
- * const totals = emptyAnswerTotals(); // { repairs: 0, usage: { input: 0, ... } }
- * ```
- */
+/** Totals of no message. */
 export function emptyAnswerTotals(): AnswerTotals {
   return { repairs: 0, usage: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, totalTokens: 0 } };
 }
 
-/**
- * The repair ordinal `message` carries, when it is a repair (see the module contract).
- *
- * @example
- * ```ts
- * repairOf({ role: "custom", customType: REPAIR_MESSAGE_TYPE, content: "…", display: true, details: { repair: 1 }, timestamp: 0 }); // 1
- * ```
- */
+/** The repair ordinal `message` carries, when it is a repair (see the module contract). */
 export function repairOf(message: AgentMessage): number | undefined {
   const isRepair =
     (message.role === "custom" && message.customType === REPAIR_MESSAGE_TYPE) || (message.role === "toolResult" && message.toolName === FINAL_ANSWER_TOOL && message.isError);
@@ -91,14 +55,7 @@ function ordinalOf(details: unknown): number | undefined {
   return typeof repair === "number" && Number.isInteger(repair) && repair > 0 ? repair : undefined;
 }
 
-/**
- * `totals` with `message` added (pure: returns `totals` itself when the message adds nothing).
- *
- * @example
- * ```ts
- * const next = addToAnswerTotals(emptyAnswerTotals(), assistantMessage);
- * ```
- */
+/** `totals` with `message` added (pure: returns `totals` itself when the message adds nothing). */
 export function addToAnswerTotals(totals: AnswerTotals, message: AgentMessage): AnswerTotals {
   if (message.role === "assistant") {
     const used = message.usage;
@@ -117,15 +74,7 @@ export function addToAnswerTotals(totals: AnswerTotals, message: AgentMessage): 
   return repair !== undefined && repair > totals.repairs ? { ...totals, repairs: repair } : totals;
 }
 
-/**
- * `totals` with a logged entry added: a `message` entry's message, or a `custom_message` entry
- * that is a native-mode repair; other entries add nothing (pure, as {@link addToAnswerTotals}).
- *
- * @example
- * ```ts
- * for (const entry of session.view.getEntries()) totals = addEntryToAnswerTotals(totals, entry);
- * ```
- */
+/** `totals` with a logged entry added (a message, or a native-mode repair); other entries add nothing. */
 export function addEntryToAnswerTotals(totals: AnswerTotals, entry: SessionEntry): AnswerTotals {
   if (!isKnownEntry(entry)) return totals;
   if (entry.type === "message") return addToAnswerTotals(totals, entry.message);

@@ -1,8 +1,7 @@
 /**
- * "The prompt does not fit": the provider wordings of a context overflow, shared by the
- * model adapter (which marks such errors not retryable) and compaction (which compacts and
- * retries on them). A pure text classifier in the contracts layer, so compaction does not
- * import the model adapter. Source: pi 0.73.1 `pi-ai/utils/overflow.ts`.
+ * "The prompt does not fit": the provider wordings of a context overflow, shared by the model adapter (which marks such errors not retryable) and
+ * compaction (which compacts and retries on them). A pure text classifier in the contracts layer, so compaction does not import the model adapter.
+ * Source: pi 0.73.1 `pi-ai/utils/overflow.ts`.
  */
 
 /** Provider wordings of "the prompt does not fit". Source: pi 0.73.1 `OVERFLOW_PATTERNS`. */
@@ -37,15 +36,11 @@ const NON_OVERFLOW_PATTERNS: readonly RegExp[] = [
 ];
 
 /**
- * True when `text` is a provider's "context too long" error message.
- * Source: pi 0.73.1 `isContextOverflow` (error-message case); silent overflow
+ * True when `text` is a provider's "context too long" error message. Source: pi 0.73.1 `isContextOverflow` (error-message case); silent overflow
  * (usage above the window) is the caller's check, it needs the window.
- *
  * @example
- * ```ts
  * isContextOverflowMessage("This model's maximum context length is 128000 tokens."); // true
  * isContextOverflowMessage("Rate limit reached: too many tokens per min"); // false
- * ```
  */
 export function isContextOverflowMessage(text: string): boolean {
   if (NON_OVERFLOW_PATTERNS.some((pattern) => pattern.test(text))) return false;

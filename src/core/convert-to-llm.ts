@@ -1,35 +1,14 @@
 /**
- * pi's `convertToLlm`: maps Arbor's {@link AgentMessage}s to the three roles a
- * provider understands (user, assistant, toolResult).
- *
- * Contract (source: pi 0.73.1 `coding-agent/src/core/messages.ts`, exact strings;
- * `docs/pi-parity.md`):
- * - `user`, `assistant`, `toolResult` pass through unchanged (same object);
- * - `custom` → a user message; string content becomes one text block;
- * - `branchSummary` → user text `BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX`;
- * - `compactionSummary` → user text `COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX`;
- * - `bashExecution` → user text from {@link bashExecutionToText}; dropped when `excludeFromContext`;
- * - a message of any other role is dropped;
- * - order is preserved; the input is never mutated; never throws;
- * - a converted message is made once per input object (ours: a `WeakMap`), so the same
- *   context converts to the same objects on every call and the model adapter can reuse its
- *   conversion of them (input messages must not be mutated after conversion; logged ones never are).
- * Dropping error/aborted assistants is NOT done here (pi-ai does it per provider; Arbor's model adapter does).
- *
- * @example
- * ```ts
- * const llm = convertToLlm(session.view.buildContext().messages);
- * ```
+ * pi's `convertToLlm` (exact strings): user, assistant and toolResult pass through; custom, summaries and bash executions become user messages;
+ * other roles are dropped. Order kept, input never mutated, never throws; each input object converts to the same output object every time (a
+ * `WeakMap`), so the model adapter can reuse its conversion. Dropping errored assistants is the adapter's job.
  */
 import type { AgentMessage, AssistantMessage, BashExecutionMessage, ToolResultMessage, UserMessage } from "./messages.ts";
 
 /**
  * Text placed before a compaction summary (pi's exact string).
- *
  * @example
- * ```ts
  * const text = COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX;
- * ```
  */
 export const COMPACTION_SUMMARY_PREFIX = `The conversation history before this point was compacted into the following summary:
 
@@ -37,21 +16,15 @@ export const COMPACTION_SUMMARY_PREFIX = `The conversation history before this p
 `;
 /**
  * Text placed after a compaction summary (pi's exact string).
- *
  * @example
- * ```ts
  * const text = COMPACTION_SUMMARY_PREFIX + summary + COMPACTION_SUMMARY_SUFFIX;
- * ```
  */
 export const COMPACTION_SUMMARY_SUFFIX = `
 </summary>`;
 /**
  * Text placed before a branch summary (pi's exact string).
- *
  * @example
- * ```ts
  * const text = BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX;
- * ```
  */
 export const BRANCH_SUMMARY_PREFIX = `The following is a summary of a branch that this conversation came back from:
 
@@ -59,11 +32,8 @@ export const BRANCH_SUMMARY_PREFIX = `The following is a summary of a branch tha
 `;
 /**
  * Text placed after a branch summary (pi's exact string; note: no newline before it, as in pi).
- *
  * @example
- * ```ts
  * const text = BRANCH_SUMMARY_PREFIX + summary + BRANCH_SUMMARY_SUFFIX;
- * ```
  */
 export const BRANCH_SUMMARY_SUFFIX = `</summary>`;
 
@@ -71,15 +41,11 @@ export const BRANCH_SUMMARY_SUFFIX = `</summary>`;
 export type LlmMessage = UserMessage | AssistantMessage | ToolResultMessage;
 
 /**
- * The user-visible text of a shell command run by the user (pi's `!cmd`):
- * "Ran `cmd`" + fenced output or "(no output)" + cancel / exit-code / truncation notes.
- * Source: pi `bashExecutionToText`.
- *
+ * The user-visible text of a shell command run by the user (pi's `!cmd`): "Ran `cmd`" + fenced output or "(no output)" + cancel / exit-code /
+ * truncation notes. Source: pi `bashExecutionToText`.
  * @example
- * ```ts
  * bashExecutionToText({ role: "bashExecution", command: "ls", output: "", exitCode: 0, cancelled: false, truncated: false, timestamp: 0 });
  * // "Ran `ls`\n(no output)"
- * ```
  */
 export function bashExecutionToText(message: BashExecutionMessage): string {
   let text = `Ran \`${message.command}\`\n`;
@@ -96,14 +62,10 @@ export function bashExecutionToText(message: BashExecutionMessage): string {
 }
 
 /**
- * Converts context messages to provider messages, exactly as pi 0.73.1 does
- * (see the module contract above). Returns a new array; never throws.
- *
+ * Converts context messages to provider messages, exactly as pi 0.73.1 does (see the module contract above). Returns a new array; never throws.
  * @example
- * ```ts
  * convertToLlm([{ role: "custom", customType: "note", content: "hi", display: true, timestamp: 1 }]);
  * // [{ role: "user", content: [{ type: "text", text: "hi" }], timestamp: 1 }]
- * ```
  */
 export function convertToLlm(messages: readonly AgentMessage[]): LlmMessage[] {
   const result: LlmMessage[] = [];

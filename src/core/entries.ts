@@ -1,22 +1,7 @@
 /**
- * Session entries: the nodes of a session tree. Field meanings are pi's
- * (`docs/pi-parity.md`) so a session exports to pi v3 JSONL.
- *
- * Contract:
- * - every entry has `id`, `parentId` (`null` for a root) and `timestamp` (ISO 8601 string);
- * - entries are immutable once appended; the leaf moves, entries never change;
- * - `active_tools_change` is ours (pi ignores it on load, it keeps the file valid);
- * - `usage` and `context_edit` are from pi 1.x's session format;
- * - an entry of a type Arbor does not know is kept verbatim as {@link UnknownEntry}
- *   (so export round-trips) and is left out of the context.
- *
- * @example
- * ```ts
- * const entry: MessageEntry = {
- *   type: "message", id: "a1b2c3d4", parentId: null, timestamp: new Date().toISOString(),
- *   message: { role: "user", content: "hi", timestamp: Date.now() },
- * };
- * ```
+ * Session entries, the nodes of a session tree, with pi's field meanings so a session exports to pi v3 JSONL: `id`, `parentId` (`null` at a root),
+ * ISO `timestamp`; immutable once appended (only the leaf moves). An unknown entry type is kept verbatim as {@link UnknownEntry} and left out of
+ * the context.
  */
 import type { AgentMessage, ImageContent, TextContent, ThinkingLevel, Usage } from "./messages.ts";
 
@@ -60,8 +45,7 @@ export interface FileOperationsDetails {
 }
 
 /**
- * A compaction: the path before `firstKeptEntryId` is replaced by `summary`.
- * `tokensBefore` is the context size in tokens when it was made.
+ * A compaction: the path before `firstKeptEntryId` is replaced by `summary`. `tokensBefore` is the context size in tokens when it was made.
  * `retainedTail` (ours) lists the ids kept verbatim, for inspection.
  */
 export interface CompactionEntry extends EntryBase {
@@ -114,10 +98,7 @@ export interface SessionInfoEntry extends EntryBase {
   name?: string;
 }
 
-/**
- * pi 1.x: spend outside the context (e.g. `kind: "cache_warm"`); counts toward the session's
- * totals (`getStats()`), never in the context. Any `kind` is accepted.
- */
+/** pi 1.x: spend outside the context (e.g. `kind: "cache_warm"`), counted in `getStats()` totals, never in the context. */
 export interface UsageEntry extends EntryBase {
   type: "usage";
   kind: string;
@@ -127,14 +108,15 @@ export interface UsageEntry extends EntryBase {
 }
 
 /**
- * pi 1.x: replaces the target entry's message in the model's context (`replacement: null` omits
- * it). Branch-relative: only edits on the path count, the latest per target wins. A replacement
- * that is not a message is kept but not applied (a `context_edit_unapplied` diagnostic).
+ * pi 1.x: an append-only edit of what an earlier entry contributes to the model's context (pi 1.6's `ContextEditEntry`). `replacement: null` omits
+ * the target; `{ content }` replaces the content of a user, assistant, toolResult or custom message (role and other fields stay). Branch-relative:
+ * only edits among the context's selected entries count, the latest per target wins. A replacement of another shape is kept but not applied (a
+ * `context_edit_unapplied` diagnostic).
  */
 export interface ContextEditEntry extends EntryBase {
   type: "context_edit";
   targetId: string;
-  replacement: AgentMessage | null | Record<string, unknown>;
+  replacement: { content: string | unknown[] } | null | Record<string, unknown>;
 }
 
 /** An entry type Arbor does not know, kept verbatim for round-trips. */
@@ -163,11 +145,8 @@ export type SessionEntry = KnownEntry | UnknownEntry;
 
 /**
  * The entry types Arbor understands.
- *
  * @example
- * ```ts
  * const unknown = entries.filter((entry) => !(KNOWN_ENTRY_TYPES as readonly string[]).includes(entry.type));
- * ```
  */
 export const KNOWN_ENTRY_TYPES = [
   "message",
@@ -186,25 +165,14 @@ export const KNOWN_ENTRY_TYPES = [
 
 /**
  * True if the entry is one of {@link KNOWN_ENTRY_TYPES}.
- *
  * @example
- * ```ts
  * for (const entry of session.view.getEntries()) if (!isKnownEntry(entry)) console.warn("kept as is:", entry.type);
- * ```
  */
 export function isKnownEntry(entry: SessionEntry): entry is KnownEntry {
   return (KNOWN_ENTRY_TYPES as readonly string[]).includes(entry.type);
 }
 
-/**
- * The message of a `message` entry, narrowed by the entry's type (no cast); `undefined` for any
- * other entry, known or not.
- *
- * @example
- * ```ts
- * const messages = session.view.getEntries().flatMap((entry) => messageOfEntry(entry) ?? []);
- * ```
- */
+/** The message of a `message` entry, narrowed by the entry's type (no cast); `undefined` for any other entry, known or not. */
 export function messageOfEntry(entry: SessionEntry | undefined): AgentMessage | undefined {
   return entry !== undefined && isKnownEntry(entry) && entry.type === "message" ? entry.message : undefined;
 }

@@ -1,19 +1,8 @@
 /**
- * Arbor's message model: pi's AgentMessage (pi-ai `Message` plus the coding
- * agent's custom roles), so sessions round-trip with pi 0.73.1.
- *
- * Contract (source: pi, `docs/pi-parity.md`):
- * - `timestamp` inside a message is epoch **milliseconds**;
- * - `compactionSummary` and `branchSummary` are synthetic: only the context
- *   projection creates them, they are never stored as `message` entries;
- * - conversion to AI SDK messages happens only in the model adapter.
- * Ours: usage counts may be `null` when the provider did not report them
- * ("unknown stays unknown, never NaN or 0").
- *
+ * Arbor's message model: pi's AgentMessage, so sessions round-trip with pi 0.73.1. `timestamp` is epoch milliseconds; `compactionSummary` and
+ * `branchSummary` are synthetic (made by the context projection, never stored); usage counts may be `null` (unknown stays unknown).
  * @example
- * ```ts
  * const user: UserMessage = { role: "user", content: "hello", timestamp: Date.now() };
- * ```
  */
 
 /** Plain text. */
@@ -39,10 +28,9 @@ export interface ImageContent {
 }
 
 /**
- * A tool call inside an assistant message. `arguments` is the parsed JSON object.
- * `argumentsError` (ours) is set when the provider's arguments text did not parse as a JSON
- * object (a stream cut mid-arguments, two calls glued together): `arguments` is then `{}`,
- * and the loop never executes the call; its result is an error naming this text.
+ * A tool call inside an assistant message. `arguments` is the parsed JSON object. `argumentsError` (ours) is set when the provider's arguments text
+ * did not parse as a JSON object (a stream cut mid-arguments, two calls glued together): `arguments` is then `{}`, and the loop never executes the
+ * call; its result is an error naming this text.
  */
 export interface ToolCall {
   type: "toolCall";
@@ -62,10 +50,7 @@ export interface UsageCost {
   total: number;
 }
 
-/**
- * Token usage of one model call, in tokens. A field is `null` when the provider
- * did not report it; `cost` is absent when prices are unknown.
- */
+/** Token usage of one model call, in tokens. A field is `null` when the provider did not report it; `cost` is absent when prices are unknown. */
 export interface Usage {
   input: number | null;
   output: number | null;
@@ -75,10 +60,7 @@ export interface Usage {
   cost?: UsageCost;
 }
 
-/**
- * Why an assistant message ended. Source: pi-ai; `deferred` is pi 1.x's (the turn was handed
- * on unfinished); Arbor never produces it, imports keep it and treat it as a finished turn.
- */
+/** Why an assistant message ended (pi-ai); `deferred` is pi 1.x's, never produced by Arbor, kept by imports and treated as finished. */
 export type StopReason = "stop" | "length" | "toolUse" | "error" | "aborted" | "deferred";
 
 /** A user message. `content` is a string or text/image blocks. */
@@ -155,10 +137,9 @@ export interface BranchSummaryMessage {
 }
 
 /**
- * pi 1.x's system message: a patch of the system prompt and tool set, replayed in order
- * (`content` replaces the prompt, `sections` patch named sections, `null` removes one). Arbor
- * keeps it (import, export) but does not apply it: its harness builds the system prompt. Never
- * in a context.
+ * pi 1.x's system message: a patch of the system prompt and tool set, replayed in order (`content` replaces the prompt, `sections` patch named
+ * sections, `null` removes one). Arbor keeps it (import, export) and puts it in the context where pi 1.6 does (its `buildSessionContext`), but does
+ * not apply it: its harness builds the system prompt and `convertToLlm` drops system messages.
  */
 export interface SystemMessage {
   role: "system";
@@ -188,21 +169,15 @@ export type ThinkingLevel = "off" | "minimal" | "low" | "medium" | "high" | "xhi
 
 /**
  * All thinking levels, in increasing effort.
- *
  * @example
- * ```ts
  * if (!THINKING_LEVELS.includes(level)) throw new Error(`thinking level: one of ${THINKING_LEVELS.join(", ")}`);
- * ```
  */
 export const THINKING_LEVELS: readonly ThinkingLevel[] = ["off", "minimal", "low", "medium", "high", "xhigh"];
 
 /**
  * Usage with every count unknown.
- *
  * @example
- * ```ts
  * const usage = reported ?? unknownUsage(); // every count null, never 0
- * ```
  */
 export function unknownUsage(): Usage {
   return { input: null, output: null, cacheRead: null, cacheWrite: null, totalTokens: null };
@@ -210,11 +185,8 @@ export function unknownUsage(): Usage {
 
 /**
  * The text of a message's text blocks, joined with newlines (images and tool calls are skipped).
- *
  * @example
- * ```ts
  * messageText({ role: "user", content: [{ type: "text", text: "hi" }], timestamp: Date.now() }); // "hi"
- * ```
  */
 export function messageText(message: AgentMessage): string {
   switch (message.role) {

@@ -1,22 +1,7 @@
 /**
- * The contract between the run actor and a model adapter.
- *
- * Contract (source: pi-ai's stream protocol, `docs/pi-parity.md`; ours where marked):
- * - `stream()` never throws and never rejects: failures end the stream with one
- *   `error` event whose message has stopReason `error` or `aborted` and an `errorMessage`;
- * - exactly one terminal event (`done` or `error`) ends every stream;
- * - blocks stream one at a time in content order; `contentIndex` indexes `partial.content`;
- * - tool-call argument deltas are buffered per tool-call id, never glued across calls;
- * - every non-terminal event carries `partial`, the assistant message so far;
- * - `error` carries retry facts (ours): `retryable`, HTTP `status`, `retryAfterMs`,
- *   and `contextOverflow` when the provider said the context is too long.
- *
- * @example
- * ```ts
- * for await (const event of client.stream(request, { signal })) {
- *   if (event.type === "text-delta") process.stdout.write(event.delta);
- * }
- * ```
+ * The contract between the run actor and a model adapter (pi-ai's stream protocol): `stream()` never throws or rejects; exactly one terminal event
+ * (`done` or `error`) ends every stream; blocks stream one at a time in content order, every non-terminal event carrying `partial`; tool-call deltas
+ * are never glued across calls; `error` carries retry facts (`retryable`, `status`, `retryAfterMs`, `contextOverflow`).
  */
 import type { AgentMessage, AssistantMessage, ThinkingLevel, ToolCall } from "./messages.ts";
 
@@ -53,9 +38,8 @@ export interface ModelRequest {
   providerOptions?: Record<string, Record<string, unknown>>;
   hooks?: ProviderHooks;
   /**
-   * Ask for the final answer in the provider's structured-output mode (ours; typed agents set it).
-   * Sent only by clients whose `structuredOutput` is true (the AI SDK adapter passes it as the
-   * call's `responseFormat`: Chat Completions `response_format: {type: "json_schema"}`, Responses
+   * Ask for the final answer in the provider's structured-output mode (ours; typed agents set it). Sent only by clients whose `structuredOutput` is
+   * true (the AI SDK adapter passes it as the call's `responseFormat`: Chat Completions `response_format: {type: "json_schema"}`, Responses
    * `text.format`); other clients ignore it. Tools stay available in the same request.
    */
   responseFormat?: ResponseFormat;
@@ -63,11 +47,8 @@ export interface ModelRequest {
 
 /**
  * A JSON final answer with a JSON Schema (an object schema; OpenAI requires an object root).
- *
  * @example
- * ```ts
  * const format: ResponseFormat = { type: "json", name: "triage", schema: { type: "object", properties: { label: { type: "string" } }, required: ["label"], additionalProperties: false } };
- * ```
  */
 export interface ResponseFormat {
   type: "json";
@@ -116,24 +97,15 @@ export interface ModelClient {
   /** Prices in $ per million tokens, when known. */
   readonly cost?: { input: number; output: number; cacheRead?: number; cacheWrite?: number };
   readonly reasoning?: boolean;
-  /**
-   * True when the client sends `request.responseFormat` to the provider as its native
-   * structured-output mode (ours). Typed agents use a final-answer tool otherwise.
-   */
+  /** True when the client sends `request.responseFormat` as the provider's native structured output; typed agents use a final-answer tool otherwise. */
   readonly structuredOutput?: boolean;
   stream(request: ModelRequest, options: { signal?: AbortSignal }): AsyncIterable<ModelStreamEvent>;
 }
 
 /**
- * `client`'s description (provider, model id, API, context window and output cap in tokens,
- * prices, reasoning and structured-output support) with another `stream`: how a wrapper
- * (secret redaction, typed-agent answer checks) keeps every field of the model it wraps.
- * Absent optional fields stay absent. Ours.
- *
- * @example
- * ```ts
- * const logged = withModelStream(model, (request, options) => { console.log(request.messages.length); return model.stream(request, options); });
- * ```
+ * `client`'s description (provider, model id, API, context window and output cap in tokens, prices, reasoning and structured-output support) with
+ * another `stream`: how a wrapper (secret redaction, typed-agent answer checks) keeps every field of the model it wraps. Absent optional fields stay
+ * absent. Ours.
  */
 export function withModelStream(client: ModelClient, stream: ModelClient["stream"]): ModelClient {
   return {

@@ -1,26 +1,11 @@
 /**
- * Process groups of tool commands, as recorded in the log, and ending them after a crash.
- *
- * Contract (ours):
- * - a tool that starts a process group (bash) reports it through `ToolExecuteContext.onProcess`
- *   right after the spawn; the run records it in a `tool.updated` event as
- *   `process: { pgid, processStart?, host }` ({@link ToolProcess});
- * - `processStart` is the kernel start time of the group leader (`/proc/<pid>/stat` field 22),
- *   so a reused pid is not mistaken for it;
- * - {@link orphanStatus} / {@link endOrphanedGroup}: a recorded group is ended only when it is on this host, is still alive,
- *   and (while its leader lives) the leader's start time matches; a pgid cannot be reused while any
- *   member of the group lives, so a group whose leader has exited but whose members run on is
- *   still the recorded one. It sends SIGKILL to the whole group and says what it did.
- * Limits: a process that left the group (`setsid`) is not reached; a crash between the spawn and
- * the commit of `tool.updated` (one tick) leaves the group unrecorded.
- *
- * @example
- * ```ts
- * const outcome = endOrphanedGroup({ pgid: 4242, processStart: "123456", host: hostname() }); // "killed" | "gone" | ...
- * ```
+ * Process groups of tool commands as recorded in `tool.updated` (`{ pgid, processStart?, host }`, the start time telling a reused pid apart), and
+ * ending them after a crash: {@link endOrphanedGroup} SIGKILLs a group only when it is on this host, alive, and its leader (if alive) has the
+ * recorded start time. Not reached: processes that left the group (`setsid`), or a group spawned in the tick before its record committed.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { hostname } from "node:os";
+import { ignored } from "./ignored.ts";
 
 /** A process group started by a tool call, as recorded in `tool.updated`. */
 export interface ToolProcess {
@@ -35,15 +20,7 @@ export interface ToolProcess {
 /** What {@link endOrphanedGroup} did. */
 export type OrphanOutcome = "killed" | "gone" | "reused" | "other-host";
 
-/**
- * The kernel start time of `pid` (field 22 of `/proc/<pid>/stat`), or undefined without `/proc` or
- * when the process does not exist.
- *
- * @example
- * ```ts
- * processStartOf(process.pid); // "81234567"
- * ```
- */
+/** The kernel start time of `pid` (field 22 of `/proc/<pid>/stat`), or undefined without `/proc` or when the process does not exist. */
 export function processStartOf(pid: number): string | undefined {
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
@@ -70,8 +47,8 @@ function liveMembers(pgid: number): number[] | undefined {
       // After the command name: state, ppid, pgrp, ...
       const [state, , pgrp] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
       if (Number(pgrp) === pgid && state !== "Z" && state !== "X") members.push(Number(name));
-    } catch {
-      // The process ended while we looked.
+    } catch (error) {
+      ignored("the process ended while its group was read", error);
     }
   }
   return members;
@@ -99,15 +76,7 @@ function leaderRunning(pid: number): boolean {
   }
 }
 
-/**
- * Whether a recorded group still runs here and is the recorded one: `"alive"` (it may be ended),
- * `"gone"`, `"reused"` (its id now leads another process) or `"other-host"` (cannot be checked).
- *
- * @example
- * ```ts
- * if (orphanStatus(recorded) === "alive") endOrphanedGroup(recorded);
- * ```
- */
+/** Whether a recorded group still runs here and is the recorded one: `"alive"`, `"gone"`, `"reused"` or `"other-host"` (cannot be checked). */
 export function orphanStatus(recorded: ToolProcess): "alive" | Exclude<OrphanOutcome, "killed"> {
   if (recorded.host !== undefined && recorded.host !== hostname()) return "other-host";
   if (!Number.isInteger(recorded.pgid) || recorded.pgid <= 1 || !groupAlive(recorded.pgid)) return "gone";
@@ -115,15 +84,7 @@ export function orphanStatus(recorded: ToolProcess): "alive" | Exclude<OrphanOut
   return "alive";
 }
 
-/**
- * Ends a recorded process group that outlived the process that started it, after checking it
- * again with {@link orphanStatus} (see the module contract).
- *
- * @example
- * ```ts
- * if (endOrphanedGroup(recorded) === "killed") console.log(`ended process group ${recorded.pgid}`);
- * ```
- */
+/** Ends (SIGKILL) a recorded process group that outlived its starter, after checking it again with {@link orphanStatus}. */
 export function endOrphanedGroup(recorded: ToolProcess): OrphanOutcome {
   const status = orphanStatus(recorded);
   if (status !== "alive") return status;
@@ -136,14 +97,8 @@ export function endOrphanedGroup(recorded: ToolProcess): OrphanOutcome {
 }
 
 /**
- * True when `owner` (`{ pid, host, processStart? }`, a run's or a lease's recorded owner) is
- * ANOTHER process on THIS host that still exists with the same start time; an owner on another
- * host cannot be checked and counts as alive; this process, a malformed owner or a dead pid does not.
- *
- * @example
- * ```ts
- * if (!isOtherLiveProcess(run.owner)) console.log("its owner is gone");
- * ```
+ * True when `owner` (`{ pid, host, processStart? }`, a run's or a lease's recorded owner) is ANOTHER process on THIS host that still exists with the
+ * same start time; an owner on another host cannot be checked and counts as alive; this process, a malformed owner or a dead pid does not.
  */
 export function isOtherLiveProcess(owner: unknown): boolean {
   if (!owner || typeof owner !== "object") return false;

@@ -1,45 +1,19 @@
 /**
- * Redaction of registered secrets (API keys, tokens, URL passwords) in their literal form and in
- * the encodings a command or a model is likely to produce, for whole texts and for streams.
- *
- * Contract (ours):
- * - a secret shorter than 6 characters is ignored (it would redact
- *   ordinary words);
- * - each secret is searched in these **forms**: the literal; the reversed literal; the lower- and
- *   upper-case hex of its UTF-8 bytes; its URL-encoding (`encodeURIComponent`, with upper- or
- *   lower-case escapes, `+` for a space, or every byte escaped as `%XX`); and its base64 and base64url encodings at each of the three
- *   byte alignments it can have inside a longer encoded text (for an alignment the characters that
- *   depend only on the secret's bytes; a form shorter than 8 characters is dropped, so a short
- *   secret is found in its literal, reversed and hex forms only);
- * - in every form a line break (`\n` or `\r\n`) may sit between any two characters, so a key split
- *   over two lines, `base64`'s 76-column wrapping and `fold` output are found too;
- * - every match is replaced by {@link REDACTED}; where matches of two forms overlap, the one that
- *   starts first wins (the longer at the same start);
- * - {@link SecretRedactor.redactValue} applies this to every string of a JSON-like value (object
- *   keys included) and returns the same object when nothing changed;
- * - {@link createStreamRedactor} redacts a text that arrives in pieces: it holds back the tail that
- *   could still be the start of a match (the longest suffix that begins a form: at most the
- *   longest form, plus two characters per line break in it; usually nothing), so the concatenation of its outputs equals `redact(whole text)` and no output
- *   piece ever holds part of a secret that a later piece completes.
- * Limits: other encodings (base32, gzip, a key spelled with spaces or interleaved with
- * other text) are not found; the sandbox (docs/security.md) keeps the key out of reach instead.
- *
+ * Redaction of registered secrets (6+ characters) in their literal form and the encodings a command or model is likely to produce: reversed, hex,
+ * URL-encoded, and base64/base64url at each byte alignment, with line breaks allowed between any two characters; every match becomes
+ * {@link REDACTED}. {@link createStreamRedactor} holds back only a tail that could start a match, so its outputs concatenate to `redact(whole)`.
+ * Not found: other encodings (base32, gzip, spaced-out keys); the sandbox (docs/security.md) keeps keys out of reach instead.
  * @example
- * ```ts
  * const redactor = createSecretRedactor(["sk-test-SECRET-4242"]);
  * redactor.redact(`key=${Buffer.from("sk-test-SECRET-4242").toString("base64")}`); // "key=[redacted]"
- * ```
  */
 
 /** Secrets shorter than this (in UTF-16 code units) are ignored. */
 const MIN_SECRET_LENGTH = 6;
 /**
  * What a redacted match is replaced by.
- *
  * @example
- * ```ts
  * redactor.redact(`key=${secret}`) === `key=${REDACTED}`; // true
- * ```
  */
 export const REDACTED = "[redacted]";
 const MIN_ENCODED_FORM_LENGTH = 8;
@@ -48,11 +22,8 @@ const TAIL = "(?:\\r\\n?|\\n)?";
 
 /**
  * Finds and replaces registered secrets (see the module contract).
- *
  * @example
- * ```ts
  * const redactor = createSecretRedactor(); redactor.add(process.env.OPENAI_API_KEY ?? "");
- * ```
  */
 export interface SecretRedactor {
   /** Number of registered secrets (0: every method returns its input). */
@@ -65,10 +36,7 @@ export interface SecretRedactor {
   redact(text: string): string;
   /** Start and end offsets (end exclusive) of the matches in `text`, in order, not overlapping. */
   matches(text: string): [number, number][];
-  /**
-   * Where the longest suffix of `text` that is the beginning of a form (a match the text that
-   * follows could complete) starts; `text.length` when there is none.
-   */
+  /** Where the longest suffix of `text` that could begin a match starts; `text.length` when none. */
   partialStart(text: string): number;
   /** A copy of `value` with every string (and object key) redacted; `value` itself when nothing changed. */
   redactValue<T>(value: T): T;
@@ -81,8 +49,7 @@ function escapeChar(char: string): string {
 /** The characters of the base64 encoding of `bytes` placed at offset `align` (0..2) of an encoded text that depend on `bytes` alone. */
 function alignedBase64(bytes: Buffer, align: number): string {
   const encoded = Buffer.concat([Buffer.alloc(align), bytes]).toString("base64").replace(/=+$/, "");
-  // Characters carrying a prefix bit come first; characters of the last partial group also carry
-  // bits of whatever follows the secret.
+  // Characters carrying a prefix bit come first; characters of the last partial group also carry bits of whatever follows the secret.
   const start = align === 0 ? 0 : 4;
   const totalBits = (align + bytes.length) * 8;
   const fullChars = Math.floor(totalBits / 6);
@@ -96,8 +63,7 @@ function secretForms(secret: string): string[] {
   const hex = bytes.toString("hex");
   forms.add(hex);
   forms.add(hex.toUpperCase());
-  // URL-encoding: as encodeURIComponent writes it (upper- and lower-case escapes, `+` for a
-  // space as in forms), and with every byte escaped.
+  // URL-encoding: as encodeURIComponent writes it (upper- and lower-case escapes, `+` for a space as in forms), and with every byte escaped.
   const uri = encodeURIComponent(secret);
   forms.add(uri);
   forms.add(uri.replace(/%[0-9A-F]{2}/g, (escape) => escape.toLowerCase()));
@@ -116,11 +82,8 @@ function secretForms(secret: string): string[] {
 
 /**
  * Creates a redactor for `secrets` (more can be added later with `add`).
- *
  * @example
- * ```ts
  * createSecretRedactor(["sk-abc123xyz"]).redact("key: sk-abc\n123xyz"); // "key: [redacted]"
- * ```
  */
 export function createSecretRedactor(secrets: Iterable<string> = []): SecretRedactor {
   const known = new Set<string>();
@@ -132,8 +95,7 @@ export function createSecretRedactor(secrets: Iterable<string> = []): SecretReda
     known.add(secret);
     forms = [...new Set([...forms, ...secretForms(secret)])].sort((a, b) => b.length - a.length);
     pattern = new RegExp(forms.map((form) => [...form].map(escapeChar).join(BREAK)).join("|"), "g");
-    // Any non-empty beginning of a form, reaching the end of the text (a trailing break, or half of
-    // one, included): c1(?:B c2(?:B c3 ...)?)?B$
+    // Any non-empty beginning of a form, reaching the end of the text (a trailing break, or half of one, included): c1(?:B c2(?:B c3 ...)?)?B$
     partial = new RegExp(`(?:${forms.map((form) => [...form].reduceRight((rest, char, index) => (index === 0 ? `${escapeChar(char)}${rest}` : `(?:${TAIL}${escapeChar(char)}${rest})?`), "")).join("|")})${TAIL}$`);
   };
   for (const secret of secrets) add(secret);
@@ -190,12 +152,9 @@ export function createSecretRedactor(secrets: Iterable<string> = []): SecretReda
 
 /**
  * Redacts a text that arrives in pieces (see the module contract).
- *
  * @example
- * ```ts
  * const stream = createStreamRedactor(redactor);
  * const out = ["sk-t", "est-", "SECR", "ET-4242"].map((piece) => stream.push(piece)).join("") + stream.end(); // "[redacted]"
- * ```
  */
 export interface StreamRedactor {
   /** Adds a piece; returns the redacted text that can no longer change (possibly ""). */
@@ -214,11 +173,8 @@ function countBreaks(text: string): number {
 
 /**
  * Creates a {@link StreamRedactor} over `redactor` (its secrets at each push).
- *
  * @example
- * ```ts
  * const stream = createStreamRedactor(createSecretRedactor([key]));
- * ```
  */
 export function createStreamRedactor(redactor: SecretRedactor): StreamRedactor {
   let pending = "";

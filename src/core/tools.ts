@@ -1,29 +1,7 @@
 /**
- * The tool contract Arbor's tool-execution actor runs.
- *
- * Contract (source: pi's AgentTool, `docs/pi-parity.md`; ours where marked):
- * - `parameters` is the JSON Schema the model sees; arguments are validated once,
- *   after `prepareArguments` and before `execute` (`validate`);
- * - a tool signals failure by throwing; the loop turns the throw into an error
- *   result whose text is the error message;
- * - `execute` must honour `context.signal` (abort and timeout);
- * - `executionMode: "sequential"` makes the whole batch sequential;
- * - `terminate: true` on every result of a batch ends the loop;
- * - `timeoutMs` (ours) bounds one execution; on expiry the signal aborts and the
- *   result is an error saying the tool timed out;
- * - `needsApproval` (ours; the shape of OpenAI Agents JS's and purista's) gates a
- *   call behind a human decision: evaluated after validation and `beforeToolCall`, with the
- *   final arguments; `true` (or a throw: it fails closed) logs `approval.requested` and the
- *   call does not run until it is approved (`docs/approval.md`).
- *
- * @example
- * ```ts
- * const echo = defineTool({
- *   name: "echo", description: "Echo text",
- *   parameters: z.object({ text: z.string() }),
- *   async execute(args) { return { content: [{ type: "text", text: args.text }] }; },
- * });
- * ```
+ * The tool contract Arbor's tool-execution actor runs (pi's AgentTool): arguments are validated once, before `execute`; a tool fails by throwing
+ * (the loop makes an error result of it); `execute` honours `context.signal`; `executionMode: "sequential"` makes the batch sequential; `timeoutMs`
+ * bounds one execution; `needsApproval` gates a call behind a human decision (a throw fails closed; `docs/approval.md`).
  */
 import type { ToolProcess } from "./process-group.ts";
 import { z } from "zod";
@@ -39,24 +17,20 @@ export interface ToolResult<Details = unknown> {
   isError?: boolean;
 }
 
+/** The tool-execution modes, one list (the options' zod enums read it; each has a row in `BATCH_MODES`). */
+export const TOOL_EXECUTION_MODES = ["parallel", "sequential"] as const;
+
 /**
- * How a batch of tool calls runs: all at once, or one after the other (a tool's
- * `executionMode`, the harness's `toolExecution`).
- *
+ * How a batch of tool calls runs: all at once, or one after the other (a tool's `executionMode`, the harness's `toolExecution`).
  * @example
- * ```ts
  * const mode: ToolExecutionMode = "sequential";
- * ```
  */
-export type ToolExecutionMode = "parallel" | "sequential";
+export type ToolExecutionMode = (typeof TOOL_EXECUTION_MODES)[number];
 
 /**
  * A tool's replay policy when a run is continued by another process (`docs/durability.md`).
- *
  * @example
- * ```ts
  * const policy: ToolReplayPolicy = "safe";
- * ```
  */
 export type ToolReplayPolicy = "safe" | "unsafe";
 
@@ -64,9 +38,8 @@ export type ToolReplayPolicy = "safe" | "unsafe";
 export interface ToolExecuteContext<Context = unknown> {
   toolCallId: string;
   /**
-   * The call's idempotency key (its call id): the same on every execution of the call, also
-   * when a `replay: "safe"` tool is run again by the process that continues an interrupted run
-   * (`docs/durability.md`). A tool with effects outside the process dedupes them by this key.
+   * The call's idempotency key (its call id): the same on every execution of the call, also when a `replay: "safe"` tool is run again by the process
+   * that continues an interrupted run (`docs/durability.md`). A tool with effects outside the process dedupes them by this key.
    */
   idempotencyKey: string;
   /** Aborts on run abort or tool timeout. */
@@ -74,15 +47,11 @@ export interface ToolExecuteContext<Context = unknown> {
   /** Streams a partial result (logged as `tool.updated`). */
   onUpdate: (partial: ToolResult) => void;
   /**
-   * Reports a process group the tool started (pgid and the leader's start time), logged in a
-   * `tool.updated` event so that crash recovery can end the group if it outlives the agent
-   * (`process-group.ts`). Optional: contexts made outside the agent may not offer it.
+   * Reports a process group the tool started (pgid and the leader's start time), logged in a `tool.updated` event so that crash recovery can end the
+   * group if it outlives the agent (`process-group.ts`). Optional: contexts made outside the agent may not offer it.
    */
   onProcess?: (process: ToolProcess) => void;
-  /**
-   * Values the host registered as secrets (the harness's `secrets`), for a tool that writes
-   * output somewhere the redacting log does not see (bash spill files). Absent when none.
-   */
+  /** The host's registered secrets, for a tool that writes output the redacting log does not see (bash spill files). Absent when none. */
   secrets?: readonly string[];
   /** The harness's `toolContext` value for this call. */
   context: Context;
@@ -90,11 +59,8 @@ export interface ToolExecuteContext<Context = unknown> {
 
 /**
  * What a `needsApproval` function receives besides the arguments.
- *
  * @example
- * ```ts
  * const needsApproval = (args: { path: string }, call: ApprovalCheckContext) => call.toolName === "write" && !args.path.startsWith("tmp/");
- * ```
  */
 export interface ApprovalCheckContext<Context = unknown> {
   toolCallId: string;
@@ -106,9 +72,9 @@ export interface ApprovalCheckContext<Context = unknown> {
 /** The outcome of argument validation. */
 export type ToolValidation<Args> = { ok: true; value: Args } | { ok: false; message: string };
 
-/** A tool the agent can call. */
-export interface AgentTool<Args = Record<string, unknown>, Details = unknown, Context = unknown> {
-  name: string;
+/** A tool the agent can call. `Name` is the name's literal type when `defineTool` knows it (`createHarness` checks `activeToolNames` against it). */
+export interface AgentTool<Args = Record<string, unknown>, Details = unknown, Context = unknown, Name extends string = string> {
+  name: Name;
   /** Human-readable label for UIs. */
   label?: string;
   description: string;
@@ -120,36 +86,35 @@ export interface AgentTool<Args = Record<string, unknown>, Details = unknown, Co
   validate: (args: unknown) => ToolValidation<Args>;
   executionMode?: ToolExecutionMode;
   /**
-   * What a process that continues an interrupted run does with a call of this tool that was in
-   * flight when its owner stopped (ours, `docs/durability.md`): `"safe"` runs it again with the
-   * same `context.idempotencyKey`; `"unsafe"` (the default) gives it the `interrupted` result
+   * What a process that continues an interrupted run does with a call of this tool that was in flight when its owner stopped (ours,
+   * `docs/durability.md`): `"safe"` runs it again with the same `context.idempotencyKey`; `"unsafe"` (the default) gives it the `interrupted` result
    * and the model goes on.
    */
   replay?: ToolReplayPolicy;
   /** Timeout of one execution in ms (ours). Undefined = none. */
   timeoutMs?: number;
-  /**
-   * Whether a call must be approved by a human before it runs (ours): a boolean, or
-   * a function of the validated arguments (sync or async; a throw counts as `true`). Default false.
-   */
-  needsApproval?: boolean | ((args: Args, call: ApprovalCheckContext<Context>) => boolean | Promise<boolean>);
-  execute: (args: Args, context: ToolExecuteContext<Context>) => Promise<ToolResult<Details>>;
+  /** Whether a call needs human approval before it runs: a boolean, or a function of the validated arguments (a throw counts as `true`). */
+  needsApproval?: boolean | Bivariant<(args: Args, call: ApprovalCheckContext<Context>) => boolean | Promise<boolean>>;
+  execute: Bivariant<(args: Args, context: ToolExecuteContext<Context>) => Promise<ToolResult<Details>>>;
 }
 
+/**
+ * `F` with bivariant parameters (a method's, as TypeScript checks them), so a tool typed for its own arguments is assignable to `AgentTool` and fits
+ * in an `AgentTool[]`. Sound at run time: the loop calls `execute` and `needsApproval` only with what the tool's own `validate` returned.
+ */
+type Bivariant<F extends (...args: never[]) => unknown> = { bivarianceHack(...args: Parameters<F>): ReturnType<F> }["bivarianceHack"];
+
 /** Options of {@link defineTool}: like {@link AgentTool} but `parameters` is a zod object schema. */
-export interface DefineToolOptions<Schema extends z.ZodType, Details, Context>
-  extends Omit<AgentTool<z.infer<Schema>, Details, Context>, "parameters" | "validate"> {
+export interface DefineToolOptions<Schema extends z.ZodType, Details, Context, Name extends string = string>
+  extends Omit<AgentTool<z.infer<Schema>, Details, Context, Name>, "parameters" | "validate"> {
   parameters: Schema;
 }
 
 /**
  * Formats a zod error as one line naming each failing field.
- *
  * @example
- * ```ts
  * const result = schema.safeParse(input);
  * if (!result.success) throw new Error(formatZodError(result.error)); // "path: expected string, received undefined"
- * ```
  */
 export function formatZodError(error: z.ZodError): string {
   return error.issues
@@ -158,22 +123,18 @@ export function formatZodError(error: z.ZodError): string {
 }
 
 /**
- * Defines a tool with a zod schema. The JSON Schema sent to the model is
- * `z.toJSONSchema(parameters)`; validation is `parameters.safeParse`.
- *
+ * Defines a tool with a zod schema. The JSON Schema sent to the model is `z.toJSONSchema(parameters)`; validation is `parameters.safeParse`.
  * @example
- * ```ts
  * const weather = defineTool({
  *   name: "weather",
  *   description: "Current weather for a city",
  *   parameters: z.object({ city: z.string() }),
- *   execute: async (_id, { city }) => ({ content: [{ type: "text", text: `Sunny in ${city}` }] }),
+ *   execute: async ({ city }) => ({ content: [{ type: "text", text: `Sunny in ${city}` }] }),
  * });
- * ```
  */
-export function defineTool<Schema extends z.ZodType, Details = unknown, Context = unknown>(
-  options: DefineToolOptions<Schema, Details, Context>,
-): AgentTool<z.infer<Schema>, Details, Context> {
+export function defineTool<Schema extends z.ZodType, Details = unknown, Context = unknown, const Name extends string = string>(
+  options: DefineToolOptions<Schema, Details, Context, Name>,
+): AgentTool<z.infer<Schema>, Details, Context, Name> {
   const { parameters, ...rest } = options;
   const jsonSchema = z.toJSONSchema(parameters, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
   delete jsonSchema.$schema;

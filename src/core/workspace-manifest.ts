@@ -1,22 +1,9 @@
 /**
- * The workspace manifest: what a checkpoint records of a folder, as pure data.
- *
- * Contract (ours; the manifest-delta design follows purista's DurableWorkspaceStore and git's
- * tree objects):
- * - a manifest maps a POSIX path relative to the workspace root (no leading `./`, no `..`) to a
- *   {@link WorkspaceNode}: a regular file (its blob's sha256 over the raw bytes, size in bytes,
- *   permission bits), a symlink (its target, verbatim), a folder (permission bits; recorded so
- *   empty folders come back) or a file too large to record (`skipped`, with its size);
- * - a checkpoint is a delta: a list of {@link WorkspaceChange}s, each a path and its new node, or
- *   `null` for a deletion; {@link applyChanges} folds them in order, and deleting a folder
- *   deletes everything under it;
- * - {@link diffManifests} gives the changes that turn one manifest into another, sorted by
- *   path (deletions deepest first), so `applyChanges(from, diffManifests(from, to))` equals `to`.
- *
+ * The workspace manifest, as pure data: POSIX paths relative to the root → {@link WorkspaceNode} (a file's sha256, size and mode; a symlink's
+ * target; a folder's mode; or `skipped` with a size). A checkpoint is a list of {@link WorkspaceChange}s (`null` deletes, a folder with everything
+ * under it); `applyChanges(from, diffManifests(from, to))` equals `to`.
  * @example
- * ```ts
  * const next = applyChanges(new Map(), [{ path: "a.txt", node: { kind: "file", blob: "…", size: 3, mode: 0o644 } }]);
- * ```
  */
 
 /** A file, symlink, folder or skipped file as recorded. Modes are the permission bits (`mode & 0o7777`). */
@@ -35,10 +22,7 @@ export interface WorkspaceChange {
   node: WorkspaceNode | null;
 }
 
-/**
- * The symbol under which a tool result carries the checkpoint of the files its call changed
- * (set by the harness's workspace recorder, read by the run when it records the result).
- */
+/** The symbol under which a tool result carries the checkpoint of the files its call changed (set by the recorder, read by the run). */
 export const WORKSPACE_CHECKPOINT: unique symbol = Symbol.for("arbor.workspace.checkpoint");
 
 /** What a tool call's checkpoint holds before it is logged (the run adds the result's entry id). */
@@ -49,15 +33,9 @@ export interface PendingWorkspaceCheckpoint {
   storedBytes: number;
 }
 
-/**
- * True when two nodes record the same thing.
- *
- * @example
- * ```ts
- * sameNode({ kind: "dir", mode: 0o755 }, { kind: "dir", mode: 0o755 }); // true
- * ```
- */
+/** True when two nodes record the same thing. */
 export function sameNode(a: WorkspaceNode | undefined | null, b: WorkspaceNode | undefined | null): boolean {
+  if (a === b) return true;
   if (!a || !b) return !a && !b;
   if (a.kind !== b.kind) return false;
   switch (a.kind) {
@@ -72,37 +50,28 @@ export function sameNode(a: WorkspaceNode | undefined | null, b: WorkspaceNode |
   }
 }
 
-/**
- * `manifest` with `changes` applied in order (a new map; the input is not changed). Deleting a
- * folder, or replacing it with a file or symlink, removes everything under it.
- *
- * @example
- * ```ts
- * const after = applyChanges(before, [{ path: "src", node: null }]);
- * ```
- */
+/** `manifest` with `changes` applied in order, as a new map; deleting or replacing a folder removes everything under it. */
 export function applyChanges(manifest: WorkspaceManifest, changes: readonly WorkspaceChange[]): WorkspaceManifest {
-  const next = new Map(manifest);
+  return applyChangesTo(new Map(manifest), changes);
+}
+
+/** {@link applyChanges} in place: folding many checkpoints costs their changes, not a copy of the tree each. */
+export function applyChangesTo(manifest: WorkspaceManifest, changes: readonly WorkspaceChange[]): WorkspaceManifest {
   for (const change of changes) {
-    const existing = next.get(change.path);
+    const existing = manifest.get(change.path);
     if (existing?.kind === "dir" && change.node?.kind !== "dir") {
       const prefix = `${change.path}/`;
-      for (const key of [...next.keys()]) if (key.startsWith(prefix)) next.delete(key);
+      // Deleting while iterating a Map is safe: every remaining entry is still visited.
+      for (const key of manifest.keys()) if (key.startsWith(prefix)) manifest.delete(key);
     }
-    if (change.node === null) next.delete(change.path);
-    else next.set(change.path, change.node);
+    if (change.node === null) manifest.delete(change.path);
+    else manifest.set(change.path, change.node);
   }
-  return next;
+  return manifest;
 }
 
 /**
- * The changes that turn `from` into `to`: deletions first (deepest paths first), then
- * additions and changes in path order (parents before children).
- *
- * @example
- * ```ts
- * const changes = diffManifests(recorded, scanned);
- * ```
+ * The changes that turn `from` into `to`: deletions first (deepest paths first), then additions and changes in path order (parents before children).
  */
 export function diffManifests(from: WorkspaceManifest, to: WorkspaceManifest): WorkspaceChange[] {
   const deletions: WorkspaceChange[] = [];

@@ -1,21 +1,7 @@
 /**
- * `harness.start(sessionId, input, options)`: a background or scheduled prompt (ours). It
- * commits the prompt as a task (`task.queued` in `task-<taskId>`, `src/store/task-queue.ts`)
- * and returns at once; any worker of the fleet (`createWorker`, `arbor worker`, every
- * `arbor serve`) claims and runs it, when `startAt` is due.
- *
- * Contract:
- * - the session must exist in the harness's repository and tenant: `SessionNotFoundError`
- *   otherwise, nothing written; an empty prompt, a bad `startAt` or a used `taskId` is an
- *   `InvalidArgumentError`, nothing written;
- * - resolves once `task.queued` is committed (durable): a worker started later still runs it;
- * - the prompt is stored in the task stream as given (a harness with `secrets` redacts it on
- *   append, as every event); templates and skills are expanded when a worker runs it.
- *
- * @example
- * ```ts
- * const { taskId } = await harness.start(sessionId, "summarize yesterday's logs", { startAt: new Date(Date.now() + 3_600_000) });
- * ```
+ * `harness.start(sessionId, input, options)`: a background or scheduled prompt, committed as a task (`task.queued`) that any worker of the fleet
+ * claims when `startAt` is due. Unknown sessions (`SessionNotFoundError`), empty prompts, bad `startAt` or a used `taskId` (`InvalidArgumentError`)
+ * write nothing; it resolves once the task is durable.
  */
 import { InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
 import type { AgentMessage } from "../core/messages.ts";
@@ -58,13 +44,8 @@ function promptOf(input: string | AgentMessage | AgentMessage[]): string | Agent
 }
 
 /**
- * Queues a background prompt of `sessionId` (see the module contract).
- *
+ * Queues a background prompt of `sessionId`.
  * @throws (rejects) SessionNotFoundError; InvalidArgumentError for an empty prompt, a bad `startAt` or a used `taskId`.
- * @example
- * ```ts
- * await startBackground(log, undefined, sessionId, "go on", {});
- * ```
  */
 export async function startBackground(
   log: EventLog,

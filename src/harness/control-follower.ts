@@ -1,43 +1,20 @@
 /**
- * The control follower: a process applies to the sessions it has open the control requests that
- * any process sharing the log wrote for them (`control.requested`,
- * `src/store/events/control-events.ts`). One follower per harness.
- *
- * Contract (ours):
- * - `followControl(log, sessionOf)` subscribes to the log's `control.requested` events from the
- *   log's head at the time of the call (`ready` resolves once it listens; requests are orders for
- *   a live run, not history) and hands each to the open session `sessionOf(sessionId)` (none:
- *   the request is not for this process). The log's subscription carries the latency:
- *   LISTEN/NOTIFY on PostgreSQL, the `data_version` poll (50 ms) on SQLite;
- * - a request is applied only by a process that is working the session: `stop` while a run is
- *   going on here whose id is the request's `runId` (or any run when it has none) calls
- *   `abort(reason)`; `steer` / `followUp` while a run is going on here queue the text;
- *   `approve` / `deny` while this process holds the session waiting for approval record the
- *   decision. Everywhere else the request is left alone (no write);
- * - each applied request gets one `control.ended` in the control stream (`applied`, or `failed`
- *   with the error's code and message), with a deterministic event id, so two followers can
- *   never both answer it;
- * - `stop()` ends the subscription (the harness's `close`); an error of the subscription or of
- *   writing `control.ended` goes to `onError` (default: a process warning), never thrown.
- *
- * @example
- * ```ts
- * const follower = followControl(log, (id) => openSessions.get(id));
- * await follower.ready;
- * // …
- * follower.stop();
- * ```
+ * The control follower, one per harness: subscribes to `control.requested` from the log's head and applies each to the session open here, only
+ * when this process is working it (stop the matching run and drop its queued steers and follow-ups, queue steer/follow-up, record approve/deny); otherwise nothing is written. Each applied
+ * request gets one `control.ended` with a deterministic id; subscription errors go to `onError`, never thrown.
  */
 import { ArborError } from "../core/errors.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { isArborEvent } from "../store/events/catalogue.ts";
 import { controlStreamId, type ControlRequest } from "../store/events/control-events.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 /** What the follower drives: the session's own controls (a `HarnessSession` fits). */
 export interface ControlTarget {
   readonly id: string;
   getState(): { operation: string; runId?: string };
   abort(reason?: string): void;
+  clearAllQueues(): void;
   steer(message: string): void;
   followUp(message: string): void;
   approve(toolCallId: string, decision?: { reason?: string }): Promise<unknown>;
@@ -66,6 +43,8 @@ async function apply(target: ControlTarget, request: ControlRequest): Promise<bo
     case "stop":
       if (!working(state.operation) || (request.runId !== undefined && state.runId !== request.runId)) return false;
       target.abort(request.reason ?? "stopped by a control request");
+      // A stop ends the work: steers and follow-ups the run had not taken yet go too (as pi's Escape takes them back).
+      target.clearAllQueues();
       return true;
     case "steer":
     case "followUp":
@@ -83,14 +62,7 @@ async function apply(target: ControlTarget, request: ControlRequest): Promise<bo
   }
 }
 
-/**
- * Follows the control requests of the log for the sessions `sessionOf` knows (see the module contract).
- *
- * @example
- * ```ts
- * const follower = followControl(log, (id) => openSessions.get(id), { onError: (error) => console.error(error) });
- * ```
- */
+/** Follows the control requests of the log for the sessions `sessionOf` knows (see the module contract). */
 export function followControl(log: EventLog, sessionOf: (sessionId: string) => ControlTarget | undefined, options: ControlFollowerOptions = {}): ControlFollower {
   const onError = options.onError ?? ((error: unknown) => process.emitWarning(`control follower: ${error instanceof Error ? error.message : String(error)}`, { code: "ARBOR_CONTROL_FOLLOWER" }));
   let stopped = false;
@@ -133,7 +105,7 @@ export function followControl(log: EventLog, sessionOf: (sessionId: string) => C
   ready.catch(onError);
 
   return {
-    ready: ready.catch(() => undefined),
+    ready: ready.catch(ignoreError("a failed start of the control follower goes to onError")),
     stop() {
       stopped = true;
       unsubscribe?.();

@@ -1,61 +1,16 @@
 /**
- * `createHarness(options)`: validates the options, builds the model registry, tools and
- * resources, opens the storage, and drives one session (the harness itself is that
- * session's {@link HarnessSession}, plus ways to open others).
- *
- * Contract (ours; option names the seed's):
- * - every option is validated before anything is opened or written; a bad option rejects
- *   with `HarnessConfigError` naming the field (an uncompilable JSON-Schema tool names
- *   `tools[i].parameters`);
- * - storage: `session` is used as is (no fork without a repository); `repository` is used as
- *   is; `eventLog` gets a repository; otherwise a SQLite log at `eventLogPath` (default
- *   `<cwd>/.arbor/arbor.db`, parent directories created) is opened and closed by `close()`,
- *   with a snapshot store beside it (`arbor.snapshots.db`, a cache: see `session-snapshots.ts`;
- *   skipped when unusable) so large sessions open without folding their whole stream,
- *   and the delta retention `eventLogRetention` (default `"delete"`: a kept message's streamed
- *   deltas are deleted once it ended, `delta-retention.ts`). An existing file that is not an
- *   Arbor log is refused, never overwritten;
- * - the session: `sessionId` opens it (`SessionNotFoundError` if absent), else a new one is
- *   created with `cwd`; `cwd` defaults to the opened session's cwd, else `process.cwd()`;
- *   crash recovery of a session (the harness's own, or one opened later) finishes before it is
- *   handed back (ours);
- * - `openSession(id)` of a session already open in this harness returns that live session (one
- *   writer per session; a second handle could never write), until it is disposed (ours);
- * - tools: `defineTool` tools are used as they are; JSON-Schema tools get an ajv `validate`;
- *   arguments are validated once, before `toolCall` hooks and `execute`;
- * - resources: given `skills` / `promptTemplates` first, then those loaded from
- *   `skillPaths` / `promptTemplatePaths`; load diagnostics are in `resourceDiagnostics`;
- * - `harness.on()` registers a handler on every session of the harness, open or opened later;
- *   a session's own `on()` affects that session only;
- * - `mcpServers` are connected before the session opens; their tools join `tools`; a server
- *   that fails to start is a diagnostic in `mcp.diagnostics`, not an error;
- * - control requests (`control.requested`: stop, steer, follow-up, approve, deny) that any
- *   process sharing the log writes for a session open here are applied to it while it runs here
- *   (`control-follower.ts`; one subscription per harness, from the log's head at creation);
- * - `close()` disposes every session the harness opened (aborting runs, flushing writes),
- *   closes the MCP servers, then closes a log the harness opened. Idempotent: a later call
- *   returns the first call's promise (it settles when that close has finished).
- *
- * @example
- * ```ts
- * const harness = await createHarness({
- *   models: { main: createOpenAIModel({ modelId: "gpt-4o-mini", api: "chat" }) },
- *   tools: [readTool],
- *   resources: { skillPaths: [".arbor/skills"], promptTemplatePaths: [".arbor/prompts"] },
- *   hooks: { toolCall: ({ toolName }) => (toolName === "bash" ? { block: true, reason: "no shell" } : undefined) },
- * });
- * const outcome = await harness.prompt("/review src/app.ts");
- * await harness.close();
- * ```
+ * `createHarness(options)`: validates every option first (`HarnessConfigError` naming the field), builds the model registry, tools and resources,
+ * opens the storage (default SQLite at `<cwd>/.arbor/arbor.db`, never overwriting a non-Arbor file) and drives one session, plus ways to open
+ * others (one live session per id). MCP servers connect before the session opens; control requests for its sessions are followed. `close()`
+ * disposes the sessions, MCP servers and a log it opened; it is idempotent.
  */
 import { mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
-import { loadPromptTemplates } from "../adapters/prompt-templates/load-prompt-templates.ts";
 import type { PromptTemplateDiagnostic } from "../adapters/prompt-templates/types.ts";
-import { loadSkills } from "../adapters/skills/load-skills.ts";
 import type { SkillDiagnostic } from "../adapters/skills/types.ts";
 import { connectMcpServers } from "../adapters/mcp/connect.ts";
 import { McpConfigError } from "../adapters/mcp/errors.ts";
+import { createElicitationWaiter } from "./elicitations.ts";
 import type { McpConnection } from "../adapters/mcp/types.ts";
 import { HarnessConfigError, InvalidStateError, ToolDefinitionError } from "../core/errors.ts";
 import type { ModelClient } from "../core/model-stream.ts";
@@ -64,11 +19,11 @@ import { createAgent } from "../machines/agent.ts";
 import type { Durability, ResumeRunOptions, RunOutcome } from "../machines/agent-types.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { isArborEventType, type ArborEventHandler, type ArborEventType } from "../store/events/catalogue.ts";
-import { createRedactingEventLog } from "../store/redacting-event-log.ts";
+import { createRedactingEventLog } from "../store/log/redacting-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
-import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
-import { openSnapshotsBeside, type SessionSnapshotStore } from "../store/session-snapshots.ts";
+import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
+import { openSnapshotsBeside, type SessionSnapshotStore } from "../store/session/session-snapshots.ts";
 import { followControl } from "./control-follower.ts";
 import { createHarnessSessions, type HarnessSessions } from "./sessions-events.ts";
 import { createHarnessSession, type HarnessSession, type HarnessSessionConfig, type LoadedResources } from "./harness-session.ts";
@@ -82,8 +37,9 @@ import type { AgentMessage } from "../core/messages.ts";
 import { startBackground, type StartedTask, type StartOptions } from "./background-start.ts";
 
 /** The harness: its primary session's API plus the shared registry, storage and resources. */
-export interface AgentHarness extends HarnessSession {
-  readonly registry: ModelRegistry;
+export interface AgentHarness<ModelName extends string = string> extends HarnessSession {
+  /** The models by name (`ModelName`: the keys of `models` when they are literal types). */
+  readonly registry: ModelRegistry<ModelName>;
   /** Undefined when the harness was given a bare session. */
   readonly repository: SessionRepository | undefined;
   /** The tools, normalized (JSON-Schema tools carry an ajv `validate`). */
@@ -93,58 +49,43 @@ export interface AgentHarness extends HarnessSession {
   /** Problems found loading `skillPaths` / `promptTemplatePaths`. */
   readonly resourceDiagnostics: { skills: SkillDiagnostic[]; promptTemplates: PromptTemplateDiagnostic[] };
   /**
-   * Opens another session of the repository with the same configuration, after its crash
-   * recovery finished. A session already open in this harness (not disposed) is returned as it
-   * is (the harness itself for its own session), so there is one writer per session.
-   * Rejects with SessionNotFoundError; InvalidStateError after `close()`. `overrides` replace the
-   * harness's system prompt, tools and model for this session, as in `createSession` (a typed
-   * agent resuming its session uses them); they do not apply to a session already open.
+   * Opens another session of the repository with the same configuration, after its crash recovery finished. A session already open in this harness
+   * (not disposed) is returned as it is (the harness itself for its own session), so there is one writer per session. Rejects with
+   * SessionNotFoundError; InvalidStateError after `close()`. `overrides` replace the harness's system prompt, tools and model for this session, as in
+   * `createSession` (a typed agent resuming its session uses them); they do not apply to a session already open.
    */
   openSession(id: string, overrides?: Omit<CreateSessionOptions, "cwd" | "metadata">): Promise<HarnessSession>;
-  /**
-   * Creates another session with the same configuration; `systemPrompt`, `tools` and `model`
-   * replace the harness's for this session only (typed agents use them, `src/agents/`).
-   */
+  /** Creates another session with the same configuration; `systemPrompt`, `tools` and `model` replace the harness's for it (typed agents). */
   createSession(options?: CreateSessionOptions): Promise<HarnessSession>;
   /**
-   * Continues session `sessionId`'s unfinished run from the log alone, also in a process that
-   * never saw it (durable execution, `docs/durability.md`): opens the session here (as
-   * `openSession`), logs `run.resumed` with the previous owner and `options.reason`, and runs
-   * the loop on from where the log says it stopped. Resolves with the run's outcome, as
-   * `prompt()` does (a run whose calls wait for approval resolves `suspended`).
-   * Rejects with `NothingToResumeError` (code `NOTHING_TO_RESUME`: no unfinished run),
-   * `RunOwnedError` (`RUN_OWNED`: a live process holds the run's lease; retry after its TTL),
-   * `SessionNotFoundError`, `SessionBusyError` (this process is running something else there).
-   *
+   * Continues session `sessionId`'s unfinished run from the log alone, also in a process that never saw it (durable execution, `docs/durability.md`):
+   * opens the session here (as `openSession`), logs `run.resumed` with the previous owner and `options.reason`, and runs the loop on from where the
+   * log says it stopped. Resolves with the run's outcome, as `prompt()` does (a run whose calls wait for approval resolves `suspended`). Rejects with
+   * `NothingToResumeError` (code `NOTHING_TO_RESUME`: no unfinished run), `RunOwnedError` (`RUN_OWNED`: a live process holds the run's lease; retry
+   * after its TTL), `SessionNotFoundError`, `SessionBusyError` (this process is running something else there).
    * @example
-   * ```ts
    * const outcome = await harness.resume(sessionId, { reason: "replica b took over" });
    * console.log(outcome.status); // "done"
-   * ```
    */
   resume(sessionId: string, options?: ResumeRunOptions): Promise<RunOutcome>;
   /**
-   * Registers a hook handler on every session of this harness: the open ones and those opened
-   * later (after their option handlers). A session's own `on()` affects that session only.
-   * Returns a function that removes it everywhere.
+   * Registers a hook handler on every session of this harness: the open ones and those opened later (after their option handlers). A session's own
+   * `on()` affects that session only. Returns a function that removes it everywhere.
    */
   on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
   /** With a logged event type (`"tool.ended"`): events of the harness's own session, as `HarnessSession.on`. */
   on<Type extends ArborEventType>(type: Type, handler: ArborEventHandler<Type>): () => void;
   /**
-   * Every session at once: `sessions.events$` is the logged events of all sessions of the
-   * harness's tenant (every tenant's for a harness without `tenant`), whichever process runs
-   * them, live; `sessions.events({ fromPosition, tenant })` from a log position. `events$` of the
-   * harness itself is its own session's only. See `sessions-events.ts`.
+   * Every session at once: `sessions.events$` is the logged events of all sessions of the harness's tenant (every tenant's for a harness without
+   * `tenant`), whichever process runs them, live; `sessions.events({ fromPosition, tenant })` from a log position. `events$` of the harness itself is
+   * its own session's only. See `sessions-events.ts`.
    */
   readonly sessions: HarnessSessions;
   /**
-   * A background run (ours): commits `input` as a prompt task of session `sessionId`
-   * (`task.queued`, `src/harness/background-start.ts`) and resolves at once, without running it;
-   * any worker of the fleet (`createWorker`, `arbor worker`, `arbor serve`) runs it, not before
-   * `options.startAt` (a scheduled prompt). Rejects with SessionNotFoundError (the session is not
-   * in this harness's repository or tenant), InvalidArgumentError (empty prompt, bad `startAt`,
-   * used `taskId`), HarnessConfigError without a repository.
+   * A background run (ours): commits `input` as a prompt task of session `sessionId` (`task.queued`, `src/harness/background-start.ts`) and resolves
+   * at once, without running it; any worker of the fleet (`createWorker`, `arbor worker`, `arbor serve`) runs it, not before `options.startAt` (a
+   * scheduled prompt). Rejects with SessionNotFoundError (the session is not in this harness's repository or tenant), InvalidArgumentError (empty
+   * prompt, bad `startAt`, used `taskId`), HarnessConfigError without a repository.
    */
   start(sessionId: string, input: string | AgentMessage | AgentMessage[], options?: StartOptions): Promise<StartedTask>;
   /** Disposes every session opened here, then closes a log the harness opened. Idempotent (a later call waits for the first). */
@@ -152,14 +93,10 @@ export interface AgentHarness extends HarnessSession {
 }
 
 /**
- * Options of `AgentHarness.createSession`: where the session works, its metadata (in
- * `session.created`), and per-session replacements of the harness's system prompt, tools
- * and model (ours).
- *
+ * Options of `AgentHarness.createSession`: where the session works, its metadata (in `session.created`), and per-session replacements of the
+ * harness's system prompt, tools and model (ours).
  * @example
- * ```ts
  * await harness.createSession({ metadata: { agent: "triage" }, systemPrompt: "You triage.", tools: [], model: createOpenAIModel({ modelId: "gpt-4o-mini" }) });
- * ```
  */
 export interface CreateSessionOptions {
   cwd?: string;
@@ -197,10 +134,13 @@ function normalizeTools(tools: AgentHarnessOptions["tools"]): AgentTool<any, any
   });
 }
 
-function loadResources(options: AgentHarnessOptions): { resources: LoadedResources; diagnostics: AgentHarness["resourceDiagnostics"] } {
+/** The given resources plus those loaded from paths; the loaders (and yaml) are imported only when paths are given. */
+async function loadResources(options: AgentHarnessOptions): Promise<{ resources: LoadedResources; diagnostics: AgentHarness["resourceDiagnostics"] }> {
   const given = options.resources ?? {};
-  const skills = given.skillPaths?.length ? loadSkills(given.skillPaths) : { skills: [], diagnostics: [] };
-  const templates = given.promptTemplatePaths?.length ? loadPromptTemplates(given.promptTemplatePaths) : { templates: [], diagnostics: [] };
+  const skills = given.skillPaths?.length ? (await import("../adapters/skills/load-skills.ts")).loadSkills(given.skillPaths) : { skills: [], diagnostics: [] };
+  const templates = given.promptTemplatePaths?.length
+    ? (await import("../adapters/prompt-templates/load-prompt-templates.ts")).loadPromptTemplates(given.promptTemplatePaths)
+    : { templates: [], diagnostics: [] };
   return {
     resources: { skills: [...(given.skills ?? []), ...skills.skills], promptTemplates: [...(given.promptTemplates ?? []), ...templates.templates] },
     diagnostics: { skills: skills.diagnostics, promptTemplates: templates.diagnostics },
@@ -210,19 +150,21 @@ function loadResources(options: AgentHarnessOptions): { resources: LoadedResourc
 /**
  * Creates a harness (see the module contract).
  *
+ * `model` must be a key of `models`: with a literal registry that is checked at compile time.
  * @throws (rejects) HarnessConfigError naming the field; SessionNotFoundError for an unknown
  *   `sessionId`; LogSchemaError when `eventLogPath` is not an Arbor log.
  * @example
- * ```ts
  * const harness = await createHarness({ models: { main: model }, eventLog: createMemoryEventLog() });
  * await harness.prompt("hello");
- * ```
  */
-export async function createHarness(options: AgentHarnessOptions): Promise<AgentHarness> {
+export async function createHarness<const ModelName extends string = string, const ToolName extends string = string>(
+  typedOptions: AgentHarnessOptions<ModelName, ToolName>,
+): Promise<AgentHarness<ModelName>> {
+  const options: AgentHarnessOptions = typedOptions;
   validateHarnessOptions(options);
   const registry = createModelRegistry(options.models, options.model, options.secrets);
   const ownTools = normalizeTools(options.tools);
-  const { resources, diagnostics } = loadResources(options);
+  const { resources, diagnostics } = await loadResources(options);
 
   let ownedLog: EventLog | undefined;
   let ownedSnapshots: SessionSnapshotStore | undefined;
@@ -237,8 +179,10 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
     if (!log) {
       const path = resolve(options.eventLogPath ?? join(options.cwd ?? process.cwd(), ".arbor", "arbor.db"));
       mkdirSync(dirname(path), { recursive: true });
-      log = ownedLog = createSqliteEventLog({ path, retention: { endedMessageDeltas: options.eventLogRetention ?? "delete" } });
-      ownedSnapshots = openSnapshotsBeside(path);
+      const encryption = options.eventLogEncryption;
+      log = ownedLog = createSqliteEventLog({ path, retention: { endedMessageDeltas: options.eventLogRetention ?? "delete" }, ...(encryption ? { encryption } : {}) });
+      // Snapshots hold entries in clear: an encrypted log keeps none.
+      if (!encryption) ownedSnapshots = openSnapshotsBeside(path);
     }
     repository = createSessionRepository({
       log: options.secrets?.length ? createRedactingEventLog(log, options.secrets) : log,
@@ -250,7 +194,11 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
   let mcp: McpConnection | undefined;
   if (options.mcpServers?.length) {
     try {
-      mcp = await connectMcpServers(options.mcpServers);
+      const log = repository?.log;
+      mcp = await connectMcpServers(options.mcpServers, {
+        auth: { ...(options.tenant !== undefined ? { tenant: options.tenant } : {}), ...options.mcpAuth },
+        ...(log ? { onElicitation: createElicitationWaiter({ log, locate: (toolCallId) => locateCall(toolCallId), ...options.elicitation }) } : {}),
+      });
     } catch (error) {
       await closeOwned();
       if (!McpConfigError.isInstance(error)) throw error;
@@ -260,6 +208,15 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
   const tools = [...ownTools, ...(mcp?.tools ?? [])];
 
   const sessions = new Set<HarnessSession>();
+  /** The open session (and run) whose open run holds `toolCallId`: where an MCP server's request for input belongs. */
+  const locateCall = (toolCallId: string | undefined): { sessionId: string; runId?: string } | undefined => {
+    const running = [...sessions].flatMap((session) => {
+      const run = session.session.view.activity.openRun;
+      return run ? [{ session, run }] : [];
+    });
+    const found = running.find(({ run }) => toolCallId !== undefined && run.calls.some((call) => call.id === toolCallId)) ?? (running.length === 1 ? running[0] : undefined);
+    return found ? { sessionId: found.session.id, runId: found.run.runId } : undefined;
+  };
   /** The open sessions by id, for the control follower (requests from other processes). */
   const byId = new Map<string, HarnessSession>();
   const sharedHandlers: { name: HookName; handler: HandlerOf<any>; removers: (() => void)[] }[] = [];
@@ -401,5 +358,5 @@ export async function createHarness(options: AgentHarnessOptions): Promise<Agent
       return closing;
     },
   };
-  return harness;
+  return harness as AgentHarness<ModelName>;
 }

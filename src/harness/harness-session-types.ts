@@ -1,14 +1,7 @@
 /**
  * Types of the Session API (`harness-session.ts` implements them).
  *
- * Contract: see `harness-session.ts`; method semantics are pi's Agent / AgentSession
- * (`docs/pi-parity.md`), ours where marked there.
- *
- * @example
- * ```ts
- * const state: HarnessState = session.getState();
- * if (state.status === "idle") await session.prompt("next step");
- * ```
+ * Contract: see `harness-session.ts`; method semantics are pi's Agent / AgentSession (`docs/pi-parity.md`), ours where marked there.
  */
 import type { Observable } from "rxjs";
 import type { SessionWorkspace } from "./workspace/session-workspace.ts";
@@ -25,6 +18,7 @@ import type { ArborEvent, ArborEventHandler, ArborEventType } from "../store/eve
 import type { SessionHandle, SessionStats } from "../store/session-types.ts";
 import type { HandlerOf, HookName } from "./hook-types.ts";
 import type { TraceContextInput } from "../telemetry/options.ts";
+import type { HarnessBudget } from "./budget-options.ts";
 
 export type { MoveToResult };
 
@@ -41,17 +35,19 @@ export interface MoveToOptions {
 }
 
 /**
- * Options of one `prompt()` / `continue()` (ours): the W3C trace context of the caller. A valid
- * `traceparent` makes the run's `invoke_agent` span its child (every span of the run shares its
- * trace id); an invalid one is reported (process warning `INVALID_TRACE_CONTEXT`) and the run
- * starts a new trace. Without one the run's parent is the caller's active OTel context.
- *
+ * Options of one `prompt()` / `continue()` (ours): the W3C trace context of the caller. A valid `traceparent` makes the run's `invoke_agent` span its
+ * child (every span of the run shares its trace id); an invalid one is reported (process warning `INVALID_TRACE_CONTEXT`) and the run starts a new
+ * trace. Without one the run's parent is the caller's active OTel context.
  * @example
- * ```ts
  * await session.prompt("hello", [], { traceparent: req.headers.traceparent, tracestate: req.headers.tracestate });
- * ```
  */
-export interface PromptOptions extends TraceContextInput {}
+export interface PromptOptions extends TraceContextInput {
+  /**
+   * Limits of the run this call starts (`docs/budgets.md`), on top of the harness's `budget`: `run` limits this run, `session` / `tenant` its session
+   * and tenant while it runs; where both set a limit, the stricter holds. A run a limit stops ends `budget_exceeded`.
+   */
+  budget?: HarnessBudget;
+}
 
 /** Skills and templates in use. */
 export interface LoadedResources {
@@ -65,9 +61,8 @@ export interface CustomMessageOptions {
   display?: boolean;
   details?: unknown;
   /**
-   * While running: `steer` (default) or `followUp` queue it; `nextTurn` holds it for the next
-   * prompt (also when idle); `passive` (ours, pi #5895) injects it only if the run goes on
-   * anyway, else (and when idle) holds it for the next prompt, never waking a finished run.
+   * While running: `steer` (default) or `followUp` queue it; `nextTurn` holds it for the next prompt (also when idle); `passive` (ours, pi #5895)
+   * injects it only if the run goes on anyway, else (and when idle) holds it for the next prompt, never waking a finished run.
    */
   deliverAs?: "steer" | "followUp" | "nextTurn" | "passive";
   /** When idle (and not nextTurn): start a run with the message instead of only appending it. */
@@ -91,10 +86,7 @@ export interface HarnessSession {
   readonly id: string;
   readonly session: SessionHandle;
   readonly agent: Agent;
-  /**
-   * The recorded workspace (the harness option `workspace`; absent when it is off): the files
-   * under its root follow the session tree (`docs/workspace.md`).
-   */
+  /** The recorded workspace (harness option `workspace`; absent when off): files under its root follow the session tree (`docs/workspace.md`). */
   readonly workspace?: SessionWorkspace;
   /** The session's memory (the harness option `memory`; absent when it is off; `docs/memory.md`). */
   readonly memory?: SessionMemory;
@@ -106,16 +98,13 @@ export interface HarnessSession {
   /** Continues from the context; after approval decisions it resumes the suspended run (see `Agent.continue`). */
   continue(options?: PromptOptions): Promise<RunOutcome>;
   /**
-   * Continues this session's unfinished run from the log (durable execution,
-   * `docs/durability.md`; see `Agent.resumeRun`): resolves with the run's outcome; rejects with
-   * `NothingToResumeError` or `RunOwnedError` (codes `NOTHING_TO_RESUME`, `RUN_OWNED`).
+   * Continues this session's unfinished run from the log (`docs/durability.md`, `Agent.resumeRun`); rejects with `NothingToResumeError` or
+   * `RunOwnedError`.
    */
   resumeRun(options?: ResumeRunOptions): Promise<RunOutcome>;
   /**
-   * Approves a tool call waiting for approval (ours; `docs/approval.md`): logs
-   * `approval.ended { status: "approved" }`; the call runs exactly once at the next
-   * `continue()`, in this process or another. Idempotent; rejects with ApprovalNotFoundError,
-   * ApprovalConflictError or SessionBusyError (see `Agent.approve`).
+   * Approves a waiting tool call (`docs/approval.md`): logs `approval.ended { status: "approved" }`; the call runs once at the next `continue()`, in
+   * any process. Idempotent; rejects as `Agent.approve` does.
    */
   approve(toolCallId: string, decision?: { reason?: string }): Promise<ApprovalDecisionResult>;
   /** Denies a waiting call; at `continue()` the model gets an error result saying the user declined, with `reason`. */
@@ -133,9 +122,8 @@ export interface HarnessSession {
   /** Logged events of this session, typed by the catalogue (`ofType` narrows): catch-up then live. */
   readonly events$: Observable<ArborEvent>;
   /**
-   * The audit stream (purista's run events): the session's events without content —
-   * ids, names, counts, durations (ms), statuses, token usage, errors; no prompt, output, tool
-   * input or result. Catch-up then live. See `toAuditEvents` (`arbor-agent/log`) and `docs/events.md`.
+   * The audit stream (purista's run events): the session's events without content — ids, names, counts, durations (ms), statuses, token usage,
+   * errors; no prompt, output, tool input or result. Catch-up then live. See `toAuditEvents` (`arbor-agent/log`) and `docs/events.md`.
    */
   readonly auditEvents$: Observable<AuditEvent>;
   /** Throws ModelConfigError for an unknown registry name. */
@@ -145,14 +133,11 @@ export interface HarnessSession {
   /** Throws InvalidArgumentError naming an unknown tool. */
   setActiveTools(names: string[]): Promise<void>;
   setResources(resources: Partial<LoadedResources>): Promise<void>;
-  /**
-   * Moves the leaf (pi's navigateTree; `src/compaction/branch-summary.ts`). Throws SessionBusyError
-   * while a run is active, InvalidStateError while compacting, EntryNotFoundError for an unknown id.
-   */
+  /** Moves the leaf (pi's navigateTree). Throws SessionBusyError during a run, InvalidStateError while compacting, EntryNotFoundError. */
   moveTo(entryId: string, options?: MoveToOptions): Promise<MoveToResult>;
   /**
-   * Compacts the current branch now (manual compaction, `sessionBeforeCompact` / `sessionCompact` hooks).
-   * Throws SessionBusyError while a run is active; CompactionError / CompactionFailedError as the compaction module does.
+   * Compacts the current branch now (hooks `sessionBeforeCompact` / `sessionCompact`). Throws SessionBusyError during a run, CompactionError or
+   * CompactionFailedError.
    */
   compact(customInstructions?: string): Promise<CompactionEntry>;
   /** A new session holding root→entryId (default: the leaf). Needs a repository (InvalidStateError otherwise). */
@@ -166,16 +151,11 @@ export interface HarnessSession {
   /** Registers a hook handler for this session, after the option handlers; returns its remover. */
   on<Name extends HookName>(name: Name, handler: HandlerOf<Name>): () => void;
   /**
-   * With a logged event type (dotted, e.g. `"tool.ended"`): calls `handler` with each event of
-   * that type committed from now on (live, in log order), `data` typed; returns its remover.
-   * A throwing handler is reported as a process warning and keeps receiving later events.
+   * With a logged event type (dotted, e.g. `"tool.ended"`): calls `handler` with each event of that type committed from now on (live, in log order),
+   * `data` typed; returns its remover. A throwing handler is reported as a process warning and keeps receiving later events.
    */
   on<Type extends ArborEventType>(type: Type, handler: ArborEventHandler<Type>): () => void;
-  /**
-   * Reloads the session from the log after a lost write race (another writer appended first):
-   * the next `prompt()` / `continue()` does it by itself; nothing is retried automatically.
-   * Throws SessionBusyError during a run. Ours.
-   */
+  /** Reloads the session from the log after a lost write race (the next `prompt()` does it by itself). Throws SessionBusyError during a run. */
   reload(): Promise<void>;
   /** Stops the agent (aborting a run) after flushing every write. */
   dispose(): Promise<void>;

@@ -1,46 +1,12 @@
 /**
- * The Session API: one session driven by one agent, with the harness's models, tools,
- * resources and hooks.
- *
- * Contract (method semantics pi's Agent / AgentSession, `docs/pi-parity.md`;
- * ours where marked):
- * - `prompt()` throws `SessionBusyError` synchronously while a run is starting or active; an
- *   `abort()` while the prompt is still being prepared (expansion, `beforeAgentStart`) aborts the
- *   run as soon as it starts, so the outcome is `aborted` (ours);
- *   it expands `/skill:` and `/template` commands, attaches `nextTurn` custom messages, runs
- *   `beforeAgentStart`, then resolves with the run's outcome after its events (and every hook
- *   record) are committed; provider and tool failures are data in the outcome, never rejections;
- * - the system prompt is rebuilt at every prompt (date, active tools, skills); a
- *   `beforeAgentStart` replacement lasts for that run only;
- * - `setModel` / `setThinkingLevel` / `setActiveTools` are logged as `model_change` /
- *   `thinking_level_change` / `active_tools_change` entries (by the agent: at once when idle,
- *   after the run otherwise) and then raise `modelUpdate` / `thinkingLevelUpdate` /
- *   `toolsUpdate`; `setResources` logs a `custom` entry of type `arbor.resources` holding only
- *   the skill and template names, then raises `resourcesUpdate`;
- * - explicit options win over what the session logged (model, thinking level, active tools);
- *   otherwise the session's logged values are restored (ours); from then on the model (and its
- *   registry name), the active tools and the thinking level are the agent's session-actor state
- *   (`agent-settings.ts`): this module keeps no copy, so a change made through `agent` directly
- *   is what `getState()` reports and what the next prompt uses;
- * - hook records: `hook.applied` / `hook.failed` are appended to the session stream (metadata:
- *   runId, toolCallId, handler index — never values); argument and result patches are
- *   recorded by the loop itself as `beforeToolCall` / `afterToolCall`;
- * - retry hooks observe the logged `retry.scheduled` / `retry.started` / `retry.ended`
- *   events, in log order, without blocking the run;
- * - no API key, header or metadata value is ever written to the log (they only travel in requests).
- *
- * @example
- * ```ts
- * const outcome = await session.prompt("/review src/app.ts");
- * await session.setModel("smart");
- * await session.moveTo(outcome.messages[0] ? someEntryId : otherId, { label: "retry" });
- * ```
+ * The Session API: one session driven by one agent, with the harness's models, tools, resources and hooks (pi's Agent / AgentSession semantics).
+ * `prompt()` throws `SessionBusyError` while a run is starting or active, expands commands, runs `beforeAgentStart` and resolves with the outcome
+ * once committed (failures are data). Settings changes are logged as entries; the agent's session-actor state holds them, never a copy here. No
+ * API key, header or metadata value is ever written to the log.
  */
 import type { Subscription } from "rxjs";
 import { moveTo as moveLeafTo } from "../compaction/branch-summary.ts";
 import { compact as compactSession } from "../compaction/compact.ts";
-import type { CompactionHookCallbacks, TreeHookCallbacks } from "../compaction/hook-types.ts";
-import { createCompactionHooks } from "../compaction/hooks.ts";
 import type { CustomEntry, SessionEntry } from "../core/entries.ts";
 import { EntryNotFoundError, HarnessConfigError, InvalidArgumentError, InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import { THINKING_LEVELS, type AgentMessage, type CustomMessage, type ImageContent } from "../core/messages.ts";
@@ -57,14 +23,18 @@ import type { ModelRegistry } from "./model-registry.ts";
 import type { AgentHarnessOptions } from "./options.ts";
 import { buildPromptMessages } from "./prompt-input.ts";
 import { buildSystemPrompt } from "./system-prompt.ts";
-import { context as otelContext } from "@opentelemetry/api";
 import { resolveTelemetry } from "../telemetry/options.ts";
 import { createSessionTelemetry } from "../telemetry/session-telemetry.ts";
+import { otelApi } from "../telemetry/otel-api.ts";
 import { sessionBusyError } from "../machines/session-actor.ts";
 import { harnessInspection } from "./inspection.ts";
 import { createSessionWorkspace } from "./workspace/session-workspace.ts";
 import { createSessionMemory } from "./memory/session-memory.ts";
 import { createMemoryTools } from "./memory/memory-tools.ts";
+import { SerialWork } from "./serial-work.ts";
+import { sessionCompaction } from "./session-compaction.ts";
+import { sessionBudget } from "./budget-options.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 export type * from "./harness-session-types.ts";
 
@@ -81,14 +51,7 @@ export interface HarnessSessionConfig {
   openForked: (session: SessionHandle) => Promise<HarnessSession>;
 }
 
-/**
- * Drives `session` with a new agent (see the module contract).
- *
- * @example
- * ```ts
- * const harnessSession = await createHarnessSession(config, await repository.create({ cwd }));
- * ```
- */
+/** Drives `session` with a new agent (see the module contract). */
 export async function createHarnessSession(config: HarnessSessionConfig, session: SessionHandle): Promise<HarnessSession> {
   const { options, registry } = config;
   // The recorded workspace (opt-in): tools are wrapped so each call's changed files commit with its result.
@@ -108,11 +71,10 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   const logged = session.view.buildContext();
   const initialModelName = options.model ?? (logged.model && registry.findByModel(logged.model)?.name) ?? registry.defaultName;
   const initialActiveToolNames = options.activeToolNames ?? logged.activeToolNames?.filter((name) => tools.some((tool) => tool.name === name)) ?? tools.map((tool) => tool.name);
-  const nextTurn: AgentMessage[] = [];
-  let runSystemPrompt: string | undefined;
-  let records: Promise<void> = Promise.resolve();
-  /** The first hook record the log refused since the last settle (reported by the next settle). */
-  let recordFailure: unknown;
+  // Hook records, through the session writer in call order; the first refused one is reported by the next settle().
+  const records = new SerialWork();
+  // Retry hooks observe the logged retry events in log order, without blocking the run.
+  const retryObservers = new SerialWork();
 
   const baseSystemPrompt = () =>
     buildSystemPrompt({
@@ -123,8 +85,6 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
       ...(options.contextFiles ? { contextFiles: options.contextFiles } : {}),
     });
 
-  // eslint-disable-next-line prefer-const -- the record sink reads the agent created below.
-  let agent: Agent;
   // The model's name and the active tools are the session actor's state (`agent-settings.ts`), not closures here.
   const modelName = (): string => {
     const state = agent.getState();
@@ -133,12 +93,10 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   const activeToolNames = (): string[] => agent.getState().activeToolNames ?? tools.map((tool) => tool.name);
   const record = (entry: HookRecord) => {
     if (entry.type === "hook.applied" && (entry.data.hook === "toolResult" || (entry.data.hook === "toolCall" && !entry.data.changes.includes("block")))) return;
-    const runId = agent?.getState().runId;
+    const runId = agent.getState().runId;
     const event = { type: entry.type, data: entry.data, metadata: { ...entry.metadata, ...(runId ? { runId } : {}) } };
     // Through the session writer (the one write path); a refusal is reported by the next settle().
-    records = records.then(() => agent.appendRecords([event])).catch((error: unknown) => {
-      recordFailure ??= error;
-    });
+    records.run(() => agent.appendRecords([event]));
   };
   const runner: HookRunner = createHookRunner({ hooks: options.hooks, record });
   const telemetrySettings = resolveTelemetry(options.telemetry, options.secrets);
@@ -154,43 +112,23 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
   const instrument = (client: ModelClient): ModelClient => (telemetry ? telemetry.instrument(client) : client);
   const loopHooks = createLoopHooks({
     runner,
-    systemPrompt: () => runSystemPrompt ?? baseSystemPrompt(),
+    // A run's `beforeAgentStart` replacement is its own (the agent's run input), not held here.
+    systemPrompt: () => baseSystemPrompt(),
     model: () => registry.get(modelName()),
     streamOptions: options.streamOptions,
     secrets: options.secrets,
   });
-  const compactionCallbacks: CompactionHookCallbacks = {
-    sessionBeforeCompact: (event) => runner.sessionBeforeCompact(event),
-    sessionCompact: (event) => runner.observe("sessionCompact", event),
-  };
-  const treeCallbacks: TreeHookCallbacks = {
-    sessionBeforeTree: (event) => runner.sessionBeforeTree(event),
-    sessionTree: (event) => runner.observe("sessionTree", event),
-  };
   const currentModel = () => instrument(registry.get(modelName()).client);
-  const summarizer = options.compaction?.summarizationModel;
-  const compactionSettings = summarizer && telemetry ? { ...options.compaction, summarizationModel: instrument(summarizer) } : options.compaction;
-  const compactionLoopHooks = createCompactionHooks({
-    session,
-    model: currentModel,
-    settings: compactionSettings,
-    hooks: compactionCallbacks,
-    thinkingLevel: () => agent?.getState().thinkingLevel,
-  });
-  // A compaction inside a run is an `arbor.compaction` span holding its model calls (only when it makes one).
-  const compactionHooks: typeof compactionLoopHooks = telemetry
-    ? {
-        betweenTurns: (input) => telemetry.operation("compaction", { reason: "threshold" }, () => compactionLoopHooks.betweenTurns(input)),
-        onContextOverflow: (input) => telemetry.operation("compaction", { reason: "overflow" }, () => compactionLoopHooks.onContextOverflow(input)),
-      }
-    : compactionLoopHooks;
+  const compaction = sessionCompaction({ session, runner, telemetry, settings: options.compaction, model: currentModel, instrument, thinkingLevel: () => agent.getState().thinkingLevel });
+  const { compactionCallbacks, treeCallbacks, settings: compactionSettings } = compaction;
   const retry = {
     ...(options.streamOptions?.maxRetries !== undefined ? { maxRetries: options.streamOptions.maxRetries } : {}),
     ...(options.streamOptions?.maxRetryDelayMs !== undefined ? { maxDelayMs: options.streamOptions.maxRetryDelayMs } : {}),
     ...options.retry,
   };
   const inspect = harnessInspection(options.inspect, session.id);
-  agent = config.createAgent({
+  const budget = sessionBudget(options.budget, config.repository?.log, session);
+  const agent: Agent = config.createAgent({
     session,
     model: instrument(registry.get(initialModelName).client),
     modelName: initialModelName,
@@ -204,18 +142,21 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     ...(options.requireApproval !== undefined ? { requireApproval: options.requireApproval } : {}),
     ...(options.durability !== undefined ? { durability: options.durability } : {}),
     ...(options.leaseTtlMs !== undefined ? { leaseTtlMs: options.leaseTtlMs } : {}),
+    // A continued run first gets its files at the last committed checkpoint (`docs/workspace.md`).
+    ...(workspace ? { beforeContinue: () => workspace.recorder.continueAtLeaf() } : {}),
     retry,
-    hooks: { ...loopHooks, ...compactionHooks },
+    hooks: { ...loopHooks, ...compaction.loopHooks },
     toolContext: options.toolContext,
     // Tools that write output outside the log (bash spill files) redact these too.
     ...(options.secrets?.length ? { secrets: options.secrets } : {}),
     ...(inspect !== undefined ? { inspect } : {}),
+    ...(budget ? { budget: budget.attach } : {}),
   });
   // Crash recovery finishes before the session is handed back (ours).
   try {
     await agent.whenReady();
   } catch (error) {
-    await agent.dispose().catch(() => undefined);
+    await agent.dispose().catch(ignoreError("disposing an agent whose recovery failed; the recovery error is thrown"));
     throw error;
   }
   if (options.activeToolNames && JSON.stringify(options.activeToolNames) !== JSON.stringify(logged.activeToolNames)) {
@@ -224,52 +165,44 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
 
   telemetry?.observe(agent.runEvents$);
 
-  let retryChain: Promise<void> = Promise.resolve();
   const retrySubscription: Subscription = agent.runEvents$.subscribe((event) => {
-    if (event.type === "retry.scheduled") retryChain = retryChain.then(() => runner.observe("retryScheduled", event.data));
-    else if (event.type === "retry.started") retryChain = retryChain.then(() => runner.observe("retryAttemptStart", event.data));
-    else if (event.type === "retry.ended") retryChain = retryChain.then(() => runner.observe("retryFinished", event.data));
+    if (event.type === "retry.scheduled") retryObservers.run(() => runner.observe("retryScheduled", event.data));
+    else if (event.type === "retry.started") retryObservers.run(() => runner.observe("retryAttemptStart", event.data));
+    else if (event.type === "retry.ended") retryObservers.run(() => runner.observe("retryFinished", event.data));
   });
 
   // One answer to "busy?": the session actor's operation slot.
   const isBusy = () => agent.operation() !== "idle";
   const settle = async () => {
-    await retryChain;
-    await records;
-    if (recordFailure !== undefined) {
-      const failure = recordFailure;
-      recordFailure = undefined;
-      throw failure;
-    }
+    await retryObservers.settled();
+    await records.settled();
   };
 
   async function startPrompt(input: string | AgentMessage | AgentMessage[], images?: ImageContent[], promptOptions?: PromptOptions): Promise<RunOutcome> {
-    telemetry?.nextRun(promptOptions, otelContext.active());
-    // Expansion and beforeAgentStart run inside the slot's `preparing`, so the session is busy
-    // from this call on, and an abort() meanwhile aborts the run as soon as it starts.
-    const prepare = async () => {
+    telemetry?.nextRun(promptOptions, otelApi().context.active());
+    // Expansion and beforeAgentStart run inside the slot's `preparing`, so the session is busy from this call on, and an abort() meanwhile aborts the
+    // run as soon as it starts. The messages held for the next turn come from the session actor; a `beforeAgentStart` system prompt is this run's own
+    // (kept in its run input by the agent).
+    const prepare = async (nextTurn: AgentMessage[]) => {
       const built = buildPromptMessages(input, images, {
         templates: resources.promptTemplates,
         skills: resources.skills,
         enableSkillCommands: options.enableSkillCommands,
       }, nextTurn);
-      nextTurn.length = 0;
       const base = baseSystemPrompt();
       const started = await runner.beforeAgentStart({ prompt: built.text, images: images ?? [], messages: built.messages, systemPrompt: base });
-      runSystemPrompt = started.systemPrompt === base ? undefined : started.systemPrompt;
-      return started.messages;
+      return { messages: started.messages, ...(started.systemPrompt === base ? {} : { systemPrompt: started.systemPrompt }) };
     };
-    try {
-      const outcome = await agent.prompt([], { prepare });
-      await settle();
-      return outcome;
-    } finally {
-      runSystemPrompt = undefined;
-    }
+    budget?.nextRun(promptOptions?.budget);
+    const outcome = await agent.prompt([], { prepare });
+    await settle();
+    return outcome;
   }
 
-  // Work the log has not seen (a crash mid-call, edits between runs) is recorded before anything runs.
-  await workspace?.recorder.sync();
+  // Work the log has not seen (a crash mid-call, edits between runs) is recorded before anything
+  // runs; a run continued at open does it itself, after its takeover (`beforeContinue`).
+  const continuing = agent.operation() === "preparing" || agent.operation() === "running";
+  if (!continuing) await workspace?.recorder.sync();
 
   const harnessSession: HarnessSession = {
     id: session.id,
@@ -289,7 +222,8 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     steer: (message, steerOptions) => agent.steer(message, steerOptions),
     followUp: (message) => agent.followUp(message),
     async continue(continueOptions) {
-      telemetry?.nextRun(continueOptions, otelContext.active());
+      telemetry?.nextRun(continueOptions, otelApi().context.active());
+      budget?.nextRun(continueOptions?.budget);
       const outcome = await agent.continue();
       await settle();
       return outcome;
@@ -313,7 +247,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
     clearSteeringQueue: () => agent.clearSteeringQueue(),
     clearFollowUpQueue: () => agent.clearFollowUpQueue(),
     clearAllQueues: () => agent.clearAllQueues(),
-    hasQueuedMessages: () => agent.hasQueuedMessages() || nextTurn.length > 0,
+    hasQueuedMessages: () => agent.hasQueuedMessages(),
     getState: () => ({
       ...agent.getState(),
       sessionId: session.id,
@@ -421,7 +355,7 @@ export async function createHarnessSession(config: HarnessSessionConfig, session
         timestamp: Date.now(),
       };
       if (messageOptions.deliverAs === "nextTurn" || (messageOptions.deliverAs === "passive" && !isBusy())) {
-        nextTurn.push(message);
+        agent.steer(message, { delivery: "nextTurn" });
       } else if (isBusy()) {
         if (messageOptions.deliverAs === "followUp") agent.followUp(message);
         else agent.steer(message, messageOptions.deliverAs === "passive" ? { delivery: "passive" } : undefined);

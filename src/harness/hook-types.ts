@@ -1,28 +1,7 @@
 /**
- * The harness hook points: their event shapes, what each handler may return,
- * and the {@link HarnessHooks} map applications register handlers in.
- *
- * Contract (semantics pi's extension events, `docs/pi-parity.md`;
- * purista's where pi has none; ours where marked):
- * - handlers of one hook run one after another, in registration order, and may be async;
- * - patches chain field by field: each handler sees the event as patched by the
- *   handlers before it, and each present field of its result replaces that field;
- * - for cancellable hooks (`sessionBeforeCompact`, `sessionBeforeTree`) the first
- *   `cancel: true` wins and stops the chain; for `toolCall` the first `block: true` wins;
- * - a throwing handler is recorded as a `hook.failed` event and skipped, except
- *   `toolCall`, where a throw blocks the call with the thrown message (pi);
- * - any invocation that changed something is recorded as `hook.applied` naming the
- *   changed fields, never their content (ours);
- * - observe-only hooks (`sessionCompact`, `sessionTree`, `retry*`, `*Update`,
- *   `afterProviderResponse`) ignore return values.
- *
- * @example
- * ```ts
- * const hooks: HarnessHooks = {
- *   toolCall: ({ toolName }) => (toolName === "bash" ? { block: true, reason: "no shell here" } : undefined),
- *   context: ({ messages }) => ({ messages: messages.slice(-20) }),
- * };
- * ```
+ * The harness hook points (pi's extension events, `docs/pi-parity.md`): event shapes, what each handler may return, and the {@link HarnessHooks}
+ * map. Handlers run in registration order and may be async; patches chain field by field; for cancellable hooks the first `cancel: true` wins, for
+ * `toolCall` the first `block: true`; a throwing handler is recorded and skipped (in `toolCall` it blocks); observe-only hooks ignore results.
  */
 import type { CompactionEntry, BranchSummaryEntry, SessionEntry } from "../core/entries.ts";
 import type { AgentMessage, ImageContent, ThinkingLevel } from "../core/messages.ts";
@@ -146,10 +125,7 @@ export interface SessionBeforeCompactEvent {
   reason: CompactionReason;
   signal: AbortSignal;
 }
-/**
- * `sessionBeforeCompact` result: cancel, or supply the compaction (stored with `fromHook: true`;
- * missing `firstKeptEntryId`/`tokensBefore` default to the preparation's).
- */
+/** `sessionBeforeCompact` result: cancel, or supply the compaction (`fromHook: true`; missing fields default to the preparation's). */
 export interface SessionBeforeCompactResult {
   cancel?: boolean;
   compaction?: { summary: string; firstKeptEntryId?: string; tokensBefore?: number; details?: unknown };
@@ -260,11 +236,8 @@ export type HarnessHooks = { [Name in HookName]?: HandlerOf<Name> | HandlerOf<Na
 
 /**
  * Every hook name, in the order of docs/hooks.md's table.
- *
  * @example
- * ```ts
  * for (const name of HOOK_NAMES) harness.on(name, () => void metrics.increment(`hook.${name}`));
- * ```
  */
 export const HOOK_NAMES: readonly HookName[] = [
   "beforeAgentStart",

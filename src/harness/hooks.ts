@@ -1,27 +1,7 @@
 /**
- * The hook runner: holds the handlers of every hook point and combines their
- * results by the rules in `hook-types.ts`.
- *
- * Contract (combining rules from pi's extension runner, `docs/pi-parity.md`;
- * the diagnostics are ours):
- * - handlers run one after another in registration order (options first, then `on()`);
- * - patch hooks chain field by field: handler N sees the event as patched by handlers < N;
- * - `toolCall`: the first `block: true` wins and stops the chain; a throw blocks with the
- *   thrown message; in-place mutation of `input` counts as a change;
- * - `sessionBeforeCompact` / `sessionBeforeTree`: the first `cancel: true` wins and stops the
- *   chain; otherwise results chain field by field (the last supplied compaction/summary wins);
- * - any other throwing handler is recorded (`hook.failed {hook, error}`) and skipped;
- * - each invocation that changed something is recorded once (`hook.applied {hook, changes}`)
- *   with the names of the changed fields, never their values;
- * - records go to the `record` sink synchronously, in the order they happen; the runner never
- *   throws because of a handler (except by design for nothing: `toolCall` throws become blocks).
- *
- * @example
- * ```ts
- * const records: HookRecord[] = [];
- * const runner = createHookRunner({ hooks: { context: ({ messages }) => ({ messages: messages.slice(-1) }) }, record: (r) => records.push(r) });
- * const messages = await runner.context(history); // last message only; records = [{ type: "hook.applied", ... }]
- * ```
+ * The hook runner: holds the handlers of every hook point and combines their results by the rules in `hook-types.ts` (registration order, patches
+ * field by field, first `block`/`cancel` wins). A throwing handler is recorded as `hook.failed` and skipped (`toolCall`: it blocks); changes are
+ * recorded as `hook.applied` with field names only, synchronously and in order.
  */
 import { InvalidArgumentError } from "../core/errors.ts";
 import type { AgentMessage } from "../core/messages.ts";
@@ -116,13 +96,10 @@ function sameJson(a: unknown, b: unknown): boolean {
 
 /**
  * Creates a hook runner.
- *
  * @throws nothing: handler failures become `hook.failed` records (or blocks, for `toolCall`).
  * @example
- * ```ts
  * const runner = createHookRunner({ record: (r) => console.log(r.type, r.data) });
  * runner.on("toolCall", ({ toolName }) => (toolName === "rm" ? { block: true, reason: "denied" } : undefined));
- * ```
  */
 export function createHookRunner(options: HookRunnerOptions = {}): HookRunner {
   const handlers = new Map<HookName, HandlerOf<any>[]>(HOOK_NAMES.map((name) => [name, []]));

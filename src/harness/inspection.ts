@@ -1,21 +1,7 @@
 /**
- * `harnessInspection`: the XState inspection observer a harness gives one session's agent, built
- * from `createHarness({ inspect })`, which takes one observer or several (ours).
- *
- * Contract (ours):
- * - `inspect` is one of: an XState inspection observer (a function, or an object with `next`),
- *   a `createMachineStates()` recorder (its observer for the session is used), or an array of
- *   those; an empty array means no inspection;
- * - a single one is passed on unchanged (as before several were accepted);
- * - with several, each inspection event goes to every observer, in array order, synchronously;
- *   an observer that throws is dropped for that session (not called again) and reported once
- *   through `process.emitWarning`; the others, and the actors, go on. (A single observer that
- *   throws is XState's affair, as before: the operation that caused the event fails.)
- *
- * @example
- * ```ts
- * const harness = await createHarness({ models, inspect: [createArborInspector().inspect, createMachineStates()] });
- * ```
+ * `harnessInspection`: the XState inspection observer a harness gives one session's agent, from `createHarness({ inspect })`: an observer, a
+ * `createMachineStates()` recorder, or an array of them. With several, each event goes to all in order; one that throws is dropped for that
+ * session and reported once through `process.emitWarning`.
  */
 import { sessionInspection } from "../machines/machine-states.ts";
 
@@ -26,15 +12,7 @@ function deliver(observer: Observer, event: unknown): void {
   else observer.next?.(event);
 }
 
-/**
- * The observer of `inspect` (see the module contract) for session `sessionId`, or `undefined`
- * when there is none (`undefined` or an empty array).
- *
- * @example
- * ```ts
- * createAgent({ session, model, inspect: harnessInspection([inspector.inspect, machines], session.id) });
- * ```
- */
+/** The observer of `inspect` (see the module contract) for session `sessionId`, or `undefined` when there is none (`undefined` or an empty array). */
 export function harnessInspection(inspect: unknown, sessionId: string): unknown {
   if (!Array.isArray(inspect)) return inspect === undefined ? undefined : sessionInspection(inspect, sessionId);
   const observers = inspect.map((each: unknown) => sessionInspection(each, sessionId) as Observer);

@@ -1,26 +1,7 @@
 /**
- * Maps the harness hooks onto the agent loop's {@link LoopHooks} and applies the
- * harness stream options to every model request.
- *
- * Contract (ours; hook semantics in `hook-types.ts`):
- * - `toolCall` → `beforeToolCall`: a block returns `{ block, reason }`; changed input (in place
- *   or replaced) returns `{ args }`; nothing changed returns undefined;
- * - `toolResult` → `afterToolCall`: returns only the fields the handlers changed; a malformed
- *   patch (e.g. `content` that is not an array of text/image blocks) throws, so the loop makes
- *   the result an error instead of writing something the log would refuse;
- * - `context` → `transformContext` (one model call, never persisted);
- * - `beforeModelCall` sets, in order: the run's system prompt, the stream options
- *   (`headers`, `timeoutMs`, and for OpenAI models `metadata` and `cacheRetention: "long"` →
- *   `promptCacheRetention: "24h"`), then `beforeProviderRequest` patches, then
- *   `request.hooks.onPayload` / `onResponse` for `beforeProviderPayload` /
- *   `afterProviderResponse` when handlers exist (applied by clients that own the HTTP call);
- * - headers and metadata only ever travel in the request, never into a record.
- *
- * @example
- * ```ts
- * const hooks = createLoopHooks({ runner, systemPrompt: () => prompt, model: () => registry.get("main"), streamOptions });
- * createAgent({ session, model, hooks });
- * ```
+ * Maps the harness hooks onto the loop's {@link LoopHooks} (`toolCall` → `beforeToolCall`, `toolResult` → `afterToolCall`, `context` →
+ * `transformContext`) and applies the stream options to every model request in `beforeModelCall`. A malformed result patch throws, so the loop
+ * records an error result. Headers and metadata never reach a record.
  */
 import { z } from "zod";
 import type { ModelRequest } from "../core/model-stream.ts";
@@ -67,7 +48,7 @@ export function invalidResultPatch(patch: Record<string, unknown>): string | und
 /** What {@link createLoopHooks} reads at call time. */
 export interface LoopHookBindings {
   runner: HookRunner;
-  /** The system prompt of the current run. */
+  /** The session's system prompt now; a run's own (the request's, from `beforeAgentStart`) wins over it. */
   systemPrompt: () => string;
   /** The current model. */
   model: () => RegisteredModel;
@@ -84,15 +65,7 @@ function sameJson(a: unknown, b: unknown): boolean {
   }
 }
 
-/**
- * Provider options implied by the stream options for a provider (OpenAI only, today).
- *
- * @example
- * ```ts
- * streamProviderOptions("openai", { cacheRetention: "long", metadata: { user: "u1" } });
- * // { openai: { promptCacheRetention: "24h", metadata: { user: "u1" } } }
- * ```
- */
+/** Provider options implied by the stream options for a provider (OpenAI only, today). */
 export function streamProviderOptions(provider: string, options: HarnessStreamOptions | undefined): ModelRequest["providerOptions"] {
   if (!options || provider !== "openai") return undefined;
   const openai: Record<string, unknown> = {};
@@ -108,15 +81,7 @@ function mergeProviderOptions(base: ModelRequest["providerOptions"], extra: Mode
   return merged;
 }
 
-/**
- * Builds the loop hooks (see the module contract).
- *
- * @example
- * ```ts
- * const loopHooks = createLoopHooks(bindings);
- * await loopHooks.transformContext?.(messages, signal);
- * ```
- */
+/** Builds the loop hooks (see the module contract). */
 export function createLoopHooks(bindings: LoopHookBindings): LoopHooks {
   const { runner, streamOptions } = bindings;
   const secrets = createSecretRedactor(bindings.secrets ?? []);
@@ -140,8 +105,7 @@ export function createLoopHooks(bindings: LoopHookBindings): LoopHooks {
       // call instead, and the loop turns that into an error result.
       const problem = invalidResultPatch(patch);
       if (problem) throw new Error(`A toolResult hook returned an invalid patch: ${problem}.`);
-      // Known secrets (the harness's `secrets`) never reach the model through tool output,
-      // e.g. a bash command that prints the parent's environment.
+      // Known secrets (the harness's `secrets`) never reach the model through tool output, e.g. a bash command that prints the parent's environment.
       const content = (patch.content ?? original.content) as ToolResult["content"];
       const redacted = redactContentSecrets(content, secrets);
       if (redacted !== content) patch.content = redacted;
@@ -150,7 +114,7 @@ export function createLoopHooks(bindings: LoopHookBindings): LoopHooks {
     transformContext: (messages) => runner.context(messages),
     async beforeModelCall(request) {
       const { name, client } = bindings.model();
-      let next: ModelRequest = { ...request, systemPrompt: bindings.systemPrompt() };
+      let next: ModelRequest = { ...request, systemPrompt: request.systemPrompt ?? bindings.systemPrompt() };
       if (streamOptions?.headers) next.headers = { ...streamOptions.headers, ...next.headers };
       if (streamOptions?.timeoutMs !== undefined && next.timeoutMs === undefined) next.timeoutMs = streamOptions.timeoutMs;
       next.providerOptions = mergeProviderOptions(next.providerOptions, streamProviderOptions(client.provider, streamOptions));

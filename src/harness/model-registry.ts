@@ -1,23 +1,7 @@
 /**
- * The harness model registry: names → Arbor {@link ModelClient}s with their facts
- * (context window, max output tokens, prices).
- *
- * Contract (ours):
- * - an AI SDK LanguageModel (spec v3) is wrapped with `createAiSdkModelClient`; a spec-v2
- *   model throws `HarnessConfigError` naming `models.<name>`;
- * - a ModelClient is used as is; facts given next to it (`{ model, contextWindow, ... }`)
- *   override the client's own, in a wrapper that delegates `stream` to the client;
- * - names keep the order they were given; the default is `options.model`, else the first;
- * - `get` throws `ModelConfigError` for an unknown name; `findByModel` maps a logged
- *   {provider, modelId} back to a name (first registered wins), for restoring sessions;
- * - provider wire hooks (`ModelRequest.hooks`) work only with clients that own their HTTP
- *   client (e.g. `createOpenAIModel`); a bare AI SDK model ignores them.
- *
- * @example
- * ```ts
- * const registry = createModelRegistry({ fast: openai("gpt-4o-mini"), smart: { model: openai("gpt-5"), contextWindow: 400_000 } });
- * registry.get("smart").client.contextWindow; // 400000
- * ```
+ * The harness model registry: names → {@link ModelClient}s with their facts (context window, max output, prices). AI SDK models are wrapped; facts
+ * given beside a client override its own; names keep their order, the default being `options.model` or the first. `get` throws
+ * `ModelConfigError` for an unknown name; `findByModel` maps a logged model back to a name.
  */
 import { createAiSdkModelClient } from "../adapters/model/ai-sdk-client.ts";
 import type { LanguageModelV3, LanguageModelV4 } from "@ai-sdk/provider";
@@ -37,9 +21,9 @@ export interface RegisteredModel {
 }
 
 /** Names → models. */
-export interface ModelRegistry {
+export interface ModelRegistry<Name extends string = string> {
   /** Registry names in the order given. */
-  names(): string[];
+  names(): Name[];
   /** The name used when none is chosen. */
   readonly defaultName: string;
   /** Throws ModelConfigError naming the known models for an unknown name. */
@@ -76,16 +60,12 @@ async function* priced(events: AsyncIterable<ModelStreamEvent>, cost: ModelCost)
 }
 
 /**
- * Builds the registry from `options.models`. With `secrets` (the harness's `secrets`), every
- * client is wrapped by `createRedactingModel`: the secrets are redacted from its requests and its
- * streams.
- *
+ * Builds the registry from `options.models`. With `secrets` (the harness's `secrets`), every client is wrapped by `createRedactingModel`: the secrets
+ * are redacted from its requests and its streams.
  * @throws HarnessConfigError naming `models.<name>` for an unsupported model object.
  * @example
- * ```ts
  * const registry = createModelRegistry({ main: createOpenAIModel({ modelId: "gpt-4o-mini" }) });
  * registry.defaultName; // "main"
- * ```
  */
 export function createModelRegistry(models: AgentHarnessOptions["models"], defaultName?: string, secrets: readonly string[] = []): ModelRegistry {
   const redactor = createSecretRedactor(secrets);

@@ -1,24 +1,6 @@
 /**
- * The runs a fleet's workers continue with no request (ours): a session's unfinished run whose
- * process is gone, and a run stopped for approval whose every gated call is decided. Folded from
- * the log's run and approval events (one subscription per worker, `task-worker.ts`); a worker
- * continues them through the session it opens (`resume()`, `continue()`), and the claim is the
- * continuation's own first event (`run.resumed`, or the `resume` run's `run.started`).
- *
- * Contract:
- * - {@link foldOpenRun} keeps, per session stream, the last run while it is open (`run.started`,
- *   its owner moved by `run.resumed`) or `suspended` (`run.ended { status: "suspended" }` with its
- *   `pendingToolCallIds`, each struck off by its `approval.ended`); any other `run.ended` drops it;
- * - {@link isRunOrphaned}: an open run whose owner is not alive: on a log with stream ownership
- *   (PostgreSQL) nobody holds the session's stream; otherwise (one host) its pid is gone. A run of
- *   this process is never orphaned (this process runs it, or its own recovery will);
- * - a suspended run is ready to continue when no gated call waits for a decision.
- *
- * @example
- * ```ts
- * let runs = new Map<string, OpenRun>();
- * log.subscribe({ types: OPEN_RUN_EVENT_TYPES }).subscribe((event) => (runs = foldOpenRun(runs, event)));
- * ```
+ * The runs a fleet's workers continue with no request: {@link foldOpenRun} keeps each session's last run while open or `suspended`;
+ * {@link isRunOrphaned} says its owner is gone (no lease, or a dead pid; never this process); a suspended run is ready once no gated call waits.
  */
 import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
@@ -40,14 +22,7 @@ export interface OpenRun {
   waiting: string[];
 }
 
-/**
- * Folds one run or approval event into the per-session map (a new map when it changes).
- *
- * @example
- * ```ts
- * runs = foldOpenRun(runs, event);
- * ```
- */
+/** Folds one run or approval event into the per-session map (a new map when it changes). */
 export function foldOpenRun(runs: Map<string, OpenRun>, event: StoredEvent): Map<string, OpenRun> {
   const sessionId = sessionIdOfStream(event.streamId);
   if (sessionId === undefined) return runs;
@@ -69,14 +44,7 @@ export function foldOpenRun(runs: Map<string, OpenRun>, event: StoredEvent): Map
   return next;
 }
 
-/**
- * True when `run` is open and its owner is gone (see the module contract).
- *
- * @example
- * ```ts
- * if (await isRunOrphaned(log, run)) await session.resume();
- * ```
- */
+/** True when `run` is open and its owner is gone (see the module contract). */
 export async function isRunOrphaned(log: EventLog, run: OpenRun): Promise<boolean> {
   if (run.status !== "open") return false;
   const owner = run.owner as { pid?: number; host?: string } | undefined;

@@ -1,22 +1,9 @@
 /**
- * `AgentHarnessOptions`: what `createHarness` accepts, its zod schema, and
- * {@link validateHarnessOptions}, which throws `HarnessConfigError` naming the field.
- *
- * Contract (ours; option names are the seed's, stream options pi-ai's `StreamOptions`):
- * - validation is synchronous and complete before anything is opened or written;
- * - the error message names the first failing field by its dotted path
- *   (`streamOptions.timeoutMs`, `models.fast.contextWindow`, `tools[2].name`) and says what
- *   was expected; `details.issues` lists every failing field;
- * - cross-field rules: exactly zero or one of `session` / `repository` / `eventLog`; `model`
- *   must name a registry entry; `activeToolNames` must name given tools; tool names are unique;
- * - functions and live objects (sessions, logs, models) are checked by shape, never cloned.
- *
- * @example
- * ```ts
- * validateHarnessOptions({ models: { main: openai("gpt-4o-mini") }, streamOptions: { timeoutMs: -1 } });
- * // throws HarnessConfigError: Invalid harness option "streamOptions.timeoutMs": Too small: expected number to be >0
- * ```
+ * `AgentHarnessOptions`: what `createHarness` accepts, its zod schema, and {@link validateHarnessOptions}, which throws `HarnessConfigError` naming
+ * the first failing field by its dotted path (`details.issues` lists all), synchronously, before anything is opened. Cross-field rules: at most one
+ * of `session`/`repository`/`eventLog`, `model` names a registry entry, tool names unique. Live objects are checked by shape, never cloned.
  */
+import type { EncryptionOptions } from "../store/crypto/log-cipher.ts";
 import type { WorkspaceOptions } from "./workspace/recorder.ts";
 import type { MemoryOptions } from "./memory/session-memory.ts";
 import type { LanguageModelV3, LanguageModelV4 } from "@ai-sdk/provider";
@@ -25,24 +12,27 @@ import { HarnessConfigError } from "../core/errors.ts";
 import type { ImageContent, ThinkingLevel } from "../core/messages.ts";
 import { THINKING_LEVELS } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
-import type { AgentTool, ToolExecutionMode } from "../core/tools.ts";
+import { TOOL_EXECUTION_MODES, type AgentTool, type ToolExecutionMode } from "../core/tools.ts";
 import type { Durability, QueueMode, RetrySettings } from "../machines/agent-types.ts";
 import type { Skill } from "../adapters/skills/types.ts";
 import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
 import { resolveCompactionSettings, type CompactionSettingsInput } from "../compaction/settings.ts";
 import type { EventLog } from "../store/event-log.ts";
 import type { McpServerConfig } from "../adapters/mcp/config.ts";
+import type { McpAuthOptions } from "../adapters/mcp/oauth.ts";
+import type { ElicitationWaiterOptions } from "./elicitations.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import type { HarnessHooks } from "./hook-types.ts";
 import { HOOK_NAMES } from "./hook-types.ts";
 import type { JsonSchemaTool } from "../adapters/tools/tool-schema.ts";
 import { TELEMETRY_FLAVORS, type TelemetryOptions } from "../telemetry/options.ts";
 import type { ContextFile } from "./context-files.ts";
+import { checkHarnessBudget, type HarnessBudget } from "./budget-options.ts";
+import { DELTA_RETENTIONS, type DeltaRetentionMode } from "../core/vocabulary.ts";
 
 /**
- * An AI SDK language model object (not a string id: Arbor never resolves models over the network):
- * spec v4 (provider packages of AI SDK 7), or spec v3 (of AI SDK 6), adapted by `ai`'s own
- * `wrapLanguageModel`.
+ * An AI SDK language model object (not a string id: Arbor never resolves models over the network): spec v4 (provider packages of AI SDK 7), or spec
+ * v3 (of AI SDK 6), adapted by `ai`'s own `wrapLanguageModel`.
  */
 export type AiSdkLanguageModel = LanguageModelV4 | LanguageModelV3;
 
@@ -107,8 +97,8 @@ export interface HarnessStreamOptions {
 /** The tool-context option: a value, or a function called once per tool call. */
 export type ToolContextOption = unknown | ((call: { toolCallId: string; toolName: string }) => unknown);
 
-/** Options of `createHarness`. */
-export interface AgentHarnessOptions {
+/** Options of `createHarness`. `ModelName` is inferred from `models`' keys, so an unknown `model` is a compile error (with a literal registry). */
+export interface AgentHarnessOptions<ModelName extends string = string, ToolName extends string = string> {
   /** An open session to drive. Excludes `repository` and `eventLog`. */
   session?: SessionHandle;
   /** A repository to create (or, with `sessionId`, open) the session in. */
@@ -118,16 +108,19 @@ export interface AgentHarnessOptions {
   /** Path of the SQLite event log when none of session/repository/eventLog is given (default `<cwd>/.arbor/arbor.db`). */
   eventLogPath?: string;
   /**
-   * Retention of the streamed deltas in the log the harness opens itself (at `eventLogPath`; not
-   * a given `eventLog`): `"delete"` (default) deletes a message's `message.delta`
-   * events once it ended and was kept (its entry has the text; `delta-retention.ts`), `"drop"`
-   * empties their text, `"keep"` keeps them (a finished run's token stream stays replayable).
+   * Retention of the streamed deltas in the log the harness opens itself (at `eventLogPath`; not a given `eventLog`): `"delete"` (default) deletes a
+   * message's `message.delta` events once it ended and was kept (its entry has the text; `delta-retention.ts`), `"drop"` empties their text, `"keep"`
+   * keeps them (a finished run's token stream stays replayable).
    */
-  eventLogRetention?: "keep" | "drop" | "delete";
+  eventLogRetention?: DeltaRetentionMode;
   /**
-   * With `eventLog` or `eventLogPath`: the tenant the harness's repository is scoped to (sessions
-   * are created in it; `sessionId` / `openSession` of another tenant's session throw
-   * SessionNotFoundError, as for a missing one). Default: every tenant, new sessions `default`.
+   * Encryption at rest of the log the harness opens itself (at `eventLogPath`; not a given `eventLog`, which you open with its own `encryption`):
+   * each session sealed with its own data key, destroyed when the session is deleted (`docs/privacy.md`). No snapshot file is kept then.
+   */
+  eventLogEncryption?: EncryptionOptions;
+  /**
+   * With `eventLog` or `eventLogPath`: the tenant the harness's repository is scoped to (sessions are created in it; `sessionId` / `openSession` of
+   * another tenant's session throw SessionNotFoundError, as for a missing one). Default: every tenant, new sessions `default`.
    */
   tenant?: string;
   /** Open this session instead of creating one (with repository, eventLog or eventLogPath). */
@@ -135,23 +128,22 @@ export interface AgentHarnessOptions {
   /** Working directory of the session and the system prompt (default `process.cwd()`). */
   cwd?: string;
   /** Model registry: name → model (AI SDK LanguageModel or Arbor ModelClient) or {model, facts}. */
-  models: Record<string, AiSdkLanguageModel | ModelClient | ModelEntry>;
-  /** The registry name to start with (default: the first). */
-  model?: string;
-  tools?: (AgentTool<any, any, any> | JsonSchemaTool<any>)[];
+  models: Record<ModelName, AiSdkLanguageModel | ModelClient | ModelEntry>;
+  /** The registry name to start with (default: the first); one of the keys of `models`. */
+  model?: NoInfer<ModelName>;
+  tools?: ((AgentTool<any, any, any> | JsonSchemaTool<any>) & { name: ToolName })[];
   resources?: HarnessResources;
   systemPrompt?: string | ((context: SystemPromptContext) => string);
   /**
-   * Project context files appended to a string or default system prompt under `# Project
-   * Context` (pi). Load them with `loadContextFiles({ cwd, agentDir: defaultAgentDir() })`;
-   * default none (the library reads no AGENTS.md by itself; the CLI does).
+   * Project context files appended to a string or default system prompt under `# Project Context` (pi). Load them with `loadContextFiles({ cwd,
+   * agentDir: defaultAgentDir() })`; default none (the library reads no AGENTS.md by itself; the CLI does).
    */
   contextFiles?: ContextFile[];
   streamOptions?: HarnessStreamOptions;
   retry?: Partial<RetrySettings>;
   thinkingLevel?: ThinkingLevel;
-  /** Tool names sent to the model (default: all). */
-  activeToolNames?: string[];
+  /** Tool names sent to the model (default: all); each must be the name of one of `tools` (checked at compile time when their names are literal types). */
+  activeToolNames?: NoInfer<ToolName>[];
   steeringMode?: QueueMode;
   followUpMode?: QueueMode;
   /** Default "parallel" (pi). */
@@ -159,56 +151,54 @@ export interface AgentHarnessOptions {
   /** At most this many tool calls of one model response run (default 128); the rest get an error result. */
   maxToolCallsPerResponse?: number;
   /**
-   * Tool names whose every call needs a human decision before it runs, or `"all"` (ours, issue
-   * 13; in addition to each tool's `needsApproval`). A gated call stops the run `suspended`;
-   * `session.approve()` / `deny()`, then `continue()`. See `docs/approval.md`.
+   * Tool names whose every call needs a human decision before it runs, or `"all"` (besides each tool's `needsApproval`). A gated call stops the run
+   * `suspended`; `session.approve()` / `deny()`, then `continue()`. See `docs/approval.md`.
    */
   requireApproval?: readonly string[] | "all";
   /**
-   * What happens to a run whose process stopped mid-run (`docs/durability.md`): `"interrupt"`
-   * (the default; the CLI's `arbor run`) closes it as `interrupted` when its session is opened
-   * again; `"continue"` continues it from the log when the session is opened here (the
-   * continuation starts by itself; `harness.resume(id)` resolves with its outcome). Tools decide
-   * what happens to their in-flight calls with `replay: "safe" | "unsafe"`.
+   * What happens to a run whose process stopped mid-run (`docs/durability.md`): `"interrupt"` (the default; the CLI's `arbor run`) closes it as
+   * `interrupted` when its session is opened again; `"continue"` continues it from the log when the session is opened here (the continuation starts
+   * by itself; `harness.resume(id)` resolves with its outcome). Tools decide what happens to their in-flight calls with `replay: "safe" | "unsafe"`.
    */
   durability?: Durability;
   /**
-   * The TTL of a run's lease on its session, in ms (default 10 000): after a run's process
-   * stopped renewing it (killed, paused, partitioned) for this long, another process can take
-   * the run over; see `docs/durability.md`, "Leases and fencing".
+   * The TTL of a run's lease on its session, in ms (default 10 000): once its process stopped renewing it for this long, another process can take
+   * the run over (`docs/durability.md`, "Leases and fencing").
    */
   leaseTtlMs?: number;
   /**
-   * XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`), or
-   * a `createMachineStates()` recorder: each session's agent then gets that recorder's observer
-   * for its session (the live machine states of the service's inspector, `docs/http.md`). Or an
-   * array of those, to run several at once (e.g. `[createArborInspector().inspect, machines]`):
-   * each inspection event goes to each, in array order (see `src/harness/inspection.ts`); an
-   * empty array means none. An element that is not a function, an object with `next` or a
-   * recorder is refused with `HarnessConfigError`.
+   * Spend limits (`docs/budgets.md`): `run` limits each run, `session` each session (all its runs), `tenant` each tenant (all its sessions; a
+   * function of the tenant name for per-tenant limits). Each holds `maxCostUsd`, `maxTokens`, `maxToolCalls`, `maxTurns`, `maxDurationMs`. Checked
+   * before every model and tool call against the ledger in the log; a run that would go over ends `budget_exceeded`. Needs a log (not a bare
+   * `session` handle).
+   */
+  budget?: HarnessBudget;
+  /**
+   * XState inspection observer passed to every agent (e.g. `createArborInspector().inspect`), or a `createMachineStates()` recorder: each session's
+   * agent then gets that recorder's observer for its session (the live machine states of the service's inspector, `docs/http.md`). Or an array of
+   * those, to run several at once (e.g. `[createArborInspector().inspect, machines]`): each inspection event goes to each, in array order (see
+   * `src/harness/inspection.ts`); an empty array means none. An element that is not a function, an object with `next` or a recorder is refused with
+   * `HarnessConfigError`.
    */
   inspect?: unknown;
-  /**
-   * MCP servers whose tools join `tools` (named `server__tool`). They are connected by
-   * `createHarness` and closed by `close()`. See `connectMcpServers`.
-   */
+  /** MCP servers whose tools join `tools` (named `server__tool`), connected by `createHarness` and closed by `close()`. */
   mcpServers?: McpServerConfig[];
+  /** OAuth of the `mcpServers` with `oauth`: the token `store` (default in memory) and `tenant` (default the harness's, else `"default"`). */
+  mcpAuth?: McpAuthOptions;
   /**
-   * Values that must never be written to the log (API keys, tokens). When the harness
-   * opens the log (or is given `eventLog`), appends go through `createRedactingEventLog`.
+   * The servers' requests for user input (`elicitation/create`) are durable waits in the log (`docs/mcp.md`, "Elicitation"), answered from any
+   * process. `ask` also answers them here (a terminal prompt; `undefined` leaves it to others); `onRequested` is told of each request.
    */
+  elicitation?: Pick<ElicitationWaiterOptions, "ask" | "onRequested">;
+  /** Values never written to the log (API keys, tokens): appends to a log the harness opens or is given go through `createRedactingEventLog`. */
   secrets?: string[];
   toolContext?: ToolContextOption;
   /**
-   * Workspace checkpoints (off by default): the files under `root` are recorded in the log's
-   * database after each tool call that changes them, and follow the session tree
-   * (`session.workspace.restore(entryId)`). See `docs/workspace.md`.
+   * Workspace checkpoints (off by default): the files under `root` are recorded in the log's database after each tool call that changes them, and
+   * follow the session tree (`session.workspace.restore(entryId)`). See `docs/workspace.md`.
    */
   workspace?: WorkspaceOptions;
-  /**
-   * Session memory (`session.memory`; `docs/memory.md`): `principal` enables the principal scope,
-   * `tools: true` gives the model `memory_read`, `memory_write` and `memory_search`. Off by default.
-   */
+  /** Session memory (`docs/memory.md`): `principal` enables the principal scope, `tools: true` gives the model the memory tools. Off by default. */
   memory?: MemoryOptions;
   hooks?: HarnessHooks;
   /** Enables `/skill:name args` in `prompt()` (default true, pi). */
@@ -216,8 +206,7 @@ export interface AgentHarnessOptions {
   /** Compaction settings (automatic compaction between turns and on overflow; pi's defaults). */
   compaction?: CompactionSettingsInput;
   /**
-   * OpenTelemetry spans and metrics through `@opentelemetry/api` (on by default, global providers;
-   * `false` turns them off). See `docs/telemetry.md`.
+   * OpenTelemetry spans and metrics through `@opentelemetry/api` (on by default, global providers; `false` turns them off). See `docs/telemetry.md`.
    */
   telemetry?: TelemetryOptions | false;
 }
@@ -261,7 +250,7 @@ const tool = z.looseObject({
   execute: fn("a function execute(args, context)"),
   validate: fn("a function validate(args)").optional(),
   timeoutMs: positiveInt.optional(),
-  executionMode: z.enum(["sequential", "parallel"]).optional(),
+  executionMode: z.enum(TOOL_EXECUTION_MODES).optional(),
 });
 
 const queueMode = z.enum(["one-at-a-time", "all"]);
@@ -270,11 +259,8 @@ const stringRecord = z.record(z.string(), z.string());
 /**
  * The zod schema of {@link AgentHarnessOptions} (shapes and field rules; cross-field rules live in
  * {@link validateHarnessOptions}, which callers should use: it throws `HarnessConfigError`).
- *
  * @example
- * ```ts
  * agentHarnessOptionsSchema.safeParse({ models: {} }).success; // false
- * ```
  */
 export const agentHarnessOptionsSchema = z
   .object({
@@ -282,7 +268,8 @@ export const agentHarnessOptionsSchema = z
     repository: objectWith("a SessionRepository", "create", "open", "fork").optional(),
     eventLog: objectWith("an EventLog", "append", "readStream", "subscribe").optional(),
     eventLogPath: z.string().min(1).optional(),
-    eventLogRetention: z.enum(["keep", "drop", "delete"]).optional(),
+    eventLogRetention: z.enum(DELTA_RETENTIONS).optional(),
+    eventLogEncryption: z.object({ key: z.unknown().optional(), provider: z.unknown().optional(), previousKeys: z.array(z.unknown()).optional(), keyFile: z.string().optional(), keySchema: z.string().optional() }).optional(),
     sessionId: z.string().min(1).optional(),
     tenant: z.string().min(1).optional(),
     cwd: z.string().min(1).optional(),
@@ -320,13 +307,16 @@ export const agentHarnessOptionsSchema = z
     activeToolNames: z.array(z.string()).optional(),
     steeringMode: queueMode.optional(),
     followUpMode: queueMode.optional(),
-    toolExecution: z.enum(["parallel", "sequential"]).optional(),
+    toolExecution: z.enum(TOOL_EXECUTION_MODES).optional(),
     maxToolCallsPerResponse: z.number().int().min(1).optional(),
     requireApproval: z.union([z.literal("all"), z.array(z.string().min(1))]).optional(),
     durability: z.enum(["continue", "interrupt"]).optional(),
     leaseTtlMs: z.number().int().min(100).optional(),
+    budget: z.unknown().optional(),
     inspect: z.union([inspectObserver, z.array(inspectObserver)]).optional(),
     mcpServers: z.array(z.looseObject({ name: z.string() })).optional(),
+    mcpAuth: z.looseObject({}).optional(),
+    elicitation: z.object({ ask: fn("a function (request, signal) => answer").optional(), onRequested: fn("a function (request) => void").optional() }).strict().optional(),
     secrets: z.array(z.string()).optional(),
     toolContext: z.unknown().optional(),
     workspace: z
@@ -374,16 +364,12 @@ function configError(field: string, message: string, issues: { field: string; me
 }
 
 /**
- * Validates options: shapes with {@link agentHarnessOptionsSchema}, then the cross-field rules.
- * Returns the options unchanged (typed).
- *
+ * Validates options: shapes with {@link agentHarnessOptionsSchema}, then the cross-field rules. Returns the options unchanged (typed).
  * @throws HarnessConfigError (code `HARNESS_CONFIG_INVALID`) naming the first failing field;
  *   `details.field` is its path and `details.issues` every failing field.
  * @example
- * ```ts
  * try { validateHarnessOptions({ models: {} }); }
  * catch (error) { if (HarnessConfigError.isInstance(error)) console.error(error.details.field); } // "models"
- * ```
  */
 export function validateHarnessOptions(options: AgentHarnessOptions): AgentHarnessOptions {
   if (typeof options !== "object" || options === null) configError("(options)", "expected an options object");
@@ -410,6 +396,14 @@ export function validateHarnessOptions(options: AgentHarnessOptions): AgentHarne
   if (options.session && options.sessionId) configError("sessionId", "sessionId opens a session from a repository or log; it cannot be combined with session");
   if (options.eventLogPath && given.length > 0) configError("eventLogPath", `eventLogPath is only used when no ${given[0]} is given`);
   if (options.tenant !== undefined && (options.session || options.repository)) configError("tenant", "tenant scopes the repository the harness builds; give it to createSessionRepository({ tenant }) when you pass session or repository");
+  if (options.budget !== undefined) {
+    try {
+      checkHarnessBudget(options.budget, "budget");
+    } catch (error) {
+      configError("budget", (error as Error).message);
+    }
+    if (options.session) configError("budget", "budgets need the log their ledger lives in: give eventLog, eventLogPath or repository instead of a bare session");
+  }
   const names = Object.keys(options.models);
   if (options.model !== undefined && !names.includes(options.model)) configError("model", `"${options.model}" is not in models (${names.join(", ")})`);
   const toolNames = (options.tools ?? []).map((t) => t.name);

@@ -1,21 +1,6 @@
 /**
- * Turns what `prompt()` receives into the messages a run starts with: `/skill:name args` and
- * `/template args` expansion, images, and custom messages held for the next turn.
- *
- * Contract (order and semantics pi's `AgentSession.prompt`, `docs/pi-parity.md`;
- * ours where marked):
- * - only a **string** is expanded; a message or a message list is used as given (ours: no
- *   expansion inside structured input);
- * - expansion is `expandSlashCommand` (skills first when `enableSkillCommands`, then
- *   templates); an unknown `/name` is sent unchanged (pi);
- * - images become image blocks after the text block of the user message (pi);
- * - an empty string with no images throws `InvalidArgumentError` (nothing is sent or written);
- * - `nextTurn` messages go right after the prompt messages, in the order they were queued (pi).
- *
- * @example
- * ```ts
- * const { messages, text } = buildPromptMessages("/review src/app.ts", [], { templates, skills, enableSkillCommands: true });
- * ```
+ * Turns what `prompt()` receives into a run's first messages (pi's order): only a string is expanded (`/skill:name`, `/template`), images follow the
+ * text, `nextTurn` messages come after. An empty prompt throws `InvalidArgumentError`.
  */
 import { expandSlashCommand, type SlashCommandExpansion } from "../adapters/prompt-templates/expand.ts";
 import type { PromptTemplate } from "../adapters/prompt-templates/types.ts";
@@ -42,13 +27,10 @@ export interface PromptMessages {
 
 /**
  * Builds the run's starting messages (see the module contract).
- *
  * @throws InvalidArgumentError for an empty prompt, an empty message list, or a non-message input.
  * @example
- * ```ts
  * buildPromptMessages("hello", [{ type: "image", data: png, mimeType: "image/png" }], { templates: [], skills: [] }).messages[0].content;
  * // [{ type: "text", text: "hello" }, { type: "image", ... }]
- * ```
  */
 export function buildPromptMessages(
   input: string | AgentMessage | AgentMessage[],

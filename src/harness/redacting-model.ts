@@ -1,28 +1,7 @@
 /**
- * A model decorator that keeps registered secrets out of what is sent to the model and out of what
- * the model streams back, before the agent records a single delta.
- *
- * Contract (ours):
- * - **requests**: the system prompt, every message (text, tool-call arguments, tool results,
- *   object keys included) and the tool descriptions are redacted ({@link SecretRedactor}) before
- *   the inner model sees them; headers and provider options are passed unchanged (they carry the
- *   credentials on purpose);
- * - **streams**: each text, thinking and tool-call block is redacted over its assembled text by a
- *   {@link createStreamRedactor} per block: a delta is held back while its tail could still be the
- *   start of a secret (at most the longest secret form), so a key streamed 4 characters per chunk
- *   never appears in any delta, partial, final message or the `message.delta` events recorded
- *   from them; the rest of a block is released as one more delta just before its `*-end` event;
- *   deltas that release nothing are not forwarded;
- * - `partial` messages carry the redacted text released so far for open blocks, redacted text for
- *   closed ones, and redacted tool-call arguments; `done` and `error` messages (and
- *   `toolcall-end`'s tool call) are redacted whole;
- * - with no secret registered when it is created, the inner client is returned unchanged;
- *   secrets added to the redactor later apply to later calls.
- *
- * @example
- * ```ts
- * const model = createRedactingModel(createOpenAIModel({ modelId: "gpt-4o-mini" }), createSecretRedactor([apiKey]));
- * ```
+ * A model decorator that keeps registered secrets out of requests (system prompt, messages, tool descriptions; not headers or provider options)
+ * and out of streamed replies before a single delta is recorded: each block is redacted over its assembled text, holding back a tail that could
+ * start a secret. Without secrets at creation the inner client is returned unchanged.
  */
 import type { AssistantMessage } from "../core/messages.ts";
 import { withModelStream, type ModelClient, type ModelRequest, type ModelStreamEvent } from "../core/model-stream.ts";
@@ -106,13 +85,9 @@ async function* redactStream(events: AsyncIterable<ModelStreamEvent>, redactor: 
 }
 
 /**
- * Wraps `client` so that the secrets of `redactor` are redacted from its requests and its streams
- * (see the module contract).
- *
+ * Wraps `client` so that the secrets of `redactor` are redacted from its requests and its streams (see the module contract).
  * @example
- * ```ts
  * const safe = createRedactingModel(model, createSecretRedactor([process.env.OPENAI_API_KEY ?? ""]));
- * ```
  */
 export function createRedactingModel(client: ModelClient, redactor: SecretRedactor): ModelClient {
   if (redactor.size === 0) return client;

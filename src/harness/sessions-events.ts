@@ -1,27 +1,10 @@
 /**
- * The harness-wide stream of every session's logged events (`harness.sessions.events$`), scoped
- * to a tenant: what a service shows on a dashboard, feeds to telemetry or to an audit sink,
- * whichever process (or replica) runs the sessions.
- *
- * Contract (ours):
- * - `events(options)` is the log's events of session streams (`session-<id>`: no control,
- *   tombstone or workflow streams), typed by the catalogue (events of user-registered types are
- *   left out), in the log's global order, from `fromPosition` (exclusive; default: the log's head
- *   when subscribed, i.e. live only), then live, with no gap and no duplicate (the log's
- *   subscription: LISTEN/NOTIFY on PostgreSQL, polling across processes on SQLite);
- * - `tenant`: only the sessions of that tenant (a session without one is `default`'s). On a log
- *   with a tenant index (PostgreSQL) the log filters; elsewhere each session's tenant is read
- *   once from its `session.created` and remembered. A harness created with `tenant` sees only
- *   that tenant: asking for another throws `InvalidArgumentError`; without `tenant` (a server
- *   checking tenants per request), `events$` is every tenant's;
- * - cold: each subscription reads the log on its own; unsubscribing stops it.
- *
- * @example
- * ```ts
- * harness.sessions.events$.pipe(ofType("run.ended")).subscribe((event) => console.log(event.streamId, event.data.status));
- * ```
+ * The harness-wide stream of every session's logged events (`harness.sessions.events$`), scoped to a tenant: session streams only, typed by the
+ * catalogue, in global order from `fromPosition` (default: live only) with no gap or duplicate. A harness created with `tenant` refuses another
+ * tenant (`InvalidArgumentError`). Cold: each subscription reads the log on its own.
  */
-import { concatMap, defer, filter, from, mergeMap, of, type Observable } from "rxjs";
+import type { Observable } from "rxjs";
+import { concatMap, defer, filter, from, mergeMap, of } from "../core/rx.ts";
 import { InvalidArgumentError } from "../core/errors.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { isArborEvent, type ArborEvent } from "../store/events/catalogue.ts";
@@ -32,24 +15,15 @@ export interface HarnessSessions {
   /** Every session's events of the harness's tenant (all tenants for an unscoped harness), live from the subscription on. */
   readonly events$: Observable<ArborEvent>;
   /**
-   * Every session's events from `fromPosition` (exclusive global position; default the head at
-   * subscription), of `tenant` (default the harness's). Throws InvalidArgumentError for another
-   * tenant than a scoped harness's.
+   * Every session's events after `fromPosition` (default: the head at subscription), of `tenant` (default the harness's). Throws
+   * InvalidArgumentError for another tenant than a scoped harness's.
    */
   events(options?: { fromPosition?: number; tenant?: string }): Observable<ArborEvent>;
 }
 
 const DEFAULT_TENANT = "default";
 
-/**
- * Creates the sessions view of a harness over `log` (see the module contract).
- *
- * @example
- * ```ts
- * const sessions = createHarnessSessions(log, "acme");
- * sessions.events$.subscribe((event) => console.log(event.type));
- * ```
- */
+/** Creates the sessions view of a harness over `log` (see the module contract). */
 export function createHarnessSessions(log: EventLog, scope: string | undefined): HarnessSessions {
   const tenants = new Map<string, string>();
   const tenantOf = async (streamId: string, event: StoredEvent): Promise<string | undefined> => {

@@ -1,24 +1,7 @@
 /**
- * The system prompt of a harness run.
- *
- * Contract (layout pi's `buildSystemPrompt`, `docs/pi-parity.md`; the
- * default wording is ours):
- * - a **string** option is pi's custom prompt: the string, then the `# Project Context` section
- *   of `contextFiles` (`context-files.ts`; AGENTS.md/CLAUDE.md), then the skills catalog
- *   (`formatSkillsForSystemPrompt`) when a tool named `read` is active and a skill is
- *   model-invocable, then `\nCurrent date: YYYY-MM-DD` and `\nCurrent working directory: <cwd>`
- *   (byte-identical to pi 0.73.1 for the same inputs);
- * - a **function** option owns the whole prompt: it receives {tools, skills, cwd, date} (skills
- *   already filtered to model-invocable ones) and its string is used verbatim; a non-string
- *   return throws `HarnessConfigError` naming `systemPrompt`;
- * - no option: Arbor's short default (role, the active tools with the first line of their
- *   description), then the same context section, catalog, date and cwd lines as a string option;
- * - the date is local time, like pi's.
- *
- * @example
- * ```ts
- * buildSystemPrompt({ systemPrompt: "You review code.", tools: [{ name: "read", description: "Read a file" }], skills, cwd: "/repo" });
- * ```
+ * The system prompt of a harness run, in pi's layout: a string option, then `# Project Context`, the skills catalog (when `read` is active), the
+ * date and cwd lines (byte-identical to pi 0.73.1). A function option owns the whole prompt (a non-string return throws `HarnessConfigError`); no
+ * option gives Arbor's short default plus the same sections. Local date.
  */
 import { formatSkillsForSystemPrompt } from "../adapters/skills/format-skills.ts";
 import type { Skill } from "../adapters/skills/types.ts";
@@ -39,14 +22,7 @@ export interface BuildSystemPromptInput {
   now?: Date;
 }
 
-/**
- * Formats a date as `YYYY-MM-DD` in local time (pi's format).
- *
- * @example
- * ```ts
- * localDate(new Date(2026, 10, 30)); // "2026-11-30"
- * ```
- */
+/** Formats a date as `YYYY-MM-DD` in local time (pi's format). */
 export function localDate(now: Date): string {
   return `${now.getFullYear()}-${String(now.getMonth() + 1).padStart(2, "0")}-${String(now.getDate()).padStart(2, "0")}`;
 }
@@ -67,12 +43,9 @@ function defaultPrompt(tools: BuildSystemPromptInput["tools"]): string {
 
 /**
  * Builds the system prompt (see the module contract).
- *
  * @throws HarnessConfigError when a `systemPrompt` function throws or returns a non-string.
  * @example
- * ```ts
  * buildSystemPrompt({ systemPrompt: ({ date }) => `Today is ${date}.`, tools: [], skills: [], cwd: "/" });
- * ```
  */
 export function buildSystemPrompt(input: BuildSystemPromptInput): string {
   const date = localDate(input.now ?? new Date());

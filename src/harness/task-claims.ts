@@ -1,35 +1,16 @@
 /**
- * Claims of fleet tasks (ours): how a worker takes a task from the log, tells a live claim from a
- * dead one, and finds the run an earlier, dead claim started. Used by `task-worker.ts`.
- *
- * Contract:
- * - {@link claimTask}: on a log with stream ownership (PostgreSQL) the worker first takes the
- *   task stream's lock (`ownership.acquire`: one holder at a time, gone with its process), then
- *   appends `task.claimed` at the version it read; without ownership (SQLite, one host) it
- *   appends at the version it read when the current claim's process is gone, and a concurrent
- *   claim loses on the version check. Resolves `undefined` when another worker has the task or
- *   it ended; the claim's `metadata.owner` is this process (`currentRunOwner`);
- * - {@link isClaimLive}: a claim is live while this process holds it, while another process holds
- *   the task stream's lock (PostgreSQL), or while its pid lives with the same start time (one
- *   host, `isRunOwnerAlive`);
- * - {@link linkedRun}: the run a dead claim started: the first `run.started` of the session after
- *   the claim's position whose `metadata.owner` is the claim's process, with its `run.ended`
- *   status when it has one. A released claim started no run (the worker releases before a run,
- *   or after the log refused it).
- *
- * @example
- * ```ts
- * const claimed = await claimTask(log, task, "worker-1");
- * if (claimed) try { await run(claimed.task); } finally { await releaseHold(claimed); }
- * ```
+ * Claims of fleet tasks: {@link claimTask} takes the task stream's lease where the log has ownership, then appends `task.claimed` at the version it
+ * read (resolving `undefined` when another worker won); {@link isClaimLive} tells a live claim from a dead one; {@link linkedRun} finds the run a
+ * dead claim started, with its status.
  */
-import { ExpectedVersionConflictError, SessionBusyError } from "../core/errors.ts";
+import { ExpectedVersionConflictError, LeaseLostError, SessionBusyError } from "../core/errors.ts";
 import { currentRunOwner, isRunOwnerAlive, type RunOwner } from "../machines/run-lease.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
-import type { StreamLease } from "../store/stream-ownership.ts";
+import type { StreamLease } from "../store/log/stream-ownership.ts";
 import { foldTask, readTask, type TaskClaim, type TaskState } from "../store/task-queue.ts";
+import type { RunStatus } from "../core/vocabulary.ts";
 
 /** Task streams whose claim a worker of this process holds (any worker: claims are per process). */
 const heldHere = new Set<string>();
@@ -41,6 +22,8 @@ export interface ClaimedTask {
   /** The claim this attempt follows, when it was not released (its process died): it may have started a run. */
   previous?: TaskClaim;
   lease?: StreamLease;
+  /** The lease's heartbeat (renews it every third of its TTL until {@link releaseHold}). */
+  heartbeat?: NodeJS.Timeout;
 }
 
 function sameOwner(a: unknown, b: unknown): boolean {
@@ -50,14 +33,7 @@ function sameOwner(a: unknown, b: unknown): boolean {
   return x.pid === y.pid && x.host === y.host && x.processStart === y.processStart;
 }
 
-/**
- * True while the task's current claim is held (see the module contract).
- *
- * @example
- * ```ts
- * if (task.claim && !(await isClaimLive(log, task))) await claimTask(log, task, id);
- * ```
- */
+/** True while the task's current claim is held (see the module contract). */
 export async function isClaimLive(log: EventLog, task: TaskState): Promise<boolean> {
   if (!task.claim) return false;
   if (heldHere.has(task.streamId)) return true;
@@ -65,21 +41,14 @@ export async function isClaimLive(log: EventLog, task: TaskState): Promise<boole
   return isRunOwnerAlive(task.claim.owner);
 }
 
-/**
- * Claims `task` for worker `workerId` (see the module contract).
- *
- * @example
- * ```ts
- * const claimed = await claimTask(log, task, "worker-1");
- * ```
- */
-export async function claimTask(log: EventLog, task: TaskState, workerId: string): Promise<ClaimedTask | undefined> {
+/** Claims `task` for worker `workerId` (see the module contract). */
+export async function claimTask(log: EventLog, task: TaskState, workerId: string, options: { ttlMs?: number } = {}): Promise<ClaimedTask | undefined> {
   if (heldHere.has(task.streamId)) return undefined;
   const owner = currentRunOwner();
   let lease: StreamLease | undefined;
   if (log.ownership) {
     try {
-      lease = await log.ownership.acquire(task.streamId, { ...owner, worker: workerId });
+      lease = await log.ownership.acquire(task.streamId, { ...owner, worker: workerId }, options.ttlMs !== undefined ? { ttlMs: options.ttlMs } : {});
     } catch (error) {
       if (SessionBusyError.isInstance(error)) return undefined;
       throw error;
@@ -98,13 +67,28 @@ export async function claimTask(log: EventLog, task: TaskState, workerId: string
       { expectedVersion: fresh.version },
     );
     const claimed = foldTask(fresh, appended.events[0])!;
-    return { task: claimed, attempt, ...(previous ? { previous } : {}), ...(lease ? { lease } : {}) };
+    return { task: claimed, attempt, ...(previous ? { previous } : {}), ...(lease ? { lease, heartbeat: heartbeat(lease) } : {}) };
   } catch (error) {
     heldHere.delete(task.streamId);
     await lease?.release();
     if (error instanceof Skip || ExpectedVersionConflictError.isInstance(error) || SessionBusyError.isInstance(error)) return undefined;
     throw error;
   }
+}
+
+/**
+ * Renews a claim's lease every third of its TTL while the task runs: a claim whose run outlasts the TTL stays live (else another worker would take
+ * the task over, and on PostgreSQL end the connection that holds this process's locks). A renewal refused (the lease was taken over, or released)
+ * stops the heartbeat; any other failure is retried at the next beat.
+ */
+function heartbeat(lease: StreamLease): NodeJS.Timeout {
+  const timer = setInterval(() => {
+    lease.renew().catch((error: unknown) => {
+      if (LeaseLostError.isInstance(error)) clearInterval(timer);
+    });
+  }, Math.max(50, Math.floor(lease.ttlMs / 3)));
+  timer.unref();
+  return timer;
 }
 
 /** Without stream ownership: a claim of another live process, or of this process's other worker. */
@@ -115,16 +99,10 @@ function isClaimLiveElsewhere(claim: TaskClaim): boolean {
 /** Not ours to take (ended, or held elsewhere): an internal signal of {@link claimTask}. */
 class Skip extends Error {}
 
-/**
- * Gives up this process's hold of a claimed task (after `task.ended` or `task.released`).
- *
- * @example
- * ```ts
- * await releaseHold(claimed);
- * ```
- */
+/** Gives up this process's hold of a claimed task (after `task.ended` or `task.released`). */
 export async function releaseHold(claimed: ClaimedTask): Promise<void> {
   heldHere.delete(claimed.task.streamId);
+  if (claimed.heartbeat) clearInterval(claimed.heartbeat);
   await claimed.lease?.release();
 }
 
@@ -132,17 +110,10 @@ export async function releaseHold(claimed: ClaimedTask): Promise<void> {
 export interface LinkedRun {
   runId: string;
   /** `run.ended`'s status; undefined while the run has no terminal event. */
-  status?: "done" | "failed" | "aborted" | "interrupted" | "suspended";
+  status?: RunStatus;
 }
 
-/**
- * The run `claim` started in `sessionId`, if any (see the module contract).
- *
- * @example
- * ```ts
- * const linked = claimed.previous ? await linkedRun(log, task.sessionId, claimed.previous) : undefined;
- * ```
- */
+/** The run `claim` started in `sessionId`, if any (see the module contract). */
 export async function linkedRun(log: EventLog, sessionId: string, claim: TaskClaim): Promise<LinkedRun | undefined> {
   let found: LinkedRun | undefined;
   for (const event of await log.readStream(sessionStreamId(sessionId))) {

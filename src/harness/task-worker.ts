@@ -1,37 +1,8 @@
 /**
- * The worker loop of a fleet (ours): follows the task queue in the log, claims due tasks and
- * runs them through sessions it opens, with no request. `createWorker` (`worker.ts`) and the CLI
- * (`arbor worker`, `arbor serve`) build it; this module knows nothing of models or tools.
- *
- * Contract:
- * - the queue is a subscription to the log's task events (`log.subscribe({ types })`): catch-up
- *   from the start, then live, woken by LISTEN/NOTIFY on PostgreSQL and by polling on SQLite; a
- *   sweep every `sweepIntervalMs` (default 1000) finds due scheduled tasks and dead claims, and a
- *   timer wakes the worker at the next `startAt`;
- * - a task is due when `startAt` has passed, it has no live claim, and no earlier due task of the
- *   same session waits (one session's tasks start in queue order, one at a time); at most
- *   `concurrency` tasks (default 4) run at once in one worker;
- * - a claimed task runs as `open(sessionId).prompt(input)`; its `task.ended` carries the run's
- *   status and id. A task taken over from a dead claim first looks for the run that claim
- *   started (`linkedRun`): an ended run ends the task with its status, nothing re-run; an open
- *   one is continued with `resume()` when the session offers it, else (durability `interrupt`)
- *   opening the session closes it as `interrupted`, and so ends the task;
- * - a session busy in another process, or an append the log refused (another writer, a lost
- *   lock, the log unreachable), releases the claim (`task.released`) and the task waits
- *   `retryDelayMs` (default 1000) in this worker; a deleted session ends it `failed`
- *   (`SESSION_NOT_FOUND`); any other error ends it `failed` with the error's code;
- * - when the sessions it opens can continue runs (`resume`, durability `continue`), the worker
- *   also follows the runs in the log (`open-runs.ts`) and, with spare capacity, continues a run
- *   whose process is gone (`resume()`, whose `run.resumed` is the claim: a run a live lease holds
- *   is refused with `RUN_OWNED` and tried again later) and a run stopped for approval once every
- *   gated call is decided (`continue()`, whose `resume` run is the claim);
- * - `close()` stops claiming and resolves once the running tasks ended; it never closes the log.
- *
- * @example
- * ```ts
- * const worker = startTaskWorker({ log, open: async (id) => { const h = await createHarness({ ...options, eventLog: log, sessionId: id }); return { prompt: (input) => h.prompt(input), close: () => h.close() }; } });
- * await worker.close();
- * ```
+ * The worker loop of a fleet: follows the task events of the log, claims due tasks (no live claim, no earlier due task of the same session) and
+ * runs at most `concurrency` at once through sessions it opens. A re-claimed task first looks for the run an earlier claim started. A busy session
+ * or refused append releases the claim and retries after `retryDelayMs`; other errors end the task `failed`. With durability `continue` it also
+ * continues orphaned and decided-approval runs (`open-runs.ts`), a decided one only after `DECIDED_GRACE_MS`. `close()` never closes the log.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -41,9 +12,9 @@ import type { AgentMessage } from "../core/messages.ts";
 import type { RunOutcome } from "../machines/agent-types.ts";
 import type { EventLog, NewEvent } from "../store/event-log.ts";
 import { isEventOfType, type ArborEventData } from "../store/events/catalogue.ts";
-import { foldTask, TASK_EVENT_TYPES, type TaskState } from "../store/task-queue.ts";
+import { foldTask, TASK_EVENT_TYPES, type TaskClaim, type TaskState } from "../store/task-queue.ts";
 import { foldOpenRun, isRunOrphaned, OPEN_RUN_EVENT_TYPES, type OpenRun } from "./open-runs.ts";
-import { claimTask, isClaimLive, linkedRun, releaseHold, type ClaimedTask } from "./task-claims.ts";
+import { claimTask, isClaimLive, linkedRun, releaseHold, type ClaimedTask, type LinkedRun } from "./task-claims.ts";
 
 /** A session a worker opened to run a task in. */
 export interface WorkerSession {
@@ -71,6 +42,8 @@ export interface TaskWorkerOptions {
   retryDelayMs?: number;
   /** Also continue orphaned runs and decided approvals (default: when the opened sessions offer `resume`; set by the caller). */
   continueRuns?: boolean;
+  /** The TTL of a claim's lease on a log with stream ownership, in ms (default: the harness's `leaseTtlMs`, 10 s). */
+  leaseTtlMs?: number;
   /** Only this tenant's tasks (default: every tenant). */
   tenant?: string;
   /** Called with errors the worker cannot give to a caller (default: a process warning). */
@@ -88,6 +61,12 @@ export interface TaskWorker {
 
 type Ending = Omit<ArborEventData<"task.ended">, "taskId" | "attempt">;
 
+/**
+ * How long a run whose approvals were all decided is left to the process that decided them (an
+ * HTTP approval answer continues it at once and streams it) before a worker continues it, in ms.
+ */
+const DECIDED_GRACE_MS = 2000;
+
 /** Codes of a refusal by the log: the task is given back, not failed. */
 const RELEASE_CODES = new Set(["SESSION_BUSY", "EXPECTED_VERSION_CONFLICT", "LOG_COMMIT_FAILED", "LOG_CLOSED", "RUN_OWNED"]);
 /** Codes of a continuation that is not (or no longer) this worker's to make. */
@@ -97,14 +76,7 @@ function codeOf(error: unknown): string | undefined {
   return ArborError.isInstance(error) ? error.code : undefined;
 }
 
-/**
- * Starts a worker (see the module contract).
- *
- * @example
- * ```ts
- * const worker = startTaskWorker({ log, open, concurrency: 8 });
- * ```
- */
+/** Starts a worker (see the module contract). */
 export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
   const { log } = options;
   const id = options.id ?? `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -124,6 +96,8 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
   let runPosition = 0;
   let runs = new Map<string, OpenRun>();
   const runNotBefore = new Map<string, number>();
+  /** When this worker first saw each suspended run with every call decided, by run id. */
+  const decidedSince = new Map<string, number>();
   let wakeTimer: NodeJS.Timeout | undefined;
   let pumping = false;
   let again = false;
@@ -202,7 +176,7 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
       if (waiting.has(task.sessionId) || busySessions.has(task.sessionId)) continue;
       waiting.add(task.sessionId);
       if (task.claim && (await isClaimLive(log, task))) continue;
-      const claimed = await claimTask(log, task, id);
+      const claimed = await claimTask(log, task, id, options.leaseTtlMs !== undefined ? { ttlMs: options.leaseTtlMs } : {});
       if (claimed) execute(claimed);
     }
     if (options.continueRuns) await passRuns(now);
@@ -213,10 +187,14 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
   const passRuns = async (now: number): Promise<void> => {
     // A session with a due task is the task's: its claim continues the run first.
     const tasked = new Set([...tasks.values()].filter((task) => task.startAt <= now).map((task) => task.sessionId));
+    const decided = new Set([...runs.values()].filter((run) => run.status === "suspended" && run.waiting.length === 0).map((run) => run.runId));
+    for (const runId of decidedSince.keys()) if (!decided.has(runId)) decidedSince.delete(runId);
+    for (const runId of decided) if (!decidedSince.has(runId)) decidedSince.set(runId, now);
     for (const run of [...runs.values()]) {
       if (closed || running.size >= concurrency) return;
       if (busySessions.has(run.sessionId) || tasked.has(run.sessionId) || (runNotBefore.get(run.sessionId) ?? 0) > now) continue;
-      const ready = run.status === "suspended" ? run.waiting.length === 0 : await isRunOrphaned(log, run);
+      // The sweep looks again after the grace.
+      const ready = decided.has(run.runId) ? now - decidedSince.get(run.runId)! >= DECIDED_GRACE_MS : run.status === "open" && (await isRunOrphaned(log, run));
       if (ready) continueRun(run);
     }
   };
@@ -272,9 +250,21 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
     running.set(task.taskId, work);
   };
 
+  /**
+   * The run any earlier claim of this task started: a claim given back (`task.released`) may follow the one that started it.
+   */
+  const earlierRun = async (claimed: ClaimedTask): Promise<{ claim: TaskClaim; run: LinkedRun } | undefined> => {
+    for (const claim of claimed.task.claims.filter((each) => each.attempt < claimed.attempt)) {
+      const run = await linkedRun(log, claimed.task.sessionId, claim);
+      if (run) return { claim, run };
+    }
+    return undefined;
+  };
+
   const runClaimed = async (claimed: ClaimedTask): Promise<Ending | "release"> => {
     const { task } = claimed;
-    const linked = claimed.previous ? await linkedRun(log, task.sessionId, claimed.previous) : undefined;
+    const found = await earlierRun(claimed);
+    const linked = found?.run;
     if (linked?.status) return { status: linked.status, runId: linked.runId };
     let session: WorkerSession;
     try {
@@ -288,11 +278,11 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
       if (linked) {
         if (!session.resume) return { status: "interrupted", runId: linked.runId };
         try {
-          outcome = await session.resume(`Worker ${id} took over task ${task.taskId} from a process that died (claim ${claimed.previous!.attempt}).`);
+          outcome = await session.resume(`Worker ${id} took over task ${task.taskId} from a process that died (claim ${found.claim.attempt}).`);
         } catch (error) {
           if (codeOf(error) !== "NOTHING_TO_RESUME") throw error;
           // Opening the session ended the run (durability `interrupt`): the task ends as it did.
-          const after = await linkedRun(log, task.sessionId, claimed.previous!);
+          const after = await linkedRun(log, task.sessionId, found.claim);
           return { status: after?.status ?? "interrupted", runId: linked.runId };
         }
       } else {

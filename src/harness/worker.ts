@@ -1,30 +1,12 @@
 /**
- * `createWorker(options)`: a process of the fleet that runs the work no request is waiting on
- * (ours): background prompts (`harness.start`) and scheduled prompts (`startAt`), claimed from the
- * log by any worker that shares it (`docs/durability.md`, "A fleet").
- *
- * Contract:
- * - `options` are the harness's (`createHarness`: models, tools, hooks, resources, ...) plus
- *   `eventLog` (required: the log the fleet shares, PostgreSQL across hosts or one SQLite file
- *   on one host) and the worker's own `concurrency`, `sweepIntervalMs`, `retryDelayMs`, `id`;
- *   they are validated at once (`HarnessConfigError` naming the field), and no session is created;
- * - each claimed task opens its session with those options (`createHarness({ ...options,
- *   sessionId })`, crash recovery included), runs the prompt, logs `task.ended`, and closes the
- *   session; the claim protocol, retries and ordering are `task-worker.ts`'s;
- * - `tenant` limits the worker to that tenant's tasks; without it the worker serves every tenant,
- *   each session opened in its own tenant;
- * - `close()` stops claiming and resolves once the running tasks ended; the log is the caller's.
- *
- * @example
- * ```ts
- * const eventLog = createPostgresEventLog({ connectionString: process.env.DATABASE_URL! });
- * const worker = createWorker({ eventLog, models: { main: createOpenAIModel({ modelId: "gpt-4o-mini" }) }, tools });
- * process.on("SIGTERM", () => void worker.close().then(() => eventLog.close()));
- * ```
+ * `createWorker(options)`: a fleet process that runs the work no request waits on, background (`harness.start`) and scheduled (`startAt`) prompts,
+ * claimed from the shared log (`docs/durability.md`, "A fleet"). Options are the harness's plus `eventLog` (required) and the worker's own; they are
+ * validated at once (`HarnessConfigError`). Each task opens its session, runs, logs `task.ended` and closes; `close()` waits for running tasks.
  */
 import { HarnessConfigError } from "../core/errors.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { createHarness, type AgentHarness } from "./create-harness.ts";
+import type { HarnessSession } from "./harness-session-types.ts";
 import { validateHarnessOptions, type AgentHarnessOptions } from "./options.ts";
 import { startTaskWorker, type TaskWorker, type WorkerSession } from "./task-worker.ts";
 
@@ -54,14 +36,8 @@ function checkCount(field: string, value: unknown, min: number): void {
 }
 
 /**
- * A harness opened on one session, as the worker loop needs it (`startTaskWorker`'s `open`);
- * `resume` when the harness can continue an interrupted run (durability `continue`). `close`
- * closes the harness.
- *
- * @example
- * ```ts
- * startTaskWorker({ log, open: async (id) => harnessWorkerSession(await createHarness({ ...options, eventLog: log, sessionId: id })) });
- * ```
+ * A harness opened on one session, as the worker loop needs it (`startTaskWorker`'s `open`); `resume` when the harness can continue an interrupted
+ * run (durability `continue`). `close` closes the harness.
  */
 export function harnessWorkerSession(harness: AgentHarness): WorkerSession {
   return {
@@ -73,14 +49,26 @@ export function harnessWorkerSession(harness: AgentHarness): WorkerSession {
 }
 
 /**
+ * A session that requests use too, as the worker loop needs it (`arbor serve`: the worker runs
+ * in the sessions its HTTP service opens, so one process never holds two live copies of a
+ * session). `resume` only when the session continues interrupted runs (durability `continue`);
+ * `close` leaves the session open: whoever opened it (the service) closes it.
+ */
+export function sharedWorkerSession(session: HarnessSession, options: { resume: boolean }): WorkerSession {
+  return {
+    prompt: (input) => session.prompt(input),
+    ...(options.resume ? { resume: (reason: string) => session.resumeRun({ reason }) } : {}),
+    continue: () => session.continue(),
+    close: () => Promise.resolve(),
+  };
+}
+
+/**
  * Starts a worker (see the module contract).
- *
  * @throws HarnessConfigError for a bad option (no `eventLog`, a bad `concurrency`, any harness option).
  * @example
- * ```ts
  * const worker = createWorker({ eventLog, models: { main: model }, concurrency: 8 });
  * await worker.close();
- * ```
  */
 export function createWorker(options: WorkerOptions): Worker {
   const { eventLog, concurrency, sweepIntervalMs, retryDelayMs, id, onError, ...harnessOptions } = options ?? ({} as WorkerOptions);
@@ -103,6 +91,7 @@ export function createWorker(options: WorkerOptions): Worker {
     ...(retryDelayMs !== undefined ? { retryDelayMs } : {}),
     ...(id !== undefined ? { id } : {}),
     ...(harnessOptions.tenant !== undefined ? { tenant: harnessOptions.tenant } : {}),
+    ...(harnessOptions.leaseTtlMs !== undefined ? { leaseTtlMs: harnessOptions.leaseTtlMs } : {}),
     ...(onError ? { onError } : {}),
   });
 }

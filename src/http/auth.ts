@@ -1,35 +1,14 @@
 /**
- * Who is asking: the bearer token check and the tenant of a request.
- *
- * Contract (ours):
- * - with `token`, a request must carry `Authorization: Bearer <token>` (compared in constant
- *   time); anything else is `401` before any route runs, so it reads and writes nothing;
- * - `authenticate`, when given, replaces the token check: it returns the request's tenant, or
- *   undefined for `401` (a multi-tenant service maps its own credentials here);
- * - with neither, every request is the default tenant (for loopback use; `arbor serve`
- *   refuses a non-loopback host without a token);
- * - `tenant` names the tenant of requests that pass the token check (or of every request when
- *   there is neither a token nor `authenticate`); default {@link DEFAULT_TENANT}. `arbor serve`
- *   sets it from `--tenant` / `ARBOR_TENANT`;
- * - a session's tenant is `session.created.tenant`, or {@link DEFAULT_TENANT} when it has none;
- *   every route that names a session answers `404` unless that tenant is the request's, so a
- *   request never reaches (or learns of) another tenant's session.
- *
- * @example
- * ```ts
- * const tenant = await resolveTenant(request, { token: process.env.ARBOR_TOKEN });
- * if (tenant === undefined) return unauthorized();
- * ```
+ * Who is asking: with `token`, `Authorization: Bearer <token>` (constant-time) or `401` before any route runs; `authenticate` replaces that check and
+ * returns the tenant; with neither, every request is `tenant` (default {@link DEFAULT_TENANT}). Every route naming a session answers `404` unless it
+ * is the request's tenant's, so no request learns of another tenant's session.
  */
 import { createHash, timingSafeEqual } from "node:crypto";
 
 /**
  * The tenant of sessions that name none, and of requests when there is one tenant.
- *
  * @example
- * ```ts
  * const tenant = request.headers.get("x-tenant") ?? DEFAULT_TENANT;
- * ```
  */
 export const DEFAULT_TENANT = "default";
 
@@ -45,14 +24,7 @@ export interface ChatAuthOptions {
 
 const digest = (value: string) => createHash("sha256").update(value).digest();
 
-/**
- * The request's tenant, or undefined when it is not authenticated.
- *
- * @example
- * ```ts
- * await resolveTenant(new Request("http://x/", { headers: { authorization: "Bearer t" } }), { token: "t" }); // "default"
- * ```
- */
+/** The request's tenant, or undefined when it is not authenticated. */
 export async function resolveTenant(request: Request, options: ChatAuthOptions): Promise<string | undefined> {
   if (options.authenticate) return (await options.authenticate(request)) ?? undefined;
   const tenant = options.tenant ?? DEFAULT_TENANT;

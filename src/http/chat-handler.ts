@@ -1,77 +1,15 @@
 /**
- * `createChatHandler`: Arbor over HTTP in the AI SDK UI message stream protocol, as a
- * Fetch-style `(Request) => Promise<Response>` handler (Node's `http` through
- * `node-adapter.ts`, or any framework that takes Fetch handlers).
- *
- * Contract (routes compatible with `DefaultChatTransport` / `useChat` defaults, `ai` 7;
- * the AI SDK's UI message stream protocol; the rest ours):
- * - a session deleted by another process while open here is dropped on the next chat `POST`
- *   for its id, which makes a fresh session of that id (`session-pool.ts` `release`; `404` when
- *   it cannot be closed yet: the own session of a harness you passed, or sessions still busy);
- * - `POST {base}/chat`, body `{ id, messages, trigger, messageId }`: the LAST message must be a
- *   user message (text and image file parts); the log holds the history, so earlier messages
- *   are ignored. Session `id` is created on first use (with the request's tenant), the prompt
- *   is run, and the run is streamed as UI message chunks with the exact headers
- *   (`sse.ts`); `409 SESSION_BUSY` (JSON, before any `200`: `run-start.ts`) while the session is busy here or in another process, naming no process, host or connection (`client-errors.ts`; the detail goes to `serverLog`); `400` naming what is wrong in the body;
- * - `GET {base}/chat/:id/stream`: `204` when the session has no active run (also for a session
- *   that does not exist yet, or is another tenant's: a new chat's `useChat({ resume: true })`); otherwise a full
- *   replay of the current run's message from the log, then live chunks until it ends; a last run
- *   that ended `interrupted` (its process died and crash recovery closed it, or the host shut
- *   down) with no run after it counts as the current one: its message is replayed, closed, to
- *   the `abort` that ends it;
- * - `POST {base}/chat/:id/stop`: aborts the active run, wherever it runs (a control request in
- *   the log that the owning process follows, `stop-run.ts`), and answers `{ stopped }` once the
- *   run has ended (`false` when it did not end within 15 s); the partial message is kept in the log;
- * - `POST {base}/chat/:id/steer`, body `{ text }`: queues a steering message for the run going
- *   in this process, or asks the process that runs it for a control request (`202 { queued: true }`); the run takes it at its next step and its stream
- *   shows it as a `steering-message` part; `409 NO_ACTIVE_RUN` when nothing runs (send a
- *   prompt instead), `400` for a missing or empty `text`;
- * - `GET {base}/sessions` (the tenant's sessions, newest first), `GET {base}/sessions/:id`
- *   (info, leaf, tree, context, stats and the UI messages), `GET {base}/sessions/:id/events?from=V`
- *   (server-sent events of the raw log after stream version V, then live; `Last-Event-ID` wins),
- *   `GET {base}/sessions/:id/machines` (server-sent events of the live agent, run and tool
- *   machine states from the `machineStates` recorder, content redacted; `404` without one);
- * - `DELETE {base}/sessions/:id` and `POST {base}/sessions/:id/fork` (`session-edit-routes.ts`);
- * - a request body over `maxBodyBytes` (default 10 MiB) is refused with `413 BODY_TOO_LARGE`
- *   before any of it is parsed; a path with malformed percent-encoding is a `400`;
- * - `GET /` and `GET /inspector`: the offline inspector page, its assets under `/inspector/assets/`
- *   (built by vite from `web/inspector/` into `dist/inspector/`, `inspector-assets.ts`; no data in it;
- *   `503` naming the build command when not built);
- * - every `{base}` route checks auth first (`401`, nothing read or written), then the
- *   session's tenant (`404` for an unknown or another tenant's session, nothing written);
- * - with only a `repository` the handler is read-only (sessions, events, resume of runs driven
- *   by another process through a shared log): `POST` routes answer `501`;
- * - `trigger: "regenerate-message"` regenerates the assistant message `messageId` (a run id;
- *   default the last run): the leaf moves to before the user message that started that run and
- *   that message is prompted again (a sibling branch; the old reply stays in the tree), streamed
- *   as a new message (`404` for an
- *   unknown message, `409` while busy);
- * - tool approvals (`docs/approval.md`): a call waiting for approval is a `tool-approval-request`
- *   part (approval id = tool call id) and the run ends `suspended`; a `POST` whose last message
- *   is the assistant message with `approval-responded` parts records each decision
- *   (`approve` / `deny`), continues the run, and streams the continuation of that same message
- *   (`404` for a call that does not wait, `409` for a conflicting decision);
- * - a chat `POST` (prompt or approval answers) with a W3C `traceparent` (and `tracestate`)
- *   header continues that trace: every span of the run it starts shares its trace id; an invalid
- *   one is reported (the library's `INVALID_TRACE_CONTEXT` warning, the span attribute
- *   `arbor.trace_context.invalid`, and the response header `arbor-trace-context-invalid`
- *   naming why) and the run starts a new trace;
- * - sessions opened by requests are closed after `idleSessionMs` unused and idle, and reopened
- *   from the log on the next request (`session-pool.ts`); with `openHarness` the harness is made
- *   on the first request that needs one (no empty session is created at start);
- * - errors are JSON `{ error: { code, message } }`; dropping a connection never stops a run.
- *
- * @example
- * ```ts
- * const handler = createChatHandler({ harness, token: process.env.ARBOR_TOKEN });
- * const response = await handler(new Request("http://localhost/api/sessions", { headers: { authorization: `Bearer ${token}` } }));
- * ```
+ * `createChatHandler`: Arbor over HTTP in the AI SDK UI message stream protocol, as a Fetch-style handler (routes compatible with `useChat`; the
+ * list is in `docs/http.md`). The log holds the history, so a chat `POST` prompts only its last user message; runs stream as UI chunks, resume
+ * from the log, stop and steer wherever they run; every `{base}` route checks auth, then the tenant. With only a `repository` it is read-only
+ * (`POST` answers 501). Errors are JSON `{ error: { code, message } }`; dropping a connection never stops a run.
  */
 import { ApprovalConflictError, ApprovalNotFoundError, InvalidArgumentError, SessionBusyError, SessionNotFoundError } from "../core/errors.ts";
 import type { AgentHarness } from "../harness/create-harness.ts";
 import type { HarnessSession, PromptOptions } from "../harness/harness-session-types.ts";
+import { checkHarnessBudget, type HarnessBudget } from "../harness/budget-options.ts";
 import { findLiveStreamRun } from "../machines/run-lease.ts";
-import { foldActivityAll } from "../store/session-activity.ts";
+import { foldActivityAll } from "../store/session/session-activity.ts";
 import type { EventLog } from "../store/event-log.ts";
 import type { SessionRepository } from "../store/session-types.ts";
 import { parseTraceContext } from "../telemetry/trace-context.ts";
@@ -80,20 +18,23 @@ import { parseChatRequest } from "./chat-request.ts";
 import { inspectorResponse } from "./inspector-assets.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
 import { regenerateTarget } from "./regenerate.ts";
-import { lastInterruptedRunStart, lastRunStart, messageStart, runChunks$, sessionStream, sessionTenant } from "./run-stream.ts";
+import { lastInterruptedRunStart, lastRunStart, messageStart, runChunks$, sessionTenant } from "./run-stream.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
 import type { MachineStates } from "../machines/machine-states.ts";
 import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./session-routes.ts";
-import { createSessionPool } from "./session-pool.ts";
+import { createSessionPool, type SessionPool } from "./session-pool.ts";
 import { deleteSession, forkSession } from "./session-edit-routes.ts";
-import { DEFAULT_MAX_BODY_BYTES } from "./body-limit.ts";
+import { DEFAULT_MAX_BODY_BYTES, readLimitedJson } from "./body-limit.ts";
 import { createRunSlots, type RunSlots, type RunSlotsOptions } from "./run-slots.ts";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { uiMessageStreamResponse } from "./sse.ts";
 import { awaitRunStart } from "./run-start.ts";
 import { stopRun } from "./stop-run.ts";
+import { answerElicitationRoute, elicitationList } from "./elicitation-routes.ts";
 import { requestControl } from "../harness/control-requests.ts";
 import { clientError, clientSafeError, stderrServerLog, type ServerLog } from "./client-errors.ts";
-import { throwError, type Observable } from "rxjs";
+import type { Observable } from "rxjs";
+import { throwError } from "../core/rx.ts";
 import type { UIMessageChunk } from "ai";
 
 /** Options of {@link createChatHandler}. One of `harness` or `repository` is required (`repository` with `openHarness`). */
@@ -101,19 +42,15 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   /** Runs prompts: sessions are opened (and created) through it. */
   harness?: AgentHarness;
   /**
-   * Instead of `harness` (with `repository`): creates the harness on first need, with that
-   * request's session (which exists by then) as the harness's own session, so the service never
-   * creates an empty session at start (`arbor serve`). Called once at a time: again if it
-   * rejected, or after the handler closed that harness because its own session was idle
-   * (`idleSessionMs`, below); each call must make a new harness.
+   * Instead of `harness` (with `repository`): creates the harness on first need, with that request's session (which exists by then) as the harness's
+   * own session, so the service never creates an empty session at start (`arbor serve`). Called once at a time: again if it rejected, or after the
+   * handler closed that harness because its own session was idle (`idleSessionMs`, below); each call must make a new harness.
    */
   openHarness?: (sessionId: string) => Promise<AgentHarness>;
   /**
-   * Sessions opened by requests are disposed after this long unused (ms) with nothing running
-   * or waiting, and reopened from the log on the next request (default 600 000; `0` keeps them
-   * open). The own session of a harness made by `openHarness` is closed too, by closing that
-   * harness, once it is the last session open; a `harness` you pass keeps its own session
-   * open. See `session-pool.ts`.
+   * Sessions opened by requests are disposed after this long unused (ms) with nothing running or waiting, and reopened from the log on the next
+   * request (default 600 000; `0` keeps them open). The own session of a harness made by `openHarness` is closed too, by closing that harness, once
+   * it is the last session open; a `harness` you pass keeps its own session open. See `session-pool.ts`.
    */
   idleSessionMs?: number;
   /** Called with the id of each session closed for being idle. */
@@ -126,28 +63,29 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
   cwd?: string;
   /** Keep-alive comment interval of event streams, in ms (default 15 000). */
   keepAliveMs?: number;
-  /**
-   * The recorder the harness was created with (`createHarness({ inspect: machines })`): serves
-   * `GET {base}/sessions/:id/machines` and the inspector's live machine states.
-   */
+  /** The recorder the harness was created with (`inspect: machines`): serves `GET {base}/sessions/:id/machines` and the inspector's live view. */
   machineStates?: MachineStates;
   /** Serve the inspector page at `/` and `/inspector`, its assets under `/inspector/assets/` (default true). */
   inspector?: boolean;
   /**
-   * Where the service logs what it never tells a client: the owner (pid, host) of a session busy
-   * in another process, the message of an internal error (default: one line on stderr,
-   * `stderrServerLog`). See `client-errors.ts`.
+   * Where the service logs what it never tells a client: the owner (pid, host) of a session busy in another process, the message of an internal error
+   * (default: one line on stderr, `stderrServerLog`). See `client-errors.ts`.
    */
   serverLog?: ServerLog;
   /** The largest request body accepted, in bytes (default 10 MiB = 10 485 760); larger ones get `413 BODY_TOO_LARGE`. */
   maxBodyBytes?: number;
   /**
-   * Per-tenant run concurrency (`run-slots.ts`): every chat `POST` that starts a run (prompt,
-   * approval answers, regenerate) takes a slot of the request's tenant before anything is written
-   * and holds it until the run ends; beyond `maxConcurrentRuns` and the queue, `429 TOO_MANY_RUNS`
-   * with `Retry-After`. Give a `store` from `createPostgresRunSlotStore` to hold it across replicas.
+   * Per-tenant run concurrency (`run-slots.ts`): every chat `POST` that starts a run (prompt, approval answers, regenerate) takes a slot of the
+   * request's tenant before anything is written and holds it until the run ends; beyond `maxConcurrentRuns` and the queue, `429 TOO_MANY_RUNS` with
+   * `Retry-After`. Give a `store` from `createPostgresRunSlotStore` to hold it across replicas.
    */
   concurrency?: RunSlotsOptions | RunSlots;
+  /**
+   * Spend limits of the runs chat `POST`s start (`docs/budgets.md`): `run`, `session`, and `tenant` (a budget, or a function of the request's tenant:
+   * per-tenant limits), on top of the harness's `budget`. A run a limit stops streams an `error` chunk (`Budget exceeded: ...`) and `finish`
+   * (`error`); its `run.ended` is `budget_exceeded`.
+   */
+  budget?: HarnessBudget;
 }
 
 /** A Fetch-style request handler. */
@@ -180,14 +118,19 @@ function repositoryOf(options: ChatHandlerOptions): { repository: SessionReposit
 
 /**
  * Creates the handler (see the module contract).
- *
  * @throws InvalidArgumentError when neither a harness with a repository nor a repository is given.
  * @example
- * ```ts
  * const handler = createChatHandler({ harness });
- * ```
  */
 export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
+  return createChatService(options).handler;
+}
+
+/**
+ * The handler and the sessions it opens (`session-pool.ts`), for work of the same process that
+ * must use the very sessions requests use (`arbor serve`'s worker: one live session per id).
+ */
+export function createChatService(options: ChatHandlerOptions): { handler: ChatHandler; sessions: Pick<SessionPool, "open"> } {
   const { repository, log } = repositoryOf(options);
   const base = (options.basePath ?? "/api").replace(/\/+$/, "");
   const writable = options.harness !== undefined || options.openHarness !== undefined;
@@ -205,11 +148,29 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
   /** The run slot of the chat POST being answered, taken over by the run it starts. */
   const heldSlot = new AsyncLocalStorage<{ release?: () => void }>();
   const keepAlive = options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs };
+  if (options.budget !== undefined) checkHarnessBudget(options.budget, "createChatHandler(): budget");
+  /** The request's trace options plus the service's budget, resolved for the request's tenant. */
+  const withBudget = (trace: RequestTrace, tenant: string): RequestTrace => {
+    const budget = options.budget;
+    if (!budget) return trace;
+    const tenantBudget = typeof budget.tenant === "function" ? budget.tenant(tenant) : budget.tenant;
+    return { ...trace, options: { ...trace.options, budget: { ...(budget.run ? { run: budget.run } : {}), ...(budget.session ? { session: budget.session } : {}), ...(tenantBudget ? { tenant: tenantBudget } : {}) } } };
+  };
   const serverLog = options.serverLog ?? stderrServerLog;
   /** A JSON error a client may see (no owner or connection detail: that goes to the server log). */
   const errorResponse = (error: unknown, sessionId?: string): Response => {
     const safe = clientError(error, { ...(sessionId !== undefined ? { sessionId } : {}), log: serverLog });
     return jsonError(safe.status, safe.code, safe.message);
+  };
+
+  /** The open session `id`, or the busy response when another process or operation holds it. */
+  const openOrBusy = async (id: string): Promise<HarnessSession | Response> => {
+    try {
+      return await pool.open(id);
+    } catch (error) {
+      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
+      throw error;
+    }
   };
 
   /** The session if it exists and belongs to `tenant`; a 404 response otherwise. */
@@ -221,7 +182,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
 
   /** The active run's first version, after making sure a dead owner's run was recovered. */
   const activeRun = async (id: string): Promise<number | undefined> => {
-    const streamId = sessionStream(id);
+    const streamId = sessionStreamId(id);
     const start = await lastRunStart(log, streamId);
     if (start === undefined) return undefined;
     if (writable) {
@@ -266,14 +227,14 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     const { id } = parsed;
     if (parsed.kind === "approvals") {
       if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
-      return answerApprovals(id, parsed.decisions, traceOf(request));
+      return answerApprovals(id, parsed.decisions, withBudget(traceOf(request), tenant));
     }
     if (parsed.kind === "regenerate") {
       if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
-      return regenerate(id, parsed.messageId, traceOf(request));
+      return regenerate(id, parsed.messageId, withBudget(traceOf(request), tenant));
     }
     const { prompt } = parsed;
-    const trace = traceOf(request);
+    const trace = withBudget(traceOf(request), tenant);
     if (owner === undefined) {
       // Another process may have deleted it while it was open here: drop the stale copy first.
       try {
@@ -289,21 +250,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
         if ((await sessionTenant(log, id)) !== tenant) throw error;
       }
     }
-    let session: HarnessSession;
-    try {
-      session = await pool.open(id);
-    } catch (error) {
-      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
-      throw error;
-    }
+    const session = await openOrBusy(id);
+    if (session instanceof Response) return session;
     return promptAndStream(id, () => session.prompt(prompt.text, prompt.images.length ? prompt.images : undefined, trace.options), trace);
   };
 
   /**
-   * Starts `run` (a prompt or continue of the session) and streams the chunks of `chunks` once
-   * the run started (`run-start.ts`): `409 SESSION_BUSY` as JSON, before any `200`, when the
-   * session is busy here or in another process; a run that fails before it starts is an `error`
-   * chunk (client-safe, `client-errors.ts`).
+   * Starts `run` (a prompt or continue of the session) and streams the chunks of `chunks` once the run started (`run-start.ts`): `409 SESSION_BUSY`
+   * as JSON, before any `200`, when the session is busy here or in another process; a run that fails before it starts is an `error` chunk
+   * (client-safe, `client-errors.ts`).
    */
   const streamRun = async (id: string, run: () => Promise<unknown>, chunks: Observable<UIMessageChunk>, trace: RequestTrace): Promise<Response> => {
     let outcome: Promise<unknown>;
@@ -323,10 +278,13 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     return uiMessageStreamResponse(throwError(() => clientSafeError(start.error, { sessionId: id, log: serverLog })), { ...keepAlive, headers: trace.headers });
   };
 
-  /** Prompts (`prompt` calls the session's `prompt`) and streams the run that starts after the stream's current version. */
+  /**
+   * Prompts (`prompt` calls the session's `prompt`) and streams this process's run that starts after the stream's current version: a run another
+   * replica starts meanwhile is not this prompt's (its `SessionBusyError` still becomes the `409`).
+   */
   const promptAndStream = async (id: string, prompt: () => Promise<unknown>, trace: RequestTrace): Promise<Response> => {
-    const before = await log.streamVersion(sessionStream(id));
-    return streamRun(id, prompt, runChunks$(log, sessionStream(id), before), trace);
+    const before = await log.streamVersion(sessionStreamId(id));
+    return streamRun(id, prompt, runChunks$(log, sessionStreamId(id), before, { ownRunOnly: true }), trace);
   };
 
   /** Records the decisions, continues the run and streams the continuation of its message. */
@@ -344,7 +302,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (ApprovalConflictError.isInstance(error)) return jsonError(409, error.code, error.message);
       throw error;
     }
-    const streamId = sessionStream(id);
+    const streamId = sessionStreamId(id);
     const before = await log.streamVersion(streamId);
     const [lastStart] = (await log.readStream(streamId, { fromVersion: before, direction: "backwards" })).filter((event) => event.type === "run.started").map((event) => event.version);
     const first = lastStart === undefined ? before + 1 : await messageStart(log, streamId, lastStart);
@@ -357,7 +315,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
    * and that message is prompted again (a sibling branch; the old reply stays in the tree).
    */
   const regenerate = async (id: string, messageId: string | undefined, trace: RequestTrace): Promise<Response> => {
-    const target = await regenerateTarget(log, sessionStream(id), messageId);
+    const target = await regenerateTarget(log, sessionStreamId(id), messageId);
     if ("error" in target) return jsonError(target.status, target.code, target.error);
     let session: HarnessSession;
     try {
@@ -375,11 +333,11 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if ((await ownSession(id, tenant)) !== undefined) return new Response(null, { status: 204 });
     // After a crash (or a shutdown) the run was ended `interrupted`: a client that was reading it
     // gets its message once more, closed, instead of keeping an unfinished one.
-    const start = (await activeRun(id)) ?? (await lastInterruptedRunStart(log, sessionStream(id)));
+    const start = (await activeRun(id)) ?? (await lastInterruptedRunStart(log, sessionStreamId(id)));
     if (start === undefined) return new Response(null, { status: 204 });
     // A resumed run (after approvals) continues an earlier run's message: replay it from there.
-    const first = await messageStart(log, sessionStream(id), start);
-    return uiMessageStreamResponse(runChunks$(log, sessionStream(id), first - 1, { endAfterVersion: start - 1 }), keepAlive);
+    const first = await messageStart(log, sessionStreamId(id), start);
+    return uiMessageStreamResponse(runChunks$(log, sessionStreamId(id), first - 1, { endAfterVersion: start - 1 }), keepAlive);
   };
 
   const stop = async (id: string, tenant: string): Promise<Response> => {
@@ -398,24 +356,15 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     if (!writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot steer runs.");
     const denied = await ownSession(id, tenant);
     if (denied) return denied;
-    let body: unknown;
-    try {
-      body = await request.json();
-    } catch {
-      return jsonError(400, "INVALID_ARGUMENT", "The body must be JSON: { \"text\": string }.");
-    }
-    const text = (body as { text?: unknown } | null)?.text;
+    const read = await readLimitedJson(request, maxBodyBytes, { expected: '{ "text": string }' });
+    if ("error" in read) return read.error;
+    const text = (read.value as { text?: unknown } | null)?.text;
     if (typeof text !== "string" || text.trim() === "") return jsonError(400, "INVALID_ARGUMENT", `"text" must be a non-empty string; got ${JSON.stringify(text) ?? "nothing"}.`);
-    let session: HarnessSession;
-    try {
-      session = await pool.open(id);
-    } catch (error) {
-      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
-      throw error;
-    }
+    const session = await openOrBusy(id);
+    if (session instanceof Response) return session;
     if (session.getState().status !== "running") {
       // A run going on in another process (an open run in the log): a control request its owner applies.
-      if ((await lastRunStart(log, sessionStream(id))) === undefined) return jsonError(409, "NO_ACTIVE_RUN", `Session "${id}" has no run going; send the message as a prompt (POST ${base}/chat).`);
+      if ((await lastRunStart(log, sessionStreamId(id))) === undefined) return jsonError(409, "NO_ACTIVE_RUN", `Session "${id}" has no run going; send the message as a prompt (POST ${base}/chat).`);
       await requestControl(log, { action: "steer", sessionId: id, text });
       return jsonResponse(202, { queued: true });
     }
@@ -450,6 +399,7 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
     }
     if (parts[0] === "sessions" && parts.length === 2 && method === "DELETE") return (await ownSession(parts[1], tenant)) ?? deleteSession(edits, parts[1]);
     if (parts[0] === "sessions" && parts.length === 3 && parts[2] === "fork" && method === "POST") return (await ownSession(parts[1], tenant)) ?? forkSession(edits, parts[1], request);
+    if (parts[0] === "sessions" && parts.length === 4 && parts[2] === "elicitations" && method === "POST") return (await ownSession(parts[1], tenant)) ?? answerElicitationRoute(log, parts[1], parts[3], request, maxBodyBytes);
     if (parts[0] === "sessions" && method === "GET") {
       if (parts.length === 1) return sessionList(repository, tenant);
       const denied = parts.length >= 2 ? await ownSession(parts[1], tenant) : undefined;
@@ -457,11 +407,12 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       if (parts.length === 2) return sessionDetail(repository, log, parts[1]);
       if (parts.length === 3 && parts[2] === "events") return sessionEvents(log, parts[1], request, keepAlive);
       if (parts.length === 3 && parts[2] === "machines") return sessionMachines(options.machineStates, parts[1], keepAlive);
+      if (parts.length === 3 && parts[2] === "elicitations") return elicitationList(log, parts[1]);
     }
     return jsonError(404, "NOT_FOUND", `No route ${method} ${path}.`);
   };
 
-  return async (request) => {
+  const handler: ChatHandler = async (request) => {
     try {
       return await route(request);
     } catch (error) {
@@ -469,4 +420,5 @@ export function createChatHandler(options: ChatHandlerOptions): ChatHandler {
       return errorResponse(error);
     }
   };
+  return { handler, sessions: { open: (id) => pool.open(id) } };
 }

@@ -1,24 +1,7 @@
 /**
- * The body of `POST /api/chat` as `DefaultChatTransport` sends it: `{ id, messages, trigger,
- * messageId, ...body }` (`ai` 7).
- *
- * Contract (ours):
- * - `id` must be a string, `messages` a non-empty array; the last message must be a `user`
- *   message with at least one text or image file part (`data:` URL); its text parts are joined
- *   with a blank line between them;
- * - `trigger: "regenerate-message"` (`Chat.regenerate()`) asks to regenerate the assistant
- *   message `messageId` (a run id; absent: the session's last run): the messages are not read;
- * - a last `assistant` message with `approval-responded` tool parts is a tool approval answer
- *   (`ai` 7 `addToolApprovalResponse`): each part's `approval: { id, approved, reason? }` is a
- *   decision for the call `approval.id` (Arbor's approval id is the tool call id);
- * - every refusal is a `400`/`501` JSON error naming the field; a body over `maxBodyBytes`
- *   (default 10 MiB) is a `413` (`body-limit.ts`).
- *
- * @example
- * ```ts
- * const parsed = await parseChatRequest(request);
- * if ("error" in parsed) return parsed.error;
- * ```
+ * The body of `POST /api/chat` as `DefaultChatTransport` sends it (`ai` 7): `id`, non-empty `messages` whose last is a user message (text and image
+ * parts), a `regenerate-message` trigger, or a last assistant message with `approval-responded` parts (decisions by tool call id). Refusals are
+ * `400`/`501` naming the field; bodies over `maxBodyBytes` are `413`.
  */
 import { z } from "zod";
 import type { ImageContent } from "../core/messages.ts";
@@ -39,14 +22,7 @@ export type ChatRequest =
   | { kind: "approvals"; id: string; decisions: { toolCallId: string; approved: boolean; reason?: string }[] }
   | { kind: "regenerate"; id: string; messageId?: string };
 
-/**
- * Parses and checks the body (see the module contract).
- *
- * @example
- * ```ts
- * const parsed = (await parseChatRequest(request)) as ChatRequest;
- * ```
- */
+/** Parses and checks the body (see the module contract). */
 export async function parseChatRequest(request: Request, maxBodyBytes = DEFAULT_MAX_BODY_BYTES): Promise<ChatRequest | { error: Response }> {
   const body = await readLimitedJson(request, maxBodyBytes, { expected: "{ id, messages, trigger, messageId }" });
   if ("error" in body) return body;

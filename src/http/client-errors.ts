@@ -1,20 +1,6 @@
 /**
- * What the HTTP service tells a client about an error, and what it keeps for its own log.
- *
- * Contract (ours):
- * - a client never learns which process, host or connection runs a session: `SessionBusyError`
- *   (whose message and details name the owner's pid and host, or a PostgreSQL owner row) becomes
- *   `409 SESSION_BUSY` with a message that names only the session; errors with no Arbor `code`
- *   (a driver's connection error, a bug) become `500 INTERNAL` with a fixed message; other Arbor
- *   errors keep their code and message (they are written for users);
- * - every error hidden that way is reported once to the server log ({@link ServerLog}) with its
- *   full message and details; the default log writes one line to the process's stderr.
- *
- * @example
- * ```ts
- * const safe = clientError(error, { sessionId: "chat-1", log: stderrServerLog });
- * return jsonError(safe.status, safe.code, safe.message);
- * ```
+ * What the HTTP service tells a client about an error: never which process, host or connection runs a session (`SessionBusyError` becomes a bare
+ * `409 SESSION_BUSY`; code-less errors `500 INTERNAL`); other Arbor errors keep code and message. What is hidden goes once to the {@link ServerLog}.
  */
 import { ArborError, SessionBusyError } from "../core/errors.ts";
 
@@ -33,11 +19,8 @@ export type ServerLog = (entry: ServerLogEntry) => void;
 
 /**
  * The default {@link ServerLog}: one line `arbor http <level> <code> [session]: message details` on stderr.
- *
  * @example
- * ```ts
  * stderrServerLog({ level: "warn", code: "SESSION_BUSY", message: "owned by pid 42" });
- * ```
  */
 export const stderrServerLog: ServerLog = (entry) => {
   const session = entry.sessionId === undefined ? "" : ` [session ${entry.sessionId}]`;
@@ -60,27 +43,13 @@ export interface ClientError {
   message: string;
 }
 
-/**
- * The message a client gets for a session busy elsewhere (no owner detail).
- *
- * @example
- * ```ts
- * busyMessage("chat-1"); // 'Session "chat-1" has a run in progress on another replica; …'
- * ```
- */
+/** The message a client gets for a session busy elsewhere (no owner detail). */
 export function busyMessage(sessionId: string | undefined): string {
   const which = sessionId === undefined ? "The session" : `Session "${sessionId}"`;
   return `${which} has a run in progress; retry once it has ended, or stop it (POST /chat/:id/stop on any replica).`;
 }
 
-/**
- * What a client sees of `error` (see the module contract); hidden detail goes to `log`.
- *
- * @example
- * ```ts
- * const { status, code, message } = clientError(error, { sessionId, log });
- * ```
- */
+/** What a client sees of `error` (see the module contract); hidden detail goes to `log`. */
 export function clientError(error: unknown, context: { sessionId?: string; log: ServerLog; status?: number }): ClientError {
   const sessionId = context.sessionId;
   if (SessionBusyError.isInstance(error)) {
@@ -94,14 +63,7 @@ export function clientError(error: unknown, context: { sessionId?: string; log: 
   return { status: 500, code: "INTERNAL", message: "Internal error (the server's log has the detail)." };
 }
 
-/**
- * `error` as an `Error` whose message is safe for a client (an SSE `error` chunk).
- *
- * @example
- * ```ts
- * subscriber.error(clientSafeError(error, { sessionId, log }));
- * ```
- */
+/** `error` as an `Error` whose message is safe for a client (an SSE `error` chunk). */
 export function clientSafeError(error: unknown, context: { sessionId?: string; log: ServerLog }): Error {
   const safe = clientError(error, context);
   if (ArborError.isInstance(error) && !SessionBusyError.isInstance(error)) return error;

@@ -1,24 +1,7 @@
 /**
- * The offline inspector's built files: a small React app (source in `web/inspector/`) that
- * `npm run build` builds with vite into the package's `dist/inspector/` (`index.html` and
- * `assets/inspector.js`, `assets/inspector.css`, fixed names), served by `arbor serve` at `/`
- * and `/inspector`, its assets at `/inspector/assets/<file>`.
- *
- * Contract (ours):
- * - the folder is found relative to this module's own URL (`../../dist/inspector/`), the same
- *   path from `src/http/` in a checkout (tsx, vitest) and from `dist/http/` in the installed
- *   package;
- * - the page gets the API's base path in `<body data-base>` (characters outside
- *   `[A-Za-z0-9/_.-]` dropped) and holds no data; the DOM hooks are listed in `docs/http.md`;
- * - when the files are not built (a checkout without `npm run build`), `503` with a text naming
- *   the command that builds them;
- * - only the files the build wrote are served (the folder's listing, read once per request of an
- *   asset; no path from the URL reaches the file system).
- *
- * @example
- * ```ts
- * const response = inspectorResponse("/inspector", "/api"); // the page, or undefined for another path
- * ```
+ * The offline inspector's built files (`web/inspector/` built by vite into `dist/inspector/`), served at `/`, `/inspector` and
+ * `/inspector/assets/<file>`, found relative to this module. The page holds no data; unbuilt files answer `503` naming the build command; only files
+ * the build wrote are served (no URL path reaches the file system).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { extname, join } from "node:path";
@@ -37,14 +20,8 @@ const notBuilt = (dir: string): Response =>
   });
 
 /**
- * The inspector's answer to a `GET` of `path`: the page at `/` and `/inspector`, a built asset
- * under `/inspector/assets/`, a `503` when the files are not built; `undefined` for any other path.
- * `dir` is the built folder (default {@link inspectorDir}; tests pass another).
- *
- * @example
- * ```ts
- * const page = inspectorResponse("/", "/api"); // Response with the built index.html
- * ```
+ * The inspector's answer to a `GET` of `path`: the page at `/` and `/inspector`, a built asset under `/inspector/assets/`, a `503` when the files are
+ * not built; `undefined` for any other path. `dir` is the built folder (default {@link inspectorDir}; tests pass another).
  */
 export function inspectorResponse(path: string, basePath: string, dir = inspectorDir): Response | undefined {
   if (path === "/" || path === "/inspector" || path === "/inspector/") {

@@ -1,34 +1,17 @@
 /**
- * Node's `http` in front of a Fetch-style handler, and a small loopback-first server.
- *
- * Contract (ours):
- * - {@link toNodeListener}: each `IncomingMessage` becomes a `Request` (URL from the `Host`
- *   header, headers as given, the body streamed for methods other than GET/HEAD; its `signal`
- *   aborts when the client goes away); the `Response` status, headers and body are written
- *   as they come, chunk by chunk (server-sent events are not buffered); when the client
- *   disconnects the body is cancelled (which unsubscribes from the log; runs go on);
- * - {@link startChatServer} listens on `host` (default `127.0.0.1`) and `port` (default 0 =
- *   ephemeral); `url` is its base URL; `close()` ends open streams and resolves when the port
- *   is released.
- *
- * @example
- * ```ts
- * const server = await startChatServer({ handler: createChatHandler({ harness }), port: 3000 });
- * console.log(server.url); // http://127.0.0.1:3000
- * ```
+ * Node's `http` in front of a Fetch-style handler ({@link toNodeListener}: bodies streamed both ways, unbuffered SSE, the request's `signal` and the
+ * body cancelled when the client leaves; runs go on) and {@link startChatServer} (default 127.0.0.1 and an ephemeral port).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { Readable } from "node:stream";
 import type { ChatHandler } from "./chat-handler.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 /**
  * Adapts `handler` to a Node `http` request listener.
- *
  * @example
- * ```ts
  * createServer(toNodeListener(handler)).listen(3000, "127.0.0.1");
- * ```
  */
 export function toNodeListener(handler: ChatHandler): (request: IncomingMessage, response: ServerResponse) => void {
   return (req, res) => {
@@ -60,7 +43,7 @@ export function toNodeListener(handler: ChatHandler): (request: IncomingMessage,
         return;
       }
       const reader = response.body.getReader();
-      res.on("close", () => void reader.cancel().catch(() => undefined));
+      res.on("close", () => void reader.cancel().catch(ignoreError("cancelling a response body whose client went away")));
       for (;;) {
         const { done, value } = await reader.read();
         if (done) break;
@@ -88,11 +71,8 @@ export interface ChatServer {
 
 /**
  * Serves `handler` over Node `http`.
- *
  * @example
- * ```ts
  * const { url, close } = await startChatServer({ handler });
- * ```
  */
 export async function startChatServer(options: { handler: ChatHandler; port?: number; host?: string }): Promise<ChatServer> {
   const host = options.host ?? "127.0.0.1";

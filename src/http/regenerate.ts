@@ -1,20 +1,6 @@
 /**
- * Where a regenerated assistant message starts again: the user message that started its run.
- *
- * Contract (ours; `ai` 7 `Chat.regenerate()` sends `trigger: "regenerate-message"` with the
- * assistant message's id, which is Arbor's run id, `ui-messages.ts`):
- * - the run is `run.started` with `runId === messageId`, or the session's last run without one;
- * - its user message is the first user `message` entry logged inside that run (the prompt is
- *   logged after `run.started`), else the last one logged before it (a `continue()` run);
- * - the caller moves the leaf to that entry (`moveTo` leaves it at the entry's parent, as pi's
- *   navigation does for a user message) and prompts the same message again: a sibling branch;
- * - no such run, or no user message to start from, is a `404` naming it.
- *
- * @example
- * ```ts
- * const target = await regenerateTarget(log, "session-abc", runId);
- * if (!("error" in target)) await session.moveTo(target.entryId); // the leaf goes to its parent
- * ```
+ * Where a regenerated assistant message (`Chat.regenerate()`, message id = run id) starts again: the first user message logged inside that run (or
+ * the last before it); the caller moves the leaf there and prompts it again as a sibling branch. No such run or message is a `404`.
  */
 import type { UserMessage } from "../core/messages.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
@@ -32,14 +18,7 @@ const userEntry = (event: StoredEvent): { entryId: string; message: UserMessage 
   return entry.type === "message" && isUserMessage(entry.message) ? { entryId: entry.id, message: entry.message } : undefined;
 };
 
-/**
- * Finds the user message entry run `messageId` started from (see the module contract).
- *
- * @example
- * ```ts
- * await regenerateTarget(log, "session-abc", undefined); // { entryId } of the last run's prompt
- * ```
- */
+/** Finds the user message entry run `messageId` started from (see the module contract). */
 export async function regenerateTarget(log: EventLog, streamId: string, messageId: string | undefined): Promise<RegenerateTarget> {
   const events = await log.readStream(streamId);
   const starts = events.filter((event) => isEventOfType(event, "run.started") && (messageId === undefined || event.data.runId === messageId));

@@ -1,27 +1,10 @@
 /**
- * Per-tenant run concurrency of the HTTP service: at most `maxConcurrentRuns` runs of one tenant
- * at once, a bounded queue of runs waiting for a slot, and a refusal beyond it.
- *
- * Contract (ours; the shape follows purista's `inMemoryRunConcurrency`):
- * - {@link RunSlots.acquire} resolves with a release function once the tenant has a free slot;
- *   while none is free the caller waits in the tenant's FIFO queue if it holds fewer than
- *   `maxQueuedRuns` waiters (default 0: no queue), else it gets `undefined` at once (the service
- *   answers `429` with `Retry-After`);
- * - a slot is held from before the run starts until it ends (its outcome settles), whatever the
- *   client does with the stream; release is idempotent;
- * - slots are counted by a {@link RunSlotStore}: {@link createMemoryRunSlotStore} (this process)
- *   or `createPostgresRunSlotStore` (`src/store/pg-run-slots.ts`: PostgreSQL advisory locks, so the
- *   limit holds across replicas sharing the database); a queued waiter retries the store when a
- *   local slot is released and every `pollMs` (default 250) for slots released by other replicas.
- *
- * @example
- * ```ts
- * const slots = createRunSlots({ maxConcurrentRuns: 2, maxQueuedRuns: 10 });
- * const release = await slots.acquire("acme");
- * if (!release) return tooManyRuns();
- * ```
+ * Per-tenant run concurrency of the HTTP service: at most `maxConcurrentRuns` at once, a FIFO queue of `maxQueuedRuns` waiters (default none), and
+ * `undefined` beyond it (`429` with `Retry-After`). A slot is held until the run's outcome settles; release is idempotent. Slots are counted in
+ * memory or in PostgreSQL advisory locks across replicas (polled every `pollMs`).
  */
 import { InvalidArgumentError } from "../core/errors.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 /** Where slots are counted: tries to take one of `max` slots of `tenant`. */
 export interface RunSlotStore {
@@ -52,11 +35,8 @@ export interface RunSlots {
 
 /**
  * Slots counted in this process.
- *
  * @example
- * ```ts
  * const store = createMemoryRunSlotStore();
- * ```
  */
 export function createMemoryRunSlotStore(): RunSlotStore {
   const held = new Map<string, number>();
@@ -81,12 +61,9 @@ function wholeAtLeast(name: string, value: number, min: number): number {
 
 /**
  * Creates the gate (see the module contract).
- *
  * @throws InvalidArgumentError for a limit that is not a whole number (≥ 1 for runs, ≥ 0 for the queue).
  * @example
- * ```ts
  * const slots = createRunSlots({ maxConcurrentRuns: (tenant) => (tenant === "big" ? 8 : 2) });
- * ```
  */
 export function createRunSlots(options: RunSlotsOptions): RunSlots {
   const limit = (tenant: string) => wholeAtLeast("maxConcurrentRuns", typeof options.maxConcurrentRuns === "function" ? options.maxConcurrentRuns(tenant) : options.maxConcurrentRuns, 1);
@@ -103,7 +80,7 @@ export function createRunSlots(options: RunSlotsOptions): RunSlots {
       if (released) return;
       released = true;
       void release()
-        .catch(() => undefined)
+        .catch(ignoreError("a slot release failed; the next waiter is woken and the slot store frees the slot with its connection"))
         .then(() => queues.get(tenant)?.[0]?.());
     };
   };

@@ -1,56 +1,24 @@
 /**
- * A run's UI chunks from the log: where the current run starts, and its chunks from there
- * (catch-up from the log, then live) through the one projection (`ui-projection.ts`).
- *
- * Contract (ours):
- * - {@link lastRunStart} reads the stream backwards to the last `run.started` or `run.ended`:
- *   the version of a `run.started` with no `run.ended` after it, else undefined;
- * - {@link lastInterruptedRunStart}: the version of the last run's `run.started` when that run
- *   ended `interrupted` (crash recovery, or a host shutting down) and no run started after it;
- * - {@link runChunks$} subscribes to the stream after `afterVersion` (the log's catch-up-then-live
- *   subscription: no gap, no duplicate), projects the first run that starts there, and completes
- *   after that run's `run.ended`; a replay (resume) and the live POST stream are the same code;
- * - {@link sessionTenant} reads the first event only: undefined when the session does not exist.
- *
- * @example
- * ```ts
- * const start = await lastRunStart(log, "session-abc");
- * if (start !== undefined) runChunks$(log, "session-abc", start - 1).subscribe(write);
- * ```
+ * A run's UI chunks from the log: {@link lastRunStart} and {@link lastInterruptedRunStart} find where the current run starts; {@link runChunks$}
+ * subscribes after a version (catch-up then live, no gap) and projects that run until its `run.ended`, so replay and live are the same code.
  */
 import type { UIMessageChunk } from "ai";
-import { concatMap, from, Observable, scan, takeWhile } from "rxjs";
+import { concatMap, from, Observable, scan, skipWhile, takeWhile } from "../core/rx.ts";
+import { isCurrentRunOwner } from "../machines/run-lease.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { arborEvents, isEventOfType } from "../store/events/catalogue.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
 import { DEFAULT_TENANT } from "./auth.ts";
 import { initialRunProjection, projectRunEvent, type RunProjectionStep } from "./ui-projection.ts";
 
-/** The stream id of a session (as the repository names it). */
-export const sessionStream = sessionStreamId;
-
-/**
- * The tenant of a session, or undefined when the session does not exist.
- *
- * @example
- * ```ts
- * if ((await sessionTenant(log, id)) !== tenant) return notFound();
- * ```
- */
+/** The tenant of a session, or undefined when the session does not exist. */
 export async function sessionTenant(log: EventLog, sessionId: string): Promise<string | undefined> {
-  const [first] = await log.readStream(sessionStream(sessionId), { fromVersion: 1, limit: 1 });
+  const [first] = await log.readStream(sessionStreamId(sessionId), { fromVersion: 1, limit: 1 });
   if (!first || !isEventOfType(first, "session.created")) return undefined;
   return first.data.tenant ?? DEFAULT_TENANT;
 }
 
-/**
- * The version of the last `run.started` when that run has not ended, else undefined.
- *
- * @example
- * ```ts
- * const active = (await lastRunStart(log, streamId)) !== undefined;
- * ```
- */
+/** The version of the last `run.started` when that run has not ended, else undefined. */
 export async function lastRunStart(log: EventLog, streamId: string, pageSize = 256): Promise<number | undefined> {
   let fromVersion = await log.streamVersion(streamId);
   while (fromVersion > 0) {
@@ -65,15 +33,7 @@ export async function lastRunStart(log: EventLog, streamId: string, pageSize = 2
   return undefined;
 }
 
-/**
- * The version of the last run's `run.started` when that run ended `interrupted` and no run
- * started after it, else undefined.
- *
- * @example
- * ```ts
- * const interrupted = await lastInterruptedRunStart(log, streamId);
- * ```
- */
+/** The version of the last run's `run.started` when that run ended `interrupted` and no run started after it, else undefined. */
 export async function lastInterruptedRunStart(log: EventLog, streamId: string, pageSize = 256): Promise<number | undefined> {
   let runId: string | undefined;
   let fromVersion = await log.streamVersion(streamId);
@@ -96,15 +56,7 @@ export async function lastInterruptedRunStart(log: EventLog, streamId: string, p
   return undefined;
 }
 
-/**
- * The version of the `run.started` whose message `runStartVersion`'s run continues: itself,
- * unless that run is a `resume` (after approval decisions), then the run it resumed, and so on.
- *
- * @example
- * ```ts
- * const first = await messageStart(log, streamId, activeRunStartVersion);
- * ```
- */
+/** The version of the `run.started` whose message this run continues: itself, or for a `resume` run, the run it resumed (recursively). */
 export async function messageStart(log: EventLog, streamId: string, runStartVersion: number): Promise<number> {
   let version = runStartVersion;
   for (;;) {
@@ -133,23 +85,21 @@ export interface RunChunksOptions {
   emitAfterVersion?: number;
   /** Complete at the first end of the message (`run.ended`, also `suspended`) of an event after this version (default: the first end). */
   endAfterVersion?: number;
+  /**
+   * Skip every event before the first `run.started` this process owns (`metadata.owner`): a prompt follows its own run, never a run another
+   * replica started on the same session meanwhile.
+   */
+  ownRunOnly?: boolean;
 }
 
-/**
- * The UI chunks of the message whose first run starts after `afterVersion`, live until it
- * ends (see {@link RunChunksOptions}).
- *
- * @example
- * ```ts
- * runChunks$(log, streamId, versionBeforePrompt).subscribe((chunk) => send(chunk));
- * ```
- */
+/** The UI chunks of the message whose first run starts after `afterVersion`, live until it ends (see {@link RunChunksOptions}). */
 export function runChunks$(log: EventLog, streamId: string, afterVersion: number, options: RunChunksOptions = {}): Observable<UIMessageChunk> {
   const emitAfter = options.emitAfterVersion ?? -1;
   const endAfter = options.endAfterVersion ?? -1;
   let startSent = emitAfter < 0;
   return log.subscribe({ streamId, fromVersion: afterVersion }).pipe(
     arborEvents(),
+    skipWhile((event) => options.ownRunOnly === true && !(isEventOfType(event, "run.started") && isCurrentRunOwner(event.metadata.owner))),
     scan((step: RunProjectionStep & { version: number }, event) => {
       const next = projectRunEvent(step.state, event);
       if (event.version <= emitAfter) return { ...next, chunks: [], version: event.version };

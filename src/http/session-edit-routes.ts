@@ -1,29 +1,14 @@
 /**
- * The HTTP routes that delete and fork a session (the CLI's `arbor rm` and `arbor fork`).
- *
- * Contract (ours):
- * - `DELETE {base}/sessions/:id`: the session's events are physically removed
- *   (`SessionRepository.delete`), and the content-free `session.deleted` tombstone records the
- *   delete (tenant, times, counts, the audit stream); answers `200 { deleted: id }`. A session open
- *   in this service is closed first; `409 SESSION_BUSY` while it runs or waits for approval here,
- *   or while another live process owns it; `404` for an unknown or another tenant's session;
- * - `POST {base}/sessions/:id/fork`, body `{ entryId?, id? }` (both optional; an empty body is
- *   `{}`): a new session of the same tenant holding the path root→`entryId` (default the leaf),
- *   whose `session.created` records the parent session and entry (the audit of a fork); answers
- *   `201 { id, parentSessionId, parentEntryId? }`. `404` for an unknown session or entry, `409`
- *   when `id` is taken, `400` naming a bad field;
- * - both check auth and the tenant before anything is read or written (the caller does).
- *
- * @example
- * ```ts
- * if (method === "DELETE") return deleteSession(context, id);
- * ```
+ * `DELETE {base}/sessions/:id` (events removed, a content-free `session.deleted` tombstone kept; `409 SESSION_BUSY` while it runs here or elsewhere)
+ * and `POST {base}/sessions/:id/fork` (`{ entryId?, id? }` → `201 { id, parentSessionId, parentEntryId? }`; `404`, `409` for a taken id, `400`).
+ * The caller checks auth and the tenant first.
  */
 import { z } from "zod";
 import { EntryNotFoundError, SessionBusyError } from "../core/errors.ts";
 import { busyMessage } from "./client-errors.ts";
+import { assertNoLiveRun } from "../machines/run-lease.ts";
 import type { SessionRepository } from "../store/session-types.ts";
-import { sessionStream } from "./run-stream.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
 import { readLimitedJson } from "./body-limit.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
 import type { SessionPool } from "./session-pool.ts";
@@ -39,14 +24,7 @@ export interface SessionEditContext {
 
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
-/**
- * `DELETE {base}/sessions/:id` (see the module contract); the tenant was checked.
- *
- * @example
- * ```ts
- * return deleteSession(context, "chat-1");
- * ```
- */
+/** `DELETE {base}/sessions/:id` (see the module contract); the tenant was checked. */
 export async function deleteSession(context: SessionEditContext, id: string): Promise<Response> {
   if (!context.writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot delete sessions.");
   try {
@@ -54,6 +32,8 @@ export async function deleteSession(context: SessionEditContext, id: string): Pr
     // it here leaves no live actor writing to the stream the delete removes.
     await context.pool.open(id);
     await context.pool.release(id);
+    // Opening does not refuse a run live in another process (a `continue` durability opens it read-only): the run lease does, as for `arbor rm`.
+    await assertNoLiveRun(context.repository.log, sessionStreamId(id));
   } catch (error) {
     // The message may name the owning process: the client gets the session only.
     if (SessionBusyError.isInstance(error)) return jsonError(409, "SESSION_BUSY", busyMessage(id));
@@ -65,14 +45,7 @@ export async function deleteSession(context: SessionEditContext, id: string): Pr
 
 const forkBody = z.strictObject({ entryId: z.string().min(1).optional(), id: z.string().optional() });
 
-/**
- * `POST {base}/sessions/:id/fork` (see the module contract); the tenant was checked.
- *
- * @example
- * ```ts
- * return forkSession(context, "chat-1", request);
- * ```
- */
+/** `POST {base}/sessions/:id/fork` (see the module contract); the tenant was checked. */
 export async function forkSession(context: SessionEditContext, id: string, request: Request): Promise<Response> {
   if (!context.writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot fork sessions.");
   const body = await readLimitedJson(request, context.maxBodyBytes, { allowEmpty: true });
@@ -84,7 +57,7 @@ export async function forkSession(context: SessionEditContext, id: string, reque
   }
   const { entryId, id: newId } = parsed.data;
   if (newId !== undefined && !SESSION_ID.test(newId)) return jsonError(400, "INVALID_ARGUMENT", `"id" must be 1 to 128 letters, digits, ".", "_", ":" or "-" (starting with a letter or digit); got ${JSON.stringify(newId).slice(0, 80)}.`);
-  if (newId !== undefined && (await context.repository.log.streamVersion(sessionStream(newId))) > 0) return jsonError(409, "SESSION_EXISTS", `Session "${newId}" already exists.`);
+  if (newId !== undefined && (await context.repository.log.streamVersion(sessionStreamId(newId))) > 0) return jsonError(409, "SESSION_EXISTS", `Session "${newId}" already exists.`);
   try {
     const fork = await context.repository.fork(id, { ...(entryId !== undefined ? { entryId } : {}), ...(newId !== undefined ? { newId } : {}) });
     const info = fork.view.info;

@@ -1,33 +1,12 @@
 /**
- * The sessions the HTTP service keeps open: opened through the harness on first use, closed
- * again after they were idle for a while, reopened transparently from the log on the next use.
- *
- * Contract (ours):
- * - {@link SessionPool.open} returns the live session (the harness's `openSession`: one per id);
- *   the harness itself may be created lazily by `openHarness(id)` on the first open (with that
- *   session as its own), so a service never creates an empty session at start;
- * - every open marks the session used; a session unused for `idleMs` (default 600 000 ms; `0`
- *   keeps sessions open) whose slot is idle (no run, compaction or navigation, not waiting for
- *   approvals) and whose queues are empty is disposed (writes flushed) and forgotten; the next
- *   open reopens it from the log (crash recovery included);
- * - the harness's own session (disposing it closes the harness): when the pool made the harness
- *   (`openHarness`), that session is closed like the others once it is idle for `idleMs` AND it
- *   is the last one open, by closing the harness; the next open makes a new harness with
- *   `openHarness` (waiting for the old one to finish closing), whose own session is then the one
- *   that open asked for. A harness given as `harness` is the caller's: its own session is never
- *   closed;
- * - the sweep runs every `idleMs / 4` (10 ms to 60 s) on an unref'd timer; a failing dispose is
- *   ignored (the harness may be closed); `onClosed(id)` is called after each close.
- *
- * @example
- * ```ts
- * const pool = createSessionPool({ harness, idleMs: 60_000 });
- * const session = await pool.open("chat-1");
- * ```
+ * The sessions the HTTP service keeps open: opened on first use (the harness itself possibly made lazily), disposed after `idleMs` unused with an
+ * idle slot and empty queues, reopened from the log on the next use. A harness the pool made is closed with its last session; one given by the
+ * caller keeps its own session. The sweep runs on an unref'd timer.
  */
 import type { AgentHarness } from "../harness/create-harness.ts";
 import type { HarnessSession } from "../harness/harness-session-types.ts";
 import { SessionBusyError } from "../core/errors.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 /** The live sessions of a service (see the module contract). */
 export interface SessionPool {
@@ -36,10 +15,9 @@ export interface SessionPool {
   /** The live session `id` (opened on first use). */
   open(sessionId: string): Promise<HarnessSession>;
   /**
-   * Closes session `id` if this pool holds it open (for a delete): disposed and forgotten, or,
-   * when it is the own session of a harness the pool made, that harness closed (every session it
-   * holds must be idle then). Throws SessionBusyError when it (or, for the own session, any
-   * session) is not idle, or when it is the own session of a harness given as `harness`.
+   * Closes session `id` if this pool holds it open (for a delete): disposed and forgotten, or, when it is the own session of a harness the pool made,
+   * that harness closed (every session it holds must be idle then). Throws SessionBusyError when it (or, for the own session, any session) is not
+   * idle, or when it is the own session of a harness given as `harness`.
    */
   release(sessionId: string): Promise<void>;
 }
@@ -52,14 +30,7 @@ export interface SessionPoolOptions {
   onClosed?: (sessionId: string) => void;
 }
 
-/**
- * Creates the pool (see the module contract).
- *
- * @example
- * ```ts
- * const pool = createSessionPool({ openHarness: (id) => createHarness({ repository, sessionId: id, models }) });
- * ```
- */
+/** Creates the pool (see the module contract). */
 export function createSessionPool(options: SessionPoolOptions): SessionPool {
   const idleMs = options.idleMs ?? 600_000;
   let harness: Promise<AgentHarness> | undefined = options.harness ? Promise.resolve(options.harness) : undefined;
@@ -100,7 +71,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         harness = undefined;
         made = undefined;
       }
-      const closed = (own ? own.close() : session.dispose()).catch(() => undefined); // The harness may be closed already.
+      const closed = (own ? own.close() : session.dispose()).catch(ignoreError("closing an idle session whose harness may be closed already"));
       if (own) closing = closed;
       await closed;
       options.onClosed?.(id);
@@ -124,7 +95,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
 
   return {
     async release(sessionId) {
-      const live = harness ? await harness.catch(() => undefined) : undefined;
+      const live = harness ? await harness.catch(ignoreError("a harness that failed to open has no session to release")) : undefined;
       if (!live) return;
       const busy = () => new SessionBusyError(`Session "${sessionId}" is running or waiting; stop it first.`, { details: { sessionId } });
       if (sessionId === live.id) {
@@ -134,7 +105,7 @@ export function createSessionPool(options: SessionPoolOptions): SessionPool {
         used.clear();
         harness = undefined;
         made = undefined;
-        closing = live.close().catch(() => undefined);
+        closing = live.close().catch(ignoreError("closing the service harness on release, best effort"));
         await closing;
         for (const id of ids) options.onClosed?.(id);
         return;

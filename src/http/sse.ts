@@ -1,22 +1,7 @@
 /**
- * Server-sent event bodies: the AI SDK UI message stream framing and the raw-log event stream.
- *
- * Contract (framing: the AI SDK's UI message stream protocol; the rest ours):
- * - {@link UI_MESSAGE_STREAM_HEADERS} are the exact headers of `ai` 7's `UI_MESSAGE_STREAM_HEADERS` (unchanged from 6);
- * - {@link uiMessageStreamResponse}: each chunk is one `data: <JSON>\n\n` frame (the part type is
- *   the JSON `type`, never an `event:` line); the body ends with `data: [DONE]\n\n` when the
- *   source completes; a source error becomes an `error` chunk, then `[DONE]`;
- * - {@link logEventStreamResponse}: each stored event is `id: <stream version>\ndata: <JSON>\n\n`
- *   (an `EventSource` resumes with `Last-Event-ID`); it never ends by itself;
- * - {@link jsonEventStreamResponse}: the same framing for any JSON values, `id:` from `idOf`;
- * - both send a `: keep-alive` comment every `keepAliveMs` (default 15 000 ms) while idle;
- * - cancelling the body (the client went away) unsubscribes from the source; it never stops the
- *   run that produces the events.
- *
- * @example
- * ```ts
- * return uiMessageStreamResponse(chunks$);
- * ```
+ * Server-sent event bodies: the AI SDK UI message stream (`data: <JSON>` frames, `[DONE]` at the end, a source error as an `error` chunk, the exact
+ * `UI_MESSAGE_STREAM_HEADERS`) and the raw-log stream (`id: <version>` so `EventSource` resumes). Keep-alive comments every `keepAliveMs` while idle;
+ * a cancelled body unsubscribes and never stops the run.
  */
 import type { UIMessageChunk } from "ai";
 import type { Observable, Subscription } from "rxjs";
@@ -24,11 +9,8 @@ import type { StoredEvent } from "../store/event-log.ts";
 
 /**
  * The UI message stream response headers (`ai` 7 `UI_MESSAGE_STREAM_HEADERS`).
- *
  * @example
- * ```ts
  * return new Response(stream, { headers: UI_MESSAGE_STREAM_HEADERS });
- * ```
  */
 export const UI_MESSAGE_STREAM_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   "content-type": "text/event-stream",
@@ -82,14 +64,7 @@ function sseBody<T>(source: Observable<T>, frame: (value: T) => string, options:
 
 const describe = (error: unknown) => (error instanceof Error ? error.message : String(error));
 
-/**
- * A `200` UI message stream response of `chunks` (see the module contract).
- *
- * @example
- * ```ts
- * const response = uiMessageStreamResponse(of({ type: "start" }, { type: "finish" }));
- * ```
- */
+/** A `200` UI message stream response of `chunks` (see the module contract). */
 export function uiMessageStreamResponse(chunks: Observable<UIMessageChunk>, options: { keepAliveMs?: number; headers?: Record<string, string> } = {}): Response {
   const body = sseBody(chunks, (chunk) => `data: ${JSON.stringify(chunk)}\n\n`, {
     done: "data: [DONE]\n\n",
@@ -99,26 +74,12 @@ export function uiMessageStreamResponse(chunks: Observable<UIMessageChunk>, opti
   return new Response(body, { status: 200, headers: { ...options.headers, ...UI_MESSAGE_STREAM_HEADERS } });
 }
 
-/**
- * A `200` event stream of stored events, `id:` being each event's stream version.
- *
- * @example
- * ```ts
- * const response = logEventStreamResponse(log.subscribe({ streamId, fromVersion: 0 }));
- * ```
- */
+/** A `200` event stream of stored events, `id:` being each event's stream version. */
 export function logEventStreamResponse(events: Observable<StoredEvent>, options: { keepAliveMs?: number } = {}): Response {
   return jsonEventStreamResponse(events, (event) => event.version, options);
 }
 
-/**
- * A `200` event stream of JSON values, `id:` being `idOf(value)`.
- *
- * @example
- * ```ts
- * const response = jsonEventStreamResponse(records$, (record) => record.seq);
- * ```
- */
+/** A `200` event stream of JSON values, `id:` being `idOf(value)`. */
 export function jsonEventStreamResponse<T>(values: Observable<T>, idOf: (value: T) => number | string, options: { keepAliveMs?: number } = {}): Response {
   const body = sseBody(values, (value) => `id: ${idOf(value)}\ndata: ${JSON.stringify(value)}\n\n`, {
     onError: (error) => `event: error\ndata: ${JSON.stringify({ message: describe(error) })}\n\n`,

@@ -1,23 +1,7 @@
 /**
- * A session's conversation as AI SDK `UIMessage`s, built from the log (for `GET
- * /api/sessions/:id`, so a reloaded page can show the history before it resumes a stream).
- *
- * Contract (ours):
- * - user prompts (`entry.appended` user messages) become `user` messages with text and image
- *   file parts, id = the entry id;
- * - each run becomes one `assistant` message, id = the run id, built by the AI SDK's own
- *   `readUIMessageStream` over the run's chunks from the one projection (`ui-projection.ts`),
- *   so it is exactly what a client that streamed the run holds; a run still going gives its
- *   message so far (the resume stream then replaces it, same id);
- * - messages are in log order (every branch of a session whose leaf moved is included), except
- *   that a run's prompt (logged inside the run) precedes that run's reply; a user message steered
- *   into a running run is not a message of its own but the reply's `steering-message` part, as a
- *   client that streamed the run holds it.
- *
- * @example
- * ```ts
- * const messages = await uiMessagesOf(await log.readStream(streamId));
- * ```
+ * A session's conversation as AI SDK `UIMessage`s, built from the log for a reloaded page: user prompts by entry id; each run one assistant message
+ * (id = run id) made by `readUIMessageStream` over the projection's chunks, exactly what a streaming client holds; steering messages are parts of
+ * the reply; log order.
  */
 import { readUIMessageStream, type UIMessage, type UIMessageChunk } from "ai";
 import type { UserMessage } from "../core/messages.ts";
@@ -25,15 +9,7 @@ import type { StoredEvent } from "../store/event-log.ts";
 import { isArborEvent } from "../store/events/catalogue.ts";
 import { initialRunProjection, projectRunEvent, type RunProjectionState, userUIParts } from "./ui-projection.ts";
 
-/**
- * The message the AI SDK's own client builds from `chunks` (`readUIMessageStream`); undefined
- * for no chunks. Used to fold a session's history and by the tests to read a streamed reply.
- *
- * @example
- * ```ts
- * const message = await foldChunks(chunks);
- * ```
- */
+/** The message the AI SDK's client builds from `chunks` (`readUIMessageStream`); undefined for no chunks. */
 export async function foldChunks(chunks: UIMessageChunk[]): Promise<UIMessage | undefined> {
   const stream = new ReadableStream<UIMessageChunk>({
     start(controller) {
@@ -48,11 +24,8 @@ export async function foldChunks(chunks: UIMessageChunk[]): Promise<UIMessage | 
 
 /**
  * The session's UI messages (see the module contract).
- *
  * @example
- * ```ts
  * const [first] = await uiMessagesOf(events); // { id, role: "user", parts: [{ type: "text", text }] }
- * ```
  */
 export async function uiMessagesOf(events: readonly StoredEvent[]): Promise<UIMessage[]> {
   const slots: (UIMessage | { runChunks: UIMessageChunk[] })[] = [];

@@ -1,55 +1,13 @@
 /**
- * The log-to-UI projection: one run's logged events folded into AI SDK UI message stream
- * chunks (`ai` 7; the stream protocol is still `x-vercel-ai-ui-message-stream: v1`, with v7's
- * chunks `tool-approval-response`, `steering-message` and `reset-step`).
- *
- * Contract (ours; the chunk grammar is the AI SDK's):
- * - {@link projectRunEvent} is a pure reducer `(state, event) -> { state, chunks }`: the same
- *   events give the same chunks, so a live stream and a replay from the log (the resume
- *   endpoint) are produced by the same code, chunk for chunk;
- * - the projection starts at the first `run.started` it sees and follows only events whose
- *   `metadata.runId` is that run's; it ends at that run's `run.ended` (`state.ended`);
- * - one run is one UI message: its id is the run id; each turn is a step (`start-step` /
- *   `finish-step`); text and reasoning part ids are `<logged messageId>:<contentIndex>`;
- *   tool parts use the logged tool call ids. Nothing is invented: every id comes from the log;
- * - `message.delta` gives `text-*` / `reasoning-*` / `tool-input-start|delta`; the committed
- *   assistant entry closes them (`text-end`, `reasoning-end`, `tool-input-available` with the
- *   parsed arguments); a content block that had no deltas is sent whole at that point, and one
- *   whose deltas this fold saw only in part (the log deleted the rest once the message ended,
- *   `delta-retention.ts`) gets the rest of its text as one more delta before its end;
- * - a tool result entry gives `tool-output-available` (`output`: the result's content blocks,
- *   plus `details` when the tool gave some) or `tool-output-error` (`errorText`: its text);
- * - the end: `done` -> `finish` (`finishReason` from the last assistant stop reason; an
- *   assistant error first sends `error`); `failed` -> `error` then `finish` (`error`);
- *   `aborted` / `interrupted` -> `abort` (`reason`); `suspended` (waiting for approval) -> `finish`
- *   (`tool-calls`), after a `tool-approval-request` (approval id = tool call id) per
- *   `approval.requested`; a following `resume` run (after the decisions) continues the same
- *   message: no new `start`, its first turn continues the last step (the decided calls' results
- *   land on their parts: `tool-output-available`, or `tool-output-denied` for a denied call);
- * - an approval decision (`approval.ended`, approved or denied, with the decider's reason) is a
- *   `tool-approval-response` (approval id = tool call id) on the call's part, before the
- *   continuation's results;
- * - a user message logged inside a run after its prompt (a steering or follow-up message; in a
- *   `continue` or `resume` run, every user message) is a `steering-message` part (id = its entry
- *   id, its text and image parts) in the step that takes it;
- * - a discarded attempt (a retried model call) is a `reset-step`: the client drops the parts the
- *   attempt streamed in this step, and the retry's parts follow with their own ids. When the step
- *   holds more than the attempt (a step continued after approvals, or a steering message), the
- *   attempt's open parts are closed instead (`text-end`, `tool-input-error`) so nothing else is lost.
- *
- * @example
- * ```ts
- * let state = initialRunProjection();
- * for (const event of events) {
- *   const step = projectRunEvent(state, event);
- *   state = step.state;
- *   for (const chunk of step.chunks) write(chunk);
- * }
- * ```
+ * The log-to-UI projection: {@link projectRunEvent} is a pure reducer folding one run's logged events into AI SDK UI message stream chunks, so a live
+ * stream and a replay from the log are the same chunks. One run is one UI message (id = run id), each turn a step, every id from the log; committed
+ * entries close what deltas opened (and complete deleted deltas); run endings map to `finish`/`error`/`abort`; approvals, steering messages and
+ * retried attempts (`reset-step`) have their own parts; a `resume` run, or a run another process continued, goes on in the same message.
  */
 import type { UIMessageChunk } from "ai";
 import type { AssistantMessage, ToolResultMessage, UserMessage } from "../core/messages.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
+import { ignoreUnknown } from "../core/exhaustive.ts";
 
 /** The projection's state between events. Treat as opaque; never mutated by the reducer. */
 export interface RunProjectionState {
@@ -82,6 +40,8 @@ export interface RunProjectionState {
   readonly stepKeeps: boolean;
   /** Tool calls whose `tool-approval-request` was sent. */
   readonly approvalRequested: Readonly<Record<string, true>>;
+  /** The partial reply a takeover (`run.resumed`) closed: discarded like a retried attempt. */
+  readonly discardedEntryId?: string;
 }
 
 /** One step of the fold. */
@@ -92,11 +52,8 @@ export interface RunProjectionStep {
 
 /**
  * The state before any event.
- *
  * @example
- * ```ts
  * const state = initialRunProjection();
- * ```
  */
 export function initialRunProjection(): RunProjectionState {
   return {
@@ -119,14 +76,7 @@ export function initialRunProjection(): RunProjectionState {
   };
 }
 
-/**
- * A user message's UI parts: its text, and each image as a `data:` URL file part.
- *
- * @example
- * ```ts
- * userUIParts({ role: "user", content: "hi", timestamp: 0 }); // [{ type: "text", text: "hi" }]
- * ```
- */
+/** A user message's UI parts: its text, and each image as a `data:` URL file part. */
 export function userUIParts(message: UserMessage): ({ type: "text"; text: string } | { type: "file"; mediaType: string; url: string })[] {
   if (typeof message.content === "string") return [{ type: "text", text: message.content }];
   return message.content.map((block) =>
@@ -148,11 +98,8 @@ const textOf = (content: ToolResultMessage["content"]) =>
 /**
  * Folds one event into the run's chunks (see the module contract). Pure: `state` is not
  * changed; events of other runs, before the run and after its end give no chunk.
- *
  * @example
- * ```ts
  * const { state: next, chunks } = projectRunEvent(state, event);
- * ```
  */
 export function projectRunEvent(state: RunProjectionState, event: ArborEvent): RunProjectionStep {
   if (state.ended) {
@@ -196,6 +143,9 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
     case "turn.started":
       if (!state.continueStep) chunks.push({ type: "start-step" });
       next = { ...state, stepOpen: true, continueStep: false, stepKeeps: state.continueStep };
+      break;
+    case "run.resumed":
+      next = { ...state, discardedEntryId: event.data.closedMessageEntryId };
       break;
     case "tool.ended":
       if (event.data.outcome === "denied") next = { ...state, denied: { ...state.denied, [event.data.toolCallId]: true } };
@@ -253,7 +203,7 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       if (event.data.role !== "assistant") break;
       const { messageId } = event.data;
       const prefix = `${messageId}:`;
-      const message = event.data.entryId === undefined ? undefined : state.pendingEntries[event.data.entryId];
+      const message = event.data.entryId === undefined || event.data.entryId === state.discardedEntryId ? undefined : state.pendingEntries[event.data.entryId];
       const pendingEntries = { ...state.pendingEntries };
       if (event.data.entryId !== undefined) delete pendingEntries[event.data.entryId];
       if (message === undefined) {
@@ -337,6 +287,10 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       } else if (ended.status === "failed") {
         chunks.push({ type: "error", errorText: ended.error });
         chunks.push({ type: "finish", finishReason: "error" });
+      } else if (ended.status === "budget_exceeded") {
+        // A budget stopped the run (docs/budgets.md): the sentence names the scope, limit and use.
+        chunks.push({ type: "error", errorText: ended.reason });
+        chunks.push({ type: "finish", finishReason: "error" });
       } else if (ended.status === "suspended") {
         // Waiting for approval decisions: the message ends here with its approval requests shown.
         chunks.push({ type: "finish", finishReason: "tool-calls" });
@@ -348,19 +302,36 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       next = { ...state, openParts, streamedText, stepOpen: false, ended: true };
       break;
     }
-    default:
+    case "session.created": case "session.deleted":
+    case "leaf.moved":
+    case "run.started":
+    case "message.started":
+    case "tool.started": case "tool.updated":
+    case "queue.changed":
+    case "retry.scheduled": case "retry.started": case "retry.ended":
+    case "approval.ended":
+    case "hook.applied": case "hook.failed":
+    case "agent.started": case "agent.ended":
+    case "summary.started": case "summary.ended":
+    case "workflow.started": case "workflow.ended":
+    case "step.started": case "step.updated": case "step.ended":
+    case "workspace.checkpointed": case "workspace.restored":
+    case "memory.written": case "memory.deleted":
+    case "task.queued": case "task.claimed": case "task.released": case "task.ended":
+    case "control.requested": case "control.ended":
+    case "elicitation.requested": case "elicitation.answered":
+    case "budget.reserved": case "budget.settled": case "budget.exceeded":
       break;
+    default:
+      ignoreUnknown(event);
   }
   return { state: next, chunks };
 }
 
 /**
  * The chunks of a whole run (or of its beginning, for a run still going) from its events.
- *
  * @example
- * ```ts
  * const chunks = projectRun(await log.readStream(streamId, { fromVersion: runStartedVersion }));
- * ```
  */
 export function projectRun(events: Iterable<ArborEvent>): UIMessageChunk[] {
   let state = initialRunProjection();

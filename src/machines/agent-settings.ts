@@ -1,24 +1,7 @@
 /**
- * The agent's settings as session-actor state (ours): the model, the tools, the
- * active tool names and the thinking level live in the agent machine's context and change only
- * through its `SETTINGS.SET` event, so a change during a run goes through the slot like every
- * other operation (it takes effect at the next model call; `agent.ts` logs it when the slot
- * is idle).
- *
- * Contract:
- * - the state's enumerable fields are plain data (the model's provider, id and api, its name
- *   where the caller registered it (the harness's registry name), tool names, active names,
- *   thinking level): what a snapshot, the inspector or `JSON.stringify`
- *   shows; the model client and the tool implementations are non-enumerable fields (`client`,
- *   `tools`), so no client configuration ever leaves the process through a snapshot;
- * - `withSettings(state, change)` returns a new state (the old one is unchanged); a new `model`
- *   without a `modelName` clears the name (it named the old model).
- *
- * @example
- * ```ts
- * const state = agentSettings({ model, tools: [echo], activeToolNames: null, thinkingLevel: "off" });
- * state.client.stream(request, { signal }); state.toolNames; // ["echo"]
- * ```
+ * The agent's settings (model, tools, active tool names, thinking level) as session-actor state, changed only through `SETTINGS.SET` and effective
+ * at the next model call. Enumerable fields are plain data; the model client and tool implementations are non-enumerable, so no client
+ * configuration leaves the process through a snapshot. `withSettings` returns a new state.
  */
 import type { ThinkingLevel } from "../core/messages.ts";
 import type { ModelClient } from "../core/model-stream.ts";
@@ -49,14 +32,7 @@ export interface AgentSettings {
   readonly tools: ReadonlyMap<string, AgentTool<any, any, any>>;
 }
 
-/**
- * Builds the settings state (see the module contract).
- *
- * @example
- * ```ts
- * const state = agentSettings({ model, tools: [], activeToolNames: null, thinkingLevel: "off" });
- * ```
- */
+/** Builds the settings state (see the module contract). */
 export function agentSettings(input: AgentSettingsInput): AgentSettings {
   const tools = input.tools instanceof Map ? new Map(input.tools) : new Map((input.tools as readonly AgentTool<any, any, any>[]).map((tool) => [tool.name, tool]));
   const state = {
@@ -71,14 +47,7 @@ export function agentSettings(input: AgentSettingsInput): AgentSettings {
   return state as AgentSettings;
 }
 
-/**
- * A new state with `change` applied.
- *
- * @example
- * ```ts
- * const next = withSettings(state, { thinkingLevel: "high" });
- * ```
- */
+/** A new state with `change` applied. */
 export function withSettings(state: AgentSettings, change: Partial<AgentSettingsInput>): AgentSettings {
   return agentSettings({
     model: change.model ?? state.client,

@@ -1,68 +1,22 @@
 /**
- * The agent actor, i.e. the session actor: one per session, with ONE operation slot:
- * `idle` ⇄ `preparing` → `running`, `idle` ⇄ `compacting`, `idle` ⇄ `navigating`,
- * `running` → `awaiting-approval` → `preparing` (ours).
- *
- * Contract (ours; queue semantics pi's, `docs/pi-parity.md`):
- * - owns the steering and follow-up queues (FIFO), each drained one-at-a-time
- *   (the head) or all at once, and the passive steering queue (ours, pi #5895): passive
- *   messages are all delivered with a poll after which the run goes on anyway (the poll
- *   before a model call, a poll after a turn with tool calls, or one that took other
- *   messages), else held for the next run; every change is recorded as `queue.changed`
- *   (enqueues carry the message); the queues the log recorded come in as input (the
- *   view's activity projection, not recorded again);
- * - owns the agent's settings (`agent-settings.ts`: model, tools, active tools, thinking
- *   level); `SETTINGS.SET` changes them in any state, effective at the next model call;
- * - `PROMPT` / `CONTINUE` / `TAKEOVER` (continue the open run from the log, `continuation.ts`) / `OPERATE` are accepted only in `idle` (elsewhere they are
- *   ignored: callers check the slot first and throw `SessionBusyError`); `preparing`
- *   invokes the keyed actor `prepareRun` (waits for recovery, builds the run's input, may
- *   refuse a continue), then `running` invokes exactly one run actor (id `run`, typed
- *   `onDone`); `compacting` / `navigating` invoke the keyed actors `compaction` /
- *   `navigation` with the caller's work, and go back to `idle` when it settles; `ABORT`
- *   there aborts the work's signal;
- * - answers the run's `QUEUE.DRAIN` with `QUEUE.DRAINED`; forwards `ABORT`,
- *   `INTERRUPT` and writer failures (`WRITER.FAILED` → the run's `FAIL`);
- * - `awaiting-approval`: entered when a run ends `suspended`, or on `APPROVAL.AWAIT`
- *   (the agent found open approvals in the log at start-up); `CONTINUE` there prepares a
- *   `resume` run, `ABORT` a resume run that closes every waiting call unrun; a refused resume
- *   preparation goes back to `awaiting-approval`; `APPROVAL.CLEAR` (nothing waits any more,
- *   e.g. another process resumed) goes to `idle`;
- * - tells `agent.ts` through XState `emit`: `runSettled` with the run's output,
- *   `runRejected` when preparation refused the run.
- *
- * @example
- * ```ts
- * const actor = createActor(agentMachine.provide({ actors: { run, prepareRun }, actions: { record } }), { input }).start();
- * actor.send({ type: "PROMPT", runId: "r1", prompts: [userText("hi")] });
- * ```
+ * The agent actor, i.e. the session actor: one per session with ONE operation slot (`idle` ⇄ `preparing` → `running` → `awaiting-approval`,
+ * `idle` ⇄ `compacting` / `navigating`). It owns the steering, follow-up and passive queues (FIFO, each change logged as `queue.changed`) and the
+ * settings; `PROMPT`/`CONTINUE`/`TAKEOVER`/`OPERATE` are accepted only in `idle` (callers check the slot and throw `SessionBusyError`). It holds the
+ * run state (`lastError`, `deferred`, `finishing`) and tells `agent.ts` `runSettled`, `runRejected` and `runFinished` through XState `emit`.
  */
-import { v7 as uuidv7 } from "uuid";
-import { assign, emit, enqueueActions, fromPromise, setup } from "xstate";
+import { uuidv7 } from "../core/uuid-v7.ts";
+import { assign, emit, enqueueActions, fromPromise, setup, type SnapshotFrom } from "xstate";
 import type { AgentMessage } from "../core/messages.ts";
 import type { NewEvent } from "../store/event-log.ts";
-import type { QueueMode } from "./agent-types.ts";
+import type { PreparedPrompt, QueueMode, RunOutcome } from "./agent-types.ts";
 import { withSettings, type AgentSettings, type AgentSettingsInput } from "./agent-settings.ts";
 import { runEvent } from "./run-records.ts";
 import { runMachine, type RunInput, type RunOutput } from "./run.machine.ts";
 
-/**
- * Which queue.
- *
- * @example
- * ```ts
- * const queue: QueueName = "steering";
- * ```
- */
+/** Which queue. */
 export type QueueName = "steering" | "followUp" | "passive";
 
-/**
- * Input of the agent actor.
- *
- * @example
- * ```ts
- * createActor(agentMachine, { input: { settings: agentSettings({ model, tools: [], activeToolNames: null, thinkingLevel: "off" }), steeringMode: "all" } });
- * ```
- */
+/** Input of the agent actor. */
 export interface AgentMachineInput {
   /** The model, tools, active tools and thinking level (`agent-settings.ts`); absent for a standalone slot (no agent). */
   settings?: AgentSettings;
@@ -74,25 +28,10 @@ export interface AgentMachineInput {
   passive?: AgentMessage[];
 }
 
-/**
- * What a run request asks for: a prompt, a continue, the resume after approval decisions, or
- * the takeover of an unfinished run from the log (durable execution).
- *
- * @example
- * ```ts
- * const kind: RunRequestKind = "takeover";
- * ```
- */
-export type RunRequestKind = "prompt" | "continue" | "resume" | "takeover";
+/** What a run request asks for: a prompt, a continue, a resume after approval decisions, or the takeover of an unfinished run from the log. */
+export type RunRequestKind = RunKind | "takeover";
 
-/**
- * Input of the `prepareRun` actor.
- *
- * @example
- * ```ts
- * const input: PrepareRunInput = { runId, kind: "continue", prompts: [], steering: [], followUp: [], steeringMode: "all", followUpMode: "all" };
- * ```
- */
+/** Input of the `prepareRun` actor. */
 export interface PrepareRunInput {
   runId: string;
   /** `takeover`: continue the session's open run `runId` from the log (`continuation.ts`). */
@@ -103,39 +42,27 @@ export interface PrepareRunInput {
   abort?: { reason?: string };
   prompts: AgentMessage[];
   /** Builds the prompt messages inside the slot (the harness's expansion and `beforeAgentStart`); replaces `prompts`. */
-  prepare?: () => Promise<AgentMessage[]>;
+  prepare?: PrepareFn;
+  /** `prompt` only: the messages held for the next prompt (they follow its messages). */
+  nextTurn: AgentMessage[];
   steering: AgentMessage[];
   followUp: AgentMessage[];
   steeringMode: QueueMode;
   followUpMode: QueueMode;
 }
 
-/**
- * Output of `prepareRun`: the run's input, and the queue messages it took.
- *
- * @example
- * ```ts
- * const output: PrepareRunOutput = { input: runInput, drained: { queue: "followUp", count: 1 } };
- * ```
- */
+/** Output of `prepareRun`: the run's input, and the queue messages it took. */
 export interface PrepareRunOutput {
   input: RunInput;
   drained?: { queue: QueueName; count: number };
 }
 
-/**
- * Events of the agent actor.
- *
- * @example
- * ```ts
- * actor.send({ type: "STEER", message: userText("focus on tests") });
- * ```
- */
+/** Events of the agent actor. */
 export type AgentEvent =
-  | { type: "PROMPT"; runId: string; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]> }
+  | { type: "PROMPT"; runId: string; prompts: AgentMessage[]; prepare?: PrepareFn }
   | { type: "CONTINUE"; runId: string }
   | { type: "TAKEOVER"; runId: string; reason?: string }
-  | { type: "STEER"; message: AgentMessage; passive?: boolean }
+  | { type: "STEER"; message: AgentMessage; passive?: boolean; nextTurn?: boolean }
   | { type: "FOLLOW_UP"; message: AgentMessage }
   | { type: "CLEAR"; queue: QueueName | "all" }
   | { type: "SET_MODE"; queue: QueueName; mode: QueueMode }
@@ -144,46 +71,29 @@ export type AgentEvent =
   | { type: "WRITER.FAILED"; error: string; code?: string }
   | { type: "QUEUE.DRAIN"; queue: "steering" | "followUp"; runId: string; continuing?: boolean }
   | { type: "SETTINGS.SET"; change: Partial<AgentSettingsInput> }
-  | { type: "OPERATE"; kind: "compacting" | "navigating"; operation: OperationInput }
+  | { type: "OPERATE"; kind: SlotWork; operation: OperationInput }
   | { type: "APPROVAL.AWAIT" }
-  | { type: "APPROVAL.CLEAR" };
+  | { type: "APPROVAL.CLEAR" }
+  | { type: "SETTINGS.DEFER"; events: NewEvent[] }
+  | { type: "RUN.FINISHED"; outcome: RunOutcome }
+  | { type: "ERROR.SET"; error?: string };
 
-/**
- * What the slot's `compaction` / `navigation` actor runs: the work (it never rejects: its
- * caller's promise carries the result) and the controller `ABORT` aborts.
- *
- * @example
- * ```ts
- * actor.send({ type: "OPERATE", kind: "navigating", operation: { controller: new AbortController(), run: async (signal) => {} } });
- * ```
- */
+/** What the slot's `compaction` / `navigation` actor runs: the work (never rejects; the caller's promise carries the result) and its abort. */
 export interface OperationInput {
   controller: AbortController;
   run: (signal: AbortSignal) => Promise<void>;
 }
 
-/**
- * What holds the session's operation slot: the agent machine's state.
- *
- * @example
- * ```ts
- * if (operationOf(actor.getSnapshot()) !== "idle") throw new SessionBusyError("busy");
- * ```
- */
+/** What holds the session's operation slot: the agent machine's state. */
 export type { SessionOperation } from "./session-slot.ts";
-import type { SessionOperation } from "./session-slot.ts";
+import type { SessionOperation, SlotWork } from "./session-slot.ts";
+import type { RunKind } from "../core/vocabulary.ts";
 
-/**
- * Events the agent actor emits to `agent.ts`.
- *
- * @example
- * ```ts
- * actor.on("runSettled", ({ output }) => console.log(output.status));
- * ```
- */
+/** Events the agent actor emits to `agent.ts`. */
 export type AgentEmitted =
   | { type: "runSettled"; output: RunOutput }
-  | { type: "runRejected"; runId: string; error: unknown };
+  | { type: "runRejected"; runId: string; error: unknown }
+  | { type: "runFinished"; outcome: RunOutcome };
 
 interface AgentContext {
   settings?: AgentSettings;
@@ -193,20 +103,21 @@ interface AgentContext {
   passive: AgentMessage[];
   steeringMode: QueueMode;
   followUpMode: QueueMode;
-  request?: { runId: string; kind: RunRequestKind; prompts: AgentMessage[]; prepare?: () => Promise<AgentMessage[]>; abort?: { reason?: string }; reason?: string };
+  request?: { runId: string; kind: RunRequestKind; prompts: AgentMessage[]; prepare?: PrepareFn; nextTurn?: AgentMessage[]; abort?: { reason?: string }; reason?: string };
+  /** Messages held for the next prompt (`steer(…, { delivery: "nextTurn" })`); not logged. */
+  nextTurn: AgentMessage[];
   runInput?: RunInput;
   abortPending?: string | true;
   operation?: OperationInput;
+  /** The last failed run's error (`getState().errorMessage`); cleared by a run that did not fail and by a reload. */
+  lastError?: string;
+  /** Entries (settings, labels, names) made while the slot was busy: recorded when it frees. */
+  deferred: NewEvent[];
+  /** Runs that ended and whose outcome is not delivered yet (`RUN.FINISHED`). */
+  finishing: string[];
 }
 
-/**
- * How many messages one poll takes from a queue. Source: pi.
- *
- * @example
- * ```ts
- * drainCount([a, b], "one-at-a-time"); // 1
- * ```
- */
+/** How many messages one poll takes from a queue. Source: pi. */
 export function drainCount(queue: readonly AgentMessage[], mode: QueueMode): number {
   return mode === "all" ? queue.length : Math.min(1, queue.length);
 }
@@ -216,26 +127,15 @@ const recordAction = (events: NewEvent[]) => ({ type: "record", params: { events
 const queueChanged = (runId: string | undefined, queue: QueueName, action: "enqueued" | "dequeued" | "cleared", size: number, message?: AgentMessage) =>
   runEvent({ runId: runId ?? "none" }, "queue.changed", { queue, action, size, ...(message ? { message } : {}) });
 
-/**
- * What holds the operation slot in `snapshot` (the machine's top-level state).
- *
- * @example
- * ```ts
- * operationOf(actor.getSnapshot()); // "idle" | "preparing" | "running" | "compacting" | "navigating" | "awaiting-approval"
- * ```
- */
+/** Builds a prompt's messages inside the slot (`PromptOptions.prepare`). */
+type PrepareFn = (nextTurn: AgentMessage[]) => Promise<AgentMessage[] | PreparedPrompt>;
+
+/** What holds the operation slot in `snapshot` (the machine's top-level state). */
 export function operationOf(snapshot: { value: unknown }): SessionOperation {
   return snapshot.value as SessionOperation;
 }
 
-/**
- * The agent machine (see the module contract).
- *
- * @example
- * ```ts
- * const actor = createActor(agentMachine.provide({ actors: { run, prepareRun }, actions: { record } }), { input: { settings } }).start();
- * ```
- */
+/** The agent machine (see the module contract). */
 const runOperation = fromPromise<void, OperationInput>(({ input }) => input.run(input.controller.signal));
 
 export const agentMachine = setup({
@@ -261,6 +161,10 @@ export const agentMachine = setup({
     record: (_, _params: { events: NewEvent[] }) => {},
     enqueue: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "STEER" && event.type !== "FOLLOW_UP") return;
+      if (event.type === "STEER" && event.nextTurn) {
+        enqueue.assign({ nextTurn: [...context.nextTurn, event.message] });
+        return;
+      }
       const queue: QueueName = event.type === "STEER" ? (event.passive ? "passive" : "steering") : "followUp";
       const next = [...context[queue], event.message];
       enqueue.assign({ [queue]: next });
@@ -280,6 +184,14 @@ export const agentMachine = setup({
       const reason = event.type === "ABORT" || event.type === "INTERRUPT" ? event.reason : undefined;
       context.operation?.controller.abort(new Error(reason ?? "aborted"));
     },
+    /** Records the entries deferred while the slot was busy (before the run's outcome is built). */
+    flushDeferred: enqueueActions(({ context, enqueue }) => {
+      if (context.deferred.length === 0) return;
+      enqueue(recordAction(context.deferred));
+      enqueue.assign({ deferred: [] });
+    }),
+    /** The run that just ended is finishing until `RUN.FINISHED` (its outcome is being committed). */
+    finishing: assign({ finishing: ({ context }) => (context.runInput ? [...context.finishing, context.runInput.runId] : context.finishing) }),
     drain: enqueueActions(({ context, event, enqueue }) => {
       if (event.type !== "QUEUE.DRAIN") return;
       const queue = event.queue;
@@ -309,6 +221,9 @@ export const agentMachine = setup({
     passive: input.passive ?? [],
     steeringMode: input.steeringMode ?? "one-at-a-time",
     followUpMode: input.followUpMode ?? "one-at-a-time",
+    deferred: [],
+    finishing: [],
+    nextTurn: [],
   }),
   initial: "idle",
   on: {
@@ -319,6 +234,18 @@ export const agentMachine = setup({
     "SETTINGS.SET": { actions: assign(({ context, event }) => (context.settings ? { settings: withSettings(context.settings, event.change) } : {})) },
     SET_MODE: {
       actions: assign(({ event }) => (event.queue === "steering" ? { steeringMode: event.mode } : { followUpMode: event.mode })),
+    },
+    "SETTINGS.DEFER": { actions: assign({ deferred: ({ context, event }) => [...context.deferred, ...event.events] }) },
+    "ERROR.SET": { actions: assign({ lastError: ({ event }) => event.error }) },
+    // The agent committed the run's events and released its lease: every caller gets the outcome.
+    "RUN.FINISHED": {
+      actions: [
+        assign({
+          lastError: ({ event }) => (event.outcome.status === "failed" ? event.outcome.error : undefined),
+          finishing: ({ context, event }) => context.finishing.filter((runId) => runId !== event.outcome.runId),
+        }),
+        emit(({ event }) => ({ type: "runFinished" as const, outcome: event.outcome })),
+      ],
     },
   },
   states: {
@@ -332,7 +259,7 @@ export const agentMachine = setup({
         PROMPT: {
           target: "preparing",
           actions: assign({
-            request: ({ event }) => ({ runId: event.runId, kind: "prompt" as const, prompts: event.prompts, ...(event.prepare ? { prepare: event.prepare } : {}) }),
+            request: ({ context, event }) => ({ runId: event.runId, kind: "prompt" as const, prompts: event.prompts, nextTurn: context.nextTurn, ...(event.prepare ? { prepare: event.prepare } : {}) }),
           }),
         },
         CONTINUE: {
@@ -368,6 +295,7 @@ export const agentMachine = setup({
         src: "prepareRun",
         input: ({ context }) => ({
           ...context.request!,
+          nextTurn: context.request!.nextTurn ?? [],
           steering: context.steering,
           followUp: context.followUp,
           steeringMode: context.steeringMode,
@@ -378,6 +306,9 @@ export const agentMachine = setup({
           actions: enqueueActions(({ context, event, enqueue }) => {
             const { input, drained } = event.output;
             enqueue.assign({ runInput: input });
+            // A prompt took the messages held for it (those held since stay for the next one).
+            const taken = context.request?.nextTurn?.length ?? 0;
+            if (taken > 0) enqueue.assign({ nextTurn: context.nextTurn.slice(taken) });
             if (drained && drained.count > 0) {
               const rest = context[drained.queue].slice(drained.count);
               enqueue.assign({ [drained.queue]: rest });
@@ -403,8 +334,7 @@ export const agentMachine = setup({
       },
     },
     running: {
-      // Invoked (not spawned): `onDone` carries the run's typed output. An abort that arrived
-      // while preparing is raised once the run exists.
+      // Invoked (not spawned): `onDone` carries the run's typed output. An abort that arrived while preparing is raised once the run exists.
       entry: enqueueActions(({ context, enqueue }) => {
         if (context.abortPending !== undefined) {
           enqueue.raise({ type: "ABORT", reason: context.abortPending === true ? undefined : context.abortPending });
@@ -418,16 +348,16 @@ export const agentMachine = setup({
           {
             guard: ({ event }) => event.output.status === "suspended",
             target: "awaiting-approval",
-            actions: emit(({ event }) => ({ type: "runSettled" as const, output: event.output })),
+            actions: ["flushDeferred", "finishing", emit(({ event }) => ({ type: "runSettled" as const, output: event.output }))],
           },
           {
             target: "idle",
-            actions: emit(({ event }) => ({ type: "runSettled" as const, output: event.output })),
+            actions: ["flushDeferred", "finishing", emit(({ event }) => ({ type: "runSettled" as const, output: event.output }))],
           },
         ],
         onError: {
           target: "idle",
-          actions: emit(({ context, event }) => ({
+          actions: ["flushDeferred", "finishing", emit(({ context, event }) => ({
             type: "runSettled" as const,
             output: {
               runId: context.runInput!.runId,
@@ -436,7 +366,7 @@ export const agentMachine = setup({
               turns: 0,
               error: `The run actor crashed: ${String(event.error)}`,
             },
-          })),
+          }))],
         },
       },
       on: {
@@ -449,12 +379,15 @@ export const agentMachine = setup({
       },
     },
     compacting: {
-      invoke: { src: "compaction", input: ({ context }) => context.operation!, onDone: "idle", onError: "idle" },
+      invoke: { src: "compaction", input: ({ context }) => context.operation!, onDone: { target: "idle", actions: "flushDeferred" }, onError: { target: "idle", actions: "flushDeferred" } },
       on: { ABORT: { actions: "abortOperation" }, INTERRUPT: { actions: "abortOperation" } },
     },
     navigating: {
-      invoke: { src: "navigation", input: ({ context }) => context.operation!, onDone: "idle", onError: "idle" },
+      invoke: { src: "navigation", input: ({ context }) => context.operation!, onDone: { target: "idle", actions: "flushDeferred" }, onError: { target: "idle", actions: "flushDeferred" } },
       on: { ABORT: { actions: "abortOperation" }, INTERRUPT: { actions: "abortOperation" } },
     },
   },
 });
+
+/** A snapshot of the agent actor. */
+export type AgentMachineSnapshot = SnapshotFrom<typeof agentMachine>;

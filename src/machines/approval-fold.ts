@@ -1,18 +1,11 @@
 /**
- * The approval fold (ours): the gated calls of a session and their status, as the
- * activity projection folds them from its logged events (`src/store/session-activity.ts`:
- * `approval.requested` records a pending call, `approval.ended` its decision, `tool.ended`
- * settles it), and the input digest an approval covers. Pure; the session-level
- * functions are in `approvals.ts` (contract there).
- *
- * @example
- * ```ts
- * const waiting = openApprovals(foldApprovals(events)).filter((record) => record.status === "pending");
- * ```
+ * The approval fold: the gated calls of a session and their status as the activity projection folds them, and the input digest an approval
+ * covers. Pure; the session-level functions are in `approvals.ts`.
  */
 import { createHash } from "node:crypto";
 import type { StoredEvent } from "../store/event-log.ts";
-import { foldActivityAll, type ApprovalRecord, type SessionActivity } from "../store/session-activity.ts";
+import { foldActivityAll, type ApprovalRecord, type SessionActivity } from "../store/session/session-activity.ts";
+import type { ApprovalDecision } from "../core/vocabulary.ts";
 
 /** Where one gated call is. */
 export type ApprovalStatus = ApprovalRecord["status"];
@@ -21,11 +14,8 @@ export type { ApprovalRecord };
 
 /**
  * A gated call that waits (open), with its arguments from the assistant entry.
- *
  * @example
- * ```ts
  * for (const call of await agent.pendingApprovals()) console.log(call.toolName, call.input);
- * ```
  */
 export interface PendingApproval extends ApprovalRecord {
   /** The call's arguments as the model sent them (from the session's assistant entry). */
@@ -34,15 +24,12 @@ export interface PendingApproval extends ApprovalRecord {
 
 /**
  * The result of a decision.
- *
  * @example
- * ```ts
  * const { changed, undecided } = await agent.approve("call_1");
- * ```
  */
 export interface ApprovalDecisionResult {
   toolCallId: string;
-  status: "approved" | "denied";
+  status: ApprovalDecision;
   /** False when the same decision was already recorded (nothing was written). */
   changed: boolean;
   /** Open calls of the session still without a decision, after this one. */
@@ -50,39 +37,24 @@ export interface ApprovalDecisionResult {
 }
 
 /**
- * Folds the approvals of a session's events (see the module contract) with the activity
- * reducer (`src/store/session-activity.ts`). Pure. A caller holding a view reads
- * {@link approvalsOf} of `view.activity` instead.
- *
+ * Folds the approvals of a session's events (see the module contract) with the activity reducer (`src/store/session/session-activity.ts`). Pure. A caller
+ * holding a view reads {@link approvalsOf} of `view.activity` instead.
  * @example
- * ```ts
  * const approvals = foldApprovals(await log.readStream(sessionStreamId(id)));
- * ```
  */
 export function foldApprovals(events: readonly StoredEvent[]): Map<string, ApprovalRecord> {
   return approvalsOf(foldActivityAll(events));
 }
 
-/**
- * The approvals of an activity projection (`view.activity`), by tool call id in request order.
- * Each record is a copy: changing it changes no projection.
- *
- * @example
- * ```ts
- * const approvals = approvalsOf(session.view.activity);
- * ```
- */
+/** The approvals of an activity projection by tool call id, in request order; each record is a copy. */
 export function approvalsOf(activity: SessionActivity): Map<string, ApprovalRecord> {
   return new Map(activity.approvals.map((record) => [record.toolCallId, { ...record }]));
 }
 
 /**
  * The open (unsettled) approvals, in request order.
- *
  * @example
- * ```ts
  * const waiting = openApprovals(foldApprovals(events)).filter((record) => record.status === "pending");
- * ```
  */
 export function openApprovals(approvals: ReadonlyMap<string, ApprovalRecord>): ApprovalRecord[] {
   return [...approvals.values()].filter((record) => !record.settled);
@@ -90,11 +62,8 @@ export function openApprovals(approvals: ReadonlyMap<string, ApprovalRecord>): A
 
 /**
  * Canonical JSON: object keys sorted at every level (arrays keep their order).
- *
  * @example
- * ```ts
  * canonicalJson({ b: 1, a: [2, { d: 3, c: 4 }] }); // '{"a":[2,{"c":4,"d":3}],"b":1}'
- * ```
  */
 export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(",")}]`;
@@ -109,11 +78,8 @@ export function canonicalJson(value: unknown): string {
 
 /**
  * SHA-256 (hex) of the arguments' canonical JSON.
- *
  * @example
- * ```ts
  * inputDigest({ command: "ls" }).length; // 64
- * ```
  */
 export function inputDigest(args: unknown): string {
   return createHash("sha256").update(canonicalJson(args)).digest("hex");

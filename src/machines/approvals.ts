@@ -1,28 +1,7 @@
 /**
- * Durable tool approval, read from the log: which gated calls of a session wait, and how a
- * decision is recorded.
- *
- * Contract (ours; the shape is purista's `approval.requested` / `approval.responded`
- * and OpenAI Agents JS's `needsApproval`, the durability is the log's):
- * - a call is **gated** once `approval.requested` is logged for it; it stays **open** until its
- *   `tool.ended` is logged (its result exists); an open call is `pending` (no decision yet) or
- *   `approved` / `denied` (decided, waiting for the `resume` run that runs or refuses it);
- * - everything here is read from the view's activity projection, folded from the logged
- *   events (never kept apart in memory), so any process that opens the session sees the same approvals (the process that asked may have exited);
- * - {@link recordApprovalDecision} catches the view up with the log first (`refresh`), then:
- *   an unknown call → `ApprovalNotFoundError`; a call whose result is recorded, or a decision
- *   that contradicts the recorded one → `ApprovalConflictError`; the same decision again → a
- *   no-op (`changed: false`, nothing written); otherwise one `approval.ended`, appended through
- *   the session's one writer, version-checked (a concurrent writer makes it fail with `ExpectedVersionConflictError`
- *   and write nothing);
- * - {@link inputDigest} is the SHA-256 (hex) of the arguments as canonical JSON (object keys
- *   sorted): an approval covers exactly the arguments the approver saw.
- *
- * @example
- * ```ts
- * const open = openApprovals(approvalsOf(session.view.activity));
- * await recordApprovalDecision(session, { toolCallId: open[0].toolCallId, status: "approved" });
- * ```
+ * Durable tool approval, read from the log: a call is gated once `approval.requested` is logged and open until its `tool.ended`, so any process sees
+ * the same approvals. {@link recordApprovalDecision} refreshes first, then throws `ApprovalNotFoundError` / `ApprovalConflictError`, does nothing
+ * for a repeated decision, or appends one version-checked `approval.ended`. {@link inputDigest}: SHA-256 of the canonical JSON arguments.
  */
 import { ApprovalConflictError, ApprovalNotFoundError } from "../core/errors.ts";
 import { messageOfEntry } from "../core/entries.ts";
@@ -32,14 +11,12 @@ import { approvalsOf, openApprovals, type ApprovalDecisionResult, type PendingAp
 import { toolCallsOf } from "./loop-messages.ts";
 import { runEvent } from "./run-records.ts";
 import { sessionActorOf } from "./session-actor.ts";
+import type { ApprovalDecision } from "../core/vocabulary.ts";
 
 /**
  * The open approvals of `session` with their arguments (from the assistant entries).
- *
  * @example
- * ```ts
  * const pending = await listPendingApprovals(session);
- * ```
  */
 export async function listPendingApprovals(session: SessionHandle): Promise<PendingApproval[]> {
   const open = openApprovals(approvalsOf(session.view.activity));
@@ -54,19 +31,15 @@ export async function listPendingApprovals(session: SessionHandle): Promise<Pend
 }
 
 /**
- * Records a decision (see the module contract). `append` writes the event through the
- * session's one writer; the default is the session actor's (`sessionActorOf(session).writes`:
- * its agent's writer when an agent drives the handle, else the standalone slot's).
- *
+ * Records a decision (see the module contract). `append` writes the event through the session's one writer; the default is the session actor's
+ * (`sessionActorOf(session).writes`: its agent's writer when an agent drives the handle, else the standalone slot's).
  * @throws ApprovalNotFoundError, ApprovalConflictError, ExpectedVersionConflictError (see the contract).
  * @example
- * ```ts
  * await recordApprovalDecision(session, { toolCallId: "call_1", status: "denied", reason: "not on main" });
- * ```
  */
 export async function recordApprovalDecision(
   session: SessionHandle,
-  decision: { toolCallId: string; status: "approved" | "denied"; reason?: string },
+  decision: { toolCallId: string; status: ApprovalDecision; reason?: string },
   append: (events: NewEvent[]) => Promise<unknown> = (events) => sessionActorOf(session).writes.appendEvents(events),
 ): Promise<ApprovalDecisionResult> {
   await session.refresh?.();

@@ -1,36 +1,8 @@
 /**
- * The continuation of an unfinished run by a process that may never have seen it (durable
- * execution, `docs/durability.md`): what the log says happened, and where the run machine
- * re-enters the loop. Everything is read from the session view (`view.activity`, the context),
- * never from a closure of the process that started the run.
- *
- * Contract (ours; the replay policies follow pi-durable's `replay: "safe"`):
- * - `planContinuation(session, input)` reads the open run and returns the takeover append and
- *   the run's input; it throws `NothingToResumeError` when the session has no open run (or
- *   another one than `input.runId`);
- * - the takeover append is `run.resumed` (`previousOwner`: the owner the log names, `reason`,
- *   `metadata.owner`: this process) then, for a model call in flight, its partial assistant
- *   message closed with stopReason `aborted` (`closeOpenMessages`, the same as recovery's);
- * - completed tool results are kept; each call of the run's last assistant message still
- *   without a result is decided by its tool's `replay` policy: `safe` runs again (its
- *   `tool.started` is not logged twice; the tool gets the same `context.idempotencyKey`, the
- *   call id), anything else (`unsafe`, the default, an unknown tool) gets the `interrupted`
- *   result and the model goes on; a process group such a call had started is ended (SIGKILL)
- *   once the takeover is committed (`endOrphans`), as recovery does;
- * - the re-entry point (`RunContinuation.at`): `tools` for calls without a result;
- *   `streaming` when the open turn has no complete reply (`openTurn.replied`: a model call was
- *   in flight, was not made yet, or failed); `turnEnding` when the open turn's reply is
- *   complete (and its results are in); with no open turn, `steering` after a reply or tool
- *   results, `turnStarting` when the last message asks for a reply;
- * - calls waiting for approval are not this module's: such a run is closed `suspended` by
- *   recovery (`recovery.ts`) and keeps waiting.
- *
- * @example
- * ```ts
- * const plan = planContinuation(session, { runId, reason: "owner stopped", getTool });
- * await writes.record(plan.events);
- * plan.endOrphans();
- * ```
+ * The continuation of an unfinished run by a process that may never have seen it (`docs/durability.md`), read from the session view only.
+ * `planContinuation` returns the takeover append (`run.resumed`, the in-flight partial closed `aborted`) and the run's input, or throws
+ * `NothingToResumeError`. Calls without a result re-run when their tool's `replay` is `safe` (same idempotency key), else get the `interrupted`
+ * result; `RunContinuation.at` says where the loop re-enters. Calls waiting for approval stay with recovery.
  */
 import type { AgentMessage, AssistantMessage, ToolCall } from "../core/messages.ts";
 import { NothingToResumeError } from "../core/errors.ts";
@@ -72,7 +44,7 @@ export interface ContinuationPlan {
   endOrphans: () => void;
 }
 
-/** A result the context's pairing repair made up for a call without one (`store/pairing.ts`). */
+/** A result the context's pairing repair made up for a call without one (`store/session/pairing.ts`). */
 function isSynthetic(message: AgentMessage): boolean {
   return message.role === "toolResult" && (message.details as { arborSynthetic?: unknown } | undefined)?.arborSynthetic === true;
 }
@@ -82,13 +54,7 @@ const wantsReply = (message: AgentMessage | undefined): boolean =>
   message !== undefined && message.role !== "toolResult" && (message.role !== "assistant" || message.stopReason === "error" || message.stopReason === "aborted");
 
 /**
- * Plans the continuation of the session's open run (see the module contract). Reads the view
- * as it is: the caller catches it up with the log first.
- *
- * @example
- * ```ts
- * const plan = planContinuation(session, { runId, reason: OWNER_STOPPED_REASON, getTool: (name) => tools.get(name) });
- * ```
+ * Plans the continuation of the session's open run (see the module contract). Reads the view as it is: the caller catches it up with the log first.
  */
 export function planContinuation(session: SessionHandle, input: ContinuationInput): ContinuationPlan {
   const open = session.view.activity.openRun;

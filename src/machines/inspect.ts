@@ -1,46 +1,18 @@
 /**
- * `createArborInspector`: XState inspection of the agent, run and tool actors through
- * @statelyai/inspect's LOCAL WebSocket inspector server (never the hosted Sky relay).
- *
- * Contract (ours):
- * - starts `createInspectorServer` from `@statelyai/inspect/server` on `host`:`port`
- *   (default `127.0.0.1`:8080, loopback only; `autoOpen` default false: no browser is
- *   launched) and connects `createWebSocketInspector` to it; pass `startServer: false`
- *   to connect to a server you run yourself;
- * - the upstream server takes no host option and would listen on every interface; the
- *   host is applied to its one `listen` call (made synchronously while it is created). A
- *   wider `host` (`0.0.0.0`) exposes the records to the network: keep redaction on;
- * - a port that cannot be listened on (busy) rejects `ready` with `InvalidArgumentError`
- *   instead of crashing the process (the upstream server has no `error` handler);
- * - the page it serves is a bridge that iframes the hosted Stately UI
- *   (`https://stately.ai/inspect`), so viewing needs internet access; the records themselves
- *   go from this process to the local server and the browser only;
- * - by default every event and snapshot context is redacted before it leaves the
- *   process: message text, thinking, tool-call arguments, tool arguments, deltas, image
- *   data and summaries become `"[redacted N chars]"`; shapes, ids, roles, tool names,
- *   stop reasons and usage stay visible; `redact: false` sends content as is;
- * - the server relays actor (`@xstate.actor`), event (`@xstate.event`) and snapshot
- *   (`@xstate.snapshot`) records as JSON over WebSocket, buffering the last 200 for
- *   late clients (upstream behaviour).
- *
- * @example
- * ```ts
- * const inspector = createArborInspector({ port: 8099 });
- * const agent = createAgent({ session, model, inspect: inspector.inspect });
- * // open http://localhost:8099 for the Stately inspector; later:
- * inspector.stop();
- * ```
+ * `createArborInspector`: XState inspection of the agent, run and tool actors through @statelyai/inspect's LOCAL WebSocket server (default
+ * 127.0.0.1:8080, never the hosted relay; the served page iframes stately.ai). A busy port rejects `ready` with `InvalidArgumentError`. Content
+ * (text, thinking, arguments, image data, summaries) is redacted by default; `redact: false` sends it as is.
  */
 import { Server } from "node:http";
 import { createWebSocketInspector } from "@statelyai/inspect";
 import { createInspectorServer } from "@statelyai/inspect/server";
 import { InvalidArgumentError } from "../core/errors.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 /**
- * Runs `create` (which calls `http.Server#listen(port, callback)` once, synchronously) with
- * that call given `host`, then restores `listen`. Nothing else runs in between (ours; see the
- * module contract). `listening` settles when that server listens, or rejects with its listen
- * error (a busy port), which then never reaches the upstream server's unhandled `error` event.
+ * Runs `create` (which calls `http.Server#listen(port, callback)` once, synchronously) with that call given `host`, then restores `listen`. Nothing
+ * else runs in between (ours; see the module contract). `listening` settles when that server listens, or rejects with its listen error (a busy port),
+ * which then never reaches the upstream server's unhandled `error` event.
  */
 function listeningOn<T>(host: string, create: () => T): { created: T; listening: Promise<void> } {
   const original = Server.prototype.listen;
@@ -73,11 +45,8 @@ function listeningOn<T>(host: string, create: () => T): { created: T; listening:
 
 /**
  * Options of {@link createArborInspector}.
- *
  * @example
- * ```ts
  * createArborInspector({ port: 8099, redact: true, autoOpen: false });
- * ```
  */
 export interface ArborInspectorOptions {
   /** Port of the local inspector server (default 8080). */
@@ -94,21 +63,15 @@ export interface ArborInspectorOptions {
 
 /**
  * A running inspector: pass `inspect` to `createAgent({ inspect })`.
- *
  * @example
- * ```ts
  * const { inspect, url, stop } = createArborInspector();
- * ```
  */
 export interface ArborInspector {
   /** The XState inspection observer. */
   readonly inspect: unknown;
   /** The WebSocket URL clients connect to. */
   readonly url: string;
-  /**
-   * Resolves once the local server listens (at once with `startServer: false`); rejects with
-   * `InvalidArgumentError` when it cannot (a busy port), and the process goes on without it.
-   */
+  /** Resolves once the local server listens; rejects with `InvalidArgumentError` when it cannot (a busy port). */
   readonly ready: Promise<void>;
   /** Stops the inspector and the local server. */
   stop(): void;
@@ -125,11 +88,8 @@ function redactedOf(value: unknown): string {
 /**
  * Replaces content-bearing fields (see the module contract) with a size note.
  * Pure: returns a new value; never throws (cycles and deep values are cut).
- *
  * @example
- * ```ts
  * redactContent({ role: "user", content: "secret" }); // { role: "user", content: "[redacted 6 chars]" }
- * ```
  */
 export function redactContent(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
   if (value === null || typeof value !== "object") return value;
@@ -150,11 +110,8 @@ export function redactContent(value: unknown, depth = 0, seen = new WeakSet<obje
 
 /**
  * Starts the local inspector (see the module contract).
- *
  * @example
- * ```ts
  * const { inspect, stop } = createArborInspector({ port: 8099, redact: true });
- * ```
  */
 export function createArborInspector(options: ArborInspectorOptions = {}): ArborInspector {
   const port = options.port ?? 8080;
@@ -164,7 +121,7 @@ export function createArborInspector(options: ArborInspectorOptions = {}): Arbor
   const ready = (started?.listening ?? Promise.resolve()).catch((error: unknown) => {
     throw new InvalidArgumentError(`The inspector could not listen on ${host}:${port}: ${(error as Error).message}. Choose another port.`, { cause: error, details: { host, port } });
   });
-  ready.catch(() => undefined);
+  ready.catch(ignoreError("a failed listen is thrown by the inspector's ready"));
   const connectHost = host === "0.0.0.0" || host === "::" ? "127.0.0.1" : host.includes(":") ? `[${host}]` : host;
   const url = `ws://${connectHost}:${port}`;
   const redact = options.redact !== false;

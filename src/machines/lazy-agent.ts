@@ -1,38 +1,18 @@
 /**
- * The agent of an idle session, built on first use (ours).
- *
- * Contract:
- * - `createAgent` returns a {@link LazyAgent} when the session needs no start-up work: no open
- *   run, no open summary intent and no open approval in its activity projection (so crash
- *   recovery has nothing to close and the slot starts idle) and no `inspect` option; otherwise
- *   it builds the agent at once, as before;
- * - a lazy agent is the same {@link Agent}: every method and stream builds the real agent
- *   (`build`) on first use and delegates to it; until then it holds only its options.
- *   `operation()`, `hasQueuedMessages()`, `getState()`, `whenReady()`, `waitForIdle()`, `abort()`
- *   and `dispose()` do not build it (they answer what the idle agent would: "idle", the log's
- *   queues, the settings of its options or else of the session's context — model, registered
- *   name, active tools, thinking level — nothing to wait for or stop);
- * - it registers itself as the session's actor (`registerSessionActor`) at once, so compaction
- *   and navigation on the session find it (and build the agent) instead of making a second slot;
- *   methods live on the prototype, so an idle agent costs one small object.
- *
- * @example
- * ```ts
- * const agent = createAgent({ session, model }); // a LazyAgent for an idle session
- * agent.operation(); // "idle", nothing built
- * await agent.prompt("hi"); // builds the agent, then runs
- * ```
+ * The agent of an idle session, built on first use: when the session has no open run, summary intent or approval and no `inspect`, `createAgent`
+ * returns a {@link LazyAgent} that builds the real agent on the first call that needs it (`operation()`, `getState()`, `abort()` and the like answer
+ * as the idle agent would). It registers as the session's actor at once, so an idle agent costs one small object.
  */
 import type { Observable } from "rxjs";
 import type { AgentMessage } from "../core/messages.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
 import type { AuditEvent } from "../store/events/audit.ts";
-import type { SessionActivity } from "../store/session-activity.ts";
-import type { Agent, AgentOptions, AgentStateSnapshot, PromptOptions, ResumeRunOptions } from "./agent-types.ts";
+import type { SessionActivity } from "../store/session/session-activity.ts";
+import type { Agent, AgentOptions, AgentStateSnapshot, PromptOptions, ResumeRunOptions, SteerDelivery } from "./agent-types.ts";
 import { approvalsOf, openApprovals } from "./approval-fold.ts";
 import { registerSessionActor, type SessionOperation } from "./session-actor.ts";
-import type { SessionWrites } from "./session-slot.ts";
+import type { SessionWrites, SlotWork } from "./session-slot.ts";
 
 /** True when an agent on a session with this activity has nothing to do at start-up (see the module contract). */
 export function idleAtStart(activity: SessionActivity): boolean {
@@ -70,7 +50,7 @@ export class LazyAgent implements Agent {
   operation(): SessionOperation {
     return this.#agent ? this.#agent.operation() : "idle";
   }
-  operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+  operate<T>(kind: SlotWork, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
     return this.#real().operate(kind, work);
   }
   abort(reason?: string): void {
@@ -94,7 +74,7 @@ export class LazyAgent implements Agent {
   pendingApprovals() {
     return this.#real().pendingApprovals();
   }
-  steer(message: string | AgentMessage, options?: { delivery?: "active" | "passive" }): void {
+  steer(message: string | AgentMessage, options?: { delivery?: SteerDelivery }): void {
     this.#real().steer(message, options);
   }
   followUp(message: string | AgentMessage): void {

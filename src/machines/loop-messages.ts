@@ -1,90 +1,30 @@
 /**
- * Message builders of the agent loop: prompt normalization, the texts of the
- * synthetic tool results the loop writes, and the final aborted/error assistant
- * messages.
- *
- * Contract (texts ours unless marked pi; pi-behaviour.md §1.4, §1.7):
- * - every synthetic tool result is `isError: true` and says plainly whether the
- *   tool ran; `details.arbor` names the reason (`not_found`, `invalid`, `blocked`,
- *   `aborted`, `skipped`, `timed_out`, `length`, `interrupted`, `failed`);
- * - builders are pure apart from `Date.now()` timestamps (epoch ms); they never throw.
- *
- * @example
- * ```ts
- * const result = syntheticToolResult(call, "skipped", "the run was aborted before it started");
- * ```
+ * Message builders of the agent loop: prompt normalization, the synthetic tool results the loop writes (`isError: true`, saying plainly whether the
+ * tool ran, `details.arbor` the reason) and the final aborted/error assistant messages. Pure apart from timestamps.
  */
 import type { AgentMessage, AssistantMessage, ToolCall, ToolResultMessage, UserMessage } from "../core/messages.ts";
 import { unknownUsage } from "../core/messages.ts";
 import type { ToolResult } from "../core/tools.ts";
+import type { ToolOutcome } from "../core/vocabulary.ts";
 
-/**
- * Why the loop wrote a tool result itself (or how the tool ended).
- *
- * @example
- * ```ts
- * const outcome: ToolOutcome = "timed_out";
- * ```
- */
-export type ToolOutcome =
-  | "succeeded"
-  | "failed"
-  | "aborted"
-  | "timed_out"
-  | "blocked"
-  | "invalid"
-  | "not_found"
-  | "skipped"
-  | "interrupted"
-  | "denied";
-
-/**
- * Normalizes a `prompt()`/`steer()` input to agent messages: a string becomes a
- * user message with one text block (pi's shape).
- *
- * @example
- * ```ts
- * toAgentMessages("hi"); // [{ role: "user", content: [{ type: "text", text: "hi" }], timestamp }]
- * ```
- */
+/** Normalizes a `prompt()`/`steer()` input to agent messages: a string becomes a user message with one text block (pi's shape). */
 export function toAgentMessages(input: string | AgentMessage | AgentMessage[]): AgentMessage[] {
   if (typeof input === "string") return [userText(input)];
   return Array.isArray(input) ? input : [input];
 }
 
-/**
- * A user message with one text block.
- *
- * @example
- * ```ts
- * userText("hello"); // { role: "user", content: [{ type: "text", text: "hello" }], timestamp }
- * ```
- */
+/** A user message with one text block. */
 export function userText(text: string): UserMessage {
   return { role: "user", content: [{ type: "text", text }], timestamp: Date.now() };
 }
 
-/**
- * The tool calls of an assistant message, in content (source) order.
- *
- * @example
- * ```ts
- * toolCallsOf(assistant).map((call) => call.id);
- * ```
- */
+/** The tool calls of an assistant message, in content (source) order. */
 export function toolCallsOf(message: AssistantMessage | undefined): ToolCall[] {
   if (!message) return [];
   return message.content.filter((block): block is ToolCall => block.type === "toolCall");
 }
 
-/**
- * A tool result message for `call` from a tool's {@link ToolResult}.
- *
- * @example
- * ```ts
- * toolResultMessage(call, { content: [{ type: "text", text: "ok" }] }, false);
- * ```
- */
+/** A tool result message for `call` from a tool's {@link ToolResult}. */
 export function toolResultMessage(call: ToolCall, result: ToolResult, isError: boolean): ToolResultMessage {
   const message: ToolResultMessage = {
     role: "toolResult",
@@ -98,14 +38,7 @@ export function toolResultMessage(call: ToolCall, result: ToolResult, isError: b
   return message;
 }
 
-/**
- * An error tool result with one text block; `details.arbor` records the reason.
- *
- * @example
- * ```ts
- * errorToolResult(call, "Tool read not found", "not_found");
- * ```
- */
+/** An error tool result with one text block; `details.arbor` records the reason. */
 export function errorToolResult(call: ToolCall, text: string, reason: ToolOutcome, details?: unknown): ToolResultMessage {
   return {
     role: "toolResult",
@@ -118,36 +51,15 @@ export function errorToolResult(call: ToolCall, text: string, reason: ToolOutcom
   };
 }
 
-/**
- * Text of the result of a call to a tool that does not exist. Source: pi (exact).
- *
- * @example
- * ```ts
- * notFoundText("read"); // "Tool read not found"
- * ```
- */
+/** Text of the result of a call to a tool that does not exist. Source: pi (exact). */
 export function notFoundText(name: string): string {
   return `Tool ${name} not found`;
 }
 
-/**
- * Text of the default block reason. Source: pi (exact).
- *
- * @example
- * ```ts
- * errorToolResult(call, BLOCKED_TEXT, "blocked");
- * ```
- */
+/** Text of the default block reason. Source: pi (exact). */
 export const BLOCKED_TEXT = "Tool execution was blocked";
 
-/**
- * Text of the result of a tool call the loop did not run because the output hit the token limit (ours).
- *
- * @example
- * ```ts
- * errorToolResult(call, lengthStopText(call), "skipped");
- * ```
- */
+/** Text of the result of a tool call the loop did not run because the output hit the token limit (ours). */
 export function lengthStopText(call: ToolCall): string {
   return (
     `Tool call "${call.name}" was not executed: the response stopped at the output token limit ` +
@@ -155,15 +67,7 @@ export function lengthStopText(call: ToolCall): string {
   );
 }
 
-/**
- * Text of the result of a tool call whose arguments did not parse as a JSON object (ours):
- * the call was never executed.
- *
- * @example
- * ```ts
- * unparsableArgumentsText({ ...call, argumentsError: "not valid JSON (Unexpected end of JSON input): {" });
- * ```
- */
+/** Text of the result of a tool call whose arguments did not parse as a JSON object (ours): the call was never executed. */
 export function unparsableArgumentsText(call: ToolCall): string {
   return (
     `Tool "${call.name}" did not run: its arguments are ${call.argumentsError ?? "not a JSON object"}. ` +
@@ -171,14 +75,7 @@ export function unparsableArgumentsText(call: ToolCall): string {
   );
 }
 
-/**
- * Text of the result of a tool call over the per-response cap (ours): it was not run.
- *
- * @example
- * ```ts
- * overCapText(call, 500, 128);
- * ```
- */
+/** Text of the result of a tool call over the per-response cap (ours): it was not run. */
 export function overCapText(call: ToolCall, calls: number, limit: number): string {
   return (
     `Tool "${call.name}" did not run: this response made ${calls} tool calls and at most ${limit} run per response ` +
@@ -186,14 +83,7 @@ export function overCapText(call: ToolCall, calls: number, limit: number): strin
   );
 }
 
-/**
- * Text of the result of a running tool that the run's abort stopped (ours).
- *
- * @example
- * ```ts
- * abortedText(call, "user pressed stop");
- * ```
- */
+/** Text of the result of a running tool that the run's abort stopped (ours). */
 export function abortedText(call: ToolCall, reason?: string): string {
   return (
     `Tool "${call.name}" was aborted while running${reason ? ` (${reason})` : ""}, so it may not have finished: ` +
@@ -201,14 +91,7 @@ export function abortedText(call: ToolCall, reason?: string): string {
   );
 }
 
-/**
- * Text of the result of a tool call that never started because the run was aborted (ours, pi #8935).
- *
- * @example
- * ```ts
- * skippedText(call); // 'Tool "read" did not run: the run was aborted before it started. …'
- * ```
- */
+/** Text of the result of a tool call that never started because the run was aborted (ours, pi #8935). */
 export function skippedText(call: ToolCall, reason?: string): string {
   return (
     `Tool "${call.name}" did not run: the run was aborted${reason ? ` (${reason})` : ""} before it started. ` +
@@ -216,14 +99,7 @@ export function skippedText(call: ToolCall, reason?: string): string {
   );
 }
 
-/**
- * Text of the result of a tool that exceeded its `timeoutMs` (ours).
- *
- * @example
- * ```ts
- * timedOutText(call, 5000);
- * ```
- */
+/** Text of the result of a tool that exceeded its `timeoutMs` (ours). */
 export function timedOutText(call: ToolCall, timeoutMs: number): string {
   return (
     `Tool "${call.name}" timed out after ${timeoutMs} ms and was stopped, so it may not have finished: ` +
@@ -231,14 +107,7 @@ export function timedOutText(call: ToolCall, timeoutMs: number): string {
   );
 }
 
-/**
- * Text of the synthetic result written by crash recovery (ours).
- *
- * @example
- * ```ts
- * errorToolResult(call, interruptedText(call, processNote(4242, "gone")), "interrupted");
- * ```
- */
+/** Text of the synthetic result written by crash recovery (ours). */
 export function interruptedText(call: ToolCall, processNote?: string): string {
   return (
     `Tool "${call.name}" was interrupted: the process running it stopped, so it may not have finished. ` +
@@ -246,14 +115,7 @@ export function interruptedText(call: ToolCall, processNote?: string): string {
   );
 }
 
-/**
- * What recovery says about the process group an interrupted tool had started (ours).
- *
- * @example
- * ```ts
- * processNote(4242, "alive"); // "Its process group 4242 was still running; it was ended (SIGKILL) when this result was recorded."
- * ```
- */
+/** What recovery says about the process group an interrupted tool had started (ours). */
 export function processNote(pgid: number, status: "alive" | "gone" | "reused" | "other-host"): string {
   switch (status) {
     case "alive":
@@ -267,28 +129,12 @@ export function processNote(pgid: number, status: "alive" | "gone" | "reused" | 
   }
 }
 
-/**
- * Text of the result of a call the user declined at approval (ours): the model
- * learns it was declined, and why.
- *
- * @example
- * ```ts
- * errorToolResult(call, deniedText(call, "not on main"), "denied");
- * ```
- */
+/** Text of the result of a call the user declined at approval (ours): the model learns it was declined, and why. */
 export function deniedText(call: ToolCall, reason?: string): string {
   return `The user declined to run tool "${call.name}"${reason ? `: ${reason}` : "."} It did not run; do not retry it unchanged.`;
 }
 
-/**
- * Text of the result of a gated call closed because the run was aborted while it waited
- * for approval (ours).
- *
- * @example
- * ```ts
- * errorToolResult(call, approvalCancelledText(call, "user pressed stop"), "skipped");
- * ```
- */
+/** Text of the result of a gated call closed because the run was aborted while it waited for approval (ours). */
 export function approvalCancelledText(call: ToolCall, reason?: string): string {
   return (
     `Tool "${call.name}" did not run: it was waiting for the user's approval when the run was aborted${reason ? ` (${reason})` : ""}. ` +
@@ -296,27 +142,12 @@ export function approvalCancelledText(call: ToolCall, reason?: string): string {
   );
 }
 
-/**
- * Text of the result of an approved call whose arguments changed after approval (a
- * `beforeToolCall` hook returned different ones): it is not run (ours).
- *
- * @example
- * ```ts
- * errorToolResult(call, approvalMismatchText(call), "blocked");
- * ```
- */
+/** Text of the result of an approved call whose arguments a `beforeToolCall` hook changed after approval: it is not run. */
 export function approvalMismatchText(call: ToolCall): string {
   return `Tool "${call.name}" did not run: its arguments changed after the user approved them, so the approval does not cover them.`;
 }
 
-/**
- * The message of an unknown thrown value.
- *
- * @example
- * ```ts
- * errorMessageOf(new Error("boom")); // "boom"
- * ```
- */
+/** The message of an unknown thrown value. */
 export function errorMessageOf(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   if (typeof error === "string") return error;
@@ -327,14 +158,7 @@ export function errorMessageOf(error: unknown): string {
   }
 }
 
-/**
- * An empty assistant message for `model` (used when a stream never started).
- *
- * @example
- * ```ts
- * emptyAssistant({ provider: "openai", modelId: "gpt-4o-mini", api: "openai-chat" });
- * ```
- */
+/** An empty assistant message for `model` (used when a stream never started). */
 export function emptyAssistant(model: { provider: string; modelId: string; api: string }): AssistantMessage {
   return {
     role: "assistant",
@@ -348,15 +172,7 @@ export function emptyAssistant(model: { provider: string; modelId: string; api: 
   };
 }
 
-/**
- * Closes a (possibly partial) assistant message as aborted, keeping its content.
- * Default errorMessage "Request was aborted" (pi-ai's text).
- *
- * @example
- * ```ts
- * abortedAssistant(partial); // stopReason "aborted", errorMessage "Request was aborted"
- * ```
- */
+/** Closes a (possibly partial) assistant message as aborted, keeping its content. Default errorMessage "Request was aborted" (pi-ai's text). */
 export function abortedAssistant(partial: AssistantMessage, reason?: string): AssistantMessage {
   return { ...partial, content: [...partial.content], stopReason: "aborted", errorMessage: reason ?? "Request was aborted" };
 }

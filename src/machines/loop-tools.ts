@@ -1,46 +1,17 @@
 /**
- * The side effects of one tool call, used by the tool-execution machine's actors:
- * preparation (lookup, prepareArguments, validation, beforeToolCall), execution
- * (with updates, abort and timeout) and finalization (afterToolCall).
- *
- * Contract (pi's semantics, `docs/pi-parity.md`; ours where marked):
- * - `prepareToolCall` never throws: every failure is a {@link PrepareOutcome} of kind
- *   `not_found` (pi text "Tool <name> not found"), `invalid` (arguments that did not parse
- *   as JSON, ours: never validated, so never run with `{}`; the validator's message,
- *   or a throw in `prepareArguments`), or `blocked` (the hook's reason, default
- *   "Tool execution was blocked"; a throw in the hook blocks with its message);
- *   arguments replaced by `beforeToolCall` are NOT re-validated (pi);
- * - `finalizeToolResult` applies `afterToolCall` field by field (each present field
- *   replaces the original); a throw makes the result an error carrying the message (pi 0.73);
- * - approval (ours): after `beforeToolCall`, a call of a tool whose `needsApproval`
- *   says so (a throw fails closed), or that the runtime's policy names (`requiresApproval`),
- *   is `ready` with a `gate` (its input digest): it must not run until approved; a call
- *   prepared as `approved` skips the check, and is `blocked` when its final arguments no
- *   longer match the approved digest;
- * - every hook receives the AbortSignal of the call;
- * - preparation yields to the event loop (`setImmediate`) when it has held it for 10 ms, so
- *   abort and timeouts fire during a large batch.
- *
- * @example
- * ```ts
- * const prepared = await prepareToolCall(runtime, { toolCall, assistantMessage }, signal);
- * if (prepared.kind === "ready") await tool.execute(prepared.args, context);
- * ```
+ * The side effects of one tool call for the tool-execution actors: preparation (lookup, prepareArguments, validation, beforeToolCall, the approval
+ * gate), execution (updates, abort, timeout) and finalization (afterToolCall, field by field). `prepareToolCall` never throws: failures are
+ * `not_found`, `invalid` or `blocked` outcomes. Preparation yields to the event loop every 10 ms so aborts fire during large batches.
  */
 import type { AssistantMessage, ToolCall } from "../core/messages.ts";
 import type { AgentTool, ToolResult } from "../core/tools.ts";
 import type { LoopHooks } from "./agent-types.ts";
 import { inputDigest } from "./approval-fold.ts";
 import { approvalMismatchText, BLOCKED_TEXT, errorMessageOf, notFoundText, unparsableArgumentsText } from "./loop-messages.ts";
+import type { BudgetGate } from "./run-budget.ts";
+import type { ApprovalSource } from "../core/vocabulary.ts";
 
-/**
- * What the tool actors need from the agent: the live tool set, hooks and tool context.
- *
- * @example
- * ```ts
- * const runtime: ToolRuntime = { getTool: (name) => tools.get(name), hooks: {}, toolContext: () => undefined };
- * ```
- */
+/** What the tool actors need from the agent: the live tool set, hooks and tool context. */
 export interface ToolRuntime {
   getTool(name: string): AgentTool<any, any, any> | undefined;
   readonly hooks: LoopHooks;
@@ -50,21 +21,15 @@ export interface ToolRuntime {
   /** Approval policy by tool name (the agent's `requireApproval`): true gates every call of that tool. */
   requiresApproval?(toolName: string): boolean;
   /**
-   * Commit before effect (ours): resolves once everything recorded so far (the run start,
-   * the prompt, the assistant message holding the call, `tool.started`) is durable; rejects
-   * when the log refused it. Awaited before every `execute`.
+   * Commit before effect (ours): resolves once everything recorded so far (the run start, the prompt, the assistant message holding the call,
+   * `tool.started`) is durable; rejects when the log refused it. Awaited before every `execute`.
    */
   commit?(): Promise<void>;
+  /** Budgets (`run-budget.ts`): asked before every `execute`; a refused call never starts. */
+  readonly budget?: Pick<BudgetGate, "beforeToolCall">;
 }
 
-/**
- * Input of one tool call's preparation.
- *
- * @example
- * ```ts
- * await prepareToolCall(runtime, { toolCall, assistantMessage }, signal);
- * ```
- */
+/** Input of one tool call's preparation. */
 export interface PrepareInput {
   toolCall: ToolCall;
   assistantMessage: AssistantMessage;
@@ -72,14 +37,7 @@ export interface PrepareInput {
   approved?: { inputDigest: string };
 }
 
-/**
- * The outcome of preparation. `hookChanged` lists what beforeToolCall changed (for `hook.applied`).
- *
- * @example
- * ```ts
- * if (outcome.kind === "ready") console.log(outcome.args);
- * ```
- */
+/** The outcome of preparation. `hookChanged` lists what beforeToolCall changed (for `hook.applied`). */
 export type PrepareOutcome =
   | {
       kind: "ready";
@@ -87,7 +45,7 @@ export type PrepareOutcome =
       timeoutMs?: number;
       hookChanged: string[];
       /** Set when the call needs approval: it must not run now. */
-      gate?: { inputDigest: string; source: "tool" | "policy" };
+      gate?: { inputDigest: string; source: ApprovalSource };
     }
   | { kind: "not_found"; message: string }
   | { kind: "invalid"; message: string }
@@ -96,9 +54,7 @@ export type PrepareOutcome =
 let lastYield = 0;
 
 /**
- * Lets timers and I/O run once tool preparation has held the event loop for 10 ms (ours): a
- * large batch is prepared in promise callbacks only, which would otherwise starve `abort()`
- * and timeouts until the whole batch was prepared. Only yields; never changes an order.
+ * Lets timers and I/O run once tool preparation has held the event loop for 10 ms, so `abort()` and timeouts fire during a large batch.
  */
 async function yieldToEventLoop(): Promise<void> {
   if (performance.now() - lastYield < 10) return;
@@ -106,14 +62,7 @@ async function yieldToEventLoop(): Promise<void> {
   lastYield = performance.now();
 }
 
-/**
- * Prepares one call (see the module contract). Never throws.
- *
- * @example
- * ```ts
- * const outcome = await prepareToolCall(runtime, { toolCall, assistantMessage }, signal);
- * ```
- */
+/** Prepares one call (see the module contract). Never throws. */
 export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput, signal: AbortSignal): Promise<PrepareOutcome> {
   await yieldToEventLoop();
   const { toolCall } = input;
@@ -163,7 +112,7 @@ export async function prepareToolCall(runtime: ToolRuntime, input: PrepareInput,
 }
 
 /** Who requires approval of this call (the tool, or the policy by name), or undefined. A throwing `needsApproval` requires it (fails closed). */
-async function approvalSource(runtime: ToolRuntime, tool: AgentTool<any, any, any>, args: Record<string, unknown>, call: ToolCall): Promise<"tool" | "policy" | undefined> {
+async function approvalSource(runtime: ToolRuntime, tool: AgentTool<any, any, any>, args: Record<string, unknown>, call: ToolCall): Promise<ApprovalSource | undefined> {
   const { needsApproval } = tool;
   if (needsApproval === true) return "tool";
   if (typeof needsApproval === "function") {
@@ -177,14 +126,7 @@ async function approvalSource(runtime: ToolRuntime, tool: AgentTool<any, any, an
   return runtime.requiresApproval?.(call.name) === true ? "policy" : undefined;
 }
 
-/**
- * Input of finalization: the raw result of execute (or of a throw).
- *
- * @example
- * ```ts
- * await finalizeToolResult(runtime, { toolCall, args, result, isError: false }, signal);
- * ```
- */
+/** Input of finalization: the raw result of execute (or of a throw). */
 export interface FinalizeInput {
   toolCall: ToolCall;
   args: Record<string, unknown>;
@@ -192,14 +134,7 @@ export interface FinalizeInput {
   isError: boolean;
 }
 
-/**
- * A finalized result, with the fields afterToolCall changed (for `hook.applied`) or its error.
- *
- * @example
- * ```ts
- * const { result, isError } = await finalizeToolResult(runtime, input, signal);
- * ```
- */
+/** A finalized result, with the fields afterToolCall changed (for `hook.applied`) or its error. */
 export interface FinalizeOutput {
   result: ToolResult;
   isError: boolean;
@@ -207,14 +142,7 @@ export interface FinalizeOutput {
   hookError?: string;
 }
 
-/**
- * Applies afterToolCall (see the module contract). Never throws.
- *
- * @example
- * ```ts
- * const { result, isError } = await finalizeToolResult(runtime, { toolCall, args, result: raw, isError: false }, signal);
- * ```
- */
+/** Applies afterToolCall (see the module contract). Never throws. */
 export async function finalizeToolResult(runtime: ToolRuntime, input: FinalizeInput, signal: AbortSignal): Promise<FinalizeOutput> {
   const hook = runtime.hooks.afterToolCall;
   if (!hook) return { result: input.result, isError: input.isError, hookChanged: [] };

@@ -1,37 +1,11 @@
 /**
- * `createMachineStates`: the live state of each session's agent, run and tool-execution actors,
- * recorded from XState inspection events by Arbor itself (no Stately server, no network), for
- * the service's inspector (`GET {base}/sessions/:id/machines`, `docs/http.md`).
- *
- * Contract (ours):
- * - pass the recorder as `createHarness({ inspect })`: the harness gives each session's agent
- *   the observer of {@link MachineStates.forSession} for that session, so every record names
- *   its session; only `@xstate.snapshot` inspection events of the three Arbor machines are read
- *   (the agent `agent`, the run `run`, the tool execution `toolExecution`; promise and callback
- *   actors such as the model call are skipped);
- * - a record is made when an actor's state value or status CHANGES (a model delta that leaves
- *   the run in `streaming` makes none), in the order XState reports them; `seq` grows by one
- *   per record across the recorder;
- * - content is redacted by default: a record holds the machine, the state, the status, ids
- *   (run id, tool call id), the tool name and the TYPE of the event that caused the change;
- *   with `redact: false` it also holds `detail`, that event as JSON (functions and actor
- *   references dropped, cut at depth 6). Context (messages, tool arguments, outputs) is never
- *   sent;
- * - each record carries the `path` of states its actor went through (the last 32), so a late
- *   subscriber sees how a run got where it is;
- * - a tool record carries the run id of its parent run actor;
- * - per session the latest record of each actor is kept (the agent, and the last
- *   `keepActors`, default 64, runs and tool executions; at most 256 sessions, the oldest
- *   without a subscriber dropped first), so a late subscriber sees the current
- *   states first; listeners are called synchronously; a throwing listener is removed, never
- *   breaking the actor.
- *
+ * `createMachineStates`: the live states of each session's agent, run and tool actors, recorded from XState inspection for the inspector endpoint
+ * (`docs/http.md`). A record is made when a state or status changes, with a path of the last 32 states; content is redacted by default; the latest
+ * record per actor is kept (bounded per session and in sessions); a throwing listener is removed.
  * @example
- * ```ts
  * const machines = createMachineStates();
  * const harness = await createHarness({ models, inspect: machines });
  * const handler = createChatHandler({ harness, machineStates: machines });
- * ```
  */
 
 /** Which Arbor machine a record is about. */
@@ -39,11 +13,8 @@ export type MachineKind = "agent" | "run" | "tool";
 
 /**
  * One observed state of one actor (see the module contract). Source: ours.
- *
  * @example
- * ```ts
  * const record: MachineStateRecord = { seq: 3, sessionId: "s1", actor: "x:2", machine: "run", state: "tools", status: "active", runId: "r1", path: ["starting", "streaming", "tools"], event: "xstate.done.actor.model", time: "2026-01-01T00:00:00.000Z" };
- * ```
  */
 export interface MachineStateRecord {
   /** Order of the record in this recorder (1, 2, 3, ...). */
@@ -76,11 +47,8 @@ export interface MachineStateRecord {
 
 /**
  * Options of {@link createMachineStates}.
- *
  * @example
- * ```ts
  * createMachineStates({ redact: false, keepActors: 16 });
- * ```
  */
 export interface MachineStatesOptions {
   /** Leave out event details (default true). */
@@ -91,11 +59,8 @@ export interface MachineStatesOptions {
 
 /**
  * The recorder (see the module contract).
- *
  * @example
- * ```ts
  * const stop = machines.subscribe("s1", (record) => console.log(record.machine, record.state));
- * ```
  */
 export interface MachineStates {
   /** The XState inspection observer for one session's actors (the harness calls it). */
@@ -148,13 +113,10 @@ function plain(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown
 
 /**
  * Creates a recorder (see the module contract).
- *
  * @example
- * ```ts
  * const machines = createMachineStates();
  * await createHarness({ models, inspect: machines });
  * machines.current(sessionId); // [{ machine: "agent", state: "idle", ... }]
- * ```
  */
 export function createMachineStates(options: MachineStatesOptions = {}): MachineStates {
   const redact = options.redact !== false;
@@ -239,15 +201,7 @@ export function createMachineStates(options: MachineStatesOptions = {}): Machine
   };
 }
 
-/**
- * The inspection observer a session's agent gets from the harness's `inspect` option: a
- * {@link MachineStates} recorder's observer for that session, or the option itself.
- *
- * @example
- * ```ts
- * createAgent({ session, model, inspect: sessionInspection(options.inspect, session.id) });
- * ```
- */
+/** The inspection observer a session's agent gets: a {@link MachineStates} recorder's observer for that session, or the option itself. */
 export function sessionInspection(inspect: unknown, sessionId: string): unknown {
   if (inspect && typeof inspect === "object" && typeof (inspect as Partial<MachineStates>).forSession === "function" && typeof (inspect as Partial<MachineStates>).current === "function") {
     return (inspect as MachineStates).forSession(sessionId);

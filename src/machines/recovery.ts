@@ -1,64 +1,16 @@
 /**
- * Crash recovery of a session whose last run has no terminal event.
- *
- * Contract (ours; pi has no equivalent, `docs/pi-parity.md`):
- * - a run is unfinished when its `run.started` has no later `run.ended` for the same
- *   runId; only the LAST run is considered; what recovery knows of it is read from the
- *   session view's activity projection (`view.activity`, `src/store/session-activity.ts`),
- *   never by re-reading the stream;
- * - recovery appends, in ONE atomic append through the session's one writer (`writes`: the
- *   agent's writer when the agent recovers at start-up or reload, else the session actor's,
- *   `sessionActorOf(session).writes`; version-checked, so it writes nothing when another
- *   writer got there first): a synthetic error result
- *   for every tool call of the run without a result (text says the tool was interrupted,
- *   may not have finished, was not re-run and may need to be run again; `details.arbor = "interrupted"`;
- *   when the tool recorded a process group in `tool.updated`, the text says whether it was still
- *   running, had ended, or could not be checked), the partial
- *   assistant message rebuilt from its logged deltas and closed with stopReason
- *   `aborted`, `turn.ended` for an open turn, then `run.ended` with `status: "interrupted"`;
- * - a call that this run gated for approval (`approval.requested` in the run, no `tool.ended`)
- *   is NOT interrupted (nothing of it ran): it keeps waiting, and the run ends `suspended`
- *   (`pendingToolCallIds`) instead of `interrupted`, so the session reopens awaiting
- *   approval (ours); a call approved earlier and being run by this (`resume`)
- *   run is interrupted like any other;
- * - a run recovered as `interrupted` that belongs to an open typed-agent invocation
- *   (`agent.started` without `agent.ended`) of a standalone session (no `metadata.workflowId`)
- *   also gets that invocation's `agent.ended` (`interrupted`), in the same append, so its
- *   lifecycle ends with one terminal event (ours); its `repairs` and `usage` are the
- *   totals of the invocation's logged messages over all its runs (`view.activity.invocation.totals`,
- *   `src/core/agent-answer.ts`; zeros for a state stored before those were folded); a workflow's
- *   agent step is left open for the workflow's resume, and a suspended run leaves its invocation
- *   open for `agent.resume`;
- * - an open standalone invocation whose last run already ended (the process stopped between
- *   `run.ended` and `agent.ended`) gets its `agent.ended` alone, once: `failed` (code
- *   `AGENT_RUN_FAILED`), `aborted` or `interrupted` as the run ended, and `interrupted` for a
- *   run that ended `done` (its answer was not judged; the answer stays in the session); not for
- *   a `suspended` run, and not while that run's owner process is alive (it is about to write
- *   it); the report carries `endedInvocationId`;
- * - after that append commits, each recorded process group that is still alive, on this host, with
- *   the recorded leader start time is ended with SIGKILL (`process-group.ts`);
- *   the report lists them in `endedProcessGroups`;
- * - nothing is re-run and nothing is duplicated: a second call finds the terminal
- *   event and does nothing (idempotent);
- * - with `durability: "continue"` (`RecoveryOptions`), an unfinished run that waits for no
- *   approval is NOT closed: it is left open and reported as `resumable`, for its continuation
- *   (`continuation.ts`, `docs/durability.md`);
- * - a run whose `run.started` names another live process on this host as its owner
- *   (`metadata.owner`, see `run-lease.ts`) is left alone: the report carries `liveRun`;
- * - errors (e.g. `ExpectedVersionConflictError`) are thrown to the caller.
- *
- * @example
- * ```ts
- * const report = await recoverSession(session);
- * if (report.recovered) console.log(report.interruptedToolCallIds);
- * ```
+ * Crash recovery of a session whose LAST run has no terminal event, read from `view.activity`. One atomic version-checked append closes it: an
+ * `interrupted` result for each call without one, the partial assistant closed `aborted`, `turn.ended`, then `run.ended` (`interrupted`, or
+ * `suspended` when calls wait for approval) and, for a standalone typed-agent invocation, its `agent.ended`; then live recorded process groups
+ * are killed. Idempotent; a run owned by a live process, or left for `durability: "continue"`, is left open. Errors are thrown.
  */
+import { hostname } from "node:os";
 import type { AssistantMessage, ThinkingContent, TextContent, ToolCall } from "../core/messages.ts";
 import { unknownUsage } from "../core/messages.ts";
 import { emptyAnswerTotals } from "../core/agent-answer.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEventData } from "../store/events/catalogue.ts";
-import type { OpenInvocation, OpenRun, SessionActivity, StreamedBlock } from "../store/session-activity.ts";
+import type { OpenInvocation, OpenRun, SessionActivity, StreamedBlock } from "../store/session/session-activity.ts";
 import type { Durability } from "./agent-types.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/process-group.ts";
@@ -68,14 +20,12 @@ import { findLiveStreamRun, isRunOwnerAlive, type RunOwner } from "./run-lease.t
 import { sessionActorOf } from "./session-actor.ts";
 import type { SessionWrites } from "./session-slot.ts";
 import { closeInterruptedSummaries } from "./summary-recovery.ts";
+import { ignored } from "../core/ignored.ts";
 
 /**
  * What recovery did.
- *
  * @example
- * ```ts
  * const { recovered, interruptedToolCallIds } = await recoverSession(session);
- * ```
  */
 export interface RecoveryReport {
   recovered: boolean;
@@ -94,14 +44,7 @@ export interface RecoveryReport {
   endedInvocationId?: string;
 }
 
-/**
- * The text of the errorMessage of a partial assistant message closed by recovery.
- *
- * @example
- * ```ts
- * if (message.errorMessage === INTERRUPTED_MESSAGE_TEXT) console.log("closed by recovery");
- * ```
- */
+/** The text of the errorMessage of a partial assistant message closed by recovery. */
 export const INTERRUPTED_MESSAGE_TEXT = "Interrupted: the process stopped while this message was streaming; it is incomplete.";
 
 function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: string; modelId?: string; api?: string }): AssistantMessage {
@@ -114,8 +57,8 @@ function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: st
       try {
         const parsed: unknown = JSON.parse(block.text);
         if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) args = parsed as Record<string, unknown>;
-      } catch {
-        // Truncated arguments: kept empty; the call never ran and an aborted message is never sent to a model.
+      } catch (error) {
+        ignored("truncated tool-call arguments are kept empty; the call never ran and an aborted message is never sent to a model", error);
       }
       content.push({ type: "toolCall", id: block.toolCallId ?? `interrupted-${block.contentIndex}`, name: block.toolName ?? "unknown", arguments: args } satisfies ToolCall);
     }
@@ -134,14 +77,8 @@ function rebuildPartial(blocks: readonly StreamedBlock[], model: { provider?: st
 }
 
 /**
- * The events that close the open run's partial assistant messages (rebuilt from their logged
- * deltas, stopReason `aborted`), and the entry id of the last one closed. Recovery and the
- * continuation of a run (`continuation.ts`) both use it.
- *
- * @example
- * ```ts
- * const { events, closedMessageEntryId } = closeOpenMessages(openRun, { runId, turnId });
- * ```
+ * The events that close the open run's partial assistant messages (rebuilt from their logged deltas, stopReason `aborted`), and the entry id of the
+ * last one closed. Recovery and the continuation of a run (`continuation.ts`) both use it.
  */
 export function closeOpenMessages(open: OpenRun, scope: { runId: string; turnId?: string }): { events: NewEvent[]; closedMessageEntryId?: string } {
   const events: NewEvent[] = [];
@@ -159,24 +96,19 @@ export function closeOpenMessages(open: OpenRun, scope: { runId: string; turnId?
 }
 
 /**
- * How recovery treats an unfinished run whose owner is gone: `"interrupt"` (the default) closes
- * it; `"continue"` leaves a run that waits for no approval open for its continuation
- * (`continuation.ts`) and reports it as `resumable`.
+ * How recovery treats an unfinished run whose owner is gone: `"interrupt"` (the default) closes it; `"continue"` leaves a run that waits for no
+ * approval open for its continuation (`continuation.ts`) and reports it as `resumable`.
  */
 export interface RecoveryOptions {
   durability?: Durability;
 }
 
 /**
- * Recovers the session's last unfinished run (see the module contract). `writes` is the
- * session's one writer; the default is the session actor's (`sessionActorOf(session).writes`:
- * its agent's writer when an agent drives the handle).
- * Throws the append's error (e.g. `ExpectedVersionConflictError`) and writes nothing then.
- *
+ * Recovers the session's last unfinished run (see the module contract). `writes` is the session's one writer; the default is the session actor's
+ * (`sessionActorOf(session).writes`: its agent's writer when an agent drives the handle). Throws the append's error (e.g.
+ * `ExpectedVersionConflictError`) and writes nothing then.
  * @example
- * ```ts
  * const report = await recoverSession(session);
- * ```
  */
 export async function recoverSession(
   session: SessionHandle,
@@ -274,20 +206,25 @@ function invocationEnded(invocation: OpenInvocation, runId: string, ending: Invo
   return { type: "agent.ended", data: { agent: invocation.agent, invocationId: invocation.invocationId, runId, repairs, usage, ...ending }, metadata: { runId } };
 }
 
+const isOfThisHost = (owner: unknown): boolean => typeof owner === "object" && owner !== null && (owner as { host?: unknown }).host === hostname();
+
 /** An invocation whose last run ended before its `agent.ended` was written (see the module contract). */
 async function closeEndedInvocation(session: SessionHandle, activity: SessionActivity, through: Pick<SessionWrites, "record">, lastRunId: string): Promise<RecoveryReport> {
   const none: RecoveryReport = { recovered: false, runId: lastRunId, interruptedToolCallIds: [] };
   const { invocation } = activity;
   const run = invocation?.lastRun;
   if (!invocation || !run?.ended || activity.workflowId || run.ended.status === "suspended" || run.runId !== lastRunId) return none;
-  // Its owner, alive, writes the agent.ended itself (it is judging the answer now).
-  const ownerAlive = session.ownership ? await session.ownership.isOwnedElsewhere() : isRunOwnerAlive(run.owner);
+  // Its owner, alive, writes the agent.ended itself (it is judging the answer now). The run's
+  // lease ended with the run, so a live owner of this host is also recognised by its process.
+  const ownerAlive = session.ownership
+    ? (await session.ownership.isOwnedElsewhere()) || (isOfThisHost(run.owner) && isRunOwnerAlive(run.owner))
+    : isRunOwnerAlive(run.owner);
   if (ownerAlive) return none;
   const ended = run.ended;
   const prefix = `Agent "${invocation.agent}" run ${ended.status}: `;
   const ending: InvocationEnding =
-    ended.status === "failed"
-      ? { status: "failed", code: "AGENT_RUN_FAILED" /* AgentRunError.code (src/agents, a layer above) */, error: `${prefix}${ended.error}` }
+    ended.status === "failed" || ended.status === "budget_exceeded"
+      ? { status: "failed", code: "AGENT_RUN_FAILED" /* AgentRunError.code (src/agents, a layer above) */, error: `${prefix}${ended.status === "failed" ? ended.error : ended.reason}` }
       : ended.status === "aborted"
         ? { status: "aborted", reason: `${prefix}${ended.reason ?? "aborted"}` }
         : ended.status === "interrupted"

@@ -1,37 +1,11 @@
 /**
- * The tool batch of one turn, as pure data the run actor folds: which calls were
- * spawned, prepared, started and settled, and their results.
- *
- * Contract (pi's batch rules, `docs/pi-parity.md`; ours where marked):
- * - mode is sequential when configured or when any called tool declares
- *   `executionMode: "sequential"`, else parallel;
- * - parallel: calls are spawned (prepared) one after another in source order, then
- *   every prepared call executes concurrently; sequential: a call is spawned only
- *   after the previous one settled;
- * - at most `maxToolCallsPerResponse` calls (default 128, ours) run; the calls after them get
- *   an error result at once saying they were not run (`refuseOverCap`);
- * - no step scans the batch: spawn, prepare and settle are O(1) checks plus one native
- *   shallow copy of the by-id record they change (the batch stays immutable data, because
- *   XState snapshots and graph traversals share it); the per-call scans that made a batch
- *   O(n³) are gone (ours: 1,000 calls took 7–14 s). With the default cap the copies are tiny;
- * - each settle is recorded at once (`tool.ended` + `entry.appended`, ours: pi #7053);
- * - results enter the context in the assistant's call order; the batch terminates
- *   the loop only when it has results and every one says `terminate`;
- * - approval (ours): a call that needs approval is `gated` ({@link markGated} logs
- *   `approval.requested`; it gets no result); the batch is done when every call is settled or
- *   gated (parallel: siblings still run), or, sequential, once a gated call is reached (the
- *   calls after it wait with it); an abort closes every gated call with a result
- *   ({@link closeGated}); a `resume` run's batch holds only the calls still without a result
- *   (`initialBatch`'s `only`), its denied and cancelled calls settled at once ({@link settleDecided}).
- *
- * @example
- * ```ts
- * let batch = initialBatch(assistant, input);
- * const { batch: next, events } = settleInBatch(batch, settled, scope);
- * ```
+ * The tool batch of one turn, as pure data the run actor folds. Sequential when configured or any called tool says so, else parallel (spawned in
+ * source order, then executed together); at most `maxToolCallsPerResponse` calls run, the rest get an error result. Every step is O(1) plus one
+ * shallow copy (snapshots share the batch). Results enter the context in call order; gated calls wait for approval and abort closes them.
  */
 import type { AssistantMessage, ToolCall, ToolResultMessage } from "../core/messages.ts";
 import type { ToolExecutionMode } from "../core/tools.ts";
+import { BATCH_MODES } from "./batch-modes.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import {
   approvalCancelledText,
@@ -42,23 +16,15 @@ import {
   overCapText,
   skippedText,
   toolCallsOf,
-  type ToolOutcome,
 } from "./loop-messages.ts";
+import type { ApprovalEndStatus, ToolOutcome } from "../core/vocabulary.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent, type RecordScope } from "./run-records.ts";
 import type { ToolSettled } from "./tool-execution.machine.ts";
 
 /** Where one call of a batch is. */
 export type CallState = "spawned" | "prepared" | "running" | "settled" | "gated";
 
-/**
- * The state of one tool batch. Calls are spawned in call order, so the spawned calls are
- * `calls[0 .. spawnedCount)`; every other fact is a counter or a by-id record.
- *
- * @example
- * ```ts
- * const batch: ToolBatch = initialBatch(assistant, { toolExecution: "parallel", sequentialTools: [] });
- * ```
- */
+/** One tool batch: calls spawn in call order, so the spawned ones are `calls[0 .. spawnedCount)`; the rest are counters and by-id records. */
 export interface ToolBatch {
   assistant: AssistantMessage;
   calls: ToolCall[];
@@ -102,39 +68,16 @@ function stateOf(batch: ToolBatch, id: string): CallState | null | undefined {
   return at === undefined ? undefined : batch.states[at];
 }
 
-/**
- * The result of call `id`, if it has one.
- *
- * @example
- * ```ts
- * resultOf(batch, "call_1")?.message;
- * ```
- */
+/** The result of call `id`, if it has one. */
 export function resultOf(batch: ToolBatch, id: string): BatchResult | undefined {
   const at = batch.index[id];
   return at === undefined ? undefined : (batch.results[at] ?? undefined);
 }
 
-/**
- * The default cap on tool calls run from one assistant message (ours): calls after the first
- * 128 get an error result and do not run.
- *
- * @example
- * ```ts
- * createAgent({ session, model, maxToolCallsPerResponse: DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE * 2 });
- * ```
- */
+/** The default cap on tool calls run from one assistant message (ours): calls after the first 128 get an error result and do not run. */
 export const DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE = 128;
 
-/**
- * A fresh batch for the tool calls of `assistant`; at most `maxToolCalls` of them (default
- * {@link DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE}) may run.
- *
- * @example
- * ```ts
- * initialBatch(assistant, { toolExecution: "parallel", sequentialTools: ["bash"] }).mode;
- * ```
- */
+/** A fresh batch for the tool calls of `assistant`; at most `maxToolCalls` of them (default {@link DEFAULT_MAX_TOOL_CALLS_PER_RESPONSE}) may run. */
 export function initialBatch(
   assistant: AssistantMessage,
   options: { toolExecution: ToolExecutionMode; sequentialTools: string[]; maxToolCallsPerResponse?: number },
@@ -148,11 +91,11 @@ export function initialBatch(
   calls.forEach((call, at) => {
     if (index[call.id] === undefined) index[call.id] = at;
   });
-  const sequential = options.toolExecution === "sequential" || calls.slice(0, limit).some((call) => sequentialTools.has(call.name));
+  const mode: ToolExecutionMode = calls.slice(0, limit).some((call) => sequentialTools.has(call.name)) ? "sequential" : options.toolExecution;
   return {
     assistant,
     calls,
-    mode: sequential ? "sequential" : "parallel",
+    mode,
     limit,
     spawnedCount: 0,
     readyCount: 0,
@@ -165,28 +108,15 @@ export function initialBatch(
   };
 }
 
-/**
- * True when the next call may be spawned (see the module contract). O(1).
- *
- * @example
- * ```ts
- * if (canSpawnNext(batch)) spawn(batch.calls[batch.spawnedCount]);
- * ```
- */
+/** True when the next call may be spawned (see the module contract). O(1). */
 export function canSpawnNext(batch: ToolBatch): boolean {
   if (batch.spawnedCount >= batch.limit) return false;
-  if (batch.mode === "sequential" && batch.gatedCount > 0) return false;
-  return (batch.mode === "parallel" ? batch.readyCount : batch.settledCount) === batch.spawnedCount;
+  const policy = BATCH_MODES[batch.mode];
+  if (policy.gateHoldsRest && batch.gatedCount > 0) return false;
+  return batch[policy.spawnAfter] === batch.spawnedCount;
 }
 
-/**
- * The batch after spawning its next call (`calls[spawnedCount]`).
- *
- * @example
- * ```ts
- * const next = markSpawned(batch);
- * ```
- */
+/** The batch after spawning its next call (`calls[spawnedCount]`). */
 export function markSpawned(batch: ToolBatch): ToolBatch {
   return pastSettled({ ...batch, spawnedCount: batch.spawnedCount + 1, states: setAt(batch.states, batch.spawnedCount, "spawned") });
 }
@@ -201,31 +131,15 @@ function pastSettled(batch: ToolBatch): ToolBatch {
   return spawnedCount === batch.spawnedCount ? batch : { ...batch, spawnedCount, readyCount };
 }
 
-/**
- * The batch after call `id` reported it is prepared (ignored unless it was just spawned);
- * in a sequential batch the call runs at once.
- *
- * @example
- * ```ts
- * const next = markPrepared(batch, "call_1");
- * ```
- */
+/** The batch after call `id` reported it is prepared (ignored unless it was just spawned); in a sequential batch the call runs at once. */
 export function markPrepared(batch: ToolBatch, id: string): ToolBatch {
   if (stateOf(batch, id) !== "spawned") return batch;
-  return { ...batch, readyCount: batch.readyCount + 1, states: setAt(batch.states, batch.index[id], batch.mode === "sequential" ? "running" : "prepared") };
+  return { ...batch, readyCount: batch.readyCount + 1, states: setAt(batch.states, batch.index[id], BATCH_MODES[batch.mode].executeOnPrepared ? "running" : "prepared") };
 }
 
-/**
- * Prepared calls of a fully preflighted parallel batch that have not been told to execute,
- * in call order. Non-empty at most once per batch (then {@link markExecuting}).
- *
- * @example
- * ```ts
- * for (const id of readyToExecute(batch)) send(id, { type: "EXECUTE" });
- * ```
- */
+/** Prepared calls of a fully preflighted parallel batch not yet told to execute, in call order; non-empty at most once per batch. */
 export function readyToExecute(batch: ToolBatch): string[] {
-  if (batch.mode !== "parallel" || batch.executing || batch.spawnedCount < batch.limit || batch.readyCount < batch.spawnedCount) return [];
+  if (BATCH_MODES[batch.mode].executeOnPrepared || batch.executing || batch.spawnedCount < batch.limit || batch.readyCount < batch.spawnedCount) return [];
   const ids: string[] = [];
   for (let index = 0; index < batch.limit; index++) {
     if (batch.states[index] === "prepared") ids.push(batch.calls[index].id);
@@ -233,92 +147,41 @@ export function readyToExecute(batch: ToolBatch): string[] {
   return ids;
 }
 
-/**
- * The batch after its prepared calls `ids` were told to execute.
- *
- * @example
- * ```ts
- * const next = markExecuting(batch, readyToExecute(batch));
- * ```
- */
+/** The batch after its prepared calls `ids` were told to execute. */
 export function markExecuting(batch: ToolBatch, ids: readonly string[]): ToolBatch {
   const states = batch.states.slice();
   for (const id of ids) if (states[batch.index[id]] === "prepared") states[batch.index[id]] = "running";
   return { ...batch, executing: true, states };
 }
 
-/**
- * True when call `id` was spawned and has not settled.
- *
- * @example
- * ```ts
- * if (isUnsettled(batch, id)) send(id, { type: "ABORT" });
- * ```
- */
+/** True when call `id` was spawned and has not settled. */
 export function isUnsettled(batch: ToolBatch, id: string): boolean {
   const state = stateOf(batch, id);
   return state !== undefined && state !== null && state !== "settled" && state !== "gated";
 }
 
-/**
- * Spawned calls that have not settled, in call order (for aborting them).
- *
- * @example
- * ```ts
- * for (const id of unsettledCalls(batch)) send(id, { type: "ABORT" });
- * ```
- */
+/** Spawned calls that have not settled, in call order (for aborting them). */
 export function unsettledCalls(batch: ToolBatch): string[] {
   return batch.calls.slice(0, batch.spawnedCount).flatMap((call) => (isUnsettled(batch, call.id) ? [call.id] : []));
 }
 
-/**
- * Calls that were told to execute and have not settled, in call order (`pendingToolCalls`).
- *
- * @example
- * ```ts
- * const pending = runningCalls(batch);
- * ```
- */
+/** Calls that were told to execute and have not settled, in call order (`pendingToolCalls`). */
 export function runningCalls(batch: ToolBatch): string[] {
   return batch.calls.slice(0, batch.spawnedCount).flatMap((call, at) => (batch.states[at] === "running" ? [call.id] : []));
 }
 
-/**
- * True when the batch is done: every call has a result or waits for approval; sequential,
- * also once a gated call is reached (the calls after it wait too).
- *
- * @example
- * ```ts
- * if (isBatchSettled(batch) && batch.gatedCount > 0) suspend();
- * ```
- */
+/** True when every call has a result or waits for approval (sequential: also once a gated call is reached). */
 export function isBatchSettled(batch: ToolBatch): boolean {
   if (batch.settledCount + batch.gatedCount === batch.calls.length) return true;
-  return batch.mode === "sequential" && batch.gatedCount > 0 && batch.settledCount + batch.gatedCount === batch.spawnedCount;
+  return BATCH_MODES[batch.mode].gateHoldsRest && batch.gatedCount > 0 && batch.settledCount + batch.gatedCount === batch.spawnedCount;
 }
 
-/**
- * The calls waiting for approval, in call order.
- *
- * @example
- * ```ts
- * const pending = gatedCalls(batch);
- * ```
- */
+/** The calls waiting for approval, in call order. */
 export function gatedCalls(batch: ToolBatch): string[] {
   return batch.calls.flatMap((call, at) => (batch.states[at] === "gated" ? [call.id] : []));
 }
 
-/**
- * Folds a call that needs approval: it is gated (no result) and `approval.requested` is
- * recorded (plus the `hook.*` of its preparation). Ignored unless the call is unsettled.
- *
- * @example
- * ```ts
- * const { batch: next, events } = markGated(batch, settled, scope);
- * ```
- */
+/** Folds a call that needs approval: gated, no result, `approval.requested` recorded. Ignored unless the call is unsettled. */
 export function markGated(batch: ToolBatch, settled: ToolSettled, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
   const state = stateOf(batch, settled.toolCallId);
   if (!settled.gate || state === undefined || state === null || state === "settled" || state === "gated") return { batch, events: [] };
@@ -367,7 +230,7 @@ function settleWithout(
     runEvent(scope, "tool.ended", { toolCallId: call.id, toolName: call.name, isError: true, outcome, durationMs: 0, entryId }),
     messageEntryEvent(scope, message, entryId),
   );
-  if (batch.mode === "sequential") events.push(...messageEvents(scope, message, entryId));
+  if (BATCH_MODES[batch.mode].messagesOnSettle) events.push(...messageEvents(scope, message, entryId));
   return {
     batch: {
       ...batch,
@@ -380,15 +243,7 @@ function settleWithout(
   };
 }
 
-/**
- * Closes every gated call of an aborted batch with a result saying it did not run (and
- * `approval.ended { status: "cancelled" }`).
- *
- * @example
- * ```ts
- * const { batch: next, events } = closeGated(batch, scope, "user pressed stop");
- * ```
- */
+/** Closes every gated call of an aborted batch with a result saying it did not run (and `approval.ended { status: "cancelled" }`). */
 export function closeGated(batch: ToolBatch, scope: RecordScope, reason?: string): { batch: ToolBatch; events: NewEvent[] } {
   let next = batch;
   const events: NewEvent[] = [];
@@ -405,34 +260,18 @@ export function closeGated(batch: ToolBatch, scope: RecordScope, reason?: string
 }
 
 /**
- * A decision a `resume` run applies to one call: `approved` runs it (if its arguments still
- * match `inputDigest`), `denied` gives the model an error result saying the user declined
- * (with the reason), `cancelled` closes it unrun (the run was aborted). `record` says the
- * decision is not logged yet (`approval.ended` is recorded with the result).
- * A continued run (`continuation.ts`) decides its in-flight calls: `replay` runs a
- * `replay: "safe"` tool's call again (its `tool.started` is logged; `inputDigest` when it was
- * approved), `interrupted` gives a replay-unsafe call the interrupted result (`note`: what
- * became of the process group it had started).
- *
- * @example
- * ```ts
- * const decision: ResumeDecision = { status: "denied", reason: "not on main", inputDigest };
- * ```
+ * A decision a `resume` run applies to one call: `approved` runs it (if its arguments still match `inputDigest`), `denied` gives the model an error
+ * result saying the user declined (with the reason), `cancelled` closes it unrun (the run was aborted). `record` says the decision is not logged yet
+ * (`approval.ended` is recorded with the result). A continued run (`continuation.ts`) decides its in-flight calls: `replay` runs a `replay: "safe"`
+ * tool's call again (its `tool.started` is logged; `inputDigest` when it was approved), `interrupted` gives a replay-unsafe call the interrupted
+ * result (`note`: what became of the process group it had started).
  */
 export type ResumeDecision =
-  | { status: "approved" | "denied" | "cancelled"; reason?: string; inputDigest: string; record?: boolean }
+  | { status: ApprovalEndStatus; reason?: string; inputDigest: string; record?: boolean }
   | { status: "replay"; inputDigest?: string }
   | { status: "interrupted"; note?: string };
 
-/**
- * Settles, at once and unspawned, the denied and cancelled calls of a resume batch (their
- * `tool.started` was logged by the run that asked). Approved calls are left to run.
- *
- * @example
- * ```ts
- * const { batch: next, events } = settleDecided(batch, decisions, scope);
- * ```
- */
+/** Settles the denied and cancelled calls of a resume batch at once, unspawned; approved calls are left to run. */
 export function settleDecided(batch: ToolBatch, decisions: Readonly<Record<string, ResumeDecision>>, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
   let next = batch;
   const events: NewEvent[] = [];
@@ -465,15 +304,7 @@ function messageEvents(scope: RecordScope, message: ToolResultMessage, entryId: 
   ];
 }
 
-/**
- * Folds one settled call: records `hook.*`, `tool.ended` and the result entry
- * (plus its message events in a sequential batch). Ignores a second settle of a call.
- *
- * @example
- * ```ts
- * const { batch: next, events } = settleInBatch(batch, settled, { runId, turnId });
- * ```
- */
+/** Folds one settled call: `hook.*`, `tool.ended` and the result entry (plus message events when sequential). A second settle is ignored. */
 export function settleInBatch(batch: ToolBatch, settled: ToolSettled, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
   const state = stateOf(batch, settled.toolCallId);
   if (state === undefined || state === null || state === "settled") return { batch, events: [] };
@@ -500,7 +331,7 @@ export function settleInBatch(batch: ToolBatch, settled: ToolSettled, scope: Rec
     }),
     messageEntryEvent(scope, settled.message, entryId),
   );
-  if (batch.mode === "sequential") events.push(...messageEvents(scope, settled.message, entryId));
+  if (BATCH_MODES[batch.mode].messagesOnSettle) events.push(...messageEvents(scope, settled.message, entryId));
   return {
     batch: {
       ...batch,
@@ -513,28 +344,12 @@ export function settleInBatch(batch: ToolBatch, settled: ToolSettled, scope: Rec
   };
 }
 
-/**
- * Gives every call that was never spawned a "skipped" result (the run was aborted
- * before it started; no tool.* events: it never started).
- *
- * @example
- * ```ts
- * const { batch: next, events } = skipUnspawned(batch, { runId }, "user pressed stop");
- * ```
- */
+/** Gives every call that was never spawned a "skipped" result (the run was aborted before it started; no tool.* events: it never started). */
 export function skipUnspawned(batch: ToolBatch, scope: RecordScope, reason?: string): { batch: ToolBatch; events: NewEvent[] } {
   return settleUnspawned(batch, scope, batch.spawnedCount, batch.limit, (call) => errorToolResult(call, skippedText(call, reason), "skipped"));
 }
 
-/**
- * Gives every call over the per-response cap an error result saying it was not run (ours;
- * no tool.* events: it never started). Call once, when the batch starts.
- *
- * @example
- * ```ts
- * const { batch: next, events } = refuseOverCap(initialBatch(assistant, input), { runId });
- * ```
- */
+/** Gives every call over the per-response cap an error result saying it was not run (no tool.* events). Call once, at batch start. */
 export function refuseOverCap(batch: ToolBatch, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
   return settleUnspawned(batch, scope, batch.limit, batch.calls.length, (call) =>
     errorToolResult(call, overCapText(call, batch.calls.length, batch.limit), "skipped", { arbor: "over_cap" }),
@@ -559,7 +374,7 @@ function settleUnspawned(
     const message = resultOf(call);
     const entryId = createEntryId();
     events.push(messageEntryEvent(scope, message, entryId));
-    if (batch.mode === "sequential") events.push(...messageEvents(scope, message, entryId));
+    if (BATCH_MODES[batch.mode].messagesOnSettle) events.push(...messageEvents(scope, message, entryId));
     states[index] = "settled";
     results[index] = { message, terminate: false, entryId, outcome: "skipped" };
     settledCount += 1;
@@ -568,15 +383,7 @@ function settleUnspawned(
   return { batch: { ...batch, states, results, settledCount }, events };
 }
 
-/**
- * A batch for an assistant message that stopped for `length`: no call runs, each
- * gets an error result saying its arguments may be truncated (ours; later pi).
- *
- * @example
- * ```ts
- * const { batch: next, events } = refuseLengthBatch(initialBatch(assistant, input), { runId });
- * ```
- */
+/** A batch of an assistant stopped for `length`: no call runs; each gets an error result saying its arguments may be truncated. */
 export function refuseLengthBatch(batch: ToolBatch, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
   let next: ToolBatch = { ...batch, mode: "sequential" };
   const events: NewEvent[] = [];
@@ -598,15 +405,7 @@ export function refuseLengthBatch(batch: ToolBatch, scope: RecordScope): { batch
   return { batch: next, events };
 }
 
-/**
- * The end of a batch: the results in call order, the tool-result message events
- * of a parallel batch (pi's order), and whether every result said terminate.
- *
- * @example
- * ```ts
- * const { results, events, terminate } = batchRecords(batch, { runId, turnId });
- * ```
- */
+/** The end of a batch: results in call order, a parallel batch's tool-result message events (pi's order), and whether all said terminate. */
 export function batchRecords(batch: ToolBatch, scope: RecordScope): { results: ToolResultMessage[]; events: NewEvent[]; terminate: boolean } {
   const results: ToolResultMessage[] = [];
   const events: NewEvent[] = [];
@@ -614,7 +413,7 @@ export function batchRecords(batch: ToolBatch, scope: RecordScope): { results: T
     const result = resultOf(batch, call.id);
     if (!result) continue;
     results.push(result.message);
-    if (batch.mode === "parallel") events.push(...messageEvents(scope, result.message, result.entryId));
+    if (!BATCH_MODES[batch.mode].messagesOnSettle) events.push(...messageEvents(scope, result.message, result.entryId));
   }
   const terminate = results.length > 0 && batch.calls.every((call) => resultOf(batch, call.id)?.terminate === true);
   return { results, events, terminate };

@@ -1,30 +1,7 @@
 /**
- * Binds the run machine's keyed actors and its `record` action to real
- * dependencies: the model (read per call, so `setModel` applies at the next call),
- * the request builder, the tool runtime, the hooks and the session writer.
- *
- * Contract (ours):
- * - `modelCall` builds the request (transformContext → convertToLlm →
- *   beforeModelCall), streams it with an AbortSignal that fires when the actor
- *   stops (abort, run end) before the stream gave its terminal event (`done` / `error`: the
- *   loop has left the stream, so the client closed it; the signal then never fires), and turns every failure (a throwing hook, a throwing
- *   client, a stream without a terminal event) into one `error` stream event: the
- *   run never sees an exception;
- * - stream events reach the run machine as `MODEL.EVENT`, except (ours) an event
- *   that carries the partial the machine already holds (the same live object) and is not
- *   `start`/`done`/`error`: it cannot change the machine's context, so `modelCall` records its
- *   `message.delta` (if any, `streamEventRecord`) through `record` itself, in stream order,
- *   without a transition; a client that yields a new partial object per event goes through the
- *   machine for every event;
- * - commit before effect: `modelCall` awaits `commit()` before the request is sent, so the
- *   run start and the prompt are durable first (a refused commit is the call's error);
- * - `betweenTurns` / `contextOverflow` flush the writer before calling the hook, so
- *   the hook reads a session that holds everything the run produced so far.
- *
- * @example
- * ```ts
- * const runLogic = provideRunLogic({ record, getModel: () => model, buildRequest, runtime, hooks, flush: () => writer.flush() });
- * ```
+ * Binds the run machine's keyed actors and `record` action to real dependencies (model read per call, request builder, tool runtime, hooks,
+ * writer). `modelCall` awaits `commit()` before sending (commit before effect) and turns every failure into one `error` stream event; deltas on the
+ * partial the machine already holds are recorded here, in stream order, without a transition. `betweenTurns`/`contextOverflow` flush first.
  */
 import { fromCallback, fromPromise } from "xstate";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
@@ -34,17 +11,12 @@ import type { LoopHooks } from "./agent-types.ts";
 import { emptyAssistant, errorMessageOf } from "./loop-messages.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
 import { runMachine, type ModelCallInput, type RunEvent } from "./run.machine.ts";
+import type { BudgetGate } from "./run-budget.ts";
 import { streamEventRecord } from "./run-steps.ts";
 import { provideToolRuntime, toolExecutionMachine } from "./tool-execution.machine.ts";
+import { ignoreError } from "../core/ignored.ts";
 
-/**
- * What the run's actors need.
- *
- * @example
- * ```ts
- * provideRunLogic({ record, getModel: () => model, buildRequest, runtime, hooks: {}, flush });
- * ```
- */
+/** What the run's actors need. */
 export interface RunDependencies {
   record: (events: NewEvent[]) => void;
   getModel: () => ModelClient;
@@ -54,16 +26,11 @@ export interface RunDependencies {
   flush: () => Promise<void>;
   /** Commit before effect: resolves once everything recorded so far is durable; rejects when the log refused it. */
   commit?: () => Promise<void>;
+  /** Budgets (`run-budget.ts`): asked before every model call (after the commit), settled after it. */
+  budget?: Pick<BudgetGate, "beforeModelCall">;
 }
 
-/**
- * The run machine with its actors and `record` bound to `deps` (see the module contract).
- *
- * @example
- * ```ts
- * const run = provideRunLogic({ record: (events) => writer.push(...events), getModel: () => model, buildRequest, runtime, hooks, flush: () => writer.flush() });
- * ```
- */
+/** The run machine with its actors and `record` bound to `deps` (see the module contract). */
 export function provideRunLogic(deps: RunDependencies): typeof runMachine {
   const failedStream = (model: ModelClient, message: string, aborted: boolean): ModelStreamEvent => ({
     type: "error",
@@ -84,6 +51,8 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
     const recordScope = { runId: input.runId, turnId: input.turnId };
     // The partial the run machine holds: set by the first event that carries one.
     let heldPartial: AssistantMessage | undefined;
+    // Settles the call's budget reservation once (set when the budget admitted the call).
+    let settleBudget: ((message: AssistantMessage | undefined) => void) | undefined;
     const send = (event: ModelStreamEvent) => {
       if (!live) return;
       // Direct path: once the machine holds this (live, mutated) partial, an event that only
@@ -102,13 +71,26 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
         // Commit before effect: the run start and the prompt are durable before the request leaves.
         await deps.commit?.();
         if (!live) return;
+        // Budgets: a refused call never starts (the run was told, and ends `budget_exceeded`).
+        const admitted = await deps.budget?.beforeModelCall({ runId: input.runId, turnId: input.turnId, request, model });
+        if (admitted === "refused" || !live) {
+          if (admitted !== "refused") void admitted?.settle(undefined);
+          return;
+        }
+        // A settlement the log refuses (closed at dispose) leaves the reservation counting: the safe side.
+        settleBudget = admitted ? (message) => void admitted.settle(message).catch(ignoreError("a budget settlement the log refuses (closed at dispose) leaves the reservation counting: the safe side")) : undefined;
         let terminal = false;
         for await (const event of model.stream(request, { signal: controller.signal })) {
           if (!live) return;
+          // Set before the machine sees the terminal event: it stops this actor inside `send`, and the
+          // cleanup must not abort a stream that ended (the aborted signal's Error, with its stack, would
+          // outlive the call wherever the client keeps the signal).
+          if (event.type === "done" || event.type === "error") ended = true;
           send(event);
           if (event.type === "done" || event.type === "error") {
             terminal = true;
-            ended = true;
+            settleBudget?.(event.message);
+            settleBudget = undefined;
             break;
           }
         }
@@ -119,6 +101,9 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
     })();
     return () => {
       live = false;
+      // Stopped mid-stream (abort): what it streamed so far is what it used (estimated if unreported).
+      settleBudget?.(heldPartial);
+      settleBudget = undefined;
       // A stream that ended has nothing to stop: aborting it would only wake every listener the
       // client left on the signal (and build an Error) on each model call.
       if (!ended) controller.abort(new Error("Request was aborted"));

@@ -1,32 +1,11 @@
 /**
- * A run's ownership of its session across processes (ours): a lease with a TTL and a heartbeat,
- * through the session's ownership port (`SessionHandle.ownership`: PostgreSQL advisory locks).
- * Without the port (SQLite, the in-memory log) the calls do nothing
- * and run ownership stays the `metadata.owner` pid check of `run-lease.ts`.
- *
- * Contract:
- * - `take()` before a run: acquires the session's lease with `ttlMs` (throws `SessionBusyError`
- *   while another live process holds an unexpired one), then, where the log fences appends by
- *   token (PostgreSQL), catches the view up with what other processes appended since it was read
- *   (`refresh()`), so the run's appends are checked against the current version. Taking a session this agent already holds does nothing;
- * - while held, a heartbeat renews the lease every third of its TTL; the lease is LOST when a
- *   renewal is refused (another process took the run over) or when no renewal succeeded for a
- *   whole TTL (this process was paused, or cut off from the database): then `onLost` is called
- *   once with a `LeaseLostError`, and `fence()` returns that error from then on (the session
- *   writer refuses every later append with it, `session-writer.ts`). `fence()` also reports the
- *   loss by itself when the last renewal is older than the TTL, before the timer fires;
- * - `release()` after the run settles (idempotent); it stops the heartbeat.
- *
- * @example
- * ```ts
- * const ownership = createRunOwnership(session, { ttlMs: 10_000, onLost: (error) => abortRun(error) });
- * await ownership.take();
- * try { await run(); } finally { await ownership.release(); }
- * ```
+ * A run's ownership of its session across processes: a lease with a TTL and a heartbeat through `SessionHandle.ownership` (no-op without it).
+ * `take()` acquires it (`SessionBusyError` while another live process holds it) and catches the view up; the lease is LOST when a renewal is
+ * refused or none succeeded for a whole TTL, then `onLost` is called once and `fence()` returns `LeaseLostError`; `release()` is idempotent.
  */
-import { LeaseLostError } from "../core/errors.ts";
+import { LeaseLostError, SessionBusyError } from "../core/errors.ts";
 import type { SessionHandle } from "../store/session-types.ts";
-import { DEFAULT_LEASE_TTL_MS, type StreamLease } from "../store/stream-ownership.ts";
+import { DEFAULT_LEASE_TTL_MS, type StreamLease } from "../store/log/stream-ownership.ts";
 import { currentRunOwner } from "./run-lease.ts";
 
 /** Take and release of one agent's session ownership (see the module contract). */
@@ -37,6 +16,16 @@ export interface RunOwnership {
   fence(): InstanceType<typeof LeaseLostError> | undefined;
 }
 
+/** The refusal of `take()` in the session's terms: which process runs it (its owner), and what to do. */
+function busyError(sessionId: string, cause: InstanceType<typeof SessionBusyError>): InstanceType<typeof SessionBusyError> {
+  const owner = ((cause.details as { owner?: unknown } | undefined)?.owner ?? {}) as { pid?: unknown; host?: unknown };
+  const where = typeof owner.pid === "number" ? `process ${owner.pid} on ${String(owner.host)}` : "another run of this process";
+  return new SessionBusyError(
+    `Session ${sessionId} has a run in progress in ${where}; wait for it to finish (or for its lease to expire once that process stops renewing it) or stop that process, then retry.`,
+    { details: { ...(cause.details as Record<string, unknown> | undefined), sessionId }, cause },
+  );
+}
+
 /** Options of {@link createRunOwnership}. */
 export interface RunOwnershipOptions {
   /** The lease's TTL in ms (default `DEFAULT_LEASE_TTL_MS`, 10 s). */
@@ -45,14 +34,7 @@ export interface RunOwnershipOptions {
   onLost?: (error: InstanceType<typeof LeaseLostError>) => void;
 }
 
-/**
- * Creates the run ownership of `session` (see the module contract).
- *
- * @example
- * ```ts
- * const ownership = createRunOwnership(session);
- * ```
- */
+/** Creates the run ownership of `session` (see the module contract). */
 export function createRunOwnership(session: SessionHandle, options: RunOwnershipOptions = {}): RunOwnership {
   const ttlMs = options.ttlMs ?? DEFAULT_LEASE_TTL_MS;
   // The lease held now and its heartbeat: this module's own state (one lease per run), never the run's.
@@ -94,7 +76,9 @@ export function createRunOwnership(session: SessionHandle, options: RunOwnership
     async take() {
       if (!session.ownership || held) return;
       const sentAt = Date.now();
-      const lease = await session.ownership.acquire({ ...currentRunOwner() }, { ttlMs });
+      const lease = await session.ownership.acquire({ ...currentRunOwner() }, { ttlMs }).catch((error: unknown) => {
+        throw SessionBusyError.isInstance(error) ? busyError(session.id, error) : error;
+      });
       const timer = setInterval(beat, Math.max(50, Math.floor(ttlMs / 3)));
       timer.unref();
       held = { lease, renewedAt: sentAt, timer };

@@ -1,83 +1,36 @@
 /**
- * Builders of the events the run actor records (`src/store/events/run-events.ts`)
- * and of the `entry.appended` events that persist its messages.
- *
- * Contract (ours):
- * - every event carries `metadata.runId`, and `metadata.turnId` inside a turn;
- * - `entry.appended` events are built without `parentId`: the session writer
- *   chains them to the leaf at commit time (`session-writer.ts`);
- * - a message is persisted as pi does (`message` entry, `custom` role as a
- *   `custom_message` entry); pure apart from ids and ISO timestamps.
- *
- * @example
- * ```ts
- * const { entryId, events } = messageRecords(message, { runId, turnId });
- * ```
+ * Builders of the events the run actor records (every one with `metadata.runId`, and `turnId` inside a turn) and of the `entry.appended` events
+ * that persist its messages, built without `parentId` (the writer chains them at commit time).
  */
 import { randomUUID } from "node:crypto";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { EventMetadata, NewEvent } from "../store/event-log.ts";
 import type { ArborEventData, ArborEventType } from "../store/events/catalogue.ts";
 
-/**
- * A fresh 8-hex entry id (pi's shape; the writer re-draws on a collision).
- *
- * @example
- * ```ts
- * createEntryId(); // e.g. "3f9a0c12"
- * ```
- */
+/** A fresh 8-hex entry id (pi's shape; the writer re-draws on a collision). */
 export function createEntryId(): string {
   return randomUUID().replaceAll("-", "").slice(0, 8);
 }
 
-/**
- * A fresh message id for `message.*` events (UUID).
- *
- * @example
- * ```ts
- * runEvent(scope, "message.started", { messageId: createMessageId(), role: "user" });
- * ```
- */
+/** A fresh message id for `message.*` events (UUID). */
 export function createMessageId(): string {
   return randomUUID();
 }
 
-/**
- * Correlation of one recorded event.
- *
- * @example
- * ```ts
- * const scope: RecordScope = { runId: "r1", turnId: "r1:0" };
- * ```
- */
+/** Correlation of one recorded event. */
 export interface RecordScope {
   runId: string;
   turnId?: string;
 }
 
-/**
- * A run event with the scope's metadata.
- *
- * @example
- * ```ts
- * runEvent({ runId: "r1" }, "run.ended", { runId: "r1", status: "done", turns: 2 });
- * ```
- */
+/** A run event with the scope's metadata. */
 export function runEvent<const Type extends ArborEventType>(scope: RecordScope, type: Type, data: ArborEventData<Type>): NewEvent<Type, ArborEventData<Type>> {
   const metadata: EventMetadata = { runId: scope.runId };
   if (scope.turnId) metadata.turnId = scope.turnId;
   return { type, data, metadata };
 }
 
-/**
- * The `entry.appended` event persisting one message (pi's entry shape), with the entry id.
- *
- * @example
- * ```ts
- * writer.push(messageEntryEvent({ runId }, userText("hi")));
- * ```
- */
+/** The `entry.appended` event persisting one message (pi's entry shape), with the entry id. */
 export function messageEntryEvent(scope: RecordScope, message: AgentMessage, entryId = createEntryId()): NewEvent {
   const timestamp = new Date().toISOString();
   const entry =
@@ -96,28 +49,14 @@ export function messageEntryEvent(scope: RecordScope, message: AgentMessage, ent
   return { ...runEvent(scope, "entry.appended", { entry }) };
 }
 
-/**
- * The `entry.appended` event of a non-message entry (settings changes: model, thinking level, tools).
- *
- * @example
- * ```ts
- * writer.push(entryEvent({ runId }, { type: "model_change", provider: "openai", modelId: "gpt-4o-mini" }));
- * ```
- */
+/** The `entry.appended` event of a non-message entry (settings changes: model, thinking level, tools). */
 export function entryEvent(scope: RecordScope, entry: Record<string, unknown> & { type: string }): NewEvent {
   return runEvent(scope, "entry.appended", {
     entry: { ...entry, id: createEntryId(), parentId: null, timestamp: new Date().toISOString() },
   });
 }
 
-/**
- * The role recorded in `message.*` events (synthetic summary roles are recorded as custom).
- *
- * @example
- * ```ts
- * recordedRole(message); // "user" | "assistant" | …
- * ```
- */
+/** The role recorded in `message.*` events (synthetic summary roles are recorded as custom). */
 export function recordedRole(message: AgentMessage): "user" | "assistant" | "toolResult" | "custom" | "bashExecution" {
   switch (message.role) {
     case "user":
@@ -132,13 +71,7 @@ export function recordedRole(message: AgentMessage): "user" | "assistant" | "too
 }
 
 /**
- * The complete record of a non-streamed message: `message.started`,
- * `entry.appended`, `message.ended` (pi's message_start / message_end, persisted).
- *
- * @example
- * ```ts
- * const { entryId, events } = messageRecords(userText("hi"), { runId, turnId });
- * ```
+ * The complete record of a non-streamed message: `message.started`, `entry.appended`, `message.ended` (pi's message_start / message_end, persisted).
  */
 export function messageRecords(message: AgentMessage, scope: RecordScope): { entryId: string; events: NewEvent[] } {
   const entryId = createEntryId();
@@ -154,14 +87,7 @@ export function messageRecords(message: AgentMessage, scope: RecordScope): { ent
   };
 }
 
-/**
- * `message.ended` for an assistant message (with stop reason, error and usage).
- *
- * @example
- * ```ts
- * writer.push(assistantEnded(scope, messageId, assistant, entryId));
- * ```
- */
+/** `message.ended` for an assistant message (with stop reason, error and usage). */
 export function assistantEnded(
   scope: RecordScope,
   messageId: string,

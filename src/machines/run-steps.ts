@@ -1,22 +1,8 @@
 /**
- * The run actor's types and its pure step functions: what one model stream event,
- * a finished or failed model call, or an abort during streaming does to the run's
- * context, and which events it records. The machine (`run.machine.ts`) applies the
- * returned `update` with `assign` and records `events` in order.
- *
- * Contract (ours; semantics in `run.machine.ts`):
- * - pure apart from fresh ids and timestamps; never throws;
- * - a retried or overflow-recovered attempt records `message.ended { discarded: true }`
- *   and is NOT added to the context or the session (a retry never duplicates a message);
- * - the final failure of a retried call says why retrying stopped, in `errorMessage`.
- *
- * @example
- * ```ts
- * const step = onModelDone(context, message);
- * enqueue.assign(step.update);
- * enqueue(recordAction(step.events));
- * ```
+ * The run actor's types and pure step functions: what a stream event, a finished or failed model call, or an abort does to the run's context and
+ * which events it records. A retried attempt records `message.ended { discarded: true }` and never enters the context. Never throws.
  */
+import { budgetExceededMessage, type BudgetExceeded } from "../core/budget.ts";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
 import type { ToolExecutionMode } from "../core/tools.ts";
@@ -28,36 +14,30 @@ import { batchRecords, gatedCalls, initialBatch, refuseLengthBatch, type ResumeD
 import { currentRunOwner } from "./run-lease.ts";
 import { assistantEnded, createEntryId, messageEntryEvent, messageRecords, runEvent, type RecordScope } from "./run-records.ts";
 import type { ToolParentEvent, ToolSettled } from "./tool-execution.machine.ts";
+import type { RunStatus, RunKind } from "../core/vocabulary.ts";
+import { assertNever } from "../core/exhaustive.ts";
 
-/**
- * Input of the run actor.
- *
- * @example
- * ```ts
- * createActor(runLogic, { input: { runId, kind: "prompt", messages: [], prompts: [userText("hi")], toolExecution: "parallel", sequentialTools: [], retry, model } });
- * ```
- */
+/** Input of the run actor. */
 export interface RunInput {
   runId: string;
-  kind: "prompt" | "continue" | "resume";
+  kind: RunKind;
   /**
-   * A `resume` run (ours): goes straight to the tool batch of `assistant` (the message
-   * whose gated calls were decided), holding only `callIds` (its calls still without a result);
-   * `abort` closes them all unrun and ends the run aborted.
+   * A `resume` run (ours): goes straight to the tool batch of `assistant` (the message whose gated calls were decided), holding only `callIds` (its
+   * calls still without a result); `abort` closes them all unrun and ends the run aborted.
    */
   resume?: { assistant: AssistantMessage; callIds: string[]; decisions: Record<string, ResumeDecision>; abort?: { reason?: string } };
   /**
-   * A continued run (durable execution, `continuation.ts`): the run is already open in the log
-   * (its `run.started`, and the `run.resumed` of this takeover, are logged), so `starting` writes
-   * nothing and the machine enters `at`, inside turn `turnIndex` / `turnId` (an open turn goes
-   * on; else the next one starts). At `tools` the batch is `resume`'s (in-flight calls decided
-   * `replay` or `interrupted`).
+   * A continued run (durable execution, `continuation.ts`): the run is already open in the log (its `run.started`, and the `run.resumed` of this
+   * takeover, are logged), so `starting` writes nothing and the machine enters `at`, inside turn `turnIndex` / `turnId` (an open turn goes on; else
+   * the next one starts). At `tools` the batch is `resume`'s (in-flight calls decided `replay` or `interrupted`).
    */
   continuation?: RunContinuation;
   /** The context before this run (from the session). */
   messages: AgentMessage[];
   /** Messages this run appends first (the prompt, or drained queue messages on continue). */
   prompts: AgentMessage[];
+  /** This run's system prompt, replacing the agent's: held in the run input in the machine's context, not logged. */
+  systemPrompt?: string;
   /** True when the prompts came from the steering queue (pi: then no initial steering poll). */
   skipInitialSteering?: boolean;
   toolExecution: ToolExecutionMode;
@@ -72,14 +52,7 @@ export interface RunInput {
   hasOverflowHook?: boolean;
 }
 
-/**
- * Where a continued run re-enters the loop (see {@link RunInput.continuation}).
- *
- * @example
- * ```ts
- * const continuation: RunContinuation = { at: "streaming", turnIndex: 2, turnId: `${runId}:2`, hasMoreToolCalls: false };
- * ```
- */
+/** Where a continued run re-enters the loop (see {@link RunInput.continuation}). */
 export interface RunContinuation {
   /** `tools`: in-flight calls; `streaming`: the model call again; `turnEnding`: the turn's results are in; `steering`: between turns; `turnStarting`: the next turn. */
   at: "tools" | "streaming" | "turnEnding" | "steering" | "turnStarting";
@@ -91,17 +64,10 @@ export interface RunContinuation {
   hasMoreToolCalls: boolean;
 }
 
-/**
- * How a run ended.
- *
- * @example
- * ```ts
- * const output: RunOutput = (await toPromise(runActor));
- * ```
- */
+/** How a run ended. */
 export interface RunOutput {
   runId: string;
-  status: "done" | "failed" | "aborted" | "interrupted" | "suspended";
+  status: RunStatus;
   messages: AgentMessage[];
   lastAssistant?: AssistantMessage;
   error?: string;
@@ -109,33 +75,22 @@ export interface RunOutput {
   turns: number;
   /** `suspended`: the gated calls waiting for approval, in call order. */
   pendingApprovals?: string[];
+  /** `budget_exceeded`: the limit that refused a call (`docs/budgets.md`). */
+  budget?: BudgetExceeded;
 }
 
-/**
- * Events the run actor accepts.
- *
- * @example
- * ```ts
- * runActor.send({ type: "ABORT", reason: "user pressed stop" });
- * ```
- */
+/** Events the run actor accepts. */
 export type RunEvent =
   | { type: "MODEL.EVENT"; event: ModelStreamEvent }
   | { type: "QUEUE.DRAINED"; queue: "steering" | "followUp"; messages: AgentMessage[] }
   | { type: "ABORT"; reason?: string }
   | { type: "INTERRUPT"; reason: string }
   | { type: "FAIL"; error: string; code?: string }
+  | { type: "BUDGET.EXCEEDED"; exceeded: BudgetExceeded; call: "model" | "tool" | "deadline" }
   | ToolParentEvent
   | { type: `xstate.done.actor.tool:${string}`; output: ToolSettled };
 
-/**
- * Events the run actor sends to its parent.
- *
- * @example
- * ```ts
- * on: { "QUEUE.DRAIN": { actions: "drain" } }
- * ```
- */
+/** Events the run actor sends to its parent. */
 export type RunParentEvent = {
   type: "QUEUE.DRAIN";
   queue: "steering" | "followUp";
@@ -144,14 +99,7 @@ export type RunParentEvent = {
   continuing: boolean;
 };
 
-/**
- * Input of the `modelCall` actor.
- *
- * @example
- * ```ts
- * fromCallback<RunEvent, ModelCallInput>(({ input, sendBack }) => { … });
- * ```
- */
+/** Input of the `modelCall` actor. */
 export interface ModelCallInput {
   runId: string;
   messages: AgentMessage[];
@@ -161,14 +109,7 @@ export interface ModelCallInput {
 }
 
 
-/**
- * The run actor's context.
- *
- * @example
- * ```ts
- * const { turnIndex, stopping } = runActor.getSnapshot().context;
- * ```
- */
+/** The run actor's context. */
 export interface RunContext {
   input: RunInput;
   /** The loop's own copy of the context (what the next model call sees). */
@@ -193,7 +134,7 @@ export interface RunContext {
   overflowTried: boolean;
   batch?: ToolBatch;
   hasMoreToolCalls: boolean;
-  stopping?: { status: "aborted" | "interrupted" | "failed"; reason?: string; code?: string };
+  stopping?: { status: "aborted" | "interrupted" | "failed" | "budget_exceeded"; reason?: string; code?: string; budget?: BudgetExceeded };
   /** Set when the run stops for approval: the gated calls. */
   suspended?: string[];
 }
@@ -204,24 +145,10 @@ export interface RunStep {
   events: NewEvent[];
 }
 
-/**
- * The correlation of events recorded now.
- *
- * @example
- * ```ts
- * runEvent(scope(context), "turn.ended", data);
- * ```
- */
+/** The correlation of events recorded now. */
 export const scope = (context: RunContext) => ({ runId: context.input.runId, turnId: context.turnId });
 
-/**
- * Appends messages to the context and records them (pi's message_start/message_end).
- *
- * @example
- * ```ts
- * const injected = injectMessages(context, [userText("steer")]);
- * ```
- */
+/** Appends messages to the context and records them (pi's message_start/message_end). */
 export function injectMessages(context: RunContext, messages: AgentMessage[]) {
   const events: NewEvent[] = [];
   for (const message of messages) events.push(...messageRecords(message, scope(context)).events);
@@ -236,14 +163,7 @@ function startedIfNeeded(context: RunContext): NewEvent[] {
   return context.started ? [] : [runEvent(scope(context), "message.started", { messageId: context.messageId, role: "assistant" })];
 }
 
-/**
- * A model call finished: the message is appended (entry + `message.ended` with usage).
- *
- * @example
- * ```ts
- * const step = onModelDone(context, event.message);
- * ```
- */
+/** A model call finished: the message is appended (entry + `message.ended` with usage). */
 export function onModelDone(context: RunContext, message: AssistantMessage): RunStep {
   const entryId = createEntryId();
   const events = startedIfNeeded(context);
@@ -263,13 +183,7 @@ export function onModelDone(context: RunContext, message: AssistantMessage): Run
 }
 
 /**
- * A model call failed: schedule a retry, go to overflow recovery (both discard the
- * attempt's message), or append the error message and stop the run.
- *
- * @example
- * ```ts
- * const step = onModelError(context, errorEvent);
- * ```
+ * A model call failed: schedule a retry, go to overflow recovery (both discard the attempt's message), or append the error message and stop the run.
  */
 export function onModelError(context: RunContext, failure: Extract<ModelStreamEvent, { type: "error" }>): RunStep {
   const message = failure.message;
@@ -323,15 +237,7 @@ export function onModelError(context: RunContext, failure: Extract<ModelStreamEv
   };
 }
 
-/**
- * A non-terminal stream event: keeps the partial message; deltas (and the start of a
- * tool call) are recorded as `message.delta`. Returns undefined for events without a partial.
- *
- * @example
- * ```ts
- * const step = onStreamEvent(context, { type: "text-delta", contentIndex: 0, delta: "Hi", partial });
- * ```
- */
+/** A non-terminal stream event: keeps the partial; deltas and tool-call starts record `message.delta`. Undefined without a partial. */
 export function onStreamEvent(context: RunContext, streamEvent: ModelStreamEvent): RunStep | undefined {
   if (!("partial" in streamEvent)) return undefined;
   const events = startedIfNeeded(context);
@@ -341,15 +247,9 @@ export function onStreamEvent(context: RunContext, streamEvent: ModelStreamEvent
 }
 
 /**
- * The `message.delta` a non-terminal stream event records (a text, thinking or tool-call delta,
- * or the start of a tool call), or undefined for the events that record nothing (start, *-start
- * of text and thinking, *-end). The run machine's {@link onStreamEvent} and the model-call
- * actor's direct path (`run-logic.ts`) both record through it.
- *
- * @example
- * ```ts
- * const event = streamEventRecord({ runId: "r1", turnId: "r1:0" }, "m1", { type: "text-delta", contentIndex: 0, delta: "Hi", partial });
- * ```
+ * The `message.delta` a non-terminal stream event records (a text, thinking or tool-call delta, or the start of a tool call), or undefined for the
+ * events that record nothing (start, *-start of text and thinking, *-end). The run machine's {@link onStreamEvent} and the model-call actor's direct
+ * path (`run-logic.ts`) both record through it.
  */
 export function streamEventRecord(recordScope: RecordScope, messageId: string, streamEvent: ModelStreamEvent): NewEvent | undefined {
   if (streamEvent.type === "text-delta" || streamEvent.type === "thinking-delta") {
@@ -364,15 +264,7 @@ export function streamEventRecord(recordScope: RecordScope, messageId: string, s
   return undefined;
 }
 
-/**
- * Abort during streaming: the partial message (or an empty one) is kept with
- * stopReason aborted and appended; the run will end aborted.
- *
- * @example
- * ```ts
- * const step = onStreamAbort(context, "user pressed stop");
- * ```
- */
+/** Abort during streaming: the partial message (or an empty one) is kept with stopReason aborted and appended; the run will end aborted. */
 export function onStreamAbort(context: RunContext, reason: string | undefined): RunStep {
   const message = abortedAssistant(context.partial ?? emptyAssistant(context.input.model), reason);
   const entryId = createEntryId();
@@ -392,15 +284,9 @@ export function onStreamAbort(context: RunContext, reason: string | undefined): 
 }
 
 /**
- * The message of a `length`-stopped assistant: its tool calls are not run; each gets
- * an error result saying its arguments may be truncated, and the loop continues so the
- * model sees them (pi upstream). A length stop with no tool call ends the run: there is
- * nothing new for the model, and a prompt ending in an assistant message is a prefill.
- *
- * @example
- * ```ts
- * const step = onLengthStop(context);
- * ```
+ * The message of a `length`-stopped assistant: its tool calls are not run; each gets an error result saying its arguments may be truncated, and the
+ * loop continues so the model sees them (pi upstream). A length stop with no tool call ends the run: there is nothing new for the model, and a prompt
+ * ending in an assistant message is a prefill.
  */
 export function onLengthStop(context: RunContext): RunStep {
   const folded = refuseLengthBatch(initialBatch(context.assistant!, context.input), scope(context));
@@ -416,15 +302,7 @@ export function onLengthStop(context: RunContext): RunStep {
   };
 }
 
-/**
- * No overflow recovery: the overflowing attempt's error message is appended after
- * all and the run fails.
- *
- * @example
- * ```ts
- * const step = onOverflowGiveUp(context);
- * ```
- */
+/** No overflow recovery: the overflowing attempt's error message is appended after all and the run fails. */
 export function onOverflowGiveUp(context: RunContext): RunStep {
   const failure = context.lastError;
   if (!failure) return { events: [], update: {} };
@@ -441,17 +319,11 @@ export function onOverflowGiveUp(context: RunContext): RunStep {
 }
 
 /** States whose entry is a pure step. */
-export type EntryState = "starting" | "toolsDone" | "turnEnding" | "turnStarting" | "done" | "failed" | "aborted" | "interrupted" | "suspended";
+export type EntryState = "starting" | "toolsDone" | "turnEnding" | "turnStarting" | RunStatus;
 
 /**
- * What entering `state` records and changes: run.started + turn 0 + the prompts
- * (`starting`), the batch's results in call order (`toolsDone`), `turn.ended`,
- * the next turn with the pending messages (`turnStarting`), the terminal run event.
- *
- * @example
- * ```ts
- * const step = stepOnEntry(context, "turnEnding"); // records turn.ended
- * ```
+ * What entering `state` records and changes: run.started + turn 0 + the prompts (`starting`), the batch's results in call order (`toolsDone`),
+ * `turn.ended`, the next turn with the pending messages (`turnStarting`), the terminal run event.
  */
 export function stepOnEntry(context: RunContext, state: EntryState): RunStep | undefined {
   const runId = context.input.runId;
@@ -514,9 +386,16 @@ export function stepOnEntry(context: RunContext, state: EntryState): RunStep | u
     }
     case "interrupted":
       return { update: {}, events: [runEvent({ runId }, "run.ended", { runId, status: "interrupted", reason: context.stopping?.reason ?? "interrupted" })] };
+    case "budget_exceeded": {
+      const budget = context.stopping!.budget!;
+      const data = { runId, status: "budget_exceeded" as const, reason: context.stopping?.reason ?? budgetExceededMessage(budget), scope: budget.scope, limit: budget.limit };
+      return { update: {}, events: [runEvent({ runId }, "run.ended", data)] };
+    }
     case "suspended": {
       const pendingToolCallIds = context.batch ? gatedCalls(context.batch) : [];
       return { update: { suspended: pendingToolCallIds }, events: [runEvent({ runId }, "run.ended", { runId, status: "suspended", pendingToolCallIds })] };
     }
+    default:
+      return assertNever(state, "run state");
   }
 }

@@ -1,41 +1,12 @@
 /**
- * The run actor: one prompt's (or one continue's) agent loop.
- *
- * States (ours; order pi 0.73.1's, `docs/pi-parity.md`):
- * `starting` (run.started, turn.started, the prompt messages) → `initialSteering`
- * (one steering poll before the first model call) → `streaming` (one model call;
- * `retrying` waits a backoff; `overflow` asks `onContextOverflow`) → `tools` (the
- * batch, one tool-execution actor per call) → `turnEnding` (turn.ended) →
- * `steering` poll → `followUp` poll when the run would stop → `betweenTurns` →
- * `turnStarting` → `streaming` …; final states `done` | `failed` | `aborted` | `interrupted` |
- * `suspended` (ours: the batch left calls waiting for approval; `run.ended { status:
- * "suspended" }` after `turn.ended`, no model call follows). A `resume` run starts at `tools`
- * with the decided calls (`RunInput.resume`), then goes on like any run.
- *
- * Contract:
- * - every logged event is recorded through the `record` action, in transition order
- *   (the session writer provides it); results are recorded the moment each tool settles;
- *   the exception is the deltas of a stream whose partial the machine already holds, which the
- *   `modelCall` actor records itself in stream order (`run-logic.ts`);
- * - tool-result `message.started/ended` follow pi: in a parallel batch they come after
- *   the whole batch, in the assistant's call order; in a sequential batch right after each call;
- * - abort reaches the model call and every running tool (their actors stop, their
- *   signals fire); no tool starts and no model call is made after an abort (ours);
- * - errors are data: a provider error ends the run `failed` with a persisted assistant
- *   message (stopReason error); nothing is thrown; the output is a {@link RunOutput};
- * - queues live in the parent (the agent): polls are `QUEUE.DRAIN` to the parent,
- *   answered with `QUEUE.DRAINED`.
- * Side effects are the keyed actors `modelCall`, `tool`, `betweenTurns`,
- * `contextOverflow` and the action `record`, provided by `agent.ts`.
- *
- * @example
- * ```ts
- * const logic = runMachine.provide({ actors: { modelCall, tool, betweenTurns, contextOverflow }, actions: { record } });
- * createActor(logic, { input }).start();
- * ```
+ * The run actor: one prompt's (or continue's) agent loop, in pi's order: `starting` → `initialSteering` → `streaming` (`retrying`, `overflow`) →
+ * `tools` → `turnEnding` → `steering` → `followUp` → `betweenTurns` → `turnStarting` → …; final `done` | `failed` | `aborted` | `interrupted` |
+ * `budgetExceeded` | `suspended`. Events are recorded in transition order through `record`; no tool or model call starts after an abort; errors are
+ * data (the output is a {@link RunOutput}); queues live in the parent (`QUEUE.DRAIN`). Side effects are provided by `agent.ts`.
  */
 import { hostname } from "node:os";
 import { assign, enqueueActions, fromCallback, fromPromise, raise, sendParent, setup } from "xstate";
+import { budgetExceededMessage } from "../core/budget.ts";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
 import type { NewEvent } from "../store/event-log.ts";
@@ -58,6 +29,7 @@ import {
   unsettledCalls,
 } from "./run-batch.ts";
 import { createMessageId, runEvent } from "./run-records.ts";
+import { BATCH_MODES } from "./batch-modes.ts";
 import {
   injectMessages,
   onLengthStop,
@@ -95,14 +67,7 @@ const unprovidedCallback = fromCallback<RunEvent, ModelCallInput>(() => {
   throw new Error('Actor "modelCall" is not provided.');
 });
 
-/**
- * The run machine (see the module contract).
- *
- * @example
- * ```ts
- * const actor = createActor(provideRunLogic(deps), { input }).start();
- * ```
- */
+/** The run machine (see the module contract). */
 export const runMachine = setup({
   types: {
     context: {} as RunContext,
@@ -134,7 +99,7 @@ export const runMachine = setup({
       const batch = context.batch;
       const next = markPrepared(batch, event.toolCallId);
       if (next === batch) return;
-      if (batch.mode === "sequential") enqueue.sendTo(`tool:${event.toolCallId}`, { type: "EXECUTE" });
+      if (BATCH_MODES[batch.mode].executeOnPrepared) enqueue.sendTo(`tool:${event.toolCallId}`, { type: "EXECUTE" });
       enqueue.assign({ batch: next });
     }),
     spawnNextTool: enqueueActions(({ context, enqueue }) => {
@@ -197,6 +162,7 @@ export const runMachine = setup({
   guards: {
     isAborting: ({ context }) => context.stopping !== undefined,
     isInterrupting: ({ context }) => context.stopping?.status === "interrupted",
+    isOverBudget: ({ context }) => context.stopping?.status === "budget_exceeded",
     hasToolCalls: ({ context }) => toolCallsOf(context.assistant).length > 0,
     isLengthStop: ({ context }) => context.assistant?.stopReason === "length",
     shouldContinueTurns: ({ context }) => context.hasMoreToolCalls || context.pending.length > 0,
@@ -231,13 +197,23 @@ export const runMachine = setup({
       target: ".failed",
       actions: assign({ stopping: ({ event }) => ({ status: "failed" as const, reason: event.error, code: event.code }) }),
     },
-    // An interrupt (a host shutting down) closes the run like an abort (every call gets a
-    // result, no model call follows) but ends it `interrupted`.
+    // An interrupt (a host shutting down) closes the run like an abort (every call gets a result, no model call follows) but ends it `interrupted`.
     INTERRUPT: {
       actions: [
         assign({ stopping: ({ context, event }) => context.stopping ?? { status: "interrupted" as const, reason: event.reason } }),
         raise(({ event }) => ({ type: "ABORT" as const, reason: event.reason })),
       ],
+    },
+    // A budget refused a call (`run-budget.ts`): logged, then closed like an abort (every call gets
+    // a result, no model call follows), ending `budget_exceeded`. The first refusal wins.
+    "BUDGET.EXCEEDED": {
+      guard: ({ context }) => context.stopping === undefined,
+      actions: enqueueActions(({ context, event, enqueue }) => {
+        const reason = budgetExceededMessage(event.exceeded);
+        enqueue.assign({ stopping: { status: "budget_exceeded", reason, budget: event.exceeded } });
+        enqueue(recordAction([runEvent(scope(context), "budget.exceeded", { runId: context.input.runId, ...event.exceeded, call: event.call })]));
+        enqueue.raise({ type: "ABORT", reason });
+      }),
     },
   },
   states: {
@@ -433,6 +409,7 @@ export const runMachine = setup({
       entry: { type: "applyStep", params: { state: "turnEnding" } },
       always: [
         { guard: "isInterrupting", target: "interrupted" },
+        { guard: "isOverBudget", target: "budgetExceeded" },
         { guard: ({ context }) => context.stopping?.status === "aborted", target: "aborted" },
         { guard: ({ context }) => context.stopping?.status === "failed", target: "failed" },
         { guard: "hasGated", target: "suspended" },
@@ -447,7 +424,7 @@ export const runMachine = setup({
           { guard: ({ context }) => context.hasMoreToolCalls, target: "betweenTurns", actions: assign({ pending: [] }) },
           { target: "followUp" },
         ],
-        ABORT: [{ guard: "isInterrupting", target: "interrupted" }, { target: "aborted", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } }],
+        ABORT: [{ guard: "isInterrupting", target: "interrupted" }, { guard: "isOverBudget", target: "budgetExceeded" }, { target: "aborted", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } }],
       },
     },
     followUp: {
@@ -457,7 +434,7 @@ export const runMachine = setup({
           { guard: ({ event }) => event.messages.length > 0, target: "betweenTurns", actions: assign({ pending: ({ event }) => event.messages }) },
           { target: "done" },
         ],
-        ABORT: [{ guard: "isInterrupting", target: "interrupted" }, { target: "aborted", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } }],
+        ABORT: [{ guard: "isInterrupting", target: "interrupted" }, { guard: "isOverBudget", target: "budgetExceeded" }, { target: "aborted", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } }],
       },
     },
     betweenTurns: {
@@ -480,7 +457,7 @@ export const runMachine = setup({
         },
       },
       on: {
-        ABORT: [{ guard: "isInterrupting", target: "interrupted" }, { target: "aborted", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } }],
+        ABORT: [{ guard: "isInterrupting", target: "interrupted" }, { guard: "isOverBudget", target: "budgetExceeded" }, { target: "aborted", actions: { type: "markAborted", params: ({ event }) => ({ reason: event.reason }) } }],
       },
     },
     turnStarting: {
@@ -491,6 +468,7 @@ export const runMachine = setup({
     failed: { type: "final", entry: { type: "applyStep", params: { state: "failed" } } },
     aborted: { type: "final", entry: { type: "applyStep", params: { state: "aborted" } } },
     interrupted: { type: "final", entry: { type: "applyStep", params: { state: "interrupted" } } },
+    budgetExceeded: { type: "final", entry: { type: "applyStep", params: { state: "budget_exceeded" } } },
     suspended: { type: "final", entry: { type: "applyStep", params: { state: "suspended" } } },
   },
   output: ({ context }) => {
@@ -500,6 +478,7 @@ export const runMachine = setup({
     if (context.lastAssistant) output.lastAssistant = context.lastAssistant;
     if (context.stopping?.reason && status !== "done") output.error = context.stopping.reason;
     if (context.stopping?.code) output.code = context.stopping.code;
+    if (context.stopping?.budget) output.budget = context.stopping.budget;
     return output;
   },
 });

@@ -1,32 +1,13 @@
 /**
- * The session actor's operation slot, as seen by code that only holds a session handle.
- *
- * Contract (ours; the model is pi's one `operation` slot per session, `harness/reducer.ts`):
- * - every session handle has at most one session actor in this process: the agent created
- *   for it (`createAgent` registers itself), or, for a handle no agent drives, a standalone
- *   slot created on first use (the same agent machine, which then refuses runs); when an agent
- *   takes over from a standalone slot, the agent's writer appends only once the slot's queued
- *   writes are committed (the writer handover, `session-writer.ts`), and the old slot's `writes`
- *   go through the agent from then on;
- * - the slot holds one operation at a time: `idle | preparing | running | compacting |
- *   navigating | awaiting-approval`; {@link SessionActor.operate} starts a compaction or a navigation only when
- *   the slot is idle, else it rejects with `SessionBusyError` (`details.busyWith` names what
- *   holds the slot) and does nothing;
- * - `abort()` aborts whatever holds the slot (the run, or the operation's AbortSignal); the
- *   slot is idle again once the operation's promise settled, never before.
- * Why: "is the session busy?" had three answers (the agent machine, the harness's flags, a
- * module-level lock map); now it has one.
- *
- * @example
- * ```ts
- * const entry = await sessionActorOf(session).operate("compacting", (signal) => runCompaction(session, { model, signal }));
- * ```
+ * The session actor's operation slot, as seen by code that only holds a session handle: at most one session actor per handle in this process (the
+ * agent, or a standalone slot that refuses runs and hands over to an agent). One operation at a time; {@link SessionActor.operate} rejects with
+ * `SessionBusyError` (`details.busyWith`) when the slot is busy; `abort()` aborts what holds it, and the slot is idle once that settled.
  */
 import { createActor, fromPromise, type Actor } from "xstate";
 import { InvalidStateError, SessionBusyError } from "../core/errors.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { agentMachine, operationOf, type PrepareRunInput, type PrepareRunOutput } from "./agent.machine.ts";
-import type { SessionActor, SessionOperation, SessionWrites } from "./session-slot.ts";
+import type { SessionActor, SessionOperation, SessionWrites, SlotWork } from "./session-slot.ts";
 import { createSessionWriter, type SessionWriter } from "./session-writer.ts";
 
 export type { SessionActor, SessionOperation };
@@ -40,29 +21,23 @@ const NAMES: Record<SessionOperation, string> = {
   "awaiting-approval": "tool calls waiting for approval (approve or deny them, then continue(); or abort())",
 };
 
-/**
- * The `SessionBusyError` of an operation refused because `busy` holds the slot.
- *
- * @example
- * ```ts
- * throw sessionBusyError(session.id, "running", "compact()");
- * ```
- */
+/** The `SessionBusyError` of an operation refused because `busy` holds the slot. */
 export function sessionBusyError(sessionId: string, busy: SessionOperation, what: string): InstanceType<typeof SessionBusyError> {
   return new SessionBusyError(`${what}: session ${sessionId} is busy with ${NAMES[busy]}; wait for it to finish or abort it first.`, {
     details: { sessionId, busyWith: busy },
   });
 }
 
-/**
- * The {@link SessionWrites} of whichever writer `writer()` returns at each call (a writer that
- * failed is replaced by the caller's `writer`, so each write goes to the current one).
- *
- * @example
- * ```ts
- * const writes = writesOf(() => writer);
- * ```
- */
+/** The `SessionBusyError` of a run refused because `busy` holds the slot (a run says to steer or follow up instead). */
+export function runBusyError(sessionId: string, busy: SessionOperation, what: string): InstanceType<typeof SessionBusyError> {
+  return busy === "preparing" || busy === "running"
+    ? new SessionBusyError(`${what}: the agent is already running a prompt. Use steer() or followUp() to queue a message, or wait for idle.`, {
+        details: { sessionId, busyWith: busy },
+      })
+    : sessionBusyError(sessionId, busy, what);
+}
+
+/** The {@link SessionWrites} of whichever writer `writer()` returns at each call, so each write goes to the current one. */
 export function writesOf(writer: () => SessionWriter): SessionWrites {
   return {
     appendEntries: (entries, options) => writer().appendEntries(entries, options),
@@ -76,20 +51,13 @@ export function writesOf(writer: () => SessionWriter): SessionWrites {
   };
 }
 
-/**
- * The {@link SessionActor} over a running agent-machine actor.
- *
- * @example
- * ```ts
- * const slot = slotOver(session.id, actor, () => writer);
- * ```
- */
+/** The {@link SessionActor} over a running agent-machine actor. */
 export function slotOver(sessionId: string, actor: Actor<typeof agentMachine>, writer: () => SessionWriter): SessionActor {
   return {
     sessionId,
     writes: writesOf(writer),
     operation: () => operationOf(actor.getSnapshot()),
-    operate<T>(kind: "compacting" | "navigating", work: (signal: AbortSignal) => Promise<T>): Promise<T> {
+    operate<T>(kind: SlotWork, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
       const busy = operationOf(actor.getSnapshot());
       if (busy !== "idle") return Promise.reject(sessionBusyError(sessionId, busy, kind === "compacting" ? "compact()" : "moveTo()"));
       return new Promise<T>((resolve, reject) => {
@@ -110,27 +78,12 @@ export function slotOver(sessionId: string, actor: Actor<typeof agentMachine>, w
 
 const actors = new WeakMap<SessionHandle, SessionActor>();
 
-/**
- * Makes `actor` the session actor of `session` (called by `createAgent`).
- *
- * @example
- * ```ts
- * registerSessionActor(session, slotOver(session.id, actor, () => writer));
- * ```
- */
+/** Makes `actor` the session actor of `session` (called by `createAgent`). */
 export function registerSessionActor(session: SessionHandle, actor: SessionActor): void {
   actors.set(session, actor);
 }
 
-/**
- * The session actor of `session`: its agent's, or a standalone slot created now (the agent
- * machine without a model: it refuses runs, and holds compactions and navigations).
- *
- * @example
- * ```ts
- * await sessionActorOf(session).operate("navigating", (signal) => navigate(session, id, { signal }));
- * ```
- */
+/** The session actor of `session`: its agent's, or a standalone slot created now (refuses runs, holds compactions and navigations). */
 export function sessionActorOf(session: SessionHandle): SessionActor {
   const known = actors.get(session);
   if (known) return known;
@@ -145,9 +98,8 @@ export function sessionActorOf(session: SessionHandle): SessionActor {
   let writer = createSessionWriter({ session });
   const current = () => (writer.failure === undefined ? writer : (writer = createSessionWriter({ session })));
   const slot = slotOver(session.id, createActor(machine, { input: {} }).start(), current);
-  // Once an agent took the session (registerSessionActor), a caller still holding this slot
-  // writes through the agent's writer: one writer per session (its writer waits for this one's
-  // queued writes first, `session-writer.ts` handover).
+  // Once an agent took the session (registerSessionActor), a caller still holding this slot writes through the agent's writer: one writer per session
+  // (its writer waits for this one's queued writes first, `session-writer.ts` handover).
   const owner = (): SessionWrites => {
     const registered = actors.get(session);
     return registered && registered !== created ? registered.writes : slot.writes;

@@ -1,92 +1,36 @@
 /**
- * The one writer of a session: every event the agent, run and tool-execution
- * machines record goes through it, in the order the transitions recorded them.
- *
- * Contract (ours):
- * - **order**: events are appended in `push` order; one append is in flight at a time;
- * - **group commit**: everything pushed in the same tick is committed in ONE append
- *   (`SessionHandle.appendEvents`, checked against the view's version), so a tool
- *   result pushed the moment its tool finishes is durable within one tick (pi #7053);
- * - **delta coalescing**: consecutive `message.delta` events of the same message,
- *   block and kind pushed in the same tick become one event (their texts concatenated);
- * - **entries**: `entry.appended` events are pushed without `parentId`; the writer
- *   chains them at commit time from the session's current leaf, so entries appended
- *   by others between two commits (e.g. compaction between turns) are respected;
- * - **prepared appends**: `appendEntries` / `appendEvents` / `moveLeaf` are writes that need the
- *   session handle's own preparation (explicit parents, ids returned, events in the same atomic
- *   append): they wait for everything pushed before them to commit (events pushed while they
- *   wait may be committed with those), then hold the writer while they append (pushes wait,
- *   so entry chaining never races them), resolve with what was stored and
- *   reject with the error of a refused append, which poisons the writer like any failed
- *   append; on a poisoned writer they reject with its failure at once. `onCommitted` sees
- *   the events of `appendEvents` (entries and leaf moves reach readers through `events$`);
- * - **handover**: one writer of a session appends at a time in this process: a writer created
- *   for a session that already has one (the agent's, taking over from the standalone slot's or
- *   from a writer that failed) starts appending once the previous one is drained (nothing of it
- *   queued or in flight), so its entries chain after the previous writer's and its writes land
- *   after them;
- * - **fencing**: `fence()` is asked before every append; an error it returns (a lost run lease)
- *   is that append's failure: nothing is sent;
- * - **failure**: the first failed append (e.g. `ExpectedVersionConflictError` when
- *   another process wrote to the same session) poisons the writer: the refused batch
- *   and everything pushed later are dropped, nothing more is written, and `onError`
- *   is called once; `flush()` then resolves (it never rejects) and `failure` holds the error.
- *
- * @example
- * ```ts
- * const writer = createSessionWriter({ session, onError: (error) => console.error(error) });
- * writer.push({ type: "run.started", data: { runId: "r1", kind: "prompt" }, metadata: { runId: "r1" } });
- * await writer.flush();
- * ```
+ * The one writer of a session: every recorded event goes through it in `push` order, one append in flight, everything pushed in one tick committed
+ * in ONE version-checked append (consecutive deltas coalesced). Entries are chained to the current leaf at commit time. Prepared appends wait for
+ * what was pushed before them and hold the writer; a new writer for the same session starts once the previous one drained; `fence()` may refuse an
+ * append. The first failed append poisons the writer: nothing more is written, `onError` is called once, `flush()` resolves and `failure` is set.
  */
 import { randomUUID } from "node:crypto";
 import type { SessionEntry } from "../core/entries.ts";
 import type { EventMetadata, NewEvent, StoredEvent } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
 import type { NewEntry, SessionHandle } from "../store/session-types.ts";
+import { ignoreError } from "../core/ignored.ts";
 
-/**
- * Options of {@link createSessionWriter}.
- *
- * @example
- * ```ts
- * createSessionWriter({ session, onError: console.error, onCommitted: (events) => console.log(events.length) });
- * ```
- */
+/** Options of {@link createSessionWriter}. */
 export interface SessionWriterOptions {
   session: SessionHandle;
   /** Called once with the error of the first failed append. */
   onError?: (error: unknown) => void;
   /** Called after each committed batch with the stored events, in order. */
   onCommitted?: (events: StoredEvent[]) => void;
-  /**
-   * Checked before every append: an error (the run's lease was lost, `run-ownership.ts`)
-   * refuses that append and poisons the writer with it, like a failed append.
-   */
+  /** Checked before every append: an error (a lost lease) refuses that append and poisons the writer, like a failed append. */
   fence?: () => unknown;
 }
 
-/**
- * The single writer of one session (see the module contract).
- *
- * @example
- * ```ts
- * writer.push(event); await writer.flush();
- * ```
- */
+/** The single writer of one session (see the module contract). */
 export interface SessionWriter {
   /** Queues events for the next group commit. Ignored once the writer has failed. */
   push(...events: NewEvent[]): void;
   /**
-   * Resolves when every event pushed before this call is committed (or dropped after a
-   * failure); events pushed later do not delay it. Never rejects.
+   * Resolves when every event pushed before this call is committed (or dropped after a failure); events pushed later do not delay it. Never rejects.
    */
   flush(): Promise<void>;
-  /**
-   * Commit before effect: like `flush()`, but rejects with the writer's failure when the
-   * events could not be stored. Callers await it before any side effect the pushed events
-   * explain (a tool's `execute`, a model request).
-   */
+  /** Commit before effect: `flush()` that rejects with the writer's failure; awaited before any effect the pushed events explain. */
   commit(): Promise<void>;
   /** One prepared append of entries (`SessionHandle.appendEntries`) in writer order; see the module contract. */
   appendEntries(entries: NewEntry[], options?: { extraEvents?: NewEvent[]; metadata?: EventMetadata }): Promise<SessionEntry[]>;
@@ -102,14 +46,7 @@ export interface SessionWriter {
   readonly commits: number;
 }
 
-/**
- * A fresh entry id: 8 hex characters, like pi's, re-drawn on collision with the view.
- *
- * @example
- * ```ts
- * const id = newEntryId(session);
- * ```
- */
+/** A fresh entry id: 8 hex characters, like pi's, re-drawn on collision with the view. */
 export function newEntryId(session: SessionHandle, taken?: ReadonlySet<string>): string {
   for (let attempt = 0; attempt < 100; attempt += 1) {
     const id = randomUUID().replaceAll("-", "").slice(0, 8);
@@ -126,15 +63,7 @@ function sameDeltaTarget(a: NewEvent, b: NewEvent): boolean {
 /** The last writer created for each session handle (the handover, see the module contract). */
 const latestWriter = new WeakMap<SessionHandle, SessionWriter>();
 
-/**
- * Creates the writer of one session. See the module contract for ordering,
- * group commit and failure semantics.
- *
- * @example
- * ```ts
- * const writer = createSessionWriter({ session });
- * ```
- */
+/** Creates the writer of one session. See the module contract for ordering, group commit and failure semantics. */
 export function createSessionWriter(options: SessionWriterOptions): SessionWriter {
   const { session } = options;
   // The previous writer of this session drains before this one appends anything.
@@ -144,9 +73,8 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
   let scheduled = false;
   let failure: unknown;
   let commits = 0;
-  // Sequence numbers: `pushed` counts events pushed, `committed` those durably stored.
-  // A flush waits for the count pushed when it was called, so a busy stream of later
-  // pushes (deltas, updates of other tools) never delays it.
+  // Sequence numbers: `pushed` counts events pushed, `committed` those durably stored. A flush waits for the count pushed when it was called, so a
+  // busy stream of later pushes (deltas, updates of other tools) never delays it.
   let pushed = 0;
   let committed = 0;
   const waiters: { target: number; resolve: () => void }[] = [];
@@ -246,10 +174,7 @@ export function createSessionWriter(options: SessionWriterOptions): SessionWrite
       throw fenced;
     }
     const run = work();
-    inFlight = run.then(
-      () => undefined,
-      () => undefined,
-    );
+    inFlight = run.then(() => undefined, ignoreError("a failed commit is handled where it is awaited, below"));
     void inFlight.finally(() => {
       inFlight = undefined;
       if (buffer.length > 0 && failure === undefined) schedule();

@@ -1,33 +1,8 @@
 /**
- * The tool-execution actor: one per tool call, spawned by the run actor.
- *
- * States (ours; semantics pi's, `docs/pi-parity.md`):
- * `preparing` (lookup, prepareArguments, validation, beforeToolCall)
- *   → `not_found` | `invalid` | `blocked` (final, error results; final state names are the
- *   `tool.ended` outcomes, one spelling per concept)
- *   → `ready` (waits for `EXECUTE`, so a parallel batch can preflight in source order)
- *   → `executing` (updates; `TIMED_OUT` from the tool's timer) → `finalizing` (afterToolCall)
- *   → `succeeded` | `failed`; `executing` also ends `aborted` | `timed_out`.
- * A call that needs approval (ours) ends in `gated` (final) right after preparation:
- * nothing of it ran; its output carries the `gate` and the run logs `approval.requested`.
- * `ABORT` before execution ends in `skipped` (pi #8935: no prepared call starts after
- * an abort); during execution or finalization it ends in `aborted` at once: the tool's
- * AbortSignal fires (its actor is stopped) and the result says it may not have finished and may need to be run again.
- *
- * Contract:
- * - the actor never fails: every path ends in a final state whose `output` is a
- *   {@link ToolSettled} with a tool result message for the call;
- * - it tells its parent `TOOL.PREPARED` on entering `ready` and `TOOL.UPDATED` per
- *   update; the parent learns the end from the actor's done event (`output`);
- * - side effects live in the actors `prepareToolCall`, `executeTool`, `finalizeToolCall`,
- *   registered by key: {@link provideToolRuntime} binds them to a {@link ToolRuntime}.
- *
- * @example
- * ```ts
- * const logic = provideToolRuntime(toolExecutionMachine, runtime);
- * const actor = createActor(logic, { input: { toolCall, assistantMessage } }).start();
- * actor.send({ type: "EXECUTE" });
- * ```
+ * The tool-execution actor, one per tool call: `preparing` → `not_found` | `invalid` | `blocked` | `gated` (final) or `ready` (waits for `EXECUTE`)
+ * → `executing` → `finalizing` → `succeeded` | `failed`; also `aborted` | `timed_out`, and `skipped` for an abort before `execute` was called.
+ * It never fails: every final state's `output` is a {@link ToolSettled} with a result message. Side effects are the keyed actors bound by
+ * {@link provideToolRuntime}.
  */
 import { assign, fromCallback, fromPromise, sendParent, setup } from "xstate";
 import type { ToolProcess } from "../core/process-group.ts";
@@ -41,8 +16,8 @@ import {
   skippedText,
   timedOutText,
   toolResultMessage,
-  type ToolOutcome,
 } from "./loop-messages.ts";
+import type { ApprovalSource, ToolOutcome } from "../core/vocabulary.ts";
 import {
   finalizeToolResult,
   prepareToolCall,
@@ -52,15 +27,9 @@ import {
   type PrepareOutcome,
   type ToolRuntime,
 } from "./loop-tools.ts";
+import { ignoreError } from "../core/ignored.ts";
 
-/**
- * Input of the tool-execution actor.
- *
- * @example
- * ```ts
- * createActor(logic, { input: { toolCall, assistantMessage } });
- * ```
- */
+/** Input of the tool-execution actor. */
 export interface ToolExecutionInput {
   toolCall: ToolCall;
   assistantMessage: AssistantMessage;
@@ -68,14 +37,7 @@ export interface ToolExecutionInput {
   approved?: { inputDigest: string };
 }
 
-/**
- * How a tool call ended: its outcome, result message and execution wall time (ms).
- *
- * @example
- * ```ts
- * const { outcome, message }: ToolSettled = toolActor.getSnapshot().output!;
- * ```
- */
+/** How a tool call ended: its outcome, result message and execution wall time (ms). */
 export interface ToolSettled {
   toolCallId: string;
   toolName: string;
@@ -86,36 +48,23 @@ export interface ToolSettled {
   /** Fields a hook changed, and a hook's error message, for `hook.applied` / `hook.failed`. */
   hooks: { hook: "beforeToolCall" | "afterToolCall"; changes: string[]; error?: string }[];
   /** Set when the call needs approval (final state `gated`): it did not run and `message` is not a result. */
-  gate?: { inputDigest: string; source: "tool" | "policy" };
+  gate?: { inputDigest: string; source: ApprovalSource };
   /** The checkpoint of the files the call changed (the harness's workspace recorder), logged before the result. */
   workspace?: PendingWorkspaceCheckpoint;
 }
 
-/**
- * Events the tool-execution actor accepts.
- *
- * @example
- * ```ts
- * toolActor.send({ type: "EXECUTE" });
- * ```
- */
+/** Events the tool-execution actor accepts. */
 export type ToolExecutionEvent =
   | { type: "EXECUTE" }
   | { type: "ABORT"; reason?: string }
+  | { type: "TOOL.RUNNING" }
   | { type: "TOOL.PROGRESS"; partial: ToolResult }
   | { type: "TOOL.PROCESS"; process: ToolProcess }
   | { type: "TOOL.RETURNED"; result: ToolResult }
   | { type: "TOOL.THREW"; message: string }
   | { type: "TOOL.TIMED_OUT"; timeoutMs: number };
 
-/**
- * Events the tool-execution actor sends to its parent.
- *
- * @example
- * ```ts
- * on: { "TOOL.PREPARED": { actions: "notePrepared" } }
- * ```
- */
+/** Events the tool-execution actor sends to its parent. */
 export type ToolParentEvent =
   | { type: "TOOL.PREPARED"; toolCallId: string }
   | { type: "TOOL.UPDATED"; toolCallId: string; toolName: string; partial?: ToolResult; process?: ToolProcess };
@@ -124,10 +73,12 @@ export interface ToolExecutionContext {
   toolCall: ToolCall;
   assistantMessage: AssistantMessage;
   approved?: { inputDigest: string };
-  gate?: { inputDigest: string; source: "tool" | "policy" };
+  gate?: { inputDigest: string; source: ApprovalSource };
   args: Record<string, unknown>;
   timeoutMs?: number;
   startedAt?: number;
+  /** Set when the tool's `execute` was called: an abort before it (commit, budget) skips the call. */
+  running?: boolean;
   durationMs: number;
   outcome?: ToolOutcome;
   message?: ToolResultMessage;
@@ -137,14 +88,7 @@ export interface ToolExecutionContext {
   abortReason?: string;
 }
 
-/**
- * Input of the `executeTool` actor.
- *
- * @example
- * ```ts
- * fromCallback<ToolExecutionEvent, ExecuteInput>(({ input, sendBack }) => { … });
- * ```
- */
+/** Input of the `executeTool` actor. */
 export interface ExecuteInput {
   toolCall: ToolCall;
   args: Record<string, unknown>;
@@ -176,14 +120,7 @@ const unprovided = (name: string) => () => {
   throw new Error(`Actor "${name}" is not provided: use provideToolRuntime(machine, runtime).`);
 };
 
-/**
- * The tool-execution machine (see the module contract).
- *
- * @example
- * ```ts
- * createActor(provideToolRuntime(toolExecutionMachine, runtime), { input }).start();
- * ```
- */
+/** The tool-execution machine (see the module contract). */
 export const toolExecutionMachine = setup({
   types: {
     context: {} as ToolExecutionContext,
@@ -369,10 +306,16 @@ export const toolExecutionMachine = setup({
               errorToolResult(context.toolCall, timedOutText(context.toolCall, event.timeoutMs), "timed_out"),
           }),
         },
-        ABORT: {
-          target: "aborted",
-          actions: { type: "rememberAbort", params: ({ event }) => ({ reason: event.reason }) },
-        },
+        "TOOL.RUNNING": { actions: assign({ running: true }) },
+        ABORT: [
+          // Not started yet (a budget refusal aborts the run from within the admission): nothing ran.
+          {
+            guard: ({ context }) => context.running !== true,
+            target: "skipped",
+            actions: { type: "rememberAbort", params: ({ event }) => ({ reason: event.reason }) },
+          },
+          { target: "aborted", actions: { type: "rememberAbort", params: ({ event }) => ({ reason: event.reason }) } },
+        ],
       },
     },
     finalizing: {
@@ -436,16 +379,7 @@ export const toolExecutionMachine = setup({
   output: ({ context }) => settledOf(context),
 });
 
-/**
- * Binds the machine's side-effect actors to a {@link ToolRuntime}. The executing
- * actor owns an AbortController aborted when the actor stops (abort, run end) and
- * a timer for the tool's `timeoutMs`.
- *
- * @example
- * ```ts
- * const logic = provideToolRuntime(toolExecutionMachine, { getTool, hooks: {}, toolContext: () => undefined });
- * ```
- */
+/** Binds the machine's side-effect actors to a {@link ToolRuntime}; execution aborts when the actor stops or the tool's `timeoutMs` passes. */
 export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime: ToolRuntime): typeof toolExecutionMachine {
   return machine.provide({
     actors: {
@@ -477,6 +411,15 @@ export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime
             // Stopped (abort, run end) while the call was being committed: never start it.
             if (!live) return new Promise<ToolResult>(() => undefined);
           }
+          // Budgets: a refused call never starts; the run was told and aborts every call with the reason.
+          const admitted = await runtime.budget?.beforeToolCall({ toolCallId: input.toolCall.id, toolName: input.toolCall.name });
+          if (admitted === "refused" || !live) {
+            if (admitted !== "refused") void admitted?.settle();
+            return new Promise<ToolResult>(() => undefined);
+          }
+          // A settlement the log refuses (closed at dispose) leaves the reservation counting: the safe side.
+          if (admitted) settleBudget = () => void admitted.settle().catch(ignoreError("a budget settlement the log refuses (closed at dispose) leaves the reservation counting: the safe side"));
+          send({ type: "TOOL.RUNNING" });
           return tool.execute(input.args, {
             toolCallId: input.toolCall.id,
             idempotencyKey: input.toolCall.id,
@@ -489,12 +432,25 @@ export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime
             ...(runtime.secrets?.length ? { secrets: runtime.secrets } : {}),
           });
         };
+        // Settles the call's budget reservation once (set when the budget admitted the call).
+        let settleBudget: (() => void) | undefined;
+        const settle = () => {
+          settleBudget?.();
+          settleBudget = undefined;
+        };
         run().then(
-          (result) => send({ type: "TOOL.RETURNED", result: normalizeResult(result) }),
-          (error: unknown) => send({ type: "TOOL.THREW", message: errorMessageOf(error) }),
+          (result) => {
+            settle();
+            send({ type: "TOOL.RETURNED", result: normalizeResult(result) });
+          },
+          (error: unknown) => {
+            settle();
+            send({ type: "TOOL.THREW", message: errorMessageOf(error) });
+          },
         );
         return () => {
           live = false;
+          settle();
           if (timer) clearTimeout(timer);
           controller.abort(new Error("Tool execution stopped"));
         };

@@ -1,36 +1,17 @@
 /**
- * The event log contract. Two implementations pass one shared contract suite:
- * SQLite (`createSqliteEventLog`, the default) and in-memory (`createMemoryEventLog`).
- *
- * Guarantees (ours; the design follows Emmett and KurrentDB, see
- * the project's XState and SQLite style):
- * - `version` is per stream, from 1, contiguous as appended; a log opened with the retention
- *   `endedMessageDeltas: "delete"` later deletes the `message.delta` events of ended, kept
- *   messages, leaving gaps strictly inside a message's span (`delta-retention.ts`); nothing else
- *   ever leaves a gap, and what stays keeps its version and position;
- * - `globalPosition` is strictly increasing in commit order across the whole log,
- *   with no gaps at commit time (a physical `deleteStream` removes positions);
- * - an append is atomic: all of its events are written or none;
- * - appends made in the same tick are group-committed in one transaction; each
- *   append keeps its own expected-version check and its own outcome;
- * - re-appending known eventIds with the same payload is a no-op that returns the
- *   original positions; a different payload under a known eventId throws
- *   `EventIdReusedError`;
- * - every event is validated against its type's zod schema before anything is written.
- *
- * @example
- * ```ts
- * const log = createSqliteEventLog({ path: "arbor.db" });
- * await log.append("session-1", [{ type: "session.created", data: {...} }], { expectedVersion: "no_stream" });
- * log.subscribe({ fromPosition: 0 }).subscribe((event) => console.log(event.globalPosition, event.type));
- * ```
+ * The event log contract, which every log passes through one shared contract suite (SQLite, the default; in-memory; PostgreSQL). Guarantees (ours;
+ * after Emmett and KurrentDB): per-stream `version` from 1, contiguous as appended (only `endedMessageDeltas: "delete"` leaves gaps, strictly inside
+ * a message's span, `delta-retention.ts`); `globalPosition` strictly increasing in commit order; atomic appends, group-committed per tick with
+ * their own expected-version checks and outcomes; a re-appended eventId with the same payload is a no-op returning the original positions, with
+ * another payload `EventIdReusedError`; every event validated against its zod schema before anything is written.
  */
 import type { Observable } from "rxjs";
-import type { SessionIndex } from "./session-index.ts";
-import type { StreamOwnership } from "./stream-ownership.ts";
-import type { SessionSummaryIndex } from "./session-summary-index.ts";
+import type { SessionIndex } from "./session/session-index.ts";
+import type { StreamOwnership } from "./log/stream-ownership.ts";
+import type { SessionSummaryIndex } from "./session/session-summary-index.ts";
 import type { WorkspaceBlobStore } from "./workspace/blob-store.ts";
 import type { MemoryIndex } from "./memory/memory-index.ts";
+import type { LogEncryption } from "./crypto/log-cipher.ts";
 
 /** Correlation metadata carried by every event. All fields optional. */
 export interface EventMetadata {
@@ -71,9 +52,8 @@ export interface StoredEvent<Type extends string = string, Data = unknown> {
 }
 
 /**
- * What the writer expects the stream's version to be:
- * `"any"` (no check), `"no_stream"` (must not exist), `"stream_exists"` (must exist),
- * or an exact version number (0 means no stream).
+ * What the writer expects the stream's version to be: `"any"` (no check), `"no_stream"` (must not exist), `"stream_exists"` (must exist), or an exact
+ * version number (0 means no stream).
  */
 export type ExpectedVersion = "any" | "no_stream" | "stream_exists" | number;
 
@@ -155,48 +135,47 @@ export interface EventLog {
   /** Physically removes a stream's events. Returns the number of events removed. */
   deleteStream(streamId: string): Promise<number>;
   /**
-   * Catch-up then live: replays matching events from the log, then tails new
-   * appends, with no gap and no duplicate at the switch. Appends by other
-   * processes on the same SQLite file are seen by polling (see the implementation's
-   * documented tail latency).
+   * Catch-up then live: replays matching events from the log, then tails new appends, with no gap and no duplicate at the switch. Appends by other
+   * processes on the same SQLite file are seen by polling (see the implementation's documented tail latency).
    */
   subscribe(options?: SubscribeOptions): Observable<StoredEvent>;
   /** The highest global position in the log, 0 when empty. */
   headPosition(): Promise<number>;
   close(): Promise<void>;
   /**
-   * One writer per stream across processes, for logs that many processes share
-   * (PostgreSQL); absent on SQLite and in-memory logs. See `stream-ownership.ts`.
+   * One writer per stream across processes, for logs that many processes share (PostgreSQL; SQLite for the processes of one host); absent on
+   * in-memory logs. See `stream-ownership.ts`.
    */
   readonly ownership?: StreamOwnership;
   /**
-   * True when the log stores each stream's tenant in an indexed column (PostgreSQL, as Emmett's
-   * partitions): `listStreams`, `readAll` and `subscribe` then accept a `tenant` filter. A
-   * stream's tenant is `data.tenant` of its first event when that is `session.created` or
-   * `session.deleted`, else `default`. Absent on SQLite and in-memory logs.
+   * True when the log stores each stream's tenant in an indexed column (PostgreSQL, as Emmett's partitions): `listStreams`, `readAll` and `subscribe`
+   * then accept a `tenant` filter. A stream's tenant is `data.tenant` of its first event when that is `session.created` or `session.deleted`, else
+   * `default`. Absent on SQLite and in-memory logs.
    */
   readonly tenantIndex?: boolean;
   /**
-   * The session index (ours; `session-index.ts`): entry rows and session heads kept
-   * beside the events, so a session opens in O(its context). Present on SQLite logs (absent on a
-   * read-only file written before it existed); absent on PostgreSQL and in-memory logs.
+   * The session index (ours; `session-index.ts`): entry rows and session heads kept beside the events, so a session opens in O(its context). Present
+   * on SQLite logs (absent on a read-only file written before it existed); absent on PostgreSQL and in-memory logs.
    */
   readonly sessionIndex?: SessionIndex;
   /**
-   * Per-session summary rows kept by the writer in the same transaction as the events
-   * (`session-summary-index.ts`): the session list reads them instead of folding every event.
-   * Absent on logs that keep none (in-memory; a SQLite file of schema 1 opened read-only).
+   * Per-session summary rows kept by the writer in the same transaction as the events (`session-summary-index.ts`): the session list reads them
+   * instead of folding every event. Absent on logs that keep none (in-memory; a SQLite file of schema 1 opened read-only).
    */
   readonly sessionSummaries?: SessionSummaryIndex;
   /**
-   * The workspace blob store in the log's own database (`workspace/blob-store.ts`): file contents
-   * of workspace checkpoints, per tenant. Present on the SQLite, PostgreSQL and in-memory logs.
+   * The workspace blob store in the log's own database (`workspace/blob-store.ts`): file contents of workspace checkpoints, per tenant. Present on
+   * the SQLite, PostgreSQL and in-memory logs.
    */
   readonly workspaceBlobs?: WorkspaceBlobStore;
   /**
-   * The session-memory projection in the log's own database (`memory/memory-index.ts`): the
-   * current value of each memory key, with full-text search. Present on the SQLite, PostgreSQL
-   * and in-memory logs.
+   * The session-memory projection in the log's own database (`memory/memory-index.ts`): the current value of each memory key, with full-text search.
+   * Present on the SQLite, PostgreSQL and in-memory logs.
    */
   readonly memoryIndex?: MemoryIndex;
+  /**
+   * Present when the log was opened with `encryption` (`crypto/log-cipher.ts`, `docs/privacy.md`): the master key's id and `rotate()`, which re-wraps
+   * every session's data key with it.
+   */
+  readonly encryption?: LogEncryption;
 }

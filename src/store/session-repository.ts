@@ -1,63 +1,33 @@
 /**
- * The session repository over one {@link EventLog}: create, open, list, fork, delete, and the
- * bulk import used by fork and the pi JSONL importer.
- *
- * Contract (ours; list fields and fork label handling pi's, `docs/pi-parity.md`):
- * - a session is the stream `sessionStreamId(id)`, whose first event is `session.created`;
- * - `create` appends `session.created` with `expectedVersion: "no_stream"`; an existing id throws
- *   `ExpectedVersionConflictError`; `id` defaults to a UUIDv7, `cwd` to `process.cwd()`;
- * - `open` reads the stream once and folds it into a fresh view; a missing stream (or one that
- *   does not start with `session.created`) throws `SessionNotFoundError`; each `open` returns an
- *   independent handle, so two handles on one session detect each other's writes as conflicts;
- * - `list` is newest first by `modified` = the latest user/assistant message time (pi), else the
- *   creation time; `firstMessage` is the first user message text or `"(no messages)"` (pi);
- *   `messageCount` counts `message` entries of any role on every branch (pi); the list reads the
- *   log's per-session summary rows (`session-summary-index.ts`, kept by the writer in the events'
- *   transaction) and folds from the log only what a row lacks (a log without rows: everything,
- *   cached and caught up incrementally from the folded version);
- * - `delete` physically removes the stream (`log.deleteStream`; on SQLite with `secure_delete` and a
- *   WAL checkpoint, so the text leaves the file) and appends a content-free tombstone,
- *   `session.deleted` in the stream `tombstone-<id>` (tenant, times, counts, the removed global
- *   positions); unknown id → `SessionNotFoundError`;
- * - `fork` copies the path root→entry (default: the leaf) without its label entries, then
- *   re-creates the labels that target path entries (original label timestamps, new ids, chained
- *   after the path), like pi's `createBranchedSession`; records `parentSessionId`/`parentEntryId`;
- *   the new leaf is the last copied entry (as pi, whose leaf is the last line); forking at a
- *   `null` leaf gives an empty session with the parent recorded; forking at one result of a
- *   tool batch forks at the batch's last result (`batch-end.ts`, ours), so siblings that
- *   finished later keep their real results;
- * - `importEntries` writes `session.created` and every entry in ONE atomic append: all or nothing;
- * - with `tenant`, the repository sees only that tenant's sessions (absent `tenant` = `default`);
- *   another tenant's session is indistinguishable from a missing one; forks keep the source's
- *   tenant; `log` stays the whole log (an admin's view);
- * - with a snapshot store (`session-snapshots.ts`), `open` restores the latest valid checkpoint and
- *   folds only the events after it (entry content is read lazily), and writes a new checkpoint when
- *   it folded at least `checkpointEvery` events; `delete` also deletes the snapshot.
- *
- * @example
- * ```ts
- * const repo = createSessionRepository({ log: createSqliteEventLog({ path: "arbor.db" }) });
- * const session = await repo.create({ cwd: "/work" });
- * const copy = await repo.fork(session.id);
- * ```
+ * The session repository over one {@link EventLog}: create, open, list, fork, delete, and the bulk import used by fork and the pi JSONL importer
+ * (list fields and fork labels as pi's, `docs/pi-parity.md`).
+ * - a session is the stream `sessionStreamId(id)`, opened by `session.created`; `create` on an existing id throws `ExpectedVersionConflictError`;
+ * - `open` folds the stream into a fresh, independent handle (a missing session is `SessionNotFoundError`); with a snapshot store it restores the
+ *   latest valid checkpoint, folds only what follows and checkpoints every `checkpointEvery` events;
+ * - `list` is newest first by the latest user/assistant message time, from the log's summary rows (`session-summary-index.ts`), folding only what a
+ *   row lacks; sessions whose data key is destroyed are skipped;
+ * - `delete` removes the stream physically and appends a content-free `session.deleted` tombstone in `tombstone-<id>`;
+ * - `fork` copies the path root→entry and re-creates its labels (pi's `createBranchedSession`); at one result of a tool batch it forks at the
+ *   batch's last result (`batch-end.ts`); `importEntries` is one atomic append;
+ * - with `tenant`, only that tenant's sessions exist (another's is indistinguishable from a missing one); forks keep the source's tenant.
  */
-import { purgeSessionState } from "./session-purge.ts";
-import { v7 as uuidv7 } from "uuid";
+import { purgeSessionState } from "./session/session-purge.ts";
+import { uuidv7 } from "../core/uuid-v7.ts";
 import type { LabelEntry, SessionEntry } from "../core/entries.ts";
-import { EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
+import { DataKeyUnavailableError, EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent } from "./event-log.ts";
 import { controlStreamId } from "./events/control-events.ts";
 import { sessionIdOfStream, sessionStreamId, tombstoneStreamId, type SessionCreatedData, type SessionDeletedData } from "./events/session-events.ts";
 import { isEventOfType } from "./events/catalogue.ts";
 import { createAuditProjector } from "./events/audit.ts";
-import { batchEnd } from "./batch-end.ts";
-import { createSessionHandle, generateEntryId } from "./session-handle.ts";
+import { batchEnd } from "./session/batch-end.ts";
+import { createSessionHandle, generateEntryId } from "./session/session-handle.ts";
 import type { SessionHandle, SessionRepository, SessionSummary } from "./session-types.ts";
-import { snapshotOf } from "./session-tree.ts";
-import { mergeSummaries, summarizeEvents, type SessionSummaryRecord } from "./session-summary-index.ts";
-import type { SessionSnapshotStore } from "./session-snapshots.ts";
-import { createSessionView, type SessionViewInternals } from "./session-view.ts";
-import { createLazySessionView, headOfTree, type LazySessionView, type SessionHeadState } from "./lazy-session-view.ts";
+import { snapshotOf } from "./session/session-tree.ts";
+import { mergeSummaries, summarizeEvents, type SessionSummaryRecord } from "./session/session-summary-index.ts";
+import type { SessionSnapshotStore } from "./session/session-snapshots.ts";
+import { createSessionView, type SessionViewInternals } from "./session/session-view.ts";
+import { createLazySessionView, headOfTree, type LazySessionView, type SessionHeadState } from "./session/lazy-session-view.ts";
 
 /** A session head is stored again once a handle's view is this many events past the last one. */
 const HEAD_EVERY = 100;
@@ -71,16 +41,14 @@ export interface SessionRepositoryOptions {
   /** Projection snapshots (checkpoints) for fast opening of large sessions; optional. */
   snapshots?: SessionSnapshotStore;
   /**
-   * With `snapshots`: `open` writes a checkpoint when it had to fold at least this many events
-   * from the log (default 1000). Checkpoints are incremental.
+   * With `snapshots`: `open` writes a checkpoint when it had to fold at least this many events from the log (default 1000). Checkpoints are
+   * incremental.
    */
   checkpointEvery?: number;
   /**
-   * Scope the repository to one tenant (ours): `create` and `importEntries` write it,
-   * and `open`, `list`, `fork` and `delete` see only its sessions; another tenant's session is
-   * exactly like a missing one (the same `SessionNotFoundError`, message and details). A session
-   * with no `tenant` belongs to `default`. Absent: every tenant (the whole log, for admin tools
-   * and servers that check tenants per request).
+   * Scope the repository to one tenant (ours): `create` and `importEntries` write it, and `open`, `list`, `fork` and `delete` see only its sessions;
+   * another tenant's session is exactly like a missing one (the same `SessionNotFoundError`, message and details). A session with no `tenant` belongs
+   * to `default`. Absent: every tenant (the whole log, for admin tools and servers that check tenants per request).
    */
   tenant?: string;
 }
@@ -93,10 +61,9 @@ function cleanInfo(info: SessionCreatedData): SessionCreatedData {
 }
 
 /**
- * The one order of every session list (`repo.list()`, `arbor sessions`, `GET /api/sessions`, the
- * CLI's `latest`): the most recently appended first, by `updatedAt` compared as times (the log's
- * ISO 8601 text, SQLite's and PostgreSQL's alike, read with `Date.parse`, never compared as
- * strings); on the same millisecond, the stream that started later in the log first.
+ * The one order of every session list (`repo.list()`, `arbor sessions`, `GET /api/sessions`, the CLI's `latest`): the most recently appended first,
+ * by `updatedAt` compared as times (the log's ISO 8601 text, SQLite's and PostgreSQL's alike, read with `Date.parse`, never compared as strings); on
+ * the same millisecond, the stream that started later in the log first.
  */
 function newestFirst(startOf: (row: SessionSummary) => number): (a: SessionSummary, b: SessionSummary) => number {
   return (a, b) => Date.parse(b.updatedAt) - Date.parse(a.updatedAt) || startOf(b) - startOf(a);
@@ -233,8 +200,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
   };
 
   /**
-   * The summary of the whole stream at `version`: the log's row when it covers it, else the row
-   * (or this repository's cached fold) completed by folding what it lacks from the log.
+   * The summary of the whole stream at `version`: the log's row when it covers it, else the row (or this repository's cached fold) completed by
+   * folding what it lacks from the log.
    */
   const summaryOf = async (streamId: string, version: number, stored: SessionSummaryRecord | undefined): Promise<SessionSummaryRecord | undefined> => {
     let summary = stored;
@@ -277,7 +244,11 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
       for (const stream of streams) {
         const id = sessionIdOfStream(stream.streamId);
         if (id === undefined) continue;
-        const summary = await summaryOf(stream.streamId, stream.version, stored.get(stream.streamId));
+        const summary = await summaryOf(stream.streamId, stream.version, stored.get(stream.streamId)).catch((error: unknown) => {
+          // A session whose data key is destroyed (a backup restored beside a newer key store) is deleted: not listed.
+          if (DataKeyUnavailableError.isInstance(error) && error.details.reason === "destroyed") return undefined;
+          throw error;
+        });
         const info = summary?.info;
         const owner = info?.tenant ?? DEFAULT_TENANT;
         if (!summary?.starts || !info || (only !== undefined && owner !== only)) continue;
@@ -289,8 +260,8 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
           messageCount: summary.messageCount,
           firstMessage: summary.firstMessage ?? "(no messages)",
           tenant: owner,
-          // An import is not a change: while nothing was appended after it (one atomic append,
-          // one commit time) an imported session changed when its own latest entry says.
+          // An import is not a change: while nothing was appended after it (one atomic append, one commit time) an imported session changed when its
+          // own latest entry says.
           updatedAt: info.source !== undefined && stream.updatedAt === stream.createdAt && summary.lastActivity !== undefined ? new Date(summary.lastActivity).toISOString() : stream.updatedAt,
         };
         if (summary.name !== undefined) row.name = summary.name;

@@ -1,30 +1,15 @@
 /**
- * Contracts of the session projections and the session repository
- * (implemented in `session-tree.ts`, `context.ts`, `session-repository.ts`).
- *
- * Contract (ours, entry semantics pi's):
- * - a {@link SessionView} is a projection of one session stream, updated per
- *   event (`apply`), never by re-reading the stream;
- * - `buildContext` never throws on a broken tree: pairing problems are repaired
- *   and reported in `diagnostics`;
- * - the leaf is restored from the log (`leaf.moved` and `entry.appended`), not "the last line".
- *
- * @example
- * ```ts
- * const repo = createSessionRepository({ log });
- * const session = await repo.create({ cwd: process.cwd() });
- * await session.appendEntry({ type: "message", message: { role: "user", content: "hi", timestamp: Date.now() } });
- * const { messages } = session.view.buildContext();
- * ```
+ * Contracts of the session projections and the session repository (ours, entry semantics pi's): a {@link SessionView} is updated per event, never
+ * by re-reading the stream; `buildContext` repairs and reports instead of throwing on a broken tree; the leaf is the one the log says.
  */
 import type { Observable } from "rxjs";
 import type { SessionEntry } from "../core/entries.ts";
 import type { AgentMessage, ThinkingLevel } from "../core/messages.ts";
 import type { EventLog, EventMetadata, NewEvent, StoredEvent } from "./event-log.ts";
-import type { LeaseOptions, StreamLease } from "./stream-ownership.ts";
+import type { LeaseOptions, StreamLease } from "./log/stream-ownership.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import type { ArborEvent } from "./events/catalogue.ts";
-import type { SessionActivity } from "./session-activity.ts";
+import type { SessionActivity } from "./session/session-activity.ts";
 
 /** A problem found while building a context, repaired rather than thrown. */
 export interface ContextDiagnostic {
@@ -81,10 +66,8 @@ export interface SessionView {
   readonly leafId: string | null;
   readonly name: string | undefined;
   /**
-   * The activity projection at {@link SessionView.version}: runs (open or settled, with status and
-   * owner), the steering / follow-up / passive queues, approvals, open summary intents
-   * (`session-activity.ts`). Folded from the same events as the tree; read it instead of
-   * re-reading the stream.
+   * The activity projection at {@link SessionView.version}: runs (open or settled, with status and owner), the steering / follow-up / passive queues,
+   * approvals, open summary intents (`session-activity.ts`). Folded from the same events as the tree; read it instead of re-reading the stream.
    */
   readonly activity: SessionActivity;
   /** Folds one stored event of this session's stream (events must arrive in version order). */
@@ -114,9 +97,8 @@ export interface SessionHandle {
   readonly id: string;
   readonly view: SessionView;
   /**
-   * Appends entries as children of the leaf, one after another (each becomes the
-   * new leaf), plus any extra events, in one atomic append checked against the
-   * view's version. Returns the stored entries.
+   * Appends entries as children of the leaf, one after another (each becomes the new leaf), plus any extra events, in one atomic append checked
+   * against the view's version. Returns the stored entries.
    */
   appendEntries(entries: NewEntry[], options?: { extraEvents?: NewEvent[]; metadata?: EventMetadata }): Promise<SessionEntry[]>;
   appendEntry(entry: NewEntry, options?: { metadata?: EventMetadata }): Promise<SessionEntry>;
@@ -125,16 +107,13 @@ export interface SessionHandle {
   /** Moves the leaf; throws EntryNotFoundError for an unknown id. */
   moveLeaf(leafId: string | null): Promise<void>;
   /**
-   * Catch-up then live events of this session, typed as the catalogue union (events of
-   * user-registered types are left out; read them with `log.subscribe`).
+   * Catch-up then live events of this session, typed as the catalogue union (events of user-registered types are left out; read them with
+   * `log.subscribe`).
    */
   events$(options?: { fromVersion?: number }): Observable<ArborEvent>;
   /** Applies events others appended since the view's version (another handle, another process); returns how many. */
   refresh(): Promise<number>;
-  /**
-   * One writer per session across processes, when the log offers it
-   * (`EventLog.ownership`, PostgreSQL); absent on SQLite and memory logs.
-   */
+  /** One writer per session across processes, when the log offers it (`EventLog.ownership`: PostgreSQL, SQLite); absent on memory logs. */
   readonly ownership?: SessionOwnership;
 }
 
@@ -164,10 +143,9 @@ export interface SessionSummary {
   /** The session's tenant (`"default"` for a session created without one). */
   tenant: string;
   /**
-   * ISO 8601: when the last event was appended to the session's stream (a fork, a label or a
-   * leaf move counting, not only messages), as the log records it; for an imported session
-   * nothing was appended to since its import, the time of its latest entry (`modified`: the
-   * session's own time, not the import's).
+   * ISO 8601: when the last event was appended to the session's stream (a fork, a label or a leaf move counting, not only messages), as the log
+   * records it; for an imported session nothing was appended to since its import, the time of its latest entry (`modified`: the session's own time,
+   * not the import's).
    */
   updatedAt: string;
   /** With `list({ stats: true })`: the session's `getStats()` (every branch; tokens and cost). */
@@ -180,12 +158,10 @@ export interface SessionRepository {
   /** Throws SessionNotFoundError. */
   open(id: string): Promise<SessionHandle>;
   /**
-   * Newest first: by `updatedAt` (the last event appended to the stream), compared as times; on
-   * the same millisecond the stream that started later first. The one order of `arbor sessions`,
-   * `GET /api/sessions` and the CLI's `latest`. With `stats: true` each row carries the session's
-   * statistics; with `tenant`, only that tenant's sessions (on a repository scoped to another
-   * tenant: none). Reads the log's summary rows, not each session's events, where the log keeps
-   * them (SQLite, PostgreSQL).
+   * Newest first: by `updatedAt` (the last event appended to the stream), compared as times; on the same millisecond the stream that started later
+   * first. The one order of `arbor sessions`, `GET /api/sessions` and the CLI's `latest`. With `stats: true` each row carries the session's
+   * statistics; with `tenant`, only that tenant's sessions (on a repository scoped to another tenant: none). Reads the log's summary rows, not each
+   * session's events, where the log keeps them (SQLite, PostgreSQL).
    */
   list(options?: { stats?: boolean; tenant?: string }): Promise<SessionSummary[]>;
   /** Physically removes the session's events. Throws SessionNotFoundError. */

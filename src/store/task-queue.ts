@@ -1,22 +1,7 @@
 /**
- * The task queue of a fleet (ours): background and scheduled prompts as task streams
- * `task-<taskId>` in the log (`events/task-events.ts`), and the pure fold of one task's events.
- * The log is the queue: there is no other table, and a claim is the event `task.claimed`.
- *
- * Contract:
- * - {@link queueTask} appends `task.queued` as the first event of a new task stream (a taskId
- *   used before is refused with `InvalidArgumentError`, nothing written); it checks nothing of
- *   the session (the harness does);
- * - {@link foldTask} folds one stored task event into the task's state (`undefined` before
- *   `task.queued`): `claim` is the current claim (cleared by `task.released`), `claims` every
- *   claim with its position and process, `ended` the terminal event's data;
- * - {@link readTask} reads and folds one task stream.
- *
- * @example
- * ```ts
- * const task = await queueTask(log, { sessionId, input: "summarize the log" });
- * const state = await readTask(log, task.taskId);
- * ```
+ * The task queue of a fleet (ours): background and scheduled prompts as task streams `task-<taskId>` (`events/task-events.ts`); the log is the
+ * queue and a claim is the event `task.claimed`. {@link queueTask} opens a new task stream (a used taskId is `InvalidArgumentError`),
+ * {@link foldTask} folds one stored task event purely, {@link readTask} reads and folds one task.
  */
 import { randomUUID } from "node:crypto";
 import type { AgentMessage } from "../core/messages.ts";
@@ -72,15 +57,7 @@ export interface TaskState {
   ended?: ArborEventData<"task.ended">;
 }
 
-/**
- * Folds one stored event of a task stream into its state (events of other types leave it as is).
- *
- * @example
- * ```ts
- * let state: TaskState | undefined;
- * for (const event of events) state = foldTask(state, event);
- * ```
- */
+/** Folds one stored event of a task stream into its state (events of other types leave it as is). */
 export function foldTask(state: TaskState | undefined, event: StoredEvent): TaskState | undefined {
   if (isEventOfType(event, "task.queued")) {
     const { taskId, sessionId, input, startAt, tenant } = event.data;
@@ -137,10 +114,6 @@ export interface QueueTaskInput {
  * Appends `task.queued` as the first event of a new task stream; resolves once committed.
  *
  * @throws (rejects) InvalidArgumentError when `taskId` was used before; EventSchemaError for bad input.
- * @example
- * ```ts
- * const { taskId } = await queueTask(log, { sessionId, input: "go on", startAt: new Date(Date.now() + 60_000) });
- * ```
  */
 export async function queueTask(log: EventLog, input: QueueTaskInput): Promise<{ taskId: string; streamId: string; startAt?: string }> {
   const taskId = input.taskId ?? randomUUID();

@@ -1,20 +1,6 @@
 /**
- * Message content for spans (only with `captureContent`): Arbor messages in the OTel GenAI
- * message shape (`gen_ai.input.messages` / `gen_ai.output.messages`, role + typed parts) and the
- * OpenInference flattening (`llm.input_messages.{i}.message.role` / `.content`, tool calls).
- *
- * Contract (shapes from the GenAI semantic conventions' input/output message JSON schemas and
- * OpenInference's semantic conventions and the OpenTelemetry GenAI semantic conventions):
- * - user, custom and bash-execution messages are `user`; tool results are `tool` messages with
- *   one `tool_call_response` part; assistant text, reasoning and tool calls are `text`,
- *   `reasoning` and `tool_call` parts; images are `blob` parts WITHOUT their data (only the
- *   MIME type), so a span never carries a picture;
- * - OpenInference `content` is the message's text parts joined with newlines.
- *
- * @example
- * ```ts
- * toGenAiMessages([{ role: "user", content: "hi", timestamp: 0 }]); // [{ role: "user", parts: [{ type: "text", content: "hi" }] }]
- * ```
+ * Message content for spans (only with `captureContent`): Arbor messages in the OTel GenAI message shape (role + typed parts; images as `blob` parts
+ * WITHOUT their data) and the OpenInference flattening (`llm.input_messages.{i}.message.*`).
  */
 import type { Attributes } from "@opentelemetry/api";
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent } from "../core/messages.ts";

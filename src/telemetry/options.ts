@@ -1,22 +1,7 @@
 /**
- * Telemetry options of the harness (`AgentHarnessOptions.telemetry`) and their resolution.
- *
- * Contract (ours; the flavor and content switches follow @purista/harness's `telemetry({ flavor,
- * contentCaptureMode })`):
- * - telemetry is on by default and goes through `@opentelemetry/api` only: the global tracer and
- *   meter providers, which are no-ops until the application registers an SDK; `false` turns it off;
- * - `flavor`: `both` (default) emits the OTel GenAI attributes and the OpenInference ones,
- *   `gen_ai_only` / `openinference_only` one namespace; span names, kinds, `error.type` and
- *   the `arbor.*` attributes are the same in every flavor;
- * - `captureContent` (default false) adds messages, system instructions and tool arguments and
- *   results; values the harness knows as secrets are redacted from every attribute either way;
- * - `agentName` names the `invoke_agent` span when the session has no `agent` in its metadata
- *   (typed agents put their name there); default `arbor`.
- *
- * @example
- * ```ts
- * const harness = await createHarness({ models, telemetry: { flavor: "gen_ai_only", captureContent: true } });
- * ```
+ * Telemetry options of the harness: on by default through `@opentelemetry/api` only (no-ops until the application registers an SDK), `false` turns
+ * it off; `flavor` `both` (default), `gen_ai_only` or `openinference_only`; `captureContent` (default false); known secrets are redacted from every
+ * attribute either way; `agentName` names `invoke_agent` spans (default `arbor`).
  */
 import type { MeterProvider, TracerProvider } from "@opentelemetry/api";
 
@@ -58,14 +43,7 @@ export interface ResolvedTelemetry {
 /** The flavors, for validation. */
 export const TELEMETRY_FLAVORS = ["both", "gen_ai_only", "openinference_only"] as const;
 
-/**
- * Applies the defaults; `false` gives undefined (no telemetry).
- *
- * @example
- * ```ts
- * resolveTelemetry(undefined, []).flavor; // "both"
- * ```
- */
+/** Applies the defaults; `false` gives undefined (no telemetry). */
 export function resolveTelemetry(options: TelemetryOptions | false | undefined, secrets: readonly string[] = []): ResolvedTelemetry | undefined {
   if (options === false) return undefined;
   const given = options ?? {};

@@ -1,45 +1,10 @@
 /**
- * The telemetry of one session: spans and metrics derived from the events the session's agent
- * commits (`Agent.runEvents$`, synchronous and in log order) plus the model calls themselves
- * (each `ModelClient.stream()` call is one `chat` span).
- *
- * Contract (ours; names and attributes `span-record.ts`; tree and trace-context rules follow
- * @purista/harness):
- * - the tree: `invoke_agent {agent}` per run (from `run.started` to `run.ended`) →
- *   `chat {model}` per model call attempt (a retried call is one span per attempt, the failed
- *   ones ERROR with `error.type`) and `execute_tool {tool}` per tool call (`tool.started` to
- *   `tool.ended`; parallel calls are sibling spans) and `arbor.compaction` (a compaction inside
- *   the run) → its `chat` spans. Manual compaction and branch summaries are root spans of their own
- *   (or children of the caller's active span). A future workflow runner passes its
- *   `invoke_workflow` span as the run's parent ({@link SessionTelemetry.nextRun});
- * - the parent of a run: the prompt's valid `traceparent`, else the caller's active context; an
- *   invalid `traceparent` emits the process warning `INVALID_TRACE_CONTEXT`
- *   (`ArborTelemetryWarning`), marks the span `arbor.trace_context.invalid`, and the run starts a
- *   new trace;
- * - commit before effect makes `run.started` and `tool.started` arrive before the model call and
- *   the tool's execution, so parents always exist when children start;
- * - metrics per `chat` call: `gen_ai.client.operation.duration` (s) and
- *   `gen_ai.client.token.usage` (tokens, `gen_ai.token.type` `input` / `output`);
- * - content only with `captureContent`; secrets redacted from every attribute and status message;
- *   a status message is content-free unless `captureContent`: the error's class and code (a
- *   run's `failed: <code>`, a model call's `error.type`, a tool's `<name>: <outcome>`), never the
- *   error's text, which can quote the prompt (a provider's `400 … for <prompt>`);
- * - a call gated for approval is not an error: its `execute_tool` span ends with
- *   `arbor.tool.outcome` `awaiting_approval` and status unset, and the run span gets the span
- *   event `arbor.approval.requested` (`gen_ai.tool.call.id`, `gen_ai.tool.name`); the run that
- *   continues after the decisions (`run.started` kind `resume`) carries a span link to the run
- *   span of each run that requested one of the decided calls (`arbor.link.type`
- *   `approval.requested`), known from this session's telemetry in this process;
- * - telemetry never changes a run: every exporter or SDK error is swallowed.
- *
- * @example
- * ```ts
- * const telemetry = createSessionTelemetry(resolveTelemetry({}, secrets)!, { sessionId, agentName: () => "arbor" });
- * const agent = createAgent({ session, model: telemetry.instrument(model) });
- * telemetry.observe(agent.runEvents$);
- * ```
+ * The telemetry of one session: spans and metrics derived from the events the agent commits plus each model call. The tree is `invoke_agent` per
+ * run → `chat` per attempt, `execute_tool` per call and `arbor.compaction`; a run's parent is the prompt's valid `traceparent` (an invalid one warns
+ * `INVALID_TRACE_CONTEXT`), else the active context. Status messages hold codes, never content, unless `captureContent`; approvals are not errors and
+ * resumed runs link to the requesting runs. Telemetry never changes a run: exporter errors are swallowed.
  */
-import { context as otelContext, ROOT_CONTEXT, SpanStatusCode, trace, metrics, type Context, type Histogram, type Link, type Span, type SpanContext } from "@opentelemetry/api";
+import type { Context, Histogram, Link, Span, SpanContext } from "@opentelemetry/api";
 import type { Observable, Subscription } from "rxjs";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.ts";
 import type { ModelClient, ModelErrorInfo, ModelRequest, ModelStreamEvent } from "../core/model-stream.ts";
@@ -48,6 +13,9 @@ import { finishReasonOf, outputMessageOf, textOf, toGenAiMessages } from "./cont
 import type { ResolvedTelemetry, TraceContextInput } from "./options.ts";
 import { genAiProviderName, redact, spanAttributes, spanKind, spanName, type RecordUsage, type SpanOperation, type SpanRecord } from "./span-record.ts";
 import { parseTraceContext } from "./trace-context.ts";
+import { otelApi } from "./otel-api.ts";
+import { ignoreUnknown } from "../core/exhaustive.ts";
+import { ignored } from "../core/ignored.ts";
 
 const SCOPE = "arbor-agent";
 
@@ -59,10 +27,7 @@ export interface SessionTelemetry {
   nextRun(input?: TraceContextInput, parent?: Context): void;
   /** Follows the events the session's agent commits. */
   observe(events$: Observable<ArborEvent>): void;
-  /**
-   * Runs `work` as an Arbor operation (`compaction`, `branch_summary`). `eager` starts its span at
-   * once; otherwise it starts (back-dated to the call) only when a model call is made under it.
-   */
+  /** Runs `work` as an Arbor operation span; `eager` starts it at once, else only when a model call is made under it (back-dated). */
   operation<T>(operation: "compaction" | "branch_summary", options: { reason?: string; eager?: boolean }, work: () => Promise<T>): Promise<T>;
   /** Ends open spans (a disposed session). */
   close(): void;
@@ -90,8 +55,8 @@ interface OperationState {
 function safely(work: () => void): void {
   try {
     work();
-  } catch {
-    // Telemetry never changes a run.
+  } catch (error) {
+    ignored("a telemetry exporter threw; telemetry never changes a run", error);
   }
 }
 
@@ -117,15 +82,9 @@ function usageOf(message: AssistantMessage): RecordUsage {
 const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
 const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
 
-/**
- * Creates the telemetry of one session (see the module contract).
- *
- * @example
- * ```ts
- * const telemetry = createSessionTelemetry(resolved, { sessionId: session.id, agentName: () => "triage" });
- * ```
- */
+/** Creates the telemetry of one session (see the module contract). */
 export function createSessionTelemetry(settings: ResolvedTelemetry, session: { sessionId: string; agentName: () => string }): SessionTelemetry {
+  const { context: otelContext, ROOT_CONTEXT, SpanStatusCode, trace, metrics } = otelApi();
   const tracer = (settings.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
   const meter = (settings.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
   const duration: Histogram = meter.createHistogram("gen_ai.client.operation.duration", {
@@ -247,12 +206,18 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
       ...current.record,
       status: data.status,
       usage: current.usage,
-      ...(data.status === "failed" ? { errorType: data.code ?? "run_failed" } : data.status === "aborted" || data.status === "interrupted" ? { errorType: data.status } : {}),
+      ...(data.status === "failed"
+        ? { errorType: data.code ?? "run_failed" }
+        : data.status === "aborted" || data.status === "interrupted" || data.status === "budget_exceeded"
+          ? { errorType: data.status }
+          : {}),
     };
     current.span.setAttributes(attributes(record));
     // A suspended run (waiting for a tool approval) is not a failure; its continuation is a run of its own.
     if (data.status === "failed") fail(current.span, `failed: ${data.code ?? "run_failed"}`, data.error);
     else if (data.status === "aborted" || data.status === "interrupted") fail(current.span, data.status, data.reason);
+    // The limit's name is content-free (no numbers that could identify a customer's spend pattern).
+    else if (data.status === "budget_exceeded") fail(current.span, `budget_exceeded: ${data.scope} ${data.limit}`, data.reason);
     current.span.end();
     run = undefined;
   };
@@ -314,8 +279,28 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
         }
         case "turn.ended":
           return flushAwaiting();
-        default:
+        case "session.created": case "session.deleted":
+        case "leaf.moved":
+        case "run.resumed":
+        case "turn.started":
+        case "message.started": case "message.delta": case "message.ended":
+        case "tool.updated":
+        case "queue.changed":
+        case "retry.scheduled": case "retry.ended":
+        case "hook.applied": case "hook.failed":
+        case "agent.started": case "agent.ended":
+        case "summary.started": case "summary.ended":
+        case "workflow.started": case "workflow.ended":
+        case "step.started": case "step.updated": case "step.ended":
+        case "workspace.checkpointed": case "workspace.restored":
+        case "memory.written": case "memory.deleted":
+        case "task.queued": case "task.claimed": case "task.released": case "task.ended":
+        case "control.requested": case "control.ended":
+        case "elicitation.requested": case "elicitation.answered":
+        case "budget.reserved": case "budget.settled": case "budget.exceeded":
           return;
+        default:
+          return ignoreUnknown(event);
       }
     });
 

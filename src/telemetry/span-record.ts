@@ -1,35 +1,10 @@
 /**
- * The one internal record of a span, and its mapping to span names, kinds and attributes in the
- * OTel GenAI namespace, the OpenInference namespace, or both.
- *
- * Contract (attribute names exactly those of the OpenTelemetry GenAI semantic conventions; one
- * record, two namespaces, as @purista/harness does):
- * - names: `invoke_agent {agent}`, `invoke_workflow {workflow}`, `chat {request model}`,
- *   `execute_tool {tool}`; Arbor's own operations (`arbor.compaction`, `arbor.branch_summary`)
- *   hold the `chat` spans of the model calls they make; kinds: `chat` CLIENT, all others INTERNAL;
- * - GenAI: `gen_ai.operation.name`, `gen_ai.provider.name` (Arbor's `google` is `gcp.gemini`),
- *   `gen_ai.agent.name`, `gen_ai.conversation.id` (the session id), request and response model,
- *   `gen_ai.response.id`, `gen_ai.response.finish_reasons`, `gen_ai.usage.*` (cache read and
- *   creation), tool name / call id / type; never `gen_ai.agent.id`;
- * - OpenInference: `openinference.span.kind` (AGENT, CHAIN, LLM, TOOL), `agent.name`,
- *   `session.id`, `llm.*` (model name, provider, invocation parameters as JSON,
- *   `llm.token_count.*`), `tool.name`, `tool.id`;
- * - both flavors: `error.type` on failures and the `arbor.*` attributes (`arbor.session.id`,
- *   `arbor.run.id`, `arbor.retry.attempt`, `arbor.run.status`, `arbor.tool.outcome`,
- *   `arbor.compaction.reason`);
- * - content (only when the record holds it, i.e. with `captureContent`): `gen_ai.system_instructions`,
- *   `gen_ai.input.messages`, `gen_ai.output.messages`, `gen_ai.tool.call.arguments`,
- *   `gen_ai.tool.call.result` and their OpenInference twins (`llm.input_messages.*`,
- *   `llm.output_messages.*`, `input.value`, `output.value`, `tool.parameters`);
- * - every string value (arrays included) has the known secrets replaced by `[redacted]`.
- *
- * @example
- * ```ts
- * spanAttributes({ operation: "execute_tool", sessionId: "s1", toolName: "read", toolCallId: "c1" }, { flavor: "both", secrets: [] });
- * // { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "read", ..., "openinference.span.kind": "TOOL", "tool.name": "read", ... }
- * ```
+ * The one internal record of a span and its mapping to names, kinds and attributes in the OTel GenAI namespace (exact semantic-convention names),
+ * the OpenInference one, or both: `invoke_agent`, `invoke_workflow`, `chat` (CLIENT), `execute_tool`, `arbor.compaction`; `error.type` and the
+ * `arbor.*` attributes in every flavor; content only when the record holds it. Every string has known secrets replaced by `[redacted]`.
  */
-import { SpanKind, type Attributes, type AttributeValue } from "@opentelemetry/api";
+import type { Attributes, AttributeValue, SpanKind } from "@opentelemetry/api";
+import { otelApi } from "./otel-api.ts";
 import { openInferenceMessages, type GenAiMessage } from "./content.ts";
 import type { TelemetryFlavor } from "./options.ts";
 
@@ -103,14 +78,7 @@ export function genAiProviderName(provider: string): string {
   return provider;
 }
 
-/**
- * The span name of a record.
- *
- * @example
- * ```ts
- * spanName({ operation: "chat", sessionId: "s", requestModel: "gpt-4o-mini" }); // "chat gpt-4o-mini"
- * ```
- */
+/** The span name of a record. */
 export function spanName(record: SpanRecord): string {
   switch (record.operation) {
     case "invoke_agent":
@@ -128,7 +96,7 @@ export function spanName(record: SpanRecord): string {
 
 /** The span kind of a record: CLIENT for model calls, INTERNAL otherwise. */
 export function spanKind(record: SpanRecord): SpanKind {
-  return record.operation === "chat" ? SpanKind.CLIENT : SpanKind.INTERNAL;
+  return record.operation === "chat" ? otelApi().SpanKind.CLIENT : otelApi().SpanKind.INTERNAL;
 }
 
 const OPENINFERENCE_KIND: Record<SpanOperation, string> = {
@@ -230,14 +198,7 @@ export function redact(text: string, secrets: readonly string[]): string {
   return result;
 }
 
-/**
- * The attributes of a record in the chosen flavor, secrets redacted (see the module contract).
- *
- * @example
- * ```ts
- * spanAttributes(record, { flavor: "gen_ai_only", secrets: [apiKey] });
- * ```
- */
+/** The attributes of a record in the chosen flavor, secrets redacted (see the module contract). */
 export function spanAttributes(record: SpanRecord, settings: AttributeSettings): Attributes {
   const attributes: Attributes = {
     ...(settings.flavor === "openinference_only" ? {} : genAi(record)),

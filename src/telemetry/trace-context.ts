@@ -1,22 +1,11 @@
 /**
- * W3C trace context (`traceparent` / `tracestate`) given with a prompt, turned into the parent
- * context of the run's root span.
- *
- * Contract (W3C Trace Context level 1; the invalid-input rule is @purista/harness's):
- * - a valid `traceparent` (version `00`, or a later version read as `00` with its extra fields
- *   ignored, as the recommendation says) becomes a remote parent: the run's spans share its trace id;
- * - an invalid one (wrong shape, all-zero ids, version `ff`) is reported (`invalid` says why)
- *   and the run starts a new trace; `tracestate` is kept only with a valid `traceparent` and an
- *   unparsable one is dropped (the trace still continues).
- *
- * @example
- * ```ts
- * const parsed = parseTraceContext({ traceparent: "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01" });
- * parsed.context; // an OTel Context whose span context is remote
- * ```
+ * W3C trace context given with a prompt, as the parent of the run's root span: a valid `traceparent` (later versions read as `00`) becomes a remote
+ * parent; an invalid one is reported and the run starts a new trace; `tracestate` is kept only with a valid `traceparent`.
  */
-import { createTraceState, isSpanContextValid, ROOT_CONTEXT, trace, type Context, type SpanContext } from "@opentelemetry/api";
+import type { Context, SpanContext } from "@opentelemetry/api";
+import { otelApi } from "./otel-api.ts";
 import type { TraceContextInput } from "./options.ts";
+import { ignored } from "../core/ignored.ts";
 
 const TRACEPARENT = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-([0-9a-f]{2})(-.*)?$/;
 
@@ -28,17 +17,11 @@ export interface ParsedTraceContext {
   invalid?: string;
 }
 
-/**
- * Parses a prompt's trace context (see the module contract). Never throws.
- *
- * @example
- * ```ts
- * parseTraceContext({ traceparent: "garbage" }).invalid; // 'traceparent "garbage" is not version-traceid-parentid-flags'
- * ```
- */
+/** Parses a prompt's trace context (see the module contract). Never throws. */
 export function parseTraceContext(input: TraceContextInput | undefined): ParsedTraceContext {
   const header = input?.traceparent;
   if (header === undefined) return {};
+  const { createTraceState, isSpanContextValid, ROOT_CONTEXT, trace } = otelApi();
   const text = typeof header === "string" ? header.trim() : "";
   const match = TRACEPARENT.exec(text);
   const shown = JSON.stringify(String(header).slice(0, 80));
@@ -51,8 +34,8 @@ export function parseTraceContext(input: TraceContextInput | undefined): ParsedT
   if (typeof input?.tracestate === "string" && input.tracestate.trim() !== "") {
     try {
       spanContext.traceState = createTraceState(input.tracestate);
-    } catch {
-      // An unparsable tracestate is dropped; the trace itself continues.
+    } catch (error) {
+      ignored("an unparsable tracestate is dropped; the trace itself continues", error);
     }
   }
   return { context: trace.setSpanContext(ROOT_CONTEXT, spanContext) };

@@ -1,31 +1,8 @@
 /**
- * `createAgentTestModel`: model-based tests of a user's agent, shaped like xstate's `TestModel`.
- *
- * Contract (ours; the shape is xstate's `createTestModel(machine).getShortestPaths()` then
- * `path.test(...)`):
- * - the model holds the user's harness configuration (tools, hooks, approval policy, other
- *   harness options) and generates paths through the tool-execution and run machines with
- *   `xstate/graph` (`path-graph.ts`): model answers (text, tool calls, length stop, provider
- *   error, retryable error), tool outcomes (success, throw, timeout, invalid arguments, blocked
- *   by a hook, not found), steering, follow-up, abort and the approval states;
- * - `getSimplePaths()`: every simple path of the tool-execution machine for each tool, plus the
- *   run paths; `getShortestPaths()`: the shortest path to every state of the tool-execution
- *   machine for each tool, plus the run paths. The run paths are the shortest path to every state
- *   of the run machine combined with every model-answer kind that can come next (the run
- *   machine's simple paths number in the thousands);
- * - `path.test()` executes the path against a real harness over a real SQLite file in a temp
- *   directory, the user's real tools (stand-ins only where the path makes a call throw or time
- *   out) and hooks, and a scripted model derived from the path (`path-runner.ts`); it checks
- *   the path's expectations and every invariant (`invariants.ts`, then `config.invariants`), and
- *   throws {@link AgentTestPathError} (code `AGENT_TEST_PATH_FAILED`) with the readable steps;
- * - no test framework is imported: use the paths from vitest, `node:test` or a plain loop;
- * - `hooks` may be a function: it is called once per path, so a stateful hook starts fresh.
- *
- * @example
- * ```ts
- * const model = createAgentTestModel({ tools: [readTool, writeTool], hooks: { toolCall: guard } });
- * for (const path of model.getSimplePaths()) it(path.description, () => path.test());
- * ```
+ * `createAgentTestModel`: model-based tests of a user's agent, shaped like xstate's `TestModel`. Paths through the tool-execution and run machines
+ * (`path-graph.ts`: model answers, tool outcomes, queues, aborts, approvals) are executed by `path.test()` on a real harness with the user's tools and
+ * hooks (`path-runner.ts`), checking every invariant and throwing {@link AgentTestPathError}. No test framework imported; `hooks` may be a
+ * per-path factory.
  */
 import type { AgentTool } from "../core/tools.ts";
 import { InvalidArgumentError } from "../core/errors.ts";
@@ -39,11 +16,8 @@ import { executePath, type PathReport } from "./path-runner.ts";
 
 /**
  * The user's harness configuration the paths run against.
- *
  * @example
- * ```ts
  * const config: AgentTestConfig = { tools: [readTool], hooks: { toolCall: guard }, requireApproval: ["write"], arguments: { read: { path: "a.txt" } } };
- * ```
  */
 export interface AgentTestConfig {
   /** The user's tools (Arbor tools or JSON-Schema tools), at least one. */
@@ -64,11 +38,8 @@ export interface AgentTestConfig {
 
 /**
  * One step of a path: what happens, and the machine state it leads to.
- *
  * @example
- * ```ts
  * const step: AgentTestStep = { description: "the model answers with tool calls", state: "{\"tools\":\"waiting\"}" };
- * ```
  */
 export interface AgentTestStep {
   description: string;
@@ -77,11 +48,8 @@ export interface AgentTestStep {
 
 /**
  * A generated path: which machine it walks, its readable steps, and `test()` to execute it.
- *
  * @example
- * ```ts
  * const report = await path.test(); // throws AgentTestPathError if the path does not hold
- * ```
  */
 export interface AgentTestPath {
   machine: "toolExecution" | "run";
@@ -97,11 +65,8 @@ export interface AgentTestPath {
 
 /**
  * Which machines a path set covers (default both).
- *
  * @example
- * ```ts
  * model.getSimplePaths({ machines: ["toolExecution"] });
- * ```
  */
 export interface AgentPathOptions {
   machines?: ("toolExecution" | "run")[];
@@ -109,11 +74,8 @@ export interface AgentPathOptions {
 
 /**
  * The test model of a user's agent (see the module contract).
- *
  * @example
- * ```ts
  * const paths = createAgentTestModel(config).getShortestPaths();
- * ```
  */
 export interface AgentTestModel {
   getShortestPaths(options?: AgentPathOptions): AgentTestPath[];
@@ -127,14 +89,11 @@ function toolNeedsApproval(tool: { name: string; needsApproval?: unknown }, poli
 /**
  * Creates the test model of an agent from its harness configuration (see the module contract).
  * Throws InvalidArgumentError when `tools` is empty or two tools share a name.
- *
  * @example
- * ```ts
  * const model = createAgentTestModel({ tools: [readTool, writeTool], hooks: { toolCall: guard } });
  * const paths = model.getSimplePaths();
  * console.log(`${paths.length} paths`);
  * for (const path of paths) await path.test();
- * ```
  */
 export function createAgentTestModel(config: AgentTestConfig): AgentTestModel {
   if (!config.tools.length) throw new InvalidArgumentError("createAgentTestModel: `tools` is empty; the paths need at least one tool to call");

@@ -1,17 +1,9 @@
 /**
- * `arbor-agent/testing`: helpers for testing code built on Arbor without a real provider.
- *
- * - {@link startOpenAIServer}: a loopback server speaking OpenAI's wire formats (Chat Completions
- *   and Responses), Anthropic Messages and Gemini `streamGenerateContent`, replaying scripted
- *   turns and recorded fixtures;
- * - {@link scriptedModel}: an AI SDK `MockLanguageModelV4` replaying scripted steps;
- * - {@link createAgentTestModel}: model-based tests of a user's agent (paths through the machines, executed on a real harness, checked against Arbor's invariants).
- *
+ * `arbor-agent/testing`: helpers for testing code built on Arbor without a real provider: {@link startOpenAIServer} (a loopback server speaking
+ * OpenAI, Anthropic and Gemini wire formats), {@link scriptedModel} and {@link createAgentTestModel} (model-based tests of a user's agent).
  * @example
- * ```ts
  * import { startOpenAIServer, textResponse } from "arbor-agent/testing";
  * const server = await startOpenAIServer({ responses: [textResponse("hi")] });
- * ```
  */
 export * from "./openai-server.ts";
 export * from "./openai-wire.ts";
@@ -26,3 +18,6 @@ export type { PathReport } from "./path-runner.ts";
 export { formatReplayReport, promptLines, replayModel, type ReplayDivergence, type ReplayModel, type ReplayModelOptions, type ReplayReport } from "./replay-model.ts";
 export { ReplayError, type RecordedCall, type RecordedSegment, type RecordedSession } from "./replay-record.ts";
 export { replayRun, type ReplayRunOptions } from "./replay-run.ts";
+export { type EventLogFactory, runEventLogContract } from "./event-log-contract.ts";
+export type { ContractAssertion, ContractTestApi } from "./contract-api.ts";
+export { runSessionRepositoryContract, type SessionLogFactory } from "./session-repository-contract.ts";

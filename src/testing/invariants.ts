@@ -1,22 +1,7 @@
 /**
- * The invariants the agent test kit checks on every executed path, and the shape of a user's own.
- *
- * Contract (ours; the promises of `docs/architecture.md`, checked from the outside):
- * - `calls-paired`: every tool call in the session has exactly one result (a call still waiting
- *   for approval has none), and every `tool.started` has exactly one `tool.ended`;
- * - `no-tool-after-abort`: no tool execution began after the kit asked for an abort, and no
- *   `tool.started` follows the first event of a run that records the abort;
- * - `replay-equals-live`: the session read from scratch from the log file (a new read-only
- *   connection) equals the live session's projection: entries, leaf and model context;
- * - `explained-before`: no event precedes the one that explains it (a `*.ended` its `*.started`,
- *   a delta its message, an approval's end its request, a tool result entry the assistant entry
- *   with its call), and every real tool execution began after its `tool.started` was committed;
- * - a check throws (any error) to fail; each failure names its invariant.
- *
- * @example
- * ```ts
- * const noSecrets: AgentInvariant = { name: "no-secrets", check: ({ events }) => { if (JSON.stringify(events).includes("sk-")) throw new Error("a key reached the log"); } };
- * ```
+ * The invariants the agent test kit checks on every path (`docs/architecture.md`'s promises): `calls-paired`, `no-tool-after-abort`,
+ * `replay-equals-live` (the log re-read from scratch equals the live projection) and `explained-before` (no event precedes what explains it; commit
+ * before effect). A user's check throws to fail.
  */
 import { isKnownEntry, messageOfEntry } from "../core/entries.ts";
 import type { StoredEvent } from "../store/event-log.ts";
@@ -27,11 +12,8 @@ import type { ToolExecutionRecord } from "./path-fixtures.ts";
 /**
  * What an invariant sees of one executed path. `events` are the session's stored events in
  * version order; `live` the harness's projection; `replayed` the same session read from scratch.
- *
  * @example
- * ```ts
  * const check = ({ events }: InvariantContext) => events.filter((event) => event.type === "run.ended").length;
- * ```
  */
 export interface InvariantContext {
   sessionId: string;
@@ -48,11 +30,8 @@ export interface InvariantContext {
 
 /**
  * A named check over an executed path; `check` throws (or rejects) to report a violation.
- *
  * @example
- * ```ts
  * const oneRun: AgentInvariant = { name: "one-run", check: ({ events }) => { if (events.filter((e) => e.type === "run.started").length > 2) throw new Error("more than two runs"); } };
- * ```
  */
 export interface AgentInvariant {
   name: string;
@@ -182,10 +161,7 @@ const explainedBefore: AgentInvariant = {
 
 /**
  * Arbor's own invariants, checked on every path before the user's (see the module contract).
- *
  * @example
- * ```ts
  * BUILT_IN_INVARIANTS.map((invariant) => invariant.name); // ["calls-paired", "no-tool-after-abort", "replay-equals-live", "explained-before"]
- * ```
  */
 export const BUILT_IN_INVARIANTS: readonly AgentInvariant[] = [callsPaired, noToolAfterAbort, replayEqualsLive, explainedBefore];

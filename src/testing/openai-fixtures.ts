@@ -1,16 +1,6 @@
 /**
- * Recorded provider bodies as scripted responses for the loopback OpenAI-wire server.
- *
- * Contract (ours; the format of the recorded OpenAI fixtures):
- * - `.chunks.txt`: one JSON chunk per line, sent as `data: <line>\n\n` frames plus `data: [DONE]\n\n`;
- * - `.sse` / `.bin`: raw SSE bodies, replayed byte for byte (one frame per write);
- * - `.json`: a body sent whole, status 200, or 400 when it is an `{"error":…}` body, unless given;
- * - reading a missing file throws the `fs` error (a test setup mistake, named by its path).
- *
- * @example
- * ```ts
- * server.script(fixtureResponse(join(FIXTURES, "openai-text.chunks.txt")));
- * ```
+ * Recorded provider bodies as scripted responses: `.chunks.txt` (one JSON chunk per line, framed as SSE), `.sse`/`.bin` (raw, byte for byte),
+ * `.json` (whole, 200 or 400 for an error body). A missing file throws the `fs` error.
  */
 import { readFileSync } from "node:fs";
 import type { ScriptedResponse, StreamTiming } from "./openai-server.ts";
@@ -25,14 +15,10 @@ function sseFramesOfRawBody(text: string): string[] {
 }
 
 /**
- * A recorded fixture as one response: `.chunks.txt` (one JSON chunk per line → SSE + `[DONE]`),
- * `.sse` / `.bin` (raw SSE replayed as recorded), `.json` (a body; status 200, or 400 when it
- * is an `{"error":…}` body, unless `options.status`). Throws when the file cannot be read.
- *
+ * A recorded fixture as one response: `.chunks.txt` (one JSON chunk per line → SSE + `[DONE]`), `.sse` / `.bin` (raw SSE replayed as recorded),
+ * `.json` (a body; status 200, or 400 when it is an `{"error":…}` body, unless `options.status`). Throws when the file cannot be read.
  * @example
- * ```ts
  * server.script(fixtureResponse("/path/to/openai-text.chunks.txt"));
- * ```
  */
 export function fixtureResponse(path: string, options: { status?: number; headers?: Record<string, string> } & StreamTiming = {}): ScriptedResponse {
   const text = readFileSync(path, "utf8");
@@ -47,11 +33,8 @@ export function fixtureResponse(path: string, options: { status?: number; header
 /**
  * A `.chunks.txt` Responses fixture holding several responses back to back, split at
  * each `response.created` into one response per turn (each ends with `[DONE]`).
- *
  * @example
- * ```ts
  * server.script(fixtureResponses("/path/to/openai-reasoning-encrypted-content.1.chunks.txt"));
- * ```
  */
 export function fixtureResponses(path: string, timing: StreamTiming = {}): ScriptedResponse[] {
   const lines = readFileSync(path, "utf8").split(/\r?\n/).filter((line) => line.trim() !== "");

@@ -1,41 +1,8 @@
 /**
- * A loopback HTTP server speaking OpenAI's Chat Completions and Responses wire formats,
- * for tests (exported to users as `arbor-agent/testing`).
- *
- * Contract (ours):
- * - binds 127.0.0.1 on an ephemeral port; `url` is the base URL ending in `/v1`;
- * - serves `POST /v1/chat/completions` and `POST /v1/responses`: SSE when the body has
- *   `stream: true`, JSON otherwise (scripted turns; recorded bodies are sent as recorded); any other path answers 404 with a JSON
- *   error naming the path;
- * - also speaks the other providers' wire formats on the same base URL, so one script serves
- *   `createAnthropicModel` / `createGoogleModel` with `baseURL: server.url`: `POST /v1/messages`
- *   (Anthropic Messages SSE) and `POST /v1/models/<model>:streamGenerateContent` (Gemini SSE),
- *   rendered by `provider-wire.ts`; their non-streaming forms answer 501;
- * - every request is recorded in `requests`, in arrival order, BEFORE it is answered:
- *   method, path, lower-cased headers, and the parsed JSON body (the raw text when it is
- *   not JSON);
- * - `respond(request)`, when given, may answer a request first; otherwise (and when it
- *   returns undefined) each request consumes the next scripted response, in `script()` order; when none is
- *   left it answers 500 with `{"error":{"message":"…no scripted response left…"}}`;
- * - responses: {@link textResponse}, {@link toolCallResponse}, {@link turnResponse} (rendered
- *   in the format the request asked for), {@link errorResponse} (any status, body, headers),
- *   {@link fixtureResponse} / {@link fixtureResponses} (recorded bodies replayed byte for
- *   byte), {@link hangResponse} (headers and optional partial content, then never
- *   finishes), {@link streamErrorResponse} (partial content, then a provider error event),
- *   {@link resetResponse} (partial content, then the socket is destroyed);
- * - `delayMs` on a streamed response waits that long between SSE frames (for humans and
- *   demos; tests must not depend on it);
- * - `close()` destroys open connections (hanging responses included) and resolves when
- *   the port is released. Never listens on anything but loopback.
- *
- * @example
- * ```ts
- * const server = await startOpenAIServer();
- * server.script(textResponse("hello"), toolCallResponse([{ id: "call_1", name: "read", arguments: { path: "a.txt" } }]));
- * const model = createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "test", api: "chat" });
- * // ... run; then inspect server.requests[0].body
- * await server.close();
- * ```
+ * A loopback HTTP server (127.0.0.1, ephemeral port, `url` ends in `/v1`) speaking OpenAI Chat Completions and Responses, Anthropic Messages and
+ * Gemini SSE, for tests. Every request is recorded before it is answered; `respond` may answer first, else each request takes the next scripted
+ * response (none left: 500). Responses can be text, tool calls, errors, fixtures, hangs, stream errors or resets; `close()` destroys open
+ * connections.
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { createServer } from "node:http";
@@ -43,16 +10,14 @@ import type { AddressInfo } from "node:net";
 import type { ScriptedToolCall, ScriptedTurn } from "./openai-wire.ts";
 import { renderChatJson, renderChatStream, renderResponsesJson, renderResponsesStream } from "./openai-wire.ts";
 import { renderAnthropicStream, renderGeminiStream } from "./provider-wire.ts";
+import { ignored } from "../core/ignored.ts";
 
 export { fixtureResponse, fixtureResponses } from "./openai-fixtures.ts";
 
 /**
  * Timing options of a streamed response.
- *
  * @example
- * ```ts
  * textResponse("slowly", { delayMs: 20 });
- * ```
  */
 export interface StreamTiming {
   /** Wait between SSE frames, in ms. Default 0. */
@@ -61,11 +26,8 @@ export interface StreamTiming {
 
 /**
  * One scripted answer. Build these with the helper functions.
- *
  * @example
- * ```ts
  * const script: ScriptedResponse[] = [textResponse("hi"), errorResponse(503)];
- * ```
  */
 export type ScriptedResponse =
   | { kind: "turn"; turn: ScriptedTurn; delayMs?: number }
@@ -77,11 +39,8 @@ export type ScriptedResponse =
 
 /**
  * A request the server received.
- *
  * @example
- * ```ts
  * const { path, headers, body }: RecordedRequest = server.requests[0];
- * ```
  */
 export interface RecordedRequest {
   method: string;
@@ -95,11 +54,8 @@ export interface RecordedRequest {
 
 /**
  * A running loopback server.
- *
  * @example
- * ```ts
  * const server: OpenAIServer = await startOpenAIServer();
- * ```
  */
 export interface OpenAIServer {
   /** Base URL ending in `/v1`, e.g. `http://127.0.0.1:39123/v1`. */
@@ -118,11 +74,8 @@ export interface OpenAIServer {
 
 /**
  * Options of {@link startOpenAIServer}.
- *
  * @example
- * ```ts
  * await startOpenAIServer({ responses: [textResponse("hi")] });
- * ```
  */
 export interface OpenAIServerOptions {
   /** Initial script. */
@@ -136,11 +89,8 @@ export interface OpenAIServerOptions {
 
 /**
  * Text answer, rendered in the request's wire format.
- *
  * @example
- * ```ts
  * server.script(textResponse("hello", { usage: { input: 12, output: 2 } }));
- * ```
  */
 export function textResponse(text: string, options: Omit<ScriptedTurn, "text" | "toolCalls"> & StreamTiming = {}): ScriptedResponse {
   const { delayMs, ...turn } = options;
@@ -149,11 +99,8 @@ export function textResponse(text: string, options: Omit<ScriptedTurn, "text" | 
 
 /**
  * Tool calls (optionally after some text), rendered in the request's wire format; finish reason `tool_calls`.
- *
  * @example
- * ```ts
  * server.script(toolCallResponse([{ id: "call_1", name: "read", arguments: { path: "a.txt" } }]));
- * ```
  */
 export function toolCallResponse(calls: ScriptedToolCall[], options: Omit<ScriptedTurn, "toolCalls"> & StreamTiming = {}): ScriptedResponse {
   const { delayMs, ...turn } = options;
@@ -162,11 +109,8 @@ export function toolCallResponse(calls: ScriptedToolCall[], options: Omit<Script
 
 /**
  * Any turn: reasoning, text, tool calls, finish reason, usage.
- *
  * @example
- * ```ts
  * server.script(turnResponse({ reasoning: "thinking", encryptedReasoning: "enc", text: "answer" }));
- * ```
  */
 export function turnResponse(turn: ScriptedTurn, timing: StreamTiming = {}): ScriptedResponse {
   return { kind: "turn", turn, ...timing };
@@ -174,11 +118,8 @@ export function turnResponse(turn: ScriptedTurn, timing: StreamTiming = {}): Scr
 
 /**
  * An HTTP error: `body` is sent as JSON unless it is a string; e.g. `errorResponse(429, {...}, { "retry-after": "2" })`.
- *
  * @example
- * ```ts
  * server.script(errorResponse(429, { error: { message: "slow down" } }, { "retry-after": "2" }));
- * ```
  */
 export function errorResponse(status: number, body: unknown = { error: { message: `HTTP ${status}`, type: "server_error" } }, headers: Record<string, string> = {}): ScriptedResponse {
   const text = typeof body === "string" ? body : JSON.stringify(body);
@@ -187,11 +128,8 @@ export function errorResponse(status: number, body: unknown = { error: { message
 
 /**
  * Headers (and optional partial content) then nothing, forever: for abort and kill tests.
- *
  * @example
- * ```ts
  * server.script(hangResponse("partial text")); // then abort the client
- * ```
  */
 export function hangResponse(partial?: ScriptedTurn | string): ScriptedResponse {
   return { kind: "hang", ...(partial !== undefined ? { turn: typeof partial === "string" ? { text: partial } : partial } : {}) };
@@ -199,11 +137,8 @@ export function hangResponse(partial?: ScriptedTurn | string): ScriptedResponse 
 
 /**
  * Partial content, then a provider error event mid-stream (`{"error":{…}}` on Chat, `error` + `response.failed` on Responses).
- *
  * @example
- * ```ts
  * server.script(streamErrorResponse({ message: "boom", type: "server_error" }, "half an answ"));
- * ```
  */
 export function streamErrorResponse(
   error: { message: string; type?: string; code?: string | null } = { message: "The server had an error while processing your request.", type: "server_error" },
@@ -215,11 +150,8 @@ export function streamErrorResponse(
 
 /**
  * Partial content, then the TCP connection is destroyed (a connection reset mid-stream).
- *
  * @example
- * ```ts
  * server.script(resetResponse("cut off"));
- * ```
  */
 export function resetResponse(partial?: ScriptedTurn | string): ScriptedResponse {
   return { kind: "reset", ...(partial !== undefined ? { turn: typeof partial === "string" ? { text: partial } : partial } : {}) };
@@ -261,11 +193,8 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
 
 /**
  * Start the loopback OpenAI-wire server. See the module contract.
- *
  * @example
- * ```ts
  * const server = await startOpenAIServer({ responses: [errorResponse(429, { error: { message: "slow down" } }, { "retry-after": "1" })] });
- * ```
  */
 export async function startOpenAIServer(options: OpenAIServerOptions = {}): Promise<OpenAIServer> {
   const queue: ScriptedResponse[] = [...(options.responses ?? [])];
@@ -277,8 +206,8 @@ export async function startOpenAIServer(options: OpenAIServerOptions = {}): Prom
     let body: any = text;
     try {
       body = JSON.parse(text);
-    } catch {
-      /* keep the raw text */
+    } catch (error) {
+      ignored("a request body that is not JSON is kept as raw text", error);
     }
     const path = (request.url ?? "/").split("?")[0];
     const headers = Object.fromEntries(Object.entries(request.headers).map(([key, value]) => [key.toLowerCase(), Array.isArray(value) ? value.join(", ") : (value ?? "")]));

@@ -1,32 +1,14 @@
 /**
- * Renders a scripted model turn in OpenAI's wire formats, for the loopback test server.
- *
- * Contract (ours; shapes follow the recorded OpenAI fixtures):
- * - Chat Completions SSE: a role chunk, text deltas, tool-call chunks (the first chunk of
- *   a call carries `index`, `id`, `type`, `name` and `arguments:""`, then argument
- *   pieces), a `finish_reason` chunk, a `choices:[]` usage chunk, then `[DONE]`;
- * - Chat Completions JSON (`stream: false`): one `chat.completion` object; Responses JSON:
- *   the final `response` object;
- * - Responses SSE: `response.created`, reasoning items (summary deltas, optional
- *   `encrypted_content`), a message item (`output_text` deltas), function-call items
- *   (`function_call_arguments.delta` pieces), then `response.completed` (or
- *   `response.incomplete` for a length stop) with usage;
- * - text is split into pieces of `chunkSize` characters (default: word by word);
- * - every SSE chunk is one complete `data: …\n\n` frame. Pure functions; never throw.
- *
+ * Renders a scripted model turn in OpenAI's wire formats (Chat Completions SSE and JSON, Responses SSE and JSON) for the loopback server, shaped
+ * like the recorded fixtures; text is split into `chunkSize` pieces; every SSE chunk is one complete frame. Pure.
  * @example
- * ```ts
  * const frames = renderChatStream({ text: "hi" }); // ["data: {...}\n\n", ..., "data: [DONE]\n\n"]
- * ```
  */
 
 /**
  * One scripted tool call. `arguments` is sent verbatim when a string, else JSON-encoded.
- *
  * @example
- * ```ts
  * const call: ScriptedToolCall = { id: "call_1", name: "read", arguments: { path: "a.txt" } };
- * ```
  */
 export interface ScriptedToolCall {
   id: string;
@@ -37,11 +19,8 @@ export interface ScriptedToolCall {
 /**
  * Usage in tokens, in OpenAI's accounting: `cached` (cache reads) and `cacheWrite` are part of
  * `input`, `reasoning` is part of `output`. Anthropic and Gemini renderings convert it (`provider-wire.ts`).
- *
  * @example
- * ```ts
  * const usage: ScriptedUsage = { input: 100, output: 20, cached: 40 };
- * ```
  */
 export interface ScriptedUsage {
   input: number;
@@ -54,11 +33,8 @@ export interface ScriptedUsage {
 
 /**
  * A model turn to render in whichever wire format the request asked for.
- *
  * @example
- * ```ts
  * const turn: ScriptedTurn = { text: "Reading it.", toolCalls: [{ id: "c1", name: "read", arguments: {} }], finishReason: "tool_calls" };
- * ```
  */
 export interface ScriptedTurn {
   text?: string;
@@ -83,11 +59,8 @@ const CREATED = 1_764_460_800;
 
 /**
  * Split text into deltas: fixed-size pieces, or words with their trailing spaces.
- *
  * @example
- * ```ts
  * splitText("a bc d"); // ["a ", "bc ", "d"]
- * ```
  */
 export function splitText(text: string, chunkSize?: number): string[] {
   if (text.length === 0) return [];
@@ -123,11 +96,8 @@ function chatUsage(usage: ScriptedUsage) {
 
 /**
  * Chat Completions SSE frames for a turn; `error` replaces the finish with an error chunk.
- *
  * @example
- * ```ts
  * renderChatStream({ text: "hi" }).at(-1); // "data: [DONE]\n\n"
- * ```
  */
 export function renderChatStream(turn: ScriptedTurn, options: { error?: Record<string, unknown>; final?: boolean } = {}): string[] {
   const id = turn.id ?? "chatcmpl-test";
@@ -163,11 +133,8 @@ export function renderChatStream(turn: ScriptedTurn, options: { error?: Record<s
 
 /**
  * A non-streaming Chat Completions body.
- *
  * @example
- * ```ts
  * renderChatJson({ text: "hi" }).object; // "chat.completion"
- * ```
  */
 export function renderChatJson(turn: ScriptedTurn): Record<string, unknown> {
   const usage = turn.usage === undefined ? { input: 10, output: 5 } : turn.usage;
@@ -191,11 +158,8 @@ export function renderChatJson(turn: ScriptedTurn): Record<string, unknown> {
 
 /**
  * Responses API SSE frames for a turn; `error` ends with an `error` event and `response.failed`.
- *
  * @example
- * ```ts
  * renderResponsesStream({ text: "hi" })[0]; // a response.created frame
- * ```
  */
 export function renderResponsesStream(turn: ScriptedTurn, options: { error?: Record<string, unknown>; final?: boolean } = {}): string[] {
   const id = turn.id ?? "resp_test";
@@ -299,13 +263,9 @@ export function renderResponsesStream(turn: ScriptedTurn, options: { error?: Rec
 }
 
 /**
- * A non-streaming Responses body (`stream: false`): the final `response` object of
- * {@link renderResponsesStream} (status, output items, usage).
- *
+ * A non-streaming Responses body (`stream: false`): the final `response` object of {@link renderResponsesStream} (status, output items, usage).
  * @example
- * ```ts
  * renderResponsesJson({ text: "hi" }).status; // "completed"
- * ```
  */
 export function renderResponsesJson(turn: ScriptedTurn): Record<string, unknown> {
   const frames = renderResponsesStream(turn);

@@ -1,16 +1,6 @@
 /**
- * What a path makes of the user's harness: the scripted model derived from the path's model
- * answers, the user's tools wrapped to observe (and, where the path says so, replace) their
- * execution, and the kit's own hooks that block, abort or patch where the path says so.
- *
- * Contract (ours):
- * - a wrapped tool keeps every field of the user's tool; `execute` calls the user's `execute`
- *   unless the path makes the call throw or time out (then a stand-in does, without calling it);
- * - every execution is recorded with whether an abort had been asked before it started and
- *   whether its `tool.started` was committed to the log before it started (commit before effect);
- * - the kit's `toolCall` and `toolResult` hooks come first in each chain, before the user's
- *   (`path-runner.ts`), so a user hook cannot keep the path's abort, block or error from coming;
- *   they act only on the calls the path names, and the user's hooks see every other call.
+ * What a path makes of the user's harness: a scripted model from the path's answers, the user's tools wrapped to record (and where the path says,
+ * replace) their executions, and the kit's hooks, placed first in each chain so a user hook cannot keep the path's abort, block or error away.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions } from "@ai-sdk/provider";
 import type { AgentTool } from "../core/tools.ts";

@@ -1,20 +1,7 @@
 /**
- * The abstract paths of the agent test kit: `xstate/graph` walks over the tool-execution and
- * run machines (guard-aware: every event is offered only where `snapshot.can(event)` holds and
- * where a real harness with the user's configuration can produce it), turned into scenarios
- * the path runner can execute.
- *
- * Contract (ours):
- * - tool-execution paths are every simple path of the machine, per configured tool; a tool that
- *   needs approval (its `needsApproval` or the harness's `requireApproval`) also gets the
- *   `gated` paths, and its non-gated paths run after an approval (prompt, approve, continue);
- * - run paths are the shortest path to every state of the run machine, each continued by the
- *   shortest completion in which the next model answer is each {@link ModelAnswerKind} in turn
- *   (where the machine allows one), ending in a final state;
- * - events a real harness cannot produce are never offered: an abort during a queue poll (the
- *   agent answers polls at once), an interrupt (a host shutdown), a steering message at the
- *   initial poll (the kit queues messages during a model call);
- * - a scenario's `states` are the state values the machine passes through, in order.
+ * The abstract paths of the agent test kit: guard-aware `xstate/graph` walks over the tool-execution machine (every simple path per tool, plus gated
+ * paths) and the run machine (shortest path to every state, continued with each {@link ModelAnswerKind}), offering only events a real harness can
+ * produce.
  */
 import { getAdjacencyMap, getShortestPaths, getSimplePaths } from "xstate/graph";
 import type { AnyMachineSnapshot } from "xstate";
@@ -24,25 +11,20 @@ import type { ToolExecutionMode } from "../core/tools.ts";
 import { DEFAULT_RETRY_SETTINGS } from "../machines/loop-retry.ts";
 import { runMachine, type RunInput } from "../machines/run.machine.ts";
 import { toolExecutionMachine } from "../machines/tool-execution.machine.ts";
+import type { ApprovalEndStatus } from "../core/vocabulary.ts";
 
 /**
  * What the scripted model answers on one call: text (stop), tool calls, a length stop, a
  * provider error that is not retried (HTTP 400), a retryable one (HTTP 503, then retried).
- *
  * @example
- * ```ts
  * const kinds: ModelAnswerKind[] = ["toolCalls", "text"];
- * ```
  */
 export type ModelAnswerKind = "text" | "toolCalls" | "length" | "providerError" | "retryableError";
 
 /**
  * Every {@link ModelAnswerKind}, in a fixed order.
- *
  * @example
- * ```ts
  * for (const kind of MODEL_ANSWER_KINDS) expect(paths.some((path) => path.scenario.machine === "run" && path.scenario.answers.includes(kind))).toBe(true);
- * ```
  */
 export const MODEL_ANSWER_KINDS: readonly ModelAnswerKind[] = ["text", "toolCalls", "length", "providerError", "retryableError"];
 
@@ -51,11 +33,8 @@ export type PrepareKind = "ready" | "gated" | "not_found" | "invalid" | "blocked
 
 /**
  * One tool-execution path as a scenario: one call of `tool`.
- *
  * @example
- * ```ts
  * const scenario: ToolScenario = { machine: "toolExecution", tool: "read", prepare: "ready", execution: "returned", end: "succeeded", final: true, states: [] };
- * ```
  */
 export interface ToolScenario {
   machine: "toolExecution";
@@ -73,13 +52,9 @@ export interface ToolScenario {
 }
 
 /**
- * One run path as a scenario: the model's answers in call order, the queue messages and where
- * an abort happens.
- *
+ * One run path as a scenario: the model's answers in call order, the queue messages and where an abort happens.
  * @example
- * ```ts
  * const scenario: RunScenario = { machine: "run", answers: ["toolCalls", "text"], steering: [], followUps: [], gated: false, end: "done", states: [] };
- * ```
  */
 export interface RunScenario {
   machine: "run";
@@ -93,7 +68,7 @@ export interface RunScenario {
   /** True when the tool calls of the path are gated (the run suspends for approval). */
   gated: boolean;
   /** After the suspension: the user approves or denies every waiting call, then continues (a `resume` run), or aborts (the calls are cancelled). */
-  approval?: "approved" | "denied" | "cancelled";
+  approval?: ApprovalEndStatus;
   end: "done" | "failed" | "aborted" | "interrupted" | "suspended";
   states: string[];
 }
@@ -138,6 +113,7 @@ const TOOL_EVENTS: EventObject[] = [
   { type: "xstate.done.actor.prepare", output: { kind: "invalid", message: "invalid" } },
   { type: "xstate.done.actor.prepare", output: { kind: "blocked", message: "blocked" } },
   { type: "EXECUTE" },
+  { type: "TOOL.RUNNING" },
   { type: "ABORT" },
   { type: "TOOL.RETURNED", result: { content: [] } },
   { type: "TOOL.THREW", message: "threw" },
@@ -145,6 +121,15 @@ const TOOL_EVENTS: EventObject[] = [
   { type: "xstate.done.actor.finalize", output: { result: { content: [] }, isError: false, hookChanged: [] } },
   { type: "xstate.done.actor.finalize", output: { result: { content: [] }, isError: true, hookChanged: [] } },
 ] as EventObject[];
+
+/**
+ * In `executing`, the tool's `execute` is called first (`TOOL.RUNNING`, a step of no state of its
+ * own): an abort before it (a budget refusal, a commit) is not a path a user can drive.
+ */
+function offeredInExecuting(snapshot: AnyMachineSnapshot, event: EventObject): boolean {
+  if (!snapshot.matches("executing")) return event.type !== "TOOL.RUNNING";
+  return snapshot.context.running === true ? event.type !== "TOOL.RUNNING" : event.type === "TOOL.RUNNING";
+}
 
 function prepareKindOf(event: EventObject): PrepareKind | undefined {
   const data = eventData(event);
@@ -159,11 +144,14 @@ export function toolPaths(tool: { name: string; needsApproval: boolean }, mode: 
   const paths = (mode === "simple" ? getSimplePaths : getShortestPaths)(logic, {
     input,
     events: TOOL_EVENTS,
-    filterEvents: (snapshot: AnyMachineSnapshot, event: EventObject) => snapshot.can(event) && (prepareKindOf(event) !== "gated" || tool.needsApproval),
-    serializeState: (snapshot: AnyMachineSnapshot) => JSON.stringify([snapshot.value, snapshot.context.outcome ?? ""]),
+    filterEvents: (snapshot: AnyMachineSnapshot, event: EventObject) =>
+      snapshot.can(event) && offeredInExecuting(snapshot, event) && (prepareKindOf(event) !== "gated" || tool.needsApproval),
+    serializeState: (snapshot: AnyMachineSnapshot) => JSON.stringify([snapshot.value, snapshot.context.outcome ?? "", snapshot.context.running === true]),
   } as never) as { steps: { event: EventObject; state: AnyMachineSnapshot }[]; state: AnyMachineSnapshot }[];
-  return paths.map((path) => {
-    const steps = path.steps.filter((step) => !step.event.type.startsWith("xstate.init")).map((step) => ({ event: step.event, state: stateOf(step.state) }));
+  // A path ending in `executing` before `TOOL.RUNNING` is the same scenario as the one after it.
+  const distinct = paths.filter((path) => !path.state.matches("executing") || path.state.context.running === true);
+  return distinct.map((path) => {
+    const steps = path.steps.filter((step) => !step.event.type.startsWith("xstate.init") && step.event.type !== "TOOL.RUNNING").map((step) => ({ event: step.event, state: stateOf(step.state) }));
     const scenario: ToolScenario = { machine: "toolExecution", tool: tool.name, end: stateOf(path.state), final: path.state.status === "done", states: ["preparing", ...steps.map((step) => step.state)] };
     let before = "preparing";
     for (const step of steps) {
@@ -323,10 +311,7 @@ function shortest(adjacency: Map<string, { state: AnyMachineSnapshot; edges: Edg
   return undefined;
 }
 
-/**
- * The run paths (see the module contract): the shortest path to every state, each combined
- * with every model-answer kind that can come next.
- */
+/** The run paths (see the module contract): the shortest path to every state, each combined with every model-answer kind that can come next. */
 export function runPaths(config: GraphConfig): GraphPath[] {
   const logic = runMachine.provide({ actions: { drain: () => {} } });
   const options = { input: runInput(config), events: RUN_EVENTS, limit: 50_000, filterEvents: runFilter(config), serializeState: runSerializer };

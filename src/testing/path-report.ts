@@ -1,19 +1,10 @@
 /**
- * Readable paths and the error a failing path throws.
- *
- * Contract (ours): a path reads as numbered steps, one per machine event, each "what happened →
- * the state it led to"; a failing path throws {@link AgentTestPathError} (code
- * `AGENT_TEST_PATH_FAILED`) whose message lists the steps and every failed check, and whose
- * `details` hold the same as data (`path`, `steps`, `failures`).
+ * Readable paths (numbered steps, "what happened → the state it led to") and {@link AgentTestPathError} (`AGENT_TEST_PATH_FAILED`), whose message
+ * lists the steps and failed checks and whose `details` hold them as data.
  */
 /**
  * An event of a generated path, as the machines took it (an xstate event object). Declared here
  * so that the testing entry's public types never load xstate's declarations.
- *
- * @example
- * ```ts
- * const step: GraphEvent = { type: "xstate.done.actor.prepare" };
- * ```
  */
 export interface GraphEvent {
   type: string;
@@ -24,11 +15,8 @@ import type { GraphStep, ModelAnswerKind } from "./path-graph.ts";
 
 /**
  * One failed check of a path: the expectation (`outcome`, `states`, `model-calls`) or invariant name, and what went wrong.
- *
  * @example
- * ```ts
  * const failure: PathFailure = { check: "calls-paired", message: "tool call c1 has 0 results" };
- * ```
  */
 export interface PathFailure {
   check: string;
@@ -36,13 +24,9 @@ export interface PathFailure {
 }
 
 /**
- * A path that did not hold: its description, its steps (readable) and its failures.
- * Thrown by `AgentTestPath.test()`.
- *
+ * A path that did not hold: its description, its steps (readable) and its failures. Thrown by `AgentTestPath.test()`.
  * @example
- * ```ts
  * try { await path.test(); } catch (error) { if (AgentTestPathError.isInstance(error)) console.log(error.details.steps); }
- * ```
  */
 export class AgentTestPathError extends ArborError {
   static readonly code = "AGENT_TEST_PATH_FAILED";

@@ -1,21 +1,7 @@
 /**
- * Executes one generated path against real actors: a real harness over a real SQLite file in
- * a temporary directory, the user's tools and hooks, and a scripted model derived from the path.
- *
- * Contract (ours):
- * - tool-execution paths: the model calls the path's tool once (call id `kit_c1`; with a second
- *   call `kit_c2` when the abort must find the first call `ready`), then answers text; a tool
- *   that needs approval reaches `ready` only after an approval (prompt, approve, continue);
- * - run paths: each tool-calls answer calls every configured tool once (ids `kit_<answer>_<n>`;
- *   only the tools without approval unless the path gates), queue messages are queued during the
- *   model call before the poll that delivers them, aborts happen where the path says (an
- *   interrupt is the harness disposed there; a cancellation an abort while calls wait);
- * - a run's ending is read from its `run.ended` in the log;
- * - the checks: the real actors pass through the path's states in order (observed with the
- *   harness's `inspect`), the run ends as the path does, every tool call ends with the outcome the
- *   path names, the model was called as often as the path scripts, then every invariant;
- * - the temporary directory is removed afterwards; the harness is closed even on failure;
- * - returns the report; throws {@link AgentTestPathError} listing the steps and the failures.
+ * Executes one generated path against real actors (a real harness over a SQLite file in a temporary directory, the user's tools and hooks, a
+ * scripted model derived from the path) and checks that the actors pass through the path's states, the run and tool calls end as it says, and every
+ * invariant holds. Cleans up even on failure; throws {@link AgentTestPathError} listing the steps and failures.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -27,12 +13,14 @@ import type { HarnessHooks, HandlerOf } from "../harness/hook-types.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
-import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
 import { BUILT_IN_INVARIANTS, type AgentInvariant } from "./invariants.ts";
 import type { ModelAnswerKind, RunScenario, ToolScenario } from "./path-graph.ts";
 import { hold, httpError, pathModel, wrapTool, type PathAnswer, type PathProbe, type ToolBehaviour } from "./path-fixtures.ts";
 import { AgentTestPathError, type PathFailure } from "./path-report.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
+import type { ApprovalEndStatus } from "../core/vocabulary.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 /** The user's configuration as the runner needs it (see `AgentTestConfig`). */
 export interface RunnerConfig {
@@ -46,14 +34,10 @@ export interface RunnerConfig {
 }
 
 /**
- * What an executed path reports: the model calls made, the tool outcomes logged, the run
- * statuses, and how many stored events the session holds.
- *
+ * What an executed path reports: the model calls made, the tool outcomes logged, the run statuses, and how many stored events the session holds.
  * @example
- * ```ts
  * const report: PathReport = await path.test();
  * report.toolOutcomes; // { kit_c1: "succeeded" }
- * ```
  */
 export interface PathReport {
   modelCalls: number;
@@ -72,7 +56,7 @@ interface Plan {
   expectedOutcomes: Map<string, string>;
   expectedStatuses: string[];
   /** Approve (or deny) the waiting calls after the first run, then continue. */
-  decide?: "approved" | "denied" | "cancelled";
+  decide?: ApprovalEndStatus;
   /** The kit's hooks act from this run on (2: only in the run that resumes after the approval). */
   activeFromRun: number;
   /** Abort when this retry is scheduled (1-based count of retries); its error asks for a long Retry-After. */
@@ -106,6 +90,11 @@ function toolResultText(events: StoredEvent[], id: string): string | undefined {
 const needsApproval = (tool: AgentTool<any, any, any>, policy: RunnerConfig["requireApproval"]) =>
   tool.needsApproval !== undefined && tool.needsApproval !== false ? true : policy === "all" || (policy ?? []).includes(tool.name);
 
+/** What every plan starts from: no hooks on calls or results, no expectations, active from the first run. */
+function planDefaults(): Pick<Plan, "onToolCall" | "onToolResult" | "before" | "expectedOutcomes" | "expectedStatuses" | "activeFromRun"> {
+  return { onToolCall: new Map(), onToolResult: new Map(), before: () => {}, expectedOutcomes: new Map(), expectedStatuses: [], activeFromRun: 1 };
+}
+
 function toolPlan(config: RunnerConfig, scenario: ToolScenario): Plan {
   const tool = config.tools.find((candidate) => candidate.name === scenario.tool)!;
   const args = config.arguments[tool.name] ?? {};
@@ -116,12 +105,7 @@ function toolPlan(config: RunnerConfig, scenario: ToolScenario): Plan {
   const plan: Plan = {
     answers: [{ toolCalls: calls }],
     behaviours: new Map([["kit_c1", { ...(scenario.execution ? { execution: scenario.execution } : {}), abortOnStart: scenario.abortIn === "executing" }]]),
-    onToolCall: new Map(),
-    onToolResult: new Map(),
-    before: () => {},
-    expectedOutcomes: new Map(),
-    expectedStatuses: [],
-    activeFromRun: 1,
+    ...planDefaults(),
     states: scenario.states,
     actor: "toolExecution",
     traceOf: "kit_c1",
@@ -158,12 +142,7 @@ function runPlan(config: RunnerConfig, scenario: RunScenario): Plan {
   const plan: Plan = {
     answers: [],
     behaviours: new Map(),
-    onToolCall: new Map(),
-    onToolResult: new Map(),
-    before: () => {},
-    expectedOutcomes: new Map(),
-    expectedStatuses: [],
-    activeFromRun: 1,
+    ...planDefaults(),
     ...(scenario.abort?.in === "retrying" ? { abortOnRetry: scenario.answers.slice(0, scenario.abort.answer + 1).filter((kind) => kind === "retryableError").length } : {}),
     states: scenario.states,
     actor: "run",
@@ -272,7 +251,7 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
     };
     const user = config.hooks ?? {};
     const after = <T>(handlers: T | T[] | undefined): T[] => (handlers === undefined ? [] : Array.isArray(handlers) ? handlers : [handlers]);
-    harness = await createHarness({
+    harness = await createHarness<string>({
       ...rest,
       eventLog: log,
       cwd: dir,
@@ -356,8 +335,8 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
   } catch (error) {
     failures.push({ check: "execution", message: error instanceof Error ? error.message : String(error) });
   } finally {
-    await harness?.close().catch(() => {});
-    await log.close().catch(() => {});
+    await harness?.close().catch(ignoreError("closing a path's harness after its checks; failures are already recorded"));
+    await log.close().catch(ignoreError("closing a path's log after its checks; failures are already recorded"));
     rmSync(dir, { recursive: true, force: true });
   }
   if (failures.length) throw new AgentTestPathError(description, steps, failures);

@@ -1,28 +1,7 @@
 /**
- * Renders a scripted model turn in Anthropic's Messages SSE and Gemini's
- * `streamGenerateContent` SSE, for the loopback test server (beside `openai-wire.ts`).
- *
- * Contract (ours; shapes follow the vercel/ai recordings in `test/fixtures/providers/`):
- * - usage is given in OpenAI's accounting ({@link ScriptedUsage}: `cached` and `cacheWrite` are
- *   PART of `input`) and rendered in each provider's own: Anthropic's `input_tokens` excludes
- *   cache reads (`cache_read_input_tokens`) and writes (`cache_creation_input_tokens`);
- *   Gemini's `promptTokenCount` includes `cachedContentTokenCount`, and its
- *   `candidatesTokenCount` excludes `thoughtsTokenCount` (= `reasoning`). The same logical
- *   usage is so rendered three ways, which is what the accounting tests compare;
- * - Anthropic: `message_start` (with the input usage), then per block `content_block_start`,
- *   deltas (`thinking_delta` + `signature_delta`, `text_delta`, `input_json_delta` pieces),
- *   `content_block_stop`; then `message_delta` (stop reason, usage) and `message_stop`; every
- *   frame has its `event:` line. `error` ends with an `error` event instead of the finish;
- * - Gemini: one `data:` chunk per piece (`thought: true` parts with a `thoughtSignature`, text
- *   parts, whole `functionCall` parts: Gemini sends no call ids, the AI SDK makes them), the
- *   last with `finishReason` and `usageMetadata`; no `[DONE]`;
- * - `final: false` stops before the finish (a hang or reset cuts there); Gemini renders `error` as
- *   an `{"error":…}` chunk. Pure; never throws.
- *
- * @example
- * ```ts
- * renderAnthropicStream({ text: "hi", usage: { input: 100, cached: 80, output: 5 } })[0]; // "event: message_start\ndata: …"
- * ```
+ * Renders a scripted model turn as Anthropic Messages SSE and Gemini `streamGenerateContent` SSE for the loopback server (shapes from the vercel/ai
+ * recordings). Usage is given in OpenAI's accounting and rendered in each provider's own (Anthropic excludes cache tokens from input, Gemini
+ * includes them), which is what the accounting tests compare. `final: false` stops before the finish. Pure.
  */
 import type { ScriptedTurn, ScriptedUsage } from "./openai-wire.ts";
 import { splitText } from "./openai-wire.ts";
@@ -41,11 +20,8 @@ const ANTHROPIC_STOP = { stop: "end_turn", length: "max_tokens", tool_calls: "to
 
 /**
  * Anthropic Messages usage for OpenAI-accounted scripted usage (cache counts taken out of `input_tokens`).
- *
  * @example
- * ```ts
  * anthropicUsage({ input: 100, cached: 80, cacheWrite: 15, output: 5 }); // { input_tokens: 5, cache_read_input_tokens: 80, cache_creation_input_tokens: 15, output_tokens: 5 }
- * ```
  */
 export function anthropicUsage(usage: ScriptedUsage): Record<string, number> {
   const cached = usage.cached ?? 0;
@@ -55,11 +31,8 @@ export function anthropicUsage(usage: ScriptedUsage): Record<string, number> {
 
 /**
  * Anthropic Messages SSE frames for a turn (see the module contract).
- *
  * @example
- * ```ts
  * renderAnthropicStream({ toolCalls: [{ id: "toolu_1", name: "read", arguments: { path: "a" } }] }).at(-1); // message_stop
- * ```
  */
 export function renderAnthropicStream(turn: ScriptedTurn, options: { error?: Record<string, unknown>; final?: boolean } = {}): string[] {
   const frames: string[] = [];
@@ -115,11 +88,8 @@ const GEMINI_FINISH = { stop: "STOP", length: "MAX_TOKENS", tool_calls: "STOP", 
 
 /**
  * Gemini `usageMetadata` for OpenAI-accounted scripted usage (`reasoning` becomes `thoughtsTokenCount`, outside the candidates).
- *
  * @example
- * ```ts
  * geminiUsage({ input: 100, cached: 80, output: 20, reasoning: 5 }); // { promptTokenCount: 100, cachedContentTokenCount: 80, candidatesTokenCount: 15, thoughtsTokenCount: 5, totalTokenCount: 120 }
- * ```
  */
 export function geminiUsage(usage: ScriptedUsage): Record<string, number> {
   const reasoning = usage.reasoning ?? 0;
@@ -134,11 +104,8 @@ export function geminiUsage(usage: ScriptedUsage): Record<string, number> {
 
 /**
  * Gemini `streamGenerateContent?alt=sse` frames for a turn (see the module contract).
- *
  * @example
- * ```ts
  * renderGeminiStream({ text: "hi" }).length; // 2: one text chunk, one finish chunk
- * ```
  */
 export function renderGeminiStream(turn: ScriptedTurn, options: { error?: Record<string, unknown>; final?: boolean } = {}): string[] {
   const frames: string[] = [];

@@ -1,28 +1,7 @@
 /**
- * `replayModel`: a language model that answers each request with the stream the log recorded
- * for it, and reports where a new run's requests diverge from the recorded ones.
- *
- * Contract (ours):
- * - an AI SDK `LanguageModelV4` (as {@link scriptedModel}); its `provider` and `modelId` are the
- *   recorded run's, so the adapter converts the context as it did then;
- * - call `n` answers with recorded call `n` (`replay-record.ts`: text, reasoning, tool calls,
- *   finish reason and usage; a recorded error rejects the same way; an aborted one hangs until
- *   the new run aborts), whatever the request: a divergent run goes on as recorded;
- * - each request is compared with the recorded call's context, both rendered as the provider
- *   prompt (`createPromptBuilder`, system prompt left out: the log does not hold it) and reduced to
- *   one line per message part (`user: …`, `assistant: …`, `assistant calls read {…}`,
- *   `tool result read: …`; reasoning and ids left out); the first difference is the divergence;
- * - a call past the recorded ones rejects with {@link ReplayError} `REPLAY_EXHAUSTED` and is a
- *   divergence; fewer calls than recorded is one too (reported by `report()`);
- * - `report()` may be called at any time; it never throws.
- *
- * @example
- * ```ts
- * const model = await replayModel(log, sessionId, runId);
- * const harness = await createHarness({ models: { replay: model }, tools });
- * await harness.prompt("fix the bug");
- * console.log(formatReplayReport(model.report())); // "identical", or where it diverged
- * ```
+ * `replayModel`: an AI SDK model answering call `n` with recorded call `n` (whatever the request), under the recorded provider and model id. Each
+ * request is compared with the recorded context, both rendered as one line per message part; the first difference, an extra call
+ * (`REPLAY_EXHAUSTED`) or a missing one is the divergence `report()` returns. `report()` never throws.
  */
 import type { LanguageModelV4, LanguageModelV4Prompt } from "@ai-sdk/provider";
 import { convertToLlm } from "../core/convert-to-llm.ts";
@@ -34,11 +13,8 @@ import { scriptedModel } from "./scripted-model.ts";
 /**
  * Where a new run's requests first differ from the recorded ones. `request` is 1-based;
  * `kind` says how: a message part differs, or one run made more calls than the other.
- *
  * @example
- * ```ts
  * const divergence: ReplayDivergence = { request: 2, kind: "message", part: 3, recorded: "tool result read: a", actual: "tool result read: b", description: "…" };
- * ```
  */
 export interface ReplayDivergence {
   request: number;
@@ -52,11 +28,8 @@ export interface ReplayDivergence {
 
 /**
  * What a replay found: identical, or the first divergence; the counts of calls.
- *
  * @example
- * ```ts
  * const report: ReplayReport = model.report(); // { identical: true, recordedCalls: 3, calls: 3 }
- * ```
  */
 export interface ReplayReport {
   identical: boolean;
@@ -67,12 +40,9 @@ export interface ReplayReport {
 
 /**
  * The model {@link replayModel} returns: a `LanguageModelV4` with the recorded session and `report()`.
- *
  * @example
- * ```ts
  * const model: ReplayModel = await replayModel(log, sessionId);
  * model.recorded.segments.length; // runs recorded
- * ```
  */
 export interface ReplayModel extends LanguageModelV4 {
   readonly recorded: RecordedSession;
@@ -100,11 +70,8 @@ function inputText(input: unknown): string {
 
 /**
  * A provider prompt as comparable lines, one per message part (see the module contract).
- *
  * @example
- * ```ts
  * promptLines([{ role: "user", content: [{ type: "text", text: "hi" }] }]); // ["user: hi"]
- * ```
  */
 export function promptLines(prompt: LanguageModelV4Prompt): string[] {
   const lines: string[] = [];
@@ -140,11 +107,8 @@ function compare(request: number, recorded: string[], actual: string[]): ReplayD
 
 /**
  * Options of {@link replayModel}.
- *
  * @example
- * ```ts
  * const model = await replayModel(log, sessionId, undefined, { onAbortedAnswer: () => harness.abort() });
- * ```
  */
 export interface ReplayModelOptions {
   /** Called when the model serves a recorded call that was aborted (its stream then hangs until the run aborts). */
@@ -153,11 +117,8 @@ export interface ReplayModelOptions {
 
 /**
  * One line (or a few) for people: `identical`, or the first divergence.
- *
  * @example
- * ```ts
  * formatReplayReport({ identical: true, recordedCalls: 2, calls: 2 }); // "identical (2 model calls)"
- * ```
  */
 export function formatReplayReport(report: ReplayReport): string {
   if (report.identical) return `identical (${report.calls} model call${report.calls === 1 ? "" : "s"})`;
@@ -165,16 +126,12 @@ export function formatReplayReport(report: ReplayReport): string {
 }
 
 /**
- * The replay model of `sessionId` (every run, or `runId` only); see the module contract.
- * Rejects with ReplayError (`REPLAY_RUN_NOT_FOUND`, `REPLAY_NOTHING_RECORDED`) and with
- * SessionNotFoundError for an unknown session.
- *
+ * The replay model of `sessionId` (every run, or `runId` only); see the module contract. Rejects with ReplayError (`REPLAY_RUN_NOT_FOUND`,
+ * `REPLAY_NOTHING_RECORDED`) and with SessionNotFoundError for an unknown session.
  * @example
- * ```ts
  * const model = await replayModel(log, sessionId, runId);
  * await harness.prompt("fix the bug"); // a harness whose model is `model`
  * model.report(); // { identical: false, divergence: { request: 2, ... } }
- * ```
  */
 export async function replayModel(log: EventLog, sessionId: string, runId?: string, options: ReplayModelOptions = {}): Promise<ReplayModel> {
   const recorded = await readRecordedSession(log, sessionId, runId);

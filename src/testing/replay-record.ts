@@ -1,23 +1,7 @@
 /**
- * What the log recorded of a session's model calls, read back for replay.
- *
- * Contract (ours):
- * - a session with run events (`run.started`, `message.started/ended`, `message.delta`): each run
- *   is a segment; its model calls are its assistant `message.started` events in log order,
- *   including failed attempts that were retried (`message.ended { discarded }`); a call's context
- *   is the session's context at the leaf when its `message.started` was logged; its answer is the
- *   finished assistant entry (text, reasoning, tool calls, finish reason, usage), or for a discarded
- *   attempt the error its `message.ended` names;
- * - a session without run events (imported from a pi file): each user message on the current
- *   branch starts a segment; its model calls are the assistant messages up to the next user
- *   message, each with the context at its parent entry;
- * - a segment's `prompts` are the messages the run appended before its first model call (a
- *   `continue` run has none), its `baseLeafId` the leaf before them;
- * - an error answer carries the HTTP status the message starts with (`"429 Rate limit"`), so
- *   the adapter classifies it as before (retryable or not); an aborted answer hangs after its
- *   partial content until the new run aborts;
- * - throws {@link ReplayError} `REPLAY_RUN_NOT_FOUND` for an unknown run, `REPLAY_NOTHING_RECORDED`
- *   when the selection holds no model call.
+ * What the log recorded of a session's model calls, read back for replay: per run (or, for imported sessions, per user message) the calls with the
+ * context at the time and the answer (or error, keeping its HTTP status so it is classified as before). Throws {@link ReplayError}
+ * `REPLAY_RUN_NOT_FOUND` or `REPLAY_NOTHING_RECORDED`.
  */
 import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { isKnownEntry, messageOfEntry } from "../core/entries.ts";
@@ -31,15 +15,13 @@ import type { ScriptedTurn } from "./openai-wire.ts";
 import { httpError } from "./path-fixtures.ts";
 import type { ScriptedStep } from "./scripted-model.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
+import type { RunKind } from "../core/vocabulary.ts";
 
 /**
  * A replay that cannot start or go on: `REPLAY_RUN_NOT_FOUND`, `REPLAY_NOTHING_RECORDED`,
  * `REPLAY_UNSUPPORTED` (a `resume` run), `REPLAY_EXHAUSTED` (more model calls than recorded).
- *
  * @example
- * ```ts
  * try { await replayModel(log, id, "run-x"); } catch (error) { if (ReplayError.isInstance(error)) console.log(error.code); }
- * ```
  */
 export class ReplayError extends ArborError {
   static override isInstance(error: unknown): error is ReplayError {
@@ -60,7 +42,7 @@ export interface RecordedCall {
 /** One recorded run (or, for a pi session, one user turn). */
 export interface RecordedSegment {
   runId?: string;
-  kind: "prompt" | "continue" | "resume";
+  kind: RunKind;
   prompts: AgentMessage[];
   baseLeafId: string | null;
   calls: RecordedCall[];

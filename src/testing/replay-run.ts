@@ -1,32 +1,14 @@
 /**
- * `replayRun`: re-executes a logged run (or every run of a session) against the code of today
- * with {@link replayModel} as its model, and reports whether its requests stay identical.
- *
- * Contract (ours):
- * - the log is only read: the run is re-executed in a scratch session of an in-memory log,
- *   seeded with the recorded session's branch up to the leaf before the (first) run;
- * - each recorded segment is re-executed in order: a `prompt` run with its recorded prompt
- *   messages, a `continue` run with `continue()`; a `resume` run (after approvals) is refused
- *   with ReplayError `REPLAY_UNSUPPORTED`;
- * - a recorded call that was aborted is aborted again: its partial answer streams, then the run
- *   is aborted (as the user did);
- * - `tools: "recorded"` (the default) gives each tool the model called a stand-in that returns
- *   the recorded result of the same call id (an error result throws its text); pass the real
- *   tools (with `hooks` and other harness options) to test new tool code;
- * - resolves with the replay model's report; the scratch harness is closed even on failure.
- *
- * @example
- * ```ts
- * const report = await replayRun(log, sessionId, { runId, tools: [readTool] });
- * console.log(formatReplayReport(report));
- * ```
+ * `replayRun`: re-executes a logged run (or a session's runs) against today's code with {@link replayModel}, in a scratch in-memory session seeded
+ * with the branch before the run (the log is only read), and reports whether the requests stay identical. Aborted calls are aborted again; tools
+ * return their recorded results unless real ones are given; `resume` runs are refused (`REPLAY_UNSUPPORTED`).
  */
 import type { AgentTool } from "../core/tools.ts";
 import type { JsonSchemaTool } from "../adapters/tools/tool-schema.ts";
 import { createHarness } from "../harness/create-harness.ts";
 import type { HarnessHooks } from "../harness/hook-types.ts";
 import type { AgentHarnessOptions } from "../harness/options.ts";
-import { createMemoryEventLog } from "../store/memory-event-log.ts";
+import { createMemoryEventLog } from "../store/in-memory/memory-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { replayModel, type ReplayReport } from "./replay-model.ts";
@@ -34,11 +16,8 @@ import { ReplayError, type RecordedSession } from "./replay-record.ts";
 
 /**
  * Options of {@link replayRun}.
- *
  * @example
- * ```ts
  * const options: ReplayRunOptions = { runId: "run-1", tools: [readTool], hooks: { toolCall: guard } };
- * ```
  */
 export interface ReplayRunOptions {
   runId?: string;
@@ -72,15 +51,11 @@ function recordedTools(recorded: RecordedSession): JsonSchemaTool<any>[] {
 }
 
 /**
- * Re-executes the recorded run(s) of `sessionId` (see the module contract). Rejects with
- * ReplayError (`REPLAY_RUN_NOT_FOUND`, `REPLAY_NOTHING_RECORDED`, `REPLAY_UNSUPPORTED`) and
- * SessionNotFoundError.
- *
+ * Re-executes the recorded run(s) of `sessionId` (see the module contract). Rejects with ReplayError (`REPLAY_RUN_NOT_FOUND`,
+ * `REPLAY_NOTHING_RECORDED`, `REPLAY_UNSUPPORTED`) and SessionNotFoundError.
  * @example
- * ```ts
  * const report = await replayRun(log, sessionId); // recorded tools: checks the loop and hooks of today
  * report.identical; // true
- * ```
  */
 export async function replayRun(log: EventLog, sessionId: string, options: ReplayRunOptions = {}): Promise<ReplayReport> {
   // A recorded abort is repeated: the run is aborted when the model reaches the aborted answer.
@@ -92,7 +67,7 @@ export async function replayRun(log: EventLog, sessionId: string, options: Repla
   const scratch = createSessionRepository({ log: createMemoryEventLog() });
   const base = recorded.session.view.getBranch(recorded.segments[0].baseLeafId);
   const session = await scratch.importEntries({ entries: recorded.segments[0].baseLeafId === null ? [] : base, cwd: recorded.session.view.info.cwd ?? process.cwd() });
-  const harness = await createHarness({
+  const harness = await createHarness<string>({
     ...(options.harness ?? {}),
     repository: scratch,
     sessionId: session.id,

@@ -1,21 +1,6 @@
 /**
- * `scriptedModel`: an AI SDK `MockLanguageModelV4` (from `ai/test`) that answers each
- * `doStream` call with the next scripted step, for unit tests that need no HTTP.
- *
- * Contract (ours):
- * - steps are consumed in order, one per call; a step is an array of v3 stream parts, a
- *   {@link ScriptedTurn}-like object rendered by {@link streamPartsOf}, an `Error` (the
- *   call rejects with it, like an HTTP failure), `"hang"` (a stream that never ends
- *   but errors with an AbortError when the call's signal aborts), or `{ hangAfter }`
- *   (those parts, without any `finish`, then the same hang);
- * - when the script is exhausted the call rejects with an Error saying so;
- * - `model.doStreamCalls` records every call's options (prompt, tools, providerOptions).
- *
- * @example
- * ```ts
- * const model = scriptedModel([{ toolCalls: [{ id: "c1", name: "read", arguments: { path: "a" } }] }, { text: "done" }]);
- * const client = createAiSdkModelClient(model);
- * ```
+ * `scriptedModel`: an AI SDK `MockLanguageModelV4` answering each `doStream` call with the next scripted step (stream parts, a turn, an `Error`,
+ * `"hang"` until aborted, or `{ hangAfter }`); an exhausted script rejects; `model.doStreamCalls` records every call's options.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import { MockLanguageModelV4 } from "ai/test";
@@ -24,22 +9,16 @@ import { splitText } from "./openai-wire.ts";
 
 /**
  * One scripted model call.
- *
  * @example
- * ```ts
  * const steps: ScriptedStep[] = [{ text: "hi" }, new Error("boom"), "hang"];
- * ```
  */
 export type ScriptedStep = LanguageModelV4StreamPart[] | ScriptedTurn | Error | "hang" | { hangAfter: LanguageModelV4StreamPart[] | ScriptedTurn };
 
 /**
  * The v3 stream parts of a turn: reasoning, text, tool-input start/delta/end + tool-call per
  * call, then `finish` with the usage (`unified` finish reason from `finishReason`).
- *
  * @example
- * ```ts
  * streamPartsOf({ text: "hi" }).map((part) => part.type); // [..., "text-delta", "text-end", "finish"]
- * ```
  */
 export function streamPartsOf(turn: ScriptedTurn): LanguageModelV4StreamPart[] {
   const parts: LanguageModelV4StreamPart[] = [{ type: "stream-start", warnings: [] }];
@@ -82,9 +61,8 @@ function abortError(): Error {
 }
 
 /**
- * The model {@link scriptedModel} returns: an AI SDK `LanguageModelV4` that also records the
- * options of every `doStream` call, in call order. Typed against `@ai-sdk/provider` only, so that
- * a consumer's declarations do not pull in the `ai` package's.
+ * The model {@link scriptedModel} returns: an AI SDK `LanguageModelV4` that also records the options of every `doStream` call, in call order. Typed
+ * against `@ai-sdk/provider` only, so that a consumer's declarations do not pull in the `ai` package's.
  */
 export interface ScriptedModel extends LanguageModelV4 {
   readonly doStreamCalls: LanguageModelV4CallOptions[];
@@ -92,11 +70,8 @@ export interface ScriptedModel extends LanguageModelV4 {
 
 /**
  * A language model (the AI SDK's `MockLanguageModelV4`) that replays `steps`, one per `doStream` call.
- *
  * @example
- * ```ts
  * const model = scriptedModel([{ text: "hi" }, new Error("boom")]);
- * ```
  */
 export function scriptedModel(steps: ScriptedStep[], options: { provider?: string; modelId?: string } = {}): ScriptedModel {
   const queue = [...steps];

@@ -1,31 +1,12 @@
 /**
- * The approval paths of the agent machine (the session's operation slot, `agent.machine.ts`):
- * `xstate/graph` simple paths over the real machine, joined with what happens around it while a
- * call waits for approval (the user's decisions, a restart of the process, another process that
- * decides and resumes), so that the paths reach `awaiting-approval` and leave it every way.
- *
- * Contract (ours):
- * - the graph walks {@link agentMachine} itself (its children stubbed: the graph moves them with
- *   their done and error events), wrapped in a logic whose snapshot also holds the environment: the
- *   one gated call's decision, whether a resume was refused, whether the process restarted,
- *   whether another process resumed the call, whether the call is closed;
- * - the slot's events are offered where the machine takes them (`snapshot.can`) and where a real
- *   harness produces them: `PROMPT` once (the model then calls a free and a gated tool, so the
- *   first run ends `suspended`); `CONTINUE` and `ABORT` in `awaiting-approval`; a resume's
- *   preparation succeeds when the call is decided (or aborted) and is refused when it is not (or
- *   when another process already resumed it); `APPROVAL.AWAIT` only at the start-up after a
- *   restart, `APPROVAL.CLEAR` only after a refusal found nothing waiting; both are the
- *   harness's own, so they are the only event offered there;
- * - the environment's events (`kit.approve`, `kit.deny`, `kit.restart`, `kit.elsewhere`) are
- *   offered in `awaiting-approval` only: a second decision once (a repeat or a conflict), one
- *   restart, another process's approve-and-resume while the call is undecided;
- * - {@link slotPaths} keeps the simple paths that end where the slot rests (`idle` after the
- *   prompt, or `awaiting-approval`: the process may exit there); each step names the slot state it
- *   reaches.
+ * The approval paths of the agent machine's slot: `xstate/graph` simple paths over the real {@link agentMachine} (children stubbed), joined with an
+ * environment (decisions, a restart, another process resuming) so the paths reach `awaiting-approval` and leave it every way. Events are offered
+ * only where the machine takes them and a real harness produces them; {@link slotPaths} keeps paths ending where the slot rests.
  */
 import { getSimplePaths } from "xstate/graph";
 import { fromPromise, type AnyMachineSnapshot } from "xstate";
 import { agentMachine } from "../machines/agent.machine.ts";
+import { assertNever } from "../core/exhaustive.ts";
 
 /** The environment around the slot (see the module contract). */
 export interface SlotEnvironment {
@@ -142,8 +123,10 @@ function offered(wrapped: WrappedSnapshot, event: SlotEvent): boolean {
       return !env.restarted && !env.closed;
     case "kit.elsewhere":
       return !env.elsewhere && env.decision === "pending" && !env.refused;
-    default:
+    case "PROMPT": case "APPROVAL.AWAIT": case "APPROVAL.CLEAR": case "prepare.done": case "prepare.refused": case "run.done":
       return false;
+    default:
+      return assertNever(event, "slot event");
   }
 }
 
@@ -203,6 +186,8 @@ function transition(wrapped: WrappedSnapshot, event: SlotEvent, scope: never): W
       env.decision = "approved";
       env.closed = true;
       break;
+    default:
+      assertNever(event, "slot event");
   }
   return { slot, env, status: "active", output: undefined, error: undefined };
 }
@@ -227,15 +212,7 @@ const STEP_TEXT: Record<SlotEvent["type"], string> = {
   "kit.elsewhere": "another process approves and resumes",
 };
 
-/**
- * Every simple path of the agent machine through its approval states that ends where the slot
- * rests (see the module contract).
- *
- * @example
- * ```ts
- * for (const path of slotPaths()) console.log(path.description);
- * ```
- */
+/** Every simple path of the agent machine through its approval states that ends where the slot rests (see the module contract). */
 export function slotPaths(): SlotPath[] {
   const logic = {
     getInitialSnapshot: (scope: never) => ({ slot: slotLogic.getInitialSnapshot(scope, {}), env: START, status: "active", output: undefined, error: undefined }),

@@ -1,27 +1,7 @@
 /**
- * Executes one approval path of the agent machine (`slot-graph.ts`) against real actors: a real
- * harness over a real SQLite file in a temporary directory, two real tools (`read`, free, and
- * `write`, gated by the harness's `requireApproval`), and a scripted model (the first call asks
- * for both tools, every later call answers text).
- *
- * Contract (ours):
- * - each step is done for real: `prompt()`, `continue()`, `abort()`, `approve()` / `deny()` of the
- *   gated call (`kit_w`), a restart (the harness and its log closed, a new harness opening the
- *   session from the same file), another process's approve-and-resume (a second harness on the
- *   same file); the harness's own steps (a preparation, a run's end, `APPROVAL.AWAIT`,
- *   `APPROVAL.CLEAR`) are waited for and checked;
- * - checked on every path: the slot passes through the path's states in order (observed with
- *   `inspect`) and rests where the path rests; each run ends as the path says (its outcome and its
- *   `run.ended`); a refused resume is refused with the typed error (`APPROVAL_PENDING` while the
- *   call is undecided, `INVALID_STATE` once another process resumed it); a repeated decision is a
- *   no-op and a conflicting one is refused (`APPROVAL_CONFLICT`);
- * - and the approval invariants: the free sibling ran once; the gated tool ran once when it was
- *   approved and resumed, else never, and never before its `approval.ended` (approved) was
- *   committed; the gated call has one result once it is closed (the tool's output when approved,
- *   an error saying the user declined when denied, an error when the abort cancelled it) and none
- *   while it waits; every model request pairs every call with exactly one result; the model was
- *   called once more per resume that ran; then the kit's built-in invariants (`invariants.ts`);
- * - throws {@link AgentTestPathError} naming the path's steps and every failed check.
+ * Executes one approval path of the slot (`slot-graph.ts`) for real: a harness over a SQLite file, a free `read` and a gated `write` tool, real
+ * decisions, restarts and a second process. Checks the slot's states, each run's end, typed refusals, and the approval invariants (the gated tool
+ * runs once only when approved, after its `approval.ended`; one result per closed call). Throws {@link AgentTestPathError}.
  */
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -34,12 +14,14 @@ import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
-import { createSqliteEventLog } from "../store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
 import { BUILT_IN_INVARIANTS } from "./invariants.ts";
 import { pathModel, wrapTool, type PathAnswer, type PathProbe } from "./path-fixtures.ts";
 import { AgentTestPathError, type PathFailure } from "./path-report.ts";
 import type { SlotPath, SlotStep } from "./slot-graph.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
+import { assertNever } from "../core/exhaustive.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 /** What an executed slot path reports. */
 export interface SlotReport {
@@ -256,6 +238,8 @@ export async function executeSlotPath(path: SlotPath, options: { timeoutMs?: num
           }
           break;
         }
+        default:
+          assertNever(step.event, "slot event");
       }
       const rest = step.state === "idle" || step.state === "awaiting-approval";
       const automatic = next?.event.type === "APPROVAL.CLEAR" || next?.event.type === "APPROVAL.AWAIT" || next?.event.type.startsWith("prepare.") || next?.event.type === "run.done";
@@ -326,8 +310,8 @@ export async function executeSlotPath(path: SlotPath, options: { timeoutMs?: num
   } catch (error) {
     fail("execution", error instanceof Error ? error.message : String(error));
   } finally {
-    await harness?.close().catch(() => {});
-    await log.close().catch(() => {});
+    await harness?.close().catch(ignoreError("closing a path's harness after its checks; failures are already recorded"));
+    await log.close().catch(ignoreError("closing a path's log after its checks; failures are already recorded"));
     rmSync(dir, { recursive: true, force: true });
   }
   if (failures.length) throw new AgentTestPathError(path.description, path.steps.map((step) => `${step.event.type} → ${step.state}`), failures);

@@ -1,69 +1,35 @@
 /**
- * `defineWorkflow`: a typed workflow (zod input and output) of declared steps, compiled to an
- * XState v5 machine, run and resumed from its own stream in the event log.
- *
- * Contract (ours; purista's `defineWorkflow` with `input` / `output` schemas, its
- * handler made declarative so every step is a state and an event):
- * - `defineWorkflow` checks the definition at once (`WorkflowDefinitionError` naming the field):
- *   names and step ids `[A-Za-z][A-Za-z0-9_-]*` (at most 64), step ids unique in the whole
- *   workflow, agents that are `defineAgent` agents, fan-outs of agent / code / artifact /
- *   approval steps only, branches with at least one case;
- * - `machine` is the compiled machine (`machine.ts`): the inspector and `xstate/graph` read it;
- * - `run(input, { harness })` logs `workflow.started` in the new stream `workflow-<id>` and runs
- *   the steps (`runner.ts`, `step-exec.ts`); `resume(id, { harness })` goes on with a run after a
- *   crash or an approval: finished steps are not run again;
- * - the output is `result(ctx)` (default: the last top-level step's result), validated with
- *   `output` (`WORKFLOW_OUTPUT_INVALID` fails the run);
- * - definitions hold no state: one may run many times, concurrently.
- *
- * @example
- * ```ts
- * const release = defineWorkflow({
- *   name: "release",
- *   input: z.object({ version: z.string() }),
- *   output: z.object({ notes: z.string() }),
- *   steps: [
- *     agentStep({ id: "notes", agent: writer, input: (ctx) => `Release notes for ${ctx.input.version}`, retry: "safe" }),
- *     approvalStep({ id: "publish", message: "Publish the notes?" }),
- *   ],
- *   result: (ctx) => ({ notes: ctx.results.notes }),
- * });
- * const outcome = await release.run({ version: "1.4.2" }, { harness });
- * if (outcome.status === "suspended") await approveWorkflowStep(harness, outcome.workflowId, "publish");
- * ```
+ * `defineWorkflow`: a typed workflow (zod input and output) of declared steps, compiled to an XState v5 machine and run and resumed from its own
+ * stream `workflow-<id>`. The definition is checked at once (`WorkflowDefinitionError` naming the field); finished steps are never run again on
+ * resume; the output is `result(ctx)` validated with `output`. Definitions hold no state.
  */
 import type { z } from "zod";
 import { WorkflowDefinitionError } from "./errors.ts";
 import { compileWorkflowMachine } from "./machine.ts";
 import { resumeWorkflow, startWorkflow, type WorkflowOutcome, type WorkflowRunOptions } from "./runner.ts";
-import type { WorkflowContext, WorkflowStep } from "./steps.ts";
+import type { WorkflowContext, WorkflowResults, WorkflowStep } from "./steps.ts";
+import type { WorkflowBuilder } from "./workflow-builder.ts";
 
 /**
  * A workflow's definition.
- *
  * @example
- * ```ts
  * const options: DefineWorkflowOptions<z.ZodString, z.ZodString> = { name: "echo", input: z.string(), output: z.string(), steps: [codeStep({ id: "echo", run: (ctx) => ctx.input })] };
- * ```
  */
-export interface DefineWorkflowOptions<Input extends z.ZodType, Output extends z.ZodType> {
+export interface DefineWorkflowOptions<Input extends z.ZodType, Output extends z.ZodType, Steps extends readonly WorkflowStep<z.output<Input>>[] = WorkflowStep<z.output<Input>>[]> {
   /** `[A-Za-z][A-Za-z0-9_-]*`, at most 64 characters; in every event of its runs. */
   name: string;
   input: Input;
   output: Output;
-  steps: WorkflowStep<z.output<Input>>[];
-  /** The output from the results (default: the last top-level step's result). */
-  result?: (ctx: WorkflowContext<z.output<Input>>) => z.input<Output> | Promise<z.input<Output>>;
+  steps: Steps;
+  /** The output from the results (default: the last top-level step's result); `ctx.results` is typed from the steps. */
+  result?: (ctx: WorkflowContext<z.output<Input>, WorkflowResults<Steps>>) => z.input<Output> | Promise<z.input<Output>>;
 }
 
 /**
  * The compiled machine of a workflow, opaque in the public types (it is an xstate `StateMachine`).
- *
  * @example
- * ```ts
  * import type { AnyStateMachine } from "xstate";
  * const machine = workflow.machine as unknown as AnyStateMachine;
- * ```
  */
 export interface WorkflowMachine {
   /** The machine's id: the workflow's name. */
@@ -72,31 +38,25 @@ export interface WorkflowMachine {
 
 /**
  * A defined workflow.
- *
  * @example
- * ```ts
  * const outcome = await workflow.run(input, { harness });
- * ```
  */
 export interface Workflow<Input extends z.ZodType = z.ZodType, Output extends z.ZodType = z.ZodType> {
   readonly name: string;
-  readonly definition: Readonly<DefineWorkflowOptions<Input, Output>>;
+  readonly definition: Readonly<DefineWorkflowOptions<Input, Output, readonly WorkflowStep<z.output<Input>, any>[]>>;
   /**
-   * The compiled XState machine (one state per step). Typed as {@link WorkflowMachine} so that the
-   * package's public declarations never load xstate's own, which fail to type-check under
-   * `exactOptionalPropertyTypes` with `skipLibCheck: false`; cast it (`as AnyStateMachine`) to hand
-   * it to `createActor`, `xstate/graph` or the inspector.
+   * The compiled XState machine (one state per step). Typed as {@link WorkflowMachine} so that the package's public declarations never load xstate's
+   * own, which fail to type-check under `exactOptionalPropertyTypes` with `skipLibCheck: false`; cast it (`as AnyStateMachine`) to hand it to
+   * `createActor`, `xstate/graph` or the inspector.
    */
   readonly machine: WorkflowMachine;
   /**
    * Starts a run (see `runner.ts`).
-   *
    * @throws (rejects) WorkflowRunError for input that fails the input schema (nothing logged).
    */
   run(input: z.input<Input>, options: WorkflowRunOptions): Promise<WorkflowOutcome<z.output<Output>>>;
   /**
    * Goes on with run `workflowId`: finished steps are replayed from the log.
-   *
    * @throws (rejects) WorkflowRunError for an unknown run, a run of another workflow, or one another live process drives.
    */
   resume(workflowId: string, options: WorkflowRunOptions): Promise<WorkflowOutcome<z.output<Output>>>;
@@ -104,7 +64,7 @@ export interface Workflow<Input extends z.ZodType = z.ZodType, Output extends z.
 
 const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,63}$/;
 
-function check(options: DefineWorkflowOptions<z.ZodType, z.ZodType>): void {
+function check(options: DefineWorkflowOptions<z.ZodType, z.ZodType, readonly WorkflowStep<any, any>[]>): void {
   const fail = (field: string, what: string): never => {
     throw new WorkflowDefinitionError(`Invalid workflow option "${field}": ${what}`, field);
   };
@@ -115,7 +75,7 @@ function check(options: DefineWorkflowOptions<z.ZodType, z.ZodType>): void {
   }
   if (!Array.isArray(options.steps)) fail("steps", "expected an array of steps");
   const seen = new Set<string>();
-  const walk = (steps: readonly WorkflowStep[], path: string, inFanOut: boolean) =>
+  const walk = (steps: readonly WorkflowStep<any, any>[], path: string, inFanOut: boolean) =>
     steps.forEach((step, index) => {
       const at = `${path}[${index}]`;
       if (typeof step !== "object" || step === null) fail(at, "expected a step (agentStep, codeStep, fanOut, branch, approvalStep, artifactStep)");
@@ -142,19 +102,22 @@ function check(options: DefineWorkflowOptions<z.ZodType, z.ZodType>): void {
 }
 
 /**
- * Defines a workflow (see the module contract).
- *
- * @throws WorkflowDefinitionError naming the field of a bad definition.
+ * Defines a workflow (see the module contract): from `steps`, an array whose step functions see untyped `ctx.results`, or, without `steps`, a
+ * {@link WorkflowBuilder} whose `.step()` types each step's `ctx.input` and `ctx.results` from the input schema and the steps before it.
+ * @throws WorkflowDefinitionError naming the field of a bad definition (the builder form: from `build()`).
  * @example
- * ```ts
  * const sum = defineWorkflow({ name: "sum", input: z.object({ a: z.number(), b: z.number() }), output: z.number(), steps: [codeStep({ id: "add", run: (ctx) => ctx.input.a + ctx.input.b })] });
  * const outcome = await sum.run({ a: 1, b: 2 }, { harness }); // { status: "done", output: 3, … }
- * ```
  */
-export function defineWorkflow<Input extends z.ZodType, Output extends z.ZodType>(options: DefineWorkflowOptions<Input, Output>): Workflow<Input, Output> {
-  check(options as unknown as DefineWorkflowOptions<z.ZodType, z.ZodType>);
+export function defineWorkflow<Input extends z.ZodType, Output extends z.ZodType, const Steps extends readonly WorkflowStep[]>(
+  options: DefineWorkflowOptions<Input, Output, Steps>,
+): Workflow<Input, Output>;
+export function defineWorkflow<Input extends z.ZodType, Output extends z.ZodType>(options: Omit<DefineWorkflowOptions<Input, Output>, "steps" | "result">): WorkflowBuilder<Input, Output>;
+export function defineWorkflow(options: DefineWorkflowOptions<any, any, readonly WorkflowStep<any, any>[]> | Omit<DefineWorkflowOptions<any, any>, "steps" | "result">): Workflow<any, any> | WorkflowBuilder<any, any, any> {
+  if (typeof options === "object" && options !== null && !("steps" in options)) return builder(options, []);
+  check(options);
   const definition = Object.freeze({ ...options });
-  const runnable = { name: options.name, input: options.input, output: options.output, steps: options.steps as WorkflowStep[], ...(options.result ? { result: options.result as (ctx: WorkflowContext) => unknown } : {}) };
+  const runnable = { name: options.name, input: options.input, output: options.output, steps: options.steps, ...(options.result ? { result: options.result as (ctx: WorkflowContext) => unknown } : {}) };
   return {
     name: options.name,
     definition,
@@ -164,13 +127,17 @@ export function defineWorkflow<Input extends z.ZodType, Output extends z.ZodType
   };
 }
 
+function builder(base: Omit<DefineWorkflowOptions<z.ZodType, z.ZodType>, "steps" | "result">, steps: readonly WorkflowStep<any, any>[]): WorkflowBuilder<z.ZodType, z.ZodType, any> {
+  return {
+    step: (step) => builder(base, [...steps, step]),
+    build: (result) => defineWorkflow({ ...base, steps, ...(result ? { result } : {}) }) as Workflow,
+  };
+}
+
 /**
  * True for a value `defineWorkflow` returned (the CLI checks a module's default export).
- *
  * @example
- * ```ts
  * const workflow = (await import(file)).default; if (!isWorkflow(workflow)) throw new Error("not a workflow");
- * ```
  */
 export function isWorkflow(value: unknown): value is Workflow {
   return typeof value === "object" && value !== null && typeof (value as Workflow).run === "function" && typeof (value as Workflow).resume === "function" && typeof (value as Workflow).machine === "object";

@@ -1,31 +1,7 @@
 /**
- * The shape of a workflow definition, its digest, and what changed between two shapes (ours):
- * `workflow.started` records them, and a resume of a run whose definition changed is
- * refused instead of replaying logged results into other steps.
- *
- * Contract:
- * - the shape is every step in definition order (nested ones included, as `flattenSteps` walks
- *   them): its `id`, its `kind`, where it sits (`in`: a fan-out's id, or `<branch id>:<case>` /
- *   `<branch id>:otherwise`; absent at the top level), and the settings that change how a run
- *   goes, with their defaults written out: a fan-out's `mode` (`all`), an approval's `onDeny`
- *   (`fail`), an agent, code or artifact step's `retry` (`never`);
- * - the digest (form 2, since `workflow.started` v3) is `sha256-2:` and the hex SHA-256 of the
- *   shape's JSON, settings included: two definitions with the same steps (ids, kinds, places,
- *   order, settings) have the same digest; functions (prompts, code, conditions) are not part of
- *   it. Form 1 (`sha256:`, `workflow.started` v2) covered ids, kinds and places only:
- *   {@link digestMatches} compares a stored digest in its own form, so a run logged with form 1
- *   resumes with its unchanged definition (and a change of a setting alone is not seen there:
- *   that log never recorded the settings);
- * - {@link definitionChanges} names each difference in words: a removed step, a new step, a
- *   changed kind, a moved step, a changed order, a changed setting (when the stored shape has
- *   it); empty when the shapes are equal. Given only step ids (a run logged before the digest
- *   existed, `workflow.started` v1), it compares ids and order.
- *
- * @example
- * ```ts
- * const shape = definitionShape(workflow.definition.steps);
- * const changes = definitionChanges(stored.steps, shape); // ['step "review" was a code step, is now an agent step']
- * ```
+ * The shape of a workflow definition (every step's id, kind, place and run-changing settings), its digest (`sha256-2:` over the shape's JSON;
+ * functions excluded) and what changed between two shapes, in words. `workflow.started` records them, and a resume whose definition changed is
+ * refused. {@link digestMatches} also reads the older form `sha256:` (ids, kinds, places only).
  */
 import { createHash } from "node:crypto";
 import type { WorkflowStep } from "./steps.ts";
@@ -51,14 +27,7 @@ function settingsOf(step: WorkflowStep): Pick<StepShape, "mode" | "onDeny" | "re
   return { retry: step.retry ?? "never" };
 }
 
-/**
- * The shape of `steps` (see the module contract).
- *
- * @example
- * ```ts
- * definitionShape([codeStep({ id: "a", run: () => 1 })]); // [{ id: "a", kind: "code", retry: "never" }]
- * ```
- */
+/** The shape of `steps` (see the module contract). */
 export function definitionShape(steps: readonly WorkflowStep[], place?: string): StepShape[] {
   return steps.flatMap((step): StepShape[] => {
     const self: StepShape = { id: step.id, kind: step.kind, ...(place !== undefined ? { in: place } : {}), ...settingsOf(step) };
@@ -73,14 +42,7 @@ export function definitionShape(steps: readonly WorkflowStep[], place?: string):
 
 const sha256 = (value: unknown) => createHash("sha256").update(JSON.stringify(value)).digest("hex");
 
-/**
- * The digest of a shape, form 2 (see the module contract).
- *
- * @example
- * ```ts
- * definitionDigest(definitionShape(steps)); // "sha256-2:9f2c…"
- * ```
- */
+/** The digest of a shape, form 2 (see the module contract). */
 export function definitionDigest(shape: readonly StepShape[]): string {
   return `sha256-2:${sha256(shape.map((step) => [step.id, step.kind, step.in ?? null, step.mode ?? null, step.onDeny ?? null, step.retry ?? null]))}`;
 }
@@ -90,15 +52,7 @@ function definitionDigestForm1(shape: readonly StepShape[]): string {
   return `sha256:${sha256(shape.map((step) => [step.id, step.kind, step.in ?? null]))}`;
 }
 
-/**
- * True when `stored` (a logged digest, form 1 or 2) is the digest of `shape` in that form (see
- * the module contract).
- *
- * @example
- * ```ts
- * if (!digestMatches(state.definition.digest, definitionShape(definition.steps))) refuse();
- * ```
- */
+/** True when `stored` (a logged digest, form 1 or 2) is the digest of `shape` in that form (see the module contract). */
 export function digestMatches(stored: string, shape: readonly StepShape[]): boolean {
   return stored === (stored.startsWith("sha256:") ? definitionDigestForm1(shape) : definitionDigest(shape));
 }
@@ -106,15 +60,7 @@ export function digestMatches(stored: string, shape: readonly StepShape[]): bool
 const article = (kind: string) => (/^[aeiou]/i.test(kind) ? "an" : "a");
 const place = (where: string | undefined) => (where === undefined ? "the top level" : where.includes(":") ? `case "${where}"` : `fan-out "${where}"`);
 
-/**
- * The differences from `stored` to `current`, in words (see the module contract). `stored` may
- * be bare step ids (a v1 `workflow.started`).
- *
- * @example
- * ```ts
- * definitionChanges(["a", "b"], [{ id: "b", kind: "code" }, { id: "a", kind: "code" }]); // ["the steps' order changed: was a, b; is now b, a"]
- * ```
- */
+/** The differences from `stored` to `current`, in words (see the module contract). `stored` may be bare step ids (a v1 `workflow.started`). */
 export function definitionChanges(stored: readonly (StepShape | string)[], current: readonly StepShape[]): string[] {
   const before = stored.map((step) => (typeof step === "string" ? { id: step } : step)) as (Partial<StepShape> & { id: string })[];
   const was = new Map(before.map((step) => [step.id, step]));

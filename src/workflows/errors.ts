@@ -1,22 +1,13 @@
 /**
  * The workflow errors (ours): thrown at the API edge for bad definitions, bad input and
  * unknown runs; carried as data in a failed {@link WorkflowOutcome} for a step that failed.
- *
- * @example
- * ```ts
- * if (WorkflowError.isInstance(outcome.error)) console.error(outcome.error.code, outcome.error.stepId);
- * ```
  */
 import { ArborError } from "../core/errors.ts";
 
 /**
- * A `defineWorkflow` definition is invalid (code `WORKFLOW_DEFINITION_INVALID`); `field` names the
- * failing option (`steps[2].id`, say).
- *
+ * A `defineWorkflow` definition is invalid (code `WORKFLOW_DEFINITION_INVALID`); `field` names the failing option (`steps[2].id`, say).
  * @example
- * ```ts
  * try { defineWorkflow({ name: "w", input, output, steps: [] }); } catch (error) { if (WorkflowDefinitionError.isInstance(error)) console.error(error.details.field); }
- * ```
  */
 export class WorkflowDefinitionError extends ArborError {
   static readonly code = "WORKFLOW_DEFINITION_INVALID";
@@ -29,14 +20,10 @@ export class WorkflowDefinitionError extends ArborError {
 }
 
 /**
- * A workflow run or resume was refused before anything ran (code `WORKFLOW_RUN_REFUSED`): input
- * that fails the input schema (`details.path`), an unknown workflow id, a run of another
- * workflow, a harness without a repository. Nothing is logged.
- *
+ * A workflow run or resume was refused before anything ran (code `WORKFLOW_RUN_REFUSED`): input that fails the input schema (`details.path`), an
+ * unknown workflow id, a run of another workflow, a harness without a repository. Nothing is logged.
  * @example
- * ```ts
  * await workflow.resume("no-such-id", { harness }).catch((error) => WorkflowRunError.isInstance(error) && console.error(error.message));
- * ```
  */
 export class WorkflowRunError extends ArborError {
   static readonly code = "WORKFLOW_RUN_REFUSED";
@@ -49,16 +36,11 @@ export class WorkflowRunError extends ArborError {
 }
 
 /**
- * A resume was given a definition whose steps differ from the ones the run started with (code
- * `WORKFLOW_DEFINITION_CHANGED`): steps removed, added, of another kind, moved or reordered.
- * `details.changes` names each difference; `details.storedDigest` / `details.currentDigest` are
- * the digests (`storedDigest` absent for a run logged before digests, compared by step ids).
- * Nothing is run or logged.
- *
+ * A resume was given a definition whose steps differ from the ones the run started with (code `WORKFLOW_DEFINITION_CHANGED`): steps removed, added,
+ * of another kind, moved or reordered. `details.changes` names each difference; `details.storedDigest` / `details.currentDigest` are the digests
+ * (`storedDigest` absent for a run logged before digests, compared by step ids). Nothing is run or logged.
  * @example
- * ```ts
  * await workflow.resume(id, { harness }).catch((error) => WorkflowDefinitionChangedError.isInstance(error) && console.error(error.details.changes));
- * ```
  */
 export class WorkflowDefinitionChangedError extends ArborError {
   static readonly code = "WORKFLOW_DEFINITION_CHANGED";
@@ -76,15 +58,11 @@ export class WorkflowDefinitionChangedError extends ArborError {
 }
 
 /**
- * Why a workflow ended `failed` (code `WORKFLOW_FAILED`); `reason` is the step's own code:
- * `WORKFLOW_STEP_FAILED` (a step threw or its agent failed; `details.cause` is the agent's code),
- * `WORKFLOW_STEP_INTERRUPTED` (a crash cut the step off and it is not safe to retry),
+ * Why a workflow ended `failed` (code `WORKFLOW_FAILED`); `reason` is the step's own code: `WORKFLOW_STEP_FAILED` (a step threw or its agent failed;
+ * `details.cause` is the agent's code), `WORKFLOW_STEP_INTERRUPTED` (a crash cut the step off and it is not safe to retry),
  * `WORKFLOW_APPROVAL_DENIED`, `WORKFLOW_OUTPUT_INVALID`, `WORKFLOW_BRANCH_UNMATCHED`.
- *
  * @example
- * ```ts
  * if (outcome.status === "failed" && outcome.error.reason === "WORKFLOW_STEP_INTERRUPTED") console.error(`retry ${outcome.error.stepId} by hand`);
- * ```
  */
 export class WorkflowError extends ArborError {
   static readonly code = "WORKFLOW_FAILED";

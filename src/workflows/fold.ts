@@ -1,34 +1,17 @@
 /**
- * The workflow fold (ours): a workflow run's state, folded from its stream's events.
- * Pure; the runner resumes from it, `arbor workflows` lists it.
- *
- * Contract:
- * - `status`: `done` / `failed` / `aborted` once `workflow.ended` is logged; else
- *   `awaiting-approval` while an approval step's `approval.requested` has no `approval.ended`;
- *   else `running` when the process that last started a step (`metadata.owner`) is alive,
- *   `interrupted` when it is not (a crash: `resume` goes on);
- * - per step: its attempts (`step.started` count), its last session (`step.updated`), and its
- *   `step.ended` data when it ended: a resume uses that logged result instead of running it;
- * - per approval step: `pending`, `approved`, `denied` or `cancelled`, with the reason.
- *
- * @example
- * ```ts
- * const run = foldWorkflow(await log.readStream(workflowStreamId(id)));
- * if (run?.status === "awaiting-approval") console.log(run.pendingApprovals);
- * ```
+ * The workflow fold: a run's state from its stream, pure. `status` is the logged end, else `awaiting-approval`, else `running` or `interrupted` by
+ * whether the last step's process lives; per step its attempts, session and logged result (which a resume reuses); per approval its decision.
  */
 import type { StoredEvent } from "../store/event-log.ts";
 import { isEventOfType, type ArborEventData } from "../store/events/catalogue.ts";
 import type { StepShape } from "./definition-digest.ts";
 import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
+import type { ApprovalEndStatus } from "../core/vocabulary.ts";
 
 /**
  * The stream of workflow run `id`.
- *
  * @example
- * ```ts
  * workflowStreamId("0193a…"); // "workflow-0193a…"
- * ```
  */
 export function workflowStreamId(id: string): string {
   return `workflow-${id}`;
@@ -59,7 +42,7 @@ export interface StepRecord {
 /** One approval step's decision state. */
 export interface GateRecord {
   stepId: string;
-  status: "pending" | "approved" | "denied" | "cancelled";
+  status: "pending" | ApprovalEndStatus;
   inputDigest: string;
   requestedAt: string;
   reason?: string;
@@ -69,11 +52,8 @@ export interface GateRecord {
 
 /**
  * A workflow run, folded.
- *
  * @example
- * ```ts
  * const { status, steps } = foldWorkflow(events)!;
- * ```
  */
 export interface WorkflowRunState {
   workflowId: string;
@@ -97,11 +77,8 @@ export interface WorkflowRunState {
 
 /**
  * Folds a workflow stream's events (see the module contract); undefined without `workflow.started`.
- *
  * @example
- * ```ts
  * const run = foldWorkflow(await log.readStream(workflowStreamId(id)));
- * ```
  */
 export function foldWorkflow(events: readonly StoredEvent[]): WorkflowRunState | undefined {
   let state: WorkflowRunState | undefined;

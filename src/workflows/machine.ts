@@ -1,58 +1,19 @@
 /**
- * Compiles a workflow's steps to an XState v5 machine (ours): one state per step, so
- * the inspector and `xstate/graph` see the workflow's shape, and its transitions are the steps'
- * results.
- *
- * Contract:
- * - the root (id `wf`) runs the top-level steps in order, then `finishing` (the `finish` actor:
- *   the output), then the final state `done`; `failed`, `suspended` (an approval waits) and
- *   `aborted` (the `ABORT` event, from anywhere) are final too;
- * - an agent, code, artifact or approval step is a state that invokes the `step` actor (invoke id
- *   = the step id) with `{ stepId, phase: "run", results }`; its output ({@link StepResult})
- *   decides: `done` records `results[stepId]` and goes on, `suspended` → `suspended`, `aborted` →
- *   `aborted`, `failed` (or an actor error) → `failed`;
- * - a fan-out is `entering` (phase `enter`) → `branches` (a parallel state, one region per member
- *   step; in `failFast` mode the first failure leaves at once, stopping the others, whose
- *   `signal` aborts) → `leaving` (phase `leave`, with the members' failures) → the next step; a
- *   member whose result is `suspended` (an approval waits) ends its region `waiting`, and once
- *   every region ended the fan-out goes to `suspended` instead of `leaving` (unless a member
- *   failed: then it leaves, and fails);
- * - a branch is `choosing` (its step actor's output is `{ case }`) → the chosen case's steps
- *   (state `case:<name>`, or `otherwise`) → the step after the branch;
- * - the machine does no I/O: `step` and `finish` are provided by the runner (`runner.ts`),
- *   which logs and replays; unprovided, they reject.
- *
- * @example
- * ```ts
- * const machine = compileWorkflowMachine(workflow.definition.steps);
- * console.log(Object.keys(machine.root.states)); // ["triage", "reviews", "ship", "finishing", "done", …]
- * ```
+ * Compiles a workflow's steps to an XState v5 machine (root id `wf`): one state per step invoking the `step` actor (invoke id = step id), fan-outs as
+ * parallel regions (`failFast` leaves at the first failure; a waiting approval makes the fan-out `suspended`), branches as `choosing` then the
+ * chosen case, then `finishing` → `done`; `failed`, `suspended` and `aborted` are final. No I/O: the runner provides `step` and `finish`.
  */
 import { assign, fromPromise, setup, type AnyStateMachine } from "xstate";
 import type { WorkflowStep } from "./steps.ts";
 
-/**
- * A step actor's result (the `step` actor's output).
- *
- * @example
- * ```ts
- * const result: StepResult = { status: "failed", code: "WORKFLOW_STEP_FAILED", error: "the agent failed" };
- * ```
- */
+/** A step actor's result (the `step` actor's output). */
 export type StepResult =
   | { status: "done"; output: unknown }
   | { status: "failed"; code: string; error: string }
   | { status: "suspended" }
   | { status: "aborted"; reason?: string };
 
-/**
- * The input of the `step` actor.
- *
- * @example
- * ```ts
- * const input: StepInput = { stepId: "triage", phase: "run", results: {}, failures: [] };
- * ```
- */
+/** The input of the `step` actor. */
 export interface StepInput {
   stepId: string;
   phase: "run" | "enter" | "leave";
@@ -195,14 +156,7 @@ function compileSequence(steps: readonly WorkflowStep[], exit: string): Record<s
   return Object.fromEntries(steps.map((step, index) => [step.id, compileStep(step, index + 1 < steps.length ? ref(steps[index + 1].id) : exit)]));
 }
 
-/**
- * The machine of `steps` (see the module contract). Pure: the same steps give the same machine.
- *
- * @example
- * ```ts
- * const actor = createActor(compileWorkflowMachine(steps).provide({ actors: { step, finish } })).start();
- * ```
- */
+/** The machine of `steps` (see the module contract). Pure: the same steps give the same machine. */
 export function compileWorkflowMachine(steps: readonly WorkflowStep[], name = "workflow"): AnyStateMachine {
   // The states are built from data: xstate checks their shape at creation, not the compiler.
   const config: Parameters<typeof base.createMachine>[0] = {

@@ -1,31 +1,8 @@
 /**
- * Runs and resumes a workflow run: the compiled machine with real step actors, over the
- * workflow's stream (ours).
- *
- * Contract:
- * - `startWorkflow` validates the input (`WorkflowRunError`, nothing logged), commits
- *   `workflow.started` to a new stream `workflow-<id>` (`expectedVersion: "no_stream"`), then
- *   drives the machine; `resumeWorkflow` folds the stream and drives it again: steps whose
- *   result is logged are replayed (not run), the rest run (`step-exec.ts`);
- * - `workflow.started` records the definition's shape and digest (`definition-digest.ts`); a
- *   resume whose definition has another digest is refused with
- *   `WorkflowDefinitionChangedError` naming each difference, before anything runs (a run logged
- *   before digests, `workflow.started` v1, is compared by its step ids and their order);
- * - a run that ended (`workflow.ended`) is not driven again: resume returns its logged outcome;
- *   a run whose last step was started by another live process is refused (`WorkflowRunError`);
- * - every append is version-checked against the fold, serialized in this process: a second
- *   process driving the same run at once fails on its first write and writes nothing;
- * - the outcome: `done` (the validated output, logged in `workflow.ended`), `failed` (a
- *   `WorkflowError` whose `reason` is the failing step's code), `aborted`, or `suspended` (an
- *   approval step waits: `pendingApprovals`; nothing ends, a later resume goes on);
- * - `signal` aborts: the machine goes to `aborted`, stopping every running step (their agents'
- *   runs are aborted through the step's signal); once they settled, every approval this run
- *   waits on is closed (`approval.ended { status: "cancelled" }`) with `workflow.ended { aborted }`.
- *
- * @example
- * ```ts
- * const outcome = await startWorkflow(definition, { title: "Crash" }, { harness });
- * ```
+ * Runs and resumes a workflow run over its stream: `startWorkflow` validates the input, commits `workflow.started` (with the definition's digest)
+ * and drives the machine; `resumeWorkflow` replays logged results and runs the rest, refusing a changed definition
+ * (`WorkflowDefinitionChangedError`) or a run another live process drives. Every append is version-checked. Outcomes: `done`, `failed`, `aborted`,
+ * `suspended`; `signal` aborts the running steps and closes the waiting approvals.
  */
 import { randomUUID } from "node:crypto";
 import { createActor, fromPromise, waitFor } from "xstate";
@@ -39,23 +16,21 @@ import { foldWorkflow, workflowStreamId, type WorkflowRunState } from "./fold.ts
 import { compileWorkflowMachine, type StepInput, type StepResult, type WorkflowMachineContext } from "./machine.ts";
 import { executeStep, type RunScope } from "./step-exec.ts";
 import { flattenSteps, type WorkflowContext, type WorkflowStep } from "./steps.ts";
+import { ignoreError } from "../core/ignored.ts";
 
 /** What the runner needs of a definition. */
 export interface RunnableWorkflow {
   name: string;
   input: z.ZodType;
   output: z.ZodType;
-  steps: WorkflowStep[];
+  steps: readonly WorkflowStep[];
   result?: (ctx: WorkflowContext) => unknown;
 }
 
 /**
  * Options of `workflow.run` and `workflow.resume`.
- *
  * @example
- * ```ts
  * await workflow.run(input, { harness, workflowId: "release-42", signal: AbortSignal.timeout(600_000) });
- * ```
  */
 export interface WorkflowRunOptions {
   /** The harness whose log holds the workflow's stream and whose models run its agents. */
@@ -69,11 +44,8 @@ export interface WorkflowRunOptions {
 
 /**
  * How a workflow run ended, or that it waits (discriminated by `status`).
- *
  * @example
- * ```ts
  * if (outcome.status === "suspended") console.log(`approve ${outcome.pendingApprovals.join(", ")} of ${outcome.workflowId}`);
- * ```
  */
 export type WorkflowOutcome<Output> =
   | { status: "done"; workflowId: string; output: Output }
@@ -96,13 +68,8 @@ function endedOutcome<Output>(state: WorkflowRunState): WorkflowOutcome<Output> 
 
 /**
  * Starts a run (see the module contract).
- *
  * @throws (rejects) WorkflowRunError for invalid input or a harness without a repository; the log's
  *   `ExpectedVersionConflictError` when the id is taken.
- * @example
- * ```ts
- * const outcome = await startWorkflow(definition, input, { harness });
- * ```
  */
 export async function startWorkflow<Output>(definition: RunnableWorkflow, input: unknown, options: WorkflowRunOptions): Promise<WorkflowOutcome<Output>> {
   const log = logOf(options.harness);
@@ -131,12 +98,7 @@ export async function startWorkflow<Output>(definition: RunnableWorkflow, input:
 
 /**
  * Resumes run `workflowId` (see the module contract).
- *
  * @throws (rejects) WorkflowRunError for an unknown id, a run of another workflow, or a run another live process drives.
- * @example
- * ```ts
- * const outcome = await resumeWorkflow(definition, "release-42", { harness });
- * ```
  */
 export async function resumeWorkflow<Output>(definition: RunnableWorkflow, workflowId: string, options: WorkflowRunOptions): Promise<WorkflowOutcome<Output>> {
   const log = logOf(options.harness);
@@ -175,7 +137,7 @@ async function drive<Output>(definition: RunnableWorkflow, log: EventLog, state:
       const result = await log.append(streamId, events, { expectedVersion: expected });
       expected = result.nextExpectedVersion;
     });
-    chain = next.catch(() => undefined);
+    chain = next.catch(ignoreError("a failed workflow append rejects its own caller; the chain goes on"));
     return next;
   };
   const scope: RunScope = {

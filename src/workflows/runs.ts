@@ -1,29 +1,12 @@
 /**
- * Workflow runs in the log: listing, reading, human decisions on approval steps, and aborting a
- * run nobody drives (ours; the decision rules are those of `docs/approval.md`).
- *
- * Contract:
- * - everything is folded from the workflow streams (`workflow-<id>`), so any process sees the
- *   same runs and the same waiting approvals;
- * - {@link decideWorkflowApproval}: an unknown run or step → `ApprovalNotFoundError`; a run that
- *   ended, or a step whose result is logged, or a decision that contradicts the recorded one →
- *   `ApprovalConflictError`; the same decision again → `changed: false`, nothing written;
- *   otherwise one `approval.ended`, appended version-checked (a concurrent writer makes it fail
- *   with `ExpectedVersionConflictError`); the run goes on with `workflow.resume(id)`;
- * - {@link abortWorkflowRun} closes every waiting approval (`approval.ended { cancelled }`) and
- *   ends the run `aborted`, in one version-checked append; a run that ended is left as it is.
- *   It is for runs no process drives (suspended, or interrupted by a crash); a running one is
- *   aborted through its `signal`.
- *
- * @example
- * ```ts
- * for (const run of await listWorkflowRuns(log)) console.log(run.workflowId, run.workflow, run.status);
- * await decideWorkflowApproval(log, id, "publish", { status: "approved", reason: "looks good" });
- * ```
+ * Workflow runs in the log, folded from their streams so any process sees the same: listing, reading, {@link decideWorkflowApproval}
+ * (`ApprovalNotFoundError`, `ApprovalConflictError`, no-op for a repeat, else one version-checked `approval.ended`) and {@link abortWorkflowRun}
+ * for a run no process drives (closes waiting approvals and ends it `aborted` in one append).
  */
 import { ApprovalConflictError, ApprovalNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent } from "../store/event-log.ts";
 import { foldWorkflow, workflowIdOfStream, workflowStreamId, type WorkflowRunState } from "./fold.ts";
+import type { ApprovalDecision } from "../core/vocabulary.ts";
 
 /** Something that holds a log: the log itself, or a harness. */
 export type LogSource = EventLog | { repository: { log: EventLog } | undefined };
@@ -36,11 +19,8 @@ function logOf(source: LogSource): EventLog {
 
 /**
  * One workflow run, folded (`fold.ts`); undefined when there is none.
- *
  * @example
- * ```ts
  * const run = await readWorkflowRun(harness, id);
- * ```
  */
 export async function readWorkflowRun(source: LogSource, workflowId: string): Promise<WorkflowRunState | undefined> {
   return foldWorkflow(await logOf(source).readStream(workflowStreamId(workflowId)));
@@ -48,11 +28,8 @@ export async function readWorkflowRun(source: LogSource, workflowId: string): Pr
 
 /**
  * Every workflow run of the log, newest first (by last event).
- *
  * @example
- * ```ts
  * const waiting = (await listWorkflowRuns(log)).filter((run) => run.status === "awaiting-approval");
- * ```
  */
 export async function listWorkflowRuns(source: LogSource): Promise<WorkflowRunState[]> {
   const log = logOf(source);
@@ -67,19 +44,16 @@ export async function listWorkflowRuns(source: LogSource): Promise<WorkflowRunSt
 
 /**
  * Records a decision on approval step `stepId` of run `workflowId` (see the module contract).
- *
  * @throws ApprovalNotFoundError, ApprovalConflictError, ExpectedVersionConflictError.
  * @example
- * ```ts
  * const { changed } = await decideWorkflowApproval(log, id, "publish", { status: "denied", reason: "not today" });
- * ```
  */
 export async function decideWorkflowApproval(
   source: LogSource,
   workflowId: string,
   stepId: string,
-  decision: { status: "approved" | "denied"; reason?: string },
-): Promise<{ stepId: string; status: "approved" | "denied"; changed: boolean }> {
+  decision: { status: ApprovalDecision; reason?: string },
+): Promise<{ stepId: string; status: ApprovalDecision; changed: boolean }> {
   const log = logOf(source);
   const run = foldWorkflow(await log.readStream(workflowStreamId(workflowId)));
   const gate = run?.gates.get(stepId);
@@ -106,12 +80,9 @@ export async function decideWorkflowApproval(
 
 /**
  * Aborts a run no process drives (see the module contract); returns its state after.
- *
  * @throws ApprovalNotFoundError for an unknown run; ExpectedVersionConflictError when another writer appended first.
  * @example
- * ```ts
  * await abortWorkflowRun(log, id, "superseded by release-43");
- * ```
  */
 export async function abortWorkflowRun(source: LogSource, workflowId: string, reason = "aborted"): Promise<WorkflowRunState> {
   const log = logOf(source);

@@ -1,25 +1,7 @@
 /**
- * Executes one step of a workflow run, logging it, or replays its logged result (ours).
- * The runner (`runner.ts`) provides it as the machine's `step` actor.
- *
- * Contract:
- * - a step whose `step.ended` is logged is not run again: its logged result is returned and
- *   nothing is written (a resume after a crash, or after an approval);
- * - a step started but not ended (a crash cut it off) runs again, as attempt n+1, when it is safe
- *   to (`retry: "safe"`; branch choices, fan-out markers and artifact writes always); otherwise
- *   it ends `interrupted` (`step.ended`) and the result is `failed` (`WORKFLOW_STEP_INTERRUPTED`);
- * - `step.started` is committed before the step does anything (commit before effect); the
- *   result's `step.ended` after it; an agent step commits `step.updated { sessionId }` before
- *   its agent runs, and an interrupted agent step goes on in that session;
- * - results are JSON: a code step's value goes through `JSON.stringify`, so a fresh run and a
- *   replay see the same value;
- * - user code that throws, an agent that fails, a denial: a `failed` result with a code, never a
- *   rejection; the rejection is kept for a log that refuses the append (another writer).
- *
- * @example
- * ```ts
- * const result = await executeStep(run, { stepId: "triage", phase: "run", results: {}, failures: [] }, signal);
- * ```
+ * Executes one workflow step (the machine's `step` actor), or replays its logged result. `step.started` is committed before the step acts; a step
+ * cut off by a crash runs again only when safe, else ends `interrupted`; an agent step records its session first and goes on in it. Results are
+ * JSON round-tripped so replays match. Failures are `failed` results with a code; only a refused append rejects.
  */
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, renameSync, writeFileSync, mkdirSync } from "node:fs";
@@ -60,12 +42,7 @@ function replay(ended: NonNullable<ReturnType<WorkflowRunState["steps"]["get"]>>
 
 /**
  * Executes or replays one step (see the module contract).
- *
  * @throws (rejects) only when the log refuses an append (e.g. `ExpectedVersionConflictError`).
- * @example
- * ```ts
- * await executeStep(scope, { stepId: "notify", phase: "run", results, failures: [] }, AbortSignal.timeout(10_000));
- * ```
  */
 export async function executeStep(scope: RunScope, input: StepInput, signal: AbortSignal): Promise<StepResult> {
   const { step, parent } = scope.steps.get(input.stepId)!;

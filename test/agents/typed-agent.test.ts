@@ -18,7 +18,7 @@ import { createHarness, type AgentHarness } from "../../src/harness/create-harne
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { errorResponse, hangResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 

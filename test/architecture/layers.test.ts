@@ -4,7 +4,8 @@
  * every folder of `src/` and `web/` must belong to a row. An import of the package by its own
  * name (`arbor-agent`, `arbor-agent/http`) counts as an import of its entry points (`src/index.ts`,
  * `src/api/`). Imports are read with TypeScript's own pre-processor (static imports, re-exports,
- * `import type`, dynamic `import()`), in `.ts` and `.tsx` files.
+ * `import type`, dynamic `import()`), in `.ts` and `.tsx` files. The table of the log's rooms
+ * below it places the files of `src/store` the same way, for imports inside `src/store`.
  */
 import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join, normalize, relative } from "node:path";
@@ -29,8 +30,8 @@ function targetOf(file: string, specifier: string): string | undefined {
   return undefined;
 }
 
-function readLayerTable(markdown: string): Layer[] {
-  const section = markdown.slice(markdown.indexOf("| layer | folder |"));
+function readLayerTable(markdown: string, header = "| layer | folder |"): Layer[] {
+  const section = markdown.slice(markdown.indexOf(header));
   const rows = section.split("\n").filter((line) => line.startsWith("|")).slice(2);
   const layers = rows.map((row) => {
     const [name, folder, , depends] = row.split("|").slice(1, -1).map((cell) => cell.trim());
@@ -64,8 +65,8 @@ function sourceFiles(folder: string): string[] {
   });
 }
 
-/** Every forbidden or unplaced import of `files` (given as path → source text). */
-function violations(layers: Layer[], files: Map<string, string>): string[] {
+/** Every forbidden or unplaced import of `files` (given as path → source text), among targets inside `scope`. */
+function violations(layers: Layer[], files: Map<string, string>, scope = ROOTS): string[] {
   const found: string[] = [];
   for (const [file, text] of files) {
     const from = layerOf(layers, file);
@@ -75,7 +76,7 @@ function violations(layers: Layer[], files: Map<string, string>): string[] {
     }
     for (const { fileName } of ts.preProcessFile(text, true, true).importedFiles) {
       const target = targetOf(file, fileName);
-      if (target === undefined || !ROOTS.some((root) => target.startsWith(`${root}/`))) continue;
+      if (target === undefined || !scope.some((root) => target.startsWith(`${root}/`))) continue;
       const to = layerOf(layers, target);
       if (!to) {
         found.push(`${file} imports ${target}, which no row of the layer table lists`);
@@ -87,7 +88,9 @@ function violations(layers: Layer[], files: Map<string, string>): string[] {
   return found;
 }
 
-const layers = readLayerTable(readFileSync("docs/architecture.md", "utf8"));
+const architecture = readFileSync("docs/architecture.md", "utf8");
+const layers = readLayerTable(architecture);
+const rooms = readLayerTable(architecture, "| room | folder |");
 
 describe("the layer table of docs/architecture.md", () => {
   it("is parsed into rows that each name folders and dependencies", () => {
@@ -135,5 +138,34 @@ describe("the layer table of docs/architecture.md", () => {
     const files = new Map(sourceFiles("web").map((file) => [relative(".", file), readFileSync(file, "utf8")]));
     expect([...files.keys()]).toEqual(expect.arrayContaining(["web/inspector/main.tsx", "web/inspector/api.ts"]));
     expect(violations(layers, files)).toEqual([]);
+  });
+});
+
+describe("the table of the log's rooms in docs/architecture.md", () => {
+  it("names one room per backend, the log machinery and the projections", () => {
+    const folders = new Map(rooms.map((room) => [room.name, room.folders]));
+    expect(folders.get("SQLite")).toEqual(["src/store/sqlite"]);
+    expect(folders.get("PostgreSQL")).toEqual(["src/store/postgres"]);
+    expect(folders.get("in-memory")).toEqual(["src/store/in-memory"]);
+    expect(folders.get("log machinery")).toEqual(["src/store/log"]);
+    expect(folders.get("projections")).toEqual(["src/store/session"]);
+    expect(new Set(rooms.find((room) => room.name === "projections")?.dependsOn)).toEqual(new Set(["entry", "catalogue"]));
+  });
+
+  it("flags a projection or a backend importing a backend", () => {
+    const fake = new Map([
+      ["src/store/session/fake.ts", 'import { x } from "../sqlite/sqlite-schema.ts";\nimport { y } from "../event-log.ts";'],
+      ["src/store/postgres/fake.ts", 'import { x } from "../sqlite/sqlite-schema.ts";\nimport { y } from "../../core/errors.ts";'],
+    ]);
+    expect(violations(rooms, fake, ["src/store"])).toEqual([
+      expect.stringContaining("src/store/session/fake.ts (projections) imports src/store/sqlite/sqlite-schema.ts (SQLite)"),
+      expect.stringContaining("src/store/postgres/fake.ts (PostgreSQL) imports src/store/sqlite/sqlite-schema.ts (SQLite)"),
+    ]);
+  });
+
+  it("holds for every import inside src/store, and the top of src/store keeps few modules", () => {
+    const files = new Map(sourceFiles("src/store").map((file) => [relative(".", file), readFileSync(file, "utf8")]));
+    expect(violations(rooms, files, ["src/store"])).toEqual([]);
+    expect(readdirSync("src/store").filter((name) => name.endsWith(".ts")).length).toBeLessThanOrEqual(8);
   });
 });

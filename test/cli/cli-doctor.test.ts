@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { runArbor, tempDir } from "./cli-helpers.ts";
 
 const MARKER = "doctor-marker-text-9f2c";

@@ -63,19 +63,24 @@ export function tempDir(prefix = "arbor-cli-"): string {
 }
 /** Starts `arbor serve` in a child process and resolves `ready` with its URL once it printed it. */
 export function serveArbor(args: string[], env: NodeJS.ProcessEnv): { ready: Promise<string>; exited: Promise<CliResult>; child: () => ChildProcess } {
+  return startArbor(["serve", ...args], env, /arbor serve: (http:\/\/\S+)/, 1);
+}
+
+/** Starts `arbor ...args` in a child process; `ready` resolves with group `group` of `readyLine` once its stderr matches it. */
+export function startArbor(args: string[], env: NodeJS.ProcessEnv, readyLine: RegExp, group = 0): { ready: Promise<string>; exited: Promise<CliResult>; child: () => ChildProcess } {
   let child: ChildProcess | undefined;
-  let resolveReady!: (url: string) => void;
+  let resolveReady!: (text: string) => void;
   const ready = new Promise<string>((resolve) => (resolveReady = resolve));
   let seen = "";
-  const exited = runArbor(["serve", ...args], {
+  const exited = runArbor(args, {
     env,
     keepStdinOpen: true,
     onSpawn: (spawned) => {
       child = spawned;
       spawned.stderr!.on("data", (chunk: Buffer) => {
         seen += chunk.toString("utf8");
-        const match = /arbor serve: (http:\/\/\S+)/.exec(seen);
-        if (match) resolveReady(match[1]);
+        const match = readyLine.exec(seen);
+        if (match) resolveReady(match[group]);
       });
     },
   });

@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { hangResponse, startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { runArbor, tempDir } from "./cli-helpers.ts";
 

@@ -4,7 +4,7 @@
  * one CLI process is continued by another and read back by the library.
  */
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";
 import { runArbor, tempDir } from "./cli-helpers.ts";

@@ -4,7 +4,7 @@ import { DefaultChatTransport, readUIMessageStream, type UIMessage } from "ai";
 import { existsSync } from "node:fs";
 import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { ensureInspectorBuilt } from "../http/inspector-build.ts";
 import { runArbor, serveArbor as serve, tempDir } from "./cli-helpers.ts";
 

@@ -7,6 +7,8 @@ import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import pty from "node-pty";
 import xterm from "@xterm/headless";
+import { afterEach, beforeEach } from "vitest";
+import { startOpenAIServer, type OpenAIServer } from "../../src/testing/index.ts";
 import { arborBin, repoRoot } from "./cli-helpers.ts";
 
 const tsxLoader = pathToFileURL(join(repoRoot, "node_modules/tsx/dist/loader.mjs")).href;
@@ -126,4 +128,18 @@ export function spawnArborPty(args: string[], options: PtyOptions = {}): PtyArbo
       if (!exitedFlag) child.kill("SIGKILL");
     },
   };
+}
+
+/** A loopback OpenAI server started before each test, and the arbor under test (`running`), killed after it with the server closed. */
+export function ptyChatPerTest(): { server: OpenAIServer; running: PtyArbor | undefined } {
+  const each = {} as { server: OpenAIServer; running: PtyArbor | undefined };
+  beforeEach(async () => {
+    each.server = await startOpenAIServer();
+  });
+  afterEach(async () => {
+    each.running?.kill();
+    each.running = undefined;
+    await each.server.close();
+  });
+  return each;
 }

@@ -16,7 +16,7 @@ import type { AgentMessage } from "../../src/core/messages.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createAgent } from "../../src/machines/agent.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { errorResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { appendTurns, pairingProblems } from "./fixtures.ts";
 

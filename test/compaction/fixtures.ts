@@ -6,10 +6,10 @@ import { createAiSdkModelClient } from "../../src/adapters/model/ai-sdk-client.t
 import type { SessionEntry } from "../../src/core/entries.ts";
 import type { AgentMessage, AssistantMessage } from "../../src/core/messages.ts";
 import type { ModelClient } from "../../src/core/model-stream.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import type { SessionHandle } from "../../src/store/session-types.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { scriptedModel, type ScriptedStep } from "../../src/testing/scripted-model.ts";
 
 export async function newSession(kind: "memory" | "sqlite" = "memory") {

@@ -19,7 +19,7 @@ import { recoverSession } from "../../src/machines/recovery.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { errorResponse, hangResponse, startOpenAIServer, textResponse } from "../../src/testing/openai-server.ts";
 import { appendTurns, newSession } from "./fixtures.ts";
 

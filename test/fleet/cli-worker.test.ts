@@ -10,10 +10,10 @@ import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { readTask, type TaskState } from "../../src/store/task-queue.ts";
 import { startOpenAIServer, textResponse } from "../../src/testing/openai-server.ts";
-import { runArbor, serveArbor, tempDir, type CliResult } from "../cli/cli-helpers.ts";
+import { runArbor, serveArbor, startArbor, tempDir, type CliResult } from "../cli/cli-helpers.ts";
 
 const closers: (() => Promise<unknown>)[] = [];
 afterEach(async () => {
@@ -22,23 +22,7 @@ afterEach(async () => {
 
 /** Starts `arbor worker ...args`; `ready` resolves with its start-up line. */
 function workerArbor(args: string[], env: NodeJS.ProcessEnv): { ready: Promise<string>; exited: Promise<CliResult>; child: () => ChildProcess } {
-  let child: ChildProcess | undefined;
-  let resolveReady!: (line: string) => void;
-  const ready = new Promise<string>((resolve) => (resolveReady = resolve));
-  let seen = "";
-  const exited = runArbor(["worker", ...args], {
-    env,
-    keepStdinOpen: true,
-    onSpawn: (spawned) => {
-      child = spawned;
-      spawned.stderr!.on("data", (chunk: Buffer) => {
-        seen += chunk.toString("utf8");
-        const match = /arbor worker: .*\n/.exec(seen);
-        if (match) resolveReady(match[0]);
-      });
-    },
-  });
-  return { ready, exited, child: () => child! };
+  return startArbor(["worker", ...args], env, /arbor worker: .*\n/);
 }
 
 async function ended(log: EventLog, taskId: string, timeoutMs = 60_000): Promise<TaskState> {

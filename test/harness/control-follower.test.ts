@@ -14,8 +14,8 @@ import { z } from "zod";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { repoRoot, tempDir } from "../cli/cli-helpers.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";
@@ -109,5 +109,44 @@ describe.each([["PostgreSQL"], ["SQLite"]])("control requests from another proce
     const control = await log.readStream(`control-${sessionId}`);
     expect(control.filter((event) => event.type === "control.ended").map((event) => (event.data as { requestId: string }).requestId)).toEqual([steerId, approveId, stopId]);
     expect(control.some((event) => event.eventId === idleStop)).toBe(true);
+  }, 120_000);
+
+  it("a stop also drops the steers and follow-ups the stopped run had not taken yet: the session is idle, and the next run does not get them", async () => {
+    const pgSchema = schema();
+    const db = name === "PostgreSQL" ? PG_URL : join(tempDir("arbor-control-"), "arbor.db");
+    log = name === "PostgreSQL" ? createPostgresEventLog({ connectionString: PG_URL, schema: pgSchema }) : createSqliteEventLog({ path: db });
+    const request = async (body: Record<string, unknown>) => (await run(process.execPath, ["--import", "tsx", join(repoRoot, "test/harness/control-request-child.ts"), db, pgSchema, JSON.stringify(body)], { cwd: repoRoot })).stdout.trim();
+    const model = scriptedModel([{ toolCalls: [{ id: "c1", name: "wait", arguments: {} }] }, { text: "Fresh answer." }]);
+    harness = await createHarness({
+      eventLog: log,
+      models: { main: model },
+      tools: [
+        defineTool({ name: "wait", description: "Waits until aborted", parameters: z.object({}), execute: async (_input, context) => {
+          await new Promise<void>((resolve) => context?.signal?.addEventListener("abort", () => resolve(), { once: true }));
+          return { content: [{ type: "text", text: "waited" }] };
+        } }),
+      ],
+    });
+    const sessionId = harness.id;
+    const streamId = `session-${sessionId}`;
+    const controlEnded = (requestId: string) => waitFor(log!, `control-${sessionId}`, (event) => event.type === "control.ended" && (event.data as { requestId: string }).requestId === requestId);
+
+    const first = harness.prompt("start");
+    await waitFor(log, streamId, (event) => event.type === "tool.started");
+    const steerId = await request({ action: "steer", sessionId, text: "STALE-STEER-7d1e" });
+    expect((await controlEnded(steerId)).data).toMatchObject({ action: "steer", status: "applied" });
+    const followId = await request({ action: "followUp", sessionId, text: "STALE-FOLLOW-4b9a" });
+    expect((await controlEnded(followId)).data).toMatchObject({ action: "followUp", status: "applied" });
+    expect(harness.hasQueuedMessages()).toBe(true);
+    const stopId = await request({ action: "stop", sessionId });
+    expect((await controlEnded(stopId)).data).toMatchObject({ action: "stop", status: "applied" });
+    expect((await first).status).toBe("aborted");
+    expect(harness.hasQueuedMessages()).toBe(false);
+
+    expect((await harness.prompt("next")).status).toBe("done");
+    const lastRequest = JSON.stringify(model.doStreamCalls.at(-1)!.prompt);
+    expect(lastRequest).toContain("next");
+    expect(lastRequest).not.toContain("STALE-STEER-7d1e");
+    expect(lastRequest).not.toContain("STALE-FOLLOW-4b9a");
   }, 120_000);
 });

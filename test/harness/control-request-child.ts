@@ -4,8 +4,8 @@
  * `requestControl`, prints its event id and exits.
  */
 import { requestControl } from "../../src/harness/control-requests.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 
 const [db, schema, request] = process.argv.slice(2);
 const log = db.startsWith("postgres") ? createPostgresEventLog({ connectionString: db, schema }) : createSqliteEventLog({ path: db });

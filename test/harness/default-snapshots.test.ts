@@ -14,8 +14,8 @@ import { openStore } from "../../src/cli/store-context.ts";
 import type { AgentMessage } from "../../src/core/messages.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteSnapshotStore, snapshotPathFor } from "../../src/store/session-snapshots.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteSnapshotStore, snapshotPathFor } from "../../src/store/session/session-snapshots.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 
 const dirs: string[] = [];

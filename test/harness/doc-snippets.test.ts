@@ -1,5 +1,5 @@
 /**
- * The ```ts blocks of docs/testing.md and docs/approval.md compile under the repo's strict
+ * The ```ts blocks of docs/testing.md, docs/approval.md and docs/workflows.md compile under the repo's strict
  * settings as a user would write them: imports from the package's public entry points
  * (`arbor-agent`, `arbor-agent/<entry>`, mapped to the sources as package.json `exports` maps
  * them to dist), nothing used that is not imported or defined. A block whose first line is
@@ -10,7 +10,7 @@ import { resolve } from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
 
-const DOCS = ["docs/testing.md", "docs/approval.md"];
+const DOCS = ["docs/testing.md", "docs/approval.md", "docs/workflows.md"];
 const root = resolve(".");
 const virtualDir = resolve(root, ".doc-snippets");
 
@@ -62,7 +62,7 @@ function diagnostics(files: Map<string, string>): string[] {
 }
 
 describe("docs snippets", () => {
-  it("every ```ts block of docs/testing.md and docs/approval.md type-checks under strict tsc against the public entry points", () => {
+  it("every ```ts block of docs/testing.md, docs/approval.md and docs/workflows.md type-checks under strict tsc against the public entry points", () => {
     const files = new Map(DOCS.flatMap((doc) => [...snippets(doc)]));
     expect(files.size).toBeGreaterThanOrEqual(6);
     expect(diagnostics(files)).toEqual([]);

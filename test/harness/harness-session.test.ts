@@ -12,7 +12,7 @@ import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import type { HarnessSession } from "../../src/harness/harness-session.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { sharedPath } from "../shared-dir.ts";
 

@@ -6,7 +6,7 @@ import type { ModelClient } from "../../src/core/model-stream.ts";
 import { createModelRegistry } from "../../src/harness/model-registry.ts";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { startOpenAIServer, textResponse } from "../../src/testing/index.ts";
 import { collect, userRequest } from "../model/helpers.ts";
 

@@ -8,7 +8,7 @@ import type { ToolResultMessage } from "../../src/core/messages.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { appendUnfinishedRun, tempDbPath } from "../machines/helpers.ts";
 

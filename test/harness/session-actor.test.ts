@@ -10,7 +10,7 @@ import { moveTo } from "../../src/compaction/branch-summary.ts";
 import type { MessageEntry } from "../../src/core/entries.ts";
 import { SessionBusyError } from "../../src/core/errors.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 
 let harness: AgentHarness | undefined;

@@ -7,8 +7,8 @@ import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import { createChatHandler } from "../../src/http/chat-handler.ts";
 import { startChatServer } from "../../src/http/node-adapter.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
-import { createPostgresRunSlotStore } from "../../src/store/pg-run-slots.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { createPostgresRunSlotStore } from "../../src/store/postgres/pg-run-slots.ts";
 
 const [pgUrl, schema, modelUrl, max] = process.argv.slice(2);
 const eventLog = createPostgresEventLog({ connectionString: pgUrl, schema });

@@ -2,7 +2,8 @@
  * A reconnect after the serving process died: `arbor serve` (a real child process) is killed
  * with SIGKILL in the middle of a streamed reply; a new `arbor serve` opens the same log on the
  * same port; the client that was reading the reply calls the `ai` package's own
- * `resumeStream()`.
+ * `resumeStream()`. Both processes run with `--durability interrupt` (a dead process's run is
+ * closed, not continued: serve's default continues it, `test/http/chromium-failover.test.ts`).
  *
  * What a stream resumed after a crash must show (docs/http.md, "After a crash"): the new process
  * recovers the run (its partial message is rebuilt from the logged deltas and closed, the run
@@ -16,7 +17,7 @@ import type { UIMessage } from "ai";
 import { DefaultChatTransport } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
 import { splitText } from "../../src/testing/openai-wire.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import { serveArbor as serve, tempDir } from "../cli/cli-helpers.ts";
 import { startGatedModelServer, type GatedModelServer } from "./gated-model-server.ts";
@@ -45,7 +46,7 @@ describe("resume after the serving process was killed", () => {
     const dir = tempDir("arbor-crash-resume-");
     const db = join(dir, "arbor.db");
     const env = { OPENAI_API_KEY: "sk-test", ARBOR_TOKEN: TOKEN };
-    const flags = ["--db", db, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", gated.url];
+    const flags = ["--db", db, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", gated.url, "--durability", "interrupt"];
     const first = serve([...flags, "--port", "0"], env);
     children.push(first.child());
     const url = await first.ready;
@@ -116,7 +117,7 @@ describe("resume after the serving process was killed", () => {
     const dir = tempDir("arbor-crash-resume-");
     const db = join(dir, "arbor.db");
     const env = { OPENAI_API_KEY: "sk-test", ARBOR_TOKEN: TOKEN };
-    const flags = ["--db", db, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", gated.url];
+    const flags = ["--db", db, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", gated.url, "--durability", "interrupt"];
     const first = serve([...flags, "--port", "0"], env);
     children.push(first.child());
     const url = await first.ready;

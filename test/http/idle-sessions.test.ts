@@ -17,7 +17,7 @@ import { createChatHandler } from "../../src/http/chat-handler.ts";
 import { startChatServer, type ChatServer } from "../../src/http/node-adapter.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, turnResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { heldToolGate, messageOf, readChunks, startService, TOKEN, userMessage, type Service } from "./service.ts";
 

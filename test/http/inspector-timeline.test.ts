@@ -8,7 +8,7 @@ import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { startOpenAIServer, textResponse, toolCallResponse } from "../../src/testing/index.ts";
 import { TimelineModel } from "../../web/inspector/timeline.ts";
 

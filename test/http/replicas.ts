@@ -6,8 +6,8 @@
 import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
 import type { UIMessageChunk } from "ai";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import { serveArbor, tempDir } from "../cli/cli-helpers.ts";
 import { PG_URL } from "../store/pg-test-db.ts";
@@ -34,11 +34,11 @@ export interface Fleet {
 }
 
 /** Starts `count` `arbor serve` processes on one log, all with the model at `modelUrl`. */
-export async function startFleet(backend: Backend, modelUrl: string, count = 2, extraEnv: NodeJS.ProcessEnv = {}): Promise<Fleet> {
+export async function startFleet(backend: Backend, modelUrl: string, count = 2, extraEnv: NodeJS.ProcessEnv = {}, extraFlags: readonly string[] = []): Promise<Fleet> {
   const dir = tempDir("arbor-replicas-");
   const db = backend.kind === "pg" ? PG_URL : join(dir, "arbor.db");
   const env = { OPENAI_API_KEY: "sk-test", ARBOR_TOKEN: REPLICA_TOKEN, ...(backend.kind === "pg" ? { ARBOR_DB_SCHEMA: backend.schema } : {}), ...extraEnv };
-  const flags = ["--db", db, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", modelUrl, "--port", "0"];
+  const flags = ["--db", db, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", modelUrl, "--port", "0", ...extraFlags];
   const replicas: Replica[] = [];
   const start = async () => {
     const started = serveArbor(flags, env);

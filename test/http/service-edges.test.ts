@@ -52,6 +52,18 @@ describe("HTTP service edges", () => {
     expect(await service.log.headPosition()).toBe(head);
   });
 
+  it("applies the body limit to the steer and elicitation-answer routes too", async () => {
+    model = await startOpenAIServer();
+    service = await startService({ modelUrl: model.url, handler: { maxBodyBytes: 2_000 } });
+    await service.harness.repository!.create({ id: "limits", cwd: "/tmp" });
+    const over = JSON.stringify({ text: "z".repeat(2_100), action: "accept", content: { name: "z".repeat(2_100) } });
+    for (const path of ["/api/chat/limits/steer", "/api/sessions/limits/elicitations/el_1"]) {
+      const response = await fetch(`${service.url}${path}`, { method: "POST", headers: { ...auth, "content-type": "application/json" }, body: over });
+      expect({ path, status: response.status }).toEqual({ path, status: 413 });
+      expect(((await response.json()) as { error: { code: string } }).error.code).toBe("BODY_TOO_LARGE");
+    }
+  });
+
   it("refuses a body over the limit with 413 JSON before reading it, by default 10 MiB and as configured", async () => {
     model = await startOpenAIServer();
     model.script(textResponse("ok"));

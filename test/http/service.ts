@@ -30,7 +30,7 @@ export interface Service {
   close(): Promise<void>;
 }
 
-export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void>; wrap?: (handler: ChatHandler) => ChatHandler; requireApproval?: string[]; api?: "chat" | "responses"; handler?: Pick<ChatHandlerOptions, "idleSessionMs" | "onSessionClosed" | "maxBodyBytes"> }): Promise<Service> {
+export async function startService(options: { modelUrl: string; token?: string | null; toolGate?: (path: string) => Promise<void>; wrap?: (handler: ChatHandler) => ChatHandler; requireApproval?: string[]; api?: "chat" | "responses"; handler?: Pick<ChatHandlerOptions, "idleSessionMs" | "onSessionClosed" | "maxBodyBytes" | "budget"> }): Promise<Service> {
   const dir = mkdtempSync(join(tmpdir(), "arbor-http-"));
   const machines = createMachineStates();
   const harness = await createHarness({

@@ -11,9 +11,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { createChatHandler } from "../../src/http/chat-handler.ts";
 import { startChatServer } from "../../src/http/node-adapter.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-session-list-"));

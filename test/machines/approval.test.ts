@@ -14,7 +14,7 @@ import { createAgent } from "../../src/machines/agent.ts";
 import type { Agent } from "../../src/machines/agent-types.ts";
 import { inputDigest } from "../../src/machines/approval-fold.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { recoverSession } from "../../src/machines/recovery.ts";
 import { appendUnfinishedRun, fakeModel, sessionEvents, sqliteSession, type FakeStep } from "./helpers.ts";

@@ -16,12 +16,13 @@ import type { AssistantMessage, ToolResultMessage } from "../../src/core/message
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { hangResponse, startOpenAIServer, textResponse, toolCallResponse, type ScriptedResponse } from "../../src/testing/openai-server.ts";
 import { spawnTsx } from "../store/child-process.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";
+import { checkCallsOnce, checkPairing } from "./run-checks.ts";
 
 const CHILD = "test/machines/fixtures/continuation-child.ts";
 const newSchema = useTestSchemas("cont");
@@ -107,34 +108,8 @@ function checkRun(events: StoredEvent[], ownerPid: number | undefined) {
   expect(resumed[0].data).toMatchObject({ runId, previousOwner: { pid: ownerPid } });
   expect((resumed[0].metadata.owner as { pid: number }).pid).not.toBe(ownerPid);
   // Each call starts once and ends once.
-  const perCall = (type: "tool.started" | "tool.ended") => {
-    const counts = new Map<string, number>();
-    for (const event of events) if (event.type === type) counts.set((event.data as { toolCallId: string }).toolCallId, (counts.get((event.data as { toolCallId: string }).toolCallId) ?? 0) + 1);
-    return counts;
-  };
-  const startedCalls = perCall("tool.started");
-  const endedCalls = perCall("tool.ended");
-  expect([...startedCalls.values()].every((n) => n === 1)).toBe(true);
-  expect([...endedCalls.values()].every((n) => n === 1)).toBe(true);
-  expect([...endedCalls.keys()].sort()).toEqual([...startedCalls.keys()].sort());
+  checkCallsOnce(events);
   return resumed[0].data as { replayToolCallIds?: string[]; interruptedToolCallIds?: string[]; closedMessageEntryId?: string };
-}
-
-function checkPairing(messages: { role: string }[]) {
-  const calls: string[] = [];
-  const results: string[] = [];
-  for (const message of messages) {
-    if (message.role === "assistant") {
-      const assistant = message as AssistantMessage;
-      if (assistant.stopReason === "aborted" || assistant.stopReason === "error") continue;
-      for (const block of assistant.content) if (block.type === "toolCall") calls.push(block.id);
-    }
-    if (message.role === "toolResult") results.push((message as ToolResultMessage).toolCallId);
-  }
-  expect(results.sort()).toEqual(calls.sort());
-  const last = messages.at(-1) as AssistantMessage;
-  expect(last.role).toBe("assistant");
-  expect(last.content).toEqual([expect.objectContaining({ type: "text", text: "all done" })]);
 }
 
 describe.each<Backend>(["sqlite", "pg"])("a run continued by another process after SIGKILL (%s)", { timeout: 180_000 }, (backend) => {

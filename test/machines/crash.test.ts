@@ -16,7 +16,7 @@ import type { AssistantMessage, ToolResultMessage } from "../../src/core/message
 import { createAgent } from "../../src/machines/agent.ts";
 import { recoverSession } from "../../src/machines/recovery.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { hangResponse, startOpenAIServer, textResponse, toolCallResponse } from "../../src/testing/openai-server.ts";
 import { tempDbPath } from "./helpers.ts";
 

@@ -13,7 +13,7 @@ import { createAgent } from "../../src/machines/agent.ts";
 import { recoverSession } from "../../src/machines/recovery.ts";
 import { sessionActorOf } from "../../src/machines/session-actor.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { appendUnfinishedRun, fakeModel, memorySession, sessionEvents, tempDbPath } from "./helpers.ts";
 
 const CHILD = fileURLToPath(new URL("./fixtures/second-writer-child.ts", import.meta.url));

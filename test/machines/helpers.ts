@@ -12,9 +12,9 @@ import type { ModelClient, ModelErrorInfo, ModelRequest, ModelStreamEvent } from
 import { defineTool } from "../../src/core/tools.ts";
 import type { StoredEvent } from "../../src/store/event-log.ts";
 import type { SessionHandle } from "../../src/store/session-types.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 
 export async function memorySession() {
   const log = createMemoryEventLog();

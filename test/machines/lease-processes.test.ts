@@ -1,5 +1,5 @@
 /**
- * Leases and fencing with real processes, on PostgreSQL: an owner process runs a
+ * Leases and fencing with real processes, on SQLite and PostgreSQL: an owner process runs a
  * prompt whose replay-unsafe tool hangs, and is paused with SIGSTOP (alive, holding its
  * connection and its lock). Before its lease's TTL has passed, another process's
  * `harness.resume()` is refused with `RUN_OWNED`; once the TTL passed, it takes the run over and
@@ -12,9 +12,9 @@ import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, toolCallResponse } from "../../src/testing/openai-server.ts";
 import { spawnTsx, type LineChild } from "../store/child-process.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";
@@ -63,8 +63,7 @@ async function pausedOwner(backend: Backend, leaseTtlMs: number) {
   return { owner, resume, events: () => log.readStream(sessionStreamId(session.id)) };
 }
 
-// SQLite: its owner rows (`stream_leases`) are not landed yet; a paused owner there is only taken over once its pid is gone.
-describe.each<Backend>(["pg"])("leases and fencing of a paused owner (%s)", { timeout: 180_000 }, (backend) => {
+describe.each<Backend>(["sqlite", "pg"])("leases and fencing of a paused owner (%s)", { timeout: 180_000 }, (backend) => {
   it("refuses the takeover while the paused owner's lease holds; takes over once the owner is gone", async () => {
     const { owner, resume, events } = await pausedOwner(backend, 120_000);
     expect(await resume("resume-once")).toMatchObject({ status: "rejected", code: "RUN_OWNED" });

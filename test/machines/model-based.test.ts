@@ -4,14 +4,19 @@
  * real harness over a real SQLite file with real tools and hooks (only the model is scripted),
  * checked against the path (states the actors pass through, run endings, tool outcomes, model
  * calls) and Arbor's invariants (calls paired, no tool after an abort, replay equals live,
- * explained before).
+ * explained before). And at every state of the agent machine, "the owner dies here": a real
+ * owner process killed with SIGKILL in that state, the run continued by another process
+ * (`owner-dies.ts`), on SQLite and on PostgreSQL.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../../src/core/tools.ts";
 import { createAgentTestModel, type AgentTestPath, type RunScenario, type ToolScenario } from "../../src/testing/index.ts";
 import { slotPaths, type SlotPath } from "../../src/testing/slot-graph.ts";
 import { executeSlotPath } from "../../src/testing/slot-runner.ts";
+import { agentMachine } from "../../src/machines/agent.machine.ts";
+import { useTestSchemas } from "../store/pg-test-db.ts";
+import { OWNER_DIES, ownerDiesIn, type Backend } from "./owner-dies.ts";
 
 const files = new Map<string, string>([["a.txt", "alpha"]]);
 const read = defineTool({
@@ -96,4 +101,20 @@ describe("agent machine: every simple path through the approval states, executed
     const report = await executeSlotPath(path);
     expect(report.readRuns).toBe(1);
   }, 60_000);
+});
+
+describe.each<Backend>(["sqlite", "pg"])("agent machine: the owner dies in every state, another process continues (%s)", { timeout: 180_000 }, (backend) => {
+  const newSchema = useTestSchemas("dies");
+  const closers: (() => Promise<unknown>)[] = [];
+  afterEach(async () => {
+    for (const close of closers.splice(0).reverse()) await close();
+  });
+
+  it("has a kill point for every state of the machine", () => {
+    expect(Object.keys(OWNER_DIES).sort()).toEqual(Object.keys(agentMachine.root.states).sort());
+  });
+
+  it.each(Object.keys(OWNER_DIES))("killed in %s: the run ends done, every call paired, nothing duplicated", async (state) => {
+    await ownerDiesIn(backend, state, newSchema, closers);
+  });
 });

@@ -11,9 +11,9 @@ import type { ModelClient, ModelRequest } from "../../src/core/model-stream.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import { createAgent } from "../../src/machines/agent.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import type { Agent } from "../../src/machines/agent-types.ts";
-import { foldActivityAll } from "../../src/store/session-activity.ts";
+import { foldActivityAll } from "../../src/store/session/session-activity.ts";
 import { memorySession, sessionEvents } from "./helpers.ts";
 
 interface Reply {

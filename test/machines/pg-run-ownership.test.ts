@@ -10,7 +10,7 @@ import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { SessionBusyError } from "../../src/core/errors.ts";
 import { createAgent } from "../../src/machines/agent.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { spawnTsx } from "../store/child-process.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";

@@ -10,7 +10,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/core/messages.ts";
 import type { StoredEvent } from "../../src/store/event-log.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { type LineChild, spawnTsx } from "../store/child-process.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";

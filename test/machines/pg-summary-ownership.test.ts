@@ -8,7 +8,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { recoverSession } from "../../src/machines/recovery.ts";
 import { currentRunOwner } from "../../src/machines/run-lease.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";
 

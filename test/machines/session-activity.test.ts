@@ -14,10 +14,11 @@ import { createAgent } from "../../src/machines/agent.ts";
 import { approvalsOf, foldApprovals } from "../../src/machines/approval-fold.ts";
 import { recoverSession } from "../../src/machines/recovery.ts";
 import { findLiveRun, findLiveStreamRun } from "../../src/machines/run-lease.ts";
-import { emptyActivity, foldActivity, foldActivityAll } from "../../src/store/session-activity.ts";
+import { emptyActivity, foldActivity, foldActivityAll } from "../../src/store/session/session-activity.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteSnapshotStore } from "../../src/store/session-snapshots.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteSnapshotStore } from "../../src/store/session/session-snapshots.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { appendUnfinishedRun, fakeModel, sessionEvents } from "./helpers.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-activity-"));
@@ -154,7 +155,8 @@ describe("readers of the activity projection", () => {
   });
 
   it("a run owned by another live process is live for the projection and for the stream-reading form", async () => {
-    const log = createSqliteEventLog({ path: join(dir, "live-owner.db") });
+    // A log without stream ownership: the run's owner pid decides.
+    const log = createMemoryEventLog();
     disposers.push(() => log.close());
     const session = await createSessionRepository({ log }).create({ cwd: "/tmp" });
     // The test runner's parent process is alive and is not this process.
@@ -166,6 +168,21 @@ describe("readers of the activity projection", () => {
     expect(await recoverSession(session)).toMatchObject({ recovered: false, liveRun: expected });
     // Stream ownership, when the log has it, decides instead of the pid.
     expect(await findLiveStreamRun({ isOwnedElsewhere: async () => false }, session.view.activity)).toBeUndefined();
+  });
+
+  it("on SQLite the owner row decides: an open run is live only while another live process holds an unexpired lease", async () => {
+    const path = join(dir, "lease-owner.db");
+    const log = createSqliteEventLog({ path });
+    const other = createSqliteEventLog({ path });
+    disposers.push(() => other.close(), () => log.close());
+    const session = await createSessionRepository({ log }).create({ cwd: "/tmp" });
+    const owner = { pid: process.ppid, host: hostname() };
+    await session.appendEvents([{ type: "run.started", data: { runId: "run-x", kind: "prompt", model: { provider: "p", modelId: "m" } }, metadata: { runId: "run-x", owner } }]);
+    // Its pid lives, but no lease holds the session: the run's process is not running it.
+    expect(await findLiveStreamRun(session.ownership, session.view.activity)).toBeUndefined();
+    await other.ownership!.acquire(`session-${session.id}`, owner, { ttlMs: 60_000 });
+    expect(await findLiveStreamRun(session.ownership, session.view.activity)).toEqual({ runId: "run-x", owner });
+    expect(await recoverSession(session)).toMatchObject({ recovered: false, liveRun: { runId: "run-x" } });
   });
 
   it("queue restore: a new agent gets the queues of the projection", async () => {

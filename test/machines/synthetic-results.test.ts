@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import type { ToolCall } from "../../src/core/messages.ts";
 import { abortedText, interruptedText, skippedText, timedOutText } from "../../src/machines/loop-messages.ts";
-import { missingResultText } from "../../src/store/pairing.ts";
+import { missingResultText } from "../../src/store/session/pairing.ts";
 
 const call: ToolCall = { type: "toolCall", id: "c1", name: "bash", arguments: { command: "make" } };
 

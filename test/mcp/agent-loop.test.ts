@@ -12,7 +12,7 @@ import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import type { ToolResultMessage } from "../../src/core/messages.ts";
 import { createAgent } from "../../src/machines/agent.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { everythingStdio } from "./helpers.ts";
 

@@ -2,6 +2,8 @@
  * Differential tests against pi 0.73.1's own pure functions: for every entry taken as leaf,
  * Arbor's context after import equals pi's buildSessionContext (messages, thinkingLevel, model)
  * and Arbor's convertToLlm equals pi's; export then pi's parse gives the same contexts again.
+ * Kept beside the pi 1.6 differential (`pi16-differential.test.ts`) for v1–v3 files without pi 1.x
+ * entries: pi 1.6 still reads them and builds the same contexts as pi 0.73.1 there.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,97 +17,24 @@ import {
 import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import { exportPiSession, importPiSession } from "../../src/adapters/pi-jsonl/index.ts";
-import { convertToLlm } from "../../src/core/convert-to-llm.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import type { SessionView } from "../../src/store/session-types.ts";
 import { sharedPath } from "../shared-dir.ts";
+import { piOracle } from "./pi-oracle.ts";
 import { buildTree, opsArbitrary, toJsonl } from "./tree-arbitrary.ts";
 
 const SAMPLE = sharedPath("oracle/sample-session.jsonl");
 const REAL_V1 = sharedPath("real-inputs/sessions/pi-v1-large-session-prefix25.jsonl");
-const PAIRING_KINDS = new Set(["missing_tool_result", "orphan_tool_result", "duplicate_tool_result"]);
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-diff-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-type AnyEntry = { type: string; id: string; parentId: string | null };
-
-function piEntriesOf(text: string): AnyEntry[] {
-  const fileEntries = parseSessionEntries(text) as unknown as AnyEntry[];
-  migrateSessionEntries(fileEntries as never);
-  return fileEntries.filter((entry) => entry.type !== "session");
-}
-
-function piContext(entries: AnyEntry[], leafId: string | null | undefined) {
-  const context = buildSessionContext(entries as never, leafId);
-  return { messages: context.messages, thinkingLevel: context.thinkingLevel, model: context.model };
-}
-
-/** JSON round trip: compare what a provider would receive (drops undefined-valued keys, as JSON does). */
-function json<T>(value: T): unknown {
-  return JSON.parse(JSON.stringify(value));
-}
-
-function isSynthetic(message: { role: string; details?: unknown }): boolean {
-  return message.role === "toolResult" && (message.details as { arborSynthetic?: boolean } | undefined)?.arborSynthetic === true;
-}
-
-/** Tool calls of live assistants in pi's context that have no result after them. */
-function unansweredCalls(messages: readonly { role: string; content?: unknown; stopReason?: string; toolCallId?: string }[]): string[] {
-  const open: string[] = [];
-  for (const message of messages) {
-    if (message.role === "assistant" && message.stopReason !== "error" && message.stopReason !== "aborted" && Array.isArray(message.content)) {
-      for (const block of message.content as { type: string; id: string }[]) if (block.type === "toolCall") open.push(block.id);
-    } else if (message.role === "toolResult") {
-      open.splice(open.indexOf(message.toolCallId!), 1);
-    }
-  }
-  return open;
-}
-
-/**
- * Compares Arbor's context with pi's for every entry as leaf; `idOf` maps pi ids to Arbor ids.
- * A leaf inside a tool batch (assistant with calls, results still to come) is where Arbor repairs
- * on purpose: there Arbor = pi + one synthetic error result per unanswered call, and nothing else.
- */
-function compareEveryLeaf(view: SessionView, piEntries: AnyEntry[], idOf: (piId: string) => string): number {
-  let compared = 0;
-  for (const piEntry of piEntries) {
-    const expected = piContext(piEntries, piEntry.id);
-    const actual = view.buildContext({ leafId: idOf(piEntry.id) });
-    const repairs = actual.diagnostics.filter((diagnostic) => PAIRING_KINDS.has(diagnostic.kind));
-    const synthetic = actual.messages.filter(isSynthetic);
-    expect(repairs.map((diagnostic) => diagnostic.kind).every((kind) => kind === "missing_tool_result")).toBe(true);
-    expect(synthetic.map((message) => (message as { toolCallId: string }).toolCallId)).toEqual(unansweredCalls(expected.messages as never));
-    expect(repairs.length).toBe(synthetic.length);
-    const withoutRepairs = actual.messages.filter((message) => !isSynthetic(message));
-    expect(json(withoutRepairs)).toEqual(json(expected.messages));
-    expect(actual.thinkingLevel).toEqual(expected.thinkingLevel);
-    expect(json(actual.model)).toEqual(json(expected.model));
-    expect(json(convertToLlm(expected.messages as never))).toEqual(json(piConvertToLlm(expected.messages as never)));
-    expect(json(convertToLlm(withoutRepairs))).toEqual(json(piConvertToLlm(expected.messages as never)));
-    compared += 1;
-  }
-  return compared;
-}
-
-/** Export, parse with pi: every leaf again, and pi's default leaf (last line) is Arbor's leaf. */
-function compareExport(view: SessionView): void {
-  const exported = piEntriesOf(exportPiSession(view));
-  expect(exported.map((entry) => entry.id).sort()).toEqual(view.getEntries().map((entry) => entry.id).sort());
-  const ids = new Set(exported.map((entry) => entry.id));
-  for (const entry of exported) if (entry.parentId !== null) expect(ids.has(entry.parentId)).toBe(true);
-  compareEveryLeaf(view, exported, (id) => id);
-  if (view.leafId !== null) {
-    const piDefault = piContext(exported, undefined);
-    const arbor = view.buildContext();
-    expect(json(arbor.messages.filter((message) => !isSynthetic(message)))).toEqual(json(piDefault.messages));
-    expect(json(arbor.model)).toEqual(json(piDefault.model));
-    expect(arbor.thinkingLevel).toEqual(piDefault.thinkingLevel);
-  }
-}
+const pi073 = piOracle({ parseSessionEntries, migrateSessionEntries, buildSessionContext, convertToLlm: piConvertToLlm } as never);
+const piEntriesOf = pi073.entriesOf;
+const compareEveryLeaf = pi073.compareEveryLeaf;
+const compareExport = (view: SessionView) => pi073.compareExport(view);
 
 describe("differential against pi 0.73.1", () => {
   it("matches pi on the oracle sample session, for every leaf, and after export", async () => {

@@ -5,7 +5,7 @@ import { buildSessionContext, migrateSessionEntries, parseSessionEntries } from 
 import { afterAll, describe, expect, it } from "vitest";
 import { exportPiSession, exportPiSessionToFile, importPiSession } from "../../src/adapters/pi-jsonl/index.ts";
 import { ArborError, SessionImportError } from "../../src/core/errors.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-pi-io-"));

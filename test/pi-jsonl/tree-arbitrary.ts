@@ -2,7 +2,10 @@
  * fast-check generator of pi v3 session trees with valid tool pairing: branches, compactions
  * at valid cut points (pi's findCutPoint rules), branch summaries, labels, model/thinking
  * changes, custom entries, custom messages, bash executions, session info, unknown kinds and
- * dead (error/aborted) assistants. Used by the differential tests against pi 0.73.1.
+ * dead (error/aborted) assistants. Used by the differential tests against pi 0.73.1
+ * ({@link opsArbitrary}) and, with the entries pi 1.x writes as well ({@link ops1xArbitrary}:
+ * system messages, usage and context_edit entries, compactions with a system checkpoint and
+ * usage or retaining nothing, deferred assistants, 1.x message fields), against pi 1.6.
  */
 import fc from "fast-check";
 
@@ -22,8 +25,13 @@ export type Op =
   | { kind: "label"; pick: number; clear: boolean }
   | { kind: "info"; name: string }
   | { kind: "unknown" }
-  | { kind: "branch"; pick: number; summary: "none" | "empty" | "text" }
-  | { kind: "compaction"; pick: number };
+  | { kind: "branch"; pick: number; summary: "none" | "empty" | "text"; usage?: boolean }
+  | { kind: "compaction"; pick: number; checkpoint?: boolean; retainNone?: boolean }
+  // pi 1.x
+  | { kind: "system"; sections: boolean; tools: boolean; content: boolean }
+  | { kind: "usage"; known: boolean }
+  | { kind: "edit"; pick: number; mode: "omit" | "string" | "blocks" }
+  | { kind: "turn1x"; calls: number; provider: number; deferred: boolean; nested: boolean };
 
 const PROVIDERS = [
   ["anthropic", "claude-sonnet-4-5"],
@@ -62,6 +70,39 @@ export const opsArbitrary: fc.Arbitrary<Op[]> = fc.array(
   ),
   { minLength: 1, maxLength: 40 },
 );
+
+const baseOps = opsArbitrary;
+
+/**
+ * Operations of pi 1.x sessions: everything {@link opsArbitrary} makes plus system messages,
+ * usage and context_edit entries, checkpointed and retain-none compactions, summaries with usage,
+ * deferred assistants and 1.x message fields.
+ */
+export const ops1xArbitrary: fc.Arbitrary<Op[]> = fc
+  .tuple(
+    baseOps,
+    fc.array(
+      fc.oneof(
+        { weight: 2, arbitrary: fc.record({ kind: fc.constant("system" as const), sections: fc.boolean(), tools: fc.boolean(), content: fc.boolean() }) },
+        { weight: 2, arbitrary: fc.record({ kind: fc.constant("usage" as const), known: fc.boolean() }) },
+        { weight: 5, arbitrary: fc.record({ kind: fc.constant("edit" as const), pick: fc.nat(1000), mode: fc.constantFrom("omit" as const, "string" as const, "blocks" as const) }) },
+        { weight: 3, arbitrary: fc.record({ kind: fc.constant("turn1x" as const), calls: fc.integer({ min: 0, max: 2 }), provider: fc.nat(2), deferred: fc.boolean(), nested: fc.boolean() }) },
+        {
+          weight: 2,
+          arbitrary: fc.record({ kind: fc.constant("compaction" as const), pick: fc.nat(1000), checkpoint: fc.boolean(), retainNone: fc.boolean() }),
+        },
+        { weight: 1, arbitrary: fc.record({ kind: fc.constant("branch" as const), pick: fc.nat(1000), summary: fc.constant("text" as const), usage: fc.constant(true) }) },
+      ),
+      { minLength: 1, maxLength: 25 },
+    ),
+    fc.array(fc.nat(), { maxLength: 25 }),
+  )
+  .map(([base, extra, positions]) => {
+    // Interleave the 1.x operations into the base ones (a system message first, as pi writes it, half the time).
+    const ops = [...base];
+    extra.forEach((op, index) => ops.splice((positions[index] ?? index) % (ops.length + 1), 0, op));
+    return ops;
+  });
 
 /** A generated tree: entries in file order and the ids where a new turn may start. */
 export interface GeneratedTree {
@@ -183,8 +224,77 @@ export function buildTree(ops: Op[], seed = 0): GeneratedTree {
         const from = leaf;
         leaf = target;
         if (op.summary !== "none") {
-          add({ type: "branch_summary", fromId: from ?? "root", summary: op.summary === "empty" ? "" : `summary of ${from}`, details: { readFiles: [], modifiedFiles: [] } });
+          add({
+            type: "branch_summary",
+            fromId: from ?? "root",
+            summary: op.summary === "empty" ? "" : `summary of ${from}`,
+            details: { readFiles: [], modifiedFiles: [] },
+            ...(op.usage ? { usage: usage(5) } : {}),
+          });
         }
+        break;
+      }
+      case "system":
+        add({
+          type: "message",
+          message: {
+            role: "system",
+            content: op.content ? `prompt ${counter}` : "",
+            ...(op.sections ? { sections: { preamble: "You are pi.", [`s${counter % 3}`]: counter % 2 ? null : "more" } } : {}),
+            ...(op.tools ? { toolsAdded: [{ name: "read", description: "Read a file", parameters: {} }], toolsRemoved: [{ name: "write" }] } : {}),
+            timestamp: clock + 1000,
+          },
+        });
+        break;
+      case "usage":
+        add({ type: "usage", kind: op.known ? "cache_warm" : "kind_from_pi_2", provider: "anthropic", model: "claude-sonnet-4-5", usage: usage(3), ...(op.known ? {} : { note: "later kind" }) });
+        break;
+      case "turn1x": {
+        const calls = Array.from({ length: op.calls }, () => ({ type: "toolCall", id: `call_${callCounter++}`, name: "read", arguments: { path: `f${callCounter}.ts` } }));
+        const stop = calls.length ? "toolUse" : op.deferred ? "deferred" : "stop";
+        const extra = {
+          responseModel: `${PROVIDERS[op.provider][1]}-2026`,
+          responseId: `resp_${counter}`,
+          thinkingLevel: "low",
+          diagnostics: [{ kind: "retry", attempt: 1 }],
+          usage: { ...usage(2), reasoning: 1, cacheWrite1h: 0 },
+          ...(stop === "deferred" ? { deferred: { provider: PROVIDERS[op.provider][0], modelId: PROVIDERS[op.provider][1], api: "test-api", id: `batch_${counter}` } } : {}),
+        };
+        add({ type: "message", message: assistant(op.provider, [{ type: "text", text: "1x" }, ...calls], stop, extra) }, calls.length === 0);
+        calls.forEach((call, index) => {
+          add(
+            {
+              type: "message",
+              message: {
+                role: "toolResult",
+                toolCallId: call.id,
+                toolName: "read",
+                content: [{ type: "text", text: `content ${call.id}` }],
+                isError: false,
+                timestamp: clock + 1000,
+                ...(op.nested ? { usage: usage(1), nestedCalls: { calls: [{ id: "n1", name: "grep", status: "ok" }], complete: true } } : {}),
+              },
+            },
+            index === calls.length - 1,
+          );
+        });
+        break;
+      }
+      case "edit": {
+        // Targets that keep tool pairing intact: omit anything but assistants with calls and tool
+        // results; replace the content of user, custom and tool-result messages, assistants without calls, and others (no effect in pi).
+        const targets = entries.filter((entry) => {
+          if (entry.type === "context_edit" || entry.type === "label" || entry.type === "usage") return false;
+          if (entry.type !== "message") return true;
+          const message = entry.message as { role: string; content?: unknown; stopReason?: string };
+          const hasCalls = message.role === "assistant" && Array.isArray(message.content) && (message.content as { type: string }[]).some((block) => block.type === "toolCall");
+          if (op.mode === "omit") return message.role !== "toolResult" && !(hasCalls && message.stopReason !== "error" && message.stopReason !== "aborted");
+          return !hasCalls;
+        });
+        if (targets.length === 0) break;
+        const target = targets[op.pick % targets.length].id;
+        const replacement = op.mode === "omit" ? null : op.mode === "string" ? { content: `edited ${target}` } : { content: [{ type: "text", text: `edited blocks ${target}` }] };
+        add({ type: "context_edit", targetId: target, replacement });
         break;
       }
       case "compaction": {
@@ -202,7 +312,13 @@ export function buildTree(ops: Op[], seed = 0): GeneratedTree {
         const cuts = current.slice(start).filter(isCutPoint);
         if (cuts.length === 0) break;
         const cut = cuts[op.pick % cuts.length];
-        add({ type: "compaction", summary: `summary up to ${cut.id}`, firstKeptEntryId: cut.id, tokensBefore: 1000 + op.pick, details: { readFiles: [], modifiedFiles: [] } });
+        const compaction = add({ type: "compaction", summary: `summary up to ${cut.id}`, firstKeptEntryId: cut.id, tokensBefore: 1000 + op.pick, details: { readFiles: [], modifiedFiles: [] } });
+        // pi 1.x: retain-none names itself; the checkpoint is the replayed system state, with the summary's usage.
+        if (op.retainNone) compaction.firstKeptEntryId = compaction.id;
+        if (op.checkpoint) {
+          compaction.usage = usage(4);
+          compaction.systemMessage = { role: "system", content: `checkpoint ${compaction.id}`, sections: { preamble: "You are pi." }, toolsAdded: [], timestamp: clock };
+        }
         break;
       }
     }

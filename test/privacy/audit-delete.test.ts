@@ -14,7 +14,7 @@ import { defineTool } from "../../src/core/tools.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import type { AuditEvent } from "../../src/store/events/audit.ts";
 import { tombstoneStreamId, type SessionDeletedData } from "../../src/store/events/session-events.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { tempDir } from "../cli/cli-helpers.ts";
 

@@ -9,7 +9,7 @@ import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { orphanStatus, processStartOf } from "../../src/core/process-group.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { runArbor, tempDir } from "../cli/cli-helpers.ts";
 

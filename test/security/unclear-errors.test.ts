@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { EventSchemaError } from "../../src/core/errors.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { runArbor, tempDir } from "../cli/cli-helpers.ts";
 
 describe("arbor import", { timeout: 120_000 }, () => {

@@ -10,7 +10,7 @@ import type { MessageEntry } from "../../src/core/entries.ts";
 import type { ToolResultMessage } from "../../src/core/messages.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createAgent } from "../../src/machines/agent.ts";
-import { batchEnd } from "../../src/store/batch-end.ts";
+import { batchEnd } from "../../src/store/session/batch-end.ts";
 import { deferred, fakeModel, memorySession } from "../machines/helpers.ts";
 
 /** Runs one batch where call "slow" finishes only after "fast"'s result is committed. */

@@ -2,12 +2,12 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { EntryNotFoundError } from "../../src/core/errors.ts";
 import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../../src/core/messages.ts";
-import { createContextBuilder } from "../../src/store/context.ts";
-import { repairToolPairing } from "../../src/store/pairing.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createContextBuilder } from "../../src/store/session/context.ts";
+import { repairToolPairing } from "../../src/store/session/pairing.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSessionView } from "../../src/store/session-view.ts";
-import type { SessionViewInternals } from "../../src/store/session-view.ts";
+import { createSessionView } from "../../src/store/session/session-view.ts";
+import type { SessionViewInternals } from "../../src/store/session/session-view.ts";
 import type { SessionView } from "../../src/store/session-types.ts";
 
 /** The view's internal parts (the context builder's counters), which the public handle does not expose. */

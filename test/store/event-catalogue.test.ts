@@ -11,11 +11,11 @@ import { z } from "zod";
 import { messageOfEntry } from "../../src/core/entries.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
-import type { ToolOutcome } from "../../src/machines/loop-messages.ts";
+import type { ToolOutcome } from "../../src/core/vocabulary.ts";
 import type { StoredEvent } from "../../src/store/event-log.ts";
 import { EVENT_CATALOGUE, isArborEvent, ofType, type ArborEvent, type ArborEventOf } from "../../src/store/events/catalogue.ts";
 import { createDefaultEventRegistry } from "../../src/store/events/index.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 
 let harness: AgentHarness | undefined;
@@ -41,12 +41,12 @@ describe("the event catalogue", () => {
     expectTypeOf<ToolEnded["data"]["outcome"]>().toEqualTypeOf<ToolOutcome>();
     expectTypeOf<ToolEnded["data"]["durationMs"]>().toEqualTypeOf<number>();
     expectTypeOf<ToolEnded>().toHaveProperty("globalPosition").toEqualTypeOf<number>();
-    expectTypeOf<ArborEventOf<"run.ended">["data"]["status"]>().toEqualTypeOf<"done" | "failed" | "aborted" | "interrupted" | "suspended">();
+    expectTypeOf<ArborEventOf<"run.ended">["data"]["status"]>().toEqualTypeOf<"done" | "failed" | "aborted" | "interrupted" | "suspended" | "budget_exceeded">();
     expectTypeOf(harness.events$).toEqualTypeOf<import("rxjs").Observable<ArborEvent>>();
     // @ts-expect-error: not a catalogue type
     ofType("tool.finished");
     harness.on("run.ended", (event) => {
-      expectTypeOf(event.data.status).toEqualTypeOf<"done" | "failed" | "aborted" | "interrupted" | "suspended">();
+      expectTypeOf(event.data.status).toEqualTypeOf<"done" | "failed" | "aborted" | "interrupted" | "suspended" | "budget_exceeded">();
       if (event.data.status === "failed") expectTypeOf(event.data.error).toEqualTypeOf<string>();
     })();
     const describeEvent = (event: ArborEvent): string => {

@@ -1,4 +1,4 @@
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { runEventLogContract } from "./event-log.contract.ts";
 
 runEventLogContract("in-memory", (registry) => createMemoryEventLog({ registry }));

@@ -1,4 +1,4 @@
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { runEventLogContract } from "./event-log.contract.ts";
 import { PG_URL, useTestSchemas } from "./pg-test-db.ts";
 

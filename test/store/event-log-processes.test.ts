@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import type { StoredEvent } from "../../src/store/event-log.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { collect, notes, testRegistry } from "./event-log.contract.ts";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "../..");

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import Database from "better-sqlite3";
 import { afterAll, describe, expect, it } from "vitest";
 import { InvalidArgumentError, LogCommitError, LogSchemaError } from "../../src/core/errors.ts";
-import { ARBOR_APPLICATION_ID, LOG_MIGRATIONS, LOG_SCHEMA_VERSION, migrate } from "../../src/store/sqlite-schema.ts";
-import { createSqliteEventLog, openEventLog } from "../../src/store/sqlite-event-log.ts";
+import { ARBOR_APPLICATION_ID, LOG_MIGRATIONS, LOG_SCHEMA_VERSION, migrate } from "../../src/store/sqlite/sqlite-schema.ts";
+import { createSqliteEventLog, openEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { note, notes, testRegistry } from "./event-log.contract.ts";
 
 const directory = mkdtempSync(join(tmpdir(), "arbor-log-file-"));

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createDefaultEventRegistry, createEventRegistry } from "../../src/store/events/index.ts";
 import { preservesJson } from "../../src/store/events/json-preserving.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 
 describe("event registry", () => {
   it("rejects names that are not noun.verb", () => {

@@ -14,7 +14,7 @@ import { ArborError, EventCorruptError, LogFileReplacedError } from "../../src/c
 import { defineTool } from "../../src/core/tools.ts";
 import { createAgent } from "../../src/machines/agent.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { fakeModel } from "../machines/helpers.ts";
 
 const directory = mkdtempSync(join(tmpdir(), "arbor-log-corrupt-"));

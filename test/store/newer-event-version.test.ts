@@ -10,8 +10,8 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { LogSchemaError } from "../../src/core/errors.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { PG_URL, useTestSchemas } from "./pg-test-db.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-newer-version-"));

@@ -19,7 +19,7 @@ import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
 import { isEventOfType, ofType } from "../../src/store/events/catalogue.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { runArbor } from "../cli/cli-helpers.ts";
 

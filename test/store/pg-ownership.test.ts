@@ -6,7 +6,7 @@
 import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { SessionBusyError } from "../../src/core/errors.ts";
-import { createPostgresEventLog, type PostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog, type PostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { spawnTsx } from "./child-process.ts";
 import { notes, testRegistry } from "./event-log.contract.ts";
 import { PG_URL, testClient, useTestSchemas } from "./pg-test-db.ts";

@@ -2,8 +2,8 @@
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LogSchemaError } from "../../src/core/errors.ts";
-import { createPostgresEventLog, openPostgresEventLog } from "../../src/store/pg-event-log.ts";
-import { migratePostgresLog, POSTGRES_LOG_MIGRATIONS, type PostgresMigration } from "../../src/store/pg-schema.ts";
+import { createPostgresEventLog, openPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { migratePostgresLog, POSTGRES_LOG_MIGRATIONS, type PostgresMigration } from "../../src/store/postgres/pg-schema.ts";
 import { notes, testRegistry } from "./event-log.contract.ts";
 import { PG_URL, testClient, useTestSchemas } from "./pg-test-db.ts";
 

@@ -7,10 +7,10 @@
 import type pg from "pg";
 import { firstValueFrom, take, toArray } from "rxjs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { openPostgresEventLog } from "../../src/store/pg-event-log.ts";
-import { migratePostgresLog, POSTGRES_LOG_MIGRATIONS } from "../../src/store/pg-schema.ts";
+import { openPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { migratePostgresLog, POSTGRES_LOG_MIGRATIONS } from "../../src/store/postgres/pg-schema.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { PG_URL, testClient, useTestSchemas } from "./pg-test-db.ts";
 
 const newSchema = useTestSchemas("tenantcol");

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
-import { createRedactingEventLog } from "../../src/store/redacting-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
+import { createRedactingEventLog } from "../../src/store/log/redacting-event-log.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
 
 const entry = (text: string) => ({

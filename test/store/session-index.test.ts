@@ -14,11 +14,11 @@ import fc from "fast-check";
 import { afterAll, describe, expect, it } from "vitest";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
-import type { LazySessionView } from "../../src/store/lazy-session-view.ts";
+import type { LazySessionView } from "../../src/store/session/lazy-session-view.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import type { SessionHandle, SessionView } from "../../src/store/session-types.ts";
-import { createSessionView } from "../../src/store/session-view.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSessionView } from "../../src/store/session/session-view.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { spawnTsx } from "./child-process.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-session-index-"));

@@ -6,11 +6,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import { LogSchemaError } from "../../src/core/errors.ts";
 import type { AgentMessage } from "../../src/core/messages.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteSnapshotStore, type SessionSnapshotStore } from "../../src/store/session-snapshots.ts";
+import { createSqliteSnapshotStore, type SessionSnapshotStore } from "../../src/store/session/session-snapshots.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
 import type { SessionView } from "../../src/store/session-types.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
-import type { SessionViewInternals } from "../../src/store/session-view.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
+import type { SessionViewInternals } from "../../src/store/session/session-view.ts";
 
 /** The view's internal parts (the context builder's counters), which the public handle does not expose. */
 const internals = (view: SessionView): SessionViewInternals => view as SessionViewInternals;

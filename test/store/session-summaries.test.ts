@@ -13,11 +13,11 @@ import { afterAll, describe, expect, it } from "vitest";
 import type { AgentMessage } from "../../src/core/messages.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { sessionIdOfStream, sessionStreamId } from "../../src/store/events/session-events.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSessionTree } from "../../src/store/session-tree.ts";
+import { createSessionTree } from "../../src/store/session/session-tree.ts";
 import type { SessionRepository, SessionSummary } from "../../src/store/session-types.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { spawnTsx } from "./child-process.ts";
 import { PG_URL, testClient, useTestSchemas } from "./pg-test-db.ts";
 
@@ -191,7 +191,7 @@ describe("session summary rows on a SQLite file", () => {
     const script = join(dir, "writer.mts");
     writeFileSync(
       script,
-      `import { createSqliteEventLog } from ${JSON.stringify(join(process.cwd(), "src/store/sqlite-event-log.ts"))};
+      `import { createSqliteEventLog } from ${JSON.stringify(join(process.cwd(), "src/store/sqlite/sqlite-event-log.ts"))};
 import { createSessionRepository } from ${JSON.stringify(join(process.cwd(), "src/store/session-repository.ts"))};
 const log = createSqliteEventLog({ path: process.argv[2] });
 const repo = createSessionRepository({ log });

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { SessionEntry } from "../../src/core/entries.ts";
 import { InvalidStateError } from "../../src/core/errors.ts";
 import type { StoredEvent } from "../../src/store/event-log.ts";
-import { createSessionView } from "../../src/store/session-view.ts";
+import { createSessionView } from "../../src/store/session/session-view.ts";
 
 /** Given events, build a view (the projection spec helper). */
 function given(entries: Partial<SessionEntry>[], extra: { after?: number; event: Omit<StoredEvent, "version" | "globalPosition" | "streamId" | "eventId" | "schemaVersion" | "time" | "metadata"> }[] = []) {

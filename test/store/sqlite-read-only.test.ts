@@ -10,8 +10,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
-import { ARBOR_APPLICATION_ID } from "../../src/store/sqlite-schema.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { ARBOR_APPLICATION_ID } from "../../src/store/sqlite/sqlite-schema.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { repoRoot } from "../cli/cli-helpers.ts";
 
 const event = { type: "leaf.moved", data: { leafId: null, fromLeafId: null } } as const;
@@ -66,7 +66,7 @@ describe("a read-only SQLite event log", () => {
     const script = join(mkdtempSync(join(tmpdir(), "arbor-ro-script-")), "read.mts");
     writeFileSync(
       script,
-      `import { createSqliteEventLog } from ${JSON.stringify(join(repoRoot, "src/store/sqlite-event-log.ts"))};
+      `import { createSqliteEventLog } from ${JSON.stringify(join(repoRoot, "src/store/sqlite/sqlite-event-log.ts"))};
 const readOnly = process.argv[2] === "ro";
 try {
   const log = createSqliteEventLog({ path: ${JSON.stringify(join(dir, "arbor.db"))}, readOnly });

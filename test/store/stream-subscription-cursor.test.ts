@@ -11,8 +11,8 @@ import { join } from "node:path";
 import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import { afterAll, afterEach, describe, expect, it } from "vitest";
 import type { EventLog, StoredEvent } from "../../src/store/event-log.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { note, testRegistry } from "./event-log.contract.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "arbor-cursor-"));

@@ -11,7 +11,7 @@ import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { errorResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 
 const PROMPT = "the customer's private question about invoice 77123";

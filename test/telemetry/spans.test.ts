@@ -13,7 +13,7 @@ import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import type { TelemetryOptions } from "../../src/telemetry/options.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { errorResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 
 const SECRET = "sk-live-TOPSECRET-4f9a2c";
@@ -175,7 +175,10 @@ describe("telemetry spans of a real run", { timeout: 60_000 }, () => {
     expect(tools.map((tool) => tool.attributes["gen_ai.tool.call.id"]).sort()).toEqual(["call_a", "call_b"]);
     expect(tools.map((tool) => tool.attributes["tool.id"]).sort()).toEqual(["call_a", "call_b"]);
     const ns = (time: [number, number]) => BigInt(time[0]) * 1_000_000_000n + BigInt(time[1]);
-    expect(ns(tools[0].startTime) < ns(tools[1].endTime) && ns(tools[1].startTime) < ns(tools[0].endTime)).toBe(true);
+    // The SDK anchors each span's start at Date.now() (whole milliseconds) and adds a monotonic
+    // duration for its end, so two spans' times compare exactly only to within one millisecond.
+    const ANCHOR = 1_000_000n;
+    expect(ns(tools[0].startTime) < ns(tools[1].endTime) + ANCHOR && ns(tools[1].startTime) < ns(tools[0].endTime) + ANCHOR).toBe(true);
 
     // The compaction between turns: an operation span under the run, holding the summary calls.
     const [compaction] = byName(spans, "arbor.compaction");
@@ -185,7 +188,10 @@ describe("telemetry spans of a real run", { timeout: 60_000 }, () => {
     const summaries = byName(spans, "chat gpt-summary");
     expect(summaries.length).toBeGreaterThanOrEqual(1);
     for (const summary of summaries) expect(parentOf(summary)).toBe(compaction.spanContext().spanId);
-    expect(ns(compaction.startTime) > ns(retried.endTime) && ns(compaction.endTime) < ns(final.startTime)).toBe(true);
+    expect(ns(compaction.startTime) + ANCHOR > ns(retried.endTime) && ns(compaction.endTime) < ns(final.startTime) + ANCHOR).toBe(true);
+    // The order itself, exactly: the compaction span ends before the final answer's span starts.
+    const finishedOrder = spans.map((span) => span.name);
+    expect(finishedOrder.indexOf("arbor.compaction")).toBeLessThan(finishedOrder.lastIndexOf("chat gpt-test"));
 
     // Usage summed over every model call of the run, the compaction's included.
     expect(agent.attributes["gen_ai.usage.input_tokens"]).toBe(320 + 300 * summaries.length);

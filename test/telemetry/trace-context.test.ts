@@ -7,7 +7,7 @@ import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from "
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { parseTraceContext } from "../../src/telemetry/trace-context.ts";
 import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/index.ts";
 

@@ -12,7 +12,7 @@ import { importPiSession } from "../../src/adapters/pi-jsonl/import.ts";
 import { defineTool } from "../../src/core/tools.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { formatReplayReport, replayModel, replayRun, ReplayError, scriptedModel } from "../../src/testing/index.ts";
 import { sharedPath } from "../shared-dir.ts";

@@ -18,7 +18,7 @@ import { z } from "zod";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { createDefaultEventRegistry } from "../../src/store/events/index.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { definitionDigest, definitionShape } from "../../src/workflows/definition-digest.ts";
 import { defineWorkflow } from "../../src/workflows/define-workflow.ts";

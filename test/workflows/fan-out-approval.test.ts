@@ -15,7 +15,7 @@ import { defineTool } from "../../src/core/tools.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { defineWorkflow } from "../../src/workflows/define-workflow.ts";
 import { workflowStreamId } from "../../src/workflows/fold.ts";

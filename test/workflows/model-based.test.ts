@@ -13,7 +13,7 @@ import { z } from "zod";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
 import { defineWorkflow } from "../../src/workflows/define-workflow.ts";
 import { workflowStreamId } from "../../src/workflows/fold.ts";
 import { decideWorkflowApproval } from "../../src/workflows/runs.ts";

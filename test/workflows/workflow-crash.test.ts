@@ -15,7 +15,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { sessionIdOfStream } from "../../src/store/events/session-events.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { workflowStreamId } from "../../src/workflows/fold.ts";
 import { decideWorkflowApproval } from "../../src/workflows/runs.ts";

@@ -15,7 +15,7 @@ import { createHarness, type AgentHarness } from "../../src/harness/create-harne
 import type { EventLog } from "../../src/store/event-log.ts";
 import { isEventOfType } from "../../src/store/events/catalogue.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, type OpenAIServer } from "../../src/testing/openai-server.ts";
 import { defineWorkflow } from "../../src/workflows/define-workflow.ts";
 import { WorkflowDefinitionError, WorkflowRunError } from "../../src/workflows/errors.ts";

@@ -3,7 +3,7 @@
  * their tables (a read-only log writes nothing); a schema without them reads as empty.
  */
 import { describe, expect, it } from "vitest";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { PG_URL, testClient, useTestSchemas } from "../store/pg-test-db.ts";
 

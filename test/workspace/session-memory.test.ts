@@ -12,11 +12,11 @@ import { InvalidArgumentError } from "../../src/core/errors.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import { createSessionMemory, type MemoryOptions } from "../../src/harness/memory/session-memory.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
-import { createMemoryEventLog } from "../../src/store/memory-event-log.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createMemoryEventLog } from "../../src/store/in-memory/memory-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import type { SessionHandle } from "../../src/store/session-types.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";
 

@@ -15,7 +15,7 @@ import { createExecutionEnv } from "../../src/adapters/execution-env.ts";
 import { createCodingTools } from "../../src/adapters/tools/index.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, toolCallResponse } from "../../src/testing/index.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { snapshotTree } from "./tree-snapshot.ts";

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createExecutionEnv } from "../../src/adapters/execution-env.ts";
 import { createCodingTools } from "../../src/adapters/tools/index.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
-import { createSqliteEventLog } from "../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { snapshotTree } from "./tree-snapshot.ts";
 

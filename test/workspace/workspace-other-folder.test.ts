@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 import { createExecutionEnv } from "../../src/adapters/execution-env.ts";
 import { createCodingTools } from "../../src/adapters/tools/index.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
-import { createPostgresEventLog } from "../../src/store/pg-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { scriptedModel } from "../../src/testing/scripted-model.ts";
 import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";
 import { snapshotTree } from "./tree-snapshot.ts";

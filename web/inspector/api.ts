@@ -23,6 +23,22 @@ export async function getJson<T>(path: string, token: string): Promise<T> {
   return (await response.json()) as T;
 }
 
+/** POSTs JSON; rejects with the service's error message for a non-2xx answer. */
+export async function postJson<T>(path: string, body: unknown, token: string): Promise<T> {
+  const response = await fetch(base + path, { method: "POST", headers: { ...headers(token), "content-type": "application/json" }, body: JSON.stringify(body) });
+  if (!response.ok) {
+    const text = await response.text();
+    let message = text;
+    try {
+      message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? text;
+    } catch {
+      // not JSON: the text as it is
+    }
+    throw new Error(`${response.status} ${message}`);
+  }
+  return (await response.json()) as T;
+}
+
 /** Opens an event stream; resolves to the response (a 404 is left to the caller). */
 export const openStream = (path: string, token: string, signal: AbortSignal): Promise<Response> => fetch(base + path, { headers: headers(token), signal });
 

@@ -10,6 +10,7 @@
 import { useCallback, useEffect, useRef, useState } from "react";
 import { createRoot } from "react-dom/client";
 import { getJson, initialToken, isAbort, openStream, readEvents, refreshMs } from "./api.ts";
+import { Elicitations } from "./Elicitations.tsx";
 import { Machines, type MachineRecord } from "./Machines.tsx";
 import { SessionList, type SessionRow } from "./SessionList.tsx";
 import { SessionTree, type SessionDetail } from "./SessionTree.tsx";
@@ -149,6 +150,7 @@ function App() {
       <SessionList sessions={sessions} selected={selected} onOpen={setSelected} />
       <SessionTree id={selected} detail={detail} />
       <section>
+        <Elicitations id={selected} token={token} />
         <h2 id="machines-title" hidden={!timeline}>
           Machines (live, content redacted)
         </h2>

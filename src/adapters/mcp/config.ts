@@ -1,25 +1,7 @@
 /**
- * MCP server configurations and their validation.
- *
- * Contract (ours; the shapes are the seed's):
- * - `name`: 1–32 characters of `[A-Za-z0-9_-]`, unique among the servers; it
- *   prefixes every tool name (`name__tool`, see `tool-names.ts`);
- * - stdio: `command` (no shell), `args`, `env` (added to the SDK's safe
- *   default set: HOME, LOGNAME, PATH, SHELL, TERM, USER; the rest of the
- *   parent's environment is **not** inherited), `cwd`;
- * - http (Streamable HTTP): an `http:` or `https:` `url`, and `headers` sent
- *   with every request (never logged by Arbor);
- * - `callTimeoutMs` overrides the per-call timeout for one server (ms, > 0);
- * - {@link parseMcpServerConfigs} throws `McpConfigError` naming the first bad
- *   field (e.g. `servers[0].command: ...`); nothing is started then.
- *
- * @example
- * ```ts
- * const configs: McpServerConfig[] = [
- *   { name: "everything", transport: "stdio", command: "node", args: ["server.js", "stdio"] },
- *   { name: "docs", transport: "http", url: "http://127.0.0.1:3001/mcp", headers: { authorization: "Bearer ..." } },
- * ];
- * ```
+ * MCP server configurations and their validation: names of `[A-Za-z0-9_-]{1,32}`, unique; stdio servers get only the SDK's safe environment plus
+ * `env`; http servers may use OAuth; `replay` is the replay policy of the server's tools (default from `readOnlyHint`/`idempotentHint`).
+ * {@link parseMcpServerConfigs} throws `McpConfigError` naming the first bad field, before anything starts.
  */
 import { z } from "zod";
 import { McpConfigError } from "./errors.ts";
@@ -28,6 +10,7 @@ const name = z
   .string()
   .regex(/^[A-Za-z0-9_-]{1,32}$/, "must be 1-32 characters of A-Z, a-z, 0-9, _ or - (it prefixes tool names)");
 const callTimeoutMs = z.number().int().positive().optional();
+const replay = z.enum(["safe", "unsafe"]).optional();
 
 const stdioSchema = z.strictObject({
   name,
@@ -37,15 +20,32 @@ const stdioSchema = z.strictObject({
   env: z.record(z.string(), z.string()).optional(),
   cwd: z.string().min(1).optional(),
   callTimeoutMs,
+  replay,
 });
 
-const httpSchema = z.strictObject({
-  name,
-  transport: z.literal("http"),
-  url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
-  headers: z.record(z.string(), z.string()).optional(),
-  callTimeoutMs,
+const oauthSchema = z.strictObject({
+  grant: z.enum(["authorization_code", "client_credentials"]).optional(),
+  clientId: z.string().min(1).optional(),
+  clientSecret: z.string().min(1).optional(),
+  scope: z.string().min(1).optional(),
+  redirectUrl: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }).optional(),
+  clientName: z.string().min(1).optional(),
 });
+
+const httpSchema = z
+  .strictObject({
+    name,
+    transport: z.literal("http"),
+    url: z.url({ protocol: /^https?$/, error: "must be an http:// or https:// URL" }),
+    headers: z.record(z.string(), z.string()).optional(),
+    oauth: oauthSchema.optional(),
+    callTimeoutMs,
+    replay,
+  })
+  .refine((config) => config.oauth?.grant !== "client_credentials" || config.oauth.clientId !== undefined, {
+    path: ["oauth", "clientId"],
+    message: "the client_credentials grant needs a pre-registered clientId (and clientSecret)",
+  });
 
 const serversSchema = z.array(z.discriminatedUnion("transport", [stdioSchema, httpSchema]));
 
@@ -58,12 +58,9 @@ export type McpServerConfig = McpStdioServerConfig | McpHttpServerConfig;
 
 /**
  * Validates server configurations.
- *
  * @throws McpConfigError (code `MCP_CONFIG_INVALID`) naming the first bad field, or a duplicate server name.
  * @example
- * ```ts
  * parseMcpServerConfigs([{ name: "fs", transport: "stdio", command: "mcp-fs" }]);
- * ```
  */
 export function parseMcpServerConfigs(configs: unknown): McpServerConfig[] {
   const result = serversSchema.safeParse(configs);

@@ -1,61 +1,32 @@
 /**
- * Connecting to MCP servers and exposing their tools as Arbor tools.
- *
- * Contract (ours, with `@modelcontextprotocol/sdk` 1.32: Client,
- * StdioClientTransport, StreamableHTTPClientTransport):
- * - configs are validated first (`McpConfigError` names the field; nothing
- *   starts). Servers then connect in parallel; one that fails to start or list
- *   its tools gives a diagnostic and no tools, and never fails the others;
- * - each server tool becomes an {@link AgentTool} named `<server>__<tool>`
- *   (`tool-names.ts`); its `parameters` is the tool's `inputSchema` (minus
- *   `$schema`) and arguments are validated with ajv (`defineJsonSchemaTool`,
- *   the harness's JSON-Schema validator) once, before `execute`. A schema ajv
- *   cannot compile, or a name clash after sanitizing, drops that tool with a
- *   diagnostic;
- * - `execute` calls `tools/call` with the loop's AbortSignal and a per-call
- *   timeout (`callTimeoutMs`, default 60 000 ms; a server's own
- *   `callTimeoutMs` wins); progress notifications stream as tool updates;
- *   content maps to text/image blocks (`content.ts`); `isError` results,
- *   protocol errors and timeouts throw `McpToolError`, a crashed or closed
- *   server throws `McpServerUnavailableError`, so the loop records an error
- *   result and the run never hangs;
- * - the tool list is a snapshot taken at connect time (`tools/list_changed`
- *   is not followed); a crashed server is not restarted;
- * - `close()` closes every server; call it when the session ends.
- *
- * @example
- * ```ts
- * const mcp = await connectMcpServers([
- *   { name: "everything", transport: "stdio", command: "npx", args: ["mcp-server-everything", "stdio"] },
- * ]);
- * try { await runAgent({ tools: [...builtinTools, ...mcp.tools] }); } finally { await mcp.close(); }
- * ```
+ * Connecting to MCP servers and exposing their tools as {@link AgentTool}s named `<server>__<tool>`, validated with ajv. Configs are validated
+ * first; servers connect in parallel and one that fails gives a diagnostic, never failing the others. Calls have a timeout (default 60 s) and fail
+ * with `McpToolError` or `McpServerUnavailableError`, so a run never hangs. The tool list is a snapshot; `close()` closes every server.
+ * The MCP SDK (`server-link.ts`, `oauth.ts`) is imported on the first call: the root entry reaches this module.
  */
 import type { Tool as McpTool } from "@modelcontextprotocol/sdk/types.js";
 import type { AgentTool } from "../../core/tools.ts";
 import { defineJsonSchemaTool } from "../tools/tool-schema.ts";
 import { parseMcpServerConfigs, type McpServerConfig } from "./config.ts";
+import type { McpElicitationHandler } from "./elicitation.ts";
 import { McpConfigError } from "./errors.ts";
-import { McpServerLink } from "./server-link.ts";
+import type { McpAuthOptions } from "./oauth.ts";
+import { createMemoryMcpAuthStore } from "./oauth-store.ts";
+import type { McpServerLink } from "./server-link.ts";
 import { mcpToolName } from "./tool-names.ts";
 import type { McpConnection, McpDiagnostic } from "./types.ts";
+import { ignored } from "../../core/ignored.ts";
 
 /**
  * Default timeout of one tool call, in ms.
- *
  * @example
- * ```ts
  * const callTimeoutMs = DEFAULT_MCP_CALL_TIMEOUT_MS * 2; // 120 s for a slow server
- * ```
  */
 export const DEFAULT_MCP_CALL_TIMEOUT_MS = 60_000;
 /**
  * Default timeout of connecting (spawn + initialize) and of listing tools, in ms.
- *
  * @example
- * ```ts
  * const connectTimeoutMs = DEFAULT_MCP_CONNECT_TIMEOUT_MS; // 30 s
- * ```
  */
 export const DEFAULT_MCP_CONNECT_TIMEOUT_MS = 30_000;
 
@@ -67,6 +38,10 @@ export interface ConnectMcpServersOptions {
   connectTimeoutMs?: number;
   /** Called for every diagnostic as it is found, including later ones (a server exiting). Must not throw. */
   onDiagnostic?: (diagnostic: McpDiagnostic) => void;
+  /** OAuth of the servers with `oauth`: whose tokens (`tenant`, default `"default"`) and where they are kept (default in memory). */
+  auth?: McpAuthOptions;
+  /** Answers the servers' requests for user input; without it the client does not declare the capability. */
+  onElicitation?: McpElicitationHandler;
 }
 
 function checkTimeout(name: string, value: number | undefined, fallback: number): number {
@@ -84,21 +59,20 @@ function toolFor(link: McpServerLink, tool: McpTool, name: string): AgentTool {
     parameters: tool.inputSchema as Record<string, unknown>,
     execute: (args, context) => link.call(tool.name, args, context),
   });
-  return { ...defined, parameters } as AgentTool;
+  const hints = tool.annotations;
+  const replay = link.config.replay ?? (hints?.readOnlyHint === true || hints?.idempotentHint === true ? "safe" : undefined);
+  return { ...defined, parameters, ...(replay ? { replay } : {}) } as AgentTool;
 }
 
 /**
  * Connects to MCP servers and returns their tools as Arbor tools.
- *
  * @param configs the servers (see `config.ts` for the shapes)
  * @param options timeouts (ms) and a diagnostic listener
  * @returns the tools, a live diagnostics list, server statuses and `close()`
  * @throws McpConfigError (code `MCP_CONFIG_INVALID`) for an invalid config or option; nothing is started then.
  *   Server failures are never thrown: they are diagnostics.
  * @example
- * ```ts
  * const { tools, diagnostics, close } = await connectMcpServers([{ name: "docs", transport: "http", url: "http://127.0.0.1:3001/mcp" }]);
- * ```
  */
 export async function connectMcpServers(configs: readonly McpServerConfig[], options: ConnectMcpServersOptions = {}): Promise<McpConnection> {
   const servers = parseMcpServerConfigs(configs);
@@ -111,11 +85,15 @@ export async function connectMcpServers(configs: readonly McpServerConfig[], opt
     diagnostics.push(diagnostic);
     try {
       options.onDiagnostic?.(diagnostic);
-    } catch {
-      // a listener's failure must not break the connection
+    } catch (error) {
+      ignored("an onDiagnostic listener threw; a listener must not break the connection", error);
     }
   };
-  const links = servers.map((config) => new McpServerLink(config, timeouts, report));
+  const [{ McpServerLink }, { oauthProviderFor }] = await Promise.all([import("./server-link.ts"), import("./oauth.ts")]);
+  const memory = createMemoryMcpAuthStore();
+  const links = servers.map(
+    (config) => new McpServerLink(config, timeouts, report, config.transport === "http" && config.oauth ? oauthProviderFor(config, options.auth, memory) : undefined, options.onElicitation),
+  );
   const listings = await Promise.all(links.map((link) => link.start()));
 
   const tools: AgentTool[] = [];

@@ -1,22 +1,6 @@
 /**
- * MCP tool-result content mapped to Arbor content blocks.
- *
- * Contract (ours; MCP content kinds per the 2025-06-18 spec):
- * - `text` → text; `image` → image (`data` base64, `mimeType`);
- * - an embedded `resource` with `text` → text headed `[resource <uri>]`; with a
- *   `blob` whose mimeType is `image/*` → image; other blobs → a one-line text
- *   note with the size in bytes (binary data is never sent as text);
- * - `audio` → a one-line text note (mimeType, bytes); `resource_link` → a text
- *   line with its name, URI and description;
- * - any other kind → text `[<type> content] <JSON>`;
- * - no content but `structuredContent` → its JSON as text; nothing at all →
- *   the text `(no content)`, so the model always sees something;
- * - order is kept; pure, never throws.
- *
- * @example
- * ```ts
- * mapMcpContent({ content: [{ type: "text", text: "hi" }] }); // [{ type: "text", text: "hi" }]
- * ```
+ * MCP tool-result content mapped to Arbor content blocks: text and images as such, embedded resources as text or image, binary blobs and audio as
+ * one-line notes, unknown kinds as JSON text; `structuredContent` or `(no content)` when empty, so the model always sees something. Pure.
  */
 import type { ImageContent, TextContent } from "../../core/messages.ts";
 
@@ -61,13 +45,10 @@ function mapBlock(block: Block): TextContent | ImageContent {
 
 /**
  * Maps a `tools/call` result's content to Arbor content blocks (see the module contract).
- *
  * @param result the MCP result (`content`, optional `structuredContent`)
  * @example
- * ```ts
  * mapMcpContent({ content: [{ type: "audio", data: "AAAA", mimeType: "audio/wav" }] });
  * // [{ type: "text", text: "[audio audio/wav, 3 bytes, not shown]" }]
- * ```
  */
 export function mapMcpContent(result: { content?: unknown; structuredContent?: unknown }): (TextContent | ImageContent)[] {
   const blocks = Array.isArray(result.content) ? (result.content as Block[]) : [];
@@ -77,14 +58,7 @@ export function mapMcpContent(result: { content?: unknown; structuredContent?: u
   return [text("(no content)")];
 }
 
-/**
- * The text of an error result: its text blocks joined by newlines, or a fixed note.
- *
- * @example
- * ```ts
- * errorText([{ type: "text", text: "boom" }]); // "boom"
- * ```
- */
+/** The text of an error result: its text blocks joined by newlines, or a fixed note. */
 export function errorText(content: readonly (TextContent | ImageContent)[]): string {
   const joined = content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join("\n").trim();
   return joined || "the tool reported an error without any text";

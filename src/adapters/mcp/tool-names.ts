@@ -1,42 +1,23 @@
 /**
- * Arbor names for MCP tools.
- *
- * Contract (ours): the name the model sees is `<server>__<tool>` (two
- * underscores), so tools of different servers never collide and the server is
- * visible to the model. Characters outside `[A-Za-z0-9_-]` (MCP allows `.`
- * and `/` in tool names; model APIs do not) become `_`. A result longer than
- * 64 characters (OpenAI's limit) is cut to 55 and suffixed with `_` and 8 hex
- * digits of the SHA-256 of `<server>__<original tool name>`, so it stays unique
- * and stable across runs. Deterministic and pure.
- *
- * @example
- * ```ts
- * mcpToolName("everything", "get-sum"); // "everything__get-sum"
- * mcpToolName("docs", "search.v2");    // "docs__search_v2"
- * ```
+ * Arbor names for MCP tools: `<server>__<tool>`, characters outside `[A-Za-z0-9_-]` become `_`, and a name over 64 characters is cut to 55 plus `_`
+ * and 8 hex digits of a SHA-256, so it stays unique and stable. Pure.
  */
 import { createHash } from "node:crypto";
 
 /**
  * Longest tool name most model APIs accept, in characters.
- *
  * @example
- * ```ts
  * const fits = (name: string) => name.length <= MAX_TOOL_NAME_LENGTH; // 64
- * ```
  */
 export const MAX_TOOL_NAME_LENGTH = 64;
 
 /**
  * The Arbor tool name of MCP tool `tool` on server `server`.
- *
  * @param server the configured server name (already `[A-Za-z0-9_-]`)
  * @param tool the tool's name as the server lists it
  * @returns a name matching `^[A-Za-z0-9_-]{1,64}$`
  * @example
- * ```ts
  * mcpToolName("a", "x".repeat(80)).length; // 64
- * ```
  */
 export function mcpToolName(server: string, tool: string): string {
   const full = `${server}__${tool}`;

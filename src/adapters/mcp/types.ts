@@ -1,28 +1,17 @@
 /**
- * Public types of the MCP adapter: diagnostics, server status, the connection.
- *
- * Contract (ours):
- * - diagnostics are data, never thrown; `severity: "error"` means a server or
- *   tool is unusable, `"warning"` that something was degraded;
- * - {@link McpConnection.diagnostics} is a live array: problems found later
- *   (a server exiting mid-run) are appended to it and passed to
- *   `onDiagnostic`, in the order they happen.
- *
- * @example
- * ```ts
- * const mcp = await connectMcpServers(configs, { onDiagnostic: (d) => console.warn(d.server, d.code, d.message) });
- * ```
+ * Public types of the MCP adapter. Diagnostics are data, never thrown (`error`: unusable, `warning`: degraded); {@link McpConnection.diagnostics} is
+ * a live array that later problems are appended to, in order.
  */
 import type { AgentTool } from "../../core/tools.ts";
 
 /**
- * Stable diagnostic codes: `connect-failed`, `list-tools-failed`,
- * `server-exited` (errors: the server's tools fail), `tool-schema-invalid`,
- * `tool-name-collision` (errors: that tool is not offered), `transport-error`
- * (warning; at most 10 per server).
+ * Stable diagnostic codes: `connect-failed`, `auth-required` (an OAuth server needs a person's consent: `authorizationUrl`), `list-tools-failed`,
+ * `server-exited` (errors: the server's tools fail), `tool-schema-invalid`, `tool-name-collision` (errors: that tool is not offered),
+ * `transport-error` (warning; at most 10 per server).
  */
 export type McpDiagnosticCode =
   | "connect-failed"
+  | "auth-required"
   | "list-tools-failed"
   | "server-exited"
   | "tool-schema-invalid"
@@ -41,6 +30,8 @@ export interface McpDiagnostic {
   message: string;
   /** When it was found, epoch ms. */
   at: number;
+  /** `auth-required`: the page where a person consents (OAuth), when the server gave one. */
+  authorizationUrl?: string;
 }
 
 /** `connecting` → `connected` → (`exited` | `closed`), or `connecting` → `failed`. */

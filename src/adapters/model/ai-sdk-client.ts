@@ -1,42 +1,8 @@
 /**
- * `createAiSdkModelClient`: any AI SDK 7 language model (spec `LanguageModelV4`) as an
- * Arbor {@link ModelClient}.
- *
- * Why `doStream` and not `streamText` (ours): Arbor's actors own the loop, tool
- * execution, validation and retries, so `streamText`'s multi-step loop, tool-input
- * parsing/validation and retry layer would only add work and failure modes. Its
- * stream bookkeeping also turns a rotated item id (GitHub Copilot) into a hard
- * "text part … not found" error. The adapter calls `model.doStream` once per request,
- * after building the prompt with the AI SDK's own `modelMessageSchema` /
- * `convertToLanguageModelPrompt` (from `ai/internal`, the code `streamText` uses), so
- * message validation and file handling are the SDK's; each message goes through them once,
- * a call converts only the conversation's new suffix (`incremental-prompt.ts`). No retries happen here.
- *
- * Contract (src/core/model-stream.ts; pi-behaviour.md §8):
- * - `stream()` never throws or rejects; it yields `start`, block events, then exactly one
- *   terminal `done` or `error`; every non-terminal event carries `partial`;
- * - failures (invalid prompt, HTTP errors, stream `error` parts, a stream that ends
- *   without a finish part, timeouts) end with `error`: stopReason `error`, `errorMessage`,
- *   and retry facts from {@link classifyModelError}; partial content is kept;
- * - abort via `options.signal` ends with stopReason `aborted`, errorMessage
- *   "Request was aborted" (pi's wording), partial content kept, within one stream read
- *   even if the model ignores the signal;
- * - `request.timeoutMs` aborts the HTTP call after that many ms: stopReason `error`,
- *   retryable, message "Model request timed out after N ms"; `info.idleTimeoutMs` (default 120 s,
- *   between stream parts and before the first) does the same when nothing arrives for that
- *   long, with its own message ("Idle timeout: the model sent nothing for N ms…");
- * - a finished stream that yielded no parts but its start and finish (an empty body) is an
- *   error, retryable ("…yielded no stream parts…");
- * - `request.hooks` are NOT applied here (the adapter does not own the HTTP client);
- *   {@link createOpenAIModel} applies them;
- * - request headers go to `doStream` only; nothing returned contains them.
- *
- * @example
- * ```ts
- * import { openai } from "@ai-sdk/openai";
- * const client = createAiSdkModelClient(openai.responses("gpt-5-mini"), { contextWindow: 400_000, cost: { input: 0.25, output: 2 } });
- * for await (const event of client.stream({ messages, tools: [] }, {})) console.log(event.type);
- * ```
+ * `createAiSdkModelClient`: any AI SDK language model as an Arbor {@link ModelClient}. It calls `model.doStream` once per request (not `streamText`:
+ * Arbor's actors own the loop, tools and retries), with the prompt built by `incremental-prompt.ts`. `stream()` never rejects: it yields `start`,
+ * block events, then one terminal `done` or `error` (aborts: stopReason `aborted`; timeouts and idle timeouts: retryable `error`). No retries and no
+ * request hooks here; request headers never appear in what it returns.
  */
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4FunctionTool, LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import type { ThinkingLevel } from "../../core/messages.ts";
@@ -49,14 +15,12 @@ import type { ProviderOptionsRecord } from "./provider-options.ts";
 import { createPromptBuilder } from "./incremental-prompt.ts";
 import { wellFormed } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
+import { ignoreError } from "../../core/ignored.ts";
 
 /**
  * Facts about the model the AI SDK does not know; all optional.
- *
  * @example
- * ```ts
  * const info: AiSdkModelInfo = { contextWindow: 128_000, cost: { input: 0.15, output: 0.6 }, thinkingLevelMap: { xhigh: "xhigh" } };
- * ```
  */
 export interface AiSdkModelInfo {
   /** Arbor provider name; default: the AI SDK provider up to the first dot (`openai.chat` → `openai`). */
@@ -78,37 +42,30 @@ export interface AiSdkModelInfo {
   /** Replace the built-in thinking-level mapping entirely. */
   reasoningOptions?: (level: ThinkingLevel) => ProviderOptionsRecord | undefined;
   /**
-   * Read `reasoning_content` / `reasoning` / `reasoning_text` from raw Chat Completions chunks
-   * (DeepSeek, xAI, vLLM… behind `@ai-sdk/openai`'s chat model, which ignores them).
-   * Default: true for provider `openai.chat`, false otherwise (other providers parse their own).
+   * Read `reasoning_content` / `reasoning` / `reasoning_text` from raw Chat Completions chunks (DeepSeek, xAI, vLLM… behind `@ai-sdk/openai`'s chat
+   * model, which ignores them). Default: true for provider `openai.chat`, false otherwise (other providers parse their own).
    */
   chatReasoningFields?: boolean;
   /**
-   * Cancel a call when the model sends nothing (no headers, no stream part) for this many ms:
-   * a stalled connection then ends with a retryable error instead of hanging. Default
-   * {@link DEFAULT_IDLE_TIMEOUT_MS} (120 s); `0` turns it off (a reasoning model on Chat
-   * Completions that thinks silently for longer needs a larger value). Independent of
-   * `request.timeoutMs`, which caps the whole request.
+   * Cancel a call when the model sends nothing (no headers, no stream part) for this many ms: a stalled connection then ends with a retryable error
+   * instead of hanging. Default {@link DEFAULT_IDLE_TIMEOUT_MS} (120 s); `0` turns it off (a reasoning model on Chat Completions that thinks silently
+   * for longer needs a larger value). Independent of `request.timeoutMs`, which caps the whole request.
    */
   idleTimeoutMs?: number;
   /** Provider options sent on every call, below the thinking options and `request.providerOptions`. */
   providerOptions?: ProviderOptionsRecord;
   /**
-   * Whether `request.responseFormat` is sent as the call's `responseFormat` (the provider's
-   * native structured output). Default: true for `openai.chat` and `openai.responses` (Chat
-   * Completions `response_format` json_schema, Responses `text.format`), false otherwise (other
-   * adapters may emulate it with a forced tool, which would end a tool loop).
+   * Whether `request.responseFormat` is sent as the call's `responseFormat` (the provider's native structured output). Default: true for
+   * `openai.chat` and `openai.responses` (Chat Completions `response_format` json_schema, Responses `text.format`), false otherwise (other adapters
+   * may emulate it with a forced tool, which would end a tool loop).
    */
   structuredOutput?: boolean;
 }
 
 /**
  * The default idle timeout between stream parts, in ms (120 s).
- *
  * @example
- * ```ts
  * createOpenAIModel({ modelId: "gpt-4o-mini", idleTimeoutMs: DEFAULT_IDLE_TIMEOUT_MS / 4 });
- * ```
  */
 export const DEFAULT_IDLE_TIMEOUT_MS = 120_000;
 
@@ -136,14 +93,10 @@ function whenAborted(signal: AbortSignal | undefined): Promise<"aborted"> {
 /**
  * Wrap an AI SDK 7 language model (`LanguageModelV4`) as an Arbor {@link ModelClient}.
  * See the module contract for the event and error semantics. Construction never throws.
- *
  * @param model - e.g. `openai.chat("gpt-4o")`, `anthropic("claude-sonnet-4-5")`, or a `MockLanguageModelV4`.
  * @param info - provider/api naming, context window and max tokens (tokens), prices ($ per million tokens), reasoning mapping.
- *
  * @example
- * ```ts
  * const client = createAiSdkModelClient(new MockLanguageModelV4({ doStream: async () => ({ stream }) }));
- * ```
  */
 export function createAiSdkModelClient(model: LanguageModelV4, info: AiSdkModelInfo = {}): ModelClient {
   const provider = info.provider ?? model.provider.split(".")[0];
@@ -255,11 +208,10 @@ export function createAiSdkModelClient(model: LanguageModelV4, info: AiSdkModelI
     let finished = false;
     let ended = false;
     let contentParts = 0;
-    // Abort cancels the reader, which settles a pending read even when the model ignores
-    // its abortSignal. (Racing every read against the signal would pile reactions onto one
-    // pending promise: memory and GC cost growing with the stream.)
+    // Abort cancels the reader, which settles a pending read even when the model ignores its abortSignal. (Racing every read against the signal would
+    // pile reactions onto one pending promise: memory and GC cost growing with the stream.)
     const activeReader = reader;
-    const cancelOnAbort = () => void activeReader.cancel().catch(() => undefined);
+    const cancelOnAbort = () => void activeReader.cancel().catch(ignoreError("cancelling a model stream on abort; the abort ends the call"));
     abortSignal.addEventListener("abort", cancelOnAbort, { once: true });
     try {
       for (;;) {
@@ -285,7 +237,7 @@ export function createAiSdkModelClient(model: LanguageModelV4, info: AiSdkModelI
     } finally {
       stopIdleClock();
       abortSignal.removeEventListener("abort", cancelOnAbort);
-      if (!ended) reader.cancel().catch(() => undefined);
+      if (!ended) reader.cancel().catch(ignoreError("cancelling an unfinished model stream; the stream's outcome is already known"));
     }
 
     for (const event of assembler.closeAll()) yield event;

@@ -1,39 +1,14 @@
 /**
- * Distinct `index`es for Chat Completions tool calls with distinct ids.
- *
- * Some OpenAI-compatible servers give every tool call of a response the same
- * `choices[].delta.tool_calls[].index` (often 0) while each call has its own `id`.
- * `@ai-sdk/openai` 3.x tracks calls by index first, so the second call's argument pieces
- * are appended to the first call's (`{"path":"a"}{"path":"b"}`) and the second call is
- * lost. This transform, in front of the AI SDK's parser, routes pieces by id: a delta
- * whose non-blank `id` is new while its `index` already belongs to another call gets a
- * fresh index; a delta naming a known id gets that id's index; a delta without an id (or
- * with a blank one, as qwen sends) continues the call last seen at its index. A delta with no
- * `index` at all (some OpenAI-compatible servers omit it; the AI SDK then fails the step) gets
- * one: its id's, a fresh one for a new id, or, without an id, the index of the call seen last.
- *
- * Contract (ours): a byte-for-byte no-op for streams whose indexes already match their ids;
- * frames that are not JSON pass through untouched; SSE framing is preserved. Never throws.
- *
- * @example
- * ```ts
- * const fixed = new Response(response.body!.pipeThrough(distinctChatToolCallIndexes()), response);
- * ```
+ * Distinct `index`es for Chat Completions tool calls with distinct ids, in front of the AI SDK's parser (some servers give every call index 0, and
+ * `@ai-sdk/openai` 3.x would glue their arguments). Pieces are routed by id; a delta without id or index continues the call last seen. A
+ * byte-for-byte no-op when indexes already match ids; non-JSON frames pass through; never throws.
  */
 import { rewriteDataLines, sseFrameRewriter } from "./sse-frames.ts";
 
 type ToolCallDelta = { index?: unknown; id?: unknown };
 type Chunk = { choices?: { index?: unknown; delta?: { tool_calls?: ToolCallDelta[] } }[] };
 
-/**
- * A TransformStream over Chat Completions SSE bytes that gives calls with different ids
- * different indexes (see the module contract).
- *
- * @example
- * ```ts
- * const fixed = new Response(response.body!.pipeThrough(distinctChatToolCallIndexes()), response);
- * ```
- */
+/** A TransformStream over Chat Completions SSE bytes that gives calls with different ids different indexes (see the module contract). */
 export function distinctChatToolCallIndexes(): TransformStream<Uint8Array, Uint8Array> {
   /** Per choice: id → assigned index, wire index → the index of the call last seen there, indexes in use. */
   const choices = new Map<unknown, { byId: Map<string, number>; current: Map<number, number>; used: Set<number>; last?: number }>();

@@ -1,38 +1,8 @@
 /**
- * The provider prompt of a conversation, built incrementally (ours): each message is
- * converted (`toModelMessages`), validated and turned into the provider's prompt once (the AI
- * SDK's `ModelMessage` schema / `convertToLanguageModelPrompt`, or their equivalents for our own
- * shapes, below); a later call of the same
- * conversation converts only its new suffix and reuses the rest by object identity.
- *
- * Contract:
- * - the prompt equals what a full conversion of `messages` gives (same system message, same
- *   messages in order, same errors: an empty or malformed prompt rejects with the AI SDK's
- *   `InvalidPromptError`);
- * - a conversation is recognised by its first message object (`WeakMap`); its cached prefix is
- *   reused when the new call's first `n` messages are the same objects (`===`) as the `n`
- *   inputs behind the cached prefix (one pointer comparison per message; no digest, no copy
- *   of the content). Otherwise (compaction, a branch, edited messages) it converts from scratch;
- * - only messages after the last clean point (the last user or assistant message of the
- *   previous call: see `toModelMessagesFrom`) are converted and validated again; a message of
- *   a shape our converter emits is validated by `conformsToModelMessage` (typeof tests of every
- *   field the AI SDK's schema checks, `prompt-shape.ts`) and turned into its provider message
- *   at once by `providerMessageOf` (`provider-prompt.ts`, the object the SDK's
- *   `convertToLanguageModelPrompt` makes of it), so the intermediate `ModelMessage` dies young;
- *   any other goes to the SDK's `modelMessageSchema` (zod, `prompt-validation.ts`) and, for user images, to
- *   `convertToLanguageModelPrompt` alone; a prompt the SDK would merge or reject as a whole is
- *   converted by the SDK as a whole. So the first call after opening a 100,000-message session
- *   hands nothing to zod or to the SDK's converter;
- * - the cache advances only after a prompt validated and converted, so a rejected message is
- *   rejected again on the next call; messages must not be mutated after they were sent (the
- *   log's messages never are);
- * - concurrent calls are safe: each builds from a snapshot and stores a consistent state.
- *
- * @example
- * ```ts
- * const builder = createPromptBuilder({ provider: "openai", api: "openai-chat", modelId: "gpt-4o" });
- * const prompt = await builder.build("Be brief.", messages, { supportedUrls: {}, abortSignal });
- * ```
+ * The provider prompt of a conversation, built incrementally: each message is converted and validated once, and a later call of the same
+ * conversation (recognised by its first message object) converts only the suffix after the last clean point, reusing the prefix while the messages
+ * are the same objects. The result equals a full conversion, errors included; the cache advances only after success; messages must not be mutated
+ * after they were sent.
  */
 import type { LanguageModelV4Prompt } from "@ai-sdk/provider";
 import type { ModelMessage } from "ai";
@@ -60,15 +30,7 @@ export interface PromptBuilder {
   ): Promise<LanguageModelV4Prompt>;
 }
 
-/**
- * A prompt builder for `target` (the model being called; see `toModelMessages`). Never throws;
- * `build` rejects as `validateModelPrompt` and `convertToLanguageModelPrompt` do.
- *
- * @example
- * ```ts
- * const prompt = await createPromptBuilder(target).build(undefined, [{ role: "user", content: "hi", timestamp: 0 }], { supportedUrls: {}, abortSignal });
- * ```
- */
+/** A prompt builder for `target`; `build` rejects as `validateModelPrompt` and `convertToLanguageModelPrompt` do. */
 export function createPromptBuilder(target: ModelTarget): PromptBuilder {
   const conversations = new WeakMap<AgentMessage, Cached>();
   const validated = new WeakSet<ModelMessage>();
@@ -87,10 +49,9 @@ export function createPromptBuilder(target: ModelTarget): PromptBuilder {
       const start = reusable(cached, messages);
       const prefixPrompts = start > 0 && cached ? cached.prompts : [];
 
-      // Each converted message of a shape our converter emits is checked with typeof tests and
-      // turned into its provider prompt message at once (provider-prompt.ts), so the intermediate
-      // ModelMessage dies young; only the rest (not yet validated by this builder) go to zod, so
-      // reopening a long session validates nothing twice and hands nothing to the SDK's converter.
+      // Each converted message of a shape our converter emits is checked with typeof tests and turned into its provider prompt message at once
+      // (provider-prompt.ts), so the intermediate ModelMessage dies young; only the rest (not yet validated by this builder) go to zod, so reopening
+      // a long session validates nothing twice and hands nothing to the SDK's converter.
       const tailPrompts: PromptMessage[] = [];
       const others: { at: number; message: ModelMessage }[] = [];
       const fresh: ModelMessage[] = [];

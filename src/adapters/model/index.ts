@@ -1,12 +1,6 @@
 /**
  * Model adapters: AI SDK language models as Arbor `ModelClient`s, the default OpenAI
  * provider, message conversion, and error facts. See docs/model-adapter.md.
- *
- * @example
- * ```ts
- * import { createOpenAIModel } from "./adapters/model/index.ts";
- * const model = createOpenAIModel({ modelId: "gpt-4o-mini", api: "chat" });
- * ```
  */
 export * from "./ai-sdk-client.ts";
 export * from "./model-errors.ts";

@@ -1,20 +1,6 @@
 /**
- * The part every provider factory shares: an API key read at call time, a clear per-call error
- * when it is missing, and secrets redacted from error messages.
- *
- * Contract (ours; the same as `createOpenAIModel`'s):
- * - the key is `apiKey`, else the first of `keyVariables` that is set and non-empty, read on
- *   every call (so construction never fails for a missing key);
- * - a missing key ends the call with `start` then a non-retryable `error` naming the first
- *   variable and the factory; no HTTP request is made;
- * - every `errorMessage` has the key, header values and other `secrets` replaced by
- *   `[redacted]` (providers and proxies echo them);
- * - otherwise the events of `build(request, key)` pass through unchanged.
- *
- * @example
- * ```ts
- * const client = keyedModelClient({ provider: "anthropic", api: "anthropic-messages", modelId: "claude-x", label: "Anthropic", keyVariables: ["ANTHROPIC_API_KEY"], factory: "createAnthropicModel", build });
- * ```
+ * What every provider factory shares: the API key read at call time (`apiKey`, else the first set `keyVariables`), a non-retryable per-call error
+ * naming the variable when it is missing (no HTTP request), and keys, header values and `secrets` redacted from every `errorMessage`.
  */
 import type { ModelClient, ModelRequest, ModelStreamEvent } from "../../core/model-stream.ts";
 import { StreamAssembler } from "./stream-assembler.ts";
@@ -22,14 +8,7 @@ import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import type { ModelCost } from "./usage.ts";
 
-/**
- * The {@link AiSdkModelInfo} of a factory's options (only the fields that are set).
- *
- * @example
- * ```ts
- * modelInfo({ modelId: "claude-x", cost: { input: 3, output: 15 } }, "anthropic", "anthropic-messages");
- * ```
- */
+/** The {@link AiSdkModelInfo} of a factory's options (only the fields that are set). */
 export function modelInfo(
   options: { modelId: string; contextWindow?: number; maxTokens?: number; cost?: ModelCost; reasoning?: boolean; thinkingLevelMap?: ThinkingLevelMap; idleTimeoutMs?: number },
   provider: string,
@@ -48,29 +27,14 @@ export function modelInfo(
   };
 }
 
-/**
- * Replaces every occurrence of each secret (at least 6 characters long) in `text` with
- * `[redacted]`. Shorter values are left alone: they would redact ordinary words.
- *
- * @example
- * ```ts
- * redactSecrets("bad key sk-abc123xyz", ["sk-abc123xyz"]); // "bad key [redacted]"
- * ```
- */
+/** Replaces each secret of 6+ characters in `text` with `[redacted]` (shorter ones would redact ordinary words). */
 export function redactSecrets(text: string, secrets: readonly string[]): string {
   let result = text;
   for (const secret of secrets) if (secret.length >= 6) result = result.split(secret).join("[redacted]");
   return result;
 }
 
-/**
- * What {@link keyedModelClient} needs. Token counts in tokens, prices in $ per million tokens.
- *
- * @example
- * ```ts
- * const spec: KeyedClientSpec = { provider: "google", api: "google-generative-ai", modelId: "gemini-2.5-flash", label: "Google", keyVariables: ["GOOGLE_GENERATIVE_AI_API_KEY"], factory: "createGoogleModel", build };
- * ```
- */
+/** What {@link keyedModelClient} needs. Token counts in tokens, prices in $ per million tokens. */
 export interface KeyedClientSpec {
   provider: string;
   api: string;
@@ -85,8 +49,8 @@ export interface KeyedClientSpec {
   factory: string;
   /** Values (besides the key) never to show in an error message: header values, URL passwords. */
   secrets?: (request: ModelRequest) => string[];
-  /** Builds the per-call client for a key. */
-  build: (request: ModelRequest, apiKey: string) => ModelClient;
+  /** Builds the per-call client for a key (may load the provider package first). */
+  build: (request: ModelRequest, apiKey: string) => ModelClient | Promise<ModelClient>;
   contextWindow?: number;
   maxTokens?: number;
   cost?: ModelCost;
@@ -95,15 +59,7 @@ export interface KeyedClientSpec {
   structuredOutput?: boolean;
 }
 
-/**
- * A {@link ModelClient} over `spec.build` with the key handling of the module contract.
- * Never throws.
- *
- * @example
- * ```ts
- * const model = keyedModelClient({ ...spec, build: (request, apiKey) => createAiSdkModelClient(createAnthropic({ apiKey })("claude-x")) });
- * ```
- */
+/** A {@link ModelClient} over `spec.build` with the key handling of the module contract. Never throws. */
 export function keyedModelClient(spec: KeyedClientSpec): ModelClient {
   const { provider, api, modelId } = spec;
   async function* stream(request: ModelRequest, streamOptions: { signal?: AbortSignal } = {}): AsyncGenerator<ModelStreamEvent> {
@@ -116,7 +72,8 @@ export function keyedModelClient(spec: KeyedClientSpec): ModelClient {
       return;
     }
     const secrets = [apiKey, ...Object.values(request.headers ?? {}), ...(spec.secrets?.(request) ?? [])];
-    for await (const event of spec.build(request, apiKey).stream(request, streamOptions)) {
+    const client = await spec.build(request, apiKey);
+    for await (const event of client.stream(request, streamOptions)) {
       if (event.type === "error" && event.message.errorMessage) {
         yield { ...event, message: { ...event.message, errorMessage: redactSecrets(event.message.errorMessage, secrets) } };
       } else {

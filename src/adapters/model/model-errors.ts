@@ -1,38 +1,15 @@
 /**
- * Error facts for model calls: is it retryable, what did the server ask us to
- * wait, and did the provider say the context is too long.
- *
- * Contract:
- * - {@link classifyModelError} never throws; it accepts anything a provider, the
- *   AI SDK or `fetch` may throw or put in an `error` stream part (APICallError,
- *   TypeError("fetch failed") with a `cause` chain, DOMException Abort/Timeout,
- *   plain objects like `{ error: { message, code } }`, strings);
- * - retryable (ours, after pi's auto-retry patterns, pi-behaviour.md §1.8): HTTP 408,
- *   409, 425, 429 and 5xx; connection refused/reset/closed, DNS hiccups, timeouts,
- *   "fetch failed", "overloaded", "rate limit". Never retryable: aborts by the caller,
- *   context overflow, and quota/billing exhaustion (OpenAI sends 429 `insufficient_quota`,
- *   which no amount of waiting fixes — a deliberate difference from pi);
- * - `retryAfterMs` comes from `retry-after-ms` (milliseconds, fractional allowed) first,
- *   else `Retry-After` (delta-seconds or an HTTP date, clamped at 0);
- * - context overflow uses pi 0.73.1's pattern list (`pi-ai/utils/overflow.ts`): a match
- *   that is not also a rate-limit/throttling message.
- *
- * @example
- * ```ts
- * const facts = classifyModelError(error);
- * if (facts.retryable) await sleep(facts.retryAfterMs ?? backoff);
- * ```
+ * Error facts for model calls: retryable or not, how long the server asked us to wait, and whether the context was too long. Never throws, whatever
+ * was thrown. Retryable: HTTP 408/409/425/429/5xx, network and DNS failures, timeouts, "overloaded", "rate limit"; never caller aborts, context
+ * overflow or quota exhaustion (`insufficient_quota`). `retryAfterMs` reads `retry-after-ms`, else `Retry-After` (seconds or HTTP date, ≥ 0).
  */
 import { isContextOverflowMessage } from "../../core/context-overflow.ts";
 import type { ModelErrorInfo } from "../../core/model-stream.ts";
 
 /**
  * Facts about a model error plus a human-readable message for `errorMessage`.
- *
  * @example
- * ```ts
  * const { message, retryable, retryAfterMs }: ClassifiedModelError = classifyModelError(error);
- * ```
  */
 export interface ClassifiedModelError extends ModelErrorInfo {
   /** One line for humans, e.g. `429 Rate limit reached for gpt-4o`. Never contains request headers. */
@@ -87,14 +64,10 @@ const RETRYABLE_CODES = new Set([
 ]);
 
 /**
- * The server-requested delay in ms from response headers: `retry-after-ms` first,
- * then `Retry-After` (seconds, or an HTTP date measured against `now`, epoch ms).
- * Header names are matched case-insensitively. Returns undefined when absent or unparsable.
- *
+ * The server-requested delay in ms from response headers: `retry-after-ms` first, then `Retry-After` (seconds, or an HTTP date measured against
+ * `now`, epoch ms). Header names are matched case-insensitively. Returns undefined when absent or unparsable.
  * @example
- * ```ts
  * parseRetryAfterMs({ "retry-after": "2" }); // 2000
- * ```
  */
 export function parseRetryAfterMs(headers: Record<string, string> | undefined, now: number = Date.now()): number | undefined {
   if (!headers) return undefined;
@@ -192,30 +165,22 @@ function hasName(chain: ErrorShape[], name: string): boolean {
 
 /**
  * True for an AbortError / DOMException "AbortError" anywhere in the cause chain.
- *
  * @example
- * ```ts
  * if (isAbortError(error)) return "aborted";
- * ```
  */
 export function isAbortError(error: unknown): boolean {
   return hasName(chainOf(error), "AbortError") || hasName(chainOf(error), "ResponseAborted");
 }
 
 /**
- * Classify anything thrown by, or streamed as an error from, a model call.
- * `options.aborted` says the caller's signal fired (then the result is `aborted`,
- * not retryable, whatever the error says). Never throws.
+ * Classify anything thrown by, or streamed as an error from, a model call. `options.aborted` says the caller's signal fired (then the result is
+ * `aborted`, not retryable, whatever the error says). Never throws.
  *
- * The message is `"<status> <provider message>"` when a status is known (pi's
- * OpenAI SDK wording), else the provider message; the raw response body is used
- * only for the overflow and retry checks, never copied wholesale.
- *
+ * The message is `"<status> <provider message>"` when a status is known (pi's OpenAI SDK wording), else the provider message; the raw response body
+ * is used only for the overflow and retry checks, never copied wholesale.
  * @example
- * ```ts
  * classifyModelError(new APICallError({ message: "Rate limit", statusCode: 429, responseHeaders: { "retry-after": "3" }, url, requestBodyValues: {} }));
  * // { message: "429 Rate limit", retryable: true, status: 429, retryAfterMs: 3000, aborted: false }
- * ```
  */
 export function classifyModelError(error: unknown, options: { aborted?: boolean } = {}): ClassifiedModelError {
   const chain = chainOf(error);

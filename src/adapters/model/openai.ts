@@ -1,33 +1,8 @@
 /**
- * `createOpenAIModel`: Arbor's default provider, `@ai-sdk/openai` (Chat Completions
- * or Responses) behind {@link createAiSdkModelClient}, plus the wire hooks.
- *
- * Contract (ours; hooks after pi's `onPayload` / `after_provider_response`, pi-behaviour.md §7):
- * - base URL: `options.baseURL`, else `OPENAI_BASE_URL`, else `https://api.openai.com/v1`;
- *   API key: `options.apiKey`, else `OPENAI_API_KEY`, read at call time. A missing key does
- *   not fail construction; each call then ends with an `error` event (stopReason `error`,
- *   not retryable) whose message names OPENAI_API_KEY, and no HTTP request is made;
- * - `api`: `"chat"` → `provider.chat(modelId)`, Arbor api `openai-chat`; `"responses"`
- *   (default) → `provider.responses(modelId)`, api `openai-responses`;
- * - Responses calls are stateless by default (`store: false`; with reasoning on, also
- *   `include: ["reasoning.encrypted_content"]`) because Arbor's log, not OpenAI's
- *   server-side storage, is the history; override with `providerOptions.openai.store`;
- * - `request.hooks.onPayload(body)` sees the parsed JSON request body before it is sent and
- *   may return a replacement (undefined keeps it); `request.hooks.onResponse({ status,
- *   headers })` sees every HTTP response before its body is read. A throwing hook ends the
- *   call with a non-retryable error naming the hook;
- * - Responses SSE passes through {@link stableResponsesItemIds}, so servers that rotate item
- *   ids mid-item (GitHub Copilot) work with `@ai-sdk/openai` 3.x; Chat Completions SSE passes
- *   through {@link distinctChatToolCallIndexes}, so two calls with different ids that share an
- *   `index` stay two calls instead of being glued into one;
- * - `options.headers` and `request.headers` are sent on the HTTP call and never appear in
- *   events, messages or errors.
- *
- * @example
- * ```ts
- * const model = createOpenAIModel({ modelId: "gpt-4o-mini", api: "chat", contextWindow: 128_000, cost: { input: 0.15, output: 0.6 } });
- * for await (const event of model.stream({ messages, tools: [] }, { signal })) if (event.type === "done") console.log(event.message);
- * ```
+ * `createOpenAIModel`: `@ai-sdk/openai` (Chat Completions or Responses) behind {@link createAiSdkModelClient}, plus the wire hooks. The key is read at
+ * call time (a missing one fails the call, not construction); Responses calls are stateless (`store: false`); `onPayload` may replace the request
+ * body and `onResponse` sees every response, a throwing hook fails the call; SSE passes through the id and index normalisers. Headers never
+ * appear in events, messages or errors.
  */
 import { createOpenAI } from "@ai-sdk/openai";
 import { ModelConfigError } from "../../core/errors.ts";
@@ -40,14 +15,12 @@ import { stableResponsesItemIds } from "./responses-item-ids.ts";
 import type { ThinkingLevelMap } from "./thinking.ts";
 import type { ProviderOptionsRecord } from "./provider-options.ts";
 import type { ModelCost } from "./usage.ts";
+import { ignoreError } from "../../core/ignored.ts";
 
 /**
  * Options of {@link createOpenAIModel}. Token counts in tokens, prices in $ per million tokens.
- *
  * @example
- * ```ts
  * const options: OpenAIModelOptions = { modelId: "gpt-4o-mini", api: "chat", baseURL: "http://127.0.0.1:8080/v1" };
- * ```
  */
 export interface OpenAIModelOptions {
   /** e.g. `gpt-4o-mini`. Required. */
@@ -71,10 +44,7 @@ export interface OpenAIModelOptions {
   name?: string;
   /** Cancel a call after this many ms without any data (see `AiSdkModelInfo.idleTimeoutMs`). Default 120 000 (120 s); `0` turns it off. */
   idleTimeoutMs?: number;
-  /**
-   * AI SDK provider options on every call, over Arbor's defaults (`store: false`…) and under
-   * `request.providerOptions`; e.g. `{ openai: { serviceTier: "flex" } }`.
-   */
+  /** AI SDK provider options on every call, over Arbor's defaults and under `request.providerOptions`; e.g. `{ openai: { serviceTier: "flex" } }`. */
   providerOptions?: ProviderOptionsRecord;
 }
 
@@ -121,7 +91,7 @@ async function firstBytes(response: Response): Promise<string> {
       size += next.value.byteLength;
     }
   } finally {
-    await reader.cancel().catch(() => undefined);
+    await reader.cancel().catch(ignoreError("cancelling an error body after its first bytes were read"));
   }
   return Buffer.concat(chunks).subarray(0, FIRST_BYTES).toString("utf8");
 }
@@ -135,10 +105,7 @@ function isStreamingRequest(body: unknown): boolean {
   }
 }
 
-/**
- * `baseURL` without `user:password@`, and the `Authorization: Basic` value they become
- * (fetch refuses URLs with credentials). Undefined authorization when there are none.
- */
+/** `baseURL` without `user:password@`, and the `Authorization: Basic` value they become (fetch refuses URLs with credentials). */
 function splitUrlCredentials(baseURL: string): { url: string; authorization?: string } {
   let parsed: URL;
   try {
@@ -155,14 +122,8 @@ function splitUrlCredentials(baseURL: string): { url: string; authorization?: st
 }
 
 /**
- * A `fetch` that runs the request's provider hooks (`onPayload`, `onResponse`) around the real
- * one, pins Responses item ids and keeps Chat tool calls apart; a throwing hook rejects with a non-retryable error naming it.
- * Used by every provider factory (OpenAI, Anthropic, Google).
- *
- * @example
- * ```ts
- * createAnthropic({ apiKey, fetch: hookedFetch(request.hooks) });
- * ```
+ * A `fetch` that runs the request's provider hooks (`onPayload`, `onResponse`) around the real one, pins Responses item ids and keeps Chat tool calls
+ * apart; a throwing hook rejects with a non-retryable error naming it. Used by every provider factory (OpenAI, Anthropic, Google).
  */
 export function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
   return async (input, init) => {
@@ -181,7 +142,7 @@ export function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
       try {
         await hooks.onResponse({ status: response.status, headers: headersRecord(response.headers) });
       } catch (error) {
-        await response.body?.cancel().catch(() => undefined);
+        await response.body?.cancel().catch(ignoreError("cancelling a response body after onResponse threw; the HookError is thrown"));
         throw new HookError("onResponse", error);
       }
     }
@@ -200,14 +161,7 @@ export function hookedFetch(hooks: ProviderHooks | undefined): typeof fetch {
   };
 }
 
-/**
- * The password of a URL's credentials, decoded and as written, if any (secrets to redact).
- *
- * @example
- * ```ts
- * urlSecrets("https://u:p%40ss@host/v1"); // ["p@ss", "p%40ss"]
- * ```
- */
+/** The password of a URL's credentials, decoded and as written, if any (secrets to redact). */
 export function urlSecrets(url: string | undefined): string[] {
   if (!url) return [];
   try {
@@ -220,15 +174,11 @@ export function urlSecrets(url: string | undefined): string[] {
 
 
 /**
- * The wire API used when none is chosen, the one rule for `createOpenAIModel` and the CLI:
- * Chat Completions when a base URL is given (most OpenAI-compatible servers — Ollama, vLLM,
- * llama.cpp, gateways — speak only Chat Completions), else Responses (OpenAI itself). Ours.
- *
+ * The wire API used when none is chosen, the one rule for `createOpenAIModel` and the CLI: Chat Completions when a base URL is given (most
+ * OpenAI-compatible servers — Ollama, vLLM, llama.cpp, gateways — speak only Chat Completions), else Responses (OpenAI itself). Ours.
  * @example
- * ```ts
  * defaultOpenAIWire(undefined); // "responses"
  * defaultOpenAIWire("http://127.0.0.1:11434/v1"); // "chat"
- * ```
  */
 export function defaultOpenAIWire(baseURL: string | undefined): "chat" | "responses" {
   return baseURL !== undefined && baseURL !== "" ? "chat" : "responses";
@@ -248,16 +198,11 @@ function checkBaseURL(baseURL: unknown): void {
 }
 
 /**
- * Create an OpenAI (or OpenAI-compatible) model client over `@ai-sdk/openai`.
- * Throws {@link ModelConfigError} (code `MODEL_CONFIG_INVALID`) only for a missing
- * `modelId`, an unknown `api`, or a `baseURL` that is not an absolute `http:`/`https:` URL (an
- * empty string included); a missing API key is reported per call instead. Without `api`,
- * the wire is {@link defaultOpenAIWire}'s (Chat Completions when a base URL is given).
- *
+ * Create an OpenAI (or OpenAI-compatible) model client over `@ai-sdk/openai`. Throws {@link ModelConfigError} (code `MODEL_CONFIG_INVALID`) only for
+ * a missing `modelId`, an unknown `api`, or a `baseURL` that is not an absolute `http:`/`https:` URL (an empty string included); a missing API key is
+ * reported per call instead. Without `api`, the wire is {@link defaultOpenAIWire}'s (Chat Completions when a base URL is given).
  * @example
- * ```ts
  * const model = createOpenAIModel({ modelId: "gpt-5-mini", baseURL: server.url, apiKey: "test" });
- * ```
  */
 export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   if (typeof options?.modelId !== "string" || options.modelId.trim() === "") {
@@ -299,8 +244,7 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
     label: "OpenAI",
     keyVariables: ["OPENAI_API_KEY"],
     factory: "createOpenAIModel",
-    // Providers and proxies sometimes echo the key, a header or URL credentials in error
-    // text; none of them may reach the message (and so the log).
+    // Providers and proxies sometimes echo the key, a header or URL credentials in error text; none of them may reach the message (and so the log).
     secrets: () => {
       const baseURL = options.baseURL ?? process.env.OPENAI_BASE_URL;
       return [

@@ -1,19 +1,7 @@
 /**
- * A cheap, conservative check that a `ModelMessage` is accepted by the AI SDK's
- * `modelMessageSchema` (ours): it recognises only the shapes `toModelMessagesFrom`
- * emits (user text/image parts, assistant text/reasoning/tool-call parts, tool messages of
- * tool-result parts with `text`, `error-text` or `content` output of text and image-data) and
- * checks every field the schema checks on them (strings, optional media types, provider options
- * as records of records of JSON values). `true` means the schema accepts the message; `false`
- * means "not sure": the caller hands the message to `validateModelPrompt` (the SDK's schema), which decides and
- * throws the SDK's own `InvalidPromptError`. So a history of 100,000 messages converted from
- * the log is checked with `typeof` tests, not zod, on the first call after opening.
- *
- * @example
- * ```ts
- * conformsToModelMessage({ role: "user", content: "hi" }); // true
- * conformsToModelMessage({ role: "user", content: [{ type: "image", image: 42 }] } as never); // false: zod decides
- * ```
+ * A cheap, conservative check that a `ModelMessage` is accepted by the AI SDK's `modelMessageSchema`, for the shapes `toModelMessagesFrom` emits.
+ * `true` means the schema accepts it; `false` means "not sure" and the caller asks the SDK's schema. So a long history is checked with `typeof`
+ * tests, not zod.
  */
 import type { ModelMessage } from "ai";
 
@@ -81,15 +69,7 @@ function isToolResultPart(part: unknown): boolean {
   return output.type === "content" && Array.isArray(output.value) && output.value.every(isOutputItem);
 }
 
-/**
- * Whether `message` certainly matches the AI SDK's `modelMessageSchema` (see the module
- * contract); `false` when unsure. Never throws; reads the message, never mutates it.
- *
- * @example
- * ```ts
- * const unsure = messages.filter((message) => !conformsToModelMessage(message)); // only these go to the SDK's schema
- * ```
- */
+/** Whether `message` certainly matches the AI SDK's `modelMessageSchema`; `false` when unsure. Never throws or mutates. */
 export function conformsToModelMessage(message: ModelMessage): boolean {
   const value: unknown = message;
   if (!isPart(value)) return false;

@@ -1,25 +1,13 @@
 /**
- * Prompt validation with the AI SDK's public schema: `ai` 7's `standardizePrompt` no longer checks
- * messages against the `ModelMessage` schema, so Arbor does it itself with the exported
- * `modelMessageSchema` and throws the SDK's own `InvalidPromptError`, as `ai` 6 did.
- *
- * @example
- * ```ts
- * await validateModelPrompt(undefined, [{ role: "user", content: "hi" }]); // resolves
- * ```
+ * Prompt validation with the AI SDK's public schema: `ai` 7's `standardizePrompt` no longer checks messages against the `ModelMessage` schema, so
+ * Arbor does it itself with the exported `modelMessageSchema` and throws the SDK's own `InvalidPromptError`, as `ai` 6 did.
  */
 import { InvalidPromptError } from "@ai-sdk/provider";
 import { modelMessageSchema, type ModelMessage } from "ai";
 
 /**
- * Rejects with `InvalidPromptError` when `messages` is empty, holds a system message (the system
- * prompt is `system`), or a message does not match the SDK's `ModelMessage` schema (the message
- * names the index and the schema's issue); resolves otherwise. Async, as the SDK's own check was.
- *
- * @example
- * ```ts
- * await validateModelPrompt("Be brief.", [{ role: "user", content: 42 } as never]); // throws InvalidPromptError
- * ```
+ * Rejects with `InvalidPromptError` when `messages` is empty, holds a system message (the system prompt is `system`), or a message does not match the
+ * SDK's `ModelMessage` schema (the message names the index and the schema's issue); resolves otherwise. Async, as the SDK's own check was.
  */
 export async function validateModelPrompt(system: string | undefined, messages: readonly ModelMessage[]): Promise<void> {
   const prompt = { system, messages };

@@ -1,27 +1,7 @@
 /**
- * The provider prompt message (`LanguageModelV4Message`) of one `ModelMessage` of a shape
- * Arbor's converter emits, built in one pass (ours): the same object the AI SDK's
- * `convertToLanguageModelPrompt` builds for that message (same fields, including the
- * `providerOptions` / `providerExecuted` keys it sets to `undefined`; the tool-result `output`
- * and tool-call `input` objects shared, as the SDK shares them), without its `downloadAssets`
- * scan of the whole prompt or its per-prompt arrays.
- *
- * Contract:
- * - only messages `conformsToModelMessage` accepts (`prompt-shape.ts`) and that hold nothing
- *   the SDK would download or sniff are converted: user text, assistant text / reasoning /
- *   tool-call parts, tool messages of one or more tool-result parts (text, error-text, or
- *   content of text and image-data); a user image part, an empty tool message (the SDK drops
- *   it) or anything unsure gives `undefined`, and the caller uses the SDK;
- * - the conversion of a message does not depend on the others; what does (the SDK merging
- *   consecutive tool messages, `MissingToolResultsError`) is {@link WholePromptCheck};
- * - never throws; never mutates its input. `test/model/provider-prompt.test.ts` compares it with
- *   the SDK's output for generated messages.
- *
- * @example
- * ```ts
- * providerMessageOf({ role: "user", content: "hi" }); // { role: "user", content: [{ type: "text", text: "hi" }], providerOptions: undefined }
- * providerMessageOf({ role: "user", content: [{ type: "image", image: "aGk=" }] }); // undefined: the SDK converts it
- * ```
+ * The provider prompt message of one `ModelMessage` of a shape Arbor's converter emits, built in one pass: the same object the AI SDK's
+ * `convertToLanguageModelPrompt` builds, without its whole-prompt scans. Anything unsure (user images, empty tool messages) gives `undefined` and
+ * the caller uses the SDK. Never throws or mutates; `test/model/provider-prompt.test.ts` compares it with the SDK.
  */
 import type { LanguageModelV4Message } from "@ai-sdk/provider";
 import type { AssistantModelMessage, ModelMessage, ToolModelMessage, UserModelMessage } from "ai";
@@ -109,11 +89,6 @@ function toolMessage(message: ToolModelMessage): LanguageModelV4Message | undefi
 /**
  * The provider prompt message the AI SDK's `convertToLanguageModelPrompt` makes of `message`,
  * or `undefined` when the SDK must convert it (see the module contract). Never throws.
- *
- * @example
- * ```ts
- * const direct = providerMessageOf(message) ?? (await convertToLanguageModelPrompt({ prompt: { messages: [message] }, supportedUrls: {}, download: undefined }))[0];
- * ```
  */
 export function providerMessageOf(message: ModelMessage): LanguageModelV4Message | undefined {
   if (!conformsToModelMessage(message)) return undefined;
@@ -124,20 +99,11 @@ export function providerMessageOf(message: ModelMessage): LanguageModelV4Message
 }
 
 /**
- * Whether the SDK's whole-prompt steps could change or reject a prompt, fed its provider
- * messages in order (`add`), then read (`needed`): true for two consecutive tool messages (the
- * SDK merges them), a tool call not answered by the tool message right after its assistant
- * message (the SDK throws `MissingToolResultsError` unless a later tool message answers it), or
- * anything else this cheap check does not follow. Conservative: `needed === false` means the SDK
- * would return the messages as given. Arbor's converter never emits any of these; when `needed`
- * the caller converts with the SDK, which merges or throws its own error. Never throws.
- *
- * @example
- * ```ts
- * const check = new WholePromptCheck();
- * for (const message of prompt) check.add(message);
- * if (check.needed) prompt = await convertToLanguageModelPrompt({ prompt: { system, messages }, supportedUrls, download: undefined });
- * ```
+ * Whether the SDK's whole-prompt steps could change or reject a prompt, fed its provider messages in order (`add`), then read (`needed`): true for
+ * two consecutive tool messages (the SDK merges them), a tool call not answered by the tool message right after its assistant message (the SDK throws
+ * `MissingToolResultsError` unless a later tool message answers it), or anything else this cheap check does not follow. Conservative: `needed ===
+ * false` means the SDK would return the messages as given. Arbor's converter never emits any of these; when `needed` the caller converts with the
+ * SDK, which merges or throws its own error. Never throws.
  */
 export class WholePromptCheck {
   /** True once the SDK might change or reject the prompt. */

@@ -1,17 +1,6 @@
 /**
- * A TransformStream over SSE bytes that hands each complete frame to a rewrite function.
- *
- * Contract (ours): frames may arrive split across chunks or several per chunk; each frame
- * (the text between blank lines, without its separator) is passed to `rewrite` once, in
- * order, and the separator is kept as it came (`\n\n` or `\r\n\r\n`); a trailing partial
- * frame is rewritten at the end of the stream. A rewrite that returns its input leaves the
- * bytes unchanged. Used by the stream normalisers in front of the AI SDK's parsers.
- *
- * @example
- * ```ts
- * const upper = sseFrameRewriter((frame) => frame.toUpperCase());
- * const fixed = new Response(response.body!.pipeThrough(upper), response);
- * ```
+ * A TransformStream over SSE bytes that hands each complete frame (split across chunks or not) to `rewrite` once, in order, keeping separators as
+ * they came; a rewrite that returns its input leaves the bytes unchanged. Used by the stream normalisers in front of the AI SDK's parsers.
  */
 export function sseFrameRewriter(rewrite: (frame: string) => string): TransformStream<Uint8Array, Uint8Array> {
   const decoder = new TextDecoder();
@@ -36,15 +25,7 @@ export function sseFrameRewriter(rewrite: (frame: string) => string): TransformS
   });
 }
 
-/**
- * Rewrites the JSON payload of each `data:` line of one SSE frame. `edit` returns the new
- * payload, or undefined to keep the line as it is (lines that are not JSON are kept).
- *
- * @example
- * ```ts
- * rewriteDataLines(frame, (event) => ({ ...event, seen: true }));
- * ```
- */
+/** Rewrites the JSON payload of each `data:` line of one SSE frame; `edit` returns the new payload, or undefined to keep the line. */
 export function rewriteDataLines(frame: string, edit: (payload: unknown) => unknown): string {
   let changed = false;
   const lines = frame.split("\n").map((line) => {

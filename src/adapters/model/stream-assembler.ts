@@ -1,38 +1,8 @@
 /**
- * Folds AI SDK v3 stream parts into Arbor {@link ModelStreamEvent}s and the
- * assistant message they build.
- *
- * Contract (source: pi-ai's stream protocol, pi-behaviour.md §8; ours where marked):
- * - `start()` first; then blocks one at a time in content order: starting a block ends
- *   the open one; `contentIndex` indexes `partial.content`;
- * - `partial` is the live message being built (not a copy: copy it if you keep it);
- * - a text block opens on its first non-empty delta (empty text parts leave no block);
- * - text and reasoning deltas whose id is unknown or already closed continue the open
- *   block of the same kind (ours: GitHub Copilot rotates item ids mid-item), else open a
- *   new block;
- * - tool-call input deltas are buffered per tool-call id and never glued across calls
- *   (the class of vercel/ai#3068); a delta for a call that is not the open block keeps its
- *   own contentIndex; a call ends (`toolcall-end`) on its `tool-call` part, or from its
- *   buffer when another block starts first; the provider's final `tool-call` input then
- *   refines the arguments in place; unparsable or non-object JSON gives `{}` and an
- *   `argumentsError` on the call naming the failure (ours: such a call is never executed);
- * - provider metadata (signatures, encrypted reasoning, item ids) is merged over a
- *   block's start/delta/end and stored as JSON in `textSignature`, `thinkingSignature`
- *   (with `redacted` for Anthropic redacted thinking) or `thoughtSignature`;
- * - finish reasons: stop → stop, length → length, tool-calls → toolUse, content-filter →
- *   error ("The provider stopped the response (content filter)"), error → error;
- *   other/unknown → toolUse when the message has tool calls, else stop; a `stop` with
- *   tool calls is toolUse (pi);
- * - provider-executed tool calls and their results are ignored (Arbor runs its own tools);
- * - with `chatReasoningFields`, reasoning text in raw Chat Completions deltas
- *   (`reasoning_content`, `reasoning`, `reasoning_text`) becomes thinking blocks whose
- *   `thinkingSignature` is the field name (pi's convention).
- *
- * @example
- * ```ts
- * const assembler = new StreamAssembler(base);
- * const events = [assembler.start(), ...parts.flatMap((part) => assembler.handle(part))];
- * ```
+ * Folds AI SDK stream parts into Arbor {@link ModelStreamEvent}s and the assistant message they build (`partial` is live, not a copy). Blocks come
+ * one at a time in content order; deltas with unknown ids continue the open block of their kind (Copilot rotates ids); tool-call input is buffered
+ * per call id and never glued across calls, unparsable arguments give `{}` plus `argumentsError`; finish reasons map to stop/length/toolUse/error;
+ * provider-executed tool calls are ignored.
  */
 import type { LanguageModelV4StreamPart } from "@ai-sdk/provider";
 import type { AssistantMessage, StopReason, TextContent, ThinkingContent, ToolCall } from "../../core/messages.ts";
@@ -40,6 +10,7 @@ import type { ModelErrorInfo, ModelStreamEvent } from "../../core/model-stream.t
 import { encodeProviderMetadata } from "./to-model-messages.ts";
 import type { ModelCost } from "./usage.ts";
 import { toUsage } from "./usage.ts";
+import type { DeltaKind } from "../../core/vocabulary.ts";
 
 type Metadata = Record<string, Record<string, unknown>>;
 
@@ -47,7 +18,7 @@ type Metadata = Record<string, Record<string, unknown>>;
 export const RAW_REASONING_FIELDS = ["reasoning_content", "reasoning", "reasoning_text"] as const;
 
 interface OpenBlock {
-  kind: "text" | "thinking" | "toolCall";
+  kind: DeltaKind;
   index: number;
   id: string;
 }
@@ -75,15 +46,9 @@ function mergeMetadata(into: Metadata | undefined, next: unknown): Metadata | un
 }
 
 /**
- * Parse tool-call arguments and say what is wrong with them (ours): a JSON object gives
- * `{ arguments }`; empty input gives `{ arguments: {} }` (a call without parameters); anything
- * else gives `{ arguments: {}, error }`, where `error` names the parse failure and quotes the
- * start of the text (at most 200 characters).
- *
- * @example
- * ```ts
- * checkToolArguments('{"path":"a'); // { arguments: {}, error: 'not valid JSON (Unterminated string …): {"path":"a' }
- * ```
+ * Parse tool-call arguments and say what is wrong with them (ours): a JSON object gives `{ arguments }`; empty input gives `{ arguments: {} }` (a
+ * call without parameters); anything else gives `{ arguments: {}, error }`, where `error` names the parse failure and quotes the start of the text
+ * (at most 200 characters).
  */
 export function checkToolArguments(input: string): { arguments: Record<string, unknown>; error?: string } {
   if (input.trim() === "") return { arguments: {} };
@@ -107,15 +72,7 @@ function setArguments(block: ToolCall, input: string): void {
   else block.argumentsError = checked.error;
 }
 
-/**
- * Builds one assistant message from stream parts; see the module contract.
- *
- * @example
- * ```ts
- * const assembler = new StreamAssembler({ api: "openai-chat", provider: "openai", model: "gpt-4o" });
- * const events = [assembler.start(), ...parts.flatMap((part) => assembler.handle(part)), ...assembler.closeAll(), assembler.done()];
- * ```
- */
+/** Builds one assistant message from stream parts; see the module contract. */
 export class StreamAssembler {
   readonly message: AssistantMessage;
   private open: OpenBlock | undefined;
@@ -364,8 +321,7 @@ export class StreamAssembler {
     if (!open) return;
     this.open = undefined;
     if (open.kind === "toolCall") {
-      // Another block starts: end this call from its buffer (one block at a time); a later
-      // `tool-call` part for it only refines the arguments.
+      // Another block starts: end this call from its buffer (one block at a time); a later `tool-call` part for it only refines the arguments.
       const tool = this.tools.get(open.id);
       if (tool) this.endTool(open.id, tool, events, undefined);
       return;

@@ -1,36 +1,15 @@
 /**
- * Thinking levels → provider reasoning options (AI SDK `providerOptions`).
- *
- * Contract (ours, after pi-ai's `clampReasoning` and thinking budgets, pi-behaviour.md §1.6):
- * - `off` (or no level) sends nothing: the provider's default applies;
- * - OpenAI (`openai.*` providers): `providerOptions.openai.reasoningEffort` =
- *   minimal → "minimal", low → "low", medium → "medium", high → "high", xhigh → "high"
- *   (pi clamps the same way; pass `levelMap: { xhigh: "xhigh" }` for models that accept it);
- *   on the Responses API also `reasoningSummary: "auto"` so reasoning text streams;
- * - Anthropic (`anthropic.*`): `thinking: { type: "enabled", budgetTokens }` with budgets
- *   minimal 1024, low 2048, medium 8192, high 16384, xhigh 32768 tokens (pi's defaults);
- * - Google (`google.*`, `vertex.*`): `thinkingConfig: { thinkingBudget, includeThoughts: true }`,
- *   same budgets;
- * - any other provider: nothing (pass `providerOptions` yourself, or `reasoningOptions`
- *   to {@link createAiSdkModelClient}).
- * Never throws.
- *
- * @example
- * ```ts
- * reasoningProviderOptions("openai.responses", "high");
- * // { openai: { reasoningEffort: "high", reasoningSummary: "auto" } }
- * ```
+ * Thinking levels → provider reasoning options (`providerOptions`): OpenAI `reasoningEffort` (xhigh clamps to high unless `levelMap` says otherwise),
+ * Anthropic `thinking.budgetTokens` and Google `thinkingBudget` (1024/2048/8192/16384/32768 tokens for minimal…xhigh). `off` and unknown providers
+ * send nothing. Never throws.
  */
 import type { ThinkingLevel } from "../../core/messages.ts";
 import type { ProviderOptionsRecord } from "./provider-options.ts";
 
 /**
  * Per-level override of the provider's effort value; `null` sends nothing for that level.
- *
  * @example
- * ```ts
  * const map: ThinkingLevelMap = { xhigh: "xhigh", minimal: null };
- * ```
  */
 export type ThinkingLevelMap = Partial<Record<Exclude<ThinkingLevel, "off">, string | null>>;
 
@@ -44,11 +23,8 @@ const OPENAI_EFFORT: Record<Exclude<ThinkingLevel, "off">, string> = {
 
 /**
  * Thinking budgets in tokens (pi's defaults).
- *
  * @example
- * ```ts
  * THINKING_BUDGETS.medium; // 8192 tokens
- * ```
  */
 export const THINKING_BUDGETS: Readonly<Record<Exclude<ThinkingLevel, "off">, number>> = {
   minimal: 1024,
@@ -61,11 +37,8 @@ export const THINKING_BUDGETS: Readonly<Record<Exclude<ThinkingLevel, "off">, nu
 /**
  * Provider options for a thinking level, keyed by the AI SDK provider name
  * (`LanguageModelV4.provider`, e.g. `openai.chat`). Undefined when nothing applies.
- *
  * @example
- * ```ts
  * reasoningProviderOptions("openai.chat", "xhigh", { xhigh: "xhigh" }); // { openai: { reasoningEffort: "xhigh" } }
- * ```
  */
 export function reasoningProviderOptions(
   provider: string,

@@ -1,38 +1,8 @@
 /**
- * The only place Arbor messages become AI SDK `ModelMessage`s.
- *
- * Contract (source: pi-ai `transformMessages` + per-provider converters, pi-behaviour.md §8; ours where marked):
- * - input is what `convertToLlm` produced: user, assistant and toolResult messages; any
- *   other role is treated as a user message built from its text (defensive, ours);
- * - user text/images → a user message with text and image parts (base64 data + media type);
- * - assistant text / thinking / tool calls → text, reasoning and tool-call parts in content
- *   order; provider metadata captured when streaming (signatures, encrypted reasoning, item
- *   ids, stored as JSON in `textSignature` / `thinkingSignature` / `thoughtSignature`) is sent
- *   back as `providerOptions`, so reasoning round-trips (pi's thinkingSignature JSON for
- *   OpenAI Responses and plain Anthropic signatures are understood too);
- * - assistant messages with stopReason `error` or `aborted` are skipped (pi);
- * - when `target` is given and an assistant came from another provider/api/model, signatures
- *   are dropped, redacted thinking is dropped and thinking becomes plain text (pi);
- * - tool-call ids: pi's OpenAI Responses `call_id|item_id` ids send the call id (the item id
- *   goes to providerOptions); for an assistant from another model, ids are made portable
- *   (`[A-Za-z0-9_-]`, ≤ 40 chars, hash-suffixed when shortened; pi truncates), and the
- *   matching results use the same id;
- * - tool results → `tool` messages with the matching `toolCallId`; `isError` results with
- *   only text become `error-text` output; results with images become `content` output
- *   (text + image-data parts; the error flag cannot be expressed there, so the text is
- *   prefixed with "Error: " when `isError`);
- * - a tool call without a result gets a synthetic error result "No result provided" before
- *   the next user/assistant message (pi); a tool result whose call is not in the preceding
- *   kept assistant message is dropped (ours: pi forwards such orphans and providers answer 400);
- * - unpaired UTF-16 surrogates in any text become U+FFFD (pi's `sanitizeSurrogates`);
- * - empty text and empty unsigned thinking blocks are skipped; the input is never mutated;
- *   never throws.
- *
- * @example
- * ```ts
- * const modelMessages = toModelMessages(context.messages, { provider: "openai.responses", api: "openai-responses", modelId: "gpt-5" });
- * await streamText({ model, messages: modelMessages });
- * ```
+ * The only place Arbor messages become AI SDK `ModelMessage`s (pi-ai's `transformMessages` rules, `docs/pi-parity.md`). Errored and aborted
+ * assistants are skipped; provider metadata round-trips as `providerOptions`; for another model, signatures drop and thinking becomes text, tool-call
+ * ids are made portable; a call without a result gets "No result provided", an orphan result is dropped; lone surrogates become U+FFFD. Never
+ * mutates its input or throws.
  */
 import type { AssistantModelMessage, ModelMessage, ToolModelMessage, ToolResultPart, UserModelMessage } from "ai";
 import type { AgentMessage, AssistantMessage, ImageContent, TextContent, ToolResultMessage } from "../../core/messages.ts";
@@ -41,14 +11,7 @@ import { messageText } from "../../core/messages.ts";
 export type { ProviderOptionsRecord } from "./provider-options.ts";
 import type { ProviderOptionsRecord } from "./provider-options.ts";
 
-/**
- * The model a conversation is being sent to; decides whether signatures are kept.
- *
- * @example
- * ```ts
- * const target: ModelTarget = { provider: "openai", api: "openai-chat", modelId: "gpt-4o" };
- * ```
- */
+/** The model a conversation is being sent to; decides whether signatures are kept. */
 export interface ModelTarget {
   provider: string;
   api: string;
@@ -61,17 +24,9 @@ interface WellFormedString {
   toWellFormed(): string;
 }
 
-/**
- * Replace unpaired UTF-16 surrogates (from binary tool output, cut strings) with U+FFFD:
- * providers reject them as invalid Unicode (pi's `sanitizeSurrogates`).
- *
- * @example
- * ```ts
- * wellFormed("ok\uD800"); // "ok\uFFFD"
- * ```
- */
+/** Replaces unpaired UTF-16 surrogates with U+FFFD: providers reject them (pi's `sanitizeSurrogates`). */
 export function wellFormed(text: string): string {
-  // Malformed input (not a string) passes through unchanged, as before: the SDK's validation rejects it with its own error.
+  // Malformed input (not a string) passes through unchanged: the SDK's validation rejects it with its own error.
   if (typeof text !== "string") return text;
   // ES2024's native check and repair (Node >= 20): the same replacement as the regex, far cheaper on long histories.
   const native = text as string & WellFormedString;
@@ -82,15 +37,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * Encode AI SDK provider metadata into a signature string (JSON), or undefined when there
- * is nothing worth keeping (every value empty/null).
- *
- * @example
- * ```ts
- * encodeProviderMetadata({ openai: { itemId: "rs_1", reasoningEncryptedContent: "gAAA" } }); // '{"openai":{...}}'
- * ```
- */
+/** Encode AI SDK provider metadata into a signature string (JSON), or undefined when there is nothing worth keeping (every value empty/null). */
 export function encodeProviderMetadata(metadata: Record<string, unknown> | undefined): string | undefined {
   if (!metadata) return undefined;
   const kept: Record<string, Record<string, unknown>> = {};
@@ -103,14 +50,8 @@ export function encodeProviderMetadata(metadata: Record<string, unknown> | undef
 }
 
 /**
- * Decode a stored signature into AI SDK provider options. Understands our JSON
- * (`{ provider: {...} }`), pi's OpenAI Responses reasoning item JSON, and a bare
- * string (taken as an Anthropic signature, or redacted data when `redacted`).
- *
- * @example
- * ```ts
- * decodeSignature('{"openai":{"itemId":"rs_1"}}'); // { openai: { itemId: "rs_1" } }
- * ```
+ * Decode a stored signature into AI SDK provider options. Understands our JSON (`{ provider: {...} }`), pi's OpenAI Responses reasoning item JSON,
+ * and a bare string (taken as an Anthropic signature, or redacted data when `redacted`).
  */
 export function decodeSignature(signature: string | undefined, options: { redacted?: boolean } = {}): ProviderOptionsRecord | undefined {
   if (!signature) return undefined;
@@ -163,10 +104,9 @@ function shortHash(text: string): string {
 }
 
 /**
- * The tool-call id to send. pi's OpenAI Responses ids are `call_id|item_id`: the call id is
- * sent (the item id goes to providerOptions). For another model the id is made portable:
- * only `[A-Za-z0-9_-]`, at most 40 characters (OpenAI's limit; Anthropic allows 64), with a
- * hash suffix when shortened so distinct ids stay distinct.
+ * The tool-call id to send. pi's OpenAI Responses ids are `call_id|item_id`: the call id is sent (the item id goes to providerOptions). For another
+ * model the id is made portable: only `[A-Za-z0-9_-]`, at most 40 characters (OpenAI's limit; Anthropic allows 64), with a hash suffix when shortened
+ * so distinct ids stay distinct.
  */
 function wireToolCallId(id: string, keepSignatures: boolean): string {
   const callId = id.includes("|") ? id.slice(0, id.indexOf("|")) : id;
@@ -256,25 +196,20 @@ function toolResultPart(result: ToolResultMessage, toolCallId: string): ToolResu
 /**
  * Convert Arbor messages (after `convertToLlm`) into AI SDK `ModelMessage`s, repairing
  * tool-call/result pairing on the way (see the module contract). Never throws.
- *
  * @param messages - user, assistant and toolResult messages in conversation order.
  * @param target - the model being called; assistants from other models lose their signatures.
  * @returns AI SDK messages, without a system message (pass the system prompt separately).
- *
  * @example
- * ```ts
  * toModelMessages([{ role: "user", content: "hi", timestamp: 0 }]); // [{ role: "user", content: "hi" }]
- * ```
  */
 export function toModelMessages(messages: readonly AgentMessage[], target?: ModelTarget): ModelMessage[] {
   return toModelMessagesFrom(messages, target, 0).messages;
 }
 
 /**
- * What {@link toModelMessagesFrom} converted: the messages of inputs `[start, end)`, and the
- * last clean point: `messages.slice(0, cleanOut)` are final for inputs `[start, clean)` (no
- * later input can change them), so a later conversion of a longer conversation with the same
- * first `clean` inputs may resume at `clean` and reuse them.
+ * What {@link toModelMessagesFrom} converted: the messages of inputs `[start, end)`, and the last clean point: `messages.slice(0, cleanOut)` are
+ * final for inputs `[start, clean)` (no later input can change them), so a later conversion of a longer conversation with the same first `clean`
+ * inputs may resume at `clean` and reuse them.
  */
 export interface ModelMessagesFrom {
   messages: ModelMessage[];
@@ -283,15 +218,8 @@ export interface ModelMessagesFrom {
 }
 
 /**
- * {@link toModelMessages} of `messages.slice(start)`, where `start` must be a clean point of an
- * earlier conversion of the same first `start` messages (or 0), plus the last clean point
- * (ours: the adapter converts only the new suffix of a conversation). Never throws.
- *
- * @example
- * ```ts
- * const first = toModelMessagesFrom(messages, target, 0);
- * const next = toModelMessagesFrom([...messages, reply], target, first.clean); // converts from the last clean point only
- * ```
+ * {@link toModelMessages} of `messages.slice(start)`, where `start` must be a clean point of an earlier conversion of the same first `start` messages
+ * (or 0), plus the last clean point (ours: the adapter converts only the new suffix of a conversation). Never throws.
  */
 export function toModelMessagesFrom(messages: readonly AgentMessage[], target: ModelTarget | undefined, start: number): ModelMessagesFrom {
   const out: ModelMessage[] = [];
@@ -300,17 +228,9 @@ export function toModelMessagesFrom(messages: readonly AgentMessage[], target: M
 }
 
 /**
- * {@link toModelMessagesFrom} without the array (ours): `emit` receives each
- * converted message once it is final, in order (a tool message when its batch closes), so a
- * caller that turns each one into something else at once lets it die young instead of holding
- * a second copy of a long history. Returns the last clean point; `cleanOut` counts emitted
- * messages. Never throws (unless `emit` does).
- *
- * @example
- * ```ts
- * const prompt: unknown[] = [];
- * eachModelMessageFrom(messages, target, 0, (message) => prompt.push(toProvider(message)));
- * ```
+ * {@link toModelMessagesFrom} without the array (ours): `emit` receives each converted message once it is final, in order (a tool message when its
+ * batch closes), so a caller that turns each one into something else at once lets it die young instead of holding a second copy of a long history.
+ * Returns the last clean point; `cleanOut` counts emitted messages. Never throws (unless `emit` does).
  */
 export function eachModelMessageFrom(
   messages: readonly AgentMessage[],

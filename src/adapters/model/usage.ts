@@ -1,47 +1,15 @@
 /**
- * AI SDK usage → Arbor {@link Usage}, with cost.
- *
- * Contract (pi-ai's accounting, pi-behaviour.md §8; ours for unknowns):
- * - `input` counts NON-cached input tokens (pi: prompt tokens minus cache reads and writes);
- *   `cacheRead` / `cacheWrite` are counted separately; `output` includes reasoning tokens;
- * - a count the provider did not report is `null`, never 0 or NaN; when the non-cached
- *   input is not reported it is derived as total − cacheRead − cacheWrite (unreported cache
- *   counts as 0, since a provider that reports no cache numbers did not cache);
- * - `totalTokens` = input + output + cacheRead + cacheWrite (unknown cache counts as 0) when
- *   input and output are known, else null;
- * - the provider's raw usage is read directly where its shape is known, because the AI SDK
- *   packages report missing counts as 0 (`@ai-sdk/openai` 3 and 4, `@ai-sdk/google` 3 and 4) and the three
- *   providers count cache tokens differently:
- *   - OpenAI Chat (`prompt_tokens`, `prompt_tokens_details.cached_tokens`, DeepSeek's
- *     `prompt_cache_hit_tokens`) and Responses (`input_tokens`, `input_tokens_details.cached_tokens`):
- *     the prompt count INCLUDES cached tokens, so input = prompt − cached;
- *   - Anthropic Messages (`input_tokens`, `cache_read_input_tokens`, `cache_creation_input_tokens`):
- *     `input_tokens` EXCLUDES cache reads and writes, so input = `input_tokens` as is (adding or
- *     subtracting the cache counts is the 2–4× over-count peers make);
- *   - Gemini (`promptTokenCount`, `cachedContentTokenCount`, `candidatesTokenCount`,
- *     `thoughtsTokenCount`, `toolUsePromptTokenCount`): the prompt count INCLUDES cached tokens;
- *     output = candidates + thoughts (Gemini counts thoughts apart); tool-use prompt tokens are
- *     input (ours: the AI SDK drops them, though they are billed), so `totalTokens` equals
- *     Gemini's `totalTokenCount`;
- * - `cost` ($) is present only when prices ($ per million tokens) are given and input and
- *   output are known: cost_x = price_x / 1e6 × tokens_x; total = sum.
- *
- * @example
- * ```ts
- * toUsage({ inputTokens: { total: 100, noCache: 80, cacheRead: 20, cacheWrite: undefined }, outputTokens: { total: 5, text: 5, reasoning: undefined } }, { input: 1, output: 2 });
- * // { input: 80, output: 5, cacheRead: 20, cacheWrite: null, totalTokens: 105, cost: {...} }
- * ```
+ * AI SDK usage → Arbor {@link Usage}, with cost. `input` counts NON-cached input tokens, `cacheRead`/`cacheWrite` apart, `output` includes
+ * reasoning; an unreported count is `null`, never 0. The raw provider usage is read where known because providers count cache differently
+ * (OpenAI and Gemini include cached tokens in the prompt count, Anthropic excludes them). `cost` ($) needs prices ($ per million tokens).
  */
 import type { LanguageModelV4Usage } from "@ai-sdk/provider";
 import type { Usage } from "../../core/messages.ts";
 
 /**
  * Prices in $ per million tokens.
- *
  * @example
- * ```ts
  * const cost: ModelCost = { input: 2.5, output: 10, cacheRead: 1.25 }; // $ per million tokens
- * ```
  */
 export interface ModelCost {
   input: number;
@@ -56,11 +24,8 @@ function count(value: number | undefined): number | null {
 
 /**
  * Convert an AI SDK v3 usage report. `undefined` usage gives all-null usage.
- *
  * @example
- * ```ts
  * toUsage(undefined); // { input: null, output: null, cacheRead: null, cacheWrite: null, totalTokens: null }
- * ```
  */
 export function toUsage(usage: LanguageModelV4Usage | undefined, cost?: ModelCost): Usage {
   const counts = countsFromRaw(usage?.raw) ?? {
@@ -79,13 +44,7 @@ export function toUsage(usage: LanguageModelV4Usage | undefined, cost?: ModelCos
 }
 
 /**
- * `usage` with its `cost` computed from its counts and `cost`'s prices (replacing any cost it had);
- * `usage` itself when input or output is unknown.
- *
- * @example
- * ```ts
- * priceUsage({ input: 1_000_000, output: 0, cacheRead: null, cacheWrite: null, totalTokens: 1_000_000 }, { input: 2, output: 8 }).cost?.total; // 2
- * ```
+ * `usage` with its `cost` computed from its counts and `cost`'s prices (replacing any cost it had); `usage` itself when input or output is unknown.
  */
 export function priceUsage(usage: Usage, cost: ModelCost): Usage {
   const { input, output, cacheRead, cacheWrite } = usage;
@@ -118,10 +77,7 @@ function rawCount(value: unknown): number | null {
   return typeof value === "number" ? count(value) : null;
 }
 
-/**
- * Raw usage of a known shape, read directly (see the module contract): Anthropic Messages,
- * Gemini `usageMetadata`, OpenAI Chat Completions and Responses. Undefined for other shapes.
- */
+/** Raw usage of a known shape (Anthropic, Gemini, OpenAI Chat and Responses), read directly; undefined otherwise. */
 function countsFromRaw(raw: unknown): Counts | undefined {
   if (typeof raw !== "object" || raw === null) return undefined;
   if ("cache_creation_input_tokens" in raw || "cache_read_input_tokens" in raw) {

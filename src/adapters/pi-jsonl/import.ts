@@ -1,30 +1,7 @@
 /**
- * Import of a pi session file (format 1, 2 or 3) into a new Arbor session.
- *
- * Contract (ours; parsing and migration pi's, see `parse.ts`, `migrate.ts`):
- * - the source file is only read (`readFile`), never written, truncated or renamed;
- * - blank and unparseable lines are skipped with a diagnostic naming the line;
- * - a missing or corrupt header, an unsupported version or an unreadable file throws
- *   `SessionImportError` and creates nothing;
- * - every entry is checked against the entry schema; by default one invalid entry refuses the
- *   whole import (`SessionImportError` listing the first problems with their line numbers),
- *   with `invalidEntries: "skip"` such entries are skipped with an `invalid_entry` diagnostic;
- * - entry types Arbor does not know are kept verbatim (they round-trip through export) and are
- *   left out of the context;
- * - pi 1.x files (header version 3, service-protocols.md §5) import whole: `usage` and
- *   `context_edit` entries are understood (stats, context), system messages, compaction
- *   `systemMessage`, `stopReason: "deferred"` and unknown fields are kept verbatim; what Arbor
- *   keeps without applying is reported, one `unmodeled` diagnostic per feature;
- * - a repeated entry id gets a fresh id (`duplicate_id` diagnostic); links to it keep pointing
- *   at the first entry with that id;
- * - the session and all entries are written in ONE atomic append; the leaf is the last entry
- *   in file order (pi's leaf on load); `info.source` records the path, original version and id.
- *
- * @example
- * ```ts
- * const { session, diagnostics } = await importPiSession(repo, "~/.pi/agent/sessions/x.jsonl");
- * session.view.buildContext().messages;
- * ```
+ * Import of a pi session file (format 1, 2 or 3) into a new Arbor session. The source is only read. Bad headers, versions or files throw
+ * `SessionImportError` and create nothing; an invalid entry refuses the import unless `invalidEntries: "skip"`; unknown entry types are kept
+ * verbatim; repeated ids get fresh ones. Everything is written in ONE atomic append, the leaf being the last entry in file order.
  */
 import { randomUUID } from "node:crypto";
 import { readFile } from "node:fs/promises";
@@ -57,11 +34,8 @@ export interface ImportPiSessionResult {
 /**
  * The v3 entries of a pi file's text, parsed, migrated and validated (see the module contract).
  * Pure; used by the importer and tests. Throws `SessionImportError`.
- *
  * @example
- * ```ts
  * const { entries, diagnostics } = piEntriesFromText(text, { invalidEntries: "skip" });
- * ```
  */
 export function piEntriesFromText(
   text: string,
@@ -106,27 +80,27 @@ export function piEntriesFromText(
   return { header: parsed.header, entries, diagnostics, fromVersion: migrated.fromVersion };
 }
 
-/** What Arbor keeps but does not apply, per pi 1.x feature (service-protocols.md §5). */
+/** What Arbor keeps but does not apply, per pi 1.x feature (pi 1.6's `docs/session-format.md`). */
 const UNMODELED: { test: (entry: Record<string, unknown>) => boolean; what: string }[] = [
   {
     test: (entry) => entry.type === "message" && (entry.message as { role?: unknown }).role === "system",
-    what: "pi 1.x system message(s) (role \"system\") kept and exported but not applied: Arbor's harness builds the system prompt and tool set",
+    what: "pi 1.x system message(s) (role \"system\") in the context as pi 1.6 builds it, but not applied: Arbor's harness builds the system prompt and tool set (convertToLlm drops them)",
   },
   {
     test: (entry) => entry.type === "compaction" && entry.systemMessage !== undefined,
-    what: "compaction systemMessage(s) kept and exported but not applied (Arbor's harness owns the system prompt)",
+    what: "compaction systemMessage checkpoint(s) in the context as pi 1.6 builds it, but not applied (Arbor's harness owns the system prompt)",
   },
   {
     test: (entry) => entry.type === "message" && (entry.message as { stopReason?: unknown }).stopReason === "deferred",
-    what: "assistant message(s) with stopReason \"deferred\" kept; Arbor treats them as finished turns",
+    what: "assistant message(s) with stopReason \"deferred\" kept; Arbor treats them as finished turns and does not fetch the deferred response",
   },
   {
     test: (entry) => {
-      if (entry.type !== "context_edit") return false;
-      const replacement = entry.replacement as { role?: unknown } | null | undefined;
-      return replacement !== null && (typeof replacement !== "object" || typeof replacement.role !== "string" || replacement.role === "system");
+      if (entry.type !== "context_edit" || entry.replacement === null) return false;
+      const content = (entry.replacement as { content?: unknown } | undefined)?.content;
+      return typeof entry.replacement !== "object" || !(typeof content === "string" || Array.isArray(content));
     },
-    what: "context_edit entr(ies) whose replacement is not a message kept but not applied (the target is sent unchanged)",
+    what: "context_edit entr(ies) whose replacement is not null or { content } kept but not applied (the target is sent unchanged)",
   },
 ];
 
@@ -163,12 +137,9 @@ function unknownKindDiagnostics(lines: readonly { line: number; entry: Record<st
 /**
  * Imports the pi session file at `path` into a new session of `repo` (see the module contract).
  * Throws `SessionImportError`; the log's errors (e.g. `ExpectedVersionConflictError` for a taken id) pass through.
- *
  * @example
- * ```ts
  * const { session, diagnostics } = await importPiSession(repo, "session.jsonl");
  * for (const diagnostic of diagnostics) console.warn(diagnostic.line, diagnostic.message);
- * ```
  */
 export async function importPiSession(repo: SessionRepository, path: string, options: ImportPiSessionOptions = {}): Promise<ImportPiSessionResult> {
   const absolute = resolve(path);
@@ -179,6 +150,8 @@ export async function importPiSession(repo: SessionRepository, path: string, opt
     throw new SessionImportError(`Cannot read pi session file ${absolute}: ${(error as Error).message}`, { cause: error, details: { path: absolute } });
   }
   const { header, entries, diagnostics, fromVersion } = piEntriesFromText(text, { source: absolute, invalidEntries: options.invalidEntries });
+  // The header's other fields (pi's parentSession path, fields of later versions) are kept and written back on export.
+  const { type: _type, version: _version, id: _id, timestamp: _timestamp, cwd: _cwd, ...extra } = header;
   const createdAt = typeof header.timestamp === "string" && !Number.isNaN(Date.parse(header.timestamp)) ? header.timestamp : undefined;
   const session = await repo.importEntries({
     id: options.id,
@@ -186,7 +159,7 @@ export async function importPiSession(repo: SessionRepository, path: string, opt
     createdAt,
     tenant: options.tenant,
     metadata: options.metadata,
-    source: { kind: "pi-jsonl", path: absolute, version: fromVersion, originalId: header.id as string },
+    source: { kind: "pi-jsonl", path: absolute, version: fromVersion, originalId: header.id as string, ...(Object.keys(extra).length > 0 ? { header: extra } : {}) },
     entries,
   });
   return { session, diagnostics, fromVersion };

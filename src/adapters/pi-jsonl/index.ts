@@ -1,12 +1,4 @@
-/**
- * pi session JSONL interop: parse, migrate (v1/v2 → v3), import into a session, export to v3.
- * See each module's contract.
- *
- * @example
- * ```ts
- * import { importPiSession, exportPiSession } from "./adapters/pi-jsonl/index.ts";
- * ```
- */
+/** pi session JSONL interop: parse, migrate (v1/v2 → v3), import into a session, export to v3. See each module's contract. */
 export * from "./parse.ts";
 export * from "./migrate.ts";
 export * from "./import.ts";

@@ -1,23 +1,7 @@
 /**
- * Migration of parsed pi session entries to format version 3, as pi migrates them.
- *
- * Contract (pi's `migrateSessionEntries`, `docs/pi-parity.md`; ours where marked):
- * - a missing `version` means 1; versions other than 1, 2, 3 throw `SessionImportError` (ours:
- *   pi would misread a newer file as current);
- * - v1 → v2: every entry gets a fresh 8-hex id and `parentId` = the previous entry (a chain, the
- *   first `null`); a compaction's `firstKeptEntryIndex` (index into pi's parsed array, header = 0)
- *   becomes `firstKeptEntryId` of the entry there, when that entry already has its new id;
- *   ours: ids are unique (pi's v1 migration never records the ids it drew), and a
- *   `firstKeptEntryIndex` that points nowhere gives `firstKeptEntryId: ""` (no entry matches, the
- *   same context as pi's `undefined`) plus a `dangling_first_kept` diagnostic;
- * - v2 → v3: `message.role === "hookMessage"` becomes `"custom"`;
- * - works on copies: the parsed input is never mutated; pure, no I/O.
- *
- * @example
- * ```ts
- * const migrated = migratePiEntries(parsePiJsonl(text));
- * migrated.entries; // v3 entries with ids and parents
- * ```
+ * Migration of parsed pi session entries to format version 3, as pi does it: v1 → v2 gives fresh unique ids and a parent chain (a dangling
+ * `firstKeptEntryIndex` becomes `""` plus a diagnostic), v2 → v3 renames `hookMessage` to `custom`. Unknown versions throw `SessionImportError`.
+ * Pure; never mutates its input.
  */
 import { randomUUID } from "node:crypto";
 import { SessionImportError } from "../../core/errors.ts";
@@ -25,11 +9,8 @@ import type { ImportDiagnostic, ParsedLine, ParsedPiFile } from "./parse.ts";
 
 /**
  * The current pi session format version.
- *
  * @example
- * ```ts
  * const header = { type: "session", version: PI_SESSION_VERSION, id, timestamp, cwd };
- * ```
  */
 export const PI_SESSION_VERSION = 3;
 
@@ -57,11 +38,8 @@ function freshId(taken: Set<string>): string {
 
 /**
  * The header's format version (1, 2 or 3; missing = 1, as pi). Throws `SessionImportError` for anything else.
- *
  * @example
- * ```ts
  * piFileVersion({ type: "session", id: "x" }); // 1
- * ```
  */
 export function piFileVersion(header: { version?: unknown }): 1 | 2 | 3 {
   const version = header.version ?? 1;
@@ -74,11 +52,8 @@ export function piFileVersion(header: { version?: unknown }): 1 | 2 | 3 {
 
 /**
  * Migrates parsed lines to v3 (see the module contract).
- *
  * @example
- * ```ts
  * const { fromVersion, lines } = migratePiEntries(parsed);
- * ```
  */
 export function migratePiEntries(parsed: ParsedPiFile): MigratedPiFile {
   const fromVersion = piFileVersion(parsed.header);

@@ -1,27 +1,7 @@
 /**
- * Parsing of pi session files (JSONL): one JSON value per line, the first one the header.
- *
- * Contract (pi's `parseSessionEntries` + header check, `docs/pi-parity.md`;
- * ours where marked):
- * - lines are split on `\n` (a trailing `\r` is tolerated, as by JSON.parse); a UTF-8 BOM is
- *   stripped (ours: pi then loses the header);
- * - blank lines and lines that are not valid JSON are skipped, each with a diagnostic naming
- *   its 1-based line number (pi skips them silently); a final newline is not a blank line;
- * - `values` keeps every parsed value in file order, like pi's array (so a v1 compaction's
- *   `firstKeptEntryIndex` means the same thing); a value that is not a JSON object is reported
- *   (`not_an_object`) and never becomes an entry;
- * - the header is the FIRST non-blank line and must be `{"type":"session","id":<string>}`;
- *   otherwise `SessionImportError` (pi treats such files as empty and later overwrites them);
- * - a line whose JSON nests deeper than {@link MAX_LINE_DEPTH} arrays and objects is a
- *   `SessionImportError` naming the file and line (ours: later steps walk values recursively and
- *   would fail with a bare stack overflow); nothing is imported;
- * - never throws for anything but a missing or corrupt header or a too-deep line; never touches the file system.
- *
- * @example
- * ```ts
- * const parsed = parsePiJsonl(readFileSync(path, "utf8"));
- * parsed.header.id; parsed.lines.length;
- * ```
+ * Parsing of pi session files (JSONL, the first value the header). Blank and non-JSON lines are skipped with a diagnostic naming the line; `values`
+ * keeps every parsed value in file order; a missing or corrupt header, or a line nested deeper than {@link MAX_LINE_DEPTH}, throws
+ * `SessionImportError`. Nothing else throws; no file system access.
  */
 import { SessionImportError } from "../../core/errors.ts";
 
@@ -93,11 +73,8 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /**
  * Parses pi session JSONL text (see the module contract). Throws `SessionImportError` for a
  * missing or corrupt header; `source` names the file in messages.
- *
  * @example
- * ```ts
  * parsePiJsonl('{"type":"session","version":3,"id":"x","timestamp":"…","cwd":"/w"}\n');
- * ```
  */
 export function parsePiJsonl(text: string, source = "the session file"): ParsedPiFile {
   const content = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;

@@ -1,27 +1,6 @@
 /**
- * Slash-command expansion of user input: `/name args` (prompt templates) and
- * `/skill:name args` (skills).
- *
- * Contract (source: pi 0.73.1 `AgentSession.prompt`, `expandPromptTemplate`,
- * `_expandSkillCommand`, `docs/pi-parity.md`;
- * differences are ours and marked):
- * - only text starting with `/` is a command; the name runs to the first
- *   whitespace character. Ours: **any** whitespace ends the name, so
- *   `/name\nargs` works (pi needs a space). The rest after that one character
- *   is the argument string;
- * - `/skill:<name>` is looked up first among `skills`, then `/<name>` among
- *   `templates` (pi's order); an unknown command is returned unchanged with
- *   `kind: "none"` (pi passes it through to the model);
- * - a template expands with `substituteArgs(template.content,
- *   parseCommandArgs(args))` (single pass, see `arguments.ts`); a skill with
- *   `formatSkillInvocation(skill, args)`;
- * - pure and synchronous: no file access, never throws.
- *
- * @example
- * ```ts
- * const result = expandSlashCommand("/review src/app.ts", { templates });
- * if (result.kind === "template") console.log(result.template.name, result.text);
- * ```
+ * Slash-command expansion of user input: `/skill:name args` (looked up first) and `/name args` (prompt templates). Any whitespace ends the name; an
+ * unknown command comes back unchanged with `kind: "none"`. Pure and synchronous; never throws.
  */
 import { formatSkillInvocation } from "../skills/format-skills.ts";
 import type { Skill } from "../skills/types.ts";
@@ -41,31 +20,23 @@ export interface SlashCommandResources {
 }
 
 /**
- * Expands a template for an argument string: `parseCommandArgs` then
- * `substituteArgs`.
- *
+ * Expands a template for an argument string: `parseCommandArgs` then `substituteArgs`.
  * @param template a loaded template
  * @param argsString the text after `/name`
  * @example
- * ```ts
  * formatPromptTemplateInvocation({ ...template, content: "Review $1 for ${2:-bugs}" }, "app.ts");
  * // "Review app.ts for bugs"
- * ```
  */
 export function formatPromptTemplateInvocation(template: PromptTemplate, argsString: string): string {
   return substituteArgs(template.content, parseCommandArgs(argsString));
 }
 
 /**
- * Expands `/skill:name args` or `/template args` at the start of `text`; any
- * other text comes back unchanged as `kind: "none"`.
- *
+ * Expands `/skill:name args` or `/template args` at the start of `text`; any other text comes back unchanged as `kind: "none"`.
  * @param text the user's input
  * @param resources the loaded templates and skills
  * @example
- * ```ts
  * expandSlashCommand("/skill:pdf extract tables", { skills }).text; // '<skill name="pdf" ...>...</skill>\n\nextract tables'
- * ```
  */
 export function expandSlashCommand(text: string, resources: SlashCommandResources): SlashCommandExpansion {
   const match = /^\/(\S+)(?:\s([\s\S]*))?$/.exec(text);

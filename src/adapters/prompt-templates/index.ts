@@ -1,14 +1,6 @@
 /**
- * Prompt templates: loading `/name` command files, argument parsing and
- * substitution, and slash-command expansion (templates and `/skill:name`).
- * See each module's contract and docs/skills-and-templates.md.
- *
- * @example
- * ```ts
- * import { loadPromptTemplates, expandSlashCommand } from "./adapters/prompt-templates/index.ts";
- * const { templates } = loadPromptTemplates([".arbor/prompts"]);
- * const { text } = expandSlashCommand("/review src/app.ts", { templates });
- * ```
+ * Prompt templates: loading `/name` command files, argument parsing and substitution, and slash-command expansion (templates and `/skill:name`). See
+ * each module's contract and docs/skills-and-templates.md.
  */
 export * from "./types.ts";
 export * from "./arguments.ts";

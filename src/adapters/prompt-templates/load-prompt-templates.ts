@@ -1,52 +1,21 @@
 /**
- * Loading prompt templates (`/name args` commands) from Markdown files.
- *
- * Contract (source: pi 0.73.1 `core/prompt-templates.ts`,
- * `docs/pi-parity.md`; differences are ours and marked):
- * - each path is a directory (its `*.md` files, **not** recursive, in name
- *   order; symlinks followed) or one `.md` file; `~` expands to the home
- *   directory, relative paths resolve against `process.cwd()`;
- * - name = file name without `.md`; content = body after the frontmatter,
- *   trimmed; description = frontmatter `description`, else the first non-empty
- *   body line (60 characters, then "..."); `argument-hint` kept as text;
- * - frontmatter as in `../frontmatter.ts` (YAML or the seed's JSON object, BOM
- *   and CRLF tolerated);
- * - **invalid frontmatter, when the body is still safe to use** (ours): if the
- *   block is closed by a `---` line but its YAML/JSON does not parse (e.g.
- *   `argument-hint: (optional shell: bash/zsh/fish)`), the template **loads**
- *   with a `frontmatter-invalid` warning. This is safe because the closing line
- *   fixes exactly where the body starts, and the frontmatter of a template is
- *   descriptive only (Arbor does not act on `allowed-tools` or `model`). Its
- *   fields are recovered line by line: each top-level `key: value` that parses
- *   on its own is kept, any other keeps its raw text as a string;
- * - if the block is **never closed**, the body's start is unknown (metadata
- *   would be sent to the model as prompt text), so the file is **skipped**
- *   with `frontmatter-unclosed` (pi would use the whole file as the body);
- * - a name with whitespace or an empty name cannot be typed as `/name`:
- *   skipped with `name-invalid`. Two templates with one name: the first wins,
- *   the later gets `name-collision` (pi keeps both and silently uses the first);
- * - a file that cannot be read, is over 1 MiB or is not UTF-8 is skipped
- *   (`read-failed`, `file-too-large`, `encoding-invalid`);
- * - never throws: every problem is a diagnostic.
- *
- * @example
- * ```ts
- * const { templates } = loadPromptTemplates(["~/.arbor/prompts", ".arbor/prompts"]);
- * ```
+ * Loading prompt templates from Markdown files (a directory's `*.md`, not recursive, in name order, or one file). Name = file name; description =
+ * frontmatter or the first body line. Invalid but closed frontmatter loads with a warning (the body start is certain); unclosed frontmatter, bad
+ * names, unreadable, oversized or non-UTF-8 files are skipped with a diagnostic; the first of two same-named templates wins. Never throws.
  */
 import { readdirSync, statSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
-import { parseDocument } from "yaml";
-import { parseFrontmatter, readResourceFile, errorMessage, expandHome } from "../frontmatter.ts";
+import { basename, join } from "node:path";
+import type * as Yaml from "yaml";
+import { errorMessage, nameCollision, parseFrontmatter, readResourceFile, statGivenPath } from "../frontmatter.ts";
 import type { LoadPromptTemplatesResult, PromptTemplate, PromptTemplateDiagnostic } from "./types.ts";
+import { lazyRequire } from "../../core/lazy-require.ts";
+
+const yaml = lazyRequire<typeof Yaml>("yaml");
 
 /**
  * Characters of the first body line used as a fallback description (pi).
- *
  * @example
- * ```ts
  * const description = firstLine.slice(0, DESCRIPTION_FALLBACK_LENGTH);
- * ```
  */
 export const DESCRIPTION_FALLBACK_LENGTH = 60;
 
@@ -67,7 +36,7 @@ function recoverFields(source: string): Record<string, unknown> {
   const fields: Record<string, unknown> = {};
   for (const { key, lines } of chunks) {
     if (key in fields) continue;
-    const document = parseDocument(lines.join("\n"));
+    const document = yaml().parseDocument(lines.join("\n"));
     let value: unknown;
     try {
       value = document.errors.length === 0 ? document.toJS({ maxAliasCount: 100 }) : undefined;
@@ -149,25 +118,18 @@ function isFile(path: string): boolean {
 }
 
 /**
- * Loads prompt templates from directories (non-recursive) and `.md` files, in
- * the order given. Never throws; see the module contract.
- *
+ * Loads prompt templates from directories (non-recursive) and `.md` files, in the order given. Never throws; see the module contract.
  * @param paths directories or `.md` files; `~` and relative paths allowed
  * @returns templates with unique names (first wins) and every diagnostic, in load order
  * @example
- * ```ts
  * const { templates, diagnostics } = loadPromptTemplates(["./prompts", "./extra/review.md"]);
  * templates.map((template) => template.name); // ["fix", "review"]
- * ```
  */
 export function loadPromptTemplates(paths: readonly string[]): LoadPromptTemplatesResult {
   const results: FileResult[] = [];
   for (const given of paths) {
-    const path = resolve(expandHome(given.trim()));
-    let stats;
-    try {
-      stats = statSync(path);
-    } catch {
+    const { path, stats } = statGivenPath(given);
+    if (!stats) {
       results.push({ diagnostics: [{ severity: "error", code: "path-missing", message: "prompt template path does not exist", path }] });
       continue;
     }
@@ -200,13 +162,7 @@ export function loadPromptTemplates(paths: readonly string[]): LoadPromptTemplat
     const winner = byName.get(template.name);
     if (winner) {
       if (winner.filePath === template.filePath) continue;
-      diagnostics.push({
-        severity: "error",
-        code: "name-collision",
-        message: `template name "${template.name}" is already taken by ${winner.filePath}; this one is not loaded`,
-        path: template.filePath,
-        collision: { name: template.name, winnerPath: winner.filePath, loserPath: template.filePath },
-      });
+      diagnostics.push(nameCollision("template", template, winner.filePath));
       continue;
     }
     byName.set(template.name, template);

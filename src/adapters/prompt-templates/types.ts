@@ -1,16 +1,8 @@
 /**
- * Prompt template types: what {@link import("./load-prompt-templates.ts").loadPromptTemplates} returns.
- *
- * Contract (source: pi 0.73.1 `core/prompt-templates.ts`, `docs/pi-parity.md`
- * the diagnostic codes are ours):
- * - a {@link PromptTemplate} is an immutable snapshot of one `.md` file;
- * - `severity: "error"` means the file was not loaded; `"warning"` means it was
- *   loaded anyway.
- *
+ * Prompt template types: what `loadPromptTemplates` returns. A {@link PromptTemplate} is an immutable snapshot of one `.md` file; a diagnostic's
+ * `severity: "error"` means the file was not loaded, `"warning"` that it was loaded anyway.
  * @example
- * ```ts
  * const { templates, diagnostics } = loadPromptTemplates([".arbor/prompts"]);
- * ```
  */
 
 /** One loaded prompt template, invoked as `/name args`. */
@@ -30,11 +22,8 @@ export interface PromptTemplate {
 }
 
 /**
- * Stable diagnostic codes.
- * Errors (file skipped): `frontmatter-unclosed`, `name-invalid`, `name-collision`,
- * `read-failed`, `file-too-large` (over 1 MiB), `encoding-invalid` (not UTF-8),
- * `path-missing`, `path-unsupported`.
- * Warnings (loaded): `frontmatter-invalid`, `description-invalid`.
+ * Stable diagnostic codes. Errors (file skipped): `frontmatter-unclosed`, `name-invalid`, `name-collision`, `read-failed`, `file-too-large` (over 1
+ * MiB), `encoding-invalid` (not UTF-8), `path-missing`, `path-unsupported`. Warnings (loaded): `frontmatter-invalid`, `description-invalid`.
  */
 export type PromptTemplateDiagnosticCode =
   | "frontmatter-invalid"

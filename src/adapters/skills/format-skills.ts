@@ -1,38 +1,10 @@
 /**
- * Skill text for the model: the system-prompt catalog and `/skill:name` invocations.
- *
- * Contract (source: pi 0.73.1 `formatSkillsForPrompt` and
- * `AgentSession._expandSkillCommand`, `docs/pi-parity.md`):
- * - the catalog is pi's text byte for byte: a leading blank line, pi's three
- *   instruction lines, then `<available_skills>` with one `<skill>` per visible
- *   skill (`<name>`, `<description>`, `<location>` = absolute file path), values
- *   XML-escaped (`& < > " '`). Skills with `disableModelInvocation` are left out;
- *   with none left the catalog is `""`. Ours: the description is the loader's
- *   single-line form (pi keeps YAML block-scalar newlines);
- * - the caller decides whether to add the catalog (pi adds it only when the
- *   `read` tool is active, since the model loads a skill by reading its file);
- * - an invocation is `<skill name=".." location="..">`, the line
- *   `References are relative to <baseDir>.`, a blank line, the body, `</skill>`;
- *   non-empty trimmed arguments follow after a blank line (pi). Ours: the
- *   attribute values are XML-escaped (pi inserts them raw);
- * - pure functions: no file access (the body was read at load time).
- *
- * @example
- * ```ts
- * const systemPrompt = basePrompt + formatSkillsForSystemPrompt(skills);
- * const userText = formatSkillInvocation(skills[0], "summarize README.md");
- * ```
+ * Skill text for the model: the system-prompt catalog (pi's text byte for byte, XML-escaped, skills with `disableModelInvocation` left out) and
+ * `/skill:name` invocations (`<skill name location>` with the body and trimmed arguments). Pure: the body was read at load time.
  */
 import type { Skill } from "./types.ts";
 
-/**
- * XML-escapes `& < > " '` (pi's escaping).
- *
- * @example
- * ```ts
- * escapeXml(`a<b & "c"`); // "a&lt;b &amp; &quot;c&quot;"
- * ```
- */
+/** XML-escapes `& < > " '` (pi's escaping). */
 export function escapeXml(text: string): string {
   return text
     .replace(/&/g, "&amp;")
@@ -43,16 +15,12 @@ export function escapeXml(text: string): string {
 }
 
 /**
- * The skills catalog to append to a system prompt, or `""` when no skill may be
- * invoked by the model. Order follows `skills`.
- *
+ * The skills catalog to append to a system prompt, or `""` when no skill may be invoked by the model. Order follows `skills`.
  * @param skills loaded skills (from `loadSkills`)
  * @returns text starting with two newlines, or `""`
  * @example
- * ```ts
  * formatSkillsForSystemPrompt([{ name: "pdf", description: "Read PDFs", filePath: "/s/pdf/SKILL.md", ... }]);
  * // "\n\nThe following skills provide specialized instructions ...\n<available_skills>\n  <skill>\n    <name>pdf</name> ..."
- * ```
  */
 export function formatSkillsForSystemPrompt(skills: readonly Skill[]): string {
   const visible = skills.filter((skill) => !skill.disableModelInvocation);
@@ -76,17 +44,13 @@ export function formatSkillsForSystemPrompt(skills: readonly Skill[]): string {
 }
 
 /**
- * The user-message text that `/skill:name args` becomes. Works for every
- * skill, including `disableModelInvocation` ones (that flag only hides a skill
+ * The user-message text that `/skill:name args` becomes. Works for every skill, including `disableModelInvocation` ones (that flag only hides a skill
  * from the catalog).
- *
  * @param skill the invoked skill
  * @param args the text after the command name; trimmed, omitted when empty
  * @example
- * ```ts
  * formatSkillInvocation(skill, "fix the flaky test");
  * // '<skill name="debug" location="/s/debug/SKILL.md">\nReferences are relative to /s/debug.\n\n# Debug...\n</skill>\n\nfix the flaky test'
- * ```
  */
 export function formatSkillInvocation(skill: Skill, args = ""): string {
   const block =

@@ -1,26 +1,15 @@
 /**
- * Nested ignore files for directory walks, with git's semantics.
- *
- * Contract (ours; pi reads the same files but prefixes every pattern with the
- * directory, which breaks slash-less patterns in nested files):
- * - `.gitignore`, `.ignore` and `.fdignore` are read in every directory the
- *   walk enters (pi's set), with the `ignore` package;
- * - a path is tested against each level from the deepest directory up to the
- *   root, relative to that level's directory; the first level with a matching
- *   rule (ignore or `!` re-include) decides, so deeper files override
- *   shallower ones as in git;
- * - unreadable ignore files are skipped silently.
- *
- * @example
- * ```ts
- * const root = IgnoreRules.root("/skills");
- * const child = root.enter("/skills/team");
- * child.ignores("/skills/team/draft", true); // true if some level ignores "draft/"
- * ```
+ * Nested ignore files (`.gitignore`, `.ignore`, `.fdignore`) for directory walks, with git's semantics: each level is tested from the deepest
+ * directory up, relative to its own directory, and the first level with a matching rule decides. Unreadable ignore files are skipped.
  */
 import { readFileSync } from "node:fs";
 import { join, relative, sep } from "node:path";
-import ignore, { type Ignore } from "ignore";
+import type createIgnore from "ignore";
+import type { Ignore } from "ignore";
+import { lazyRequire } from "../../core/lazy-require.ts";
+
+/** The `ignore` package, loaded on first use (it is not needed until a `.gitignore` is read). */
+const ignore = lazyRequire<typeof createIgnore>("ignore");
 
 const IGNORE_FILE_NAMES = [".gitignore", ".ignore", ".fdignore"];
 
@@ -38,7 +27,7 @@ function readLevel(dir: string): Level | undefined {
     } catch {
       continue;
     }
-    matcher ??= ignore();
+    matcher ??= ignore()();
     matcher.add(text);
   }
   return matcher ? { dir, matcher } : undefined;

@@ -1,65 +1,25 @@
 /**
- * Skill discovery and loading from directories of SKILL.md files.
- *
- * Contract (source: pi 0.73.1 `core/skills.ts`, `docs/pi-parity.md`
- * differences are ours and marked):
- * - each path given is a directory to walk, or one `.md` file; `~` expands to
- *   the home directory and relative paths resolve against `process.cwd()`;
- * - a directory holding `SKILL.md` is one skill: its `SKILL.md` is loaded and
- *   the directory is **not** walked further. Otherwise every subdirectory is
- *   walked (symlinks followed, cycles cut), skipping names starting with `.`,
- *   `node_modules`, and whatever `.gitignore` / `.ignore` / `.fdignore` files
- *   along the way exclude (git semantics, see `ignore-rules.ts`);
- * - only `SKILL.md` files, and `.md` files given explicitly as a path, are
- *   skills (ours): a `README.md` or notes beside the skill
- *   folders is neither loaded nor diagnosed. pi also loads the `*.md` files
- *   directly in a walked root as single-file skills; opt in with
- *   `includeRootFiles: true`. Their name falls back to, and is checked against,
- *   the file name without `.md` (pi uses the root directory's name, so every
- *   such skill warned);
- * - frontmatter: YAML (Agent Skills), or the seed's JSON object followed by
- *   `---`; BOM and CRLF tolerated (see `../frontmatter.ts`);
- * - skipped with an `error` diagnostic: unreadable, over 1 MiB or not UTF-8,
- *   no frontmatter, unclosed or invalid frontmatter, missing/blank/non-string description. Loaded with a `warning`:
- *   name ≠ directory, > 64 chars, characters outside `[a-z0-9-]`, leading or
- *   trailing `-`, `--`, a non-string name (falls back to the directory name),
- *   description > 1024 chars, a non-boolean `disable-model-invocation` (treated
- *   as false, as pi). A missing name silently falls back to the directory name
- *   (pi). Unknown fields are kept in `frontmatter`, never reported;
- * - the same real file reached twice (symlinks) is loaded once, silently; two
- *   skills with one name: the first found wins, the later gets `name-collision`;
- * - ours: a `SKILL.md` one level below a skill directory is reported with an
- *   `info` diagnostic `nested-skill-ignored` (pi ignores it silently);
- * - directory entries are visited in name order, so results are deterministic;
- * - never throws for bad files or paths: every problem is a diagnostic.
- *
- * @example
- * ```ts
- * const { skills, diagnostics } = loadSkills(["~/.arbor/skills", ".arbor/skills"]);
- * ```
+ * Skill discovery and loading from directories of SKILL.md files (pi's rules, `docs/pi-parity.md`). A directory holding `SKILL.md` is one skill and
+ * is not walked further; walks skip dot names, `node_modules` and ignored files, in name order; only `SKILL.md` and explicit `.md` paths are skills.
+ * Never throws: bad files are `error` diagnostics (not loaded), doubtful fields `warning`s; the first of two same-named skills wins.
  */
 import { existsSync, readdirSync, realpathSync, statSync, type Dirent } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
-import { parseFrontmatter, readResourceFile, errorMessage, expandHome } from "../frontmatter.ts";
+import { basename, dirname, join } from "node:path";
+import { errorMessage, nameCollision, parseFrontmatter, readResourceFile, statGivenPath } from "../frontmatter.ts";
 import { IgnoreRules } from "./ignore-rules.ts";
 import type { LoadSkillsResult, Skill, SkillDiagnostic } from "./types.ts";
+import { ignored } from "../../core/ignored.ts";
 
 /**
  * Longest valid skill name, in characters (Agent Skills).
- *
  * @example
- * ```ts
  * const valid = /^[a-z0-9-]+$/.test(name) && name.length <= MAX_SKILL_NAME_LENGTH;
- * ```
  */
 export const MAX_SKILL_NAME_LENGTH = 64;
 /**
  * Longest valid description, in characters (Agent Skills).
- *
  * @example
- * ```ts
  * const tooLong = description.length > MAX_SKILL_DESCRIPTION_LENGTH; // 1024
- * ```
  */
 export const MAX_SKILL_DESCRIPTION_LENGTH = 1024;
 const SKILL_FILE = "SKILL.md";
@@ -88,10 +48,7 @@ function nameWarnings(name: string, expected: string, path: string): SkillDiagno
   return warnings;
 }
 
-/**
- * Loads one skill file. `expectedName` is the directory name (SKILL.md) or the
- * file stem (root-level `.md`): the fallback name and what the name must equal.
- */
+/** Loads one skill file; `expectedName` (directory name or file stem) is the fallback name and what the name must equal. */
 function loadSkillFile(filePath: string, expectedName: string): FileResult {
   const read = readResourceFile(filePath);
   if (!read.ok) return { diagnostics: [{ severity: "error", code: read.reason, message: `${read.message}; skill not loaded`, path: filePath }] };
@@ -215,25 +172,18 @@ function walk(dir: string, rules: IgnoreRules, isRoot: boolean, state: Walk): vo
 }
 
 /**
- * Discovers and loads skills from directories (or single `.md` files), in the
- * order given. Never throws; see the module contract for the rules.
- *
+ * Discovers and loads skills from directories (or single `.md` files), in the order given. Never throws; see the module contract for the rules.
  * @param paths directories to walk or `.md` files; `~` and relative paths allowed
  * @returns the loaded skills (unique names, first found wins) and every diagnostic, in discovery order
  * @example
- * ```ts
  * const { skills } = loadSkills(["/repo/.arbor/skills"]);
  * skills.map((skill) => skill.name); // ["pdf-tools", "release-notes"]
- * ```
  */
 export function loadSkills(paths: readonly string[], options: LoadSkillsOptions = {}): LoadSkillsResult {
   const state: Walk = { results: [], visitedDirs: new Set(), includeRootFiles: options.includeRootFiles ?? false };
   for (const given of paths) {
-    const path = resolve(expandHome(given.trim()));
-    let stats;
-    try {
-      stats = statSync(path);
-    } catch {
+    const { path, stats } = statGivenPath(given);
+    if (!stats) {
       state.results.push({ diagnostics: [{ severity: "error", code: "path-missing", message: "skill path does not exist", path }] });
       continue;
     }
@@ -258,20 +208,14 @@ export function loadSkills(paths: readonly string[], options: LoadSkillsOptions 
     let real = skill.filePath;
     try {
       real = realpathSync(skill.filePath);
-    } catch {
-      // keep the path as given
+    } catch (error) {
+      ignored("a skill file has no realpath; its path is kept as given", error);
     }
     if (realPaths.has(real)) continue;
     realPaths.add(real);
     const winner = byName.get(skill.name);
     if (winner) {
-      diagnostics.push({
-        severity: "error",
-        code: "name-collision",
-        message: `skill name "${skill.name}" is already taken by ${winner.filePath}; this one is not loaded`,
-        path: skill.filePath,
-        collision: { name: skill.name, winnerPath: winner.filePath, loserPath: skill.filePath },
-      });
+      diagnostics.push(nameCollision("skill", skill, winner.filePath));
       continue;
     }
     byName.set(skill.name, skill);

@@ -1,21 +1,8 @@
 /**
- * Skill types: what {@link import("./load-skills.ts").loadSkills} returns.
- *
- * Contract (source: pi 0.73.1 `core/skills.ts`, `docs/pi-parity.md`
- * and the Agent Skills specification;
- * the diagnostic codes are ours):
- * - a {@link Skill} is a loaded, immutable snapshot of one SKILL.md (the body is
- *   read once at load time; reload to pick up edits);
- * - every problem is a {@link SkillDiagnostic} with a stable `code`;
- *   `severity: "error"` means the file was **not** loaded, `"warning"` means it
- *   was loaded anyway (pi's "warnings vs skip"), `"info"` marks a file the
- *   discovery rules deliberately passed over.
- *
+ * Skill types: what `loadSkills` returns. A {@link Skill} is an immutable snapshot of one SKILL.md; every problem is a {@link SkillDiagnostic} with a
+ * stable `code` (`error`: not loaded, `warning`: loaded anyway, `info`: deliberately passed over).
  * @example
- * ```ts
  * const { skills, diagnostics } = loadSkills(["./skills"]);
- * for (const d of diagnostics) console.warn(`${d.path}: ${d.code}: ${d.message}`);
- * ```
  */
 
 /** One loaded skill. */
@@ -37,16 +24,11 @@ export interface Skill {
 }
 
 /**
- * Stable diagnostic codes.
- * Errors (file skipped): `frontmatter-missing`, `frontmatter-unclosed`,
- * `frontmatter-invalid`, `description-missing`, `description-invalid`,
- * `name-collision` (the later skill of that name), `read-failed`,
- * `file-too-large` (over 1 MiB), `encoding-invalid` (not UTF-8),
- * `path-missing`, `path-unsupported`.
- * Warnings (loaded): `name-mismatch`, `name-too-long`, `name-invalid-chars`,
- * `name-hyphen-edge`, `name-consecutive-hyphens`, `name-invalid`,
- * `description-too-long`, `disable-model-invocation-invalid`.
- * Info (nothing wrong, a file was deliberately not loaded): `nested-skill-ignored`.
+ * Stable diagnostic codes. Errors (file skipped): `frontmatter-missing`, `frontmatter-unclosed`, `frontmatter-invalid`, `description-missing`,
+ * `description-invalid`, `name-collision` (the later skill of that name), `read-failed`, `file-too-large` (over 1 MiB), `encoding-invalid` (not
+ * UTF-8), `path-missing`, `path-unsupported`. Warnings (loaded): `name-mismatch`, `name-too-long`, `name-invalid-chars`, `name-hyphen-edge`,
+ * `name-consecutive-hyphens`, `name-invalid`, `description-too-long`, `disable-model-invocation-invalid`. Info (nothing wrong, a file was
+ * deliberately not loaded): `nested-skill-ignored`.
  */
 export type SkillDiagnosticCode =
   | "frontmatter-missing"

@@ -1,29 +1,7 @@
 /**
- * Bounded accounting of a command's streamed output for the bash tool.
- *
- * Contract (ours; model-visible format follows pi 0.73.1's output accumulator, `docs/pi-parity.md`):
- * - bytes are decoded as a UTF-8 stream (split characters across chunks are kept whole);
- * - memory is bounded: only the lines that can still be shown are kept, and each kept line only
- *   up to `maxLineChars` characters;
- * - a line longer than `maxLineChars` UTF-16 code units is clipped in the visible text to its head
- *   plus `... [truncated, line is SIZE]` (fixes pi #5757, where one giant line filled the budget);
- * - the visible text is the tail of the (clipped) output within `maxLines` and `maxBytes`
- *   ({@link truncateTail});
- * - on ANY truncation (lines, bytes, or a clipped line) the complete raw output is spilled to a
- *   file (mode 0600) in the spill directory, and its path is returned (fixes pi #2852);
- * - with a `redactor` holding secrets, the spill file holds the decoded text with every secret form
- *   redacted over the whole stream (a key split across chunks included) instead of the raw bytes;
- *   with `maxSpillBytes` it is cut there, with a notice line;
- * - counts: `totalLines` is lines as editors count them (a trailing newline ends the last line and
- *   adds none; ours, pi counts one more, so `seq 2000` fits the 2000-line limit), `totalBytes` is
- *   decoded UTF-8 bytes.
- *
- * @example
- * ```ts
- * const output = new BashOutput({ spillDir: () => env.ensureSpillDir() });
- * child.stdout.on("data", (chunk) => output.append(chunk));
- * const snapshot = await output.finish();
- * ```
+ * Bounded accounting of a command's streamed output for the bash tool: UTF-8 decoded across chunks, memory bounded to what can still be shown,
+ * over-long lines clipped, the visible text the tail within `maxLines`/`maxBytes`. On ANY truncation the full output is spilled to a 0600 file
+ * (redacted by the env's secrets, cut at `maxSpillBytes`). Lines are counted as editors count them.
  */
 import { randomBytes } from "node:crypto";
 import { createWriteStream, type WriteStream } from "node:fs";
@@ -33,11 +11,8 @@ import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail, type Tr
 
 /**
  * Longest line shown by bash, in UTF-16 code units, before it is clipped (ours).
- *
  * @example
- * ```ts
  * const clipped = line.length > BASH_MAX_LINE_CHARS; // 2000
- * ```
  */
 export const BASH_MAX_LINE_CHARS = 2000;
 
@@ -240,8 +215,7 @@ export class BashOutput {
     this.linesRenderedBytes += utf8Length(this.render(line)) + 1;
     this.current = { head: "", bytes: 0, clipped: false };
     this.newlines += 1;
-    // Drop lines that can no longer be shown: beyond the line limit, or before a suffix that
-    // already exceeds the byte limit.
+    // Drop lines that can no longer be shown: beyond the line limit, or before a suffix that already exceeds the byte limit.
     while (
       this.lines.length > this.maxLines ||
       (this.lines.length > 0 && this.linesRenderedBytes - (utf8Length(this.render(this.lines[0])) + 1) > this.maxBytes)

@@ -1,36 +1,7 @@
 /**
- * The `bash` tool: run a shell command in the env's cwd.
- *
- * Contract (parameters and texts: pi 0.73.1 `bash`, `docs/pi-parity.md`; fixes ours):
- * - parameters `{ command, timeout? }`, timeout in SECONDS, no default;
- * - runs `<shell> -c <command>` (`/bin/bash`, else `sh`) in `env.cwd`, stdin ignored, stdout and
- *   stderr merged in arrival order, environment = `env.childEnv()` (allowlist), in its own
- *   process group (detached);
- * - abort or timeout sends SIGKILL to the whole process group; so does the end of the call (ours):
- *   no background child outlives it, whether it still held stdout or not;
- * - after the shell exits, waits up to `drainTimeoutMs` (default 2000 ms) for stdout/stderr EOF,
- *   so output written late by background children is kept (pi waits 100 ms, #5303);
- * - streams partial output through `onUpdate` at most once per `updateIntervalMs` (100 ms);
- * - output accounting in `bash-output.ts`: tail of 2000 lines / 50 KiB, long lines clipped
- *   (#5757), and the full output spilled to a named file on ANY truncation (#2852);
- * - outcome texts (pi's): exit 0 → output or `(no output)`; non-zero exit → throws output +
- *   blank line + `Command exited with code N`; abort → `Command aborted`; timeout →
- *   `Command timed out after N seconds`; killed by a signal (ours) → `Command terminated by SIGNAL`;
- * - right after the spawn, the process group (pgid = the shell's pid, and its start time) is
- *   reported through `onProcess`, so recovery after a crash can end it (`process-group.ts`);
- * - details `{ truncation?, fullOutputPath?, clippedLines? }` when anything was cut; the spill file
- *   is redacted by `env.secrets`, cut at `env.spillMaxBytes`, and followed by a sweep of old spill
- *   files (`spill-files.ts`);
- * - the command is spawned as `env.sandbox` says (`sandbox.ts`): with the default `"none"` it can
- *   reach outside the root, only its cwd and environment are set; under `"bubblewrap"` it sees
- *   only the root (read-write) and the system (read-only), and every process it started ends
- *   with it.
- *
- * @example
- * ```ts
- * const bash = createBashTool(env);
- * const result = await bash.execute({ command: "ls -la", timeout: 30 }, context);
- * ```
+ * The `bash` tool: run a shell command in the env's cwd (pi's parameters and texts; timeout in seconds). Output is merged, streamed and accounted
+ * by `bash-output.ts`; abort, timeout and the end of the call SIGKILL the whole process group, so no background child outlives it; the pgid is
+ * reported through `onProcess` for crash recovery; the command is confined as `env.sandbox` says.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
@@ -40,14 +11,12 @@ import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts
 import type { ExecutionEnv } from "../execution-env.ts";
 import { BashOutput, BASH_MAX_LINE_CHARS, type BashOutputSnapshot } from "./bash-output.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, type TruncationResult } from "./truncate.ts";
+import { ignored } from "../../core/ignored.ts";
 
 /**
  * Parameters of the bash tool (pi's).
- *
  * @example
- * ```ts
  * const input: z.infer<typeof bashParameters> = { command: "ls -la", timeout: 10 };
- * ```
  */
 export const bashParameters = z.object({
   command: z.string().describe("Bash command to execute"),
@@ -86,8 +55,8 @@ function killGroup(pid: number | undefined): void {
   } catch {
     try {
       process.kill(pid, "SIGKILL");
-    } catch {
-      // Already gone.
+    } catch (error) {
+      ignored("the process is already gone", error);
     }
   }
 }
@@ -97,8 +66,8 @@ function endGroup(pid: number | undefined): void {
   if (pid === undefined) return;
   try {
     process.kill(-pid, "SIGKILL");
-  } catch {
-    // The group is already empty.
+  } catch (error) {
+    ignored("the process group is already empty", error);
   }
 }
 
@@ -129,11 +98,8 @@ const withStatus = (text: string, status: string) => `${text ? `${text}\n\n` : "
 
 /**
  * Creates the `bash` tool bound to an execution env. See the module contract.
- *
  * @example
- * ```ts
  * const tool = createBashTool(env, { drainTimeoutMs: 1000 });
- * ```
  */
 export function createBashTool(env: ExecutionEnv, options: BashToolOptions = {}): AgentTool<BashToolInput, BashToolDetails | undefined> {
   const shell = options.shellPath ?? (existsSync("/bin/bash") ? "/bin/bash" : "sh");

@@ -1,18 +1,12 @@
 /**
- * The line-numbered diff the edit tool puts in `details.diff`.
- *
- * Contract (source: pi 0.73.1 `generateDiffString`, same format): lines of the `diff` package's
- * `diffLines`; added lines `+N text` (new numbering), removed `-N text` (old numbering), context
- * ` N text` (old numbering); numbers right-aligned to the width of the larger line count; at most
- * `contextLines` context lines next to a change, skipped context shown as one `...` line.
- * `firstChangedLine` is the 1-based line of the first change in the new text. Pure, never throws.
- *
- * @example
- * ```ts
- * generateDiffString("a\nb\n", "a\nc\n").diff; // " 1 a\n-2 b\n+2 c"
- * ```
+ * The line-numbered diff the edit tool puts in `details.diff` (pi's format): `+N`/`-N`/` N` lines from `diffLines`, at most `contextLines` of
+ * context around a change, skipped context as `...`. Pure.
+ * `diff` (its CommonJS build) is required on the first call.
  */
-import { diffLines } from "diff";
+import type * as Diff from "diff";
+import { lazyRequire } from "../../core/lazy-require.ts";
+
+const diff = lazyRequire<typeof Diff>("diff");
 
 /** The diff text and the first changed line (1-based, new text), undefined when equal. */
 export interface EditDiff {
@@ -22,14 +16,11 @@ export interface EditDiff {
 
 /**
  * Builds pi's line-numbered diff of two LF texts. See the module contract.
- *
  * @example
- * ```ts
  * const { diff, firstChangedLine } = generateDiffString(before, after, 4);
- * ```
  */
 export function generateDiffString(oldText: string, newText: string, contextLines = 4): EditDiff {
-  const parts = diffLines(oldText, newText);
+  const parts = diff().diffLines(oldText, newText);
   const width = String(Math.max(oldText.split("\n").length, newText.split("\n").length)).length;
   const output: string[] = [];
   const pad = (value: number | string) => String(value).padStart(width, " ");

@@ -1,31 +1,7 @@
 /**
- * Locating and splicing text replacements for the edit tool.
- *
- * Contract (ours, fixing pi 0.73.1 #3554/#5899, `docs/pi-parity.md`):
- * - matching happens in a normalized view of the file, splicing in the ORIGINAL text: bytes outside
- *   the matched regions are never changed, even when fuzzy matching was needed;
- * - the view maps every normalized character back to its original range. Level "exact": BOM
- *   stripped and CRLF/CR read as LF (pi's "exact"). Level "fuzzy" (pi's normalizeForFuzzyMatch):
- *   NFKC per cluster (a code point with its combining marks), smart quotes → ASCII, unicode dashes → '-', unicode spaces → ' ', trailing
- *   whitespace of each line dropped; leading and interior whitespace are not normalized. Level
- *   "whitespace" (ours): the fuzzy view with every run of spaces and tabs read as
- *   one space, so an oldText that differs from the file only in such runs (indentation, alignment)
- *   still matches; the splice covers the file's whole run;
- * - uniqueness is judged level by level: text found exactly once is used even if its fuzzy form
- *   occurs more often; text found more than once at a level is a duplicate; only text not found at
- *   a level is looked for (and counted) at the next;
- * - an oldText found at no level fails with pi's text plus the nearest candidate region of the
- *   file quoted (the lines most like the oldText), so the model can correct itself;
- * - every edit is matched against the original content (not incrementally); overlapping matches,
- *   empty oldText, not-found, duplicates and no-op results throw `Error`s with pi's texts;
- * - replacement text gets the line ending of the region it replaces (its first newline), or the
- *   file's (its first newline) when the region has none; the BOM is kept.
- *
- * @example
- * ```ts
- * const plan = planEdits("\uFEFFa\r\nb\r\n", [{ oldText: "b\n", newText: "c\n" }], "f.txt");
- * plan.content; // "\uFEFFa\r\nc\r\n"
- * ```
+ * Locating and splicing text replacements for the edit tool: matching happens in a normalized view ("exact", then "fuzzy", then "whitespace"),
+ * splicing in the ORIGINAL text, so bytes outside matched regions never change. Uniqueness is judged level by level; a miss quotes the nearest
+ * region; all edits match the original content; replacements take the line ending of the region they replace; the BOM is kept.
  */
 import { distance as levenshtein } from "fastest-levenshtein";
 
@@ -98,10 +74,7 @@ function exactView(original: string): View {
   };
 }
 
-/**
- * Clusters normalized as one unit: a code point with its combining marks. (Not
- * `Intl.Segmenter`: it is quadratic on long strings in Node 20.)
- */
+/** Clusters normalized as one unit: a code point with its combining marks. (Not `Intl.Segmenter`: it is quadratic on long strings in Node 20.) */
 const CLUSTER = /\P{M}\p{M}*|\p{M}+/suy;
 
 const pieceCache = new Map<string, string>();
@@ -238,9 +211,8 @@ const NEAREST_BUDGET = 400_000;
 const NEAREST_MAX_CHARS = 2_000_000;
 
 /**
- * The region of `text` (LF) with as many lines as `oldText` that is closest to it: the least sum of
- * line-by-line Levenshtein distances, whitespace runs collapsed. Quoted as it stands in the file;
- * undefined when nothing is reasonably close (more than half of the oldText would have to change) or
+ * The region of `text` (LF) with as many lines as `oldText` that is closest to it: the least sum of line-by-line Levenshtein distances, whitespace
+ * runs collapsed. Quoted as it stands in the file; undefined when nothing is reasonably close (more than half of the oldText would have to change) or
  * the search would be too big.
  */
 function nearestCandidate(text: string, oldText: string): string | undefined {
@@ -266,12 +238,9 @@ function nearestCandidate(text: string, oldText: string): string | undefined {
 /**
  * Plans (and applies, in memory) replacements on a file's raw text. Pure; throws `Error` with pi's
  * message texts on empty oldText, not found, duplicates, overlaps, or no change.
- *
  * @example
- * ```ts
  * planEdits("x = “a”;  \ny = 1;  \n", [{ oldText: 'x = "a";', newText: "x = 2;" }], "f.ts").content;
  * // "x = 2;  \ny = 1;  \n"  (second line keeps its trailing spaces)
- * ```
  */
 export function planEdits(raw: string, edits: readonly TextEdit[], path: string): EditPlan {
   const bom = raw.startsWith("\uFEFF") ? "\uFEFF" : "";

@@ -1,29 +1,7 @@
 /**
- * The `edit` tool: exact-text replacements in one file.
- *
- * Contract (parameters, texts and details: pi 0.73.1 `edit`, `docs/pi-parity.md`;
- * matching fixes ours, see `edit-match.ts`):
- * - parameters `{ path, edits: [{ oldText, newText }] }` (no extra properties); `prepareArguments`
- *   accepts `edits` as a JSON string and the legacy top-level `oldText`/`newText` (appended to
- *   `edits`), as pi does; an empty `edits` is an error;
- * - only the matched regions change; every other byte (BOM, line endings, trailing whitespace,
- *   smart quotes) is untouched even when fuzzy matching was needed (pi #5899);
- * - success text `Successfully replaced N block(s) in PATH.`; details `{ diff, firstChangedLine }`
- *   in pi's line-numbered diff format;
- * - errors: `Could not edit file: PATH. Error code: ENOENT.` when unreadable, a refusal for files
- *   that are not valid UTF-8 (ours: decoding would corrupt them), and the matching
- *   errors of `planEdits`; PathEscapeError outside the root;
- * - the file is read and replaced through the held handle of its directory (a symlink swapped
- *   in after the check is refused, never followed), and a file with several hard links is refused
- *   unless the env allows them (ExecutionEnv.openFile);
- * - the file is replaced atomically; edits and writes to one file are serialized (keyed by
- *   realpath); honours `context.signal` (`Operation aborted`, file untouched).
- *
- * @example
- * ```ts
- * const edit = createEditTool(env);
- * await edit.execute({ path: "a.ts", edits: [{ oldText: "let x = 1", newText: "let x = 2" }] }, context);
- * ```
+ * The `edit` tool: exact-text replacements in one file (pi's parameters, texts and details; matching in `edit-match.ts`). Only matched regions
+ * change; files that are not UTF-8 are refused; the file is read and replaced through held handles (no symlinks, no extra hard links unless
+ * allowed), atomically and serialized per file; an abort leaves it untouched.
  */
 import { constants } from "node:fs";
 import { access } from "node:fs/promises";
@@ -37,6 +15,7 @@ import { generateDiffString } from "./edit-diff.ts";
 import { planEdits } from "./edit-match.ts";
 import { withFileMutationQueue, withHeldFileMutationQueue } from "./file-mutation-queue.ts";
 import { abortable, describeFsError, replaceFileAtomically, throwIfAborted } from "./tool-support.ts";
+import { ignored } from "../../core/ignored.ts";
 
 const replacement = z.strictObject({
   oldText: z
@@ -49,11 +28,8 @@ const replacement = z.strictObject({
 
 /**
  * Parameters of the edit tool (pi 0.73.1's).
- *
  * @example
- * ```ts
  * editParameters.parse({ path: "src/a.ts", edits: [{ oldText: "foo", newText: "bar" }] });
- * ```
  */
 export const editParameters = z.strictObject({
   path: z.string().describe("Path to the file to edit (relative or absolute)"),
@@ -73,15 +49,7 @@ export interface EditToolDetails {
   firstChangedLine?: number;
 }
 
-/**
- * pi's argument shim: `edits` as a JSON string is parsed; legacy `oldText`/`newText` are appended
- * to `edits`. Anything else passes through unchanged (validation reports it).
- *
- * @example
- * ```ts
- * prepareEditArguments({ path: "a", oldText: "x", newText: "y" }); // { path: "a", edits: [{ oldText: "x", newText: "y" }] }
- * ```
- */
+/** pi's argument shim: `edits` as a JSON string is parsed; legacy `oldText`/`newText` are appended to `edits`. Anything else passes through. */
 export function prepareEditArguments(input: unknown): unknown {
   if (!input || typeof input !== "object" || Array.isArray(input)) return input;
   const args: Record<string, unknown> = { ...(input as Record<string, unknown>) };
@@ -89,8 +57,8 @@ export function prepareEditArguments(input: unknown): unknown {
     try {
       const parsed: unknown = JSON.parse(args.edits);
       if (Array.isArray(parsed)) args.edits = parsed;
-    } catch {
-      // Leave it; validation names the field.
+    } catch (error) {
+      ignored("edits is a string that is not JSON; validation names the field", error);
     }
   }
   if (typeof args.oldText !== "string" || typeof args.newText !== "string") return args;
@@ -102,11 +70,8 @@ export function prepareEditArguments(input: unknown): unknown {
 
 /**
  * Creates the `edit` tool bound to an execution env. See the module contract.
- *
  * @example
- * ```ts
  * const tool = createEditTool(env);
- * ```
  */
 export function createEditTool(env: ExecutionEnv): AgentTool<EditToolInput, EditToolDetails> {
   return defineTool({

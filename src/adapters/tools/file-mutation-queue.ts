@@ -1,19 +1,6 @@
 /**
- * Per-file serialization of file mutations (edit, write).
- *
- * Contract (source: pi's `file-mutation-queue.ts`; keyed by realpath as pi does):
- * - operations on the same file run one at a time, in call order (FIFO);
- * - operations on different files run concurrently;
- * - the key is the realpath of the file (or of its deepest existing ancestor plus the rest, for a
- *   file that does not exist yet), so two spellings or a symlink of one file share a queue;
- * - a failing operation releases the queue; its error reaches only its own caller;
- * - {@link withHeldFileMutationQueue} keys by the held directory's device and inode plus the
- *   name (ours), for when the path spelling cannot be trusted (a symlink swapped mid-call).
- *
- * @example
- * ```ts
- * await withFileMutationQueue(absolutePath, async () => writeFile(absolutePath, text));
- * ```
+ * Per-file serialization of edits and writes: one at a time per file, in call order, concurrent across files. The key is the realpath (so spellings
+ * and symlinks share a queue), or with {@link withHeldFileMutationQueue} the held directory's device and inode plus the name.
  */
 import { realpathSync } from "node:fs";
 import { basename, dirname, join, resolve } from "node:path";
@@ -36,32 +23,15 @@ export function mutationQueueKey(path: string): string {
   }
 }
 
-/**
- * Runs `operation` after every earlier operation queued for the same file has settled.
- * Resolves or rejects with `operation`'s outcome.
- *
- * @example
- * ```ts
- * const [a, b] = await Promise.all([
- *   withFileMutationQueue("notes.md", () => appendLine("a")),
- *   withFileMutationQueue("./notes.md", () => appendLine("b")), // runs after the first
- * ]);
- * ```
- */
+/** Runs `operation` after every earlier operation queued for the same file has settled. Resolves or rejects with `operation`'s outcome. */
 export async function withFileMutationQueue<T>(path: string, operation: () => Promise<T>): Promise<T> {
   return withMutationQueueKey(mutationQueueKey(path), operation);
 }
 
 /**
- * Like {@link withFileMutationQueue} for the entry `name` of a held directory, keyed by the
- * directory's device and inode: one file reached through different spellings while a symlink
- * is swapped (so the path queue keys differ) still gets one queue. Used by write and edit
- * inside their path queue.
- *
- * @example
- * ```ts
- * await withHeldFileMutationQueue(await dir.handle.stat(), "a.ts", () => replaceFileAtomically(dir, "a.ts", data));
- * ```
+ * Like {@link withFileMutationQueue} for the entry `name` of a held directory, keyed by the directory's device and inode: one file reached through
+ * different spellings while a symlink is swapped (so the path queue keys differ) still gets one queue. Used by write and edit inside their path
+ * queue.
  */
 export function withHeldFileMutationQueue<T>(directory: { dev: number; ino: number }, name: string, operation: () => Promise<T>): Promise<T> {
   return withMutationQueueKey(`inode:${directory.dev}:${directory.ino}/${name}`, operation);

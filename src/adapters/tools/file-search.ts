@@ -1,21 +1,8 @@
 /**
- * Listing files for find and grep: tinyglobby patterns over a gitignore-filtered walk.
- *
- * Contract (ours; pattern semantics follow pi's use of `fd --glob`):
- * - a pattern without `/` matches the base name at any depth (`*.ts` → `**\/*.ts`); a pattern
- *   with `/` matches the path relative to the search directory, at any depth unless it starts
- *   with `**\/` (pi prefixes `**\/` in fd's full-path mode);
- * - patterns that are absolute or contain a `..` segment are refused (they could leave the root);
- * - hidden files are included; `.git` and gitignored entries are skipped (ignored directories are
- *   never walked); symbolic links are listed but not followed;
- * - results are relative POSIX paths, sorted, directories with a trailing `/` when included.
- *
- * @example
- * ```ts
- * const files = await searchFiles({ directory: env.cwd, top: env.root, pattern: "*.ts", onlyFiles: true, signal });
- * ```
+ * Listing files for find and grep: tinyglobby patterns over a gitignore-filtered walk. A pattern without `/` matches base names at any depth;
+ * absolute patterns and `..` are refused; hidden files included, links not followed; results are sorted relative POSIX paths.
+ * tinyglobby is imported on the first search, not when the tools are created.
  */
-import { glob } from "tinyglobby";
 import { GitignoreFilter } from "./gitignore-filter.ts";
 
 /** Options of {@link searchFiles}. */
@@ -38,16 +25,10 @@ export function toGlobPattern(pattern: string): string {
   return `**/${pattern}`;
 }
 
-/**
- * Lists entries under `directory` matching `pattern`. See the module contract.
- *
- * @example
- * ```ts
- * await searchFiles({ directory, top: directory, pattern: "src/**\/*.spec.ts", onlyFiles: true });
- * ```
- */
+/** Lists entries under `directory` matching `pattern`. See the module contract. */
 export async function searchFiles(options: SearchFilesOptions): Promise<string[]> {
   const filter = new GitignoreFilter(options.top);
+  const { glob } = await import("tinyglobby");
   const results = await glob(toGlobPattern(options.pattern), {
     cwd: options.directory,
     dot: true,

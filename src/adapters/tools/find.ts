@@ -1,42 +1,23 @@
 /**
- * The `find` tool: list files by glob pattern.
- *
- * Contract (parameters and texts: pi 0.73.1 `find`, `docs/pi-parity.md`;
- * implementation ours, no `fd` needed):
- * - parameters `{ pattern, path?, limit? }` (limit default 1000); pattern semantics in `file-search.ts`;
- * - hidden files included, `.gitignore` honoured (hierarchically, from the env root), `.git` skipped;
- * - every listed path is checked again through held directory handles before it is shown, so a
- *   directory swapped for a symlink to an outside folder mid-walk never lists that folder;
- * - output: matching paths relative to the search directory, sorted, one per line, directories
- *   with a trailing `/`; `No files found matching pattern` when empty;
- * - notices in one trailing bracket: `N results limit reached. Use limit=2N for more, or refine
- *   pattern` (only when more exist, ours; pi says so at exactly N too) and `50.0KB limit reached`;
- *   details `{ resultLimitReached?, truncation? }`;
- * - `Path not found: ABS` for a missing directory; PathEscapeError outside the root; honours the signal.
- *
- * @example
- * ```ts
- * await createFindTool(env).execute({ pattern: "src/**\/*.spec.ts" }, context);
- * ```
+ * The `find` tool: list files by glob pattern (pi's parameters and texts; `file-search.ts` semantics). Hidden files included, `.gitignore`
+ * honoured, every path re-checked through held handles before it is shown; sorted output with `/` on directories, pi's limit notices.
  */
-import { lstat, stat } from "node:fs/promises";
+import { lstat } from "node:fs/promises";
 import { z } from "zod";
 import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
 import { heldPath, HeldWalker } from "../beneath.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
 import { searchFiles } from "./file-search.ts";
-import { abortable, throwIfAborted } from "./tool-support.ts";
+import { abortable, resolveDirectory, throwIfAborted } from "./tool-support.ts";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
+import { ignored } from "../../core/ignored.ts";
 
 const DEFAULT_LIMIT = 1000;
 
 /**
  * Parameters of the find tool (pi's).
- *
  * @example
- * ```ts
  * findParameters.parse({ pattern: "*.test.ts", path: "test" });
- * ```
  */
 export const findParameters = z.object({
   pattern: z.string().describe("Glob pattern to match files, e.g. '*.ts', '**/*.json', or 'src/**/*.spec.ts'"),
@@ -54,10 +35,9 @@ export interface FindToolDetails {
 }
 
 /**
- * The listed paths that still exist below the held search directory, checked through held
- * directory handles: the listing walks paths by name, so a directory swapped for a symlink
- * mid-walk could list an outside folder; such entries are not below the held handle and are
- * dropped here. Directories (trailing `/`) must still be directories.
+ * The listed paths that still exist below the held search directory, checked through held directory handles: the listing walks paths by name, so a
+ * directory swapped for a symlink mid-walk could list an outside folder; such entries are not below the held handle and are dropped here. Directories
+ * (trailing `/`) must still be directories.
  */
 async function keepHeld(env: ExecutionEnv, directory: string, shown: string, listed: readonly string[]): Promise<string[]> {
   const held = await env.openDirectory(directory, { access: "read", path: shown });
@@ -70,8 +50,8 @@ async function keepHeld(env: ExecutionEnv, directory: string, shown: string, lis
         const { directory: parent, name } = await walker.directoryOf(entry);
         const stats = await lstat(heldPath(parent, name));
         if (!wantsDirectory || stats.isDirectory()) kept.push(entry);
-      } catch {
-        // Gone, or reached through a component that is now a symlink: not inside.
+      } catch (error) {
+        ignored("a listed path is gone, or reached through a symlink now: not inside", error);
       }
     }
   } finally {
@@ -83,11 +63,8 @@ async function keepHeld(env: ExecutionEnv, directory: string, shown: string, lis
 
 /**
  * Creates the `find` tool bound to an execution env. See the module contract.
- *
  * @example
- * ```ts
  * const tool = createFindTool(env);
- * ```
  */
 export function createFindTool(env: ExecutionEnv): AgentTool<FindToolInput, FindToolDetails | undefined> {
   return defineTool({
@@ -99,10 +76,7 @@ export function createFindTool(env: ExecutionEnv): AgentTool<FindToolInput, Find
     async execute({ pattern, path, limit }, { signal }): Promise<ToolResult<FindToolDetails | undefined>> {
       throwIfAborted(signal);
       return abortable(signal, async () => {
-        const directory = await env.resolvePath(path || ".", "read");
-        const stats = await stat(directory).catch(() => undefined);
-        if (!stats) throw new Error(`Path not found: ${directory}`);
-        if (!stats.isDirectory()) throw new Error(`Not a directory: ${directory}`);
+        const directory = await resolveDirectory(env, path);
         const effectiveLimit = Math.max(1, Math.floor(limit ?? DEFAULT_LIMIT));
         const listed = await searchFiles({ directory, top: env.allowOutsideRoot ? directory : env.root, pattern, onlyFiles: false, signal });
         throwIfAborted(signal);

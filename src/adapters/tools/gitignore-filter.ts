@@ -1,25 +1,16 @@
 /**
- * Hierarchical .gitignore matching for grep, find and ls (built on the `ignore` package).
- *
- * Contract (ours; semantics follow git):
- * - rules come from the `.gitignore` of every directory from `top` down to the entry's parent;
- *   a rule applies to paths relative to its file's directory; deeper files override shallower
- *   ones, later rules override earlier ones, `!negations` re-include;
- * - the `.git` directory itself is always ignored when `skipGitDirectory` is on (default);
- * - `.gitignore` files are read synchronously once per directory and cached for the filter's
- *   lifetime (create one filter per tool call); unreadable files count as empty;
- * - {@link GitignoreFilter.globFs} is a `tinyglobby` fs adapter whose `readdir` drops ignored
- *   entries, so ignored directories are never walked.
- *
- * @example
- * ```ts
- * const filter = new GitignoreFilter(env.root);
- * const files = await glob("**\/*.ts", { cwd, fs: filter.globFs() });
- * ```
+ * Hierarchical .gitignore matching for grep, find and ls (the `ignore` package, git's semantics): rules from every `.gitignore` from `top` down, each
+ * relative to its directory; `.git` ignored by default; files read once per filter (one filter per call). {@link GitignoreFilter.globFs} lets
+ * `tinyglobby` skip ignored directories.
  */
 import fs from "node:fs";
 import { dirname, join, relative, resolve, sep } from "node:path";
-import ignore, { type Ignore } from "ignore";
+import type createIgnore from "ignore";
+import type { Ignore } from "ignore";
+import { lazyRequire } from "../../core/lazy-require.ts";
+
+/** The `ignore` package, loaded on first use (it is not needed until a `.gitignore` is read). */
+const ignore = lazyRequire<typeof createIgnore>("ignore");
 
 /** Options of {@link GitignoreFilter}. */
 export interface GitignoreFilterOptions {
@@ -42,7 +33,7 @@ export class GitignoreFilter {
     let rules = this.rules.get(directory);
     if (rules === undefined) {
       try {
-        rules = ignore({ allowRelativePaths: true }).add(fs.readFileSync(join(directory, ".gitignore"), "utf8"));
+        rules = ignore()({ allowRelativePaths: true }).add(fs.readFileSync(join(directory, ".gitignore"), "utf8"));
       } catch {
         rules = null;
       }

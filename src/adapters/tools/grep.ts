@@ -1,32 +1,8 @@
 /**
- * The `grep` tool: search file contents.
- *
- * Contract (parameters and texts: pi 0.73.1 `grep`, `docs/pi-parity.md`;
- * implementation ours, no ripgrep needed):
- * - parameters `{ pattern, path?, glob?, ignoreCase?, literal?, context?, limit? }` (limit default 100);
- * - `pattern` is a JavaScript regular expression (Unicode mode when it parses so, else legacy
- *   mode), or a literal string with `literal: true`; an invalid pattern is an error naming it;
- * - searches the file at `path`, or every non-binary file under it: hidden files included,
- *   `.gitignore` honoured, `.git` skipped, symlinks not followed, files whose realpath leaves the
- *   root skipped; every file is read through held directory handles (a component swapped for a
- *   symlink after the listing is skipped, never followed) and hard-linked files are skipped
- *   unless the env allows them (an explicit file `path` that is hard-linked is an error); `glob` filters files as in find (`*.ts` matches base names at any depth);
- *   files are searched in sorted path order; binary files (NUL in the first 8 KiB) are skipped;
- * - output lines `file:N: text` for matches and `file-N- text` for context (overlapping context
- *   windows are merged, ours: pi repeats lines); paths relative to the search directory (the base
- *   name when `path` is a file); lines clipped to 500 chars;
- * - `No matches found` when empty; notices in one trailing bracket: `N matches limit reached. Use
- *   limit=2N for more, or refine pattern` (only when more exist), `50.0KB limit reached`,
- *   `Some lines truncated to 500 chars. Use read tool to see full lines`; details
- *   `{ matchLimitReached?, truncation?, linesTruncated? }`;
- * - `Path not found: ABS` when missing; PathEscapeError outside the root; honours the signal.
- *
- * @example
- * ```ts
- * await createGrepTool(env).execute({ pattern: "TODO", glob: "*.ts", context: 2 }, context);
- * ```
+ * The `grep` tool: search file contents with a JavaScript regex or a literal (pi's parameters and texts). Files are searched in sorted order
+ * through held handles (symlinks, escaping realpaths, extra hard links and binary files skipped); context windows are merged; lines clipped to
+ * 500 chars; pi's limit notices.
  */
-import { stat } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { z } from "zod";
 import { PathEscapeError } from "../../core/errors.ts";
@@ -34,7 +10,7 @@ import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts
 import { HeldWalker } from "../beneath.ts";
 import type { ExecutionEnv, OpenedFile } from "../execution-env.ts";
 import { searchFiles } from "./file-search.ts";
-import { abortable, throwIfAborted } from "./tool-support.ts";
+import { abortable, statIfPresent, throwIfAborted } from "./tool-support.ts";
 import { DEFAULT_MAX_BYTES, formatSize, GREP_MAX_LINE_LENGTH, truncateHead, truncateLine, type TruncationResult } from "./truncate.ts";
 
 const DEFAULT_LIMIT = 100;
@@ -43,11 +19,8 @@ const MAX_FILE_BYTES = 64 * 1024 * 1024;
 
 /**
  * Parameters of the grep tool (pi's).
- *
  * @example
- * ```ts
  * grepParameters.parse({ pattern: "TODO", glob: "*.ts", context: 2 });
- * ```
  */
 export const grepParameters = z.object({
   pattern: z.string().describe("Search pattern (regex or literal string)"),
@@ -85,11 +58,8 @@ function compile(pattern: string, literal: boolean | undefined, ignoreCase: bool
 
 /**
  * Creates the `grep` tool bound to an execution env. See the module contract.
- *
  * @example
- * ```ts
  * const tool = createGrepTool(env);
- * ```
  */
 export function createGrepTool(env: ExecutionEnv): AgentTool<GrepToolInput, GrepToolDetails | undefined> {
   return defineTool({
@@ -104,7 +74,7 @@ export function createGrepTool(env: ExecutionEnv): AgentTool<GrepToolInput, Grep
         const regex = compile(args.pattern, args.literal, args.ignoreCase);
         const shownPath = args.path || ".";
         const searchPath = await env.resolvePath(shownPath, "read");
-        const stats = await stat(searchPath).catch(() => undefined);
+        const stats = await statIfPresent(searchPath);
         if (!stats) throw new Error(`Path not found: ${searchPath}`);
         const contextLines = args.context && args.context > 0 ? Math.floor(args.context) : 0;
         const matcher = new Matcher(regex, contextLines, Math.max(1, Math.floor(args.limit ?? DEFAULT_LIMIT)));
@@ -136,10 +106,9 @@ export function createGrepTool(env: ExecutionEnv): AgentTool<GrepToolInput, Grep
 }
 
 /**
- * Reads a listed file through the held directory chain, never by path: a component swapped for
- * a symlink after the listing is refused. A file that is itself a symlink is read only when its
- * target is inside the root (then by a fresh walk of the target). Unreadable, large, hard-linked
- * or vanished files are skipped (undefined).
+ * Reads a listed file through the held directory chain, never by path: a component swapped for a symlink after the listing is refused. A file that is
+ * itself a symlink is read only when its target is inside the root (then by a fresh walk of the target). Unreadable, large, hard-linked or vanished
+ * files are skipped (undefined).
  */
 async function readListed(env: ExecutionEnv, walker: HeldWalker, searchPath: string, relativePath: string): Promise<Buffer | undefined> {
   let opened: OpenedFile | undefined;

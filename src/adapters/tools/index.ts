@@ -1,17 +1,6 @@
 /**
- * The built-in coding tools and their execution sandbox.
- *
- * Contract (tool sets: pi 0.73.1, `docs/pi-parity.md`): the coding set is
- * read, bash, edit, write (in that order); the read-only set is read, grep, find, ls. Every tool
- * is bound to one {@link ExecutionEnv}: paths resolve inside its root, bash runs in its cwd with
- * its environment allowlist. Tool parameters, result texts and details are pi's, with the fixes
- * listed in docs/tools.md.
- *
- * @example
- * ```ts
- * const env = createExecutionEnv({ root: "/work/project" });
- * const agent = createAgent({ session, model, tools: createCodingTools(env) });
- * ```
+ * The built-in coding tools (read, bash, edit, write) and read-only tools (read, grep, find, ls), each bound to one {@link ExecutionEnv}. Parameters,
+ * texts and details are pi's, with the fixes in docs/tools.md.
  */
 import type { AgentTool } from "../../core/tools.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
@@ -32,11 +21,8 @@ export interface ToolSetOptions {
 
 /**
  * pi's default coding tool set bound to `env`: read, bash, edit, write.
- *
  * @example
- * ```ts
  * const tools = createCodingTools(createExecutionEnv({ root: process.cwd() }));
- * ```
  */
 export function createCodingTools(env: ExecutionEnv, options: ToolSetOptions = {}): AgentTool<any, any>[] {
   return [createReadTool(env), createBashTool(env, options.bash), createEditTool(env), createWriteTool(env)];
@@ -44,11 +30,8 @@ export function createCodingTools(env: ExecutionEnv, options: ToolSetOptions = {
 
 /**
  * pi's read-only tool set bound to `env`: read, grep, find, ls. None of them changes files or runs commands.
- *
  * @example
- * ```ts
  * const tools = createReadOnlyTools(createExecutionEnv({ root: repo }));
- * ```
  */
 export function createReadOnlyTools(env: ExecutionEnv): AgentTool<any, any>[] {
   return [createReadTool(env), createGrepTool(env), createFindTool(env), createLsTool(env)];

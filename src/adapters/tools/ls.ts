@@ -1,25 +1,6 @@
 /**
- * The `ls` tool: list one directory.
- *
- * Contract (parameters and texts: pi 0.73.1 `ls`, `docs/pi-parity.md`; gitignore ours):
- * - parameters `{ path?, limit? }` (limit default 500);
- * - entries sorted case-insensitively (pi's `localeCompare` of lower-cased names), dotfiles
- *   included, `/` suffix on directories (a symlink gets it when its target is a directory inside
- *   the root), unstatable entries skipped; the listing reads the directory handle opened by a
- *   symlink-refusing walk, so a directory swapped for a symlink is refused, never listed;
- * - entries ignored by `.gitignore` (rules from the env root down) are hidden, and the count is
- *   named in the notice `N gitignored entries hidden`; listing an ignored directory explicitly
- *   shows all its entries; `.git` is listed (it is not gitignored);
- * - `(empty directory)` when nothing is shown; notices in one trailing bracket:
- *   `N entries limit reached. Use limit=2N for more`, `50.0KB limit reached`;
- *   details `{ entryLimitReached?, truncation?, ignoredEntries? }`;
- * - errors `Path not found: ABS`, `Not a directory: ABS`, `Cannot read directory: MESSAGE`;
- *   PathEscapeError outside the root; honours the signal.
- *
- * @example
- * ```ts
- * await createLsTool(env).execute({ path: "src" }, context);
- * ```
+ * The `ls` tool: list one directory (pi's parameters and texts), sorted case-insensitively with dotfiles and `/` on directories; gitignored entries
+ * hidden and counted; the directory is read from a symlink-refusing handle; pi's limit notices and errors.
  */
 import { lstat, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
@@ -28,18 +9,16 @@ import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts
 import { heldPath, type HeldDirectory } from "../beneath.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
 import { GitignoreFilter } from "./gitignore-filter.ts";
-import { abortable, throwIfAborted } from "./tool-support.ts";
+import { abortable, resolveDirectory, throwIfAborted } from "./tool-support.ts";
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
+import { ignoreError } from "../../core/ignored.ts";
 
 const DEFAULT_LIMIT = 500;
 
 /**
  * Parameters of the ls tool (pi's).
- *
  * @example
- * ```ts
  * lsParameters.parse({ path: "src", limit: 100 });
- * ```
  */
 export const lsParameters = z.object({
   path: z.string().optional().describe("Directory to list (default: current directory)"),
@@ -58,11 +37,8 @@ export interface LsToolDetails {
 
 /**
  * Creates the `ls` tool bound to an execution env. See the module contract.
- *
  * @example
- * ```ts
  * const tool = createLsTool(env);
- * ```
  */
 export function createLsTool(env: ExecutionEnv): AgentTool<LsToolInput, LsToolDetails | undefined> {
   return defineTool({
@@ -74,10 +50,7 @@ export function createLsTool(env: ExecutionEnv): AgentTool<LsToolInput, LsToolDe
     async execute({ path, limit }, { signal }): Promise<ToolResult<LsToolDetails | undefined>> {
       throwIfAborted(signal);
       return abortable(signal, async () => {
-        const directory = await env.resolvePath(path || ".", "read");
-        const stats = await stat(directory).catch(() => undefined);
-        if (!stats) throw new Error(`Path not found: ${directory}`);
-        if (!stats.isDirectory()) throw new Error(`Not a directory: ${directory}`);
+        const directory = await resolveDirectory(env, path);
         const effectiveLimit = limit ?? DEFAULT_LIMIT;
         // List the directory a symlink-refusing walk opened, never the path again.
         const held = await env.openDirectory(directory, { access: "read", path: path || "." });
@@ -107,7 +80,7 @@ export function createLsTool(env: ExecutionEnv): AgentTool<LsToolInput, LsToolDe
               const entry = await lstat(heldPath(held, name));
               // A symlink gets the `/` suffix only when its target is a directory the env allows.
               isDirectory = entry.isSymbolicLink()
-                ? (await stat(await env.checkPath(join(directory, name), "read")).catch(() => undefined))?.isDirectory() === true
+                ? (await stat(await env.checkPath(join(directory, name), "read")).catch(ignoreError("a symlink whose target cannot be read gets no `/`")))?.isDirectory() === true
                 : entry.isDirectory();
             } catch {
               continue;

@@ -1,48 +1,22 @@
 /**
- * The `read` tool: read a text file (a window of lines) or an image.
- *
- * Contract (parameters, texts, notices: pi 0.73.1 `read`, `docs/pi-parity.md`; fixes ours):
- * - parameters `{ path, offset?, limit? }`; `offset` is a 1-based line number, `limit` a line count;
- *   the path goes through {@link ExecutionEnv.resolvePath} ("read" access: the bash spill
- *   directory is readable too), trying pi's macOS spellings (narrow NBSP before AM/PM, NFD,
- *   curly apostrophe) when the file does not exist;
- * - images are detected by magic bytes (`file-type`), not by extension: jpeg, png, gif, webp are
- *   returned as `Read image file [MIME]` plus an image part. Arbor does not resize; an image whose
- *   base64 form exceeds 4.5 MiB is omitted with a note (pi resizes first);
- * - any other binary file (a detected non-text type, or a NUL byte in the first 8 KiB) gets a note
- *   naming its type and size instead of garbage (pi returns mojibake);
- * - text: UTF-8, lines counted as editors count them ({@link editorLines}: a trailing newline does not
- *   add a line; ours, pi counts one more), no line numbers; `Offset N is beyond end of file (M lines total)`;
- *   output within 2000 lines / 50 KiB ({@link truncateHead}) with pi's continuation notices;
- *   `details.truncation` when truncated;
- * - the file is opened once by a symlink-refusing walk from a held root handle and only that
- *   handle is read (a symlink swapped in after the check is refused, never followed); a regular
- *   file with several hard links is refused unless the env allows them (ExecutionEnv.openFile);
- * - a directory gets a clear error (ours; pi surfaces EISDIR); honours `context.signal`.
- *
- * @example
- * ```ts
- * const read = createReadTool(env);
- * await read.execute({ path: "src/index.ts", offset: 100, limit: 50 }, context);
- * ```
+ * The `read` tool: a window of lines of a text file, or an image (pi's parameters and texts). Images are detected by magic bytes (over 4.5 MiB of
+ * base64 omitted, no resizing); other binaries get a note; text is cut to 2000 lines / 50 KiB with pi's notices. The file is opened once through a
+ * symlink-refusing walk; extra hard links are refused unless allowed.
  */
 import { constants, type Stats } from "node:fs";
 import { access, type FileHandle } from "node:fs/promises";
-import { fileTypeFromBuffer } from "file-type";
 import { z } from "zod";
 import type { ImageContent, TextContent } from "../../core/messages.ts";
 import { defineTool, type AgentTool, type ToolResult } from "../../core/tools.ts";
 import type { ExecutionEnv } from "../execution-env.ts";
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, editorLines, formatSize, truncateHead, type TruncationResult } from "./truncate.ts";
 import { abortable, throwIfAborted } from "./tool-support.ts";
+import { ignoreError } from "../../core/ignored.ts";
 
 /**
  * Parameters of the read tool (pi's).
- *
  * @example
- * ```ts
  * readParameters.parse({ path: "README.md", offset: 1, limit: 50 });
- * ```
  */
 export const readParameters = z.object({
   path: z.string().describe("Path to the file to read (relative or absolute)"),
@@ -66,10 +40,7 @@ const SNIFF_BYTES = 8192;
 const TEXT_LIKE = /^(text\/|application\/(xml|json|javascript|x-sh|rtf))|\+xml$/;
 
 async function exists(path: string): Promise<boolean> {
-  return access(path, constants.F_OK).then(
-    () => true,
-    () => false,
-  );
+  return access(path, constants.F_OK).then(() => true, ignoreError("a read-path fallback that cannot be accessed is not there", false));
 }
 
 /** pi's read-path fallbacks for macOS screenshot names, each still checked by the env. */
@@ -134,11 +105,8 @@ function readText(text: string, path: string, offset: number | undefined, limit:
 
 /**
  * Creates the `read` tool bound to an execution env. See the module contract.
- *
  * @example
- * ```ts
  * const tool = createReadTool(env);
- * ```
  */
 export function createReadTool(env: ExecutionEnv): AgentTool<ReadToolInput, ReadToolDetails | undefined> {
   return defineTool({
@@ -152,8 +120,7 @@ export function createReadTool(env: ExecutionEnv): AgentTool<ReadToolInput, Read
       return abortable(signal, async () => {
         const absolutePath = await resolveReadPath(env, path);
         await access(absolutePath, constants.R_OK);
-        // Everything below reads the handle that was opened by a symlink-refusing walk, never
-        // the path again (swapped symlinks, hard links).
+        // Everything below reads the handle that was opened by a symlink-refusing walk, never the path again (swapped symlinks, hard links).
         const { handle, stats } = await env.openFile(absolutePath, { access: "read", path });
         try {
           return await readOpened(handle, stats, path, offset, limit, signal);
@@ -178,7 +145,8 @@ async function readOpened(
   if (!stats.isFile()) throw new Error(`Cannot read ${path}: it is not a regular file (a pipe, socket or device).`);
   const head = await sniff(handle);
   throwIfAborted(signal);
-  const detected = head.length > 0 ? await fileTypeFromBuffer(head) : undefined;
+  // file-type is imported on the first read, not when the tools are created.
+  const detected = head.length > 0 ? await (await import("file-type")).fileTypeFromBuffer(head) : undefined;
   if (detected && IMAGE_TYPES.has(detected.mime)) {
     const data = (await handle.readFile()).toString("base64");
     if (data.length >= MAX_IMAGE_BASE64_BYTES) {

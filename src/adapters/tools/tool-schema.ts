@@ -1,30 +1,14 @@
 /**
- * JSON-Schema tools: tools whose `parameters` are a JSON Schema object (as MCP and
- * OpenAI function tools declare them), validated with ajv — the sibling of `defineTool`
- * (zod) in `src/core/tools.ts`.
- *
- * Contract (ours):
- * - the schema is compiled once, when the tool is defined; an uncompilable schema throws
- *   `ToolDefinitionError` naming the tool;
- * - `$schema` selects the dialect: draft 2020-12 and 2019-09 when declared, else draft-07
- *   (ajv's default, what MCP servers send);
- * - validation works on a clone: schema `default`s are applied to the clone, never to the
- *   caller's object; types are not coerced;
- * - a failure message names every failing field (`path: message; …`), like `defineTool`.
- *
- * @example
- * ```ts
- * const add = defineJsonSchemaTool({
- *   name: "add", description: "Add two numbers",
- *   parameters: { type: "object", properties: { a: { type: "number" }, b: { type: "number" } }, required: ["a", "b"] },
- *   async execute(args) { return { content: [{ type: "text", text: String(Number(args.a) + Number(args.b)) }] }; },
- * });
- * ```
+ * JSON-Schema tools (MCP and OpenAI function tools), validated with ajv: the schema compiles once at definition (`ToolDefinitionError` if it
+ * cannot), `$schema` picks the dialect (default draft-07), validation works on a clone (defaults applied to it, no coercion), and a failure names
+ * every failing field.
+ * ajv is required when the first JSON-Schema tool is defined, not when this module loads.
  */
-import { Ajv, type ErrorObject, type ValidateFunction } from "ajv";
-import { Ajv2019 } from "ajv/dist/2019.js";
-import { Ajv2020 } from "ajv/dist/2020.js";
+import type { Ajv, ErrorObject, ValidateFunction } from "ajv";
+import type { Ajv2019 } from "ajv/dist/2019.js";
+import type { Ajv2020 } from "ajv/dist/2020.js";
 import { ToolDefinitionError } from "../../core/errors.ts";
+import { lazyRequire } from "../../core/lazy-require.ts";
 import type { AgentTool } from "../../core/tools.ts";
 
 /** A tool declared with a JSON Schema and no `validate`: the harness compiles one. */
@@ -33,6 +17,10 @@ export type JsonSchemaTool<Args = Record<string, unknown>, Details = unknown, Co
   "validate"
 > & { validate?: undefined };
 
+const ajv07 = lazyRequire<{ Ajv: typeof Ajv }>("ajv");
+const ajv2019 = lazyRequire<{ Ajv2019: typeof Ajv2019 }>("ajv/dist/2019.js");
+const ajv2020 = lazyRequire<{ Ajv2020: typeof Ajv2020 }>("ajv/dist/2020.js");
+
 const engines = new Map<string, Ajv>();
 function engineFor(schema: Record<string, unknown>): Ajv {
   const dialect = typeof schema.$schema === "string" ? schema.$schema : "";
@@ -40,20 +28,13 @@ function engineFor(schema: Record<string, unknown>): Ajv {
   let engine = engines.get(key);
   if (!engine) {
     const options = { allErrors: true, strict: false, useDefaults: true, coerceTypes: false, validateFormats: false } as const;
-    engine = key === "2020" ? new Ajv2020(options) : key === "2019" ? new Ajv2019(options) : new Ajv(options);
+    engine = key === "2020" ? new (ajv2020().Ajv2020)(options) : key === "2019" ? new (ajv2019().Ajv2019)(options) : new (ajv07().Ajv)(options);
     engines.set(key, engine);
   }
   return engine;
 }
 
-/**
- * Formats ajv errors as one line naming each failing field (dotted paths; `(root)` for the object).
- *
- * @example
- * ```ts
- * formatAjvErrors(check.errors); // "query: must have required property 'query'; limit: must be integer"
- * ```
- */
+/** Formats ajv errors as one line naming each failing field (dotted paths; `(root)` for the object). */
 export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefined): string {
   if (!errors?.length) return "(root): invalid";
   return errors
@@ -71,13 +52,10 @@ export function formatAjvErrors(errors: readonly ErrorObject[] | null | undefine
 /**
  * Turns a JSON-Schema tool into an {@link AgentTool} whose `validate` runs ajv.
  * A tool that already has `validate` (e.g. from `defineTool`) is returned unchanged.
- *
  * @throws ToolDefinitionError (code `TOOL_INVALID`) when `parameters` is not a compilable JSON Schema.
  * @example
- * ```ts
  * const tool = defineJsonSchemaTool({ name: "echo", description: "Echo", parameters: { type: "object", properties: { text: { type: "string" } } }, execute: async (a) => ({ content: [{ type: "text", text: String(a.text) }] }) });
  * tool.validate({ text: 1 }); // { ok: false, message: 'Invalid arguments for tool "echo": text: must be string' }
- * ```
  */
 export function defineJsonSchemaTool<Args = Record<string, unknown>, Details = unknown, Context = unknown>(
   tool: JsonSchemaTool<Args, Details, Context> | AgentTool<Args, Details, Context>,

@@ -1,27 +1,16 @@
 /**
- * Small helpers shared by the built-in tools: abort handling, safe file replacement, error text.
- *
- * Contract (ours):
- * - {@link abortable} settles with the operation's outcome, or rejects with
- *   `Error("Operation aborted")` (pi's text) as soon as the signal aborts;
- * - {@link replaceFileAtomically} never leaves a half-written file: it writes a temp file inside
- *   the held directory of the target, flushes it, copies the target's permission bits, then
- *   renames it over the target within that directory.
- *   On failure or abort the temp file is removed and the target is untouched; a target the
- *   process may not write (e.g. mode 0444) is refused with EACCES, as a plain write would be;
- * - {@link describeFsError} turns a Node fs error into pi's "Error code: X" wording.
- *
- * @example
- * ```ts
- * const text = await abortable(signal, () => readFile(path, "utf8"));
- * ```
+ * Helpers shared by the built-in tools: {@link abortable} (rejects with pi's "Operation aborted" on abort), {@link replaceFileAtomically} (temp
+ * file in the held directory, flushed, renamed; the target untouched on failure), {@link describeFsError} (pi's "Error code: X"), and
+ * {@link statIfPresent} (`undefined` only for a missing path; EACCES and the like are thrown).
  */
 import { randomBytes } from "node:crypto";
-import { constants as fsConstants } from "node:fs";
-import { access, lstat, open, rename, rm } from "node:fs/promises";
+import { constants as fsConstants, type Stats } from "node:fs";
+import { access, lstat, open, rename, rm, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { PathEscapeError } from "../../core/errors.ts";
-import { heldPath, type HeldDirectory } from "../beneath.ts";
+import { heldPath, isMissingPath, type HeldDirectory } from "../beneath.ts";
+import type { ExecutionEnv } from "../execution-env.ts";
+import { ignoreError } from "../../core/ignored.ts";
 
 /** pi's text for an aborted tool. */
 export const ABORTED_MESSAGE = "Operation aborted";
@@ -31,15 +20,7 @@ export function throwIfAborted(signal: AbortSignal | undefined): void {
   if (signal?.aborted) throw new Error(ABORTED_MESSAGE);
 }
 
-/**
- * Runs `operation`, rejecting with `Error("Operation aborted")` when `signal` aborts first.
- * The operation itself is not cancelled; callers check the signal between steps.
- *
- * @example
- * ```ts
- * await abortable(context.signal, async () => { ... });
- * ```
- */
+/** Runs `operation`, rejecting with `Error("Operation aborted")` when `signal` aborts first (the operation itself is not cancelled). */
 export function abortable<T>(signal: AbortSignal | undefined, operation: () => Promise<T>): Promise<T> {
   if (signal?.aborted) return Promise.reject(new Error(ABORTED_MESSAGE));
   if (!signal) return operation();
@@ -60,18 +41,11 @@ export function abortable<T>(signal: AbortSignal | undefined, operation: () => P
 }
 
 /**
- * Writes `data` to the file `name` inside a held directory (see `beneath.ts`) through a flushed
- * temp file in that same directory and a rename within it, so the target is either the old
- * content or the new content, never a mix, and neither the temp file nor the result can land
- * anywhere but in the directory the handle holds. Keeps the target's permission bits.
- *
+ * Writes `data` to the file `name` inside a held directory (see `beneath.ts`) through a flushed temp file in that same directory and a rename within
+ * it, so the target is either the old content or the new content, never a mix, and neither the temp file nor the result can land anywhere but in the
+ * directory the handle holds. Keeps the target's permission bits.
  * @throws the fs error when the directory is not writable or the target is a directory;
  *   PathEscapeError when the target is (now) a symbolic link.
- * @example
- * ```ts
- * const dir = await env.openDirectory(dirname(target), { create: true });
- * try { await replaceFileAtomically(dir, basename(target), Buffer.from("hello"), signal); } finally { await dir.handle.close(); }
- * ```
  */
 export async function replaceFileAtomically(directory: HeldDirectory, name: string, data: Uint8Array, signal?: AbortSignal): Promise<void> {
   const target = heldPath(directory, name);
@@ -103,10 +77,29 @@ export async function replaceFileAtomically(directory: HeldDirectory, name: stri
     throwIfAborted(signal);
     await rename(temp, target);
   } catch (error) {
-    await handle.close().catch(() => undefined);
+    await handle.close().catch(ignoreError("closing the temp file of a failed replace; the replace's error is thrown"));
     await rm(temp, { force: true });
     throw error;
   }
+}
+
+/** `stat` of `path`, or `undefined` when nothing is there (ENOENT, ENOTDIR); other fs errors are thrown. */
+export async function statIfPresent(path: string): Promise<Stats | undefined> {
+  try {
+    return await stat(path);
+  } catch (error) {
+    if (isMissingPath(error)) return undefined;
+    throw error;
+  }
+}
+
+/** The absolute directory `path` names (default `.`), read through the env; throws pi's `Path not found: ABS` or `Not a directory: ABS`. */
+export async function resolveDirectory(env: ExecutionEnv, path: string | undefined): Promise<string> {
+  const directory = await env.resolvePath(path || ".", "read");
+  const stats = await statIfPresent(directory);
+  if (!stats) throw new Error(`Path not found: ${directory}`);
+  if (!stats.isDirectory()) throw new Error(`Not a directory: ${directory}`);
+  return directory;
 }
 
 /** pi's wording of an fs error: `"Error code: ENOENT"`, or the message when there is no code. */

@@ -1,59 +1,32 @@
 /**
- * Truncation utilities shared by the built-in tools.
- *
- * Contract (source: pi 0.73.1 `core/tools/truncate.ts`, `docs/pi-parity.md`;
- * results are equal to pi's, checked by a differential property test):
- * - two independent limits, whichever is hit first wins: lines (default {@link DEFAULT_MAX_LINES})
- *   and UTF-8 bytes (default {@link DEFAULT_MAX_BYTES});
- * - lines are counted as editors count them (ours; pi counts one more): the content
- *   split on `\n`, where a trailing newline ends the last line instead of starting an empty one, and
- *   empty content has no lines. A 2000-line file that ends with a newline is 2000 lines and fits the
- *   default limit; the kept text of an untouched input keeps its trailing newline. On content without
- *   a trailing newline, results are pi's;
- * - {@link truncateHead} never returns a partial line; {@link truncateTail} returns a partial line
- *   only when the last line alone exceeds the byte limit (then it keeps that line's trailing bytes,
- *   cut at a UTF-8 character boundary);
- * - all functions are pure and never throw.
- *
+ * Truncation shared by the built-in tools: line and UTF-8 byte limits, whichever is hit first; lines counted as editors count them (a trailing
+ * newline adds none). {@link truncateHead} never returns a partial line; {@link truncateTail} only when the last line alone exceeds the byte limit.
+ * Pure; equal to pi's results (differential test).
  * @example
- * ```ts
  * const result = truncateHead(text, { maxLines: 100 });
  * if (result.truncated) console.log(`showing ${result.outputLines} of ${result.totalLines} lines`);
- * ```
  */
 
 /**
  * Default line limit of tool output: 2000 lines. Source: pi.
- *
  * @example
- * ```ts
  * truncateHead(text, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES });
- * ```
  */
 export const DEFAULT_MAX_LINES = 2000;
 /**
  * Default byte limit of tool output: 51200 bytes (50 KiB). Source: pi.
- *
  * @example
- * ```ts
  * truncateTail(output, { maxLines: DEFAULT_MAX_LINES, maxBytes: DEFAULT_MAX_BYTES / 2 });
- * ```
  */
 export const DEFAULT_MAX_BYTES = 50 * 1024;
 /**
  * Longest grep match line shown, in UTF-16 code units, before it is clipped. Source: pi.
- *
  * @example
- * ```ts
  * const shown = line.length > GREP_MAX_LINE_LENGTH ? `${line.slice(0, GREP_MAX_LINE_LENGTH)}…` : line;
- * ```
  */
 export const GREP_MAX_LINE_LENGTH = 500;
 
-/**
- * The outcome of a truncation. Byte counts are UTF-8 bytes; line counts are `\n`-separated lines.
- * Field names and meanings are pi's.
- */
+/** The outcome of a truncation. Byte counts are UTF-8 bytes; line counts are `\n`-separated lines. Field names and meanings are pi's. */
 export interface TruncationResult {
   /** The kept text. */
   content: string;
@@ -89,29 +62,16 @@ export interface TruncationOptions {
 
 const utf8Length = (text: string): number => Buffer.byteLength(text, "utf8");
 
-/**
- * The lines of `text` as editors count them: a trailing `\n` ends the last line (it does not start
- * an empty one) and `""` has none. Joining the result with `\n` gives `text` without its final newline.
- *
- * @example
- * ```ts
- * editorLines("a\nb\n"); // ["a", "b"]
- * editorLines("a\n\n");  // ["a", ""]
- * ```
- */
+/** The lines of `text` as editors count them: a trailing `\n` starts no empty line and `""` has none. */
 export function editorLines(text: string): string[] {
   if (text === "") return [];
   return (text.endsWith("\n") ? text.slice(0, -1) : text).split("\n");
 }
 
 /**
- * Formats a byte count for humans: below 1024 as `"NB"`, below 1 MiB as one-decimal `"KB"`,
- * otherwise one-decimal `"MB"`. Source: pi.
- *
+ * Formats a byte count for humans: below 1024 as `"NB"`, below 1 MiB as one-decimal `"KB"`, otherwise one-decimal `"MB"`. Source: pi.
  * @example
- * ```ts
  * formatSize(51200); // "50.0KB"
- * ```
  */
 export function formatSize(bytes: number): string {
   if (bytes < 1024) return `${bytes}B`;
@@ -135,23 +95,25 @@ function untouched(content: string, lineCount: number, byteCount: number, maxLin
   };
 }
 
-/**
- * Keeps whole lines from the top within both limits (for file reads). If the first line alone is
- * larger than `maxBytes`, the content is empty and `firstLineExceedsLimit` is true. Source: pi.
- *
- * @example
- * ```ts
- * truncateHead("a\nb\nc", { maxLines: 2 }).content; // "a\nb"
- * ```
- */
-export function truncateHead(content: string, options: TruncationOptions = {}): TruncationResult {
+/** The limits of `options`, the size and lines of `content`, and the result when it fits them (`whole`). */
+function measure(content: string, options: TruncationOptions) {
   const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
   const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
   const totalBytes = utf8Length(content);
   const lines = editorLines(content);
-  if (lines.length <= maxLines && totalBytes - (content.endsWith("\n") ? 1 : 0) <= maxBytes) {
-    return untouched(content, lines.length, totalBytes, maxLines, maxBytes);
-  }
+  const fits = lines.length <= maxLines && totalBytes - (content.endsWith("\n") ? 1 : 0) <= maxBytes;
+  return { maxLines, maxBytes, totalBytes, lines, whole: fits ? untouched(content, lines.length, totalBytes, maxLines, maxBytes) : undefined };
+}
+
+/**
+ * Keeps whole lines from the top within both limits (for file reads). If the first line alone is
+ * larger than `maxBytes`, the content is empty and `firstLineExceedsLimit` is true. Source: pi.
+ * @example
+ * truncateHead("a\nb\nc", { maxLines: 2 }).content; // "a\nb"
+ */
+export function truncateHead(content: string, options: TruncationOptions = {}): TruncationResult {
+  const { maxLines, maxBytes, totalBytes, lines, whole } = measure(content, options);
+  if (whole) return whole;
   const base = { truncated: true, totalLines: lines.length, totalBytes, lastLinePartial: false, maxLines, maxBytes };
   if (utf8Length(lines[0]) > maxBytes) {
     return { ...base, content: "", truncatedBy: "bytes", outputLines: 0, outputBytes: 0, firstLineExceedsLimit: true };
@@ -185,20 +147,12 @@ function tailBytes(text: string, maxBytes: number): string {
 /**
  * Keeps whole lines from the bottom within both limits (for command output). When the last line
  * alone exceeds `maxBytes`, keeps its trailing bytes and sets `lastLinePartial`. Source: pi.
- *
  * @example
- * ```ts
  * truncateTail("a\nb\nc", { maxLines: 2 }).content; // "b\nc"
- * ```
  */
 export function truncateTail(content: string, options: TruncationOptions = {}): TruncationResult {
-  const maxLines = options.maxLines ?? DEFAULT_MAX_LINES;
-  const maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
-  const totalBytes = utf8Length(content);
-  const lines = editorLines(content);
-  if (lines.length <= maxLines && totalBytes - (content.endsWith("\n") ? 1 : 0) <= maxBytes) {
-    return untouched(content, lines.length, totalBytes, maxLines, maxBytes);
-  }
+  const { maxLines, maxBytes, totalBytes, lines, whole } = measure(content, options);
+  if (whole) return whole;
   const kept: string[] = [];
   let keptBytes = 0;
   let truncatedBy: "lines" | "bytes" = "lines";
@@ -236,13 +190,9 @@ export function truncateTail(content: string, options: TruncationOptions = {}): 
 }
 
 /**
- * Clips one line to `maxChars` UTF-16 code units, appending `"... [truncated]"` when clipped
- * (grep match lines). Source: pi.
- *
+ * Clips one line to `maxChars` UTF-16 code units, appending `"... [truncated]"` when clipped (grep match lines). Source: pi.
  * @example
- * ```ts
  * truncateLine("x".repeat(600)).wasTruncated; // true
- * ```
  */
 export function truncateLine(line: string, maxChars: number = GREP_MAX_LINE_LENGTH): { text: string; wasTruncated: boolean } {
   if (line.length <= maxChars) return { text: line, wasTruncated: false };

@@ -1,24 +1,7 @@
 /**
- * The `write` tool: create or overwrite a file.
- *
- * Contract (parameters and texts: pi 0.73.1 `write`, `docs/pi-parity.md`; fixes ours):
- * - parameters `{ path, content }`; `path` goes through {@link ExecutionEnv.resolvePath}
- *   (PathEscapeError outside the root);
- * - creates missing parent directories, each inside its held parent handle, and replaces the file
- *   inside the held handle of its directory: a path component that is (or becomes) a symbolic
- *   link refuses the write with PathEscapeError (ExecutionEnv.openDirectory);
- * - result text `Successfully wrote N bytes to PATH` where N is the true UTF-8 byte count (pi
- *   reports UTF-16 code units) and PATH is the path as given; `details` is undefined;
- * - the file is replaced atomically (temp file + rename; permission bits kept), so an abort or a
- *   crash never leaves it half-written; writes and edits to one file are serialized (keyed by realpath);
- * - honours `context.signal`: an abort before the rename leaves the file untouched and throws
- *   `Operation aborted`.
- *
- * @example
- * ```ts
- * const write = createWriteTool(createExecutionEnv({ root: dir }));
- * await write.execute({ path: "notes/a.md", content: "héllo" }, context); // "Successfully wrote 6 bytes to notes/a.md"
- * ```
+ * The `write` tool: create or overwrite a file (pi's parameters and texts). Parents are created inside held handles and a symlinked component is
+ * refused; the file is replaced atomically (temp file + rename) and serialized per file; the result reports true UTF-8 bytes; an abort leaves the
+ * file untouched.
  */
 import { basename, dirname } from "node:path";
 import { z } from "zod";
@@ -29,11 +12,8 @@ import { abortable, replaceFileAtomically, throwIfAborted } from "./tool-support
 
 /**
  * Parameters of the write tool (pi's).
- *
  * @example
- * ```ts
  * writeParameters.parse({ path: "notes.txt", content: "hello\n" });
- * ```
  */
 export const writeParameters = z.object({
   path: z.string().describe("Path to the file to write (relative or absolute)"),
@@ -45,11 +25,8 @@ export type WriteToolInput = z.infer<typeof writeParameters>;
 
 /**
  * Creates the `write` tool bound to an execution env. See the module contract.
- *
  * @example
- * ```ts
  * const tool = createWriteTool(env);
- * ```
  */
 export function createWriteTool(env: ExecutionEnv): AgentTool<WriteToolInput, undefined> {
   return defineTool({

@@ -1,21 +1,7 @@
 /**
- * Writing a recorded tree to disk: the changes that turn what is under a root into a manifest.
- *
- * Contract (ours):
- * - `changes` are applied as {@link diffManifests} orders them (deletions deepest first, then
- *   parents before children); a deletion removes a folder with everything in it;
- * - a file is written to a temporary name in its folder and renamed over the old path (a reader
- *   sees the old or the new bytes, never half a file), then given its mode; a symlink is created
- *   as recorded (its target is not checked); a folder's mode is set after its contents, deepest
- *   first, so a read-only folder can still be filled;
- * - `skipped` nodes are left as they are on disk (their bytes were never recorded);
- * - every path is checked to stay under the root (no absolute paths, no `..`, no path through a
- *   symlink the tree itself holds): a bad recorded path is refused before anything is written.
- *
- * @example
- * ```ts
- * await applyToDisk(root, diffManifests(current, target), (hash) => store.get(tenant, hash));
- * ```
+ * Writing a recorded tree to disk in {@link diffManifests} order: each file via a temporary name and rename (never half a file), symlinks as
+ * recorded, folder modes after their contents; `skipped` nodes are left alone. A recorded path that could leave the root is refused before
+ * anything is written.
  */
 import fs from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -23,14 +9,7 @@ import { dirname, join } from "node:path";
 import type { WorkspaceChange } from "../../core/workspace-manifest.ts";
 import { PathEscapeError } from "../../core/errors.ts";
 
-/**
- * Refuses a recorded path that could leave the root.
- *
- * @example
- * ```ts
- * checkRecordedPath("src/a.ts"); // ok; "../x" throws PathEscapeError
- * ```
- */
+/** Refuses a recorded path that could leave the root. */
 export function checkRecordedPath(path: string): void {
   const parts = path.split("/");
   if (path === "" || path.startsWith("/") || path.includes("\\") || path.includes("\0") || parts.some((part) => part === "" || part === "." || part === "..")) {
@@ -51,15 +30,7 @@ function isRealDirectory(absolute: string): boolean {
   }
 }
 
-/**
- * Applies `changes` under `root`, reading file bytes with `read` (see the module contract).
- * Returns the number of paths changed.
- *
- * @example
- * ```ts
- * const changed = await applyToDisk("/repo", changes, (hash) => blobs.get("default", hash));
- * ```
- */
+/** Applies `changes` under `root`, reading file bytes with `read` (see the module contract). Returns the number of paths changed. */
 export async function applyToDisk(root: string, changes: readonly WorkspaceChange[], read: (hash: string) => Promise<Buffer>): Promise<number> {
   for (const change of changes) checkRecordedPath(change.path);
   // Every blob first: a missing blob fails the restore before the tree is touched.

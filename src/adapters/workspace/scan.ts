@@ -1,26 +1,16 @@
 /**
- * The workspace scan: every file, symlink and folder under a root, with what tells a change
- * (size, mtime, ctime, inode, mode), respecting `.gitignore` (the `ignore` package).
- *
- * Contract (ours; the size-and-mtime-then-hash rule is git's index "racily clean" check):
- * - paths are POSIX and relative to the root; `.git` is never scanned; a `.gitignore` in any
- *   folder applies below it, deeper rules override shallower ones, `!negations` re-include;
- *   ignored entries are not scanned (an ignored folder is never entered);
- * - symlinks are recorded as links (never followed); sockets, FIFOs and devices are left out;
- * - the scan is synchronous (one `readdirSync` per folder, one `lstatSync` per entry): on a
- *   20,000-file tree it is the cost of those calls; hashing is the caller's, through
- *   {@link StatCache} so an unchanged file is not read again;
- * - an entry that vanishes during the scan is left out; an unreadable folder is an error.
- *
- * @example
- * ```ts
- * const entries = scanWorkspace("/repo");
- * for (const [path, entry] of entries) if (entry.kind === "file") console.log(path, entry.size);
- * ```
+ * The workspace scan: every file, symlink and folder under a root with size, mtime, ctime, inode and mode, honouring nested `.gitignore` files
+ * (`.git` never scanned, links never followed, sockets and devices left out). Synchronous; a {@link WorkspaceScanner} keeps compiled rules between
+ * scans and hashing goes through {@link StatCache} (git's "racily clean" rule). Vanished entries are left out; an unreadable folder is an error.
  */
 import fs from "node:fs";
-import { join } from "node:path";
-import ignore, { type Ignore } from "ignore";
+import { join, sep } from "node:path";
+import type createIgnore from "ignore";
+import type { Ignore } from "ignore";
+import { lazyRequire } from "../../core/lazy-require.ts";
+
+/** The `ignore` package, loaded on first use (it is not needed until a `.gitignore` is read). */
+const ignore = lazyRequire<typeof createIgnore>("ignore");
 
 /** One scanned entry. `mode` is the permission bits. */
 export type ScanEntry =
@@ -34,14 +24,12 @@ interface Rules {
   rules: Ignore;
 }
 
-function rulesIn(directory: string, base: string): Rules | undefined {
-  let text: string;
-  try {
-    text = fs.readFileSync(join(directory, ".gitignore"), "utf8");
-  } catch {
-    return undefined;
-  }
-  return { base, rules: ignore({ allowRelativePaths: true }).add(text) };
+/** A folder's compiled `.gitignore`, with the stat that tells whether the file changed since. */
+interface CompiledRules extends Rules {
+  size: number;
+  mtimeMs: number;
+  ctimeMs: number;
+  ino: number;
 }
 
 function ignoredBy(stack: readonly Rules[], path: string, isDirectory: boolean): boolean {
@@ -56,66 +44,88 @@ function ignoredBy(stack: readonly Rules[], path: string, isDirectory: boolean):
 }
 
 /**
- * Every entry under `root` that `.gitignore` does not exclude (see the module contract).
- *
- * @example
- * ```ts
- * const entries = scanWorkspace(process.cwd());
- * ```
+ * A scanner of one root that keeps each folder's compiled `.gitignore` between scans (compiled again only when the file's size, mtime, ctime or inode
+ * changed), so a scan of an unchanged tree costs its `readdir`s and `lstat`s and the rules' cached answers.
  */
-export function scanWorkspace(root: string): Map<string, ScanEntry> {
-  const entries = new Map<string, ScanEntry>();
-  const walk = (directory: string, relative: string, stack: Rules[]) => {
-    const own = rulesIn(directory, relative);
-    const rules = own ? [...stack, own] : stack;
-    let names: fs.Dirent[];
-    try {
-      names = fs.readdirSync(directory, { withFileTypes: true });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === "ENOENT" && relative !== "") return;
-      throw error;
-    }
-    for (const dirent of names) {
-      const name = dirent.name;
-      if (name === ".git") continue;
-      const path = relative === "" ? name : `${relative}/${name}`;
-      const absolute = join(directory, name);
-      let stat: fs.Stats;
+export class WorkspaceScanner {
+  private readonly root: string;
+  private readonly rules = new Map<string, CompiledRules>();
+
+  constructor(root: string) {
+    this.root = root;
+  }
+
+  /** Every entry under the root that `.gitignore` does not exclude (see the module contract). */
+  scan(): Map<string, ScanEntry> {
+    const entries = new Map<string, ScanEntry>();
+    const seen = new Set<string>();
+    const walk = (directory: string, relative: string, stack: Rules[]) => {
+      let names: fs.Dirent[];
       try {
-        stat = fs.lstatSync(absolute);
-      } catch {
-        continue;
+        names = fs.readdirSync(directory, { withFileTypes: true });
+      } catch (error) {
+        if ((error as NodeJS.ErrnoException).code === "ENOENT" && relative !== "") return;
+        throw error;
       }
-      if (stat.isDirectory()) {
-        if (ignoredBy(rules, path, true)) continue;
-        entries.set(path, { kind: "dir", mode: stat.mode & 0o7777 });
-        walk(absolute, path, rules);
-      } else if (stat.isFile()) {
-        if (ignoredBy(rules, path, false)) continue;
-        entries.set(path, { kind: "file", size: stat.size, mode: stat.mode & 0o7777, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino });
-      } else if (stat.isSymbolicLink()) {
-        if (ignoredBy(rules, path, false)) continue;
-        try {
-          entries.set(path, { kind: "symlink", target: fs.readlinkSync(absolute) });
-        } catch {
-          continue;
+      let rules = stack;
+      if (names.some((dirent) => dirent.name === ".gitignore")) {
+        const own = this.rulesIn(directory, relative);
+        if (own) {
+          seen.add(relative);
+          rules = [...stack, own];
         }
       }
+      const prefix = relative === "" ? "" : `${relative}/`;
+      for (const dirent of names) {
+        const name = dirent.name;
+        if (name === ".git") continue;
+        const path = prefix + name;
+        const absolute = `${directory}${sep}${name}`;
+        const stat = fs.lstatSync(absolute, { throwIfNoEntry: false });
+        if (!stat) continue;
+        if (stat.isDirectory()) {
+          if (rules.length > 0 && ignoredBy(rules, path, true)) continue;
+          entries.set(path, { kind: "dir", mode: stat.mode & 0o7777 });
+          walk(absolute, path, rules);
+        } else if (stat.isFile()) {
+          if (rules.length > 0 && ignoredBy(rules, path, false)) continue;
+          entries.set(path, { kind: "file", size: stat.size, mode: stat.mode & 0o7777, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino });
+        } else if (stat.isSymbolicLink()) {
+          if (rules.length > 0 && ignoredBy(rules, path, false)) continue;
+          try {
+            entries.set(path, { kind: "symlink", target: fs.readlinkSync(absolute) });
+          } catch {
+            continue;
+          }
+        }
+      }
+    };
+    walk(this.root, "", []);
+    // Rules of folders that are gone (or lost their .gitignore) are dropped.
+    for (const base of this.rules.keys()) if (!seen.has(base)) this.rules.delete(base);
+    return entries;
+  }
+
+  /** The folder's rules: compiled once, again only when its `.gitignore` changed; undefined when unreadable. */
+  private rulesIn(directory: string, base: string): Rules | undefined {
+    const file = `${directory}${sep}.gitignore`;
+    const stat = fs.statSync(file, { throwIfNoEntry: false });
+    if (!stat?.isFile()) return undefined;
+    const known = this.rules.get(base);
+    if (known && known.size === stat.size && known.mtimeMs === stat.mtimeMs && known.ctimeMs === stat.ctimeMs && known.ino === stat.ino && stat.mtimeMs < Date.now() - RACY_MS) return known;
+    let text: string;
+    try {
+      text = fs.readFileSync(file, "utf8");
+    } catch {
+      return undefined;
     }
-  };
-  walk(root, "", []);
-  return entries;
+    const compiled: CompiledRules = { base, rules: ignore()({ allowRelativePaths: true }).add(text), size: stat.size, mtimeMs: stat.mtimeMs, ctimeMs: stat.ctimeMs, ino: stat.ino };
+    this.rules.set(base, compiled);
+    return compiled;
+  }
 }
 
-/**
- * The entry at one relative path (no `.gitignore` check: the caller asked for it), or
- * undefined when nothing is there.
- *
- * @example
- * ```ts
- * const entry = scanPath("/repo", "src/a.ts");
- * ```
- */
+/** The entry at one relative path (no `.gitignore` check: the caller asked for it), or undefined when nothing is there. */
 export function scanPath(root: string, path: string): ScanEntry | undefined {
   const absolute = join(root, path);
   let stat: fs.Stats;
@@ -140,15 +150,8 @@ interface Cached {
 }
 
 /**
- * Hashes seen per path: a file whose size, mtime, ctime and inode are as when it was last hashed
- * is not read again, unless it changed within {@link RACY_MS} of that read (git's racily-clean rule:
- * a write in the same timestamp tick would keep the mtime).
- *
- * @example
- * ```ts
- * const cache = new StatCache();
- * const hash = cache.lookup("a.txt", entry);
- * ```
+ * Hashes seen per path: a file whose size, mtime, ctime and inode are as when it was last hashed is not read again, unless it changed within {@link
+ * RACY_MS} of that read (git's racily-clean rule: a write in the same timestamp tick would keep the mtime).
  */
 export class StatCache {
   private readonly byPath = new Map<string, Cached & { readAt: number }>();

@@ -1,11 +1,6 @@
 /**
  * The bodies of `approvals`, `approve` and `deny` (contract: `approval-commands.ts`), and the
  * pending-call printing and TTY questions `arbor run --approve` uses.
- *
- * @example
- * ```ts
- * await decideAction("latest", "call_1", "approved", undefined, { db: undefined });
- * ```
  */
 import { createInterface } from "node:readline/promises";
 import { ApprovalConflictError, ApprovalNotFoundError } from "../../core/errors.ts";
@@ -13,6 +8,7 @@ import type { PendingApproval } from "../../machines/approval-fold.ts";
 import { listPendingApprovals, recordApprovalDecision } from "../../machines/approvals.ts";
 import { CliError } from "../cli-error.ts";
 import { openStore } from "../store-context.ts";
+import type { ApprovalDecision } from "../../core/vocabulary.ts";
 
 interface DbFlags {
   db?: string;
@@ -42,7 +38,7 @@ export async function approvalsAction(reference: string | undefined, flags: { js
 }
 
 /** `arbor approve` / `arbor deny`. */
-export async function decideAction(reference: string, callId: string, status: "approved" | "denied", reason: string | undefined, globals: DbFlags): Promise<void> {
+export async function decideAction(reference: string, callId: string, status: ApprovalDecision, reason: string | undefined, globals: DbFlags): Promise<void> {
   const store = openStore(globals, { mustExist: true });
   try {
     const session = await store.openSessionForWrite(reference);
@@ -63,10 +59,7 @@ export async function decideAction(reference: string, callId: string, status: "a
   }
 }
 
-/**
- * Asks on the terminal about each waiting call: `y` approves, anything else denies with that
- * text as the reason (an empty answer denies with "declined at the prompt").
- */
+/** Asks on the terminal about each waiting call: `y` approves, anything else denies with it as the reason (empty: "declined at the prompt"). */
 export async function askApprovals(calls: PendingApproval[], decide: (call: PendingApproval, approved: boolean, reason?: string) => Promise<unknown>): Promise<void> {
   const rl = createInterface({ input: process.stdin, output: process.stderr });
   try {

@@ -1,25 +1,7 @@
 /**
- * `arbor approvals [session]`, `arbor approve <session> <callId>`, `arbor deny <session>
- * <callId> --reason "..."`: the human side of durable tool approval; the bodies are
- * in `approval-actions.ts`, loaded lazily.
- *
- * Contract (ours):
- * - `approvals` lists the tool calls waiting for approval (undecided, or decided and not yet
- *   resumed): one line per call, `<session> <callId> <tool> <status> <input JSON>`, or JSON lines
- *   with `--json`; without a session, every session's; "No tool call waits for approval." when none;
- * - `approve` / `deny` record the decision in the log and print it; the run goes on with
- *   `arbor run --session <id>` (or `--continue`); a repeated identical decision prints
- *   "unchanged" and exits 0; an unknown call, a settled call or a conflicting decision exits 1
- *   naming why (the decision is not written); `deny` needs `--reason` (the model reads it);
- * - exit codes: 0 done, 1 refused, 2 usage errors.
- *
- * @example
- * ```sh
- * arbor run --approve bash "clean the build folder"   # exits 3: a bash call waits
- * arbor approvals
- * arbor approve latest call_abc
- * arbor run --continue
- * ```
+ * `arbor approvals [session]`, `approve <session> <callId>`, `deny <session> <callId> --reason` (bodies in `approval-actions.ts`, lazy): list waiting
+ * calls (`<session> <callId> <tool> <status> <input JSON>`, or `--json`) and record decisions; a repeated one prints "unchanged" (exit 0), an
+ * unknown, settled or conflicting one exits 1 with nothing written.
  */
 import type { Command } from "commander";
 

@@ -1,27 +1,7 @@
 /**
- * `arbor chat [--session ID]`: an interactive session.
- *
- * Contract (ours; queue semantics pi's):
- * - a line typed while the agent works is queued as steering; `/followup text`
- *   queues a follow-up;
- * - commands (`CHAT_COMMANDS`, listed by `/help`): `/tree`, `/checkout <entry> [--summarize]`,
- *   `/compact [instructions]`, `/label <entry> <label>`, `/name <name>`, `/followup <text>`,
- *   `/exit`/`/quit`; `/skill:name args` and prompt templates `/name args` are expanded by the
- *   harness; any other `/word` is refused with a hint and never sent to the model (a path such
- *   as `/usr/bin/x` is a prompt); commands that change the session wait until the agent is idle;
- * - the `> ` prompt is shown on a terminal only;
- * - Ctrl-C or Esc (on a terminal) aborts a running run; when idle, Ctrl-C on a terminal clears
- *   the line and a second Ctrl-C quits; from a pipe, SIGINT when idle exits (as does end of input);
- * - a paste (bracketed by the terminal) is one message (`paste-lines.ts`);
- * - `--approve <tool>` (repeatable; `all`) gates that tool's calls (`docs/approval.md`): when a
- *   run stops for approval, each waiting call is asked on stdout (`approve <tool> <input> (<id>)?`)
- *   and the next line answers it (`y` approves; anything else denies, with it as the reason);
- *   once every call is decided the run goes on (`continue`), exactly as `arbor run --approve` does.
- *
- * @example
- * ```sh
- * arbor chat --model openai:gpt-4o-mini
- * ```
+ * `arbor chat [--session ID]`: on a terminal the TUI (`tui/chat-tui.ts`), else the line chat below. A line typed during a run is steering,
+ * `/followup` queues a follow-up; commands are in `CHAT_COMMANDS` (an unknown `/word` is refused, never sent); a paste is one message; Ctrl-C/Esc
+ * abort a run; with `--approve` waiting calls are asked on stdout, as `arbor run --approve` does.
  */
 import { createInterface } from "node:readline";
 import { expandSlashCommand } from "../../adapters/prompt-templates/expand.ts";
@@ -39,7 +19,10 @@ import { CliError, describeCliError } from "../cli-error.ts";
 import { parseThinkingLevel, resolveModelSettings, settingsSecrets } from "../config.ts";
 import { renderTree } from "../render-tree.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
+import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId, type CliStore } from "../store-context.ts";
+import type { ChatOpener } from "../tui/chat-session.ts";
+import type { ThinkingLevel } from "../../core/messages.ts";
+import { ignoreError } from "../../core/ignored.ts";
 
 /** The chat's built-in commands, for `/help` (and the README). */
 export const CHAT_COMMANDS: readonly { name: string; usage: string; does: string }[] = [
@@ -69,6 +52,29 @@ function chatHelp(slashCommands: readonly string[], diagnostics: readonly string
   ].join("\n");
 }
 
+/** True when the chat runs as the TUI: stdin and stdout are sized terminals, `TERM` is not `dumb`, no `--plain`. */
+function useTui(flags: ChatFlags): boolean {
+  const { stdin, stdout } = process;
+  return flags.plain !== true && stdin.isTTY === true && stdout.isTTY === true && process.env.TERM !== "dumb" && (stdout.columns ?? 0) > 0 && (stdout.rows ?? 0) > 0;
+}
+
+/** The TUI chat (`src/cli/tui/`): the session picked, the TUI run until the user leaves. */
+async function tuiChat(store: CliStore, flags: ChatFlags, initial: string[], thinking: ThinkingLevel | undefined): Promise<void> {
+  const { runChatTui } = await import("../tui/chat-tui.ts");
+  const { settingsFor } = await import("../tui/chat-session.ts");
+  const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : flags.resume ? await pickSession(store) : undefined;
+  const opener = { store, flags, ...(thinking ? { thinking } : {}) } as ChatOpener;
+  const settings = await settingsFor(opener, sessionId);
+  const inspector = await startInspector(flags.inspect, flags.inspectHost);
+  if (inspector) opener.inspect = inspector.inspect;
+  if (flags.approve?.length) opener.requireApproval = flags.approve.includes("all") ? "all" : flags.approve;
+  try {
+    await runChatTui(opener, { ...(sessionId ? { sessionId } : {}), settings, initial });
+  } finally {
+    inspector?.stop();
+  }
+}
+
 /** `arbor chat` (loaded lazily by `registerChatCommand`). */
 export async function chatAction(flags: ChatFlags, globals: { db?: string }, messages: string[] = []): Promise<void> {
       const thinkingFlag = flags.thinking !== undefined ? parseThinkingLevel(flags.thinking) : undefined;
@@ -77,6 +83,14 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
       const words = messages.filter((word) => !(word.startsWith("@") && word.length > 1));
       const initial = files.length > 0 || words.length > 0 ? [[...files, words[0] ?? ""].filter(Boolean).join("\n\n"), ...words.slice(1)] : [];
       const store = openStore(globals);
+      if (useTui(flags)) {
+        try {
+          await tuiChat(store, flags, initial, thinkingFlag);
+        } finally {
+          await store.close();
+        }
+        return;
+      }
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : flags.resume ? await pickSession(store) : undefined;
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
       // A resumed session works where it was started (unless --cwd says otherwise).
@@ -100,8 +114,7 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
       process.stderr.write(`session ${harness.id} (short id ${shortSessionId(harness.id)}; /help lists the commands, /exit leaves)\n`);
       const terminal = process.stdin.isTTY === true;
       const lines = createInterface({ input: process.stdin, output: process.stdout, terminal });
-      // A paste is one message: the terminal brackets it (mode 2004), and the lines inside the
-      // brackets wait for the line that ends after it.
+      // A paste is one message: the terminal brackets it (mode 2004), and the lines inside the brackets wait for the line that ends after it.
       const paste = trackPastes(terminal);
       // The "> " prompt only on a terminal: piped output stays one answer per line.
       let closed = false;
@@ -177,7 +190,7 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
           const result = await runShellLine(shell, toolCwd);
           if (result.output.trim() !== "") say(result.output.replace(/\n$/, ""));
           if (result.exitCode !== 0) say(`(exit ${result.exitCode ?? "killed"})`);
-          if (!quiet) await harness.appendCustomMessage("bash", result.contextText, { display: true });
+          if (!quiet) await harness.appendCustomMessage("bash", result.contextText, { display: true, details: { command: shell, output: result.output, exitCode: result.exitCode } });
           return;
         }
         const [command, ...rest] = text.split(/\s+/);
@@ -276,7 +289,7 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
       process.stdin.off("keypress", onKey);
       // After /exit the pipe may still be open; let go of it so the process can end.
       process.stdin.destroy();
-      if (running) await running.catch(() => undefined);
+      if (running) await running.catch(ignoreError("the chat ended; the run's error is said by its own handler"));
       await harness.waitForIdle();
       await printer.caughtUp(harness.session.view.version);
       printer.stop();

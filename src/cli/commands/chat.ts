@@ -1,28 +1,21 @@
-/**
- * `arbor chat [--session ID]`: registration; the body is in `chat-action.ts`
- * (loaded lazily so model-free commands start fast).
- *
- * @example
- * ```sh
- * arbor chat --model openai:gpt-4o-mini
- * ```
- */
+/** `arbor chat [--session ID]`: registration; the body is in `chat-action.ts` (loaded lazily so model-free commands start fast). */
 import type { Command } from "commander";
 import type { ModelFlags } from "../config.ts";
 import { withToolFlags, type ToolFlags } from "../tool-flags.ts";
 
 /** The flags of `arbor chat`. */
-export type ChatFlags = ModelFlags & ToolFlags & { session?: string; continue?: boolean; resume?: boolean; thinking?: string; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] };
+export type ChatFlags = ModelFlags & ToolFlags & { session?: string; continue?: boolean; resume?: boolean; thinking?: string; cwd?: string; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[]; plain?: boolean };
 
 /** Registers `chat` on `program`. */
 export function registerChatCommand(program: Command, globals: () => { db?: string }): void {
   withToolFlags(program
     .command("chat")
-    .description("Chat interactively; lines typed while the agent works are queued as steering")
+    .description("Chat interactively (a TUI on a terminal, lines elsewhere); lines typed while the agent works are queued as steering")
     .argument("[messages...]", "prompts to send first, one after the other; @path adds that file's text to the first")
     .option("--session <id>", "continue this session")
     .option("-c, --continue", "continue the latest session")
     .option("-r, --resume", "pick the session to continue from a list")
+    .option("--plain", "the line chat even on a terminal (no TUI): one line per message, for screen readers and logs")
     .option("--thinking <level>", "thinking level: off, minimal, low, medium, high or xhigh (logged)")
     .option("--cwd <dir>", "directory the coding tools work in (default: a resumed session's own folder, else the current directory)")
     .option("--model <provider:model>", "openai:, anthropic: or google: and the model id; pi's provider/model and a :thinking suffix work too (default: $ARBOR_MODEL)")

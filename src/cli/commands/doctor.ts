@@ -1,12 +1,6 @@
 /**
- * `arbor doctor`: checks the event log file for damage (`src/store/sqlite-integrity.ts`): SQLite's
- * integrity check plus a decode of every stored event. Prints `ok <file> (<n> events)` and exits 0,
- * or prints each problem naming the file and exits 1. SQLite files only.
- *
- * @example
- * ```sh
- * arbor --db .arbor/arbor.db doctor
- * ```
+ * `arbor doctor`: checks the event log file for damage (`src/store/sqlite/sqlite-integrity.ts`): SQLite's integrity check plus a decode of every stored
+ * event. Prints `ok <file> (<n> events)` and exits 0, or prints each problem naming the file and exits 1. SQLite files only.
  */
 import type { Command } from "commander";
 import { CliError } from "../cli-error.ts";
@@ -18,7 +12,7 @@ export function registerDoctorCommand(program: Command, globals: () => { db?: st
     .description("Check the event log file for damage (SQLite integrity check and a decode of every event); exits 1 naming the file when damaged")
     .action(async () => {
       const { resolveDbPath, isPostgresUrl } = await import("../config.ts");
-      const { checkSqliteLogFile } = await import("../../store/sqlite-integrity.ts");
+      const { checkSqliteLogFile } = await import("../../store/sqlite/sqlite-integrity.ts");
       const { existsSync } = await import("node:fs");
       const target = resolveDbPath(globals().db, process.env, process.cwd(), { create: false });
       if (isPostgresUrl(target)) throw new CliError("arbor doctor checks SQLite log files; for PostgreSQL use its own tools (amcheck, pg_dump).", 2);

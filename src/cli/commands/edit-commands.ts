@@ -1,26 +1,10 @@
 /**
- * Commands that change sessions without a model: `arbor fork`, `arbor label`,
- * `arbor rm`, `arbor export`, `arbor import`.
- *
- * Contract (ours):
- * - `fork` creates a new session from the path to `--at` (default: the leaf) and
- *   prints its id; `--files` also puts the folder back to the files recorded at the fork point;
- * - `label` appends a label entry (pi's semantics: it becomes the leaf);
- * - `rm` physically removes the session's events and then the bash spill files its tool
- *   results point at (`details.fullOutputPath`); on a terminal it asks first (`--yes`
- *   skips the question; without a terminal, e.g. in scripts, it does not ask);
- * - `export` writes pi v3 JSONL to stdout or `-o FILE`; an existing file is never
- *   overwritten unless `--force`;
- * - `import` never writes the source file; it prints the new session id and each
- *   diagnostic (skipped line, unknown entry kind) on stderr, or all as JSON with `--json`.
- *
- * @example
- * ```sh
- * arbor import ~/.pi/agent/sessions/x.jsonl && arbor export latest -o copy.jsonl
- * ```
+ * Commands that change sessions without a model: `fork` (`--files` restores the folder), `label`, `rm` (events and spill files; asks on a terminal
+ * unless `--yes`), `export` (a pi session file; never overwrites without `--force`) and `import` (never writes the source; diagnostics on stderr).
  */
 import type { Command } from "commander";
 import { existsSync } from "node:fs";
+import { PI_EXPORT_FORMATS, type PiExportFormat } from "../../adapters/pi-jsonl/export.ts";
 import { SessionImportError } from "../../core/errors.ts";
 import { CliError } from "../cli-error.ts";
 
@@ -128,23 +112,29 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
 
   program
     .command("export")
-    .description("Export a session as pi v3 JSONL")
+    .description("Export a session as a pi session file (pi 1.x JSONL, which pi 1.6 opens on the same leaf)")
     .argument("<session>", "session id, unique prefix, or latest")
     .option("-o, --output <file>", "write to this file instead of stdout")
+    .option("--format <format>", `file format: ${PI_EXPORT_FORMATS.join(", ")}`, "pi-1")
     .option("--force", "overwrite an existing output file")
-    .action(async (reference: string, flags: { output?: string; force?: boolean }) => {
-      const { exportPiSession, exportPiSessionToFile, openStore } = await loadActions();
+    .action(async (reference: string, flags: { output?: string; force?: boolean; format: string }) => {
+      if (!(PI_EXPORT_FORMATS as readonly string[]).includes(flags.format)) {
+        throw new CliError(`--format ${flags.format}: unknown format; arbor export writes ${PI_EXPORT_FORMATS.join(", ")}.`);
+      }
+      const format = flags.format as PiExportFormat;
+      const { exportPiSession, exportPiSessionToFile, openStore, piExportWarnings } = await loadActions();
       const store = openStore(globals(), { readOnly: true });
       try {
         const session = await store.openSession(reference);
+        for (const warning of piExportWarnings(session)) process.stderr.write(`warning: ${warning}\n`);
         if (flags.output) {
           if (existsSync(flags.output) && !flags.force) {
             throw new CliError(`${flags.output} already exists; it was left untouched. Pass --force to replace it, or choose another -o file.`);
           }
-          await exportPiSessionToFile(session, flags.output, { overwrite: flags.force === true });
-          process.stderr.write(`exported ${session.id} to ${flags.output}\n`);
+          await exportPiSessionToFile(session, flags.output, { format, overwrite: flags.force === true });
+          process.stderr.write(`exported ${session.id} to ${flags.output} (${format})\n`);
         } else {
-          process.stdout.write(exportPiSession(session));
+          process.stdout.write(exportPiSession(session, { format }));
         }
       } finally {
         await store.close();

@@ -1,19 +1,6 @@
 /**
- * Read-only commands: `arbor sessions`, `arbor tree`, `arbor context`, `arbor events`.
- * `sessions` shows each session's spend from its stats (tokens over every branch, cache reads,
- * cost in US dollars; `--json` adds `tokens` and `cost`, `null` when no message reported them).
- *
- * Contract (ours): `--json` prints machine-readable JSON (one document, or JSON
- * lines for events); without it, text for people. `context --json` prints
- * `{leafId, messages, thinkingLevel, model, diagnostics}` with messages in
- * Arbor's (pi-compatible) message model. `events --follow` tails live appends,
- * including other processes', until interrupted.
- *
- * @example
- * ```sh
- * arbor tree latest
- * arbor context 0192ab --leaf 3f2a9c1d --json
- * ```
+ * Read-only commands: `arbor sessions` (with each session's spend), `tree`, `context`, `events` (`--follow` tails live appends, other processes'
+ * included). `--json` prints machine-readable JSON (JSON lines for events); otherwise text for people.
  */
 import type { Command } from "commander";
 import type { SessionStats, SessionSummary } from "../../store/session-types.ts";

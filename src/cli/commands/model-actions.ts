@@ -1,12 +1,6 @@
 /**
- * The bodies of the model commands (`run`, `checkout`, `compact`), loaded lazily by
- * `model-commands.ts` so that model-free commands start fast. Contracts: see
- * `model-commands.ts`.
- *
- * @example
- * ```ts
- * await runAction(["hello"], { model: "openai:gpt-4o-mini" }, { db: undefined }, { code: 0 });
- * ```
+ * The bodies of the model commands (`run`, `checkout`, `compact`), loaded lazily by `model-commands.ts` so that model-free commands start fast.
+ * Contracts: see `model-commands.ts`.
  */
 import { restoreFilesForCheckout } from "../workspace-actions.ts";
 import { existsSync } from "node:fs";
@@ -29,6 +23,7 @@ import type { RunOutcome } from "../../machines/agent-types.ts";
 import { sessionActorOf } from "../../machines/session-actor.ts";
 import type { PromptOptions } from "../../harness/harness-session-types.ts";
 import { askApprovals, pendingLine } from "./approval-actions.ts";
+import { budgetFlags } from "../budget-flags.ts";
 
 interface DbFlags {
   db?: string;
@@ -70,16 +65,16 @@ function summaryCwd(recorded: string | undefined): string {
   return recorded && existsSync(recorded) ? recorded : process.cwd();
 }
 
-const EXIT_CODES = { done: 0, failed: 1, aborted: 130, interrupted: 1, suspended: 3 } as const;
+const EXIT_CODES = { done: 0, failed: 1, aborted: 130, interrupted: 1, suspended: 3, budget_exceeded: 4 } as const;
 const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
 export async function runAction(words: string[], flags: RunFlags, globals: DbFlags, exit: { code: number }): Promise<void> {
-    // `arbor resume <session>` continues the session's unfinished run: no prompt. Else pi's
-    // prompt: piped stdin, then @file texts, then the words.
+    // `arbor resume <session>` continues the session's unfinished run: no prompt. Else pi's prompt: piped stdin, then @file texts, then the words.
     const prompt = flags.continueRun ? "" : promptFromArgs(words, await readStdin(), process.cwd());
     const thinkingFlag = flags.thinking !== undefined ? parseThinkingLevel(flags.thinking) : undefined;
+    const budget = budgetFlags({ ...(flags.budget !== undefined ? { budget: flags.budget } : {}) });
     if (flags.resume && process.stdin.isTTY !== true) throw new CliError("-r/--resume asks on a terminal; without one, name the session with --session ID (arbor sessions lists them) or --continue.");
     const store = openStore(globals);
     try {
@@ -91,8 +86,7 @@ export async function runAction(words: string[], flags: RunFlags, globals: DbFla
       const cwd = resolveSessionCwd(flags.cwd, existing?.view.info.cwd, sessionId);
       const settings = resolveModelSettings(flags, process.env, recorded);
       store.addSecrets(settingsSecrets(settings));
-      // A run that cannot start changes nothing (no new session, no appended prompt); the
-      // prompt is quoted in the error so nothing typed is lost.
+      // A run that cannot start changes nothing (no new session, no appended prompt); the prompt is quoted in the error so nothing typed is lost.
       if (!settings.apiKey) {
         const where = sessionId ? `session ${sessionId} is unchanged` : "no session was created";
         throw new CliError(
@@ -116,7 +110,9 @@ export async function runAction(words: string[], flags: RunFlags, globals: DbFla
         tools: flags,
         contextFiles: flags.contextFiles !== false,
         ...(requireApproval ? { requireApproval } : {}),
+        ...(budget ? { budget } : {}),
         ...(flags.continueRun ? { durability: "continue" as const } : {}),
+        askElicitations: process.stdin.isTTY === true && process.stderr.isTTY === true && flags.json !== true,
       });
       const thinking = thinkingFlag ?? settings.spec.thinking;
       if (thinking !== undefined && harness.getState().thinkingLevel !== thinking) await harness.setThinkingLevel(thinking);
@@ -127,9 +123,8 @@ export async function runAction(words: string[], flags: RunFlags, globals: DbFla
         if (!flags.continueRun) await recordEndpoint(harness.session as never, settings);
         const head = await store.repo.log.headPosition();
         const printer = printRun(harness.events$, { json: flags.json === true, afterPosition: head });
-        // Ctrl-C, a closed terminal (SIGHUP) and `kill`/`timeout` (SIGTERM) all abort the run
-        // cleanly: running tools are killed and the session stays consistent. A second
-        // signal exits at once.
+        // Ctrl-C, a closed terminal (SIGHUP) and `kill`/`timeout` (SIGTERM) all abort the run cleanly: running tools are killed and the session stays
+        // consistent. A second signal exits at once.
         let stopSignal: NodeJS.Signals | undefined;
         const onSignal = (signal: NodeJS.Signals) => {
           if (stopSignal) process.exit(EXIT_BY_SIGNAL[signal]);
@@ -157,6 +152,7 @@ export async function runAction(words: string[], flags: RunFlags, globals: DbFla
           await printer.caughtUp(harness.session.view.version);
           exit.code = outcome.status === "aborted" && stopSignal ? EXIT_BY_SIGNAL[stopSignal] : EXIT_CODES[outcome.status];
           if (outcome.status === "failed" && outcome.error && !printer.reportedError()) process.stderr.write(`arbor: run failed: ${outcome.error}\n`);
+          if (outcome.status === "budget_exceeded") process.stderr.write(`arbor: ${outcome.error ?? "budget exceeded"}\n`);
           if (outcome.status === "suspended") {
             const pending = await harness.pendingApprovals();
             for (const call of pending) process.stdout.write(`${pendingLine(harness.id, call)}\n`);

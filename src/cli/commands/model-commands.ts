@@ -1,40 +1,8 @@
 /**
- * Commands that call a model: `arbor run`, `arbor checkout`, `arbor compact`
- * (and `arbor chat`, registered from `chat.ts`).
- *
- * Contract (ours):
- * - `run [prompt...]` runs in a new session, `--session ID`, or `--continue` (the
- *   latest); the prompt comes from stdin when no arguments are given; with an
- *   existing session and no prompt it continues (e.g. after a crash or a missing key);
- * - a resumed session (`--session`, `--continue`, also in `chat`) works in the folder it
- *   recorded when it was created unless `--cwd` says otherwise; a recorded folder that is gone
- *   is refused (exit 2) rather than replaced by the current directory;
- * - `--approve TOOL` (repeatable, `all`): every call of that tool needs a decision before it
- *   runs; on a terminal `run` asks (y approves; any other answer denies with it as the
- *   reason) and goes on; without one it stops, prints each waiting call on stdout
- *   (`<session> <callId> <tool> <status> <input JSON>`) and exits 3; `arbor approve` / `deny`,
- *   then `arbor run --session ID` (or `--continue`) goes on;
- * - exit codes: 0 done, 1 failed, 3 waiting for approval, 130 aborted; usage errors 2;
- * - a run that cannot start (no API key, a bad or bare `--model`) creates no session and
- *   appends nothing: one line on stderr names the variable or flag to fix and quotes the
- *   prompt, so nothing typed is lost; exit 2;
- * - Ctrl-C aborts the run cleanly (running tools are killed, the session stays
- *   consistent); a second Ctrl-C exits at once;
- * - `resume <session>` continues the session's unfinished run from the log (a run its process
- *   left when it was killed or crashed; `docs/durability.md`): `run.resumed` is logged, replay-safe
- *   tools in flight run again, others get the interrupted result, and the run goes on to its
- *   end (exit codes as `run`); nothing to resume, or a run a live process owns, exits 1 saying so;
- *   `arbor run` itself keeps closing such a run as interrupted;
- * - `checkout` moves the leaf (pi's semantics: a user message target moves to its
- *   parent and prints the message text for re-editing); `--summarize` needs a model; `--files`
- *   first puts the session's folder back to the files recorded at the new position (work the log
- *   had not recorded is saved first, as its own entry, and the output says how to get it back).
- *
- * @example
- * ```sh
- * OPENAI_API_KEY=sk-... arbor run --model openai:gpt-4o-mini "add a test for utils.ts"
- * arbor run --continue "now run the tests"
- * ```
+ * Commands that call a model: `arbor run`, `resume`, `checkout`, `compact` (and `chat`, from `chat.ts`). A resumed session works in its recorded
+ * folder (refused if gone); `--approve TOOL` asks on a terminal, else stops with exit 3; a run that cannot start writes nothing and quotes the
+ * prompt; Ctrl-C aborts cleanly, twice exits. `resume` continues an unfinished run from the log (`docs/durability.md`). Exit codes: 0 done, 1 failed,
+ * 2 usage, 3 approval, 130 aborted.
  */
 import type { Command } from "commander";
 import type { ModelFlags } from "../config.ts";
@@ -46,7 +14,7 @@ interface DbFlags {
 }
 
 /** The flags of `arbor run`. */
-export type RunFlags = ModelFlags & ToolFlags & { session?: string; continue?: boolean; resume?: boolean; continueRun?: boolean; print?: boolean; thinking?: string; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[] };
+export type RunFlags = ModelFlags & ToolFlags & { session?: string; continue?: boolean; resume?: boolean; continueRun?: boolean; print?: boolean; thinking?: string; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[]; budget?: string };
 
 /** Adds the model flags to a command. */
 export function withModelFlags(command: Command): Command {
@@ -76,7 +44,8 @@ export function registerModelCommands(program: Command, globals: () => DbFlags, 
       .option("--approve <tool>", "ask before every call of this tool (repeatable; all = every tool): on a terminal you are asked, else the run stops with exit code 3 and prints the waiting call (see arbor approvals / approve / deny)", (value: string, previous: string[] = []) => [...previous, value])
       .option("--inspect [port]", "serve the Stately inspector for the actors on this port of 127.0.0.1 (default 8080); the page loads the hosted Stately UI from stately.ai (needs internet); content is redacted")
       .option("--inspect-host <host>", "interface for --inspect (default 127.0.0.1; 0.0.0.0 lets other machines connect)")
-      .option("--no-context-files", "do not add AGENTS.md / CLAUDE.md (from $ARBOR_AGENT_DIR or ~/.arbor/agent, and from the folders down to --cwd) to the system prompt"),
+      .option("--no-context-files", "do not add AGENTS.md / CLAUDE.md (from $ARBOR_AGENT_DIR or ~/.arbor/agent, and from the folders down to --cwd) to the system prompt")
+      .option("--budget <limits>", "limits of this run, e.g. cost=0.50,tokens=20000,tool-calls=50,turns=10,duration=10m (docs/budgets.md); over them the run ends budget_exceeded, exit code 4"),
   )).action(async (words: string[], flags: RunFlags) => {
     const { runAction } = await import("./model-actions.ts");
     await runAction(words, flags, globals(), exit);

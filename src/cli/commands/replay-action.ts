@@ -1,11 +1,4 @@
-/**
- * The body of `arbor replay` (contract: `replay.ts`).
- *
- * @example
- * ```ts
- * const code = await replayAction("latest", { run: "run-1" }, { db: "arbor.db" }); // 0 identical, 1 diverged
- * ```
- */
+/** The body of `arbor replay` (contract: `replay.ts`). */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { createExecutionEnv } from "../../adapters/execution-env.ts";

@@ -1,26 +1,7 @@
 /**
- * `arbor replay <session> [--run <id>]`: re-executes a logged run with the model answers the log
- * recorded (`replayRun` of `arbor-agent/testing`) and prints where today's requests diverge from
- * the recorded ones, or "identical". The body is in `replay-action.ts`, loaded lazily.
- *
- * Contract (ours):
- * - the log is only read (opened read-only); the run is re-executed in a scratch in-memory
- *   session seeded with the session's branch up to the run; without `--run`, every run of the
- *   session in order (a session imported from a pi file: every user turn of its branch);
- * - tools answer with the results the log recorded for the same call ids, so nothing in the
- *   working directory runs again: the replay checks the agent loop, the context and the hooks
- *   of the installed Arbor against the log; `--live-tools` runs the coding tools again (in the
- *   session's directory, or `--cwd`), so a changed file shows as a divergent tool result;
- * - prints `identical (N model calls)` and exits 0, or `diverged: request N differs at part M:
- *   recorded "…", now "…"` and exits 1; `--json` prints the report as one JSON object;
- * - an unknown session or run, or a run that cannot be replayed (a resume after approvals),
- *   exits 1 naming why; usage errors exit 2.
- *
- * @example
- * ```sh
- * arbor replay latest
- * arbor replay 0192ab --run run-7f3a --json
- * ```
+ * `arbor replay <session> [--run <id>]`: re-executes logged runs read-only with the recorded model answers and tool results (`replayRun`; body in
+ * `replay-action.ts`, lazy) and prints `identical (N model calls)` (exit 0) or where a request diverges (exit 1); `--live-tools` runs the coding
+ * tools again; `--json` prints the report.
  */
 import type { Command } from "commander";
 

@@ -1,30 +1,12 @@
 /**
- * The body of `arbor serve` (registered in `serve.ts`).
- *
- * Contract (ours):
- * - the token is `--token` or `ARBOR_TOKEN`; requests that carry it are the tenant of the global
- *   `--tenant` (or `ARBOR_TENANT`, default `default`) and see only that tenant's sessions; a host that is not loopback (`127.0.0.0/8`, `::1`,
- *   `localhost`) without a token is refused before anything is opened (exit 2);
- * - with a model (`--model` or `ARBOR_MODEL`) prompts run with the CLI's harness (coding tools
- *   bound to `--cwd`, the key redacted from the log), made on the first request that needs it
- *   with that request's session as its own (no session is created at start); sessions unused
- *   for 10 minutes are closed and reopened from the log on the next request (the handler's
- *   `idleSessionMs`); the agents' machine states are recorded
- *   (`createMachineStates`) for the inspector's live view; `--approve <tool>` (repeatable, or
- *   `all`) makes those tools' calls wait for a decision, as in `arbor run`; with a model it also runs a
- *   worker of the fleet (`worker-action.ts`: background and scheduled prompts); without a model the service is read-only
- *   (sessions, events, resume and the inspector; `POST` answers 501);
- * - prints one line `arbor serve: http://HOST:PORT ...` on stderr once it listens; SIGINT or
- *   SIGTERM close the server, abort runs cleanly and close the log, then the command returns.
- *
- * @example
- * ```ts
- * await serveAction({ port: "0", host: "127.0.0.1" }, { db: "arbor.db" });
- * ```
+ * The body of `arbor serve`: the token (`--token`, `ARBOR_TOKEN`) maps requests to the `--tenant`; a non-loopback host without a token is refused
+ * (exit 2). With a model, prompts run with the CLI's harness (made on first need, idle sessions closed after 10 minutes), machine states are
+ * recorded and a fleet worker runs in the sessions the service opens (`--durability continue`, the default, continues dead processes' runs);
+ * without one the service is read-only (`POST` answers 501). SIGINT/SIGTERM close everything cleanly.
  */
 import { existsSync } from "node:fs";
 import { isIP } from "node:net";
-import { createChatHandler, type ChatHandler } from "../../http/chat-handler.ts";
+import { createChatHandler, createChatService, type ChatHandler } from "../../http/chat-handler.ts";
 import { startChatServer } from "../../http/node-adapter.ts";
 import { createMachineStates } from "../../machines/machine-states.ts";
 import type { AgentHarness } from "../../harness/create-harness.ts";
@@ -34,7 +16,10 @@ import { startCliWorker, untilStopSignal } from "./worker-action.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets } from "../config.ts";
 import { openStore } from "../store-context.ts";
+import { budgetFlags, wholeFlag } from "../budget-flags.ts";
+import { createPostgresRunSlotStore } from "../../store/postgres/pg-run-slots.ts";
 import type { ServeFlags } from "./serve.ts";
+import { ignoreError } from "../../core/ignored.ts";
 
 /** True for loopback hosts. */
 export function isLoopbackHost(host: string): boolean {
@@ -58,7 +43,17 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
   // The server checks each request's tenant itself (src/http/auth.ts), so it sees every tenant;
   // token-authenticated requests are the tenant of `--tenant` / ARBOR_TENANT.
   const tenant = globals.tenant ?? process.env.ARBOR_TENANT ?? "default";
+  // Checked before anything is opened: a bad value names its flag.
+  const budget = budgetFlags(flags);
+  const maxConcurrentRuns = wholeFlag(flags.maxConcurrentRuns, "--max-concurrent-runs", 1);
+  const maxQueuedRuns = wholeFlag(flags.maxQueuedRuns, "--max-queued-runs", 0);
+  if (maxQueuedRuns !== undefined && maxConcurrentRuns === undefined) throw new CliError("--max-queued-runs needs --max-concurrent-runs (the queue is of runs waiting for a slot).");
+  const durability = flags.durability ?? "continue";
+  if (durability !== "continue" && durability !== "interrupt") throw new CliError(`Bad --durability "${durability}": expected continue or interrupt.`);
   const store = openStore(globals, { allTenants: true });
+  // Per-tenant run slots: in PostgreSQL (advisory locks) when the log is there, so replicas share them.
+  const slotStore = maxConcurrentRuns !== undefined && store.postgresUrl ? createPostgresRunSlotStore({ connectionString: store.postgresUrl }) : undefined;
+  const concurrency = maxConcurrentRuns === undefined ? {} : { concurrency: { maxConcurrentRuns, ...(maxQueuedRuns !== undefined ? { maxQueuedRuns } : {}), ...(slotStore ? { store: slotStore } : {}) } };
   let close: (() => Promise<void>) | undefined;
   try {
     const cwd = flags.cwd ?? process.cwd();
@@ -73,24 +68,23 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
       // The live machine states of the inspector: recorded from the agents' inspection events.
       const machineStates = createMachineStates();
       const requireApproval = approvalFlag(flags.approve);
-      // The harness is made on the first request that needs one, with that request's session as
-      // its own: no empty session is created at start. The handler calls this once at a time, and
-      // again only after the last one rejected or was closed by the handler because its own
-      // session went idle (session-pool.ts): only the latest can be open at shutdown.
+      // The harness is made on the first request that needs one, with that request's session as its own: no empty session is created at start. The
+      // handler calls this once at a time, and again only after the last one rejected or was closed by the handler because its own session went idle
+      // (session-pool.ts): only the latest can be open at shutdown.
       let latest: Promise<AgentHarness> | undefined;
       const openHarness = (sessionId: string) =>
-        (latest = createCliHarness({ store, sessionId, cwd, settings, tools: flags, inspect: machineStates, ...(requireApproval ? { requireApproval } : {}) }).then((made) => made.harness));
-      handler = createChatHandler({ repository: store.repo, openHarness, token, tenant, cwd, machineStates });
-      mode = `model ${settings.spec.provider}:${settings.spec.modelId}`;
-      // Every serve is also a worker of the fleet: background and scheduled prompts run here too.
-      // Orphaned runs are left to `arbor worker` processes: this process's HTTP harness recovers the
-      // sessions it opens, and the pid ownership check cannot tell its run from the worker's.
-      const worker = startCliWorker({ store, settings, cwd, tools: flags, continueRuns: false, ...(requireApproval ? { requireApproval } : {}) });
+        (latest = createCliHarness({ store, sessionId, cwd, settings, tools: flags, inspect: machineStates, durability, ...(requireApproval ? { requireApproval } : {}), ...(budget ? { budget } : {}) }).then((made) => made.harness));
+      const service = createChatService({ repository: store.repo, openHarness, token, tenant, cwd, machineStates, ...concurrency });
+      handler = service.handler;
+      mode = `model ${settings.spec.provider}:${settings.spec.modelId}; durability ${durability}`;
+      // Every serve is also a worker of the fleet, in the sessions its requests use: a run the
+      // worker continues is the one a request for that session streams, never a second copy.
+      const worker = startCliWorker({ store, settings, cwd, tools: flags, continueRuns: durability === "continue", sessions: service.sessions, ...(requireApproval ? { requireApproval } : {}), ...(budget ? { budget } : {}) });
       mode += `; worker ${worker.id}`;
       close = async () => {
         await worker.close();
         // Idempotent: a harness the handler closed already is a no-op.
-        await (await latest?.catch(() => undefined))?.close();
+        await (await latest?.catch(ignoreError("a harness that failed to open has nothing to close")))?.close();
       };
     } else {
       handler = createChatHandler({ repository: store.repo, token, tenant, cwd });
@@ -102,6 +96,7 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
     await server.close();
   } finally {
     await close?.();
+    await slotStore?.close();
     await store.close();
   }
 }

@@ -1,24 +1,10 @@
 /**
- * The body of `arbor worker` (registered in `worker.ts`), and the worker every `arbor serve`
- * with a model runs beside its HTTP service.
- *
- * Contract (ours):
- * - the worker claims tasks from the log (`task.queued` by `harness.start`, background and
- *   scheduled prompts) and runs each with the CLI's harness on that task's session (coding tools
- *   bound to `--cwd`, the key redacted from the log), `--concurrency` at once (default 4);
- * - it serves every tenant of the log: each session runs in its own tenant; its sessions continue
- *   interrupted runs (durability `continue`), and it continues runs whose process died and runs
- *   whose approvals were all decided (`docs/durability.md`, "Running a fleet");
- * - prints one line `arbor worker: <id> ...` on stderr once it follows the queue; SIGINT or
- *   SIGTERM stop claiming, let the running tasks end, close the log, then the command returns.
- *
- * @example
- * ```ts
- * await workerAction({ model: "openai:gpt-4o-mini", concurrency: "8" }, { db: "postgres://app@db/arbor" });
- * ```
+ * The body of `arbor worker`, also run beside every `arbor serve` with a model: claims tasks from the log and runs each with the CLI's harness on its
+ * session and tenant (`--concurrency`, default 4), continuing orphaned and decided runs (`docs/durability.md`). SIGINT/SIGTERM let running tasks end.
  */
 import { existsSync } from "node:fs";
-import { harnessWorkerSession } from "../../harness/worker.ts";
+import { harnessWorkerSession, sharedWorkerSession } from "../../harness/worker.ts";
+import type { HarnessSession } from "../../harness/harness-session-types.ts";
 import { startTaskWorker, type TaskWorker } from "../../harness/task-worker.ts";
 import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
@@ -27,15 +13,9 @@ import { openStore, type CliStore } from "../store-context.ts";
 import { approvalFlag } from "./model-actions.ts";
 import type { ToolFlags } from "../tool-flags.ts";
 import type { WorkerFlags } from "./worker.ts";
+import type { HarnessBudget } from "../../harness/budget-options.ts";
 
-/**
- * Starts the CLI's worker over `store` (see the module contract); `arbor serve` calls it too.
- *
- * @example
- * ```ts
- * const worker = startCliWorker({ store, settings, cwd: process.cwd(), tools: flags });
- * ```
- */
+/** Starts the CLI's worker over `store` (see the module contract); `arbor serve` calls it too. */
 export function startCliWorker(input: {
   store: CliStore;
   settings: ResolvedModelSettings;
@@ -45,13 +25,23 @@ export function startCliWorker(input: {
   requireApproval?: readonly string[] | "all";
   /** Also continue runs whose process died and runs whose approvals were all decided (default true). */
   continueRuns?: boolean;
+  /**
+   * Open the sessions here instead of a harness per session: `arbor serve` passes its HTTP
+   * service's, so the worker and the requests share one live session per id.
+   */
+  sessions?: { open(sessionId: string): Promise<HarnessSession> };
+  /** Budgets of the runs it starts or continues (`docs/budgets.md`). */
+  budget?: HarnessBudget;
 }): TaskWorker {
-  const { store, settings, cwd, tools, requireApproval } = input;
+  const { store, settings, cwd, tools, requireApproval, budget, sessions } = input;
+  const continueRuns = input.continueRuns ?? true;
   return startTaskWorker({
     log: store.repo.log,
-    open: async (sessionId) =>
-      harnessWorkerSession((await createCliHarness({ store, sessionId, cwd, settings, tools, durability: "continue", ...(requireApproval ? { requireApproval } : {}) })).harness),
-    continueRuns: input.continueRuns ?? true,
+    open: sessions
+      ? async (sessionId) => sharedWorkerSession(await sessions.open(sessionId), { resume: continueRuns })
+      : async (sessionId) =>
+          harnessWorkerSession((await createCliHarness({ store, sessionId, cwd, settings, tools, durability: "continue", ...(requireApproval ? { requireApproval } : {}), ...(budget ? { budget } : {}) })).harness),
+    continueRuns,
     ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
     onError: (error) => process.stderr.write(`arbor worker: ${error instanceof Error ? error.message : String(error)}\n`),
   });

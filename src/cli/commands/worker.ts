@@ -1,12 +1,4 @@
-/**
- * `arbor worker`: registration; the body is in `worker-action.ts` (loaded lazily, like the
- * other commands).
- *
- * @example
- * ```sh
- * arbor --db postgres://app@db:5432/arbor worker --model openai:gpt-4o-mini --concurrency 8
- * ```
- */
+/** `arbor worker`: registration; the body is in `worker-action.ts` (loaded lazily, like the other commands). */
 import type { Command } from "commander";
 import type { ModelFlags } from "../config.ts";
 import type { ToolFlags } from "../tool-flags.ts";

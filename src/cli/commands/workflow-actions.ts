@@ -1,11 +1,4 @@
-/**
- * The bodies of the workflow commands (contract: `workflow-commands.ts`).
- *
- * @example
- * ```ts
- * await workflowsAction({ json: true }, { db: undefined });
- * ```
- */
+/** The bodies of the workflow commands (contract: `workflow-commands.ts`). */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { pathToFileURL } from "node:url";
@@ -18,6 +11,7 @@ import { createCliHarness } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
 import { openStore, recordEndpoint, recordedEndpoint } from "../store-context.ts";
+import type { ApprovalDecision } from "../../core/vocabulary.ts";
 
 interface DbFlags {
   db?: string;
@@ -136,7 +130,7 @@ export async function workflowsAction(flags: { json?: boolean }, globals: DbFlag
 }
 
 /** `arbor workflow approve` / `deny`. */
-export async function workflowDecideAction(id: string, stepId: string, status: "approved" | "denied", reason: string | undefined, globals: DbFlags): Promise<void> {
+export async function workflowDecideAction(id: string, stepId: string, status: ApprovalDecision, reason: string | undefined, globals: DbFlags): Promise<void> {
   const store = openStore(globals, { mustExist: true });
   try {
     const result = await decideWorkflowApproval(store.repo.log, id, stepId, { status, ...(reason !== undefined ? { reason } : {}) });

@@ -1,33 +1,7 @@
 /**
- * `arbor workflow run <file>`, `arbor workflow approve|deny <id> <step>`, `arbor workflow abort
- * <id>` and `arbor workflows`: workflows from the command line; the bodies are in
- * `workflow-actions.ts`, loaded lazily.
- *
- * Contract (ours):
- * - `workflow run <file>` imports the module (its default export, or an export named `workflow`,
- *   must be a `defineWorkflow` workflow), reads the input from `--input <json>` (default
- *   `{}`), and runs it over the CLI's log with the model flags' model as the harness's model;
- *   `--resume <id>` goes on with run `<id>` instead (after a crash or a decision) with the
- *   endpoint the run recorded (model, base URL, API, folder: in its driver session
- *   `workflow-cli-<id>`; flags given again win, the key comes from the environment); `--id` names
- *   a new run. It prints `workflow <id>` on stderr first;
- * - the outcome: `done` prints the output as JSON on stdout, exit 0; `suspended` prints each
- *   waiting approval (`<id> <step> awaiting-approval <message>`) and exits 3 (decide with
- *   `arbor workflow approve|deny`, then `--resume <id>`); `failed` / `aborted` exit 1 naming why;
- *   Ctrl-C aborts the run (its agents are aborted, its approvals closed);
- * - `workflows` lists every run, newest first: `<id> <name> <status> <steps ended>/<steps>
- *   <updated>` and the waiting approvals; `--json` prints JSON lines;
- * - `approve` / `deny` record a decision (the rules of `arbor approve`: repeated = "unchanged",
- *   exit 0; unknown, settled or conflicting = exit 1, nothing written); `abort` ends a run that
- *   no process drives.
- *
- * @example
- * ```sh
- * arbor workflow run release.mjs --input '{"version":"1.4.2"}'   # exits 3 at the approval step
- * arbor workflows
- * arbor workflow approve 0193… publish --reason "release window"
- * arbor workflow run release.mjs --resume 0193…
- * ```
+ * `arbor workflow run <file>`, `workflow approve|deny <id> <step>`, `workflow abort <id>` and `arbor workflows` (bodies in `workflow-actions.ts`,
+ * loaded lazily). `run` imports the module's workflow and runs it over the CLI's log (`--resume <id>` goes on with a run, with its recorded
+ * endpoint); `done` prints the output and exits 0, `suspended` lists waiting approvals and exits 3, `failed`/`aborted` exit 1.
  */
 import type { Command } from "commander";
 import type { ModelFlags } from "../config.ts";

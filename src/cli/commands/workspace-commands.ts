@@ -1,19 +1,6 @@
 /**
- * `arbor workspace diff` and `arbor workspace export`: the files a session recorded
- * (`docs/workspace.md`).
- *
- * Contract (ours):
- * - `diff <session> [--at entry]` prints what a restore to the entry (default: the leaf) would
- *   change in the session's folder (`--cwd` for another): `A`, `M` or `D` and the path, one per
- *   line; nothing (exit 0) when the folder matches;
- * - `export <session> <dir> [--at entry]` writes the tree recorded at the entry into `dir`
- *   (created when missing) and prints how many paths it wrote; the session's folder is not read;
- * - a session that recorded no workspace gives an empty tree (export writes nothing).
- *
- * @example
- * ```sh
- * arbor workspace diff latest --at 3f2a9c1d && arbor workspace export latest /tmp/at-3f2a --at 3f2a9c1d
- * ```
+ * `arbor workspace diff <session> [--at entry]` (what a restore would change: `A`/`M`/`D` lines, nothing when it matches) and `arbor workspace
+ * export <session> <dir>` (writes the recorded tree; the session's folder is not read). `docs/workspace.md`.
  */
 import type { Command } from "commander";
 

@@ -1,13 +1,7 @@
 /**
- * The model's memory tools (opt-in, the harness option `memory.tools`): `memory_read`,
- * `memory_write`, `memory_search` over `session.memory`. Each answers with JSON text; a bad key or
- * value is an error result naming it (the model can retry). They go through approval like any tool
+ * The model's memory tools (opt-in, the harness option `memory.tools`): `memory_read`, `memory_write`, `memory_search` over `session.memory`. Each
+ * answers with JSON text; a bad key or value is an error result naming it (the model can retry). They go through approval like any tool
  * (`requireApproval: ["memory_write"]`).
- *
- * @example
- * ```ts
- * const tools = createMemoryTools(memory, { principal: true });
- * ```
  */
 import { z } from "zod";
 import { defineTool, type AgentTool } from "../../core/tools.ts";
@@ -15,14 +9,7 @@ import type { SessionMemory } from "./session-memory.ts";
 
 const text = (value: unknown) => ({ content: [{ type: "text" as const, text: JSON.stringify(value) }] });
 
-/**
- * The three memory tools over `memory`; `principal: true` lets the model pick the principal scope.
- *
- * @example
- * ```ts
- * harnessTools.push(...createMemoryTools(memory, { principal: false }));
- * ```
- */
+/** The three memory tools over `memory`; `principal: true` lets the model pick the principal scope. */
 export function createMemoryTools(memory: SessionMemory, options: { principal: boolean }): AgentTool<any, any, any>[] {
   const scopeField = z.enum(["session", "principal"]).optional().describe("session (default) or principal: shared by your user's sessions");
   // Without a principal the model is not offered the scope (a value it sends anyway is refused by the memory).

@@ -1,23 +1,7 @@
 /**
- * `session.memory`: keyed JSON values the session (and, optionally, its principal across sessions)
- * keeps, logged as events and read from a projection with full-text search.
- *
- * Contract (ours; `docs/memory.md`):
- * - `read/write/delete/list/search` take `{ scope }`: `"session"` (default) or `"principal"` (needs
- *   the harness option `memory.principal`; shared by that principal's sessions within the tenant);
- * - keys match `[A-Za-z0-9_.\-:]{1,256}`; a value must be JSON (it is stored as its JSON text,
- *   at most `maxValueBytes` UTF-8 bytes, default 64 KiB); a bad key or value is an
- *   `InvalidArgumentError` naming it, and nothing is written;
- * - a write or delete is one event (`memory.written` / `memory.deleted`): a session's through its
- *   writer (after what its run recorded), a principal's appended to the principal's stream; the
- *   projection then catches up from the stream, so reads see every committed write;
- * - `delete` resolves true when the key existed; `list` is in key order; `search` is best first.
- *
- * @example
- * ```ts
- * await session.memory!.write("user.lang", "TypeScript");
- * const hits = await session.memory!.search("typescript");
- * ```
+ * `session.memory` (`docs/memory.md`): keyed JSON values of the session or its principal, logged as `memory.written`/`memory.deleted` and read from a
+ * projection with full-text search. Keys `[A-Za-z0-9_.\-:]{1,256}`, values JSON up to `maxValueBytes` (64 KiB), else `InvalidArgumentError` and
+ * nothing written. Reads see every committed write.
  */
 import { InvalidArgumentError } from "../../core/errors.ts";
 import type { EventLog, NewEvent } from "../../store/event-log.ts";
@@ -42,11 +26,8 @@ export interface MemoryOptions {
 
 /**
  * A session's memory (see the module contract).
- *
  * @example
- * ```ts
  * await memory.write("plan", { step: 2 }, { scope: "principal" });
- * ```
  */
 export interface SessionMemory {
   read(key: string, options?: { scope?: MemoryScope }): Promise<unknown>;
@@ -67,26 +48,12 @@ export interface SessionMemoryConfig {
 
 const DEFAULT_MAX_VALUE = 64 * 1024;
 
-/**
- * The stream of a principal's memory within a tenant.
- *
- * @example
- * ```ts
- * principalMemoryStreamId("default", "alice"); // "memory-default.alice"
- * ```
- */
+/** The stream of a principal's memory within a tenant. */
 export function principalMemoryStreamId(tenant: string, principal: string): string {
   return `memory-${encodeURIComponent(tenant)}.${encodeURIComponent(principal)}`;
 }
 
-/**
- * Catches the projection of `streamId` up with its memory events.
- *
- * @example
- * ```ts
- * await catchUpMemory(log, index, "default", sessionStreamId(id));
- * ```
- */
+/** Catches the projection of `streamId` up with its memory events. */
 export async function catchUpMemory(log: EventLog, index: MemoryIndex, tenant: string, streamId: string): Promise<void> {
   const head = await index.head(tenant, streamId);
   const events = await log.readStream(streamId, { fromVersion: head + 1 });
@@ -99,14 +66,7 @@ export async function catchUpMemory(log: EventLog, index: MemoryIndex, tenant: s
   await index.apply(tenant, streamId, changes, events[events.length - 1].version);
 }
 
-/**
- * The memory of `config.session` (see the module contract).
- *
- * @example
- * ```ts
- * const memory = createSessionMemory({ session, log, options: {}, append: (events) => agent.appendRecords(events) });
- * ```
- */
+/** The memory of `config.session` (see the module contract). */
 export function createSessionMemory(config: SessionMemoryConfig): SessionMemory {
   const { session, log, options } = config;
   const index = log.memoryIndex;

@@ -1,36 +1,8 @@
 /**
- * The workspace recorder of one session: takes checkpoints of the files under the workspace
- * root after tool calls, and restores, diffs and exports the tree recorded at an entry.
- *
- * Contract (ours; `docs/workspace.md`):
- * - the recorded tree at the leaf is folded from the session's `workspace.checkpointed` events
- *   (`src/store/workspace/workspace-tree.ts`), plus the checkpoints of calls that ran but whose
- *   results are not logged yet (a parallel batch); a call whose result was logged without its
- *   checkpoint (aborted, or the checkpoint failed) makes the next checkpoint scan everything;
- * - `write` and `edit` check the one path they were given (and its new parent folders); the tools
- *   named in `scanAfter` (default `bash`) scan the whole root: size, mtime, ctime and inode first,
- *   the sha256 only for files that may have changed (`StatCache`);
- * - files over `maxFileBytes` (default 1 MiB) and files read after `maxCheckpointBytes` (default
- *   64 MiB) in one checkpoint are recorded as `skipped` with their size, never dropped silently;
- * - blobs are stored (per tenant) before the checkpoint is handed to the run, which logs it in the
- *   same append as, and before, the call's result; a failure to store throws
- *   `WorkspaceCheckpointError` (the call then ends with an error result);
- * - `sync` compares the disk with the tree at the leaf and records any difference: `baseline`
- *   (anchored before the first entry) when the session has no checkpoint yet, else `user`, anchored
- *   at a new `arbor.workspace` custom entry appended under the leaf (which becomes the leaf; custom
- *   entries are not in the model's context), so no earlier entry's recorded tree ever changes; an
- *   empty folder of a session that recorded files (another host, another folder) gets the tree
- *   recorded at the leaf written into it instead; a fork's first use copies its parent's
- *   checkpoints anchored on its path (`fork`), so it no longer needs its parent;
- * - `restore` records unrecorded work first (`user`), then writes the tree of the entry and logs
- *   `workspace.restored`; until the next checkpoint, "unrecorded work" means a difference from the
- *   restored entry's tree (the leaf need not move with a restore).
- *
- * @example
- * ```ts
- * const recorder = createWorkspaceRecorder({ session, log, options: { root }, append });
- * await recorder.restore(entryId);
- * ```
+ * The workspace recorder of one session (`docs/workspace.md`): checkpoints files under the root after tool calls (`write`/`edit` their path,
+ * `scanAfter` tools the whole root, hashing only files that may have changed), restores, diffs and exports the tree recorded at an entry. Oversized
+ * files are recorded `skipped`, never dropped; blobs are stored before the checkpoint is logged with the call's result (`WorkspaceCheckpointError`
+ * otherwise). `sync` records outside changes under a new entry, so no earlier entry's tree ever changes.
  */
 import fs from "node:fs";
 import { randomUUID } from "node:crypto";
@@ -46,7 +18,7 @@ import { blobHash, type BlobInput, type WorkspaceBlobStore } from "../../store/w
 import { checkpointsOf, treeAt } from "../../store/workspace/workspace-tree.ts";
 import { GitignoreFilter } from "../../adapters/tools/gitignore-filter.ts";
 import { applyToDisk } from "../../adapters/workspace/materialize.ts";
-import { scanPath, scanWorkspace, StatCache, type ScanEntry } from "../../adapters/workspace/scan.ts";
+import { scanPath, StatCache, WorkspaceScanner, type ScanEntry } from "../../adapters/workspace/scan.ts";
 
 /** Workspace checkpoint options (the harness's `workspace`). */
 export interface WorkspaceOptions {
@@ -85,6 +57,12 @@ export interface WorkspaceRestoreResult {
 export interface WorkspaceRecorder {
   readonly root: string;
   sync(): Promise<string | undefined>;
+  /**
+   * A continued run's start (durable execution): puts the folder at the tree recorded at the leaf, the last committed checkpoint. An empty folder
+   * gets it written; a folder that differs is first recorded as unrecorded work (`user`, restorable), then restored; a session that recorded nothing
+   * yet is synced as at open.
+   */
+  continueAtLeaf(): Promise<void>;
   checkpointFor(toolName: string, args: Record<string, unknown>, toolCallId: string): Promise<PendingWorkspaceCheckpoint | undefined>;
   treeAt(entryId: string | null): Promise<WorkspaceManifest>;
   diff(entryId: string | null): Promise<WorkspaceChange[]>;
@@ -107,14 +85,7 @@ interface DiskTree {
   bytes: Map<string, Buffer>;
 }
 
-/**
- * A recorder for `config.session` (see the module contract).
- *
- * @example
- * ```ts
- * const recorder = createWorkspaceRecorder({ session, log, options: { root: "/repo" }, append: (events) => agent.appendRecords(events) });
- * ```
- */
+/** A recorder for `config.session` (see the module contract). */
 export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): WorkspaceRecorder {
   const { session, log } = config;
   const root = resolve(config.options.root);
@@ -126,6 +97,7 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
   const tenant = session.view.info.tenant ?? "default";
   const streamId = sessionStreamId(session.id);
   const cache = new StatCache();
+  const scanner = new WorkspaceScanner(root);
 
   // The session's checkpoints, read incrementally; calls checkpointed but not yet logged.
   const checkpoints: WorkspaceCheckpointedData[] = [];
@@ -151,10 +123,7 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
     }
   };
 
-  /**
-   * A fork's first use copies its parent's checkpoints anchored on the fork's path (entry ids are
-   * kept by a fork), so the fork's tree no longer needs its parent.
-   */
+  /** A fork's first use copies its parent's checkpoints anchored on its path (entry ids are kept by a fork), so it no longer needs its parent. */
   let adopted = false;
   const adoptParent = async () => {
     if (adopted) return;
@@ -169,24 +138,37 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
     await refresh();
   };
 
+  /** Folded trees by entry, valid while no checkpoint is added (an entry's path never changes). Read-only. */
+  const folded = { count: -1, trees: new Map<string | null, WorkspaceManifest>() };
   const recordedAt = async (entryId: string | null): Promise<WorkspaceManifest> => {
     await refresh();
     await adoptParent();
-    const path = entryId === null ? [] : session.view.getBranch(entryId);
-    return treeAt(path, checkpoints, entryId);
+    if (folded.count !== checkpoints.length) folded.trees.clear();
+    folded.count = checkpoints.length;
+    let tree = folded.trees.get(entryId);
+    if (!tree) {
+      tree = treeAt(entryId === null ? [] : session.view.getBranch(entryId), checkpoints, entryId);
+      if (folded.trees.size >= 8) folded.trees.clear();
+      folded.trees.set(entryId, tree);
+    }
+    return tree;
   };
-  const recordedNow = async (): Promise<WorkspaceManifest> => {
-    let tree = await recordedAt(session.view.leafId);
+  /** The tree at `entryId` with the checkpoints of calls not logged yet. */
+  const heldNow = async (entryId: string | null): Promise<WorkspaceManifest> => {
+    let tree = await recordedAt(entryId);
     for (const changes of pending.values()) tree = applyChanges(tree, changes);
     return tree;
   };
+  const recordedNow = (): Promise<WorkspaceManifest> => heldNow(session.view.leafId);
 
   /** The node for one scanned entry, reading and hashing a file only when the cache cannot tell. */
-  const nodeOf = (path: string, entry: ScanEntry, budget: { left: number }, bytes: Map<string, Buffer>): WorkspaceNode => {
-    if (entry.kind !== "file") return entry.kind === "dir" ? { kind: "dir", mode: entry.mode } : { kind: "symlink", target: entry.target };
+  const nodeOf = (path: string, entry: ScanEntry, budget: { left: number }, bytes: Map<string, Buffer>, prior?: WorkspaceNode): WorkspaceNode => {
+    if (entry.kind === "dir") return prior?.kind === "dir" && prior.mode === entry.mode ? prior : { kind: "dir", mode: entry.mode };
+    if (entry.kind === "symlink") return { kind: "symlink", target: entry.target };
     if (entry.size > maxFile) return { kind: "skipped", size: entry.size, reason: "file_cap" };
     const known = cache.lookup(path, entry);
-    if (known) return { kind: "file", blob: known, size: entry.size, mode: entry.mode };
+    // An unchanged file keeps its recorded node (no allocation; the comparison is by identity).
+    if (known) return prior?.kind === "file" && prior.blob === known && prior.size === entry.size && prior.mode === entry.mode ? prior : { kind: "file", blob: known, size: entry.size, mode: entry.mode };
     if (entry.size > budget.left) return { kind: "skipped", size: entry.size, reason: "total_cap" };
     let data: Buffer;
     const readAt = Date.now();
@@ -202,11 +184,12 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
     return { kind: "file", blob: hash, size: data.length, mode: entry.mode };
   };
 
-  const diskTree = (): DiskTree => {
+  /** The disk as a manifest; nodes equal to `like`'s (the recorded tree) are `like`'s own objects. */
+  const diskTree = (like?: WorkspaceManifest): DiskTree => {
     const bytes = new Map<string, Buffer>();
     const budget = { left: maxCheckpoint };
     const tree: WorkspaceManifest = new Map();
-    for (const [path, entry] of scanWorkspace(root)) tree.set(path, nodeOf(path, entry, budget, bytes));
+    for (const [path, entry] of scanner.scan()) tree.set(path, nodeOf(path, entry, budget, bytes, like?.get(path)));
     return { tree, bytes };
   };
 
@@ -235,13 +218,16 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
     dirty = true;
     if (WorkspaceCheckpointError.isInstance(error)) throw error;
     const message = error instanceof Error ? error.message : String(error);
-    throw new WorkspaceCheckpointError(`The workspace checkpoint failed, so the call's result was not recorded as a success: ${message}`, { cause: error });
+    throw new WorkspaceCheckpointError(
+      `The call ran, but its workspace checkpoint failed, so its result is not recorded as a success; the files it changed are recorded by the next checkpoint. Cause: ${message}`,
+      { cause: error },
+    );
   };
 
   /** Records what differs between the disk and the tree at the leaf, as its own checkpoint. */
   const recordDisk = async (reason: "baseline" | "user"): Promise<{ checkpointId?: string; tree: WorkspaceManifest; entryId?: string | null }> => {
     const recorded = await recordedNow();
-    const disk = diskTree();
+    const disk = diskTree(recorded);
     // After a restore the folder is expected to hold that entry's tree, not the leaf's.
     const expected = materialized ? await recordedAt(materialized.entryId) : recorded;
     dirty = false;
@@ -284,11 +270,24 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
       await adoptParent();
       // An empty folder for a session that recorded files (a continuation on another host or in
       // another folder): put the recorded tree there instead of recording everything as deleted.
-      if (checkpoints.length > 0 && scanWorkspace(root).size === 0 && (await recordedAt(session.view.leafId)).size > 0) {
+      if (checkpoints.length > 0 && scanner.scan().size === 0 && (await recordedAt(session.view.leafId)).size > 0) {
         await this.restore(session.view.leafId, { record: false });
         return undefined;
       }
       return (await recordDisk(checkpoints.length > 0 ? "user" : "baseline")).checkpointId;
+    },
+    async continueAtLeaf() {
+      await refresh();
+      await adoptParent();
+      if (checkpoints.length === 0) {
+        await this.sync();
+        return;
+      }
+      const leaf = session.view.leafId;
+      const target = await recordedAt(leaf);
+      const disk = diskTree().tree;
+      if (diffManifests(disk, target).length === 0) return;
+      await this.restore(leaf, { record: disk.size > 0 });
     },
     async checkpointFor(toolName, args, toolCallId) {
       try {
@@ -296,10 +295,13 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
         const targeted = !full && (toolName === "write" || toolName === "edit") ? relativeOf(args.path) : undefined;
         if (!full && targeted === undefined) return undefined;
         const recorded = await recordedNow();
+        // After a restore that did not move the leaf, the folder holds the restored entry's tree:
+        // a targeted change applies to that, and the checkpoint takes the leaf's tree there.
+        const onDisk = materialized && materialized.entryId !== session.view.leafId ? await heldNow(materialized.entryId) : recorded;
         let changes: WorkspaceChange[];
         let bytes: Map<string, Buffer>;
         if (full) {
-          const disk = diskTree();
+          const disk = diskTree(recorded);
           dirty = false;
           changes = diffManifests(recorded, disk.tree);
           bytes = disk.bytes;
@@ -318,10 +320,11 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
             if (throughLink) break;
             if (entry && filter.isIgnoredDeep(resolve(root, path), entry.kind === "dir")) break;
             const node = entry ? nodeOf(path, entry, budget, bytes) : null;
-            if (!sameNode(recorded.get(path), node)) changes.push({ path, node });
+            if (!sameNode(onDisk.get(path), node)) changes.push({ path, node });
           }
+          if (onDisk !== recorded) changes = diffManifests(recorded, applyChanges(onDisk, changes));
           if (throughLink) {
-            const disk = diskTree();
+            const disk = diskTree(recorded);
             dirty = false;
             changes = diffManifests(recorded, disk.tree);
             bytes = disk.bytes;
@@ -335,7 +338,7 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
         return failed(error);
       }
     },
-    treeAt: (entryId) => recordedAt(entryId),
+    treeAt: async (entryId) => new Map(await recordedAt(entryId)),
     async diff(entryId) {
       const target = await recordedAt(entryId);
       return diffManifests(diskTree().tree, target);

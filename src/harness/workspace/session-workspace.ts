@@ -1,20 +1,6 @@
 /**
- * `session.workspace`: the harness session's view of its recorded files, and the tool wrapper
- * that hands each call's checkpoint to the run.
- *
- * Contract (ours; `docs/workspace.md`):
- * - every tool is wrapped: after `execute` returns or throws, the recorder checkpoints what the
- *   call changed (`write`/`edit`: their path; `scanAfter` tools: the whole root) and the result
- *   carries it to the run, which logs it before the result; a tool that threw still has its
- *   changes recorded (its error becomes an error result with the same text);
- * - `restore`, `diff`, `export` and `tree` default to the current leaf; `restore` refuses while
- *   the session is busy (`SessionBusyError`); an unknown entry is `EntryNotFoundError`.
- *
- * @example
- * ```ts
- * const result = await session.workspace!.restore(entryId);
- * if (result.savedCheckpointId) console.log("your edits were recorded first");
- * ```
+ * `session.workspace` (`docs/workspace.md`): the session's view of its recorded files, and the tool wrapper that checkpoints what each call changed
+ * (even one that threw) and hands it to the run. `restore`/`diff`/`export`/`tree` default to the leaf; `restore` refuses while busy.
  */
 import { EntryNotFoundError, SessionBusyError } from "../../core/errors.ts";
 import type { AgentTool, ToolResult } from "../../core/tools.ts";
@@ -25,11 +11,8 @@ import { createWorkspaceRecorder, type WorkspaceOptions, type WorkspaceRecorder,
 
 /**
  * A session's recorded workspace (the harness option `workspace`).
- *
  * @example
- * ```ts
  * for (const change of await session.workspace!.diff(entryId)) console.log(change.node ? "write" : "delete", change.path);
- * ```
  */
 export interface SessionWorkspace {
   /** The absolute folder recorded. */
@@ -56,15 +39,7 @@ export interface SessionWorkspaceConfig {
   isBusy(): boolean;
 }
 
-/**
- * The workspace of one harness session: the public API, the tool wrapper and the start-up sync.
- *
- * @example
- * ```ts
- * const workspace = createSessionWorkspace({ session, log, options: { root }, append, isBusy });
- * const tools = workspace.wrapTools(config.tools);
- * ```
- */
+/** The workspace of one harness session: the public API, the tool wrapper and the start-up sync. */
 export function createSessionWorkspace(config: SessionWorkspaceConfig): { api: SessionWorkspace; recorder: WorkspaceRecorder; wrapTools(tools: AgentTool<any, any, any>[]): AgentTool<any, any, any>[] } {
   const { session } = config;
   const recorder = createWorkspaceRecorder(config);

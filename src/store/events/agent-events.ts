@@ -1,23 +1,7 @@
 /**
- * Typed-agent lifecycle events (`src/agents/`), logged in the agent's own session stream.
- *
- * Contract (ours; the lifecycle grammar of `docs/events.md`, purista's `agent.started` /
- * `agent.finished` renamed to our `.ended` with a `status`):
- * - `agent.started` is written after the input was validated and before the agent's run starts;
- *   `agent.ended` after that run ended, once per invocation, with the same `invocationId`
- *   (a run that stopped for tool approval does not end the invocation; crash recovery writes
- *   `agent.ended` `interrupted` for a standalone invocation whose run it closed);
- * - `agent.ended.status` is `done` (the output was valid; `output` is the validated value),
- *   `failed` (`code`: `AGENT_OUTPUT_INVALID` when repairs ran out, else the run's failure),
- *   `aborted` or `interrupted` (the words of `run.ended`);
- * - `usage` sums the run's model calls, in tokens (0 where the provider reported none);
- * - `input` and `output` are content (the session's messages hold them anyway); an audit
- *   projection without content keeps the other fields.
- *
- * @example
- * ```ts
- * session.events$().pipe(ofType("agent.ended")).subscribe((event) => console.log(event.data.status, event.data.repairs));
- * ```
+ * Typed-agent lifecycle events (`src/agents/`; ours, purista's `agent.started` / `agent.finished`), in the agent's own session stream:
+ * `agent.started` after the input was validated, `agent.ended` once per invocation with `done` (the validated `output`), `failed`, `aborted` or
+ * `interrupted`, and `usage` summed over the run's model calls. `input` and `output` are content; the audit projection keeps the rest.
  */
 import { z } from "zod";
 

@@ -1,31 +1,15 @@
 /**
- * The audit stream: run events without content, projected from the log.
- *
- * Contract (purista's run events and its privacy rule, from purista's harness;
- * the names follow the catalogue's grammar, `docs/events.md`):
- * - an {@link AuditEvent} holds ids, names, counts, durations (ms), statuses, token usage and
- *   run errors; never a prompt, a model output, a tool input or a tool result, a decision's
- *   reason text, or an agent's input or output (the test `test/store/audit-events.test.ts`
- *   plants a secret in each and asserts it never appears);
- * - types: `run.started`, `run.ended` (status, duration, turns, tool-call count, usage, error),
- *   `agent.started` / `agent.ended` (a `defineAgent` invocation), `model.ended` (one model call:
- *   stop reason, usage, duration), `tool.started` / `tool.ended` (outcome, duration),
- *   `approval.requested` / `approval.ended` (status, wait in ms, whether a reason was given);
- * - derived, not stored: {@link toAuditEvents} maps the session's logged events in log order
- *   (so catch-up then live, like `events$`); each audit event names the logged event it comes
- *   from (`version`, the session stream's version) and its time (`at`, ISO 8601);
- * - durations are measured between logged events (their times), so a replay gives the same
- *   numbers; a gated call's `tool.ended.durationMs` is its execution only.
- *
- * @example
- * ```ts
- * session.auditEvents$.subscribe((event) => metrics.record(event.type, event));
- * ```
+ * The audit stream: run events without content, derived from the log (purista's run events and privacy rule; names per `docs/events.md`). An
+ * {@link AuditEvent} holds ids, names, counts, durations (ms, between logged times, so a replay gives the same numbers), statuses, usage and run
+ * errors, never a prompt, output, tool input or result, reason text or agent input (`test/store/audit-events.test.ts` plants secrets in each).
+ * {@link toAuditEvents} maps a session's logged events in log order; each names the event it comes from (`version`) and its time (`at`).
  */
-import { defer, mergeMap, type Observable, type OperatorFunction } from "rxjs";
+import type { Observable, OperatorFunction } from "rxjs";
+import { defer, mergeMap } from "../../core/rx.ts";
 import type { StoredEvent } from "../event-log.ts";
 import type { ArborEvent } from "./catalogue.ts";
 import { isArborEvent } from "./catalogue.ts";
+import { ignoreUnknown } from "../../core/exhaustive.ts";
 
 /** Token totals (tokens; `null` when no model call reported that figure). */
 export interface AuditUsage {
@@ -46,14 +30,7 @@ export interface AuditBase {
   version: number;
 }
 
-/**
- * One content-free audit event (see the module contract).
- *
- * @example
- * ```ts
- * if (event.type === "tool.ended") console.log(event.toolName, event.outcome, event.durationMs);
- * ```
- */
+/** One content-free audit event (see the module contract). */
 export type AuditEvent = AuditBase &
   (
     | { type: "run.started"; runId: string; kind: string; provider?: string; modelId?: string }
@@ -123,8 +100,7 @@ function take<V>(map: Map<string, V>, key: string): V | undefined {
 }
 
 /**
- * A stateful projector: feed it a session's events in log order, it returns the audit events
- * each one gives (often none).
+ * A stateful projector: feed it a session's events in log order, it returns the audit events each one gives (often none).
  *
  * @example
  * ```ts
@@ -234,15 +210,36 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
           },
         ];
       }
+      case "session.created": case "session.deleted":
+      case "entry.appended":
+      case "leaf.moved":
+      case "run.resumed":
+      case "turn.started": case "turn.ended":
+      case "message.delta":
+      case "tool.updated":
+      case "queue.changed":
+      case "retry.scheduled": case "retry.started": case "retry.ended":
+      case "hook.applied": case "hook.failed":
+      case "summary.started": case "summary.ended":
+      case "workflow.started": case "workflow.ended":
+      case "step.started": case "step.updated": case "step.ended":
+      case "workspace.checkpointed": case "workspace.restored":
+      case "memory.written": case "memory.deleted":
+      case "task.queued": case "task.claimed": case "task.released": case "task.ended":
+      case "control.requested": case "control.ended":
+      case "elicitation.requested": case "elicitation.answered":
+      case "budget.reserved": case "budget.settled": case "budget.exceeded":
+        return [];
       default:
+        ignoreUnknown(event);
         return [];
     }
   };
 }
 
 /**
- * RxJS operator: a session's logged events (in log order) to its audit events. Each
- * subscription gets its own projector (durations and counts start from what it sees).
+ * RxJS operator: a session's logged events (in log order) to its audit events. Each subscription gets its own projector (durations and counts start
+ * from what it sees).
  *
  * @example
  * ```ts

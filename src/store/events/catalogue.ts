@@ -1,25 +1,11 @@
 /**
- * The event catalogue: every logged event type of Arbor, declared once (type, schema
- * version, zod schema), and the `ArborEvent` union derived from it.
- *
- * Contract (ours; the discriminated union and the `ofType` / `on` narrowing follow
- * xstate's typed `actor.on` and NgRx's `ofType`):
- * - `ArborEvent` is the stored envelope (`eventId`, `streamId`, `version`, `globalPosition`,
- *   `type`, `schemaVersion`, `time`, `metadata`) with `type` narrowed to one catalogue type
- *   and `data` the output of that type's schema: `switch (event.type)` narrows `data`;
- * - the log validates every event against its schema before it is written and upcasts old
- *   names and shapes on read (`upcast.ts`), so a stored event whose `type` is in the
- *   catalogue holds exactly that type's data at its current schema version;
- * - `isArborEvent` is the one guard from a `StoredEvent` (any registry) to the union;
- *   events of types registered by users (`createEventRegistry().register(...)`) are not
- *   `ArborEvent`s.
- *
- * @example
- * ```ts
- * session.events$().pipe(ofType("tool.ended")).subscribe((event) => console.log(event.data.outcome));
- * ```
+ * The event catalogue (ours; narrowing after xstate's typed `actor.on` and NgRx's `ofType`): every logged event type of Arbor declared once (type,
+ * schema version, zod schema), and the `ArborEvent` union derived from it, whose `switch (event.type)` narrows `data`. Since the log validates on
+ * write and upcasts on read (`upcast.ts`), a stored catalogue event holds exactly its current data; `isArborEvent` is the one guard from a
+ * `StoredEvent`.
  */
-import { filter, type Observable, type OperatorFunction } from "rxjs";
+import type { Observable, OperatorFunction } from "rxjs";
+import { filter } from "../../core/rx.ts";
 import type { z } from "zod";
 import type { StoredEvent } from "../event-log.ts";
 import type { AgentMessage, Usage } from "../../core/messages.ts";
@@ -32,6 +18,8 @@ import { WORKFLOW_EVENT_SCHEMAS } from "./workflow-events.ts";
 import { CONTROL_EVENT_SCHEMAS } from "./control-events.ts";
 import { WORKSPACE_EVENT_SCHEMAS } from "./workspace-events.ts";
 import { MEMORY_EVENT_SCHEMAS } from "./memory-events.ts";
+import { ELICITATION_EVENT_SCHEMAS } from "./elicitation-events.ts";
+import { BUDGET_EVENT_SCHEMAS } from "./budget-events.ts";
 
 /**
  * Every built-in event type with its current schema version and schema.
@@ -42,7 +30,7 @@ import { MEMORY_EVENT_SCHEMAS } from "./memory-events.ts";
  * schema.parse(event.data);
  * ```
  */
-export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS, ...SUMMARY_EVENT_SCHEMAS, ...WORKFLOW_EVENT_SCHEMAS, ...WORKSPACE_EVENT_SCHEMAS, ...MEMORY_EVENT_SCHEMAS, ...TASK_EVENT_SCHEMAS, ...CONTROL_EVENT_SCHEMAS } as const;
+export const EVENT_CATALOGUE = { ...SESSION_EVENT_SCHEMAS, ...RUN_EVENT_SCHEMAS, ...AGENT_EVENT_SCHEMAS, ...SUMMARY_EVENT_SCHEMAS, ...WORKFLOW_EVENT_SCHEMAS, ...WORKSPACE_EVENT_SCHEMAS, ...MEMORY_EVENT_SCHEMAS, ...TASK_EVENT_SCHEMAS, ...CONTROL_EVENT_SCHEMAS, ...ELICITATION_EVENT_SCHEMAS, ...BUDGET_EVENT_SCHEMAS } as const;
 
 type Catalogue = typeof EVENT_CATALOGUE;
 
@@ -50,8 +38,8 @@ type Catalogue = typeof EVENT_CATALOGUE;
 export type ArborEventType = keyof Catalogue;
 
 /**
- * Events whose data type is (or holds) a hand-written contract type: their schemas are
- * loose (unknown fields kept, for pi imports), the contract types are exact.
+ * Events whose data type is (or holds) a hand-written contract type: their schemas are loose (unknown fields kept, for pi imports), the contract
+ * types are exact.
  */
 interface ContractData {
   "session.created": SessionCreatedData;
@@ -71,8 +59,8 @@ export type ArborEventOf<Type extends ArborEventType> = StoredEvent<Type, ArborE
 export type ArborEvent = { [Type in ArborEventType]: ArborEventOf<Type> }[ArborEventType];
 
 /**
- * True when `event.type` is a built-in type: the event is then an {@link ArborEvent}
- * (the log validated and upcast it). Events of user-registered types give false.
+ * True when `event.type` is a built-in type: the event is then an {@link ArborEvent} (the log validated and upcast it). Events of user-registered
+ * types give false.
  *
  * @example
  * ```ts
@@ -89,9 +77,8 @@ export type NarrowedEvent<Envelope extends { type: string }, Type extends ArborE
   : never;
 
 /**
- * True when `event` (a stored event, or a new event about to be appended) is one of
- * `types`; narrows `type` and `data`. For stored events this is sound because the log
- * validated and upcast them; for new events, because they were built typed (`runEvent`).
+ * True when `event` (a stored event, or a new event about to be appended) is one of `types`; narrows `type` and `data`. For stored events this is
+ * sound because the log validated and upcast them; for new events, because they were built typed (`runEvent`).
  *
  * @example
  * ```ts
@@ -106,8 +93,7 @@ export function isEventOfType<Envelope extends { type: string }, const Type exte
 }
 
 /**
- * RxJS operator: only the events of the given types, narrowed to them.
- * Order and timing are the source's; nothing is buffered.
+ * RxJS operator: only the events of the given types, narrowed to them. Order and timing are the source's; nothing is buffered.
  *
  * @example
  * ```ts
@@ -149,10 +135,9 @@ export function isArborEventType(name: string): name is ArborEventType {
 }
 
 /**
- * Calls `handler` with each event of `type` from `source`, typed; returns the function
- * that stops it. A handler that throws does not stop later deliveries: the error is
- * reported as a process warning (`ArborEventHandlerWarning`). The backing of every
- * `on(type, handler)` (source: xstate's `actor.on`, ours for the error isolation).
+ * Calls `handler` with each event of `type` from `source`, typed; returns the function that stops it. A handler that throws does not stop later
+ * deliveries: the error is reported as a process warning (`ArborEventHandlerWarning`). The backing of every `on(type, handler)` (source: xstate's
+ * `actor.on`, ours for the error isolation).
  *
  * @example
  * ```ts

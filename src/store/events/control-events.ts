@@ -1,27 +1,8 @@
 /**
- * Control events: stop, steer, follow-up, approve and deny of a session, asked by any process
- * that shares the log, and applied by the process that runs the session (`control-follower.ts`).
- *
- * Contract (ours):
- * - a session's control requests live in their own stream, `controlStreamId(sessionId)`
- *   (`control-<id>`), never in the session stream: the session stream has one writer (the
- *   run's owner, fenced), and a request from another replica must not break its expected
- *   version;
- * - `control.requested` (v1) is appended by the asking process with `expectedVersion: "any"`;
- *   `action` says what: `stop` (with the `runId` the asker saw running, so a late request never
- *   stops a later run), `steer` / `followUp` (a text), `approve` / `deny` (a `toolCallId`,
- *   `reason?`); no process, host or connection detail;
- * - `control.ended` (v1) is appended by the process that handled the request, at most once per
- *   request (its event id is the request's event id + `:ended`): `applied`, or `failed` with the
- *   error's `code` and message. A request that no process runs gets none (the session was idle,
- *   or its run had ended);
- * - requests are orders for a live run, not history: a process starts following a session's
- *   control stream at its current end when it opens the session.
- *
- * @example
- * ```ts
- * await log.append(controlStreamId("chat-1"), [{ type: "control.requested", data: { action: "stop", sessionId: "chat-1", runId } }], { expectedVersion: "any" });
- * ```
+ * Control events (ours): stop, steer, follow-up, approve and deny of a session, asked by any process sharing the log and applied by the one running
+ * the session (`control-follower.ts`). They live in `control-<id>`, never in the session stream (which has one fenced writer): `control.requested`
+ * is appended with `expectedVersion: "any"` (a `stop` names the `runId` it saw), `control.ended` at most once per request by its handler. A process
+ * follows a control stream from its end when it opens the session: requests are orders for a live run, not history.
  */
 import { z } from "zod";
 

@@ -1,25 +1,18 @@
-/**
- * The default event registry: session events plus run events, each at its
- * current schema version. Logs created without a registry use it.
- *
- * @example
- * ```ts
- * const registry = createDefaultEventRegistry().register("my.thing_happened", 1, z.object({}));
- * ```
- */
+/** The default event registry: session events plus run events, each at its current schema version. Logs created without a registry use it. */
 import type { z } from "zod";
 import { EVENT_CATALOGUE } from "./catalogue.ts";
-import { createEventRegistry, type EventRegistry } from "./registry.ts";
+import { createEventRegistry, type EventDurability, type EventRegistry } from "./registry.ts";
 
 /**
- * Every built-in event type with its current schema version (the catalogue, untyped).
+ * Every built-in event type with its current schema version and, when it is not `"durable"`, its
+ * durability class (the catalogue, untyped).
  *
  * @example
  * ```ts
  * const known = Object.keys(BUILTIN_EVENT_SCHEMAS); // ["session.created", "entry.appended", …]
  * ```
  */
-export const BUILTIN_EVENT_SCHEMAS: Record<string, { version: number; schema: z.ZodType }> = EVENT_CATALOGUE;
+export const BUILTIN_EVENT_SCHEMAS: Record<string, { version: number; schema: z.ZodType; durability?: EventDurability }> = EVENT_CATALOGUE;
 
 /**
  * A fresh registry holding every built-in event type.
@@ -32,8 +25,8 @@ export const BUILTIN_EVENT_SCHEMAS: Record<string, { version: number; schema: z.
  */
 export function createDefaultEventRegistry(): EventRegistry {
   const registry = createEventRegistry();
-  for (const [type, { version, schema }] of Object.entries(BUILTIN_EVENT_SCHEMAS)) {
-    registry.register(type, version, schema);
+  for (const [type, { version, schema, durability }] of Object.entries(BUILTIN_EVENT_SCHEMAS)) {
+    registry.register(type, version, schema, durability ? { durability } : undefined);
   }
   return registry;
 }

@@ -1,23 +1,7 @@
 /**
- * Whether a zod schema can only output JSON when its input is JSON (ours).
- *
- * Contract:
- * - true only for schemas built from kinds that copy or narrow their input and create no value of
- *   their own: string, number, boolean, null, undefined, void, never, literal, enum, template literal, any, unknown,
- *   object (shape and catchall), array, tuple, union, intersection, record, optional, nullable,
- *   readonly and lazy (followed once; a cycle is fine), with checks that only accept or reject
- *   (`refine`, `min`, `regex`…);
- * - false for anything that may make a value: transform, pipe, default, prefault, catch, date,
- *   map, set, bigint, custom, promise, function, an `overwrite` check (`trim()`, `toLowerCase()`
- *   and the like), and every kind this list does not name (a newer zod's included);
- * - so when it is true and the input was checked to be JSON, the parsed output is JSON too and
- *   needs no second check before `JSON.stringify` (`log-prepare.ts`). O(schema nodes); never throws.
- *
- * @example
- * ```ts
- * preservesJson(z.object({ text: z.string() })); // true
- * preservesJson(z.string().transform((s) => new Date(s))); // false
- * ```
+ * Whether a zod schema can only output JSON when its input is JSON (ours): true only for kinds that copy or narrow their input (primitives,
+ * literals, objects, arrays, unions, records, optional, lazy…) with checks that only accept or reject; false for transform, pipe, default, catch,
+ * date, `overwrite` checks and any kind not named. Then the parsed output needs no second check (`log-prepare.ts`). Never throws.
  */
 import type { z } from "zod";
 
@@ -45,14 +29,7 @@ function defOf(schema: unknown): Def | undefined {
   return (schema as { _zod?: { def?: Def } } | undefined)?._zod?.def;
 }
 
-/**
- * True when `schema` cannot turn JSON input into non-JSON output (see the module contract).
- *
- * @example
- * ```ts
- * if (preservesJson(schema)) json = JSON.stringify(schema.parse(checkedJsonInput));
- * ```
- */
+/** True when `schema` cannot turn JSON input into non-JSON output (see the module contract). */
 export function preservesJson(schema: z.ZodType): boolean {
   const seen = new Set<unknown>();
   const walk = (node: unknown): boolean => {

@@ -1,18 +1,6 @@
 /**
- * Session-memory events: a key written or deleted in a memory scope (`docs/memory.md`).
- *
- * Contract (ours; the seed's `Session.memory`, purista's key rule):
- * - keys match `[A-Za-z0-9_.\-:]{1,256}`; values are JSON;
- * - a session's memory is logged in its own stream (`scope: "session"`); a principal's memory in
- *   the stream `memory-<tenant>.<principal>` (both URI-encoded; `scope: "principal"`), shared by
- *   that principal's sessions of that tenant;
- * - the current value of each key is the projection `memory_entries` (`memory-index.ts`);
- * - `value` is content: the audit stream keeps neither it nor the key.
- *
- * @example
- * ```ts
- * if (isEventOfType(event, "memory.written")) console.log(event.data.key);
- * ```
+ * Session-memory events (ours; `docs/memory.md`): a key (`[A-Za-z0-9_.\-:]{1,256}`) written or deleted, with a JSON value, in the session's stream
+ * or the principal's `memory-<tenant>.<principal>`; `memory_entries` (`memory-index.ts`) holds the current values. Values are content.
  */
 import { z } from "zod";
 
@@ -28,14 +16,7 @@ const common = {
 export const memoryWrittenSchema = z.object({ ...common, value: z.json() });
 export const memoryDeletedSchema = z.object(common);
 
-/**
- * The memory event types with their schema versions and schemas.
- *
- * @example
- * ```ts
- * MEMORY_EVENT_SCHEMAS["memory.deleted"].schema.parse({ key: "k", scope: "session" });
- * ```
- */
+/** The memory event types with their schema versions and schemas. */
 export const MEMORY_EVENT_SCHEMAS = {
   "memory.written": { version: 1, schema: memoryWrittenSchema },
   "memory.deleted": { version: 1, schema: memoryDeletedSchema },

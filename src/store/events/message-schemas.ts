@@ -1,12 +1,6 @@
 /**
- * zod schemas for the message model and session entries (see `src/core/messages.ts`,
- * `src/core/entries.ts`). Objects are loose: fields Arbor does not know (pi's
- * `diagnostics`, `responseModel`, …) are kept, so imports round-trip.
- *
- * @example
- * ```ts
- * sessionEntrySchema.parse({ type: "label", id: "x", parentId: null, timestamp: "...", targetId: "y" });
- * ```
+ * zod schemas for the message model and session entries (see `src/core/messages.ts`, `src/core/entries.ts`). Objects are loose: fields Arbor does not
+ * know (pi's `diagnostics`, `responseModel`, …) are kept, so imports round-trip.
  */
 import { z } from "zod";
 

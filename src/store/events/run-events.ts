@@ -1,39 +1,26 @@
 /**
- * Run-lifecycle events logged by the session writer from machine transitions.
- *
- * Contract (ours; order is pi's, `docs/pi-parity.md`):
- * - names are noun.verb; every event carries `metadata.runId` (and `turnId` inside a turn);
- * - run events hold **no message content** except `message.delta` (needed to replay a
- *   stream in progress) and `queue.changed` enqueues (needed to restore queues);
- *   content lives in `entry.appended` (purista's privacy rule, relaxed where replay needs it);
- * - every lifecycle ends the same way: `<noun>.started` ... `<noun>.ended` (run, turn, message,
- *   tool, retry); a run ends with exactly one `run.ended` whose `status` says how
- *   (`done | failed | aborted | interrupted`, the same words as `RunOutcome.status`).
- *
- * @example
- * ```ts
- * session.events$().pipe(ofType("tool.ended")).subscribe((event) => console.log(event.data.outcome));
- * ```
+ * Run-lifecycle events logged by the session writer from machine transitions (ours; order pi's). Every event carries `metadata.runId`; no message
+ * content except `message.delta` and `queue.changed` enqueues (replay needs them); each lifecycle is `<noun>.started` ... `<noun>.ended`, and a run
+ * ends with exactly one `run.ended` whose `status` uses `RunOutcome.status`'s words.
  */
 import { z } from "zod";
 import { agentMessageSchema, usageSchema } from "./message-schemas.ts";
+import { DELTA_KINDS, RUN_KINDS, TOOL_OUTCOMES, APPROVAL_END_STATUSES } from "../../core/vocabulary.ts";
 
 const runId = z.string().min(1);
 
 export const runStartedSchema = z.object({
   runId,
   /** `resume`: the run that carries on after approval decisions (approval.md). */
-  kind: z.enum(["prompt", "continue", "resume"]),
+  kind: z.enum(RUN_KINDS),
   model: z.object({ provider: z.string(), modelId: z.string(), api: z.string().optional() }).optional(),
 });
 /**
- * `run.resumed` v1: another process continues an unfinished run from the log (durable
- * execution, `docs/durability.md`). `metadata.owner` is the new owner; `previousOwner` is the
- * `metadata.owner` of the run's last `run.started` / `run.resumed`; `reason` says why the
- * run was taken over; `replayToolCallIds` are the in-flight calls of replay-safe tools run
- * again with the same idempotency key, `interruptedToolCallIds` the in-flight calls of
- * replay-unsafe tools that get the `interrupted` result; `closedMessageEntryId` the partial
- * assistant message closed before the model call is issued again.
+ * `run.resumed` v1: another process continues an unfinished run from the log (durable execution, `docs/durability.md`). `metadata.owner` is the new
+ * owner; `previousOwner` is the `metadata.owner` of the run's last `run.started` / `run.resumed`; `reason` says why the run was taken over;
+ * `replayToolCallIds` are the in-flight calls of replay-safe tools run again with the same idempotency key, `interruptedToolCallIds` the in-flight
+ * calls of replay-unsafe tools that get the `interrupted` result; `closedMessageEntryId` the partial assistant message closed before the model call
+ * is issued again.
  */
 export const runResumedSchema = z.object({
   runId,
@@ -65,6 +52,15 @@ export const runEndedSchema = z.discriminatedUnion("status", [
   }),
   z.object({
     runId,
+    /** A call was refused by a budget (`budget.exceeded` names the limit; `docs/budgets.md`). */
+    status: z.literal("budget_exceeded"),
+    /** The refusal's sentence, e.g. "Budget exceeded: the run's maxToolCalls is 3 (used 3, reserved 0)." */
+    reason: z.string(),
+    scope: z.enum(["run", "session", "tenant"]),
+    limit: z.enum(["maxCostUsd", "maxTokens", "maxToolCalls", "maxTurns", "maxDurationMs"]),
+  }),
+  z.object({
+    runId,
     /** Stopped for human approval (ours): the gated calls wait for `approval.ended`, then a `resume` run goes on. */
     status: z.literal("suspended"),
     /** The gated calls that wait (no result yet), in call order. */
@@ -89,7 +85,7 @@ const role = z.enum(["user", "assistant", "toolResult", "custom", "bashExecution
 export const messageStartedSchema = z.object({ messageId: z.string(), role });
 export const messageDeltaSchema = z.object({
   messageId: z.string(),
-  kind: z.enum(["text", "thinking", "toolCall"]),
+  kind: z.enum(DELTA_KINDS),
   contentIndex: z.number().int(),
   delta: z.string(),
   toolCallId: z.string().optional(),
@@ -105,8 +101,8 @@ export const messageEndedSchema = z.object({
   /** Usage of this model call (assistant only; counts null when unknown). */
   usage: usageSchema.optional(),
   /**
-   * True when the message was NOT appended to the session: a failed attempt that
-   * is retried (its deltas stay in the log, the retry's message supersedes it).
+   * True when the message was NOT appended to the session: a failed attempt that is retried (its deltas stay in the log, the retry's message
+   * supersedes it).
    */
   discarded: z.boolean().optional(),
 });
@@ -122,7 +118,7 @@ export const toolEndedSchema = z.object({
   toolCallId: z.string(),
   toolName: z.string(),
   isError: z.boolean(),
-  outcome: z.enum(["succeeded", "failed", "aborted", "timed_out", "blocked", "invalid", "not_found", "skipped", "interrupted", "denied"]),
+  outcome: z.enum(TOOL_OUTCOMES),
   /** Wall time of execution in ms. */
   durationMs: z.number().nonnegative(),
   /** The entry holding the tool result. */
@@ -147,9 +143,8 @@ export const retryStartedSchema = z.object({ attempt: z.number().int() });
 export const retryEndedSchema = z.object({ attempt: z.number().int(), success: z.boolean(), error: z.string().optional() });
 
 /**
- * `approval.requested` (ours): a call needs a human decision before it may run.
- * Holds no tool input: `inputDigest` is the SHA-256 (hex) of the prepared arguments as
- * canonical JSON (sorted keys); the arguments themselves live in the assistant entry.
+ * `approval.requested` (ours): a call needs a human decision before it may run. Holds no tool input: `inputDigest` is the SHA-256 (hex) of the
+ * prepared arguments as canonical JSON (sorted keys); the arguments themselves live in the assistant entry.
  */
 export const approvalRequestedSchema = z.object({
   runId,
@@ -157,9 +152,8 @@ export const approvalRequestedSchema = z.object({
   toolName: z.string(),
   inputDigest: z.string(),
   /**
-   * Who asked: the tool's own `needsApproval`, or the agent's / harness's / CLI's policy by tool
-   * name; `workflow`: a workflow's approval step (in the workflow's stream: `runId` is the
-   * workflow id, `toolCallId` the step id, `toolName` the workflow's name).
+   * Who asked: the tool's own `needsApproval`, or the agent's / harness's / CLI's policy by tool name; `workflow`: a workflow's approval step (in the
+   * workflow's stream: `runId` is the workflow id, `toolCallId` the step id, `toolName` the workflow's name).
    */
   source: z.enum(["tool", "policy", "workflow"]),
 });
@@ -167,7 +161,7 @@ export const approvalRequestedSchema = z.object({
 export const approvalEndedSchema = z.object({
   toolCallId: z.string(),
   toolName: z.string(),
-  status: z.enum(["approved", "denied", "cancelled"]),
+  status: z.enum(APPROVAL_END_STATUSES),
   /** The decider's reason (free text; not in the audit stream). */
   reason: z.string().optional(),
 });
@@ -175,15 +169,16 @@ export const approvalEndedSchema = z.object({
 export const hookAppliedSchema = z.object({ hook: z.string(), changes: z.array(z.string()) });
 export const hookFailedSchema = z.object({ hook: z.string(), error: z.string() });
 
-/** Run event types with their current schema version and schema. */
+/** Run event types with their current schema version and schema, and the durability class when not `durable` (`registry.ts`). */
 export const RUN_EVENT_SCHEMAS = {
   "run.started": { version: 1, schema: runStartedSchema },
   "run.ended": { version: 2, schema: runEndedSchema },
   "run.resumed": { version: 1, schema: runResumedSchema },
   "turn.started": { version: 1, schema: turnStartedSchema },
   "turn.ended": { version: 1, schema: turnEndedSchema },
-  "message.started": { version: 1, schema: messageStartedSchema },
-  "message.delta": { version: 1, schema: messageDeltaSchema },
+  // Streaming progress: nothing acts on it, and the committed entry carries the whole message.
+  "message.started": { version: 1, schema: messageStartedSchema, durability: "process-crash-safe" },
+  "message.delta": { version: 1, schema: messageDeltaSchema, durability: "process-crash-safe" },
   "message.ended": { version: 1, schema: messageEndedSchema },
   "tool.started": { version: 1, schema: toolStartedSchema },
   "tool.updated": { version: 1, schema: toolUpdatedSchema },

@@ -1,21 +1,17 @@
 /**
- * Events of a session stream that the tree projection folds.
- *
- * Contract (ours; entry semantics are pi's):
- * - a session is one stream, `sessionStreamId(sessionId)`;
- * - `session.created` is the stream's first event (version 1);
- * - `entry.appended` adds one entry and, like pi's append, moves the leaf to it;
- * - `leaf.moved` moves the leaf without adding an entry (`null` = before the first root).
- *
- * @example
- * ```ts
- * await log.append(sessionStreamId("abc"), [{ type: "leaf.moved", data: { leafId: "e1", fromLeafId: "e9" } }]);
- * ```
+ * Events of a session stream `sessionStreamId(id)` that the tree folds (ours; entry semantics pi's): `session.created` at version 1,
+ * `entry.appended` adds one entry and moves the leaf to it, `leaf.moved` moves the leaf alone (`null` = before the first root).
  */
 import { z } from "zod";
 import type { SessionEntry } from "../../core/entries.ts";
 import { sessionEntrySchema } from "./message-schemas.ts";
 import type { AuditEvent } from "./audit.ts";
+
+/**
+ * The prefix of every session stream id (`session-<id>`); {@link sessionStreamId} builds one, {@link sessionIdOfStream} reads one, and the logs' SQL
+ * selects session streams by it.
+ */
+export const SESSION_STREAM_PREFIX = "session-";
 
 /**
  * The stream id of a session.
@@ -26,7 +22,7 @@ import type { AuditEvent } from "./audit.ts";
  * ```
  */
 export function sessionStreamId(sessionId: string): string {
-  return `session-${sessionId}`;
+  return `${SESSION_STREAM_PREFIX}${sessionId}`;
 }
 
 /**
@@ -39,7 +35,7 @@ export function sessionStreamId(sessionId: string): string {
  * ```
  */
 export function sessionIdOfStream(streamId: string): string | undefined {
-  return streamId.startsWith("session-") ? streamId.slice("session-".length) : undefined;
+  return streamId.startsWith(SESSION_STREAM_PREFIX) ? streamId.slice(SESSION_STREAM_PREFIX.length) : undefined;
 }
 
 /** Where a session came from when it was imported. */
@@ -51,6 +47,8 @@ export interface SessionSource {
   version: number;
   /** The pi header's own session id. */
   originalId?: string;
+  /** The pi header's other fields (pi's `parentSession` path, fields of later pi versions), written back on export. */
+  header?: Record<string, unknown>;
 }
 
 /** Data of `session.created`. */
@@ -73,9 +71,8 @@ export function tombstoneStreamId(sessionId: string): string {
 }
 
 /**
- * Data of `session.deleted`, the content-free tombstone `repository.delete(id)` leaves in the
- * stream {@link tombstoneStreamId} (ours): who, when, how much, and which global
- * positions went, so the global order has no unexplained hole. Never any message content.
+ * Data of `session.deleted`, the content-free tombstone `repository.delete(id)` leaves in the stream {@link tombstoneStreamId} (ours): who, when, how
+ * much, and which global positions went, so the global order has no unexplained hole. Never any message content.
  */
 export interface SessionDeletedData {
   sessionId: string;
@@ -93,9 +90,8 @@ export interface SessionDeletedData {
   firstGlobalPosition: number;
   lastGlobalPosition: number;
   /**
-   * The session's content-free audit stream (`audit.ts`: ids, names, counts, durations,
-   * statuses, usage; never content) as it stood at the delete, in log order, so it survives the
-   * delete. Absent when the session had no audit event.
+   * The session's content-free audit stream (`audit.ts`: ids, names, counts, durations, statuses, usage; never content) as it stood at the delete, in
+   * log order, so it survives the delete. Absent when the session had no audit event.
    */
   audit?: AuditEvent[];
 }
@@ -112,7 +108,8 @@ export interface LeafMovedData {
 }
 
 /**
- * The data of `session.created` (v1): the session id, cwd, creation time (ISO 8601), optional metadata and tenant, the parent session and entry of a fork, and the import source.
+ * The data of `session.created` (v1): the session id, cwd, creation time (ISO 8601), optional metadata and tenant, the parent session and entry of a
+ * fork, and the import source.
  *
  * @example
  * ```ts
@@ -133,6 +130,7 @@ export const sessionCreatedSchema = z.object({
       path: z.string(),
       version: z.number().int(),
       originalId: z.string().optional(),
+      header: z.record(z.string(), z.unknown()).optional(),
     })
     .optional(),
 });

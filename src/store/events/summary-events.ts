@@ -1,34 +1,14 @@
 /**
- * Summary lifecycle events: the intent of a summary model call (a compaction or a branch
- * summary) and how it ended, logged in the session's stream.
- *
- * Contract (ours; commit-before-effect for the model calls that are not a run's):
- * - `summary.started` is committed BEFORE the summary model is called; it names the kind,
- *   the leaf the summary is prepared from and the process that owns the call
- *   (`metadata.owner`, as `run.started` does);
- * - exactly one `summary.ended` follows for the same `summaryId`: `appended` in the same
- *   atomic append as the summary entry (`entryId`), else `failed`, `cancelled`, or
- *   `interrupted` when recovery found the owner dead with no ending (nothing was appended);
- * - a summary a hook supplied (no model call) logs neither.
- *
- * @example
- * ```ts
- * session.events$().pipe(ofType("summary.ended")).subscribe((event) => console.log(event.data.kind, event.data.status));
- * ```
+ * Summary lifecycle events (ours; commit-before-effect for summary model calls), in the session's stream: `summary.started` is committed BEFORE
+ * the model is called (kind, leaf, `metadata.owner`); exactly one `summary.ended` follows: `appended` with the entry, `failed`, `cancelled` or
+ * `interrupted`. A summary a hook supplied logs neither.
  */
 import { z } from "zod";
 
 /** What is being summarized: the path before a compaction's cut, or a branch left by `moveTo`. */
 const summaryKind = z.enum(["compaction", "branch_summary"]);
 
-/**
- * Data of `summary.started` (v1).
- *
- * @example
- * ```ts
- * summaryStartedSchema.parse({ summaryId: "s1", kind: "compaction", reason: "manual", fromLeafId: "a1b2c3d4" });
- * ```
- */
+/** Data of `summary.started` (v1). */
 export const summaryStartedSchema = z.object({
   summaryId: z.string().min(1),
   kind: summaryKind,
@@ -38,14 +18,7 @@ export const summaryStartedSchema = z.object({
   fromLeafId: z.string().nullable(),
 });
 
-/**
- * Data of `summary.ended` (v1).
- *
- * @example
- * ```ts
- * summaryEndedSchema.parse({ summaryId: "s1", kind: "compaction", status: "appended", entryId: "e5f6a7b8" });
- * ```
- */
+/** Data of `summary.ended` (v1). */
 export const summaryEndedSchema = z.object({
   summaryId: z.string().min(1),
   kind: summaryKind,
@@ -56,14 +29,7 @@ export const summaryEndedSchema = z.object({
   message: z.string().optional(),
 });
 
-/**
- * Summary event types with their current schema version and schema.
- *
- * @example
- * ```ts
- * SUMMARY_EVENT_SCHEMAS["summary.started"].version; // 1
- * ```
- */
+/** Summary event types with their current schema version and schema. */
 export const SUMMARY_EVENT_SCHEMAS = {
   "summary.started": { version: 1, schema: summaryStartedSchema },
   "summary.ended": { version: 1, schema: summaryEndedSchema },

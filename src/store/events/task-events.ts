@@ -1,41 +1,16 @@
 /**
- * Task events: work that waits for any process of a fleet (a background or scheduled prompt),
- * logged in the task's own stream `task-<taskId>` (not the session's, whose writer is the run's
- * owner), so queuing and claiming never race a running session.
- *
- * Contract (ours; the claim-as-event design of `docs/durability.md`, "A fleet"):
- * - `task.queued` is the stream's first event: the session, the prompt (content, redacted like
- *   every append when the harness has secrets) and `startAt`, the time before which no worker
- *   runs it (a durable timer: absent means now);
- * - a worker takes the task with `task.claimed` (`attempt` from 1, `metadata.owner`: the
- *   process), appended at the version it read (and, on a log with stream ownership, while it
- *   holds the task stream's lock), so exactly one claim wins each round;
- * - `task.released` gives a claim back without a terminal result (the session was busy in
- *   another process, or the worker closed first): any worker may claim again;
- * - exactly one `task.ended` closes the task, with the status of the run that served it
- *   (the words of `run.ended`) and its `runId`, or `failed` with `code` and `error` when no
- *   run could start (the session was deleted);
- * - a claim whose process died (its lock gone on PostgreSQL, its pid gone on one host) is
- *   taken again by another worker with the next `attempt`.
- *
- * @example
- * ```ts
- * for (const event of await log.readStream(taskStreamId(id))) if (isEventOfType(event, "task.ended")) console.log(event.data.status);
- * ```
+ * Task events (ours; the claim-as-event design of `docs/durability.md`, "A fleet"): work that waits for any process of a fleet, in the task's own
+ * stream `task-<taskId>`, so queuing and claiming never race a running session. `task.queued` opens it (session, prompt, `startAt`); a worker
+ * appends `task.claimed` at the version it read, so one claim wins each round; `task.released` gives a claim back; exactly one `task.ended` closes
+ * it with its run's status. A claim whose process died is taken again with the next `attempt`.
  */
 import { z } from "zod";
 import { agentMessageSchema } from "./message-schemas.ts";
+import { RUN_STATUSES } from "../../core/vocabulary.ts";
 
 const taskId = z.string().min(1);
 
-/**
- * Data of `task.queued` (v1).
- *
- * @example
- * ```ts
- * taskQueuedSchema.parse({ taskId: "t1", sessionId: "s1", kind: "prompt", input: "summarize the log" });
- * ```
- */
+/** Data of `task.queued` (v1). */
 export const taskQueuedSchema = z.object({
   taskId,
   sessionId: z.string().min(1),
@@ -69,7 +44,7 @@ export const taskEndedSchema = z.object({
   taskId,
   attempt: z.number().int().positive(),
   /** How the run that served it ended (`run.ended`'s words); `failed` also when no run could start. */
-  status: z.enum(["done", "failed", "aborted", "interrupted", "suspended"]),
+  status: z.enum(RUN_STATUSES),
   runId: z.string().optional(),
   code: z.string().optional(),
   error: z.string().optional(),

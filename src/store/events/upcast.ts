@@ -1,18 +1,8 @@
 /**
- * Upcasting: old event names and shapes become the catalogue's current ones on read.
- *
- * Contract (ours; the read-time upcaster is the usual event-sourcing practice, e.g.
- * Marten's and Axon's upcasters):
- * - stored rows are never rewritten: `upcastStoredEvent` runs on every decoded row, in
- *   the log's one row decoder (`toStoredEvent` in `../log-prepare.ts`), so readStream,
- *   readAll, subscriptions and everything above them (projections, recovery, the CLI's
- *   `events` command, pi export) see current names only. A new `EventLog`
- *   implementation must call it on every event it reads;
- * - a type filter on read (`readAll({ types })`, `subscribe({ types })`) is widened with
- *   `storedTypeNames` so that asking for `run.ended` also finds rows stored as `run.failed`;
- * - `eventId`, `version`, `globalPosition`, `time` and `metadata` are kept; `type`,
- *   `schemaVersion` and `data` become the current ones;
- * - an event that is already current is returned as is (same object).
+ * Upcasting: old event names and shapes become the catalogue's current ones on read; stored rows are never rewritten.
+ * `upcastStoredEvent` runs in the log's one row decoder (`toStoredEvent`, `../log/log-prepare.ts`), so everything above sees current names; a new
+ * `EventLog` must call it on every event it reads. Type filters are widened with `storedTypeNames`; positions, ids, time and metadata are kept, and
+ * a current event is returned as is.
  *
  * | stored as (v1) | read as |
  * | --- | --- |
@@ -29,11 +19,6 @@
  * | stored as | read as |
  * | --- | --- |
  * | `workflow.started` v2 | `workflow.started` v3, same fields (its steps carry no settings, its digest is form 1) |
- *
- * @example
- * ```ts
- * upcastStoredEvent({ ...stored, type: "run.finished", schemaVersion: 1, data: { runId: "r", turns: 1 } }).data.status; // "done"
- * ```
  */
 import type { StoredEvent } from "../event-log.ts";
 
@@ -77,8 +62,7 @@ export function upcastStoredEvent(event: StoredEvent): StoredEvent {
 }
 
 /**
- * The stored type names to match for a read filter on `types`: the types themselves
- * plus the old names that upcast to them.
+ * The stored type names to match for a read filter on `types`: the types themselves plus the old names that upcast to them.
  *
  * @example
  * ```ts

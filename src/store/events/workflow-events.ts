@@ -1,30 +1,9 @@
 /**
- * Workflow lifecycle events (`src/workflows/`), logged in the workflow's own stream
- * `workflow-<id>` (not a session stream).
- *
- * Contract (ours; purista's run and step records, in the lifecycle grammar of
- * `docs/events.md`):
- * - `workflow.started` is the stream's first event (the validated input, and since v2 the
- *   definition's shape and digest, `src/workflows/definition-digest.ts`: a resume compares them
- *   with the definition it is given; since v3 each step's shape also holds its settings `mode`,
- *   `onDeny`, `retry` and the digest is form 2 (`sha256-2:`), which covers them; v1 events read as
- *   v3 without `definition`, v2 events as v3 with a form-1 digest and no settings); `workflow.ended` its
- *   one terminal event (`done` with the validated output, `failed` with `code` and `error`,
- *   `aborted` with `reason?`); a workflow waiting for a human decision has neither ended nor
- *   failed: its gate's `approval.requested` (source `workflow`) has no `approval.ended` yet;
- * - every step logs `step.started` before it does anything (its `attempt`, from 1) and
- *   `step.ended` with its result: `done` (`output`, the logged result a resume uses instead
- *   of running the step again), `failed` (`code`, `error`), `aborted`, or `interrupted` (a
- *   crash cut the attempt off and the step was not declared safe to retry);
- * - an agent step logs `step.updated { sessionId }` once its agent's session exists and before
- *   the agent runs in it, so a resume continues in that session; artifact steps log the
- *   written file in `output` (`path`, `bytes`, `sha256`);
- * - `input`, `output` and `error` are content; the audit stream keeps ids, names and statuses.
- *
- * @example
- * ```ts
- * for (const event of await log.readStream(workflowStreamId(id))) if (isEventOfType(event, "step.ended")) console.log(event.data.stepId, event.data.status);
- * ```
+ * Workflow lifecycle events (`src/workflows/`; ours, after purista's run and step records), in the workflow's own stream `workflow-<id>`.
+ * `workflow.started` opens it (input, and the definition's shape and digest a resume compares, `definition-digest.ts`; v1 and v2 read as v3) and
+ * `workflow.ended` is its one terminal (`done`, `failed`, `aborted`); a workflow waiting at a gate has an `approval.requested` without an end. Each
+ * step logs `step.started` before anything and `step.ended` with `done` (the `output` a resume reuses), `failed`, `aborted` or `interrupted`; an
+ * agent step logs `step.updated { sessionId }` before its agent runs. `input`, `output` and `error` are content.
  */
 import { z } from "zod";
 
@@ -48,9 +27,8 @@ export const workflowStartedSchema = z.object({
   /** The ids of every step, in definition order (nested steps included). */
   steps: z.array(z.string()),
   /**
-   * v2: the definition's shape (every step's id, kind and place, in order) and its digest; v3:
-   * each step's settings too (`mode`, `onDeny`, `retry`; absent in v2 events) and a form-2 digest.
-   * Absent in v1 events.
+   * v2: the definition's shape (every step's id, kind and place, in order) and its digest; v3: each step's settings too (`mode`, `onDeny`, `retry`;
+   * absent in v2 events) and a form-2 digest. Absent in v1 events.
    */
   definition: z
     .object({

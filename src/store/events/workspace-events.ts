@@ -1,27 +1,8 @@
 /**
- * Workspace events: checkpoints of the files under a session's workspace root, and restores.
- * Logged in the session's stream (`src/harness/workspace/` records them; `docs/workspace.md`).
- *
- * Contract (ours; purista's DurableWorkspaceStore orders its workspace checkpoint before the
- * runtime commit, here it commits in the same append as, and before, the tool result):
- * - `workspace.checkpointed` holds a manifest delta (`changes`: path → node or `null` for a
- *   deletion; see `src/core/workspace-manifest.ts`) and is anchored at `entryId`: the tree recorded
- *   at an entry is the fold of the checkpoints anchored on the path from the root to that entry,
- *   in stream order. A tool call's checkpoint is anchored at its result entry and appended before
- *   that entry's `entry.appended`; `reason` says why it was taken: `tool` (a tool call changed
- *   files), `baseline` (the first checkpoint of a session: the whole tree), `user` (the tree
- *   differed from the recording before a restore or at the start of a run: work the log had not
- *   seen), `fork` (a forked session's copy of the tree at its fork point);
- * - blobs are named by the sha256 of their raw bytes and stored (compressed) in the log's
- *   database, per tenant; `storedBytes` counts the compressed bytes this checkpoint added;
- * - `workspace.restored` says the files were put back to the tree recorded at `entryId`
- *   (`changed` paths), after `savedCheckpointId` (when present) recorded what differed before;
- * - paths and blob hashes are file names and content digests, never file contents.
- *
- * @example
- * ```ts
- * for (const event of await log.readStream(streamId)) if (isEventOfType(event, "workspace.checkpointed")) console.log(event.data.changes.length);
- * ```
+ * Workspace events, in the session's stream (`src/harness/workspace/`, `docs/workspace.md`; ours, after purista's DurableWorkspaceStore).
+ * `workspace.checkpointed` holds a manifest delta anchored at `entryId` (the tree at an entry is the fold of the checkpoints on its path), appended
+ * before the tool result's `entry.appended`, with a `reason` (`tool`, `baseline`, `user`, `fork`); blobs are named by sha256 and stored compressed
+ * per tenant. `workspace.restored` says the files were put back to the tree at `entryId`. Paths and hashes only, never file contents.
  */
 import { z } from "zod";
 
@@ -58,14 +39,7 @@ export const workspaceRestoredSchema = z.object({
 /** Data of `workspace.checkpointed`. */
 export type WorkspaceCheckpointedData = z.output<typeof workspaceCheckpointedSchema>;
 
-/**
- * The workspace event types with their schema versions and schemas.
- *
- * @example
- * ```ts
- * WORKSPACE_EVENT_SCHEMAS["workspace.restored"].schema.parse({ entryId: "e1", changed: 2 });
- * ```
- */
+/** The workspace event types with their schema versions and schemas. */
 export const WORKSPACE_EVENT_SCHEMAS = {
   "workspace.checkpointed": { version: 1, schema: workspaceCheckpointedSchema },
   "workspace.restored": { version: 1, schema: workspaceRestoredSchema },

@@ -1,16 +1,7 @@
 /**
- * The session-memory projection: the current value of every key per memory scope, folded from
- * `memory.written` / `memory.deleted` events, with full-text search (FTS5 on SQLite, `tsvector` on
- * PostgreSQL, a token match in memory).
- *
- * Contract (ours; `docs/memory.md`):
- * - a scope is a stream (`session-<id>` for a session's memory, `memory-<tenant>-<principal>` for a
- *   principal's); rows are keyed by tenant, scope and key, so no scope reads another's rows;
- * - the projection is derived data: each scope keeps the version of the last event it folded, and
- *   {@link MemoryIndex.apply} is idempotent (events at or below it are skipped), so a reader catches
- *   up from the stream after a crash between an event and its row;
- * - `search` matches every word of the query against the key and the value's text (JSON strings
- *   and numbers, flattened), best first; at most `limit` rows.
+ * The session-memory projection (ours; `docs/memory.md`): the current value of every key per scope (a stream), folded from `memory.written` /
+ * `memory.deleted`, with full-text search (FTS5, `tsvector`, or a token match in memory). Rows are keyed by tenant, scope and key; each scope keeps
+ * the version it folded, so {@link MemoryIndex.apply} is idempotent and a reader catches up after a crash; `search` matches every word, best first.
  *
  * @example
  * ```ts
@@ -48,14 +39,7 @@ export interface MemoryIndex {
   drop(tenant: string, scope: string): Promise<void>;
 }
 
-/**
- * The searchable text of a value: its strings, numbers and booleans (and object keys), space-joined.
- *
- * @example
- * ```ts
- * searchText({ lang: "ts", tags: ["fast"] }); // "lang ts tags fast"
- * ```
- */
+/** The searchable text of a value: its strings, numbers and booleans (and object keys), space-joined. */
 export function searchText(value: unknown): string {
   const parts: string[] = [];
   const walk = (item: unknown) => {
@@ -78,14 +62,7 @@ export function queryWords(query: string): string[] {
   return query.toLowerCase().match(/[\p{L}\p{N}_]+/gu) ?? [];
 }
 
-/**
- * The projection in memory (the in-memory log's).
- *
- * @example
- * ```ts
- * const index = createInMemoryMemoryIndex();
- * ```
- */
+/** The projection in memory (the in-memory log's). */
 export function createInMemoryMemoryIndex(): MemoryIndex {
   const scopes = new Map<string, { head: number; rows: Map<string, MemoryRow> }>();
   const of = (tenant: string, scope: string) => {

@@ -1,20 +1,12 @@
 /**
- * The session-memory projection in the PostgreSQL log's schema: `memory_entries` (with a
- * generated `tsvector` and its GIN index) and `memory_heads`, created on the first write (reads find nothing without them). Internal:
- * reached as `log.memoryIndex`.
+ * The session-memory projection in the PostgreSQL log's schema: `memory_entries` (with a generated `tsvector` and its GIN index) and `memory_heads`,
+ * created on the first write (reads find nothing without them). Internal: reached as `log.memoryIndex`.
  */
 import type pg from "pg";
 import { queryWords, searchText, type MemoryIndex, type MemoryRow } from "./memory-index.ts";
+import { ignoreError } from "../../core/ignored.ts";
 
-/**
- * The projection over the log's pool, in its (quoted) schema; `ready` is the log's migration;
- * `refuseWrite` throws for a read-only log.
- *
- * @example
- * ```ts
- * const index = createPostgresMemoryIndex(pool, '"arbor"', ready);
- * ```
- */
+/** The projection over the log's pool, in its (quoted) schema; `ready` is the log's migration; `refuseWrite` throws for a read-only log. */
 export function createPostgresMemoryIndex(pool: pg.Pool, quotedSchema: string, ready: Promise<void>, refuseWrite: (operation: string) => void = () => undefined): MemoryIndex {
   const entries = `${quotedSchema}.memory_entries`;
   const heads = `${quotedSchema}.memory_heads`;
@@ -68,7 +60,7 @@ export function createPostgresMemoryIndex(pool: pg.Pool, quotedSchema: string, r
         await client.query(`INSERT INTO ${heads} (tenant, scope, version) VALUES ($1, $2, $3) ON CONFLICT (tenant, scope) DO UPDATE SET version = excluded.version`, [tenant, scope, version]);
         await client.query("COMMIT");
       } catch (error) {
-        await client.query("ROLLBACK").catch(() => undefined);
+        await client.query("ROLLBACK").catch(ignoreError("a failed ROLLBACK after a failed transaction; the transaction's error is thrown"));
         throw error;
       } finally {
         client.release();

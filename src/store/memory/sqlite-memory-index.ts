@@ -1,6 +1,6 @@
 /**
- * The session-memory projection in the SQLite log's file: `memory_entries`, `memory_heads` and an
- * FTS5 table `memory_fts` (created on first write). Internal: reached as `log.memoryIndex`.
+ * The session-memory projection in the SQLite log's file: `memory_entries`, `memory_heads` and an FTS5 table `memory_fts` (created on first write).
+ * Internal: reached as `log.memoryIndex`.
  */
 import type Database from "better-sqlite3";
 import { queryWords, searchText, type MemoryIndex, type MemoryRow } from "./memory-index.ts";
@@ -18,15 +18,7 @@ interface Row {
 
 const toRow = (row: Row): MemoryRow => ({ key: row.key, value: JSON.parse(row.value) as unknown, updatedAt: row.updatedAt });
 
-/**
- * The projection over an open better-sqlite3 connection; `check` throws when the log is closed
- * (or read-only, for writes).
- *
- * @example
- * ```ts
- * const index = createSqliteMemoryIndex(db, { read: () => undefined, write: () => undefined });
- * ```
- */
+/** The projection over an open better-sqlite3 connection; `check` throws when the log is closed (or read-only, for writes). */
 export function createSqliteMemoryIndex(db: Database.Database, check: { read(operation: string): void; write(operation: string): void }): MemoryIndex {
   let ready = false;
   const readable = () => (ready ||= db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memory_entries'").get() !== undefined);

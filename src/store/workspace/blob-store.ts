@@ -1,23 +1,8 @@
 /**
- * The workspace blob store: file contents named by their sha256, kept compressed in the log's
- * own database (SQLite file or PostgreSQL schema), one namespace per tenant.
- *
- * Contract (ours; content addressing as git's objects, per-tenant as the log's tenants):
- * - a blob's name is the lowercase hex sha256 of its raw bytes; `put` stores only names the
- *   tenant does not have yet and returns the compressed bytes it added (0 for a repeat);
- * - the same bytes are stored once per tenant and never shared across tenants: every method takes
- *   the tenant, and a blob another tenant stored is not there for this one;
- * - a blob may be stored as a delta: deflated with an earlier blob of the same path as the
- *   dictionary (`base`), at most {@link MAX_DELTA_DEPTH} deep, only when smaller than alone;
- * - `get` returns the raw bytes, checked against the name (`WorkspaceBlobError` when missing or
- *   corrupt); `remove` deletes names (a caller removes only blobs nothing references, bases
- *   included: `list` gives each blob's base).
- *
- * @example
- * ```ts
- * const added = await store.put("default", [{ hash, data }]);
- * const bytes = await store.get("default", hash);
- * ```
+ * The workspace blob store (ours; content addressing as git's objects): file contents named by the hex sha256 of their raw bytes, kept compressed in
+ * the log's own database, one namespace per tenant (never shared across tenants). `put` stores only new names and returns the bytes it added; a blob
+ * may be a delta against an earlier one of the same path (at most {@link MAX_DELTA_DEPTH} deep); `get` checks the bytes against the name
+ * (`WorkspaceBlobError`); `remove` deletes names nothing references.
  */
 import { createHash } from "node:crypto";
 import { deflateRawSync, inflateRawSync, constants } from "node:zlib";
@@ -53,14 +38,7 @@ export interface WorkspaceBlobStore {
 /** How deep a delta chain may go before a blob is stored alone. */
 export const MAX_DELTA_DEPTH = 8;
 
-/**
- * The sha256 name of `data`.
- *
- * @example
- * ```ts
- * blobHash(Buffer.from("hi")); // "8f434346…"
- * ```
- */
+/** The sha256 name of `data`. */
 export function blobHash(data: Buffer): string {
   return createHash("sha256").update(data).digest("hex");
 }
@@ -75,14 +53,7 @@ export interface BlobRows {
 
 const LEVEL = { level: constants.Z_DEFAULT_COMPRESSION };
 
-/**
- * A store over backend rows: compression, deltas and checks.
- *
- * @example
- * ```ts
- * const store = createBlobStore(createMemoryBlobRows());
- * ```
- */
+/** A store over backend rows: compression, deltas and checks. */
 export function createBlobStore(backend: BlobRows): WorkspaceBlobStore {
   const get = async (tenant: string, hash: string, depth = 0): Promise<Buffer> => {
     const row = (await backend.rows(tenant, [hash])).get(hash);
@@ -134,14 +105,7 @@ export function createBlobStore(backend: BlobRows): WorkspaceBlobStore {
   };
 }
 
-/**
- * Rows in memory (the in-memory log's store; tests).
- *
- * @example
- * ```ts
- * const store = createBlobStore(createMemoryBlobRows());
- * ```
- */
+/** Rows in memory (the in-memory log's store; tests). */
 export function createMemoryBlobRows(): BlobRows {
   const tenants = new Map<string, Map<string, BlobRow>>();
   const of = (tenant: string) => tenants.get(tenant) ?? tenants.set(tenant, new Map()).get(tenant)!;

@@ -1,20 +1,11 @@
 /**
- * Workspace blob rows in the PostgreSQL log's schema (table `<schema>.workspace_blobs`, created on
- * the first write; reads of a schema without it find nothing), so another host can rebuild a workspace from the database alone. Internal: reached
- * as `log.workspaceBlobs`.
+ * Workspace blob rows in the PostgreSQL log's schema (table `<schema>.workspace_blobs`, created on the first write; reads of a schema without it find
+ * nothing), so another host can rebuild a workspace from the database alone. Internal: reached as `log.workspaceBlobs`.
  */
 import type pg from "pg";
 import type { BlobRow, BlobRows } from "./blob-store.ts";
 
-/**
- * Rows over the log's pool, in its (quoted) schema; `ready` is the log's schema migration;
- * `refuseWrite` throws for a read-only log.
- *
- * @example
- * ```ts
- * const rows = createPostgresBlobRows(pool, '"arbor"', ready);
- * ```
- */
+/** Rows over the log's pool, in its (quoted) schema; `ready` is the log's schema migration; `refuseWrite` throws for a read-only log. */
 export function createPostgresBlobRows(pool: pg.Pool, quotedSchema: string, ready: Promise<void>, refuseWrite: (operation: string) => void = () => undefined): BlobRows {
   const t = `${quotedSchema}.workspace_blobs`;
   let table: Promise<void> | undefined;

@@ -1,6 +1,6 @@
 /**
- * Workspace blob rows in the SQLite log's own file (table `workspace_blobs`, created on first
- * write; a log file without it simply has no blobs). Internal: reached as `log.workspaceBlobs`.
+ * Workspace blob rows in the SQLite log's own file (table `workspace_blobs`, created on first write; a log file without it simply has no blobs).
+ * Internal: reached as `log.workspaceBlobs`.
  */
 import type Database from "better-sqlite3";
 import type { BlobRow, BlobRows } from "./blob-store.ts";
@@ -9,15 +9,7 @@ const TABLE = `CREATE TABLE IF NOT EXISTS workspace_blobs (
   tenant TEXT NOT NULL, hash TEXT NOT NULL, size INTEGER NOT NULL, base TEXT, depth INTEGER NOT NULL, data BLOB NOT NULL,
   PRIMARY KEY (tenant, hash)) WITHOUT ROWID`;
 
-/**
- * Rows over an open better-sqlite3 connection; `check(operation)` throws when the log is closed
- * (or read-only, for writes).
- *
- * @example
- * ```ts
- * const rows = createSqliteBlobRows(db, { read: () => undefined, write: () => undefined });
- * ```
- */
+/** Rows over an open better-sqlite3 connection; `check(operation)` throws when the log is closed (or read-only, for writes). */
 export function createSqliteBlobRows(db: Database.Database, check: { read(operation: string): void; write(operation: string): void }): BlobRows {
   const exists = () => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'workspace_blobs'").get() !== undefined;
   let ready = false;

@@ -4,8 +4,10 @@
  * then mounts `useChat` with `resume: true` (a reload mid-stream resumes from the log). A tool
  * call waiting for approval shows an Approve button (`addToolApprovalResponse`; the answer is sent
  * by `sendAutomaticallyWhen`); the steer form posts to `POST /api/chat/:id/steer` while a run goes,
- * and a steered message shows as the reply's `steering-message` part. Built by vite at test time
- * (test/http/chromium.test.ts); excluded from tsc (browser code, no DOM lib there).
+ * and a steered message shows as the reply's `steering-message` part. With `&reconnect=1`, a
+ * stream that broke (the server went away: `onFinish`'s `isDisconnect`) is resumed at once with
+ * `resumeStream()`, as an app behind a load balancer would. Built by vite at test time
+ * (test/http/chromium.test.ts, chromium-failover.test.ts); excluded from tsc (browser code, no DOM lib there).
  */
 import { useChat } from "@ai-sdk/react";
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses, type UIMessage } from "ai";
@@ -16,6 +18,9 @@ const params = new URLSearchParams(location.search);
 const chatId = params.get("chat") ?? "web";
 const token = params.get("token") ?? "";
 const headers = { authorization: `Bearer ${token}` };
+const reconnect = params.get("reconnect") === "1";
+/** The mounted chat's resumeStream, for onFinish (which runs before the hook's value is read). */
+let resume: (() => Promise<void>) | undefined;
 
 type AnyPart = { type: string; text?: string; state?: string; approval?: { id: string }; parts?: { type: string; text?: string }[] };
 
@@ -23,13 +28,18 @@ function Chat(props: { initial: UIMessage[] }) {
   const [input, setInput] = useState("");
   const [steering, setSteering] = useState("");
   const [steered, setSteered] = useState("");
-  const { messages, sendMessage, status, addToolApprovalResponse } = useChat({
+  const { messages, sendMessage, status, addToolApprovalResponse, resumeStream } = useChat({
     id: chatId,
     messages: props.initial,
     resume: true,
     transport: new DefaultChatTransport({ api: "/api/chat", headers }),
     sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses,
+    // After the SDK has settled the broken request (a task, not a wait deciding any order).
+    onFinish: ({ isDisconnect }) => {
+      if (reconnect && isDisconnect) setTimeout(() => void resume?.(), 0);
+    },
   });
+  resume = resumeStream;
   const renderPart = (part: AnyPart, index: number) => {
     if (part.type === "text") return h("p", { key: index, className: "text" }, part.text);
     if (part.type === "steering-message") return h("p", { key: index, className: "steering" }, (part.parts ?? []).map((inner) => inner.text ?? "").join(""));

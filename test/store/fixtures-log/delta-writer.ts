@@ -3,7 +3,7 @@
  * file `argv[2]` (retention `"delete"`), one message that ends and is kept, then one that streams
  * deltas, each append committed alone; prints `ready <version>` and waits to be killed.
  */
-import { createSqliteEventLog } from "../../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../../src/store/sqlite/sqlite-event-log.ts";
 
 const log = createSqliteEventLog({ path: process.argv[2], retention: { endedMessageDeltas: "delete" } });
 const stream = "session-crash";

@@ -17,7 +17,7 @@ import { createInterface } from "node:readline";
 import { z } from "zod";
 import { ExpectedVersionConflictError } from "../../../src/core/errors.ts";
 import { createDefaultEventRegistry } from "../../../src/store/events/index.ts";
-import { createSqliteEventLog } from "../../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../../src/store/sqlite/sqlite-event-log.ts";
 
 const [mode, path, ...args] = process.argv.slice(2);
 const registry = createDefaultEventRegistry().register("note.added", 1, z.object({ text: z.string(), n: z.number().optional() }));

@@ -6,7 +6,7 @@
  * each commit (the test kills it with SIGKILL mid-write).
  */
 import { createSessionRepository } from "../../../src/store/session-repository.ts";
-import { createSqliteEventLog } from "../../../src/store/sqlite-event-log.ts";
+import { createSqliteEventLog } from "../../../src/store/sqlite/sqlite-event-log.ts";
 
 const [path, sessionId] = process.argv.slice(2);
 const repo = createSessionRepository({ log: createSqliteEventLog({ path, synchronous: "NORMAL" }) });

@@ -1,0 +1,210 @@
+/**
+ * The event logs' encryption (ours; crypto-shredding): what `encryption` turns on, and the one object the logs call to seal and open.
+ * - a session's streams (`session-<id>`, `control-<id>`) are sealed with its data key (`session-keys.ts`, `sealed-record.ts`), others written in
+ *   clear; ids, positions, type, time, metadata, the tenant and a few `PLAIN_FIELDS` stay in clear;
+ * - `seal` sets `storedDataJson`, keeping `dataJson` as the plaintext idempotent retries compare; `open` is synchronous (asynchronous reads call
+ *   `prepareRead` first); a destroyed key is `DataKeyUnavailableError` (`reason: "destroyed"`);
+ * - `inOrder` keeps call order across streams; `destroy` destroys the session's key BEFORE its rows are deleted, so a failed delete leaves
+ *   unreadable rows, never a readable deleted session.
+ */
+import { DataKeyUnavailableError, EncryptionKeyError, EventCorruptError, InvalidArgumentError, WorkspaceBlobError } from "../../core/errors.ts";
+import type { EventRecord, PreparedEvent } from "../log/log-prepare.ts";
+import type { DataKeyRows } from "./data-key-rows.ts";
+import { createLocalKeyProvider, type KeyProvider, type MaybePromise } from "./master-key.ts";
+import { chain } from "./data-key-rows.ts";
+import { digestText, isSealedBytes, isSealedData, isSealedText, openBytes, openData, openText, sealBytes, sealData, sealText } from "./sealed-record.ts";
+import { createSessionKeys, keyIdOfStream, RESERVED_KEY_ID_PREFIX, tenantBlobKeyId, type RotationResult } from "./session-keys.ts";
+import { ignoreError } from "../../core/ignored.ts";
+
+/**
+ * Encryption at rest of a log (opt-in): each session's content sealed with its own data key, AES-256-GCM; the data keys wrapped by the master key
+ * (`key`, or a KMS `provider`) and kept apart from the log (`docs/privacy.md`). Deleting a session destroys its key.
+ *
+ * @example
+ * ```ts
+ * const log = createSqliteEventLog({ path: "arbor.db", encryption: { key: process.env.ARBOR_ENCRYPTION_KEY! } });
+ * ```
+ */
+export interface EncryptionOptions {
+  /** The master key: 32 bytes (Buffer/Uint8Array), 64 hex digits or base64. Give this or `provider`. */
+  key?: Uint8Array | string;
+  /** A KMS (or any) key provider that wraps and unwraps data keys. Give this or `key`. */
+  provider?: KeyProvider;
+  /** Master keys that wrapped existing data keys before a rotation; read until `rotate()` re-wraps them. */
+  previousKeys?: readonly (Uint8Array | string | KeyProvider)[];
+  /** SQLite: the key file (default beside the log: `arbor.db` → `arbor.keys.db`). */
+  keyFile?: string;
+  /** PostgreSQL: the schema of the key table (default `<log schema>_keys`). */
+  keySchema?: string;
+}
+
+/**
+ * The admin face of an encrypted log: `log.encryption`.
+ *
+ * @example
+ * ```ts
+ * const { rewrapped } = await log.encryption!.rotate();
+ * ```
+ */
+export interface LogEncryption {
+  /** The current master key's id (`local:<fingerprint>` for a local key). */
+  readonly masterKeyId: string;
+  /** Re-wraps every data key not wrapped by the current master key (see `session-keys.ts`). */
+  rotate(): Promise<RotationResult>;
+}
+
+/** What the logs call (see the module contract). */
+export interface LogCipher extends LogEncryption {
+  inOrder(streamId: string, run: () => void): MaybePromise<void>;
+  seal(streamId: string, events: PreparedEvent[]): PreparedEvent[];
+  prepareRead(records: readonly EventRecord[]): MaybePromise<void>;
+  open(record: EventRecord): EventRecord;
+  sealText(streamId: string, purpose: string, text: string): string;
+  openText(streamId: string, purpose: string, text: string): string;
+  /** Seals a workspace blob's stored bytes with its tenant's workspace key (created on first use). */
+  sealBlob(tenant: string, hash: string, data: Buffer): MaybePromise<Buffer>;
+  /** Opens bytes {@link sealBlob} wrote (others, stored before encryption was on, as they are); `WorkspaceBlobError` when they do not authenticate. */
+  openBlob(tenant: string, hash: string, data: Buffer): MaybePromise<Buffer>;
+  /** A keyed digest of `text` for a session stream (`sealed-record.ts` `digestText`); the text itself for other streams. */
+  digest(streamId: string, purpose: string, text: string): string;
+  /** True when the stream is sealed (a session's stream). */
+  encrypts(streamId: string): boolean;
+  /** Loads (creating when missing) the key of a session stream. */
+  ready(streamId: string): MaybePromise<void>;
+  destroy(streamId: string): MaybePromise<void>;
+  close(): MaybePromise<void>;
+}
+
+/**
+ * The master key provider of `options`.
+ *
+ * @throws InvalidArgumentError for neither or both of `key` and `provider`; EncryptionKeyError for a key that is not 32 bytes.
+ */
+export function encryptionProvider(options: EncryptionOptions): KeyProvider {
+  if (typeof options !== "object" || options === null) throw new InvalidArgumentError("encryption must be an object: { key } or { provider }.");
+  if ((options.key === undefined) === (options.provider === undefined)) {
+    throw new InvalidArgumentError("encryption needs exactly one of key (a 32-byte master key) and provider (a key provider for a KMS).");
+  }
+  return options.provider ? checkedProvider(options.provider) : createLocalKeyProvider(options.key!);
+}
+
+function checkedProvider(provider: KeyProvider): KeyProvider {
+  if (typeof provider?.wrap !== "function" || typeof provider.unwrap !== "function" || typeof provider.id !== "string" || provider.id.length === 0 || provider.id.length > 200) {
+    throw new InvalidArgumentError("encryption.provider must be { id: string (1-200 characters), wrap(dataKey, context), unwrap(wrapped, context) }.");
+  }
+  return provider;
+}
+
+/** The cipher of one log over its key store. */
+export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): LogCipher {
+  const provider = encryptionProvider(options);
+  const previous = (options.previousKeys ?? []).map((old) => (typeof old === "string" || old instanceof Uint8Array ? createLocalKeyProvider(old) : checkedProvider(old)));
+  const keys = createSessionKeys({ provider, previous, rows });
+  let tail: Promise<unknown> | undefined;
+  let waiting = 0;
+  /** Key ids `prepareRead` found no key for (destroyed), so that the synchronous `open` says so. */
+  const absent = new Set<string>();
+
+  /** The key of a stored record's stream, loading it synchronously when the key store allows. */
+  const readKey = (streamId: string): Buffer => {
+    const keyId = keyIdOfStream(streamId);
+    if (keyId === undefined) {
+      throw new EventCorruptError(`Stream "${streamId}" holds encrypted data, but only session streams are encrypted.`, { details: { streamId } });
+    }
+    const cached = keys.cached(keyId);
+    if (cached) return cached;
+    const loaded = absent.has(keyId) ? undefined : keys.load(keyId, false);
+    if (loaded instanceof Promise) {
+      // Cached when it resolves; this synchronous read cannot wait for it.
+      loaded.catch(ignoreError("a key load this synchronous read cannot wait for; the read throws EncryptionKeyError"));
+      throw new EncryptionKeyError(`The data key of session "${keyId}" is not loaded yet and the key provider is asynchronous: read the session through an asynchronous call first.`, {
+        details: { keyId },
+      });
+    }
+    if (!loaded) {
+      throw new DataKeyUnavailableError(`The data key of session "${keyId}" is destroyed (the session was deleted): its encrypted content cannot be read.`, {
+        details: { keyId, reason: "destroyed" },
+      });
+    }
+    return loaded;
+  };
+  const writeKey = (streamId: string): Buffer => keys.cached(keyIdOfStream(streamId)!) ?? readKey(streamId);
+  const ready = (streamId: string): MaybePromise<void> => {
+    const keyId = keyIdOfStream(streamId);
+    if (keyId === undefined || keys.cached(keyId)) return;
+    if (keyId.startsWith(RESERVED_KEY_ID_PREFIX)) {
+      throw new InvalidArgumentError(`Stream "${streamId}": on an encrypted log a session id must not start with U+0001 (reserved for other keys).`, { details: { streamId } });
+    }
+    absent.delete(keyId);
+    const loaded = keys.load(keyId, true);
+    if (loaded instanceof Promise) return loaded.then(() => undefined);
+  };
+
+  return {
+    masterKeyId: keys.masterKeyId,
+    rotate: () => keys.rotate(),
+    encrypts: (streamId) => keyIdOfStream(streamId) !== undefined,
+    ready,
+    inOrder(streamId, run) {
+      const loading = ready(streamId);
+      if (!(loading instanceof Promise) && waiting === 0) return run();
+      waiting += 1;
+      const step = Promise.all([tail, loading]).then(run).finally(() => (waiting -= 1));
+      tail = step.catch(ignoreError("a failed key step rejects its own caller; the chain only orders the steps"));
+      return step;
+    },
+    seal(streamId, events) {
+      if (keyIdOfStream(streamId) === undefined) return events;
+      const key = writeKey(streamId);
+      for (const event of events) {
+        event.storedDataJson = sealData(key, { streamId, eventId: event.eventId, type: event.type, schemaVersion: event.schemaVersion }, event.dataJson, event.data);
+      }
+      return events;
+    },
+    prepareRead(records) {
+      const missing = new Set<string>();
+      for (const record of records) {
+        if (!isSealedData(record.dataJson)) continue;
+        const keyId = keyIdOfStream(record.streamId);
+        if (keyId !== undefined && !keys.cached(keyId)) missing.add(keyId);
+      }
+      const pending: Promise<unknown>[] = [];
+      for (const keyId of missing) {
+        const loaded = keys.load(keyId, false);
+        const note = (key: Buffer | undefined) => {
+          if (key) absent.delete(keyId);
+          else if (absent.size < 10_000) absent.add(keyId);
+        };
+        if (loaded instanceof Promise) pending.push(loaded.then(note));
+        else note(loaded);
+      }
+      if (pending.length > 0) return Promise.all(pending).then(() => undefined);
+    },
+    open(record) {
+      if (!isSealedData(record.dataJson)) return record;
+      const key = readKey(record.streamId);
+      return { ...record, dataJson: openData(key, record, record.dataJson) };
+    },
+    sealText: (streamId, purpose, text) => (keyIdOfStream(streamId) === undefined ? text : sealText(writeKey(streamId), streamId, purpose, text)),
+    sealBlob: (tenant, hash, data) => chain(keys.load(tenantBlobKeyId(tenant), true), (key) => sealBytes(key!, `blob\0${tenant}\0${hash}`, data)),
+    openBlob(tenant, hash, data) {
+      if (!isSealedBytes(data)) return data;
+      return chain(keys.load(tenantBlobKeyId(tenant), false), (key) => {
+        if (!key) {
+          throw new DataKeyUnavailableError(`The workspace key of tenant "${tenant}" is destroyed: its workspace blobs cannot be read.`, { details: { keyId: tenant, reason: "destroyed" } });
+        }
+        const plain = openBytes(key, `blob\0${tenant}\0${hash}`, data);
+        if (!plain) throw new WorkspaceBlobError(`Workspace blob ${hash} of tenant "${tenant}" does not authenticate with the tenant's workspace key: it was altered or moved.`, { details: { hash, tenant } });
+        return plain;
+      });
+    },
+    digest: (streamId, purpose, text) => (keyIdOfStream(streamId) === undefined ? text : digestText(writeKey(streamId), streamId, purpose, text)),
+    openText: (streamId, purpose, text) => (isSealedText(text) ? openText(readKey(streamId), streamId, purpose, text) : text),
+    destroy(streamId) {
+      if (!streamId.startsWith("session-")) return;
+      const done = keys.destroy(keyIdOfStream(streamId)!);
+      if (done instanceof Promise) return done.then(() => undefined);
+    },
+    close: () => rows.close(),
+  };
+}

@@ -1,0 +1,181 @@
+/**
+ * Sealed event data (ours): an event's `data` JSON encrypted with its session's data key (AES-256-GCM, `node:crypto`) in the same column, as
+ * `{"$enc":"<base64: format byte, IV, ciphertext, tag>"}` plus the few fields SQL must see in clear ({@link PLAIN_FIELDS}). The AAD binds it to its
+ * stream id, event id, type, schema version and the clear fields as written: a moved ciphertext or an edited clear field is `EventCorruptError`.
+ * {@link sealText}/{@link openText} seal other strings of a session (`$enc:`, a purpose in the AAD); {@link sealBytes}/{@link openBytes} seal a
+ * workspace blob's bytes (format byte 0x07, which no raw deflate stream starts with); {@link digestText} names a string without showing it (`$h:`,
+ * HMAC-SHA256 under an HKDF subkey of the data key).
+ */
+import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
+import { EventCorruptError } from "../../core/errors.ts";
+
+const FORMAT = 1;
+const IV_BYTES = 12;
+const TAG_BYTES = 16;
+const PREFIX = '{"$enc":"';
+const TEXT_PREFIX = "$enc:";
+
+/**
+ * The fields of an event type's data that stay in clear beside the ciphertext (ids and the tenant, which SQL statements of the logs read); everything
+ * else of an encrypted session's data is only in the ciphertext.
+ */
+export const PLAIN_FIELDS: Readonly<Record<string, readonly string[]>> = {
+  "session.created": ["tenant"],
+  "message.started": ["messageId"],
+  "message.delta": ["messageId"],
+};
+
+/** What the AAD binds an event's data to. */
+export interface SealedEventIdentity {
+  streamId: string;
+  eventId: string;
+  type: string;
+  schemaVersion: number;
+}
+
+/** True when a stored `data` JSON text is an envelope written by {@link sealData}. */
+export function isSealedData(json: string): boolean {
+  return json.startsWith(PREFIX);
+}
+
+/** True when a stored string was written by {@link sealText}. */
+export function isSealedText(text: string): boolean {
+  return text.startsWith(TEXT_PREFIX);
+}
+
+function aadOf(identity: SealedEventIdentity, clear: string): Buffer {
+  return Buffer.from(`arbor event\0${identity.streamId}\0${identity.eventId}\0${identity.type}\0${identity.schemaVersion}\0${clear}`, "utf8");
+}
+
+/** Random IVs drawn from one CSPRNG read per 1,024 records (a `randomBytes` call per record costs more than the cipher); never reused. */
+let ivPool = Buffer.alloc(0);
+let ivOffset = 0;
+function nextIv(): Buffer {
+  if (ivOffset + IV_BYTES > ivPool.length) {
+    ivPool = randomBytes(IV_BYTES * 1024);
+    ivOffset = 0;
+  }
+  const iv = ivPool.subarray(ivOffset, ivOffset + IV_BYTES);
+  ivOffset += IV_BYTES;
+  return iv;
+}
+
+function encrypt(key: Buffer, aad: Buffer, plaintext: string): string {
+  const iv = nextIv();
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  cipher.setAAD(aad);
+  const head = cipher.update(plaintext, "utf8");
+  const tail = cipher.final();
+  return Buffer.concat([Buffer.of(FORMAT), iv, head, tail, cipher.getAuthTag()]).toString("base64");
+}
+
+/** Decrypts; undefined when the bytes are malformed or fail authentication. */
+function decrypt(key: Buffer, aad: Buffer, base64: string): string | undefined {
+  const bytes = Buffer.from(base64, "base64");
+  if (bytes.length < 1 + IV_BYTES + TAG_BYTES || bytes[0] !== FORMAT) return undefined;
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(1, 1 + IV_BYTES));
+    decipher.setAAD(aad);
+    decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
+    // One UTF-8 decode of the whole output: update's "utf8" output goes through a StringDecoder, twice as slow on a context chunk.
+    const plain = decipher.update(bytes.subarray(1 + IV_BYTES, bytes.length - TAG_BYTES));
+    decipher.final();
+    return plain.toString("utf8");
+  } catch {
+    // Authentication failed: the caller names the record.
+    return undefined;
+  }
+}
+
+/** Seals an event's data JSON (`dataJson`, the serialized `data`) into its envelope. */
+export function sealData(key: Buffer, identity: SealedEventIdentity, dataJson: string, data: unknown): string {
+  let clear = "";
+  const fields = PLAIN_FIELDS[identity.type];
+  if (fields && typeof data === "object" && data !== null) {
+    const record: Record<string, unknown> = { ...data };
+    for (const field of fields) {
+      const value = record[field];
+      if (value !== undefined) clear += `,${JSON.stringify(field)}:${JSON.stringify(value)}`;
+    }
+  }
+  return `${PREFIX}${encrypt(key, aadOf(identity, clear), dataJson)}"${clear}}`;
+}
+
+/**
+ * Opens an envelope back into the data JSON text.
+ *
+ * @throws EventCorruptError when it does not authenticate (altered, moved, or another key).
+ */
+export function openData(key: Buffer, identity: SealedEventIdentity, stored: string): string {
+  const end = stored.indexOf('"', PREFIX.length);
+  const clear = end < 0 ? "" : stored.slice(end + 1, -1);
+  const plain = end < 0 || !stored.endsWith("}") ? undefined : decrypt(key, aadOf(identity, clear), stored.slice(PREFIX.length, end));
+  if (plain === undefined) {
+    throw new EventCorruptError(
+      `The encrypted data of the event "${identity.eventId}" (stream "${identity.streamId}", ${identity.type}) does not authenticate with its session's data key: it was altered or moved from another row. Nothing of it was read.`,
+      { details: { streamId: identity.streamId, eventId: identity.eventId, eventType: identity.type, field: "data" } },
+    );
+  }
+  return plain;
+}
+
+/** Seals a string of a session (`purpose` names what it is, e.g. `"head"`), as `$enc:<base64>`. */
+export function sealText(key: Buffer, streamId: string, purpose: string, text: string): string {
+  return TEXT_PREFIX + encrypt(key, Buffer.from(`arbor ${purpose}\0${streamId}`, "utf8"), text);
+}
+
+/**
+ * Opens a string written by {@link sealText}.
+ *
+ * @throws EventCorruptError when it does not authenticate.
+ */
+export function openText(key: Buffer, streamId: string, purpose: string, stored: string): string {
+  const plain = decrypt(key, Buffer.from(`arbor ${purpose}\0${streamId}`, "utf8"), stored.slice(TEXT_PREFIX.length));
+  if (plain === undefined) {
+    throw new EventCorruptError(`The encrypted ${purpose} of stream "${streamId}" does not authenticate with its session's data key: it was altered or moved. Nothing of it was read.`, {
+      details: { streamId, field: purpose },
+    });
+  }
+  return plain;
+}
+
+/** HMAC subkeys, one per data key (derived, never the AES key itself). */
+const digestKeys = new WeakMap<Buffer, Buffer>();
+
+/** The keyed digest of a string of a session (`purpose` names what it is, e.g. `"memory key"`), as `$h:<base64url>`. */
+export function digestText(key: Buffer, streamId: string, purpose: string, text: string): string {
+  let subkey = digestKeys.get(key);
+  if (!subkey) digestKeys.set(key, (subkey = Buffer.from(hkdfSync("sha256", key, Buffer.alloc(0), "arbor digest", 32))));
+  return `$h:${createHmac("sha256", subkey).update(`${purpose}\0${streamId}\0${text}`, "utf8").digest("base64url")}`;
+}
+
+/** The first byte of {@link sealBytes}' output: BFINAL 1 with the reserved BTYPE 11, which starts no raw deflate stream. */
+const BYTES_FORMAT = 0x07;
+
+/** True when stored bytes were written by {@link sealBytes}. */
+export function isSealedBytes(bytes: Buffer): boolean {
+  return bytes.length > 0 && bytes[0] === BYTES_FORMAT;
+}
+
+/** Seals bytes (`purpose` is the AAD, e.g. the blob's tenant and name). */
+export function sealBytes(key: Buffer, purpose: string, bytes: Buffer): Buffer {
+  const iv = nextIv();
+  const cipher = createCipheriv("aes-256-gcm", key, iv);
+  cipher.setAAD(Buffer.from(`arbor ${purpose}`, "utf8"));
+  const head = cipher.update(bytes);
+  return Buffer.concat([Buffer.of(BYTES_FORMAT), iv, head, cipher.final(), cipher.getAuthTag()]);
+}
+
+/** Opens bytes written by {@link sealBytes}; undefined when they do not authenticate. */
+export function openBytes(key: Buffer, purpose: string, sealed: Buffer): Buffer | undefined {
+  if (sealed.length < 1 + IV_BYTES + TAG_BYTES || sealed[0] !== BYTES_FORMAT) return undefined;
+  try {
+    const decipher = createDecipheriv("aes-256-gcm", key, sealed.subarray(1, 1 + IV_BYTES));
+    decipher.setAAD(Buffer.from(`arbor ${purpose}`, "utf8"));
+    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
+    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
+  } catch {
+    // Authentication failed: the caller names the blob.
+    return undefined;
+  }
+}

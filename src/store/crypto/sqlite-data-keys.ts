@@ -1,0 +1,82 @@
+/**
+ * The SQLite key store (ours; `data-key-rows.ts`): wrapped data keys in their own file beside the log (`arbor.db` → `arbor.keys.db`), WAL,
+ * `synchronous = FULL`, `secure_delete = ON`, and a non-waiting `wal_checkpoint(TRUNCATE)` after a destroy. Another SQLite database is
+ * `LogSchemaError`; a missing key file opened read-only is `EncryptionKeyError`. Synchronous.
+ */
+import { existsSync } from "node:fs";
+import Database from "better-sqlite3";
+import { EncryptionKeyError, LogSchemaError } from "../../core/errors.ts";
+import type { DataKeyRow, DataKeyRows } from "./data-key-rows.ts";
+import { ignored } from "../../core/ignored.ts";
+
+const APPLICATION_ID = 0x41524b59; // "ARKY"
+
+/** The default key file of a log file: `x.db` → `x.keys.db`, any other name → `<name>.keys`; `:memory:` stays in memory. */
+export function keyFileBeside(path: string): string {
+  if (path === ":memory:") return path;
+  return path.endsWith(".db") ? `${path.slice(0, -3)}.keys.db` : `${path}.keys`;
+}
+
+/**
+ * Opens (creating when writable) the key store at `path`.
+ *
+ * @throws LogSchemaError for a SQLite file that is not a key store; EncryptionKeyError for a read-only open of a missing file.
+ */
+export function openSqliteDataKeys(path: string, options: { readOnly: boolean; busyTimeoutMs?: number }): DataKeyRows {
+  if (options.readOnly && path !== ":memory:" && !existsSync(path)) {
+    throw new EncryptionKeyError(`The key file "${path}" of this encrypted log does not exist: without it no encrypted session can be read.`, { details: { path } });
+  }
+  const db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000, readonly: options.readOnly && path !== ":memory:", fileMustExist: options.readOnly && path !== ":memory:" });
+  try {
+    const appId = db.pragma("application_id", { simple: true }) as number;
+    const tables = db.prepare("SELECT count(*) FROM sqlite_master").pluck().get() as number;
+    if (appId !== APPLICATION_ID && !(appId === 0 && tables === 0)) {
+      throw new LogSchemaError(`"${path}" is a SQLite database but not an Arbor key file; it was left untouched.`, { details: { path } });
+    }
+    if (!options.readOnly || path === ":memory:") {
+      if (path !== ":memory:") db.pragma("journal_mode = WAL");
+      db.pragma("synchronous = FULL");
+      db.pragma("secure_delete = ON");
+      db.exec(`CREATE TABLE IF NOT EXISTS arbor_data_keys (key_id TEXT PRIMARY KEY, master_key_id TEXT NOT NULL, wrapped BLOB NOT NULL, created_at TEXT NOT NULL)`);
+      db.pragma(`application_id = ${APPLICATION_ID}`);
+    }
+  } catch (error) {
+    db.close();
+    throw error;
+  }
+  /** Moves zeroed pages into the file and empties the WAL, without waiting for other connections. */
+  const checkpoint = (): void => {
+    if (path === ":memory:" || options.readOnly) return;
+    try {
+      db.pragma("busy_timeout = 0");
+      db.pragma("wal_checkpoint(TRUNCATE)");
+    } catch (error) {
+      ignored("another connection holds the WAL: its copies of the zeroed page go at the next checkpoint", error);
+    } finally {
+      db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    }
+  };
+  const select = db.prepare("SELECT key_id AS keyId, master_key_id AS masterKeyId, wrapped FROM arbor_data_keys WHERE key_id = ?");
+  const insert = db.prepare("INSERT INTO arbor_data_keys (key_id, master_key_id, wrapped, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (key_id) DO NOTHING");
+  const remove = db.prepare("DELETE FROM arbor_data_keys WHERE key_id = ?");
+  const update = db.prepare("UPDATE arbor_data_keys SET master_key_id = ?, wrapped = ? WHERE key_id = ? AND master_key_id = ?");
+  const list = db.prepare("SELECT key_id AS keyId, master_key_id AS masterKeyId FROM arbor_data_keys ORDER BY key_id");
+  return {
+    get: (keyId) => select.get(keyId) as DataKeyRow | undefined,
+    insert(row) {
+      insert.run(row.keyId, row.masterKeyId, row.wrapped, new Date().toISOString());
+      return select.get(row.keyId) as DataKeyRow;
+    },
+    destroy(keyId) {
+      const removed = remove.run(keyId).changes > 0;
+      if (removed) checkpoint();
+      return removed;
+    },
+    compact: checkpoint,
+    rewrap: (row, from) => update.run(row.masterKeyId, row.wrapped, row.keyId, from).changes > 0,
+    list: () => list.all() as { keyId: string; masterKeyId: string }[],
+    close: () => {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,470 @@
+/**
+ * The PostgreSQL event log (ours), on the `pg` package: one database shared by many processes and hosts, with the shared guarantees of
+ * `event-log.ts`.
+ * - the appends and deletes of one tick go to the server as ONE `append_batch` call (`pg-writer.ts`), each append with its own version check and
+ *   outcome; idempotency rests on `UNIQUE(event_id)`;
+ * - every append locks the one `log_head` row, so positions commit in order without gaps (one commit at a time per schema);
+ * - subscriptions catch up then go live: own commits wake them at once, other processes' by `LISTEN/NOTIFY`, with a head poll every `pollIntervalMs`
+ *   as a fallback;
+ * - the schema is created or upgraded on first use (`pg-schema.ts`), a newer or foreign one is `LogSchemaError`; `ownership` (`pg-ownership.ts`)
+ *   fences appends; each session append merges its summary row (`pg-summaries.ts`);
+ * - errors beyond the contract: `LogCommitError` (`cause` is the pg error), `InvalidArgumentError` (bad options, unreachable database at open),
+ *   `SessionBusyError` (a fenced-out owner's append); `pg` is required when a log is created, not when this module loads.
+ */
+import type pg from "pg";
+import type { Observable } from "rxjs";
+import { InvalidArgumentError, InvalidStateError, LogClosedError, LogCommitError } from "../../core/errors.ts";
+import { lazyRequire } from "../../core/lazy-require.ts";
+import type { AppendResult, EventLog, ListStreamsOptions, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "../event-log.ts";
+import { createDefaultEventRegistry } from "../events/index.ts";
+import type { EventRegistry } from "../events/registry.ts";
+import { checkReadAllOptions, checkStreamId, type EventRecord, toStoredEvent } from "../log/log-prepare.ts";
+import { prepareAppend, streamRange } from "../log/log-requests.ts";
+import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFilter } from "../log/log-subscription.ts";
+import { storedTypeNames } from "../events/upcast.ts";
+import { createPgOwnership } from "./pg-ownership.ts";
+import { checkPostgresLog, migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
+import { createBlobStore } from "../workspace/blob-store.ts";
+import { createPostgresBlobRows } from "../workspace/pg-blob-rows.ts";
+import { createPostgresMemoryIndex } from "../memory/pg-memory-index.ts";
+import { readPgSummaries } from "./pg-summaries.ts";
+import { endedKeptMessages, resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention } from "../log/delta-retention.ts";
+import type { DroppedDeltas } from "../log/delta-retention.ts";
+import { appendAndDeleteDeltas, deletionsOf } from "./pg-delta-retention.ts";
+import { createPgGroupWriter } from "./pg-writer.ts";
+import type { StreamOwnership } from "../log/stream-ownership.ts";
+import { createLogCipher, encryptionProvider, type EncryptionOptions } from "../crypto/log-cipher.ts";
+import { createPgDataKeys } from "../crypto/pg-data-keys.ts";
+import { encryptedLogParts, sealedAppend } from "../crypto/encrypted-log-parts.ts";
+import { createPlainWriteGuard } from "../crypto/plain-write-guard.ts";
+import { ignoreError, ignored } from "../../core/ignored.ts";
+
+/**
+ * Options of {@link createPostgresEventLog}. Give `connectionString` (the log owns and ends its pool) or `pool` (yours; the log never ends it). Times
+ * in ms.
+ */
+export interface PostgresEventLogOptions {
+  connectionString?: string;
+  pool?: pg.Pool;
+  /** The PostgreSQL schema holding the log's tables; default `"arbor"`. */
+  schema?: string;
+  /** Fallback poll of the head for subscriptions, in ms (LISTEN/NOTIFY is the wake-up). Default 1000. */
+  pollIntervalMs?: number;
+  /** Connections of the pool the log creates from `connectionString`. Default 4. */
+  poolSize?: number;
+  /** Event schemas; default `createDefaultEventRegistry()`. */
+  registry?: EventRegistry;
+  /**
+   * Retention of the stored deltas of ended, kept messages (`delta-retention.ts`); default keep. `"delete"` deletes them in the transaction of the
+   * `append_batch` that commits the message's `message.ended` (`pg-delta-retention.ts`). `"drop"` empties them by one `UPDATE` right after that
+   * commit (before its promise resolves): a crash in between keeps them, never loses text. The old row versions go at `VACUUM`, as with any
+   * PostgreSQL update or delete.
+   */
+  retention?: DeltaRetention;
+  /**
+   * Open for reading only: the schema is checked, never created or migrated (`LogSchemaError` naming it when it is missing, not an Arbor log, or of
+   * another version), and every append or delete is refused with `InvalidStateError`. Default false.
+   */
+  readOnly?: boolean;
+  /**
+   * Encryption at rest (opt-in; `crypto/log-cipher.ts`, `docs/privacy.md`): each session's event data and memory values sealed with its own data key
+   * (AES-256-GCM), the keys wrapped by the master key in `<keySchema>.data_keys` (default schema `<schema>_keys`), a schema of its own so that
+   * backups of the log's schema hold no key. Deleting a session destroys its key. The log then keeps no session summary rows; its workspace blobs are
+   * sealed with a key per tenant. A wrong key is `EncryptionKeyError`. Without it, a schema whose `<schema>_keys.data_keys` table exists refuses
+   * appends to and deletes of session streams (`DataKeyUnavailableError`, `reason: "no_encryption"`).
+   */
+  encryption?: EncryptionOptions;
+}
+
+/** A PostgreSQL {@link EventLog} with its cross-process stream ownership. */
+export interface PostgresEventLog extends EventLog {
+  readonly ownership: StreamOwnership;
+  /** The PostgreSQL schema of the log. */
+  readonly schema: string;
+}
+
+const loadPg = lazyRequire<typeof pg>("pg");
+
+const COLUMNS = `global_position AS "globalPosition", event_id AS "eventId", stream_id AS "streamId", version, type,
+  schema_version AS "schemaVersion", time, data::text AS "dataJson", metadata::text AS "metadataJson"`;
+
+interface EventRow extends Omit<EventRecord, "globalPosition" | "version"> {
+  globalPosition: string;
+  version: string;
+}
+
+const toEvent = (row: EventRow): StoredEvent =>
+  toStoredEvent({ ...row, globalPosition: Number(row.globalPosition), version: Number(row.version) });
+
+/**
+ * Opens a PostgreSQL event log. Returns at once; the schema is created or checked on the first call (use {@link openPostgresEventLog} to wait for
+ * it). Throws `InvalidArgumentError` for bad options.
+ *
+ * @example
+ * ```ts
+ * const log = createPostgresEventLog({ connectionString: "postgres://postgres@127.0.0.1/test" });
+ * ```
+ */
+export function createPostgresEventLog(options: PostgresEventLogOptions): PostgresEventLog {
+  if ((options.connectionString === undefined) === (options.pool === undefined)) {
+    throw new InvalidArgumentError("createPostgresEventLog needs exactly one of connectionString and pool.");
+  }
+  const schema = options.schema ?? "arbor";
+  const s = quoteSchema(schema);
+  const pollIntervalMs = options.pollIntervalMs ?? 1000;
+  if (typeof pollIntervalMs !== "number" || !Number.isFinite(pollIntervalMs) || pollIntervalMs < 1) {
+    throw new InvalidArgumentError(`pollIntervalMs must be a number ≥ 1 (ms), got ${String(pollIntervalMs)}.`);
+  }
+  const registry = options.registry ?? createDefaultEventRegistry();
+  const retention = resolveDeltaRetention(options.retention);
+  if (options.encryption !== undefined) {
+    encryptionProvider(options.encryption);
+    quoteSchema(options.encryption.keySchema ?? `${schema}_keys`);
+  }
+  const onDeltasDropped = retention?.mode === "drop" ? retention.report : undefined;
+  const ownPool = options.pool === undefined;
+  const { Pool, Client } = loadPg();
+  const pool = options.pool ?? new Pool({ connectionString: options.connectionString, max: options.poolSize ?? 4, keepAlive: true });
+  // LISTEN and the ownership locks use their own connections, outside the pool: a writer waiting for the head lock must never starve them (or the
+  // pool) of a connection.
+  const clientConfig: pg.ClientConfig = { ...(options.pool?.options ?? { connectionString: options.connectionString }), keepAlive: true };
+  const dedicatedClient = async (): Promise<pg.Client> => {
+    await ready;
+    const client = new Client(clientConfig);
+    client.on("error", ignoreError("an idle dedicated PostgreSQL client failed; its next query fails"));
+    await client.connect();
+    return client;
+  };
+  // An idle client's error (server restart, terminated backend) must not crash the process; the next query reconnects.
+  if (ownPool) pool.on("error", ignoreError("an idle pooled PostgreSQL client failed; the next query reconnects"));
+  const where = describeTarget(options);
+  const cipher = options.encryption && createLogCipher(options.encryption, createPgDataKeys(pool, options.encryption.keySchema ?? `${schema}_keys`, { readOnly: options.readOnly === true }));
+  /** Stored rows to public events, each encrypted session's key loaded first. */
+  const decodeAll = async (rows: EventRow[]): Promise<StoredEvent[]> => {
+    if (!cipher) return rows.map(toEvent);
+    const records = rows.map((row) => ({ ...row, globalPosition: Number(row.globalPosition), version: Number(row.version) }));
+    await cipher.prepareRead(records);
+    return records.map((record) => toStoredEvent(cipher.open(record)));
+  };
+
+  let closed = false;
+  const listeners = new Set<CommitListener>();
+  const wakeAll = (): void => {
+    for (const listener of listeners) listener.wake();
+  };
+
+  const ready: Promise<void> = (async () => {
+    let client: pg.PoolClient;
+    try {
+      client = await pool.connect();
+    } catch (error) {
+      throw new InvalidArgumentError(`Could not connect to PostgreSQL at ${where}: ${(error as Error).message}.`, { cause: error });
+    }
+    try {
+      if (options.readOnly === true) await checkPostgresLog(client, schema, where);
+      else await migratePostgresLog(client, schema);
+    } finally {
+      client.release();
+    }
+  })();
+  ready.catch(ignoreError("a failed schema check or migration is thrown by every operation that waits for ready"));
+  // Without encryption, a store whose default key table exists was written encrypted: its sessions' writes are refused.
+  const keyTable = `"${schema}_keys".data_keys`;
+  const plainGuard = cipher
+    ? undefined
+    : createPlainWriteGuard(async () => ((await query<{ found: string | null }>("SELECT to_regclass($1) AS found", [keyTable]))[0]?.found == null ? undefined : keyTable));
+
+  const ensureOpen = (operation: string): void => {
+    if (closed) throw new LogClosedError(`The PostgreSQL event log is closed; cannot ${operation}.`);
+  };
+  const refuseWrite = (operation: string): void => {
+    if (options.readOnly === true) throw new InvalidStateError(`The PostgreSQL event log (schema "${schema}") was opened read-only; cannot ${operation}.`);
+  };
+  const query = async <Row extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<Row[]> => {
+    await ready;
+    return (await pool.query<Row>(text, values)).rows;
+  };
+
+  const writer = createPgGroupWriter({
+    async call(batchJson, commitTime, writes) {
+      const deleting = retention?.mode === "delete" ? deletionsOf(writes) : [];
+      if (deleting.length === 0) {
+        const rows = await query<{ outcomes: unknown[] }>(`SELECT ${s}.append_batch($1::json, $2) AS outcomes`, [batchJson, commitTime]);
+        return rows[0].outcomes;
+      }
+      await ready;
+      return appendAndDeleteDeltas(pool, s, batchJson, commitTime, deleting, (retention as ActiveDeltaRetention).report);
+    },
+    onCommitted: wakeAll,
+    ...(cipher ? { summaries: false, openRecord: cipher.open } : {}),
+  });
+  const ownership = createPgOwnership({ pool, schema, ready, connect: dedicatedClient });
+
+  /** Empties the deltas of the messages an append ended and kept, and reports each saving. */
+  const dropDeltas = async (streamId: string, messageIds: string[], report: (saved: DroppedDeltas) => void): Promise<void> => {
+    for (const messageId of messageIds) {
+      const [saved] = await query<{ events: number; bytes: string }>(
+        `WITH target AS (
+           SELECT global_position, octet_length(data->>'delta') AS bytes FROM ${s}.events
+           WHERE stream_id = $1 AND type = 'message.delta' AND data->>'messageId' = $2 AND data->>'delta' <> ''),
+         emptied AS (
+           UPDATE ${s}.events e SET data = (e.data::jsonb || '{"delta": ""}'::jsonb)::json FROM target t WHERE e.global_position = t.global_position RETURNING 1)
+         SELECT (SELECT count(*) FROM emptied)::int AS events, coalesce((SELECT sum(bytes) FROM target), 0)::text AS bytes`,
+        [streamId, messageId],
+      );
+      if (saved.events > 0) report({ messageId, events: saved.events, bytes: Number(saved.bytes) });
+    }
+  };
+
+  const readPage = async (after: number, limit: number, filter: SubscriptionFilter): Promise<{ head: number; events: StoredEvent[] }> => {
+    const rows = await query<EventRow & { head: string }>(
+      `SELECT h.position AS head, e.* FROM ${s}.log_head h LEFT JOIN LATERAL (
+         SELECT ${COLUMNS} FROM ${s}.events
+         WHERE global_position > $1 AND global_position <= h.position AND ($2::text IS NULL OR stream_id = $2)
+           AND ($3::text[] IS NULL OR type = ANY($3)) AND version > $4 AND ($6::text IS NULL OR tenant = $6)
+         ORDER BY global_position LIMIT $5) e ON true`,
+      [after, filter.streamId ?? null, filter.types ? storedTypeNames(filter.types) : null, filter.afterVersion ?? 0, limit, filter.tenant ?? null],
+    );
+    const head = rows.length === 0 ? 0 : Number(rows[0].head);
+    return { head, events: rows[0]?.eventId === null ? [] : await decodeAll(rows) };
+  };
+
+  const tail = createTail({ pool, connect: dedicatedClient, ready, schema, pollIntervalMs, wake: wakeAll, listeners });
+
+  return {
+    ownership,
+    tenantIndex: true,
+    schema,
+    ...(cipher
+      ? encryptedLogParts(cipher, createPostgresMemoryIndex(pool, s, ready, refuseWrite), createPostgresBlobRows(pool, s, ready, refuseWrite))
+      : {
+          workspaceBlobs: createBlobStore(createPostgresBlobRows(pool, s, ready, refuseWrite)),
+          memoryIndex: createPostgresMemoryIndex(pool, s, ready, refuseWrite),
+          // Summary rows hold titles and first messages: an encrypted log keeps none (the list folds).
+          sessionSummaries: {
+            async read(readOptions: { tenant?: string } = {}) {
+              ensureOpen("read session summaries");
+              await ready;
+              return readPgSummaries(pool, s, readOptions.tenant);
+            },
+          },
+        }),
+    append(streamId, events, appendOptions = {}) {
+      try {
+        ensureOpen("append");
+        refuseWrite("append");
+        const { expected, prepared } = prepareAppend(registry, streamId, events, appendOptions);
+        const fence = ownership.tokenOf(streamId);
+        const appended = cipher
+          ? sealedAppend(cipher, streamId, prepared, (sealed, resolve, reject) => writer.enqueue({ kind: "append", streamId, events: sealed, expected, fence, resolve, reject }))
+          : plainGuard!(streamId, "append", () => new Promise<AppendResult>((resolve, reject) => writer.enqueue({ kind: "append", streamId, events: prepared, expected, fence, resolve, reject })));
+        const ended = onDeltasDropped ? endedKeptMessages(prepared) : [];
+        if (!onDeltasDropped || ended.length === 0) return appended;
+        return appended.then(async (result) => {
+          if (!result.duplicate) await dropDeltas(streamId, ended, onDeltasDropped);
+          return result;
+        });
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    async readStream(streamId: string, readOptions: ReadStreamOptions = {}): Promise<StoredEvent[]> {
+      ensureOpen("readStream");
+      const range = streamRange(streamId, readOptions);
+      const rows = await query<EventRow>(
+        range.backwards
+          ? `SELECT ${COLUMNS} FROM ${s}.events WHERE stream_id = $1 AND version <= $2 ORDER BY version DESC LIMIT $3`
+          : `SELECT ${COLUMNS} FROM ${s}.events WHERE stream_id = $1 AND version >= $2 ORDER BY version LIMIT $3`,
+        [streamId, range.fromVersion, range.limit ?? null],
+      );
+      return decodeAll(rows);
+    },
+
+    async readAll(readOptions: ReadAllOptions = {}): Promise<StoredEvent[]> {
+      ensureOpen("readAll");
+      checkReadAllOptions(readOptions);
+      const rows = await query<EventRow>(
+        `SELECT ${COLUMNS} FROM ${s}.events WHERE global_position > $1 AND ($2::text[] IS NULL OR type = ANY($2)) AND ($4::text IS NULL OR tenant = $4)
+         ORDER BY global_position LIMIT $3`,
+        [readOptions.fromPosition ?? 0, readOptions.types ? storedTypeNames(readOptions.types) : null, readOptions.limit ?? null, readOptions.tenant ?? null],
+      );
+      return decodeAll(rows);
+    },
+
+    async streamVersion(streamId: string): Promise<number> {
+      ensureOpen("streamVersion");
+      checkStreamId(streamId);
+      const rows = await query<{ version: string }>(`SELECT version FROM ${s}.streams WHERE stream_id = $1`, [streamId]);
+      return rows.length === 0 ? 0 : Number(rows[0].version);
+    },
+
+    async listStreams(listOptions: ListStreamsOptions = {}): Promise<StreamInfo[]> {
+      ensureOpen("listStreams");
+      const rows = await query<{ streamId: string; version: string; createdAt: string; updatedAt: string }>(
+        `SELECT stream_id AS "streamId", version, created_at AS "createdAt", updated_at AS "updatedAt" FROM ${s}.streams
+         WHERE ($1::text IS NULL OR tenant = $1) ORDER BY first_position`,
+        [listOptions.tenant ?? null],
+      );
+      return rows.map((row) => ({ ...row, version: Number(row.version) }));
+    },
+
+    deleteStream(streamId: string): Promise<number> {
+      try {
+        ensureOpen("deleteStream");
+        refuseWrite("deleteStream");
+        checkStreamId(streamId);
+        const remove = () => new Promise<number>((resolve, reject) => writer.enqueue({ kind: "delete", streamId, resolve, reject }));
+        // The session's key goes first (`crypto/log-cipher.ts`): a delete that fails after it leaves unreadable rows.
+        if (!cipher) return plainGuard!(streamId, "deleteStream", remove);
+        return Promise.resolve(cipher.destroy(streamId)).then(remove, async (error: unknown) => {
+          // The key is gone but an older snapshot kept a copy of its row: the rows go too, then the caller hears why.
+          if (LogCommitError.isInstance(error) && error.details.keyDeleted === true) await remove();
+          throw error;
+        });
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    },
+
+    subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
+      ensureOpen("subscribe");
+      return createAsyncCatchUpObservable({ readPage, listen: tail.listen }, subscribeOptions);
+    },
+
+    async headPosition(): Promise<number> {
+      ensureOpen("headPosition");
+      const rows = await query<{ head: string | null }>(`SELECT max(global_position) AS head FROM ${s}.events`, []);
+      return Number(rows[0]?.head ?? 0);
+    },
+
+    async close(): Promise<void> {
+      if (closed) return;
+      closed = true;
+      await writer.drain();
+      for (const listener of [...listeners]) listener.close();
+      listeners.clear();
+      await tail.stop();
+      await ownership.close();
+      await cipher?.close();
+      if (ownPool) await pool.end();
+    },
+  };
+}
+
+/**
+ * {@link createPostgresEventLog}, then waits until the schema is created or checked. Rejects with `LogSchemaError` (newer or foreign schema) or
+ * `InvalidArgumentError` (unreachable database); the pool it created is ended then.
+ *
+ * @example
+ * ```ts
+ * const log = await openPostgresEventLog({ connectionString: "postgres://postgres@127.0.0.1/test", schema: "tenant_a" });
+ * ```
+ */
+export async function openPostgresEventLog(options: PostgresEventLogOptions): Promise<PostgresEventLog> {
+  const log = createPostgresEventLog(options);
+  try {
+    await log.headPosition();
+    return log;
+  } catch (error) {
+    await log.close().catch(ignoreError("closing a log whose start failed; the start's error is thrown"));
+    throw error;
+  }
+}
+
+function describeTarget(options: PostgresEventLogOptions): string {
+  if (options.connectionString === undefined) return "the given pool";
+  try {
+    const url = new URL(options.connectionString);
+    url.password = url.password ? "***" : "";
+    return url.toString();
+  } catch {
+    return "the given connection string";
+  }
+}
+
+interface TailOptions {
+  pool: pg.Pool;
+  connect(): Promise<pg.Client>;
+  ready: Promise<void>;
+  schema: string;
+  pollIntervalMs: number;
+  wake(): void;
+  listeners: Set<CommitListener>;
+}
+
+/**
+ * The live half of subscriptions: while any listener exists, one dedicated client LISTENs on the schema's channel and a timer polls the head as a
+ * fallback.
+ */
+function createTail(options: TailOptions) {
+  const { pool, listeners } = options;
+  const channel = notifyChannel(options.schema);
+  let client: pg.Client | undefined;
+  let connecting: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let lastHead = -1;
+
+  const connect = (): void => {
+    if (client || connecting || listeners.size === 0) return;
+    connecting = (async () => {
+      const next = await options.connect();
+      next.on("error", () => {
+        if (client === next) client = undefined;
+        void next.end().catch(ignoreError("ending a failed LISTEN client; the poll goes on"));
+      });
+      next.on("notification", () => options.wake());
+      await next.query(`LISTEN "${channel}"`);
+      if (listeners.size === 0) {
+        await next.end();
+        return;
+      }
+      client = next;
+      // Commits between the subscription's first read and LISTEN are caught by this wake-up.
+      options.wake();
+    })()
+      .catch(ignoreError("a failed LISTEN connection; the poll timer wakes the subscriptions and the next subscribe tries again"))
+      .finally(() => (connecting = undefined));
+  };
+  const poll = async (): Promise<void> => {
+    connect();
+    try {
+      await options.ready;
+      const rows = await pool.query<{ position: string }>(`SELECT position FROM ${quoteSchema(options.schema)}.log_head`);
+      const head = Number(rows.rows[0]?.position ?? 0);
+      if (head !== lastHead) {
+        lastHead = head;
+        options.wake();
+      }
+    } catch (error) {
+      ignored("a failed head poll: the next tick retries; a persistent failure surfaces in the subscriptions' own reads", error);
+    }
+  };
+  const update = (): void => {
+    if (listeners.size > 0 && timer === undefined) {
+      timer = setInterval(() => void poll(), options.pollIntervalMs);
+      connect();
+    } else if (listeners.size === 0 && timer !== undefined) {
+      clearInterval(timer);
+      timer = undefined;
+      const idle = client;
+      client = undefined;
+      if (idle) void idle.end().catch(ignoreError("ending the idle LISTEN client, best effort"));
+    }
+  };
+  return {
+    listen(listener: CommitListener): () => void {
+      listeners.add(listener);
+      update();
+      return () => {
+        listeners.delete(listener);
+        update();
+      };
+    },
+    async stop(): Promise<void> {
+      update();
+      await connecting;
+      update();
+    },
+  };
+}

@@ -1,0 +1,55 @@
+/**
+ * Budgets over HTTP (`docs/budgets.md`, `docs/http.md`): a per-tenant budget of
+ * `createChatHandler({ budget })` stops a run; the stream ends with an `error` chunk naming the
+ * limit and `finish { finishReason: "error" }`; the tenant's next run is refused too; a bad budget
+ * is refused when the handler is made.
+ */
+import { afterEach, describe, expect, it } from "vitest";
+import { createChatHandler } from "../../src/http/chat-handler.ts";
+import { startOpenAIServer, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { readChunks, sessionEvents, startService, userMessage, type Service } from "./service.ts";
+
+let model: OpenAIServer | undefined;
+let service: Service | undefined;
+afterEach(async () => {
+  await service?.close();
+  service = undefined;
+  await model?.close();
+  model = undefined;
+});
+
+describe("budgets over HTTP", () => {
+  it("a tenant budget stops the run: an error chunk names the limit, then finish error; the log says budget_exceeded", async () => {
+    model = await startOpenAIServer();
+    model.script(
+      toolCallResponse([
+        { id: "c1", name: "read", arguments: { path: "a.txt" } },
+        { id: "c2", name: "read", arguments: { path: "b.txt" } },
+      ]),
+    );
+    const tenants: string[] = [];
+    service = await startService({ modelUrl: model.url, handler: { budget: { tenant: (tenant) => (tenants.push(tenant), { maxToolCalls: 1 }) } } });
+    const chunks = await readChunks(await service.transport().sendMessages({ chatId: "budget-1", messages: [userMessage("read both")], trigger: "submit-message", messageId: undefined, abortSignal: undefined }));
+    expect(tenants).toContain("default");
+    const error = chunks.find((chunk) => chunk.type === "error");
+    // The two calls run in parallel: the refused one finds the other settled or still in flight.
+    expect(error).toEqual({ type: "error", errorText: expect.stringMatching(/^Budget exceeded: the tenant's maxToolCalls is 1 \(used [01], reserved [01]\)\.$/) });
+    expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "error" });
+    expect(model.requests.length).toBe(1);
+    const events = await sessionEvents(service.log, "budget-1");
+    expect(events.find((event) => event.type === "budget.exceeded")?.data).toMatchObject({ scope: "tenant", limit: "maxToolCalls", max: 1 });
+    expect(events.filter((event) => event.type === "run.ended").at(-1)?.data).toMatchObject({ status: "budget_exceeded" });
+
+    // A new request of the tenant: its budget is used up, the first tool call is refused again.
+    model.script(toolCallResponse([{ id: "c3", name: "read", arguments: { path: "c.txt" } }]));
+    const again = await readChunks(await service.transport().sendMessages({ chatId: "budget-2", messages: [userMessage("read c")], trigger: "submit-message", messageId: undefined, abortSignal: undefined }));
+    expect(again.find((chunk) => chunk.type === "error")).toMatchObject({ errorText: expect.stringMatching(/^Budget exceeded: the tenant's maxToolCalls is 1/) });
+    expect(again.some((chunk) => chunk.type === "tool-output-available")).toBe(false);
+  });
+
+  it("a bad budget is refused when the handler is made, naming the field", async () => {
+    model = await startOpenAIServer();
+    service = await startService({ modelUrl: model.url });
+    expect(() => createChatHandler({ harness: service!.harness, budget: { run: { maxTurns: 2.5 } } })).toThrow(/createChatHandler\(\): budget\.run\.maxTurns must be a whole number/);
+  });
+});
