@@ -3,7 +3,7 @@
  * `node --import tsx test/store/fixtures-log/log-writer.ts`.
  */
 import { type ChildProcessWithoutNullStreams, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
@@ -165,5 +165,34 @@ describe("SQLite event log across processes", () => {
       expect(slice.map((event) => (event.data as { n: number }).n)).toEqual(Array.from({ length: size }, (_, n) => n));
       expect(new Set(slice.map((event) => (event.data as { text: string }).text.split(":")[0]))).toEqual(new Set([String(batch)]));
     }
+  });
+
+  it("never refuses a log another process is creating as foreign: the header and the schema are read as one snapshot", { timeout: 60_000 }, async () => {
+    const path = newPath();
+    const count = 120;
+    const writer = startWriter("create", path, String(count));
+    expect(await writer.nextLine()).toBe("ready");
+    const created = writer.nextLine();
+    let finished = false;
+    void created.then(() => (finished = true));
+    writer.process.stdin.write("go\n");
+    const refusals: string[] = [];
+    let opened = 0;
+    // Opens each log of the child's as soon as its file exists, again and again while the child is creating the later ones.
+    while (!finished) {
+      for (let n = 1; n <= count && existsSync(`${path}.${n}`); n++) {
+        try {
+          await createSqliteEventLog({ path: `${path}.${n}`, registry: testRegistry() }).close();
+          opened++;
+        } catch (error) {
+          refusals.push((error as Error).message);
+        }
+      }
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(await created).toBe("created");
+    expect(refusals).toEqual([]);
+    expect(opened).toBeGreaterThan(0);
+    await writer.exited;
   });
 });

@@ -124,12 +124,17 @@ interface HeaderState {
   objects: number;
 }
 
+/**
+ * Reads the header fields and the schema's size in one read transaction: as three separate statements, a reader could see the header of a log
+ * another process was still creating and the tables of its committed schema (application_id 0 beside 9 objects) and refuse a good log.
+ */
 function readHeader(db: Database.Database): HeaderState {
-  return {
+  const read = (): HeaderState => ({
     applicationId: db.pragma("application_id", { simple: true }) as number,
     userVersion: db.pragma("user_version", { simple: true }) as number,
     objects: db.prepare("SELECT count(*) FROM sqlite_schema").pluck().get() as number,
-  };
+  });
+  return db.inTransaction ? read() : db.transaction(read).deferred();
 }
 
 function classify(path: string, state: HeaderState, supportedVersion: number): LogFileState {

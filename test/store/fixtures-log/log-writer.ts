@@ -11,7 +11,9 @@
  * - `batches <path> <batches> <size>`: prints `ready`, appends batches to stream
  *   "child" 20 ms apart, then exits;
  * - `loop <path> <size>`: appends batches of `size` events to stream "loop" forever,
- *   printing `committed <batch>` after each commit (the test kills it with SIGKILL).
+ *   printing `committed <batch>` after each commit (the test kills it with SIGKILL);
+ * - `create <path> <count>`: prints `ready`, waits for a stdin line, then creates the new logs
+ *   `<path>.1` … `<path>.<count>` one after another (open, then close) and prints `created`.
  */
 import { createInterface } from "node:readline";
 import { z } from "zod";
@@ -66,6 +68,13 @@ if (mode === "race") {
     await log.append("loop", Array.from({ length: size }, (_, n) => ({ type: "note.added", data: { text: `${batch}:${padding}`, n } })));
     await write(`committed ${batch}`);
   }
+} else if (mode === "create") {
+  const lines = createInterface({ input: process.stdin });
+  await write("ready");
+  for await (const _line of lines) break;
+  lines.close();
+  for (let n = 1; n <= Number(args[0]); n++) await createSqliteEventLog({ path: `${path}.${n}`, registry }).close();
+  await write("created");
 } else {
   throw new Error(`unknown mode ${mode}`);
 }
