@@ -10,7 +10,11 @@ import type { ToolCall } from "../core/messages.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isArborEvent } from "../store/events/catalogue.ts";
 import { emptyActivity, foldActivity, type SessionActivity } from "../store/session/session-activity.ts";
+import { skipsEvents } from "../store/events/event-families.ts";
 import { ignoreUnknown } from "../core/exhaustive.ts";
+
+/** Events `arbor run` prints nothing for. */
+const printerSkips = skipsEvents(["session", "leaf", "queue", "approval", "hook", "agent", "summary", "workflow", "step", "workspace", "memory", "task", "control", "elicitation", "budget"], ["run.resumed", "turn.ended", "message.started", "tool.updated", "retry.started", "retry.ended"]);
 
 const ARG_PREVIEW = 80;
 /** Lines of a tool's output shown under its status line. */
@@ -122,6 +126,7 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
         return;
       }
       if (!isArborEvent(event)) return;
+      if (printerSkips(event)) return;
       switch (event.type) {
         case "run.started":
           if (midLine) write("\n");
@@ -199,27 +204,6 @@ export function printRun(events$: Observable<StoredEvent>, options: { json: bool
           if (data.status === "aborted") process.stderr.write("arbor: run aborted\n");
           break;
         }
-        case "session.created": case "session.deleted":
-        case "leaf.moved":
-        case "run.resumed":
-        case "turn.ended":
-        case "message.started":
-        case "tool.updated":
-        case "queue.changed":
-        case "retry.started": case "retry.ended":
-        case "approval.requested": case "approval.ended":
-        case "hook.applied": case "hook.failed":
-        case "agent.started": case "agent.ended":
-        case "summary.started": case "summary.ended":
-        case "workflow.started": case "workflow.ended":
-        case "step.started": case "step.updated": case "step.ended":
-        case "workspace.checkpointed": case "workspace.restored":
-        case "memory.written": case "memory.deleted":
-        case "task.queued": case "task.claimed": case "task.released": case "task.ended":
-        case "control.requested": case "control.ended":
-        case "elicitation.requested": case "elicitation.answered":
-        case "budget.reserved": case "budget.settled": case "budget.exceeded":
-          break;
         default:
           ignoreUnknown(event);
       }

@@ -7,7 +7,11 @@
 import type { UIMessageChunk } from "ai";
 import type { AssistantMessage, ToolResultMessage, UserMessage } from "../core/messages.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
+import { skipsEvents } from "../store/events/event-families.ts";
 import { ignoreUnknown } from "../core/exhaustive.ts";
+
+/** Events that give no UI message chunk of a run in progress. */
+const uiSkips = skipsEvents(["session", "leaf", "queue", "retry", "hook", "agent", "summary", "workflow", "step", "workspace", "memory", "task", "control", "elicitation", "budget"], ["run.started", "message.started", "tool.started", "tool.updated", "approval.ended"]);
 
 /** The projection's state between events. Treat as opaque; never mutated by the reducer. */
 export interface RunProjectionState {
@@ -139,6 +143,7 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
     for (const id of Object.keys(openParts)) if (id.startsWith(prefix)) closePart(id);
   };
 
+  if (uiSkips(event)) return { state: next, chunks };
   switch (event.type) {
     case "turn.started":
       if (!state.continueStep) chunks.push({ type: "start-step" });
@@ -302,26 +307,6 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       next = { ...state, openParts, streamedText, stepOpen: false, ended: true };
       break;
     }
-    case "session.created": case "session.deleted":
-    case "leaf.moved":
-    case "run.started":
-    case "message.started":
-    case "tool.started": case "tool.updated":
-    case "queue.changed":
-    case "retry.scheduled": case "retry.started": case "retry.ended":
-    case "approval.ended":
-    case "hook.applied": case "hook.failed":
-    case "agent.started": case "agent.ended":
-    case "summary.started": case "summary.ended":
-    case "workflow.started": case "workflow.ended":
-    case "step.started": case "step.updated": case "step.ended":
-    case "workspace.checkpointed": case "workspace.restored":
-    case "memory.written": case "memory.deleted":
-    case "task.queued": case "task.claimed": case "task.released": case "task.ended":
-    case "control.requested": case "control.ended":
-    case "elicitation.requested": case "elicitation.answered":
-    case "budget.reserved": case "budget.settled": case "budget.exceeded":
-      break;
     default:
       ignoreUnknown(event);
   }

@@ -14,8 +14,12 @@ import type { ResolvedTelemetry, TraceContextInput } from "./options.ts";
 import { genAiProviderName, redact, spanAttributes, spanKind, spanName, type RecordUsage, type SpanOperation, type SpanRecord } from "./span-record.ts";
 import { parseTraceContext } from "./trace-context.ts";
 import { otelApi } from "./otel-api.ts";
+import { skipsEvents } from "../store/events/event-families.ts";
 import { ignoreUnknown } from "../core/exhaustive.ts";
 import { ignored } from "../core/ignored.ts";
+
+/** Events no span or attribute comes from. */
+const telemetrySkips = skipsEvents(["session", "leaf", "message", "queue", "hook", "agent", "summary", "workflow", "step", "workspace", "memory", "task", "control", "elicitation", "budget"], ["run.resumed", "turn.started", "tool.updated", "retry.scheduled", "retry.ended"]);
 
 const SCOPE = "arbor-agent";
 
@@ -245,6 +249,7 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
 
   const handle = (event: ArborEvent) =>
     safely(() => {
+      if (telemetrySkips(event)) return;
       switch (event.type) {
         case "run.started":
           return onRunStarted(event);
@@ -279,26 +284,6 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
         }
         case "turn.ended":
           return flushAwaiting();
-        case "session.created": case "session.deleted":
-        case "leaf.moved":
-        case "run.resumed":
-        case "turn.started":
-        case "message.started": case "message.delta": case "message.ended":
-        case "tool.updated":
-        case "queue.changed":
-        case "retry.scheduled": case "retry.ended":
-        case "hook.applied": case "hook.failed":
-        case "agent.started": case "agent.ended":
-        case "summary.started": case "summary.ended":
-        case "workflow.started": case "workflow.ended":
-        case "step.started": case "step.updated": case "step.ended":
-        case "workspace.checkpointed": case "workspace.restored":
-        case "memory.written": case "memory.deleted":
-        case "task.queued": case "task.claimed": case "task.released": case "task.ended":
-        case "control.requested": case "control.ended":
-        case "elicitation.requested": case "elicitation.answered":
-        case "budget.reserved": case "budget.settled": case "budget.exceeded":
-          return;
         default:
           return ignoreUnknown(event);
       }

@@ -14,6 +14,7 @@ import { RUN_STATUSES, TOOL_OUTCOMES, type RunStatus, type ToolOutcome } from ".
 import { BATCH_MODES, type BatchModePolicy } from "../../src/machines/batch-modes.ts";
 import type { RunOutcome } from "../../src/machines/agent-types.ts";
 import { EVENT_CATALOGUE, type ArborEvent, type ArborEventData } from "../../src/store/events/catalogue.ts";
+import { skipsEvents, type EventTypesIn } from "../../src/store/events/event-families.ts";
 import type { StoredEvent } from "../../src/store/event-log.ts";
 
 describe("a new union member fails to compile where it must be handled", () => {
@@ -49,6 +50,39 @@ describe("a new union member fails to compile where it must be handled", () => {
     };
     expect(withNew({ type: "note.pinned" } as NewEvent)).toBeUndefined();
     expect(Object.keys(EVENT_CATALOGUE).map((type) => withNew({ type } as ArborEvent))).toEqual(Object.keys(EVENT_CATALOGUE));
+  });
+
+  it("a consumer that leaves out whole families still fails to compile on a new type outside them", () => {
+    type NewEvent = StoredEvent<"note.pinned", { note: string }>;
+    const quiet = skipsEvents(["session", "entry", "leaf", "run", "turn", "message", "tool", "queue", "retry", "approval", "hook", "agent", "summary"], ["workflow.started"]);
+    const withNew = (event: ArborEvent | NewEvent): string | undefined => {
+      if (quiet(event)) return "skipped";
+      switch (event.type) {
+        case "workflow.ended": case "step.started": case "step.updated": case "step.ended":
+        case "workspace.checkpointed": case "workspace.restored": case "memory.written": case "memory.deleted":
+        case "task.queued": case "task.claimed": case "task.released": case "task.ended":
+        case "control.requested": case "control.ended": case "elicitation.requested": case "elicitation.answered":
+        case "budget.reserved": case "budget.settled": case "budget.exceeded":
+          return event.type;
+        default:
+          // @ts-expect-error "note.pinned" is neither handled nor in a family left out.
+          return ignoreUnknown(event);
+      }
+    };
+    const narrowed = (event: ArborEvent) => {
+      if (quiet(event)) expectTypeOf(event.type).toEqualTypeOf<EventTypesIn<"session" | "entry" | "leaf" | "run" | "turn" | "message" | "tool" | "queue" | "retry" | "approval" | "hook" | "agent" | "summary", "workflow.started">>();
+      // @ts-expect-error "message.delta" is left out above, so it cannot reach the switch.
+      else if (event.type === "message.delta") return event;
+      return undefined;
+    };
+    expect(narrowed({ type: "message.delta" } as ArborEvent)).toBeUndefined();
+    expect(withNew({ type: "note.pinned" } as NewEvent)).toBeUndefined();
+    expect(withNew({ type: "run.ended" } as ArborEvent)).toBe("skipped");
+    expect(withNew({ type: "workflow.started" } as ArborEvent)).toBe("skipped");
+    expect(withNew({ type: "workflow.ended" } as ArborEvent)).toBe("workflow.ended");
+    // A type added later to a family left out is left out too, at run time as in the types.
+    expect(quiet({ type: "retry.cancelled" })).toBe(true);
+    expect(quiet({ type: "note.pinned" })).toBe(false);
   });
 
   it("run statuses and tool outcomes are one list each, and the log's schemas follow them", () => {

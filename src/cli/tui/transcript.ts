@@ -9,7 +9,11 @@ import type { AgentMessage, ToolCall } from "../../core/messages.ts";
 import type { ArborEvent, ArborEventData } from "../../store/events/catalogue.ts";
 import type { ShellDetails } from "../shell-line.ts";
 import { markdownTheme, style, userBackground } from "./theme.ts";
+import { skipsEvents } from "../../store/events/event-families.ts";
 import { ignoreUnknown } from "../../core/exhaustive.ts";
+
+/** Events the transcript shows nothing for. */
+const transcriptSkips = skipsEvents(["session", "leaf", "turn", "queue", "approval", "hook", "agent", "summary", "workflow", "step", "workspace", "memory", "task", "control", "elicitation", "budget"], ["run.started", "run.resumed", "message.started", "tool.updated", "retry.started", "retry.ended"]);
 
 type ToolEnded = ArborEventData<"tool.ended">;
 type RunEnded = ArborEventData<"run.ended">;
@@ -287,6 +291,7 @@ export class Transcript extends Container {
 
   /** Applies one live event. */
   apply(event: ArborEvent): void {
+    if (transcriptSkips(event)) return;
     switch (event.type) {
       case "message.delta": {
         const { data } = event;
@@ -331,27 +336,6 @@ export class Transcript extends Container {
         return;
       case "run.ended":
         this.runEnded(event.data);
-        return;
-      case "session.created": case "session.deleted":
-      case "leaf.moved":
-      case "run.started": case "run.resumed":
-      case "turn.started": case "turn.ended":
-      case "message.started":
-      case "tool.updated":
-      case "queue.changed":
-      case "retry.started": case "retry.ended":
-      case "approval.requested": case "approval.ended":
-      case "hook.applied": case "hook.failed":
-      case "agent.started": case "agent.ended":
-      case "summary.started": case "summary.ended":
-      case "workflow.started": case "workflow.ended":
-      case "step.started": case "step.updated": case "step.ended":
-      case "workspace.checkpointed": case "workspace.restored":
-      case "memory.written": case "memory.deleted":
-      case "task.queued": case "task.claimed": case "task.released": case "task.ended":
-      case "control.requested": case "control.ended":
-      case "elicitation.requested": case "elicitation.answered":
-      case "budget.reserved": case "budget.settled": case "budget.exceeded":
         return;
       default:
         return ignoreUnknown(event);

@@ -9,7 +9,11 @@ import { defer, mergeMap } from "../../core/rx.ts";
 import type { StoredEvent } from "../event-log.ts";
 import type { ArborEvent } from "./catalogue.ts";
 import { isArborEvent } from "./catalogue.ts";
+import { skipsEvents } from "./event-families.ts";
 import { ignoreUnknown } from "../../core/exhaustive.ts";
+
+/** Events that make no audit record. */
+const auditSkips = skipsEvents(["session", "entry", "leaf", "turn", "queue", "retry", "hook", "summary", "workflow", "step", "workspace", "memory", "task", "control", "elicitation", "budget"], ["run.resumed", "message.delta", "tool.updated"]);
 
 /** Token totals (tokens; `null` when no model call reported that figure). */
 export interface AuditUsage {
@@ -119,6 +123,7 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
     const runId = typeof event.metadata?.runId === "string" ? event.metadata.runId : undefined;
     const base: AuditBase = { sessionId: event.streamId.replace(/^session-/, ""), at: event.time, version: event.version, ...(runId ? { runId } : {}) };
     const run = runId ? runs.get(runId) : undefined;
+    if (auditSkips(event)) return [];
     switch (event.type) {
       case "run.started":
         runs.set(event.data.runId, { at: event.time, toolCalls: 0, modelCalls: 0, usage: emptyUsage() });
@@ -210,26 +215,6 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
           },
         ];
       }
-      case "session.created": case "session.deleted":
-      case "entry.appended":
-      case "leaf.moved":
-      case "run.resumed":
-      case "turn.started": case "turn.ended":
-      case "message.delta":
-      case "tool.updated":
-      case "queue.changed":
-      case "retry.scheduled": case "retry.started": case "retry.ended":
-      case "hook.applied": case "hook.failed":
-      case "summary.started": case "summary.ended":
-      case "workflow.started": case "workflow.ended":
-      case "step.started": case "step.updated": case "step.ended":
-      case "workspace.checkpointed": case "workspace.restored":
-      case "memory.written": case "memory.deleted":
-      case "task.queued": case "task.claimed": case "task.released": case "task.ended":
-      case "control.requested": case "control.ended":
-      case "elicitation.requested": case "elicitation.answered":
-      case "budget.reserved": case "budget.settled": case "budget.exceeded":
-        return [];
       default:
         ignoreUnknown(event);
         return [];
