@@ -123,7 +123,7 @@ describe("a typed agent stopped for approval, across processes", () => {
       const results = server.requests[1].body.messages.filter((message: { role: string }) => message.role === "tool");
       expect(results.map((message: { tool_call_id: string }) => message.tool_call_id)).toEqual(["call_pub"]);
       expect(String(results[0].content)).toMatch(decision === "approve" ? /published 1\.2\.0/ : /declined.*not before the freeze ends/);
-    }, 60_000);
+    }, 180_000);
   }
 });
 
@@ -165,7 +165,7 @@ describe("kill -9 of a process running a standalone typed agent", () => {
       // Opening it again changes nothing: still one terminal event.
       await step("resume", sessionId);
       expect(count(await events(sessionId), "agent.ended")).toBe(1);
-    }, 60_000);
+    }, 180_000);
   }
 });
 
@@ -206,6 +206,6 @@ describe("kill -9 between run.ended and agent.ended of a standalone typed agent"
       expect(await step("resume", sessionId)).toEqual({ status: ending === "done" ? "interrupted" : "failed", sessionId, code: "AGENT_RUN_FAILED" });
       expect(count(await events(sessionId), "agent.ended")).toBe(1);
       expect(await events(sessionId)).toHaveLength(after.length);
-    }, 60_000);
+    }, 180_000);
   }
 });
