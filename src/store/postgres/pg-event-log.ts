@@ -20,7 +20,7 @@ import { createDefaultEventRegistry } from "../events/index.ts";
 import type { EventRegistry } from "../events/registry.ts";
 import { checkReadAllOptions, checkStreamId, type EventRecord, toStoredEvent } from "../log/log-prepare.ts";
 import { prepareAppend, streamRange } from "../log/log-requests.ts";
-import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFilter } from "../log/log-subscription.ts";
+import { closeListeners, type CommitListener, createAsyncCatchUpObservable, type SubscriptionFilter } from "../log/log-subscription.ts";
 import { storedTypeNames } from "../events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
 import { checkPostgresLog, migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
@@ -342,8 +342,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       if (closed) return;
       closed = true;
       await writer.drain();
-      for (const listener of [...listeners]) listener.close();
-      listeners.clear();
+      closeListeners(listeners);
       await tail.stop();
       await ownership.close();
       await cipher?.close();

@@ -13,9 +13,8 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import type { Observable } from "rxjs";
 import { ArborError, InvalidArgumentError, InvalidStateError, LogClosedError, LogFileReplacedError, LogSchemaError } from "../../core/errors.ts";
-import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "../event-log.ts";
+import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo } from "../event-log.ts";
 import { createDefaultEventRegistry } from "../events/index.ts";
 import type { EventRegistry } from "../events/registry.ts";
 import { createGroupCommitWriter } from "./log-group-commit.ts";
@@ -23,7 +22,7 @@ import { resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention }
 import { createLogStatements } from "./log-statements.ts";
 import { checkReadAllOptions, checkStreamId, type EventRecord, toStoredEvent, refuseTenantFilter } from "../log/log-prepare.ts";
 import { prepareAppend, streamRange } from "../log/log-requests.ts";
-import { type CommitListener, createCatchUpObservable } from "../log/log-subscription.ts";
+import { closeListeners, type CommitListener, syncSubscriptionMethods } from "../log/log-subscription.ts";
 import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
 import { createSqliteOwnership } from "./sqlite-ownership.ts";
 import { createSqliteSessionIndex } from "./sqlite-session-index.ts";
@@ -349,43 +348,22 @@ function openLog(
       }
     },
 
-    subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
-      ensureOpen("subscribe");
-      refuseTenantFilter("subscribe", subscribeOptions);
-      return createCatchUpObservable(
-        {
-          head,
-          read: (after, upTo, limit, filter) => statements.readRange(after, upTo, limit, filter).map(decode),
-          listen(listener) {
-            if (closed) {
-              queueMicrotask(() => listener.close());
-              return () => {};
-            }
-            listeners.add(listener);
-            updatePolling();
-            return () => {
-              listeners.delete(listener);
-              updatePolling();
-            };
-          },
-        },
-        subscribeOptions,
-      );
-    },
+    ...syncSubscriptionMethods({
+      listeners,
+      head,
+      read: (after, upTo, limit, filter) => statements.readRange(after, upTo, limit, filter).map(decode),
+      ensureOpen,
+      isClosed: () => closed,
+      listenersChanged: updatePolling,
+    }),
 
     ...(sessionIndex ? { sessionIndex: guardedIndex(sessionIndex, () => ensureOpen("read the session index")) } : {}),
-
-    async headPosition(): Promise<number> {
-      ensureOpen("headPosition");
-      return head();
-    },
 
     async close(): Promise<void> {
       if (closed) return;
       flush();
       closed = true;
-      for (const listener of [...listeners]) listener.close();
-      listeners.clear();
+      closeListeners(listeners);
       updatePolling();
       if (readOnlyRelease) readOnlyRelease();
       else {
