@@ -21,7 +21,7 @@ import { createGroupCommitWriter } from "./log-group-commit.ts";
 import { resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention } from "../log/delta-retention.ts";
 import { createLogStatements } from "./log-statements.ts";
 import { checkReadAllOptions, checkStreamId, type EventRecord, toStoredEvent, refuseTenantFilter } from "../log/log-prepare.ts";
-import { prepareAppend, streamRange } from "../log/log-requests.ts";
+import { prepareAppend, rejectOnThrow, streamRange } from "../log/log-requests.ts";
 import { closeListeners, type CommitListener, syncSubscriptionMethods } from "../log/log-subscription.ts";
 import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
 import { createSqliteOwnership } from "./sqlite-ownership.ts";
@@ -292,16 +292,14 @@ function openLog(
     ...(ownership ? { ownership } : {}),
     ...(cipher ? encryptedLogParts(cipher, memoryIndex, blobRows) : { workspaceBlobs, memoryIndex }),
     append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
-      try {
+      return rejectOnThrow(() => {
         ensureOpen("append");
         ensureWritable("append");
         const { expected, prepared } = prepareAppend(registry, streamId, events, appendOptions);
         const fence = ownership?.appendFence(streamId);
         if (cipher) return sealedAppend(cipher, streamId, prepared, (sealed, resolve, reject) => enqueue({ kind: "append", streamId, events: sealed, expected, ...(fence ? { fence } : {}), resolve, reject }));
         return new Promise<AppendResult>((resolve, reject) => enqueue({ kind: "append", streamId, events: prepared, expected, ...(fence ? { fence } : {}), resolve, reject }));
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      });
     },
 
     async readStream(streamId: string, readOptions: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -335,7 +333,7 @@ function openLog(
     },
 
     deleteStream(streamId: string): Promise<number> {
-      try {
+      return rejectOnThrow(() => {
         ensureOpen("deleteStream");
         ensureWritable("deleteStream");
         checkStreamId(streamId);
@@ -343,9 +341,7 @@ function openLog(
         const destroyed = cipher?.destroy(streamId);
         const remove = () => new Promise<number>((resolve, reject) => enqueue({ kind: "delete", streamId, resolve, reject }));
         return destroyed instanceof Promise ? destroyed.then(remove) : remove();
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      });
     },
 
     ...syncSubscriptionMethods({
