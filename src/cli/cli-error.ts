@@ -15,6 +15,15 @@ export class CliError extends ArborError {
   }
 }
 
+/**
+ * Rethrows `error` as an exit-1 `CliError` that adds "Nothing was written." when it is one of `refusals` (the `ArborError` kinds a command's
+ * write is refused with: an unknown or conflicting decision or answer); any other error as it is.
+ */
+export function rethrowRefusal(error: unknown, refusals: readonly { isInstance(error: unknown): error is ArborError }[]): never {
+  if (refusals.some((refusal) => refusal.isInstance(error))) throw new CliError(`${(error as ArborError).message} Nothing was written.`, 1);
+  throw error;
+}
+
 /** The one line to print for any error thrown by a command. */
 export function describeCliError(error: unknown): string {
   // The library's wording names `encryption: { key }`; from the CLI the key is an environment variable.

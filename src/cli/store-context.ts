@@ -48,10 +48,24 @@ export interface CliStore {
   close(): Promise<void>;
 }
 
+/** The global flags that name the store: `--db`, `--tenant`, `--retention`. */
+export interface StoreFlags {
+  db?: string;
+  tenant?: string;
+  retention?: string;
+}
+
+/** How {@link openStore} opens the store. */
+interface OpenStoreOptions {
+  mustExist?: boolean;
+  readOnly?: boolean;
+  allTenants?: boolean;
+}
+
 const RETENTION_POLICIES: Record<string, DeltaRetentionMode | undefined> = { keep: "keep", "drop-deltas": "drop", "delete-deltas": "delete" };
 
 /** Opens the database named by `--db`, `ARBOR_DB` or `.arbor/arbor.db`. */
-export function openStore(flags: { db?: string; tenant?: string; retention?: string }, options: { mustExist?: boolean; readOnly?: boolean; allTenants?: boolean } = {}): CliStore {
+export function openStore(flags: StoreFlags, options: OpenStoreOptions = {}): CliStore {
   const tenant = flags.tenant ?? process.env.ARBOR_TENANT ?? "default";
   if (tenant.trim() === "") throw new CliError("--tenant (or ARBOR_TENANT) is empty: give a tenant id, or leave it out for the default tenant.");
   const policy = (flags.retention ?? process.env.ARBOR_RETENTION ?? "delete-deltas").trim();
@@ -136,6 +150,16 @@ export function openStore(flags: { db?: string; tenant?: string; retention?: str
       snapshots?.close();
     },
   };
+}
+
+/** Opens the store as {@link openStore} does, runs `use` with it and closes it, whether `use` returns or throws: the body of most commands. */
+export async function withStore<T>(flags: StoreFlags, options: OpenStoreOptions, use: (store: CliStore) => Promise<T>): Promise<T> {
+  const store = openStore(flags, options);
+  try {
+    return await use(store);
+  } finally {
+    await store.close();
+  }
 }
 
 /** True when the log `--db`/`ARBOR_DB`/the default names exists (always for PostgreSQL); a bad path throws `CliError`. */

@@ -93,16 +93,8 @@ function guardPairing(entries: readonly SessionEntry[], startIndex: number, endI
     // Calls not found in range are left to the context's pairing repair.
     needed.clear();
     if (earliest === current) return current;
-    // Re-check the newly kept span [earliest, current) for results answering calls before it.
-    const previous = current;
+    // The next pass re-checks only the newly kept span [earliest, current) for results answering calls before it.
     current = earliest;
-    for (let index = previous - 1; index >= current; index--) {
-      const message = storedMessage(entries[index]);
-      if (message?.role === "toolResult") needed.add(message.toolCallId);
-      else if (message?.role === "assistant") for (const block of message.content) if (block.type === "toolCall") needed.delete(block.id);
-    }
-    scannedFrom = current;
-    if (needed.size === 0) return current;
   }
 }
 

@@ -86,7 +86,8 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function sameJson(a: unknown, b: unknown): boolean {
+/** Whether a hook left a value as it was: equal JSON, or the same value when it cannot be serialised. */
+export function sameJson(a: unknown, b: unknown): boolean {
   try {
     return JSON.stringify(a) === JSON.stringify(b);
   } catch {

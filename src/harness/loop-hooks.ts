@@ -8,7 +8,7 @@ import type { ModelRequest } from "../core/model-stream.ts";
 import { createSecretRedactor, type SecretRedactor } from "../core/secrets.ts";
 import type { ToolResult } from "../core/tools.ts";
 import type { LoopHooks } from "../machines/agent-types.ts";
-import type { HookRunner } from "./hooks.ts";
+import { sameJson, type HookRunner } from "./hooks.ts";
 import type { RegisteredModel } from "./model-registry.ts";
 import type { HarnessStreamOptions } from "./options.ts";
 
@@ -55,14 +55,6 @@ export interface LoopHookBindings {
   streamOptions?: HarnessStreamOptions;
   /** Values replaced by `[redacted]` in tool output before the model or the log sees it (at least 6 characters). */
   secrets?: readonly string[];
-}
-
-function sameJson(a: unknown, b: unknown): boolean {
-  try {
-    return JSON.stringify(a) === JSON.stringify(b);
-  } catch {
-    return a === b;
-  }
 }
 
 /** Provider options implied by the stream options for a provider (OpenAI only, today). */

@@ -115,6 +115,10 @@ const workspaceOf = (result: ToolResult | undefined): { workspace?: PendingWorks
   return workspace ? { workspace } : {};
 };
 
+/** The hook records with a `beforeToolCall` record added when that hook changed the arguments (the gated and the ready call alike). */
+const withBeforeToolCall = (hooks: ToolSettled["hooks"], changes: string[]): ToolSettled["hooks"] =>
+  changes.length ? [...hooks, { hook: "beforeToolCall", changes }] : hooks;
+
 /** Throws: the actors must be provided with {@link provideToolRuntime}. */
 const unprovided = (name: string) => () => {
   throw new Error(`Actor "${name}" is not provided: use provideToolRuntime(machine, runtime).`);
@@ -188,9 +192,7 @@ export const toolExecutionMachine = setup({
               return {
                 args: outcome.args,
                 gate: outcome.gate,
-                hooks: outcome.hookChanged.length
-                  ? [...context.hooks, { hook: "beforeToolCall" as const, changes: outcome.hookChanged }]
-                  : context.hooks,
+                hooks: withBeforeToolCall(context.hooks, outcome.hookChanged),
               };
             }),
           },
@@ -203,9 +205,7 @@ export const toolExecutionMachine = setup({
               return {
                 args: outcome.args,
                 timeoutMs: outcome.timeoutMs,
-                hooks: outcome.hookChanged.length
-                  ? [...context.hooks, { hook: "beforeToolCall" as const, changes: outcome.hookChanged }]
-                  : context.hooks,
+                hooks: withBeforeToolCall(context.hooks, outcome.hookChanged),
               };
             }),
           },

@@ -1,7 +1,9 @@
 /**
  * The test-runner surface the exported contract suites need: vitest's `describe`, `it`, `expect` and `afterEach` fit it, and so does any runner with
- * the same matchers. Owning this shape keeps `arbor-agent/testing` free of a dependency on a test framework.
+ * the same matchers. Owning this shape keeps `arbor-agent/testing` free of a dependency on a test framework. Also what the suites share: fresh
+ * logs closed after each test ({@link freshLogs}) and waiting for a condition ({@link until}).
  */
+import type { EventLog } from "../store/event-log.ts";
 
 /** The matchers the contract suites use; vitest's and Jest's `expect(...)` results satisfy it. */
 export interface ContractAssertion {
@@ -32,6 +34,19 @@ export interface ContractTestApi {
   it(name: string, body: () => Promise<void>): void;
   expect(actual: unknown): ContractAssertion;
   afterEach(body: () => Promise<void>): void;
+}
+
+/** A suite's supply of fresh logs: each call opens one with `open`, and after each test every log it opened is closed. Call it inside `describe`. */
+export function freshLogs(open: () => EventLog | Promise<EventLog>, afterEach: ContractTestApi["afterEach"]): () => Promise<EventLog> {
+  const opened: EventLog[] = [];
+  afterEach(async () => {
+    for (const log of opened.splice(0)) await log.close();
+  });
+  return async () => {
+    const log = await open();
+    opened.push(log);
+    return log;
+  };
 }
 
 /** Resolves once `condition()` holds, checking every 10 ms; rejects after `timeoutMs`. */

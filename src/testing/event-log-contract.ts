@@ -14,7 +14,7 @@ import {
 } from "../core/errors.ts";
 import type { EventLog, NewEvent, StoredEvent } from "../store/event-log.ts";
 import { createDefaultEventRegistry, type EventRegistry } from "../store/events/index.ts";
-import { type ContractTestApi, until } from "./contract-api.ts";
+import { type ContractTestApi, freshLogs, until } from "./contract-api.ts";
 
 
 const NoteAdded = z.object({ text: z.string(), n: z.number().optional() });
@@ -70,15 +70,7 @@ export type EventLogFactory = (registry: EventRegistry) => EventLog | Promise<Ev
 export function runEventLogContract(name: string, factory: EventLogFactory, api: ContractTestApi): void {
   const { describe, it, expect, afterEach } = api;
   describe(`EventLog contract: ${name}`, () => {
-    const open: EventLog[] = [];
-    const fresh = async (): Promise<EventLog> => {
-      const log = await factory(testRegistry());
-      open.push(log);
-      return log;
-    };
-    afterEach(async () => {
-      for (const log of open.splice(0)) await log.close();
-    });
+    const fresh = freshLogs(() => factory(testRegistry()), afterEach);
 
     it("numbers versions per stream from 1 and global positions across the log without gaps", async () => {
       const log = await fresh();

@@ -1,11 +1,13 @@
 /**
  * The invariants the agent test kit checks on every path (`docs/architecture.md`'s promises): `calls-paired`, `no-tool-after-abort`,
  * `replay-equals-live` (the log re-read from scratch equals the live projection) and `explained-before` (no event precedes what explains it; commit
- * before effect). A user's check throws to fail.
+ * before effect). A user's check throws to fail. {@link checkInvariants} runs them on a path, against the session read again from its log.
  */
 import { isKnownEntry, messageOfEntry } from "../core/entries.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isArborEvent, isEventOfType } from "../store/events/catalogue.ts";
+import { createSessionRepository } from "../store/session-repository.ts";
+import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
 import type { SessionView } from "../store/session-types.ts";
 import type { ToolExecutionRecord } from "./path-fixtures.ts";
 
@@ -165,3 +167,29 @@ const explainedBefore: AgentInvariant = {
  * BUILT_IN_INVARIANTS.map((invariant) => invariant.name); // ["calls-paired", "no-tool-after-abort", "replay-equals-live", "explained-before"]
  */
 export const BUILT_IN_INVARIANTS: readonly AgentInvariant[] = [callsPaired, noToolAfterAbort, replayEqualsLive, explainedBefore];
+
+/**
+ * Checks `invariants` on an executed path, in order: the session is read again from scratch out of a read-only opening of the SQLite log at
+ * `logPath` (the context's `replayed` view), and each invariant that throws is reported as `fail(its name, the error's message)`.
+ */
+export async function checkInvariants(
+  logPath: string,
+  context: Omit<InvariantContext, "replayed">,
+  invariants: readonly AgentInvariant[],
+  fail: (check: string, message: string) => void,
+): Promise<void> {
+  const replayLog = createSqliteEventLog({ path: logPath, readOnly: true });
+  try {
+    const replayed = await createSessionRepository({ log: replayLog }).open(context.sessionId);
+    const full: InvariantContext = { ...context, replayed: replayed.view };
+    for (const invariant of invariants) {
+      try {
+        await invariant.check(full);
+      } catch (error) {
+        fail(invariant.name, error instanceof Error ? error.message : String(error));
+      }
+    }
+  } finally {
+    await replayLog.close();
+  }
+}

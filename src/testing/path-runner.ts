@@ -12,9 +12,8 @@ import type { AgentHarnessOptions } from "../harness/options.ts";
 import type { HarnessHooks, HandlerOf } from "../harness/hook-types.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
-import { createSessionRepository } from "../store/session-repository.ts";
 import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
-import { BUILT_IN_INVARIANTS, type AgentInvariant } from "./invariants.ts";
+import { BUILT_IN_INVARIANTS, checkInvariants, type AgentInvariant } from "./invariants.ts";
 import type { ModelAnswerKind, RunScenario, ToolScenario } from "./path-graph.ts";
 import { hold, httpError, pathModel, wrapTool, type PathAnswer, type PathProbe, type ToolBehaviour } from "./path-fixtures.ts";
 import { AgentTestPathError, type PathFailure } from "./path-report.ts";
@@ -317,21 +316,9 @@ export async function executePath(config: RunnerConfig, scenario: ToolScenario |
     if (!candidates.some((trace) => isSubsequence(plan.states, trace.states))) {
       failures.push({ check: "states", message: `the ${plan.actor} actor did not pass through ${plan.states.join(" > ")}; it went ${candidates.map((trace) => trace.states.join(" > ")).join(" | ") || "nowhere (never started)"}` });
     }
-    const replayLog = createSqliteEventLog({ path: join(dir, "arbor.db"), readOnly: true });
-    try {
-      const replayed = await createSessionRepository({ log: replayLog }).open(harness.id);
-      const pending = disposed ? [] : (await session.pendingApprovals()).map((approval) => approval.toolCallId);
-      const context = { sessionId: harness.id, events, live: session.session.view, replayed: replayed.view, executions: probe.executions, pendingToolCallIds: pending, steps };
-      for (const invariant of [...BUILT_IN_INVARIANTS, ...config.invariants]) {
-        try {
-          await invariant.check(context);
-        } catch (error) {
-          failures.push({ check: invariant.name, message: error instanceof Error ? error.message : String(error) });
-        }
-      }
-    } finally {
-      await replayLog.close();
-    }
+    const pending = disposed ? [] : (await session.pendingApprovals()).map((approval) => approval.toolCallId);
+    const context = { sessionId: harness.id, events, live: session.session.view, executions: probe.executions, pendingToolCallIds: pending, steps };
+    await checkInvariants(join(dir, "arbor.db"), context, [...BUILT_IN_INVARIANTS, ...config.invariants], (check, message) => failures.push({ check, message }));
   } catch (error) {
     failures.push({ check: "execution", message: error instanceof Error ? error.message : String(error) });
   } finally {

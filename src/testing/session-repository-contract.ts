@@ -8,7 +8,7 @@ import type { AgentMessage } from "../core/messages.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
-import type { ContractTestApi } from "./contract-api.ts";
+import { type ContractTestApi, freshLogs } from "./contract-api.ts";
 
 /** Creates a fresh, empty log (with the default event registry) for one test. */
 export type SessionLogFactory = () => EventLog | Promise<EventLog>;
@@ -57,15 +57,7 @@ async function rejection(promise: Promise<unknown>, is: (error: unknown) => bool
 export function runSessionRepositoryContract(name: string, factory: SessionLogFactory, api: ContractTestApi): void {
   const { describe, it, expect, afterEach } = api;
   describe(`session repository contract: ${name}`, () => {
-    const open: EventLog[] = [];
-    const fresh = async (): Promise<EventLog> => {
-      const log = await factory();
-      open.push(log);
-      return log;
-    };
-    afterEach(async () => {
-      for (const log of open.splice(0)) await log.close();
-    });
+    const fresh = freshLogs(factory, afterEach);
 
     it("creates, appends, reopens on the leaf the log says, and lists newest first", async () => {
       const log = await fresh();

@@ -13,9 +13,8 @@ import { defineTool } from "../core/tools.ts";
 import { createHarness, type AgentHarness } from "../harness/create-harness.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
-import { createSessionRepository } from "../store/session-repository.ts";
 import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
-import { BUILT_IN_INVARIANTS } from "./invariants.ts";
+import { BUILT_IN_INVARIANTS, checkInvariants } from "./invariants.ts";
 import { pathModel, wrapTool, type PathAnswer, type PathProbe } from "./path-fixtures.ts";
 import { AgentTestPathError, type PathFailure } from "./path-report.ts";
 import type { SlotPath, SlotStep } from "./slot-graph.ts";
@@ -293,20 +292,8 @@ export async function executeSlotPath(path: SlotPath, options: { timeoutMs?: num
 
     const pending = (await harness.pendingApprovals()).map((approval) => approval.toolCallId);
     if (JSON.stringify(pending) !== JSON.stringify(closed ? [] : [GATED])) fail("pending", `pendingApprovals() lists ${JSON.stringify(pending)}; the path expects ${closed ? "none" : GATED}`);
-    const replayLog = createSqliteEventLog({ path: file, readOnly: true });
-    try {
-      const replayed = await createSessionRepository({ log: replayLog }).open(sessionId);
-      const context = { sessionId, events, live: harness.session.view, replayed: replayed.view, executions: probe.executions, pendingToolCallIds: pending, steps: path.steps.map((step) => step.event.type) };
-      for (const invariant of BUILT_IN_INVARIANTS) {
-        try {
-          await invariant.check(context);
-        } catch (error) {
-          fail(invariant.name, error instanceof Error ? error.message : String(error));
-        }
-      }
-    } finally {
-      await replayLog.close();
-    }
+    const context = { sessionId, events, live: harness.session.view, executions: probe.executions, pendingToolCallIds: pending, steps: path.steps.map((step) => step.event.type) };
+    await checkInvariants(file, context, BUILT_IN_INVARIANTS, fail);
   } catch (error) {
     fail("execution", error instanceof Error ? error.message : String(error));
   } finally {

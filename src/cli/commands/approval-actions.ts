@@ -6,13 +6,9 @@ import { createInterface } from "node:readline/promises";
 import { ApprovalConflictError, ApprovalNotFoundError } from "../../core/errors.ts";
 import type { PendingApproval } from "../../machines/approval-fold.ts";
 import { listPendingApprovals, recordApprovalDecision } from "../../machines/approvals.ts";
-import { CliError } from "../cli-error.ts";
-import { openStore } from "../store-context.ts";
+import { rethrowRefusal } from "../cli-error.ts";
+import { withStore, type StoreFlags } from "../store-context.ts";
 import type { ApprovalDecision } from "../../core/vocabulary.ts";
-
-interface DbFlags {
-  db?: string;
-}
 
 /** One line for a waiting call: `<session> <callId> <tool> <status> <input JSON>`. */
 export function pendingLine(sessionId: string, call: PendingApproval): string {
@@ -20,9 +16,8 @@ export function pendingLine(sessionId: string, call: PendingApproval): string {
 }
 
 /** `arbor approvals [session]`. */
-export async function approvalsAction(reference: string | undefined, flags: { json?: boolean }, globals: DbFlags): Promise<void> {
-  const store = openStore(globals, { mustExist: true });
-  try {
+export async function approvalsAction(reference: string | undefined, flags: { json?: boolean }, globals: StoreFlags): Promise<void> {
+  await withStore(globals, { mustExist: true }, async (store) => {
     const ids = reference ? [await store.resolveSessionId(reference)] : (await store.listNewestFirst()).map((session) => session.id);
     let printed = 0;
     for (const id of ids) {
@@ -32,15 +27,12 @@ export async function approvalsAction(reference: string | undefined, flags: { js
       }
     }
     if (printed === 0 && !flags.json) process.stdout.write("No tool call waits for approval.\n");
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** `arbor approve` / `arbor deny`. */
-export async function decideAction(reference: string, callId: string, status: ApprovalDecision, reason: string | undefined, globals: DbFlags): Promise<void> {
-  const store = openStore(globals, { mustExist: true });
-  try {
+export async function decideAction(reference: string, callId: string, status: ApprovalDecision, reason: string | undefined, globals: StoreFlags): Promise<void> {
+  await withStore(globals, { mustExist: true }, async (store) => {
     const session = await store.openSessionForWrite(reference);
     try {
       const result = await recordApprovalDecision(session, { toolCallId: callId, status, ...(reason !== undefined ? { reason } : {}) });
@@ -51,12 +43,9 @@ export async function decideAction(reference: string, callId: string, status: Ap
           : `go on with: arbor run --session ${session.id}\n`,
       );
     } catch (error) {
-      if (ApprovalNotFoundError.isInstance(error) || ApprovalConflictError.isInstance(error)) throw new CliError(`${error.message} Nothing was written.`, 1);
-      throw error;
+      rethrowRefusal(error, [ApprovalNotFoundError, ApprovalConflictError]);
     }
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** Asks on the terminal about each waiting call: `y` approves, anything else denies with it as the reason (empty: "declined at the prompt"). */

@@ -7,6 +7,8 @@ import { existsSync } from "node:fs";
 import { PI_EXPORT_FORMATS, type PiExportFormat } from "../../adapters/pi-jsonl/export.ts";
 import { SessionImportError } from "../../core/errors.ts";
 import { CliError } from "../cli-error.ts";
+import { print } from "../print-line.ts";
+import type { StoreFlags } from "../store-context.ts";
 
 /** Loaded on first use by an action, so that `arbor --help` does not load the log, the models and their schemas. */
 const loadActions = async () => ({
@@ -15,14 +17,6 @@ const loadActions = async () => ({
   ...(await import("../../adapters/tools/spill-files.ts")),
   ...(await import("../../machines/session-actor.ts")),
 });
-
-interface DbFlags {
-  db?: string;
-}
-
-function print(text: string): void {
-  process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-}
 
 /** Asks a yes/no question on the terminal; true only for "y" or "yes". */
 async function confirm(question: string): Promise<boolean> {
@@ -36,7 +30,7 @@ async function confirm(question: string): Promise<boolean> {
 }
 
 /** Registers the session-editing commands on `program`. */
-export function registerEditCommands(program: Command, globals: () => DbFlags): void {
+export function registerEditCommands(program: Command, globals: () => StoreFlags): void {
   program
     .command("fork")
     .description("Create a new session from the path to an entry (default: the leaf)")
@@ -44,10 +38,9 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .option("--at <entry>", "fork at this entry (id, unique prefix, or label)")
     .option("--files", "also put the session's folder back to the files recorded at the fork point (the source's unrecorded changes are saved first)")
     .action(async (reference: string, flags: { at?: string; files?: boolean }) => {
-      const { openStore, resolveEntryId } = await loadActions();
+      const { withStore, resolveEntryId } = await loadActions();
       const { forkWithFiles } = await import("../workspace-actions.ts");
-      const store = openStore(globals(), { mustExist: true });
-      try {
+      await withStore(globals(), { mustExist: true }, async (store) => {
         const session = flags.files ? await store.openSessionForWrite(reference) : await store.openSession(reference);
         const entryId = flags.at === undefined ? undefined : resolveEntryId(session, flags.at);
         if (flags.files) {
@@ -58,9 +51,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
         }
         const fork = await store.repo.fork(session.id, { entryId });
         print(fork.id);
-      } finally {
-        await store.close();
-      }
+      });
     });
 
   program
@@ -70,17 +61,14 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<entry>", "entry id, unique prefix, or label")
     .argument("<label>", "the label text")
     .action(async (reference: string, entryReference: string, label: string) => {
-      const { openStore, resolveEntryId, sessionActorOf } = await loadActions();
-      const store = openStore(globals(), { mustExist: true });
-      try {
+      const { withStore, resolveEntryId, sessionActorOf } = await loadActions();
+      await withStore(globals(), { mustExist: true }, async (store) => {
         const session = await store.openSessionForWrite(reference);
         const targetId = resolveEntryId(session, entryReference);
         // Through the session's one writer (its session actor's), like every other write.
         const [entry] = await sessionActorOf(session).writes.appendEntries([label.trim() === "" ? { type: "label", targetId } : { type: "label", targetId, label }]);
         print(label.trim() === "" ? `cleared the label of ${targetId} (entry ${entry.id})` : `labelled ${targetId} "${label}" (entry ${entry.id})`);
-      } finally {
-        await store.close();
-      }
+      });
     });
 
   program
@@ -89,9 +77,8 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .argument("<session>", "session id, short id or unique prefix")
     .option("-y, --yes", "delete without asking")
     .action(async (reference: string, flags: { yes?: boolean }) => {
-      const { openStore, removeSpillFiles, spillFilesOf } = await loadActions();
-      const store = openStore(globals(), { mustExist: true });
-      try {
+      const { withStore, removeSpillFiles, spillFilesOf } = await loadActions();
+      await withStore(globals(), { mustExist: true }, async (store) => {
         const session = await store.openSessionForWrite(reference);
         const id = session.id;
         const spills = spillFilesOf(session.view.getEntries());
@@ -105,9 +92,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
         await store.repo.delete(id);
         const removed = await removeSpillFiles(spills);
         print(removed.length > 0 ? `deleted ${id} and ${removed.length} spill file(s) of its bash output` : `deleted ${id}`);
-      } finally {
-        await store.close();
-      }
+      });
     });
 
   program
@@ -122,9 +107,8 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
         throw new CliError(`--format ${flags.format}: unknown format; arbor export writes ${PI_EXPORT_FORMATS.join(", ")}.`);
       }
       const format = flags.format as PiExportFormat;
-      const { exportPiSession, exportPiSessionToFile, openStore, piExportWarnings } = await loadActions();
-      const store = openStore(globals(), { readOnly: true });
-      try {
+      const { exportPiSession, exportPiSessionToFile, withStore, piExportWarnings } = await loadActions();
+      await withStore(globals(), { readOnly: true }, async (store) => {
         const session = await store.openSession(reference);
         for (const warning of piExportWarnings(session)) process.stderr.write(`warning: ${warning}\n`);
         if (flags.output) {
@@ -136,9 +120,7 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
         } else {
           process.stdout.write(exportPiSession(session, { format }));
         }
-      } finally {
-        await store.close();
-      }
+      });
     });
 
   program
@@ -148,9 +130,8 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
     .option("--json", "print {sessionId, diagnostics} as JSON")
     .option("--skip-invalid", "import the rest when some entries are invalid (each skipped one is reported)")
     .action(async (file: string, flags: { json?: boolean; skipInvalid?: boolean }) => {
-      const { importPiSession, openStore } = await loadActions();
-      const store = openStore(globals());
-      try {
+      const { importPiSession, withStore } = await loadActions();
+      await withStore(globals(), {}, async (store) => {
         let imported;
         try {
           imported = await importPiSession(store.repo, file, flags.skipInvalid ? { invalidEntries: "skip" } : {});
@@ -166,8 +147,6 @@ export function registerEditCommands(program: Command, globals: () => DbFlags): 
         for (const diagnostic of diagnostics) {
           process.stderr.write(`${diagnostic.message}\n`);
         }
-      } finally {
-        await store.close();
-      }
+      });
     });
 }

@@ -4,7 +4,8 @@
  */
 import type { Command } from "commander";
 import type { SessionStats, SessionSummary } from "../../store/session-types.ts";
-import type { CliStore } from "../store-context.ts";
+import { print } from "../print-line.ts";
+import type { CliStore, StoreFlags } from "../store-context.ts";
 import { sessionStreamId } from "../../store/events/session-events.ts";
 
 /** Loaded on first use by an action, so that `arbor --help` does not load the log, the models and their schemas. */
@@ -13,14 +14,6 @@ const loadActions = async () => ({
   ...(await import("../render-tree.ts")),
   ...(await import("../../core/messages.ts")),
 });
-
-interface DbFlags {
-  db?: string;
-}
-
-function print(text: string): void {
-  process.stdout.write(text.endsWith("\n") ? text : `${text}\n`);
-}
 
 /** A session summary with what it spent: token totals and cost (US dollars) from `getStats()`. */
 type SummaryWithSpend = SessionSummary & { tokens: SessionStats["tokens"]; cost: number | null };
@@ -43,20 +36,19 @@ function spendText(session: SummaryWithSpend): string {
 }
 
 /** Registers the read-only commands on `program`. */
-export function registerInspectCommands(program: Command, globals: () => DbFlags): void {
+export function registerInspectCommands(program: Command, globals: () => StoreFlags): void {
   program
     .command("sessions")
     .description("List sessions (short id, id, time of the last change), the most recently changed first")
     .option("--json", "print JSON")
     .action(async (flags: { json?: boolean }) => {
-      const { openStore, shortSessionId, storeExists } = await loadActions();
+      const { withStore, shortSessionId, storeExists } = await loadActions();
       // No log yet is the one case of "no sessions"; a folder, a foreign file or a bad path is an error (exit 2).
       if (!storeExists(globals())) {
         if (flags.json) return print("[]");
         return print("No sessions yet (no Arbor log here; the default is .arbor/arbor.db in the current directory). Start one with: arbor run \"your prompt\"");
       }
-      const store = openStore(globals(), { readOnly: true });
-      try {
+      await withStore(globals(), { readOnly: true }, async (store) => {
         const sessions = await withSpend(store, await store.listNewestFirst());
         if (flags.json) return print(JSON.stringify(sessions, null, 2));
         if (sessions.length === 0) return print(`No sessions in ${store.dbPath}.`);
@@ -65,9 +57,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
           const first = session.firstMessage.replace(/\s+/g, " ").slice(0, 60);
           print(`${shortSessionId(session.id)}  ${session.id}${name}  changed ${session.updatedAt}  ${session.messageCount} messages  ${spendText(session)}  ${first}`);
         }
-      } finally {
-        await store.close();
-      }
+      });
     });
 
   program
@@ -76,9 +66,8 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .argument("<session>", "session id, unique prefix, or latest")
     .option("--json", "print JSON")
     .action(async (reference: string, flags: { json?: boolean }) => {
-      const { openStore, renderTree } = await loadActions();
-      const store = openStore(globals(), { readOnly: true });
-      try {
+      const { withStore, renderTree } = await loadActions();
+      await withStore(globals(), { readOnly: true }, async (store) => {
         const session = await store.openSession(reference);
         const view = session.view;
         if (flags.json) {
@@ -86,9 +75,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
         }
         print(`session ${session.id}${view.name ? ` "${view.name}"` : ""}`);
         print(renderTree(view.getTree(), { leafId: view.leafId }) || "(empty)");
-      } finally {
-        await store.close();
-      }
+      });
     });
 
   program
@@ -98,9 +85,8 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .option("--leaf <entry>", "build the context for this entry (id, prefix or label) instead of the leaf")
     .option("--json", "print JSON")
     .action(async (reference: string, flags: { leaf?: string; json?: boolean }) => {
-      const { openStore, resolveEntryId, messageText } = await loadActions();
-      const store = openStore(globals(), { readOnly: true });
-      try {
+      const { withStore, resolveEntryId, messageText } = await loadActions();
+      await withStore(globals(), { readOnly: true }, async (store) => {
         const session = await store.openSession(reference);
         const leafId = flags.leaf === undefined ? undefined : resolveEntryId(session, flags.leaf);
         const context = session.view.buildContext(leafId === undefined ? undefined : { leafId });
@@ -114,9 +100,7 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
           for (const call of calls) print(`  → ${call.name}(${JSON.stringify(call.arguments)})`);
         }
         for (const diagnostic of context.diagnostics) print(`! ${diagnostic.message}`);
-      } finally {
-        await store.close();
-      }
+      });
     });
 
   program
@@ -127,14 +111,12 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
     .option("--follow", "keep printing new events")
     .option("--json", "print JSON lines")
     .action(async (reference: string, flags: { from: string; follow?: boolean; json?: boolean }) => {
-      const { openStore } = await loadActions();
-      const store = openStore(globals(), { readOnly: true });
-      const fromPosition = Number(flags.from);
-      if (!Number.isInteger(fromPosition) || fromPosition < 0) {
-        await store.close();
-        throw new Error(`Bad --from "${flags.from}": expected a global position (a whole number ≥ 0).`);
-      }
-      try {
+      const { withStore } = await loadActions();
+      await withStore(globals(), { readOnly: true }, async (store) => {
+        const fromPosition = Number(flags.from);
+        if (!Number.isInteger(fromPosition) || fromPosition < 0) {
+          throw new Error(`Bad --from "${flags.from}": expected a global position (a whole number ≥ 0).`);
+        }
         const session = await store.openSession(reference);
         const streamId = sessionStreamId(session.id);
         const printEvent = (event: { globalPosition: number; version: number; type: string; time: string; data: unknown }) =>
@@ -151,8 +133,6 @@ export function registerInspectCommands(program: Command, globals: () => DbFlags
             resolve();
           });
         });
-      } finally {
-        await store.close();
-      }
+      });
     });
 }

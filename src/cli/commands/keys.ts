@@ -12,14 +12,11 @@ export function registerKeysCommands(program: Command, globals: () => { db?: str
     .command("rotate")
     .description("Re-wrap every session's data key with ARBOR_ENCRYPTION_KEY (old keys in ARBOR_ENCRYPTION_PREVIOUS_KEYS); the content is not rewritten")
     .action(async () => {
-      const { openStore } = await import("../store-context.ts");
+      const { withStore } = await import("../store-context.ts");
       if (!process.env.ARBOR_ENCRYPTION_KEY?.trim()) throw new CliError("arbor keys rotate needs ARBOR_ENCRYPTION_KEY (the new master key) and ARBOR_ENCRYPTION_PREVIOUS_KEYS (the old ones).", 2);
-      const store = openStore(globals(), { mustExist: true, allTenants: true });
-      try {
+      await withStore(globals(), { mustExist: true, allTenants: true }, async (store) => {
         const result = await store.log.encryption!.rotate();
         process.stdout.write(`rotated ${result.rewrapped} of ${result.total} data keys to ${result.masterKeyId}\n`);
-      } finally {
-        await store.close();
-      }
+      });
     });
 }

@@ -3,20 +3,14 @@ import { McpAuthRequiredError } from "../../adapters/mcp/errors.ts";
 import { authorizeMcpServer, finishMcpAuthorization } from "../../adapters/mcp/oauth.ts";
 import { createFileMcpAuthStore } from "../../adapters/mcp/oauth-store.ts";
 import { answerElicitation, ElicitationAnswerInvalidError, ElicitationConflictError, ElicitationNotFoundError, listElicitations, type ElicitationAnswer } from "../../harness/elicitations.ts";
-import { CliError } from "../cli-error.ts";
+import { CliError, rethrowRefusal } from "../cli-error.ts";
 import { resolveMcpServers } from "../mcp-config.ts";
 import { mcpAuthDir } from "../mcp-output.ts";
-import { openStore } from "../store-context.ts";
-
-interface Globals {
-  db?: string;
-  tenant?: string;
-}
+import { withStore, type StoreFlags } from "../store-context.ts";
 
 /** `arbor elicitations [session]`. */
-export async function elicitationsAction(reference: string | undefined, flags: { json?: boolean; all?: boolean }, globals: Globals): Promise<void> {
-  const store = openStore(globals, { mustExist: true });
-  try {
+export async function elicitationsAction(reference: string | undefined, flags: { json?: boolean; all?: boolean }, globals: StoreFlags): Promise<void> {
+  await withStore(globals, { mustExist: true }, async (store) => {
     const ids = reference ? [await store.resolveSessionId(reference)] : (await store.listNewestFirst()).map((session) => session.id);
     let printed = 0;
     for (const id of ids) {
@@ -27,9 +21,7 @@ export async function elicitationsAction(reference: string | undefined, flags: {
       }
     }
     if (printed === 0 && !flags.json) process.stdout.write("No MCP server waits for an answer.\n");
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 function answerOf(flags: { accept?: string; decline?: boolean; cancel?: boolean }): ElicitationAnswer {
@@ -48,28 +40,22 @@ function answerOf(flags: { accept?: string; decline?: boolean; cancel?: boolean 
 }
 
 /** `arbor answer <session> <elicitationId>`. */
-export async function answerAction(reference: string, elicitationId: string, flags: { accept?: string; decline?: boolean; cancel?: boolean }, globals: Globals): Promise<void> {
+export async function answerAction(reference: string, elicitationId: string, flags: { accept?: string; decline?: boolean; cancel?: boolean }, globals: StoreFlags): Promise<void> {
   const answer = answerOf(flags);
-  const store = openStore(globals, { mustExist: true });
-  try {
+  await withStore(globals, { mustExist: true }, async (store) => {
     const sessionId = await store.resolveSessionId(reference);
     try {
       const { changed } = await answerElicitation(store.log, sessionId, elicitationId, answer, "cli");
       process.stdout.write(`${elicitationId} ${answer.action}${changed ? "" : " (unchanged: already recorded)"}\n`);
       process.stderr.write(`the process that asked goes on if it still runs; if it stopped, go on with: arbor resume ${sessionId}\n`);
     } catch (error) {
-      if (ElicitationNotFoundError.isInstance(error) || ElicitationConflictError.isInstance(error) || ElicitationAnswerInvalidError.isInstance(error)) {
-        throw new CliError(`${error.message} Nothing was written.`, 1);
-      }
-      throw error;
+      rethrowRefusal(error, [ElicitationNotFoundError, ElicitationConflictError, ElicitationAnswerInvalidError]);
     }
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** `arbor mcp login <server> [redirect]`. */
-export async function loginAction(name: string, redirect: string | undefined, flags: { mcp?: string[]; cwd?: string }, globals: Globals): Promise<void> {
+export async function loginAction(name: string, redirect: string | undefined, flags: { mcp?: string[]; cwd?: string }, globals: StoreFlags): Promise<void> {
   const server = resolveMcpServers(flags.mcp ?? [], flags.cwd ?? process.cwd()).find((item) => item.name === name);
   if (!server) throw new CliError(`No MCP server "${name}" in --mcp or .arbor/mcp.json.`);
   if (server.transport !== "http" || !server.oauth) throw new CliError(`MCP server "${name}" does not use OAuth: give it "oauth": {} in .arbor/mcp.json.`);

@@ -16,7 +16,7 @@ import { promptFromArgs } from "../prompt-args.ts";
 import { pickSession } from "../session-picker.ts";
 import type { RunFlags } from "./model-commands.ts";
 import { printRun } from "../run-printer.ts";
-import { openStore, recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId } from "../store-context.ts";
+import { recordEndpoint, recordedEndpoint, resolveEntryId, shortSessionId, withStore, type StoreFlags } from "../store-context.ts";
 import { ApprovalPendingError, CompactionError, NothingToResumeError, RunOwnedError } from "../../core/errors.ts";
 import { DEFAULT_COMPACTION_SETTINGS } from "../../compaction/settings.ts";
 import type { RunOutcome } from "../../machines/agent-types.ts";
@@ -24,10 +24,6 @@ import { sessionActorOf } from "../../machines/session-actor.ts";
 import type { PromptOptions } from "../../harness/harness-session-types.ts";
 import { askApprovals, pendingLine } from "./approval-actions.ts";
 import { budgetFlags } from "../budget-flags.ts";
-
-interface DbFlags {
-  db?: string;
-}
 
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) return "";
@@ -70,14 +66,13 @@ const STOP_SIGNALS = ["SIGINT", "SIGTERM", "SIGHUP"] as const;
 const EXIT_BY_SIGNAL: Record<string, number> = { SIGINT: 130, SIGTERM: 143, SIGHUP: 129 };
 
 /** `arbor run`. */
-export async function runAction(words: string[], flags: RunFlags, globals: DbFlags, exit: { code: number }): Promise<void> {
+export async function runAction(words: string[], flags: RunFlags, globals: StoreFlags, exit: { code: number }): Promise<void> {
     // `arbor resume <session>` continues the session's unfinished run: no prompt. Else pi's prompt: piped stdin, then @file texts, then the words.
     const prompt = flags.continueRun ? "" : promptFromArgs(words, await readStdin(), process.cwd());
     const thinkingFlag = flags.thinking !== undefined ? parseThinkingLevel(flags.thinking) : undefined;
     const budget = budgetFlags({ ...(flags.budget !== undefined ? { budget: flags.budget } : {}) });
     if (flags.resume && process.stdin.isTTY !== true) throw new CliError("-r/--resume asks on a terminal; without one, name the session with --session ID (arbor sessions lists them) or --continue.");
-    const store = openStore(globals);
-    try {
+    await withStore(globals, {}, async (store) => {
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : flags.resume ? await pickSession(store) : undefined;
       if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
       const existing = sessionId ? await store.repo.open(sessionId) : undefined;
@@ -169,9 +164,7 @@ export async function runAction(words: string[], flags: RunFlags, globals: DbFla
         await harness.close();
         inspector?.stop();
       }
-    } finally {
-      await store.close();
-    }
+    });
   }
 
 /** `--approve` values: tool names, or `all`. */
@@ -203,9 +196,8 @@ async function continueOrWaiting(harness: { continue(options?: PromptOptions): P
 }
 
 /** `arbor checkout`. */
-export async function checkoutAction(reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string; files?: boolean }, globals: DbFlags): Promise<void> {
-    const store = openStore(globals);
-    try {
+export async function checkoutAction(reference: string, entryReference: string, flags: ModelFlags & { summarize?: boolean; label?: string; files?: boolean }, globals: StoreFlags): Promise<void> {
+    await withStore(globals, {}, async (store) => {
       const session = await store.openSessionForWrite(reference);
       const targetId = resolveEntryId(session, entryReference);
       // The files first (unrecorded work is saved under the leaf it was done at), then the leaf.
@@ -235,13 +227,11 @@ export async function checkoutAction(reference: string, entryReference: string, 
       process.stdout.write(`moved to ${result.newLeafId ?? "(root)"}${summary}${label}; the leaf is ${leaf ?? "(root)"}\n`);
       if (files) process.stdout.write(files);
       if (result.editorText !== undefined) process.stdout.write(`\n${result.editorText}\n`);
-    } finally {
-      await store.close();
-    }
+    });
   }
 
 /** `arbor compact`. */
-export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string; keepRecent?: string }, globals: DbFlags): Promise<void> {
+export async function compactAction(reference: string, flags: ModelFlags & { instructions?: string; keepRecent?: string }, globals: StoreFlags): Promise<void> {
     let keepRecentTokens: number | undefined;
     if (flags.keepRecent !== undefined) {
       keepRecentTokens = Number(flags.keepRecent);
@@ -249,8 +239,7 @@ export async function compactAction(reference: string, flags: ModelFlags & { ins
         throw new CliError(`Bad --keep-recent "${flags.keepRecent}": expected a whole number of tokens, at least 1.`);
       }
     }
-    const store = openStore(globals);
-    try {
+    await withStore(globals, {}, async (store) => {
       // Refused (SessionBusyError) while another process runs the session: a compaction would
       // move its leaf under it, and that run would then fail on a version conflict.
       const existing = await store.openSessionForWrite(reference);
@@ -271,7 +260,5 @@ export async function compactAction(reference: string, flags: ModelFlags & { ins
       } finally {
         await harness.close();
       }
-    } finally {
-      await store.close();
-    }
+    });
   }

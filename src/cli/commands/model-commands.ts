@@ -6,12 +6,9 @@
  */
 import type { Command } from "commander";
 import type { ModelFlags } from "../config.ts";
+import type { StoreFlags } from "../store-context.ts";
 import { withToolFlags, type ToolFlags } from "../tool-flags.ts";
 import { registerChatCommand } from "./chat.ts";
-
-interface DbFlags {
-  db?: string;
-}
 
 /** The flags of `arbor run`. */
 export type RunFlags = ModelFlags & ToolFlags & { session?: string; continue?: boolean; resume?: boolean; continueRun?: boolean; print?: boolean; thinking?: string; cwd?: string; json?: boolean; inspect?: string | boolean; inspectHost?: string; contextFiles?: boolean; approve?: string[]; budget?: string };
@@ -28,7 +25,7 @@ export function withModelFlags(command: Command): Command {
 }
 
 /** Registers run, checkout, compact and chat on `program`. */
-export function registerModelCommands(program: Command, globals: () => DbFlags, exit: { code: number }): void {
+export function registerModelCommands(program: Command, globals: () => StoreFlags, exit: { code: number }): void {
   withToolFlags(withModelFlags(
     program
       .command("run")

@@ -7,12 +7,11 @@ import { formatReplayReport } from "../../testing/replay-model.ts";
 import { ReplayError } from "../../testing/replay-record.ts";
 import { replayRun } from "../../testing/replay-run.ts";
 import { CliError } from "../cli-error.ts";
-import { openStore } from "../store-context.ts";
+import { withStore } from "../store-context.ts";
 
 /** `arbor replay <session> [--run id] [--json]`: resolves with the exit code. */
 export async function replayAction(reference: string, flags: { run?: string; json?: boolean; liveTools?: boolean; cwd?: string }, globals: { db?: string; tenant?: string }): Promise<number> {
-  const store = openStore(globals, { readOnly: true });
-  try {
+  return withStore(globals, { readOnly: true }, async (store) => {
     const sessionId = await store.resolveSessionId(reference);
     let tools: Parameters<typeof replayRun>[2] = {};
     if (flags.liveTools) {
@@ -26,7 +25,5 @@ export async function replayAction(reference: string, flags: { run?: string; jso
     });
     process.stdout.write(`${flags.json ? JSON.stringify({ sessionId, ...(flags.run ? { runId: flags.run } : {}), ...report }) : formatReplayReport(report)}\n`);
     return report.identical ? 0 : 1;
-  } finally {
-    await store.close();
-  }
+  });
 }

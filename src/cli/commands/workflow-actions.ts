@@ -8,15 +8,10 @@ import { WorkflowRunError } from "../../workflows/errors.ts";
 import { abortWorkflowRun, decideWorkflowApproval, listWorkflowRuns, readWorkflowRun } from "../../workflows/runs.ts";
 import type { WorkflowRunState } from "../../workflows/fold.ts";
 import { createCliHarness } from "../agent-setup.ts";
-import { CliError } from "../cli-error.ts";
+import { CliError, rethrowRefusal } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
-import { openStore, recordEndpoint, recordedEndpoint } from "../store-context.ts";
+import { recordEndpoint, recordedEndpoint, withStore, type StoreFlags } from "../store-context.ts";
 import type { ApprovalDecision } from "../../core/vocabulary.ts";
-
-interface DbFlags {
-  db?: string;
-  tenant?: string;
-}
 
 async function loadWorkflow(file: string): Promise<Workflow> {
   const path = resolve(file);
@@ -48,11 +43,10 @@ function gateMessage(run: WorkflowRunState, stepId: string): string | undefined 
 const driverSessionId = (workflowId: string) => `workflow-cli-${workflowId}`;
 
 /** `arbor workflow run <file>`. */
-export async function workflowRunAction(file: string, flags: ModelFlags & { input?: string; resume?: string; id?: string; cwd?: string }, globals: DbFlags, exit: { code: number }): Promise<void> {
+export async function workflowRunAction(file: string, flags: ModelFlags & { input?: string; resume?: string; id?: string; cwd?: string }, globals: StoreFlags, exit: { code: number }): Promise<void> {
   const workflow = await loadWorkflow(file);
   const input = parseInput(flags.input);
-  const store = openStore(globals);
-  try {
+  await withStore(globals, {}, async (store) => {
     const workflowId = flags.resume ?? flags.id ?? crypto.randomUUID();
     // One driver session per workflow run holds the endpoint it ran with (model, base URL, API;
     // no key), so `--resume` needs no model flags again, as `arbor run --continue` does not.
@@ -103,15 +97,12 @@ export async function workflowRunAction(file: string, flags: ModelFlags & { inpu
       process.off("SIGINT", onSignal);
       await harness.close();
     }
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** `arbor workflows`. */
-export async function workflowsAction(flags: { json?: boolean }, globals: DbFlags): Promise<void> {
-  const store = openStore(globals, { mustExist: true });
-  try {
+export async function workflowsAction(flags: { json?: boolean }, globals: StoreFlags): Promise<void> {
+  await withStore(globals, { mustExist: true }, async (store) => {
     const runs = await listWorkflowRuns(store.repo.log);
     for (const run of runs) {
       const ended = [...run.steps.values()].filter((step) => step.ended).length;
@@ -124,36 +115,31 @@ export async function workflowsAction(flags: { json?: boolean }, globals: DbFlag
       }
     }
     if (runs.length === 0 && !flags.json) process.stdout.write("No workflow runs.\n");
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /** `arbor workflow approve` / `deny`. */
-export async function workflowDecideAction(id: string, stepId: string, status: ApprovalDecision, reason: string | undefined, globals: DbFlags): Promise<void> {
-  const store = openStore(globals, { mustExist: true });
-  try {
-    const result = await decideWorkflowApproval(store.repo.log, id, stepId, { status, ...(reason !== undefined ? { reason } : {}) });
-    process.stdout.write(`${id} ${stepId} ${status}${result.changed ? "" : " (unchanged: already recorded)"}\n`);
-    process.stderr.write(`go on with: arbor workflow run <file> --resume ${id}\n`);
-  } catch (error) {
-    if (ApprovalNotFoundError.isInstance(error) || ApprovalConflictError.isInstance(error)) throw new CliError(`${error.message} Nothing was written.`, 1);
-    throw error;
-  } finally {
-    await store.close();
-  }
+export async function workflowDecideAction(id: string, stepId: string, status: ApprovalDecision, reason: string | undefined, globals: StoreFlags): Promise<void> {
+  await withStore(globals, { mustExist: true }, async (store) => {
+    try {
+      const result = await decideWorkflowApproval(store.repo.log, id, stepId, { status, ...(reason !== undefined ? { reason } : {}) });
+      process.stdout.write(`${id} ${stepId} ${status}${result.changed ? "" : " (unchanged: already recorded)"}\n`);
+      process.stderr.write(`go on with: arbor workflow run <file> --resume ${id}\n`);
+    } catch (error) {
+      rethrowRefusal(error, [ApprovalNotFoundError, ApprovalConflictError]);
+    }
+  });
 }
 
 /** `arbor workflow abort`. */
-export async function workflowAbortAction(id: string, reason: string | undefined, globals: DbFlags): Promise<void> {
-  const store = openStore(globals, { mustExist: true });
-  try {
-    const run = await abortWorkflowRun(store.repo.log, id, reason);
-    process.stdout.write(`${id} ${run.status}\n`);
-  } catch (error) {
-    if (ApprovalNotFoundError.isInstance(error)) throw new CliError(error.message, 1);
-    throw error;
-  } finally {
-    await store.close();
-  }
+export async function workflowAbortAction(id: string, reason: string | undefined, globals: StoreFlags): Promise<void> {
+  await withStore(globals, { mustExist: true }, async (store) => {
+    try {
+      const run = await abortWorkflowRun(store.repo.log, id, reason);
+      process.stdout.write(`${id} ${run.status}\n`);
+    } catch (error) {
+      if (ApprovalNotFoundError.isInstance(error)) throw new CliError(error.message, 1);
+      throw error;
+    }
+  });
 }

@@ -3,13 +3,10 @@
  * export <session> <dir>` (writes the recorded tree; the session's folder is not read). `docs/workspace.md`.
  */
 import type { Command } from "commander";
-
-interface DbFlags {
-  db?: string;
-}
+import type { StoreFlags } from "../store-context.ts";
 
 /** Registers `arbor workspace` on `program`. */
-export function registerWorkspaceCommands(program: Command, globals: () => DbFlags): void {
+export function registerWorkspaceCommands(program: Command, globals: () => StoreFlags): void {
   const workspace = program.command("workspace").description("The files a session recorded (see docs/workspace.md)");
   workspace
     .command("diff")
@@ -18,16 +15,13 @@ export function registerWorkspaceCommands(program: Command, globals: () => DbFla
     .option("--at <entry>", "the entry (default: the leaf)")
     .option("--cwd <dir>", "compare this folder instead of the session's")
     .action(async (reference: string, flags: { at?: string; cwd?: string }) => {
-      const { openStore, resolveEntryId } = await import("../store-context.ts");
+      const { resolveEntryId, withStore } = await import("../store-context.ts");
       const { cliWorkspace, diffLines } = await import("../workspace-actions.ts");
-      const store = openStore(globals(), { mustExist: true });
-      try {
+      await withStore(globals(), { mustExist: true }, async (store) => {
         const session = await store.openSessionForWrite(reference);
         const entryId = flags.at === undefined ? session.view.leafId : resolveEntryId(session, flags.at);
         process.stdout.write(await diffLines(cliWorkspace(store, session, flags.cwd), entryId));
-      } finally {
-        await store.close();
-      }
+      });
     });
   workspace
     .command("export")
@@ -36,17 +30,14 @@ export function registerWorkspaceCommands(program: Command, globals: () => DbFla
     .argument("<dir>", "the folder to write (created when missing)")
     .option("--at <entry>", "the entry (default: the leaf)")
     .action(async (reference: string, directory: string, flags: { at?: string }) => {
-      const { openStore, resolveEntryId } = await import("../store-context.ts");
+      const { resolveEntryId, withStore } = await import("../store-context.ts");
       const { cliWorkspace } = await import("../workspace-actions.ts");
-      const store = openStore(globals(), { mustExist: true });
-      try {
+      await withStore(globals(), { mustExist: true }, async (store) => {
         const session = await store.openSessionForWrite(reference);
         const entryId = flags.at === undefined ? session.view.leafId : resolveEntryId(session, flags.at);
         // The export reads the log only: any folder will do as the recorder's root.
         const written = await cliWorkspace(store, session, directory).exportTo(entryId, directory);
         process.stdout.write(`exported ${written} path(s) of ${session.id} at ${entryId ?? "(root)"} to ${directory}\n`);
-      } finally {
-        await store.close();
-      }
+      });
     });
 }

@@ -5,16 +5,15 @@
  */
 import { createBlobStore, createMemoryBlobRows } from "../workspace/blob-store.ts";
 import { createInMemoryMemoryIndex } from "../memory/memory-index.ts";
-import type { Observable } from "rxjs";
 import { EventIdReusedError, LogClosedError } from "../../core/errors.ts";
-import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "../event-log.ts";
+import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo } from "../event-log.ts";
 import { createDefaultEventRegistry } from "../events/index.ts";
 import type { EventRegistry } from "../events/registry.ts";
 import { checkExpectedVersion, checkReadAllOptions, checkStreamId, type EventRecord, resolveDuplicates, toStoredEvent, refuseTenantFilter } from "../log/log-prepare.ts";
 import { prepareAppend, streamRange } from "../log/log-requests.ts";
 import { endedKeptMessages, resolveDeltaRetention, type DeltaRetention } from "../log/delta-retention.ts";
 import type { DroppedDeltas } from "../log/delta-retention.ts";
-import { type CommitListener, createCatchUpObservable, type SubscriptionFilter } from "../log/log-subscription.ts";
+import { closeListeners, type CommitListener, type SubscriptionFilter, syncSubscriptionMethods } from "../log/log-subscription.ts";
 
 /** Options of {@link createMemoryEventLog}. */
 export interface MemoryEventLogOptions {
@@ -262,36 +261,12 @@ export function createMemoryEventLog(options: MemoryEventLogOptions = {}): Event
       return stream.records.length;
     },
 
-    subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
-      ensureOpen("subscribe");
-      refuseTenantFilter("subscribe", subscribeOptions);
-      return createCatchUpObservable(
-        {
-          head,
-          read: readRange,
-          listen(listener) {
-            if (closed) {
-              queueMicrotask(() => listener.close());
-              return () => {};
-            }
-            listeners.add(listener);
-            return () => listeners.delete(listener);
-          },
-        },
-        subscribeOptions,
-      );
-    },
-
-    async headPosition(): Promise<number> {
-      ensureOpen("headPosition");
-      return head();
-    },
+    ...syncSubscriptionMethods({ listeners, head, read: readRange, ensureOpen, isClosed: () => closed }),
 
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
-      for (const listener of [...listeners]) listener.close();
-      listeners.clear();
+      closeListeners(listeners);
     },
   };
   return log;

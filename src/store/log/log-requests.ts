@@ -1,6 +1,7 @@
 /**
  * The checked arguments of `append` and `readStream` (ours): what every backend validates before it touches storage, so the three logs refuse the
- * same input with the same `InvalidArgumentError` or `EventSchemaError`.
+ * same input with the same `InvalidArgumentError` or `EventSchemaError`; and {@link rejectOnThrow}, by which a write method that checks
+ * synchronously still only ever rejects.
  */
 import type { AppendOptions, ExpectedVersion, NewEvent, ReadStreamOptions } from "../event-log.ts";
 import type { EventRegistry } from "../events/registry.ts";
@@ -33,4 +34,13 @@ export function streamRange(streamId: string, options: ReadStreamOptions): Strea
   checkReadStreamOptions(options);
   const backwards = options.direction === "backwards";
   return { backwards, fromVersion: options.fromVersion ?? (backwards ? Number.MAX_SAFE_INTEGER : 1), limit: options.limit };
+}
+
+/** `start()`'s promise; a synchronous throw of `start` (a refused argument, a closed log) becomes a rejected promise instead. */
+export function rejectOnThrow<T>(start: () => Promise<T>): Promise<T> {
+  try {
+    return start();
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }

@@ -6,9 +6,10 @@
  * catch-up pages); a read failure errors the Observable, closing the log completes it.
  */
 import { Observable } from "../../core/rx.ts";
+import type { Subscriber } from "rxjs";
 import { InvalidArgumentError } from "../../core/errors.ts";
-import type { StoredEvent, SubscribeOptions } from "../event-log.ts";
-import { checkOptionalInteger, type EventRecord, toStoredEvent } from "./log-prepare.ts";
+import type { EventLog, StoredEvent, SubscribeOptions } from "../event-log.ts";
+import { checkOptionalInteger, type EventRecord, refuseTenantFilter, toStoredEvent } from "./log-prepare.ts";
 import { storedTypeNames } from "../events/upcast.ts";
 
 /** What a subscription reads: a filter applied by the log's reader. */
@@ -60,11 +61,8 @@ export const SUBSCRIPTION_PAGE_SIZE = 512;
  * `fromVersion` without `streamId`, non-array `types`).
  */
 export function createCatchUpObservable(source: SubscriptionSource, options: SubscribeOptions = {}): Observable<StoredEvent> {
-  checkSubscribeOptions(options);
-  return new Observable<StoredEvent>((subscriber) => {
-    let cursor = options.fromPosition ?? 0;
-    const filter: SubscriptionFilter = { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion, tenant: options.tenant };
-    let closed = false;
+  return catchUpObservable(options, (listener) => source.listen(listener), (loop, subscriber) => {
+    const { filter } = loop;
     let scheduled = false;
     // Commits handed over since the last pump; `stale`: a wake-up that only a read can serve.
     const handed: CommittedBatch[] = [];
@@ -78,11 +76,11 @@ export function createCatchUpObservable(source: SubscriptionSource, options: Sub
     /** Delivers handed-over commits that continue the cursor; false when the log must be read (also when nothing was handed over). */
     const deliverHanded = (): boolean => {
       if (handed.length === 0) return false;
-      while (handed.length > 0 && !stale && handed[0].before === cursor) {
+      while (handed.length > 0 && !stale && handed[0].before === loop.cursor) {
         const { records } = handed.shift() as CommittedBatch;
         for (const record of records) {
-          if (closed) return true;
-          cursor = record.globalPosition;
+          if (loop.closed) return true;
+          loop.cursor = record.globalPosition;
           if (!matches(record)) continue;
           filter.afterVersion = undefined;
           subscriber.next(toStoredEvent(record));
@@ -93,12 +91,11 @@ export function createCatchUpObservable(source: SubscriptionSource, options: Sub
 
     const pump = (): void => {
       scheduled = false;
-      if (closed) return;
+      if (loop.closed) return;
       try {
-        if (deliverHanded() || closed) return;
+        if (deliverHanded() || loop.closed) return;
       } catch (error) {
-        closed = true;
-        subscriber.error(error);
+        loop.fail(error);
         return;
       }
       // The read below covers every commit handed over so far.
@@ -108,32 +105,26 @@ export function createCatchUpObservable(source: SubscriptionSource, options: Sub
       let head: number;
       try {
         head = source.head();
-        page = head > cursor ? source.read(cursor, head, SUBSCRIPTION_PAGE_SIZE, filter) : [];
+        page = head > loop.cursor ? source.read(loop.cursor, head, SUBSCRIPTION_PAGE_SIZE, filter) : [];
       } catch (error) {
-        closed = true;
-        subscriber.error(error);
+        loop.fail(error);
         return;
       }
-      for (const event of page) {
-        if (closed) return;
-        cursor = event.globalPosition;
-        filter.afterVersion = undefined;
-        subscriber.next(event);
-      }
-      if (closed) return;
+      if (!loop.deliver(page)) return;
       if (page.length === SUBSCRIPTION_PAGE_SIZE) {
         scheduled = true;
         setImmediate(pump);
         return;
       }
-      if (head > cursor) cursor = head;
+      if (head > loop.cursor) loop.cursor = head;
     };
     const schedule = (): void => {
       if (scheduled) return;
       scheduled = true;
       queueMicrotask(pump);
     };
-    const unlisten = source.listen({
+    return {
+      pump,
       wake: () => {
         stale = true;
         schedule();
@@ -142,18 +133,62 @@ export function createCatchUpObservable(source: SubscriptionSource, options: Sub
         handed.push(batch);
         schedule();
       },
-      close: () => {
-        if (closed) return;
-        closed = true;
-        subscriber.complete();
-      },
-    });
-    pump();
-    return () => {
-      closed = true;
-      unlisten();
     };
   });
+}
+
+/** What a synchronous log (in-memory, SQLite) gives {@link syncSubscriptionMethods}. */
+export interface SyncSubscriptionHost {
+  /** The log's listeners, which its writer wakes or hands its commits to. */
+  listeners: Set<CommitListener>;
+  head: SubscriptionSource["head"];
+  read: SubscriptionSource["read"];
+  /** Throws `LogClosedError` naming the operation once the log is closed. */
+  ensureOpen(operation: string): void;
+  isClosed(): boolean;
+  /** Runs after a listener is added or removed (SQLite polls for other processes' commits while any is registered). */
+  listenersChanged?(): void;
+}
+
+/**
+ * A synchronous log's `subscribe` and `headPosition`, both refused once the log is closed (and `subscribe` for a tenant filter: these logs keep
+ * no tenant index). A listener registered once the log has closed is completed in a microtask instead.
+ */
+export function syncSubscriptionMethods(host: SyncSubscriptionHost): Pick<EventLog, "subscribe" | "headPosition"> {
+  const { listeners } = host;
+  const source: SubscriptionSource = {
+    head: () => host.head(),
+    read: (after, upTo, limit, filter) => host.read(after, upTo, limit, filter),
+    listen(listener) {
+      if (host.isClosed()) {
+        queueMicrotask(() => listener.close());
+        return () => {};
+      }
+      listeners.add(listener);
+      host.listenersChanged?.();
+      return () => {
+        listeners.delete(listener);
+        host.listenersChanged?.();
+      };
+    },
+  };
+  return {
+    subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
+      host.ensureOpen("subscribe");
+      refuseTenantFilter("subscribe", subscribeOptions);
+      return createCatchUpObservable(source, subscribeOptions);
+    },
+    async headPosition(): Promise<number> {
+      host.ensureOpen("headPosition");
+      return host.head();
+    },
+  };
+}
+
+/** Completes the subscription of every listener and forgets them all: the log is closing. */
+export function closeListeners(listeners: Set<CommitListener>): void {
+  for (const listener of [...listeners]) listener.close();
+  listeners.clear();
 }
 
 /**
@@ -173,16 +208,12 @@ export interface AsyncSubscriptionSource {
  * `InvalidArgumentError` synchronously for bad options.
  */
 export function createAsyncCatchUpObservable(source: AsyncSubscriptionSource, options: SubscribeOptions = {}): Observable<StoredEvent> {
-  checkSubscribeOptions(options);
-  return new Observable<StoredEvent>((subscriber) => {
-    let cursor = options.fromPosition ?? 0;
-    const filter: SubscriptionFilter = { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion, tenant: options.tenant };
-    let closed = false;
+  return catchUpObservable(options, (listener) => source.listen(listener), (loop) => {
     let running = false;
     let again = false;
 
     const pump = async (): Promise<void> => {
-      if (closed) return;
+      if (loop.closed) return;
       if (running) {
         again = true;
         return;
@@ -191,41 +222,83 @@ export function createAsyncCatchUpObservable(source: AsyncSubscriptionSource, op
       try {
         do {
           again = false;
-          const { head, events } = await source.readPage(cursor, SUBSCRIPTION_PAGE_SIZE, filter);
-          for (const event of events) {
-            if (closed) return;
-            cursor = event.globalPosition;
-            filter.afterVersion = undefined;
-            subscriber.next(event);
-          }
-          if (closed) return;
+          const { head, events } = await source.readPage(loop.cursor, SUBSCRIPTION_PAGE_SIZE, loop.filter);
+          if (!loop.deliver(events)) return;
           if (events.length === SUBSCRIPTION_PAGE_SIZE) {
             again = true;
             await new Promise((resolve) => setImmediate(resolve));
-          } else if (head > cursor) {
-            cursor = head;
+          } else if (head > loop.cursor) {
+            loop.cursor = head;
           }
-        } while (again && !closed);
+        } while (again && !loop.closed);
       } catch (error) {
-        if (!closed) {
-          closed = true;
-          subscriber.error(error);
-        }
+        loop.fail(error);
       } finally {
         running = false;
       }
     };
-    const unlisten = source.listen({
-      wake: () => void pump(),
+    return { pump: () => void pump(), wake: () => void pump() };
+  });
+}
+
+/** One subscription's position and its delivery of events read from the log, the same for the synchronous and the asynchronous loop. */
+interface SubscriptionLoop {
+  /** The global position delivered up to (events at or below it are never delivered again). */
+  cursor: number;
+  readonly filter: SubscriptionFilter;
+  /** Set once the subscription has ended: completed, errored or unsubscribed. */
+  closed: boolean;
+  /** Delivers `events` (read from the log, ascending), moving the cursor past each; false when the subscription ended meanwhile. */
+  deliver(events: readonly StoredEvent[]): boolean;
+  /** Ends the subscription with `error`, unless it has already ended. */
+  fail(error: unknown): void;
+}
+
+/** What a loop gives the shared Observable: its pump (run once at subscription) and the commit signals it handles. */
+type LoopHandlers = Omit<CommitListener, "close"> & { pump(): void };
+
+/**
+ * The Observable both loops share: checks `options`, opens the cursor at `fromPosition` with the filter, registers the loop's listener with
+ * `listen` (closing the log completes the subscription), runs the first pump, and on unsubscribe ends the loop and removes the listener.
+ */
+function catchUpObservable(
+  options: SubscribeOptions,
+  listen: (listener: CommitListener) => () => void,
+  startLoop: (loop: SubscriptionLoop, subscriber: Subscriber<StoredEvent>) => LoopHandlers,
+): Observable<StoredEvent> {
+  checkSubscribeOptions(options);
+  return new Observable<StoredEvent>((subscriber) => {
+    const loop: SubscriptionLoop = {
+      cursor: options.fromPosition ?? 0,
+      filter: { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion, tenant: options.tenant },
+      closed: false,
+      deliver(events) {
+        for (const event of events) {
+          if (loop.closed) return false;
+          loop.cursor = event.globalPosition;
+          loop.filter.afterVersion = undefined;
+          subscriber.next(event);
+        }
+        return !loop.closed;
+      },
+      fail(error) {
+        if (loop.closed) return;
+        loop.closed = true;
+        subscriber.error(error);
+      },
+    };
+    const { pump, ...handlers } = startLoop(loop, subscriber);
+    const unlisten = listen({
+      ...handlers,
       close: () => {
-        if (closed) return;
-        closed = true;
+        if (loop.closed) return;
+        loop.closed = true;
         subscriber.complete();
       },
     });
-    void pump();
+    pump();
     return () => {
-      closed = true;
+      loop.closed = true;
       unlisten();
     };
   });

@@ -19,8 +19,8 @@ import type { AppendResult, EventLog, ListStreamsOptions, ReadAllOptions, ReadSt
 import { createDefaultEventRegistry } from "../events/index.ts";
 import type { EventRegistry } from "../events/registry.ts";
 import { checkReadAllOptions, checkStreamId, type EventRecord, toStoredEvent } from "../log/log-prepare.ts";
-import { prepareAppend, streamRange } from "../log/log-requests.ts";
-import { type CommitListener, createAsyncCatchUpObservable, type SubscriptionFilter } from "../log/log-subscription.ts";
+import { prepareAppend, rejectOnThrow, streamRange } from "../log/log-requests.ts";
+import { closeListeners, type CommitListener, createAsyncCatchUpObservable, type SubscriptionFilter } from "../log/log-subscription.ts";
 import { storedTypeNames } from "../events/upcast.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
 import { checkPostgresLog, migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
@@ -250,7 +250,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
           },
         }),
     append(streamId, events, appendOptions = {}) {
-      try {
+      return rejectOnThrow(() => {
         ensureOpen("append");
         refuseWrite("append");
         const { expected, prepared } = prepareAppend(registry, streamId, events, appendOptions);
@@ -264,9 +264,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
           if (!result.duplicate) await dropDeltas(streamId, ended, onDeltasDropped);
           return result;
         });
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      });
     },
 
     async readStream(streamId: string, readOptions: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -310,7 +308,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     },
 
     deleteStream(streamId: string): Promise<number> {
-      try {
+      return rejectOnThrow(() => {
         ensureOpen("deleteStream");
         refuseWrite("deleteStream");
         checkStreamId(streamId);
@@ -322,9 +320,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
           if (LogCommitError.isInstance(error) && error.details.keyDeleted === true) await remove();
           throw error;
         });
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      });
     },
 
     subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
@@ -342,8 +338,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       if (closed) return;
       closed = true;
       await writer.drain();
-      for (const listener of [...listeners]) listener.close();
-      listeners.clear();
+      closeListeners(listeners);
       await tail.stop();
       await ownership.close();
       await cipher?.close();

@@ -8,6 +8,7 @@ import type { AgentMessage } from "../../core/messages.ts";
 import type { SessionCreatedData } from "../events/session-events.ts";
 import { isEventOfType } from "../events/catalogue.ts";
 import { createStatsAccumulator } from "./session-stats.ts";
+import { userText } from "./session-tree.ts";
 import type { SessionStats } from "../session-types.ts";
 
 /** The summary of versions `[fromVersion, version]` of one session stream (see the module contract). */
@@ -48,12 +49,6 @@ interface SummarizedEvent {
   data: unknown;
   /** The event's version; needed only when `events` skips some (a read filtered by type). */
   version?: number;
-}
-
-function userText(message: AgentMessage): string {
-  if (message.role !== "user") return "";
-  if (typeof message.content === "string") return message.content;
-  return message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join(" ");
 }
 
 /**

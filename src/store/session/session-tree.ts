@@ -175,7 +175,8 @@ export function snapshotOf(context: SessionTreeContext): TreeSnapshot {
   };
 }
 
-function userText(message: AgentMessage): string {
+/** A user message's text as the session lists show it (its text blocks joined by spaces); "" for any other role. */
+export function userText(message: AgentMessage): string {
   if (message.role !== "user") return "";
   if (typeof message.content === "string") return message.content;
   return message.content.flatMap((block) => (block.type === "text" ? [block.text] : [])).join(" ");

@@ -13,17 +13,16 @@
 import { mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
-import type { Observable } from "rxjs";
 import { ArborError, InvalidArgumentError, InvalidStateError, LogClosedError, LogFileReplacedError, LogSchemaError } from "../../core/errors.ts";
-import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "../event-log.ts";
+import type { AppendOptions, AppendResult, EventLog, ListStreamsOptions, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo } from "../event-log.ts";
 import { createDefaultEventRegistry } from "../events/index.ts";
 import type { EventRegistry } from "../events/registry.ts";
 import { createGroupCommitWriter } from "./log-group-commit.ts";
 import { resolveDeltaRetention, type ActiveDeltaRetention, type DeltaRetention } from "../log/delta-retention.ts";
 import { createLogStatements } from "./log-statements.ts";
 import { checkReadAllOptions, checkStreamId, type EventRecord, toStoredEvent, refuseTenantFilter } from "../log/log-prepare.ts";
-import { prepareAppend, streamRange } from "../log/log-requests.ts";
-import { type CommitListener, createCatchUpObservable } from "../log/log-subscription.ts";
+import { prepareAppend, rejectOnThrow, streamRange } from "../log/log-requests.ts";
+import { closeListeners, type CommitListener, syncSubscriptionMethods } from "../log/log-subscription.ts";
 import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
 import { createSqliteOwnership } from "./sqlite-ownership.ts";
 import { createSqliteSessionIndex } from "./sqlite-session-index.ts";
@@ -293,16 +292,14 @@ function openLog(
     ...(ownership ? { ownership } : {}),
     ...(cipher ? encryptedLogParts(cipher, memoryIndex, blobRows) : { workspaceBlobs, memoryIndex }),
     append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
-      try {
+      return rejectOnThrow(() => {
         ensureOpen("append");
         ensureWritable("append");
         const { expected, prepared } = prepareAppend(registry, streamId, events, appendOptions);
         const fence = ownership?.appendFence(streamId);
         if (cipher) return sealedAppend(cipher, streamId, prepared, (sealed, resolve, reject) => enqueue({ kind: "append", streamId, events: sealed, expected, ...(fence ? { fence } : {}), resolve, reject }));
         return new Promise<AppendResult>((resolve, reject) => enqueue({ kind: "append", streamId, events: prepared, expected, ...(fence ? { fence } : {}), resolve, reject }));
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      });
     },
 
     async readStream(streamId: string, readOptions: ReadStreamOptions = {}): Promise<StoredEvent[]> {
@@ -336,7 +333,7 @@ function openLog(
     },
 
     deleteStream(streamId: string): Promise<number> {
-      try {
+      return rejectOnThrow(() => {
         ensureOpen("deleteStream");
         ensureWritable("deleteStream");
         checkStreamId(streamId);
@@ -344,48 +341,25 @@ function openLog(
         const destroyed = cipher?.destroy(streamId);
         const remove = () => new Promise<number>((resolve, reject) => enqueue({ kind: "delete", streamId, resolve, reject }));
         return destroyed instanceof Promise ? destroyed.then(remove) : remove();
-      } catch (error) {
-        return Promise.reject(error);
-      }
+      });
     },
 
-    subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
-      ensureOpen("subscribe");
-      refuseTenantFilter("subscribe", subscribeOptions);
-      return createCatchUpObservable(
-        {
-          head,
-          read: (after, upTo, limit, filter) => statements.readRange(after, upTo, limit, filter).map(decode),
-          listen(listener) {
-            if (closed) {
-              queueMicrotask(() => listener.close());
-              return () => {};
-            }
-            listeners.add(listener);
-            updatePolling();
-            return () => {
-              listeners.delete(listener);
-              updatePolling();
-            };
-          },
-        },
-        subscribeOptions,
-      );
-    },
+    ...syncSubscriptionMethods({
+      listeners,
+      head,
+      read: (after, upTo, limit, filter) => statements.readRange(after, upTo, limit, filter).map(decode),
+      ensureOpen,
+      isClosed: () => closed,
+      listenersChanged: updatePolling,
+    }),
 
     ...(sessionIndex ? { sessionIndex: guardedIndex(sessionIndex, () => ensureOpen("read the session index")) } : {}),
-
-    async headPosition(): Promise<number> {
-      ensureOpen("headPosition");
-      return head();
-    },
 
     async close(): Promise<void> {
       if (closed) return;
       flush();
       closed = true;
-      for (const listener of [...listeners]) listener.close();
-      listeners.clear();
+      closeListeners(listeners);
       updatePolling();
       if (readOnlyRelease) readOnlyRelease();
       else {
