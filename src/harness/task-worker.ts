@@ -1,13 +1,15 @@
 /**
  * The worker loop of a fleet: follows the task events of the log, claims due tasks (no live claim, no earlier due task of the same session) and
  * runs at most `concurrency` at once through sessions it opens. A re-claimed task first looks for the run an earlier claim started. A busy session
- * or refused append releases the claim and retries after `retryDelayMs`; other errors end the task `failed`. With durability `continue` it also
+ * or refused append releases the claim and retries after `retryDelayMs`; other errors end the task `failed`. A task's ending is appended at the
+ * version of the claim that ran it, so a worker whose claim another worker took over never ends the task. With durability `continue` it also
  * continues orphaned and decided-approval runs (`open-runs.ts`), a decided one only after `DECIDED_GRACE_MS`. `close()` never closes the log.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import type { Subscription } from "rxjs";
-import { ArborError, SessionBusyError, SessionNotFoundError } from "../core/errors.ts";
+import { ArborError, ExpectedVersionConflictError, SessionBusyError, SessionNotFoundError } from "../core/errors.ts";
+import { ignored } from "../core/ignored.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import type { RunOutcome } from "../machines/agent-types.ts";
 import type { EventLog, NewEvent } from "../store/event-log.ts";
@@ -67,8 +69,11 @@ type Ending = Omit<ArborEventData<"task.ended">, "taskId" | "attempt">;
  */
 const DECIDED_GRACE_MS = 2000;
 
-/** Codes of a refusal by the log: the task is given back, not failed. */
-const RELEASE_CODES = new Set(["SESSION_BUSY", "EXPECTED_VERSION_CONFLICT", "LOG_COMMIT_FAILED", "LOG_CLOSED", "RUN_OWNED"]);
+/**
+ * Codes of a refusal by the log, or of a run this process no longer writes (`LEASE_LOST`: its lease lapsed and another process may go on with the
+ * run): the task is given back, not failed, and a later claim ends it as the run ends.
+ */
+const RELEASE_CODES = new Set(["SESSION_BUSY", "EXPECTED_VERSION_CONFLICT", "LOG_COMMIT_FAILED", "LOG_CLOSED", "RUN_OWNED", "LEASE_LOST"]);
 /** Codes of a continuation that is not (or no longer) this worker's to make. */
 const NOT_OURS = new Set(["SESSION_BUSY", "RUN_OWNED", "NOTHING_TO_RESUME", "APPROVAL_PENDING", "EXPECTED_VERSION_CONFLICT", "SESSION_NOT_FOUND"]);
 
@@ -236,9 +241,12 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
           : { type: "task.ended", data: { taskId: task.taskId, attempt: claimed.attempt, ...ending } };
       if (ending === "release") notBefore.set(task.taskId, Date.now() + retryMs);
       try {
-        await log.append(task.streamId, [{ ...event, metadata: { sessionId: task.sessionId } }]);
+        // At the version of this claim: when another worker claimed the task since (this claim's lease lapsed while the run went on), the ending
+        // is that claim's to write, from the run it took over, and the log refuses this one.
+        await log.append(task.streamId, [{ ...event, metadata: { sessionId: task.sessionId } }], { expectedVersion: task.version });
       } catch (error) {
-        report(error);
+        if (ExpectedVersionConflictError.isInstance(error)) ignored("a task claimed again by another worker is ended by that worker", error);
+        else report(error);
       } finally {
         await releaseHold(claimed).catch(report);
       }

@@ -218,7 +218,7 @@ describe.each(backends)("chaos: 3 worker processes on $name, kill -9 every 3 s",
       const runEnds = events.filter((event) => event.type === "run.ended");
       expect(started, id).toHaveLength(1);
       expect(runEnds.map((event) => (event.data as { status: string }).status), id).toEqual(["done"]);
-      expect(state.ended, id).toMatchObject({ status: "done", runId: (started[0].data as { runId: string }).runId });
+      expect(state.ended, `${id}: ${JSON.stringify(state.ended)}`).toMatchObject({ status: "done", runId: (started[0].data as { runId: string }).runId });
       const resumed = events.filter((event) => event.type === "run.resumed");
       takeovers += resumed.length;
       const interrupted = new Set(resumed.flatMap((event) => (event.data as { interruptedToolCallIds?: string[] }).interruptedToolCallIds ?? []));
