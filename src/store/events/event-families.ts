@@ -16,11 +16,6 @@ export type EventTypesIn<Family extends ArborEventFamily, Type extends ArborEven
  * A type guard that is true for the events a consumer leaves out: every event of `families` (a type added to one of those families later is left
  * out too) and each event of `types`. Used before a `switch (event.type)`, it narrows the event to the rest, so the `switch` names only what the
  * consumer handles and its `default: ignoreUnknown(event)` still fails to compile when a new type is neither handled nor left out.
- *
- * @example
- * const quiet = skipsEvents(["task", "budget"], ["tool.updated"]);
- * if (quiet(event)) return;
- * switch (event.type) { … default: return ignoreUnknown(event); }
  */
 export function skipsEvents<const Family extends ArborEventFamily, const Type extends ArborEventType = never>(
   families: readonly Family[],
