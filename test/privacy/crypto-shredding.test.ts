@@ -186,7 +186,7 @@ describe("crypto-shredding", { timeout: 120_000 }, () => {
         expect(JSON.stringify(view.getEntries())).toContain("KEPT-PGENC-88e1");
         await expect(restored.readStream(`session-${deleted}`)).rejects.toMatchObject({ code: "DATA_KEY_UNAVAILABLE", details: { reason: "destroyed" } });
         const wrong = createPostgresEventLog({ connectionString: restoreUrl, schema, encryption: { key: randomBytes(32) } });
-        await expect(wrong.readStream(`session-${kept}`)).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID" });
+        await expect(wrong.readStream(`session-${kept}`)).rejects.toMatchObject({ code: "ENCRYPTION_KEY_MISMATCH" });
         await wrong.close();
       } finally {
         await restored.close();
@@ -247,15 +247,13 @@ describe("crypto-shredding", { timeout: 120_000 }, () => {
     await log.close();
   });
 
-  it("SQLite: a wrong key is EncryptionKeyError, a log opened without encryption refuses sealed data; never garbage", async () => {
+  it("SQLite: a wrong key is refused at open (EncryptionKeyMismatchError), a log opened without encryption refuses sealed data; never garbage", async () => {
     const path = join(dir, "wrong.db");
     const log = createSqliteEventLog({ path, encryption: { key } });
     await twoSessions(log, "MARKER-WRONG-11aa", "KEPT-WRONG");
     const streams = (await log.listStreams()).map((stream) => stream.streamId).filter((id) => id.startsWith("session-"));
     await log.close();
-    const wrong = createSqliteEventLog({ path, encryption: { key: randomBytes(32) } });
-    await expect(wrong.readStream(streams[0])).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID", name: "EncryptionKeyError" });
-    await wrong.close();
+    expect(() => createSqliteEventLog({ path, encryption: { key: randomBytes(32) } })).toThrow(expect.objectContaining({ code: "ENCRYPTION_KEY_MISMATCH", name: "EncryptionKeyMismatchError" }));
     const plain = createSqliteEventLog({ path });
     await expect(plain.readStream(streams[0])).rejects.toMatchObject({ code: "DATA_KEY_UNAVAILABLE", details: { reason: "no_encryption" } });
     await plain.close();
@@ -282,7 +280,8 @@ describe("crypto-shredding", { timeout: 120_000 }, () => {
 
     const wrong = await runArbor(["--db", db, "sessions", "--json"], { env: { ARBOR_ENCRYPTION_KEY: second } });
     expect(wrong.code).not.toBe(0);
-    expect(wrong.stderr).toMatch(/was wrapped by master key local:[0-9a-f]{16}, which this log was not given/);
+    expect(wrong.stderr).toMatch(/was written with another master key: its key store .* is under master key local:[0-9a-f]{16}, and this log was given local:[0-9a-f]{16}/);
+    expect(wrong.stderr).toContain("ARBOR_ENCRYPTION_KEY");
     expect((await runArbor(["--db", db, "sessions"], { env: { ARBOR_ENCRYPTION_KEY: "too-short" } })).stderr).toContain("ARBOR_ENCRYPTION_KEY must be a 32-byte key");
 
     const rotate = await runArbor(["--db", db, "keys", "rotate"], { env: { ARBOR_ENCRYPTION_KEY: second, ARBOR_ENCRYPTION_PREVIOUS_KEYS: first } });

@@ -7,7 +7,9 @@
  * - `seal` sets `storedDataJson`, keeping `dataJson` as the plaintext idempotent retries compare; `open` is synchronous (asynchronous reads call
  *   `prepareRead` first); a destroyed key is `DataKeyUnavailableError` (`reason: "destroyed"`);
  * - `inOrder` keeps call order across streams; `destroy` destroys the session's key BEFORE its rows are deleted, so a failed delete leaves
- *   unreadable rows, never a readable deleted session.
+ *   unreadable rows, never a readable deleted session;
+ * - `verify` checks the master key against the key store's key check (`session-keys.ts`): the logs call it at open, and every key operation and
+ *   write waits for it, so a wrong key is `EncryptionKeyMismatchError` before anything is read or written.
  */
 import { DataKeyUnavailableError, EncryptionKeyError, EventCorruptError, InvalidArgumentError, WorkspaceBlobError } from "../../core/errors.ts";
 import type { EventRecord, PreparedEvent } from "../log/log-prepare.ts";
@@ -74,6 +76,8 @@ export interface LogCipher extends LogEncryption {
   encrypts(streamId: string): boolean;
   /** Loads (creating when missing) the key of a session stream. */
   ready(streamId: string): MaybePromise<void>;
+  /** The key check (`session-keys.ts`), once: `EncryptionKeyMismatchError` for a key the log was not written with. */
+  verify(): MaybePromise<void>;
   destroy(streamId: string): MaybePromise<void>;
   close(): MaybePromise<void>;
 }
@@ -127,11 +131,11 @@ function sealedPromptOf(record: EventRecord): { data: Record<string, unknown> & 
 /** The AAD purpose of a task's sealed prompt: bound to the event and its session. */
 const promptPurpose = (eventId: string, sessionId: string): string => `task prompt\0${eventId}\0${sessionId}`;
 
-/** The cipher of one log over its key store. */
-export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): LogCipher {
+/** The cipher of one log (`where.log` names it in errors) over its key store; `where.readOnly` writes no key check. */
+export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, where: { log: string; readOnly: boolean }): LogCipher {
   const provider = encryptionProvider(options);
   const previous = (options.previousKeys ?? []).map((old) => (typeof old === "string" || old instanceof Uint8Array ? createLocalKeyProvider(old) : checkedProvider(old)));
-  const keys = createSessionKeys({ provider, previous, rows });
+  const keys = createSessionKeys({ provider, previous, rows, ...where });
   let tail: Promise<unknown> | undefined;
   let waiting = 0;
   /** Key ids `prepareRead` found no key for (destroyed), so that the synchronous `open` says so. */
@@ -183,6 +187,9 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): 
   /** Loads the key of the stream and of every task prompt among `events`. */
   const readyFor = (streamId: string, events: readonly PreparedEvent[]): MaybePromise<void> => {
     const pending: Promise<void>[] = [];
+    // Writes to streams without a key wait for the key check too.
+    const checked = keys.verify();
+    if (checked instanceof Promise) pending.push(checked);
     const own = ready(streamId);
     if (own instanceof Promise) pending.push(own);
     for (const event of events) {
@@ -214,6 +221,7 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): 
     rotate: () => keys.rotate(),
     encrypts: (streamId) => keyIdOfStream(streamId) !== undefined,
     ready,
+    verify: () => keys.verify(),
     inOrder(streamId, events, run) {
       const loading = readyFor(streamId, events);
       if (!(loading instanceof Promise) && waiting === 0) return run();
@@ -278,8 +286,10 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): 
     digest: (streamId, purpose, text) => (keyIdOfStream(streamId) === undefined ? text : digestText(writeKey(streamId), streamId, purpose, text)),
     openText: (streamId, purpose, text) => (isSealedText(text) ? openText(readKey(streamId), streamId, purpose, text) : text),
     destroy(streamId) {
-      if (!streamId.startsWith("session-")) return;
-      const done = keys.destroy(keyIdOfStream(streamId)!);
+      const keyId = keyIdOfStream(streamId);
+      // No session takes a reserved key id (a tenant's workspace key, the key check): a delete of such a stream destroys no key.
+      if (!streamId.startsWith("session-") || keyId === undefined || keyId.startsWith(RESERVED_KEY_ID_PREFIX)) return;
+      const done = keys.destroy(keyId);
       if (done instanceof Promise) return done.then(() => undefined);
     },
     close: () => rows.close(),
