@@ -21,7 +21,7 @@ import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/index.ts";
-import { runArbor, tempDir } from "../cli/cli-helpers.ts";
+import { runArbor, serveArbor, tempDir } from "../cli/cli-helpers.ts";
 import { PG_URL, testClient } from "../store/pg-test-db.ts";
 
 const execFileAsync = promisify(execFile);
@@ -332,5 +332,24 @@ describe("crypto-shredding", { timeout: 120_000 }, () => {
     const opened = await runArbor(["--db", db, "tree", gone], { env });
     expect(opened.code).not.toBe(0);
     expect(opened.stderr).toContain("destroyed");
+  });
+
+  it("CLI: arbor serve on an encrypted SQLite store refuses at start without the key, or with another key, naming ARBOR_ENCRYPTION_KEY", async () => {
+    const db = join(dir, "serve.db");
+    const log = createSqliteEventLog({ path: db, encryption: { key } });
+    await createSessionRepository({ log }).create({ id: "serve-1", cwd: dir });
+    await log.close();
+    const flags = ["--db", db, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", server.url, "--port", "0"];
+    for (const value of ["", randomBytes(32).toString("base64")]) {
+      const serve = serveArbor(flags, { OPENAI_API_KEY: "test-key", ARBOR_ENCRYPTION_KEY: value });
+      const outcome = await Promise.race([serve.exited, serve.ready.then(() => "started" as const)]);
+      if (outcome === "started") {
+        serve.child().kill("SIGKILL");
+        await serve.exited;
+      }
+      expect(outcome).not.toBe("started");
+      expect(outcome).toMatchObject({ code: 2 });
+      expect((outcome as { stderr: string }).stderr).toContain("ARBOR_ENCRYPTION_KEY");
+    }
   });
 });

@@ -81,7 +81,7 @@ export interface SqliteEventLogOptions {
    * Encryption at rest (opt-in; `crypto/log-cipher.ts`, `docs/privacy.md`): each session's event data, stored head and memory values sealed with its
    * own data key (AES-256-GCM), the keys wrapped by the master key in a key file beside the log (`keyFile`, default `arbor.keys.db` for `arbor.db`).
    * Deleting a session destroys its key. The log then keeps no session summary rows (they would hold plaintext), seals its context chunks, and seals
-   * its workspace blobs with a key per tenant. A wrong key is `EncryptionKeyError`.
+   * its workspace blobs with a key per tenant. Another master key than the log was written with is `EncryptionKeyMismatchError` at open (the key check).
    */
   encryption?: EncryptionOptions;
 }
