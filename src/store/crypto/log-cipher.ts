@@ -108,10 +108,13 @@ export const SHREDDED_PROMPT = "[shredded: this task's session was deleted, and 
 /** What marks a sealed prompt in a stored `task.queued` (an object, which no valid `input` is). */
 const SEALED_PROMPT_MARK = '"input":{"$enc":';
 
+/** The fields of an event's data (none when it is not an object). */
+const fieldsOf = (value: unknown): Record<string, unknown> => (typeof value === "object" && value !== null ? { ...value } : {});
+
 /** The session whose key seals the prompt of an event of a stream that is not a session's (a `task.queued`), if any. */
 function promptSessionOf(streamId: string, type: string, data: unknown): string | undefined {
-  if (type !== "task.queued" || keyIdOfStream(streamId) !== undefined || typeof data !== "object" || data === null) return undefined;
-  const { sessionId } = data as { sessionId?: unknown };
+  if (type !== "task.queued" || keyIdOfStream(streamId) !== undefined) return undefined;
+  const { sessionId } = fieldsOf(data);
   return typeof sessionId === "string" && sessionId.length > 0 ? sessionId : undefined;
 }
 
@@ -235,7 +238,7 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
         for (const event of events) {
           const sessionId = promptSessionOf(streamId, event.type, event.data);
           if (sessionId === undefined) continue;
-          const data = event.data as Record<string, unknown>;
+          const data = fieldsOf(event.data);
           const sealed = sealText(writeKeyOf(sessionId), streamId, promptPurpose(event.eventId, sessionId), JSON.stringify(data.input));
           event.storedDataJson = JSON.stringify({ ...data, input: { $enc: sealed } });
         }
