@@ -302,6 +302,9 @@ for (const make of [sqliteBackend, pgBackend]) {
       expect(await backend.snapshot()).toBe(before);
       await backend.opened({ key: right });
       expect(await backend.dropKeyCheck()).toBe(true);
+      // Opened mid-rotation (a new key, the store's in previousKeys): the check is written under the store's key, which alone still opens it.
+      await backend.opened({ key: randomBytes(32), previousKeys: [right] });
+      await backend.opened({ key: right });
       const reader = backend.open({ key: right });
       try {
         expect((await reader.readStream("session-l1"))[1].data).toEqual(message("m1", "LEGACY-1").data);

@@ -6,7 +6,7 @@
  * session unreadable; `rotate()` re-wraps every row under the current master key.
  *
  * The key check: the row {@link KEY_CHECK_ID} holds a constant wrapped by the master key, written with the store's first key (or, in a store written
- * before the check existed, at its first open whose key unwraps one of its data keys). `verify()` (run before any key is loaded, created or destroyed)
+ * before the check existed, at its first writable open whose keys unwrap one of its data keys, under that data key's master key). `verify()` (run before any key is loaded, created or destroyed)
  * unwraps it: another master key is `EncryptionKeyMismatchError`, and then nothing is read or written, so a store never holds keys wrapped by two
  * master keys (other than during a rotation, whose old key comes in `previous`). A rotation re-wraps it like any row.
  */
@@ -135,10 +135,10 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
     chain(tryUnwrap(row, constant), (result) => {
       if (!result.ok) throw mismatch(row, result.error);
     });
-  /** Writes the key check under the current key; another process's check, stored first, must open too. */
-  const writeCheck = (): MaybePromise<void> =>
-    chain(provider.wrap(KEY_CHECK_VALUE, KEY_CHECK_ID), (wrapped) =>
-      chain(rows.insert({ keyId: KEY_CHECK_ID, masterKeyId: provider.id, wrapped: Buffer.from(wrapped) }), (stored) =>
+  /** Writes the key check under `owner` (the key the store's data keys are under); another process's check, stored first, must open too. */
+  const writeCheck = (owner: KeyProvider): MaybePromise<void> =>
+    chain(owner.wrap(KEY_CHECK_VALUE, KEY_CHECK_ID), (wrapped) =>
+      chain(rows.insert({ keyId: KEY_CHECK_ID, masterKeyId: owner.id, wrapped: Buffer.from(wrapped) }), (stored) =>
         Buffer.from(stored.wrapped).equals(Buffer.from(wrapped)) ? undefined : expectOpens(stored, true),
       ),
     );
@@ -151,7 +151,8 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
         const witness = stored.find((entry) => providers.has(entry.masterKeyId));
         if (stored.length > 0 && !witness) throw mismatch(stored[0]);
         const proven = witness ? chain(rows.get(witness.keyId), (found) => (found ? expectOpens(found, false) : undefined)) : undefined;
-        return chain(proven, () => (options.readOnly ? undefined : writeCheck()));
+        // Under the key of the data key that proved it (a store opened mid-rotation stays under its old key until `rotate()` re-wraps the check).
+        return chain(proven, () => (options.readOnly ? undefined : writeCheck(witness ? providers.get(witness.masterKeyId)! : provider)));
       });
     });
   let verified = false;
