@@ -121,6 +121,7 @@ export type { RotationResult } from "../store/crypto/session-keys.ts";
 export {
   DataKeyUnavailableError,
   EncryptionKeyError,
+  EncryptionKeyMismatchError,
   EventCorruptError,
   EventIdReusedError,
   EventSchemaError,

@@ -4,6 +4,8 @@
  * `--retention` picks the delta retention; writable SQLite stores open the snapshot cache beside the log. `close()` must be called.
  */
 import { existsSync } from "node:fs";
+import type pg from "pg";
+import { lazyRequire } from "../core/lazy-require.ts";
 import type { CustomEntry } from "../core/entries.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
 import type { EventLog } from "../store/event-log.ts";
@@ -45,6 +47,12 @@ export interface CliStore {
   openSession(reference: string): Promise<SessionHandle>;
   /** Opens a session to change it; refuses (SessionBusyError) while another process runs it. */
   openSessionForWrite(reference: string): Promise<SessionHandle>;
+  /**
+   * Checks the store before a long-running command serves anything (`arbor serve`, `arbor worker`): the log opens (PostgreSQL: its schema and, with
+   * a key, the key check), and a PostgreSQL store whose key table exists while `ARBOR_ENCRYPTION_KEY` is not set is a `CliError` (exit 2) naming the
+   * variable. (A SQLite store is checked by {@link openStore} itself.)
+   */
+  ready(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -60,6 +68,21 @@ interface OpenStoreOptions {
   mustExist?: boolean;
   readOnly?: boolean;
   allTenants?: boolean;
+}
+
+const loadPg = lazyRequire<typeof pg>("pg");
+
+/** The key table of an encrypted PostgreSQL log (`schema` + `_keys`), when it exists. */
+async function pgKeyTable(connectionString: string, schema: string): Promise<string | undefined> {
+  const client = new (loadPg().Client)({ connectionString });
+  await client.connect();
+  try {
+    const table = `"${schema}_keys".data_keys`;
+    const { rows } = await client.query<{ found: string | null }>("SELECT to_regclass($1) AS found", [table]);
+    return rows[0]?.found == null ? undefined : table;
+  } finally {
+    await client.end();
+  }
 }
 
 const RETENTION_POLICIES: Record<string, DeltaRetentionMode | undefined> = { keep: "keep", "drop-deltas": "drop", "delete-deltas": "delete" };
@@ -87,7 +110,8 @@ export function openStore(flags: StoreFlags, options: OpenStoreOptions = {}): Cl
     throw new CliError(`${dbPath} is an encrypted store (its key file ${keyFileBeside(dbPath)} is beside it), and ARBOR_ENCRYPTION_KEY is not set: set it to the store's master key. Nothing was read or written.`, 2);
   }
   const sealed = encryption ? { encryption } : {};
-  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema: process.env.ARBOR_DB_SCHEMA ?? "arbor", ...retention, ...sealed, ...(options.readOnly === true ? { readOnly: true } : {}) }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true, ...retention, ...sealed }));
+  const schema = process.env.ARBOR_DB_SCHEMA ?? "arbor";
+  const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema, ...retention, ...sealed, ...(options.readOnly === true ? { readOnly: true } : {}) }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true, ...retention, ...sealed }));
   if (postgres) {
     const password = new URL(target).password;
     if (password) log.addSecret(decodeURIComponent(password));
@@ -144,6 +168,15 @@ export function openStore(flags: StoreFlags, options: OpenStoreOptions = {}): Cl
       // The opened view's activity projection says whether its last run is live (no second read).
       await assertNoLiveRun(log, sessionStreamId(id), session.view.activity);
       return session;
+    },
+    async ready() {
+      // Waits for the log's own checks (a wrong key is EncryptionKeyMismatchError here, not at the first request).
+      await log.headPosition();
+      if (!postgres || encryption) return;
+      const keyTable = await pgKeyTable(target, schema);
+      if (keyTable !== undefined) {
+        throw new CliError(`${dbPath} (schema "${schema}") is an encrypted store (its key table ${keyTable} exists), and ARBOR_ENCRYPTION_KEY is not set: set it to the store's master key. Nothing was read or written.`, 2);
+      }
     },
     close: async () => {
       await log.close();

@@ -268,6 +268,15 @@ export const WorkspaceCheckpointError = defineError("WORKSPACE_CHECKPOINT_FAILED
 export const EncryptionKeyError = defineError("ENCRYPTION_KEY_INVALID", "EncryptionKeyError");
 
 /**
+ * An encrypted log was opened with another master key than the one it was written with (code `ENCRYPTION_KEY_MISMATCH`), found at open by the key
+ * check value of its key store; nothing was read or written. `details`: `log`, `keyStore`, `masterKeyId` (the key given), `storedMasterKeyId` (the key
+ * the store is under).
+ * @example
+ * try { createSqliteEventLog({ path, encryption: { key } }); } catch (error) { if (EncryptionKeyMismatchError.isInstance(error)) console.log(error.details.log); }
+ */
+export const EncryptionKeyMismatchError = defineError("ENCRYPTION_KEY_MISMATCH", "EncryptionKeyMismatchError");
+
+/**
  * An encrypted record whose data key is not there (code `DATA_KEY_UNAVAILABLE`): the session was deleted (its key destroyed: crypto-shredding), or
  * the log was opened without `encryption`. `details.keyId` is the session id, `details.reason` `"destroyed"` or `"no_encryption"`.
  * @example

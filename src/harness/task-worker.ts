@@ -3,7 +3,8 @@
  * runs at most `concurrency` at once through sessions it opens. A re-claimed task first looks for the run an earlier claim started. A busy session
  * or refused append releases the claim and retries after `retryDelayMs`; other errors end the task `failed`. A task's ending is appended at the
  * version of the claim that ran it, so a worker whose claim another worker took over never ends the task. With durability `continue` it also
- * continues orphaned and decided-approval runs (`open-runs.ts`), a decided one only after `DECIDED_GRACE_MS`. `close()` never closes the log.
+ * continues orphaned and decided-approval runs (`open-runs.ts`), a decided one only after `DECIDED_GRACE_MS`. A task whose prompt was shredded with
+ * its deleted session (`SHREDDED_PROMPT`) ends `failed` (`DATA_KEY_UNAVAILABLE`) without a run. `close()` never closes the log.
  */
 import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
@@ -14,6 +15,7 @@ import type { AgentMessage } from "../core/messages.ts";
 import type { RunOutcome } from "../machines/agent-types.ts";
 import type { EventLog, NewEvent } from "../store/event-log.ts";
 import { isEventOfType, type ArborEventData } from "../store/events/catalogue.ts";
+import { SHREDDED_PROMPT } from "../store/crypto/log-cipher.ts";
 import { foldTask, TASK_EVENT_TYPES, type TaskClaim, type TaskState } from "../store/task-queue.ts";
 import { foldOpenRun, isRunOrphaned, OPEN_RUN_EVENT_TYPES, type OpenRun } from "./open-runs.ts";
 import { claimTask, isClaimLive, linkedRun, releaseHold, type ClaimedTask, type LinkedRun } from "./task-claims.ts";
@@ -271,6 +273,10 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
 
   const runClaimed = async (claimed: ClaimedTask): Promise<Ending | "release"> => {
     const { task } = claimed;
+    // Its session was deleted on an encrypted log, and the prompt with it: nothing to run.
+    if (task.input === SHREDDED_PROMPT) {
+      return { status: "failed", code: "DATA_KEY_UNAVAILABLE", error: `The prompt of task ${task.taskId} was shredded with its session "${task.sessionId}" (the session was deleted).` };
+    }
     const found = await earlierRun(claimed);
     const linked = found?.run;
     if (linked?.status) return { status: linked.status, runId: linked.runId };

@@ -21,7 +21,7 @@ import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/index.ts";
-import { runArbor, tempDir } from "../cli/cli-helpers.ts";
+import { runArbor, serveArbor, tempDir } from "../cli/cli-helpers.ts";
 import { PG_URL, testClient } from "../store/pg-test-db.ts";
 
 const execFileAsync = promisify(execFile);
@@ -186,7 +186,7 @@ describe("crypto-shredding", { timeout: 120_000 }, () => {
         expect(JSON.stringify(view.getEntries())).toContain("KEPT-PGENC-88e1");
         await expect(restored.readStream(`session-${deleted}`)).rejects.toMatchObject({ code: "DATA_KEY_UNAVAILABLE", details: { reason: "destroyed" } });
         const wrong = createPostgresEventLog({ connectionString: restoreUrl, schema, encryption: { key: randomBytes(32) } });
-        await expect(wrong.readStream(`session-${kept}`)).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID" });
+        await expect(wrong.readStream(`session-${kept}`)).rejects.toMatchObject({ code: "ENCRYPTION_KEY_MISMATCH" });
         await wrong.close();
       } finally {
         await restored.close();
@@ -247,15 +247,13 @@ describe("crypto-shredding", { timeout: 120_000 }, () => {
     await log.close();
   });
 
-  it("SQLite: a wrong key is EncryptionKeyError, a log opened without encryption refuses sealed data; never garbage", async () => {
+  it("SQLite: a wrong key is refused at open (EncryptionKeyMismatchError), a log opened without encryption refuses sealed data; never garbage", async () => {
     const path = join(dir, "wrong.db");
     const log = createSqliteEventLog({ path, encryption: { key } });
     await twoSessions(log, "MARKER-WRONG-11aa", "KEPT-WRONG");
     const streams = (await log.listStreams()).map((stream) => stream.streamId).filter((id) => id.startsWith("session-"));
     await log.close();
-    const wrong = createSqliteEventLog({ path, encryption: { key: randomBytes(32) } });
-    await expect(wrong.readStream(streams[0])).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID", name: "EncryptionKeyError" });
-    await wrong.close();
+    expect(() => createSqliteEventLog({ path, encryption: { key: randomBytes(32) } })).toThrow(expect.objectContaining({ code: "ENCRYPTION_KEY_MISMATCH", name: "EncryptionKeyMismatchError" }));
     const plain = createSqliteEventLog({ path });
     await expect(plain.readStream(streams[0])).rejects.toMatchObject({ code: "DATA_KEY_UNAVAILABLE", details: { reason: "no_encryption" } });
     await plain.close();
@@ -282,7 +280,8 @@ describe("crypto-shredding", { timeout: 120_000 }, () => {
 
     const wrong = await runArbor(["--db", db, "sessions", "--json"], { env: { ARBOR_ENCRYPTION_KEY: second } });
     expect(wrong.code).not.toBe(0);
-    expect(wrong.stderr).toMatch(/was wrapped by master key local:[0-9a-f]{16}, which this log was not given/);
+    expect(wrong.stderr).toMatch(/was written with another master key: its key store .* is under master key local:[0-9a-f]{16}, and this log was given local:[0-9a-f]{16}/);
+    expect(wrong.stderr).toContain("ARBOR_ENCRYPTION_KEY");
     expect((await runArbor(["--db", db, "sessions"], { env: { ARBOR_ENCRYPTION_KEY: "too-short" } })).stderr).toContain("ARBOR_ENCRYPTION_KEY must be a 32-byte key");
 
     const rotate = await runArbor(["--db", db, "keys", "rotate"], { env: { ARBOR_ENCRYPTION_KEY: second, ARBOR_ENCRYPTION_PREVIOUS_KEYS: first } });
@@ -333,5 +332,24 @@ describe("crypto-shredding", { timeout: 120_000 }, () => {
     const opened = await runArbor(["--db", db, "tree", gone], { env });
     expect(opened.code).not.toBe(0);
     expect(opened.stderr).toContain("destroyed");
+  });
+
+  it("CLI: arbor serve on an encrypted SQLite store refuses at start without the key, or with another key, naming ARBOR_ENCRYPTION_KEY", async () => {
+    const db = join(dir, "serve.db");
+    const log = createSqliteEventLog({ path: db, encryption: { key } });
+    await createSessionRepository({ log }).create({ id: "serve-1", cwd: dir });
+    await log.close();
+    const flags = ["--db", db, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", server.url, "--port", "0"];
+    for (const value of ["", randomBytes(32).toString("base64")]) {
+      const serve = serveArbor(flags, { OPENAI_API_KEY: "test-key", ARBOR_ENCRYPTION_KEY: value });
+      const outcome = await Promise.race([serve.exited, serve.ready.then(() => "started" as const)]);
+      if (outcome === "started") {
+        serve.child().kill("SIGKILL");
+        await serve.exited;
+      }
+      expect(outcome).not.toBe("started");
+      expect(outcome).toMatchObject({ code: 2 });
+      expect((outcome as { stderr: string }).stderr).toContain("ARBOR_ENCRYPTION_KEY");
+    }
   });
 });

@@ -2,14 +2,16 @@
  * The CLI on an encrypted PostgreSQL log without `ARBOR_ENCRYPTION_KEY`: a run, an import or an
  * `arbor rm` is refused with an error naming the variable, exits non-zero, and writes nothing (no
  * session content in clear beside the sealed sessions, no delete that would leave the deleted
- * session's key behind). The real CLI process, the real PostgreSQL, a loopback model server.
+ * session's key behind). \`arbor serve\` and \`arbor worker\` without the key, or with another key,
+ * refuse at start (before they listen or claim anything) with an error naming the variable. The
+ * real CLI process, the real PostgreSQL, a loopback model server.
  */
 import { randomBytes } from "node:crypto";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startOpenAIServer, textResponse, type OpenAIServer } from "../../src/testing/index.ts";
-import { runArbor, tempDir } from "../cli/cli-helpers.ts";
+import { runArbor, serveArbor, startArbor, tempDir, type CliResult } from "../cli/cli-helpers.ts";
 import { PG_URL, testClient, useTestSchemas } from "../store/pg-test-db.ts";
 
 const newSchema = useTestSchemas("enccli");
@@ -66,6 +68,53 @@ describe("the CLI on an encrypted PostgreSQL log without its key", { timeout: 12
       const listed = await runArbor(["--db", PG_URL, "sessions", "--json"], { env: keyed });
       expect(listed.code, listed.stderr).toBe(0);
       expect((JSON.parse(listed.stdout) as Array<{ id: string }>).map((row) => row.id)).toEqual([sessionId]);
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}_keys" CASCADE`);
+      await client.end();
+    }
+  });
+
+  /** Starts a long-running command; resolves with its exit, or kills it and says it started (it printed its start-up line). */
+  async function startOrExit(start: { ready: Promise<string>; exited: Promise<CliResult>; child: () => import("node:child_process").ChildProcess }): Promise<CliResult | "started"> {
+    const outcome = await Promise.race([start.exited, start.ready.then(() => "started" as const)]);
+    if (outcome === "started") {
+      start.child().kill("SIGKILL");
+      await start.exited;
+    }
+    return outcome;
+  }
+
+  it("arbor serve and arbor worker refuse at start without the key, or with another key, naming ARBOR_ENCRYPTION_KEY", async () => {
+    const schema = newSchema();
+    const dir = tempDir("arbor-enccli-serve-");
+    const key = randomBytes(32).toString("base64");
+    const base = { OPENAI_API_KEY: "test-key", ARBOR_DB_SCHEMA: schema };
+    server.script(textResponse("SEALED-REPLY"));
+    const sealed = await runArbor(["--db", PG_URL, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "a sealed session"], { env: { ...base, ARBOR_ENCRYPTION_KEY: key } });
+    expect(sealed.code, sealed.stderr).toBe(0);
+    const flags = ["--db", PG_URL, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", server.url];
+    const client = await testClient();
+    try {
+      const count = async () => (await client.query(`SELECT (SELECT count(*) FROM "${schema}".events)::int AS events, (SELECT count(*) FROM "${schema}_keys".data_keys)::int AS keys`)).rows[0] as object;
+      const before = await count();
+      for (const [name, env] of [
+        ["without a key", { ...base, ARBOR_ENCRYPTION_KEY: "" }],
+        ["with another key", { ...base, ARBOR_ENCRYPTION_KEY: randomBytes(32).toString("base64") }],
+      ] as const) {
+        const serve = await startOrExit(serveArbor([...flags, "--port", "0"], env));
+        expect(serve, `serve ${name}`).not.toBe("started");
+        const served = serve as CliResult;
+        expect(served.code, served.stderr).toBe(2);
+        expect(served.stderr).toContain("ARBOR_ENCRYPTION_KEY");
+        expect(served.stderr).toMatch(name === "without a key" ? /is an encrypted store \(its key table "[^"]+_keys"\.data_keys exists\)/ : /was written with another master key/);
+        const worker = await startOrExit(startArbor(["worker", ...flags], env, /arbor worker: .*\n/));
+        expect(worker, `worker ${name}`).not.toBe("started");
+        expect((worker as CliResult).code, (worker as CliResult).stderr).toBe(2);
+        expect((worker as CliResult).stderr).toContain("ARBOR_ENCRYPTION_KEY");
+      }
+      expect(await count()).toEqual(before);
+      // With its key, the store serves.
+      expect(await startOrExit(serveArbor([...flags, "--port", "0"], { ...base, ARBOR_ENCRYPTION_KEY: key }))).toBe("started");
     } finally {
       await client.query(`DROP SCHEMA IF EXISTS "${schema}_keys" CASCADE`);
       await client.end();

@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readFileSync, rmSync } from "node:fs";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import Database from "better-sqlite3";
 import { firstValueFrom, take, toArray } from "rxjs";
 import { afterAll, describe, expect, it } from "vitest";
@@ -14,7 +14,8 @@ import type { EventLog } from "../../src/store/event-log.ts";
 import type { DeltaRetention } from "../../src/store/log/delta-retention.ts";
 import { createLocalKeyProvider, type KeyProvider } from "../../src/store/crypto/master-key.ts";
 import type { EncryptionOptions } from "../../src/store/crypto/log-cipher.ts";
-import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { KEY_CHECK_ID } from "../../src/store/crypto/session-keys.ts";
+import { createPostgresEventLog, openPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { tempDir } from "../cli/cli-helpers.ts";
@@ -62,6 +63,12 @@ const message = (id: string, text: string) => ({
 interface Backend {
   name: string;
   open(encryption?: EncryptionOptions, retention?: DeltaRetention): EventLog;
+  /** Opens and waits until the log is ready (SQLite opens at once; PostgreSQL checks its schema and key check first); closes it again. */
+  opened(encryption: EncryptionOptions): Promise<void>;
+  /** Every stored byte of the log and its key store (SQLite: the files and their WALs), or every row of their tables (PostgreSQL). */
+  snapshot(): Promise<string>;
+  /** Removes the key check row, as in a store written before the key check existed; returns whether there was one. */
+  dropKeyCheck(): Promise<boolean>;
   /** The stored `data` text of every event of a stream. */
   stored(log: EventLog, streamId: string): Promise<string[]>;
   /** Rewrites one stored `data` text. */
@@ -74,6 +81,20 @@ function sqliteBackend(): Backend {
   return {
     name: "SQLite",
     open: (encryption, retention) => createSqliteEventLog({ path, ...(encryption ? { encryption } : {}), ...(retention ? { retention } : {}) }),
+    opened: async (encryption) => createSqliteEventLog({ path, encryption }).close(),
+    snapshot: async () =>
+      [path, join(dir, `${basename(path, ".db")}.keys.db`)]
+        .flatMap((file) => ["", "-wal", "-shm", "-journal"].map((suffix) => file + suffix))
+        .map((file) => `${file}:${existsSync(file) ? readFileSync(file).toString("base64") : "absent"}`)
+        .join("\n"),
+    async dropKeyCheck() {
+      const keys = new Database(join(dir, `${basename(path, ".db")}.keys.db`));
+      try {
+        return keys.prepare("DELETE FROM arbor_data_keys WHERE key_id = ?").run(KEY_CHECK_ID).changes > 0;
+      } finally {
+        keys.close();
+      }
+    },
     async stored(_log, streamId) {
       const db = raw();
       try {
@@ -107,6 +128,19 @@ function pgBackend(): Backend {
   return {
     name: "PostgreSQL",
     open: (encryption, retention) => createPostgresEventLog({ connectionString: PG_URL, schema, poolSize: 2, ...(encryption ? { encryption } : {}), ...(retention ? { retention } : {}) }),
+    opened: async (encryption) => (await openPostgresEventLog({ connectionString: PG_URL, schema, poolSize: 2, encryption })).close(),
+    async snapshot() {
+      const tables = await sql<{ name: string }>(
+        "SELECT format('%I.%I', table_schema, table_name) AS name FROM information_schema.tables WHERE table_schema IN ($1, $2) ORDER BY table_schema, table_name",
+        [schema, `${schema}_keys`],
+      );
+      const parts: string[] = [];
+      for (const { name } of tables) parts.push(`${name}: ${JSON.stringify(await sql(`SELECT * FROM ${name} ORDER BY 1`, []))}`);
+      return parts.join("\n");
+    },
+    async dropKeyCheck() {
+      return (await sql(`DELETE FROM "${schema}_keys".data_keys WHERE key_id = $1 RETURNING 1`, [KEY_CHECK_ID])).length > 0;
+    },
     async stored(_log, streamId) {
       return (await sql<{ data: string }>(`SELECT data::text AS data FROM "${schema}".events WHERE stream_id = $1 ORDER BY version`, [streamId])).map((row) => row.data);
     },
@@ -201,9 +235,11 @@ for (const make of [sqliteBackend, pgBackend]) {
       await log.append("session-r1", [created("r1"), message("m1", "ROT-1")]);
       await log.append("session-r2", [created("r2"), message("m1", "ROT-2")]);
       await log.close();
-      const withoutOld = backend.open({ key: newKey });
-      await expect(withoutOld.readStream("session-r1")).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID", details: { masterKeyId: createLocalKeyProvider(oldKey).id } });
-      await withoutOld.close();
+      // The new key alone is refused at open (the key check is under the old one): nothing is read, and no data key is created under it.
+      await expect(backend.opened({ key: newKey })).rejects.toMatchObject({
+        code: "ENCRYPTION_KEY_MISMATCH",
+        details: { masterKeyId: createLocalKeyProvider(newKey).id, storedMasterKeyId: createLocalKeyProvider(oldKey).id },
+      });
       const rotating = backend.open({ key: newKey, previousKeys: [oldKey] });
       expect(await rotating.encryption!.rotate()).toEqual({ rewrapped: 2, total: 2, masterKeyId: createLocalKeyProvider(newKey).id });
       expect(await rotating.encryption!.rotate()).toMatchObject({ rewrapped: 0, total: 2 });
@@ -214,9 +250,67 @@ for (const make of [sqliteBackend, pgBackend]) {
       } finally {
         await rotated.close();
       }
-      const old = backend.open({ key: oldKey });
-      await expect(old.readStream("session-r1")).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID" });
-      await old.close();
+      // The key check was re-wrapped with the rest: the old key is now the wrong one.
+      await expect(backend.opened({ key: oldKey })).rejects.toMatchObject({ code: "ENCRYPTION_KEY_MISMATCH", details: { storedMasterKeyId: createLocalKeyProvider(newKey).id } });
+    });
+
+    it("another master key is refused at open (EncryptionKeyMismatchError naming the log) and writes nothing; the right key reads every session", async () => {
+      const backend = make();
+      const right = randomBytes(32);
+      const wrong = randomBytes(32);
+      const log = backend.open({ key: right });
+      await log.append("session-w1", [created("w1"), message("m1", "WRONG-KEY-1")]);
+      await log.append("session-w2", [created("w2"), message("m1", "WRONG-KEY-2")]);
+      await log.close();
+      const before = await backend.snapshot();
+      const refused = backend.opened({ key: wrong });
+      await expect(refused).rejects.toMatchObject({
+        code: "ENCRYPTION_KEY_MISMATCH",
+        name: "EncryptionKeyMismatchError",
+        details: { masterKeyId: createLocalKeyProvider(wrong).id, storedMasterKeyId: createLocalKeyProvider(right).id },
+      });
+      await expect(refused).rejects.toThrow(backend.name === "SQLite" ? /log "\/.*\.db" was written with another master key/ : /log schema "[^"]+" at .* was written with another master key/);
+      if (backend.name === "PostgreSQL") {
+        // createPostgresEventLog returns at once: every operation waits for the check and fails with it, writing nothing.
+        const lazy = backend.open({ key: wrong });
+        await expect(lazy.append("session-w3", [created("w3")])).rejects.toMatchObject({ code: "ENCRYPTION_KEY_MISMATCH" });
+        await expect(lazy.append("task-w3", [{ type: "task.released", data: { taskId: "w3", attempt: 1, reason: "x" } }])).rejects.toMatchObject({ code: "ENCRYPTION_KEY_MISMATCH" });
+        await expect(lazy.deleteStream("session-w1")).rejects.toMatchObject({ code: "ENCRYPTION_KEY_MISMATCH" });
+        await expect(lazy.readStream("session-w1")).rejects.toMatchObject({ code: "ENCRYPTION_KEY_MISMATCH" });
+        await lazy.close();
+      }
+      expect(await backend.snapshot()).toBe(before);
+
+      const reader = backend.open({ key: right });
+      try {
+        expect((await reader.readStream("session-w1"))[1].data).toEqual(message("m1", "WRONG-KEY-1").data);
+        expect((await reader.readStream("session-w2"))[1].data).toEqual(message("m1", "WRONG-KEY-2").data);
+      } finally {
+        await reader.close();
+      }
+    });
+
+    it("a key store written before the key check: another key is refused by its data keys, the right one opens and writes the check", async () => {
+      const backend = make();
+      const right = randomBytes(32);
+      const log = backend.open({ key: right });
+      await log.append("session-l1", [created("l1"), message("m1", "LEGACY-1")]);
+      await log.close();
+      expect(await backend.dropKeyCheck()).toBe(true);
+      const before = await backend.snapshot();
+      await expect(backend.opened({ key: randomBytes(32) })).rejects.toMatchObject({ code: "ENCRYPTION_KEY_MISMATCH", details: { storedMasterKeyId: createLocalKeyProvider(right).id } });
+      expect(await backend.snapshot()).toBe(before);
+      await backend.opened({ key: right });
+      expect(await backend.dropKeyCheck()).toBe(true);
+      // Opened mid-rotation (a new key, the store's in previousKeys): the check is written under the store's key, which alone still opens it.
+      await backend.opened({ key: randomBytes(32), previousKeys: [right] });
+      await backend.opened({ key: right });
+      const reader = backend.open({ key: right });
+      try {
+        expect((await reader.readStream("session-l1"))[1].data).toEqual(message("m1", "LEGACY-1").data);
+      } finally {
+        await reader.close();
+      }
     });
 
     it("an asynchronous (KMS) key provider: one unwrap per session, then cached", async () => {
@@ -233,7 +327,8 @@ for (const make of [sqliteBackend, pgBackend]) {
         const view = (await repository.open("k1")).view;
         expect(JSON.stringify(view.getEntries())).toContain("KMS-2");
         await reader.readStream("session-k1");
-        expect(provider.calls).toBe(1);
+        // One unwrap for the key check at open, one for the session.
+        expect(provider.calls).toBe(2);
       } finally {
         await reader.close();
       }
@@ -284,11 +379,13 @@ describe("encrypted SQLite file", () => {
     expect(await reopened.workspaceBlobs!.get("acme", name(first))).toEqual(first);
     await expect(reopened.workspaceBlobs!.get("acme", name(second))).rejects.toMatchObject({ code: "WORKSPACE_BLOB_INVALID" });
     await reopened.close();
-    const wrong = createSqliteEventLog({ path, encryption: { key: randomBytes(32) } });
-    await expect(wrong.workspaceBlobs!.get("acme", name(first))).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID" });
-    // The tenant's workspace key id cannot be taken by a session id.
-    await expect(wrong.append("session-\u0001workspace\u0001acme", [created("x")])).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
-    await wrong.close();
+    expect(() => createSqliteEventLog({ path, encryption: { key: randomBytes(32) } })).toThrow(expect.objectContaining({ code: "ENCRYPTION_KEY_MISMATCH" }));
+    const again = createSqliteEventLog({ path, encryption: { key } });
+    // The tenant's workspace key id cannot be taken by a session id, nor destroyed by a delete of such a stream.
+    await expect(again.append("session-\u0001workspace\u0001acme", [created("x")])).rejects.toMatchObject({ code: "INVALID_ARGUMENT" });
+    await again.deleteStream("session-\u0001workspace\u0001acme");
+    expect(await again.workspaceBlobs!.get("acme", name(first))).toEqual(first);
+    await again.close();
   });
   it("no table of the file holds a session's text: summaries, context chunks, heads, memory FTS", async () => {
     const path = join(dir, "projections.db");
@@ -307,8 +404,6 @@ describe("encrypted SQLite file", () => {
     await log.close();
     const bytes = fileBytes(path);
     for (const text of ["TITLE-PLAIN-0d1f", "TEXT-PLAIN-77ab", "MEMORY-PLAIN-5e5e"]) expect(bytes).not.toContain(text);
-    const reopened = createSqliteEventLog({ path, encryption: { key: randomBytes(32) } });
-    await expect(createSessionRepository({ log: reopened }).open("p1")).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID" });
-    await reopened.close();
+    expect(() => createSqliteEventLog({ path, encryption: { key: randomBytes(32) } })).toThrow(expect.objectContaining({ code: "ENCRYPTION_KEY_MISMATCH" }));
   });
 });

@@ -51,6 +51,13 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
   const durability = flags.durability ?? "continue";
   if (durability !== "continue" && durability !== "interrupt") throw new CliError(`Bad --durability "${durability}": expected continue or interrupt.`);
   const store = openStore(globals, { allTenants: true });
+  try {
+    // Refused at start, not at the first request: a wrong key, or an encrypted store without ARBOR_ENCRYPTION_KEY.
+    await store.ready();
+  } catch (error) {
+    await store.close();
+    throw error;
+  }
   // Per-tenant run slots: in PostgreSQL (advisory locks) when the log is there, so replicas share them.
   const slotStore = maxConcurrentRuns !== undefined && store.postgresUrl ? createPostgresRunSlotStore({ connectionString: store.postgresUrl }) : undefined;
   const concurrency = maxConcurrentRuns === undefined ? {} : { concurrency: { maxConcurrentRuns, ...(maxQueuedRuns !== undefined ? { maxQueuedRuns } : {}), ...(slotStore ? { store: slotStore } : {}) } };

@@ -70,6 +70,8 @@ export async function workerAction(flags: WorkerFlags, globals: { db?: string; t
   if (!existsSync(cwd)) throw new CliError(`--cwd "${cwd}" does not exist.`);
   const store = openStore(globals, { allTenants: true });
   try {
+    // Refused at start, not at the first task: a wrong key, or an encrypted store without ARBOR_ENCRYPTION_KEY.
+    await store.ready();
     store.addSecrets(settingsSecrets(settings));
     const requireApproval = approvalFlag(flags.approve);
     const worker = startCliWorker({ store, settings, cwd, tools: flags, concurrency, ...(requireApproval ? { requireApproval } : {}) });

@@ -17,6 +17,8 @@ export interface DataKeyRow {
 
 /** The key store of one log (see the module contract). */
 export interface DataKeyRows {
+  /** Where the rows are, for messages: the key file's path, or `<key schema>.data_keys`. */
+  readonly name: string;
   get(keyId: string): MaybePromise<DataKeyRow | undefined>;
   insert(row: DataKeyRow): MaybePromise<DataKeyRow>;
   /** Deletes the row; true when there was one. */

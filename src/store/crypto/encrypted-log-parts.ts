@@ -36,7 +36,7 @@ export function sealedAppend(
 ): Promise<AppendResult> {
   return new Promise<AppendResult>((resolve, reject) => {
     try {
-      const step = cipher.inOrder(streamId, () => enqueue(cipher.seal(streamId, prepared), resolve, reject));
+      const step = cipher.inOrder(streamId, prepared, () => enqueue(cipher.seal(streamId, prepared), resolve, reject));
       if (step instanceof Promise) step.catch(reject);
     } catch (error) {
       reject(error);

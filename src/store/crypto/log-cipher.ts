@@ -2,10 +2,14 @@
  * The event logs' encryption (ours; crypto-shredding): what `encryption` turns on, and the one object the logs call to seal and open.
  * - a session's streams (`session-<id>`, `control-<id>`) are sealed with its data key (`session-keys.ts`, `sealed-record.ts`), others written in
  *   clear; ids, positions, type, time, metadata, the tenant and a few `PLAIN_FIELDS` stay in clear;
+ * - the prompt of a queued task (`task.queued.input` on its task stream) is sealed with the data key of the task's session, so a session's delete
+ *   shreds its background and scheduled prompts too; once that key is destroyed, the task reads with {@link SHREDDED_PROMPT} as its input;
  * - `seal` sets `storedDataJson`, keeping `dataJson` as the plaintext idempotent retries compare; `open` is synchronous (asynchronous reads call
  *   `prepareRead` first); a destroyed key is `DataKeyUnavailableError` (`reason: "destroyed"`);
  * - `inOrder` keeps call order across streams; `destroy` destroys the session's key BEFORE its rows are deleted, so a failed delete leaves
- *   unreadable rows, never a readable deleted session.
+ *   unreadable rows, never a readable deleted session;
+ * - `verify` checks the master key against the key store's key check (`session-keys.ts`): the logs call it at open, and every key operation and
+ *   write waits for it, so a wrong key is `EncryptionKeyMismatchError` before anything is read or written.
  */
 import { DataKeyUnavailableError, EncryptionKeyError, EventCorruptError, InvalidArgumentError, WorkspaceBlobError } from "../../core/errors.ts";
 import type { EventRecord, PreparedEvent } from "../log/log-prepare.ts";
@@ -55,7 +59,8 @@ export interface LogEncryption {
 
 /** What the logs call (see the module contract). */
 export interface LogCipher extends LogEncryption {
-  inOrder(streamId: string, run: () => void): MaybePromise<void>;
+  /** Runs `run` once the keys `events` of `streamId` are sealed with are loaded (created when missing), in call order. */
+  inOrder(streamId: string, events: readonly PreparedEvent[], run: () => void): MaybePromise<void>;
   seal(streamId: string, events: PreparedEvent[]): PreparedEvent[];
   prepareRead(records: readonly EventRecord[]): MaybePromise<void>;
   open(record: EventRecord): EventRecord;
@@ -71,6 +76,8 @@ export interface LogCipher extends LogEncryption {
   encrypts(streamId: string): boolean;
   /** Loads (creating when missing) the key of a session stream. */
   ready(streamId: string): MaybePromise<void>;
+  /** The key check (`session-keys.ts`), once: `EncryptionKeyMismatchError` for a key the log was not written with. */
+  verify(): MaybePromise<void>;
   destroy(streamId: string): MaybePromise<void>;
   close(): MaybePromise<void>;
 }
@@ -95,22 +102,50 @@ function checkedProvider(provider: KeyProvider): KeyProvider {
   return provider;
 }
 
-/** The cipher of one log over its key store. */
-export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): LogCipher {
+/** The input a queued task reads with once its session's key is destroyed (its session was deleted): the prompt itself is gone. */
+export const SHREDDED_PROMPT = "[shredded: this task's session was deleted, and its prompt with it]";
+
+/** What marks a sealed prompt in a stored `task.queued` (an object, which no valid `input` is). */
+const SEALED_PROMPT_MARK = '"input":{"$enc":';
+
+/** The fields of an event's data (none when it is not an object). */
+const fieldsOf = (value: unknown): Record<string, unknown> => (typeof value === "object" && value !== null ? { ...value } : {});
+
+/** The session whose key seals the prompt of an event of a stream that is not a session's (a `task.queued`), if any. */
+function promptSessionOf(streamId: string, type: string, data: unknown): string | undefined {
+  if (type !== "task.queued" || keyIdOfStream(streamId) !== undefined) return undefined;
+  const { sessionId } = fieldsOf(data);
+  return typeof sessionId === "string" && sessionId.length > 0 ? sessionId : undefined;
+}
+
+/** The stored `task.queued` data of a record whose prompt is sealed, or undefined. */
+function sealedPromptOf(record: EventRecord): { data: Record<string, unknown> & { input: { $enc: string } }; sessionId: string } | undefined {
+  if (record.type !== "task.queued" || !record.dataJson.includes(SEALED_PROMPT_MARK)) return undefined;
+  const data = JSON.parse(record.dataJson) as Record<string, unknown> & { input: { $enc: string } };
+  const sessionId = promptSessionOf(record.streamId, record.type, data);
+  if (sessionId === undefined || typeof data.input?.$enc !== "string") {
+    throw new EventCorruptError(`The task event "${record.eventId}" (stream "${record.streamId}") holds a sealed prompt without a session to open it with.`, {
+      details: { streamId: record.streamId, eventId: record.eventId, eventType: record.type, field: "input" },
+    });
+  }
+  return { data, sessionId };
+}
+
+/** The AAD purpose of a task's sealed prompt: bound to the event and its session. */
+const promptPurpose = (eventId: string, sessionId: string): string => `task prompt\0${eventId}\0${sessionId}`;
+
+/** The cipher of one log (`where.log` names it in errors) over its key store; `where.readOnly` writes no key check. */
+export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, where: { log: string; readOnly: boolean }): LogCipher {
   const provider = encryptionProvider(options);
   const previous = (options.previousKeys ?? []).map((old) => (typeof old === "string" || old instanceof Uint8Array ? createLocalKeyProvider(old) : checkedProvider(old)));
-  const keys = createSessionKeys({ provider, previous, rows });
+  const keys = createSessionKeys({ provider, previous, rows, ...where });
   let tail: Promise<unknown> | undefined;
   let waiting = 0;
   /** Key ids `prepareRead` found no key for (destroyed), so that the synchronous `open` says so. */
   const absent = new Set<string>();
 
-  /** The key of a stored record's stream, loading it synchronously when the key store allows. */
-  const readKey = (streamId: string): Buffer => {
-    const keyId = keyIdOfStream(streamId);
-    if (keyId === undefined) {
-      throw new EventCorruptError(`Stream "${streamId}" holds encrypted data, but only session streams are encrypted.`, { details: { streamId } });
-    }
+  /** A stored record's key (`keyId`), loading it synchronously when the key store allows. */
+  const readKeyOf = (keyId: string): Buffer => {
     const cached = keys.cached(keyId);
     if (cached) return cached;
     const loaded = absent.has(keyId) ? undefined : keys.load(keyId, false);
@@ -128,10 +163,19 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): 
     }
     return loaded;
   };
-  const writeKey = (streamId: string): Buffer => keys.cached(keyIdOfStream(streamId)!) ?? readKey(streamId);
-  const ready = (streamId: string): MaybePromise<void> => {
+  /** The key of a stored record's stream. */
+  const readKey = (streamId: string): Buffer => {
     const keyId = keyIdOfStream(streamId);
-    if (keyId === undefined || keys.cached(keyId)) return;
+    if (keyId === undefined) {
+      throw new EventCorruptError(`Stream "${streamId}" holds encrypted data, but only session streams are encrypted.`, { details: { streamId } });
+    }
+    return readKeyOf(keyId);
+  };
+  const writeKeyOf = (keyId: string): Buffer => keys.cached(keyId) ?? readKeyOf(keyId);
+  const writeKey = (streamId: string): Buffer => writeKeyOf(keyIdOfStream(streamId)!);
+  /** Loads (creating when missing) the key `keyId` of a session. */
+  const readyKey = (keyId: string, streamId: string): MaybePromise<void> => {
+    if (keys.cached(keyId)) return;
     if (keyId.startsWith(RESERVED_KEY_ID_PREFIX)) {
       throw new InvalidArgumentError(`Stream "${streamId}": on an encrypted log a session id must not start with U+0001 (reserved for other keys).`, { details: { streamId } });
     }
@@ -139,14 +183,50 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): 
     const loaded = keys.load(keyId, true);
     if (loaded instanceof Promise) return loaded.then(() => undefined);
   };
+  const ready = (streamId: string): MaybePromise<void> => {
+    const keyId = keyIdOfStream(streamId);
+    return keyId === undefined ? undefined : readyKey(keyId, streamId);
+  };
+  /** Loads the key of the stream and of every task prompt among `events`. */
+  const readyFor = (streamId: string, events: readonly PreparedEvent[]): MaybePromise<void> => {
+    const pending: Promise<void>[] = [];
+    // Writes to streams without a key wait for the key check too.
+    const checked = keys.verify();
+    if (checked instanceof Promise) pending.push(checked);
+    const own = ready(streamId);
+    if (own instanceof Promise) pending.push(own);
+    for (const event of events) {
+      const sessionId = promptSessionOf(streamId, event.type, event.data);
+      const loading = sessionId === undefined ? undefined : readyKey(sessionId, `session-${sessionId}`);
+      if (loading instanceof Promise) pending.push(loading);
+    }
+    if (pending.length > 0) return Promise.all(pending).then(() => undefined);
+  };
+  /** A `task.queued` record with its prompt opened, or {@link SHREDDED_PROMPT} once the session's key is destroyed. */
+  const openPrompt = (record: EventRecord): EventRecord => {
+    const sealed = sealedPromptOf(record);
+    if (!sealed) return record;
+    const { data, sessionId } = sealed;
+    let key: Buffer;
+    try {
+      key = readKeyOf(sessionId);
+    } catch (error) {
+      // Crypto-shredded: the task stays readable (a worker ends it), its prompt does not.
+      if (!DataKeyUnavailableError.isInstance(error)) throw error;
+      return { ...record, dataJson: JSON.stringify({ ...data, input: SHREDDED_PROMPT }) };
+    }
+    const input = JSON.parse(openText(key, record.streamId, promptPurpose(record.eventId, sessionId), data.input.$enc)) as unknown;
+    return { ...record, dataJson: JSON.stringify({ ...data, input }) };
+  };
 
   return {
     masterKeyId: keys.masterKeyId,
     rotate: () => keys.rotate(),
     encrypts: (streamId) => keyIdOfStream(streamId) !== undefined,
     ready,
-    inOrder(streamId, run) {
-      const loading = ready(streamId);
+    verify: () => keys.verify(),
+    inOrder(streamId, events, run) {
+      const loading = readyFor(streamId, events);
       if (!(loading instanceof Promise) && waiting === 0) return run();
       waiting += 1;
       const step = Promise.all([tail, loading]).then(run).finally(() => (waiting -= 1));
@@ -154,7 +234,16 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): 
       return step;
     },
     seal(streamId, events) {
-      if (keyIdOfStream(streamId) === undefined) return events;
+      if (keyIdOfStream(streamId) === undefined) {
+        for (const event of events) {
+          const sessionId = promptSessionOf(streamId, event.type, event.data);
+          if (sessionId === undefined) continue;
+          const data = fieldsOf(event.data);
+          const sealed = sealText(writeKeyOf(sessionId), streamId, promptPurpose(event.eventId, sessionId), JSON.stringify(data.input));
+          event.storedDataJson = JSON.stringify({ ...data, input: { $enc: sealed } });
+        }
+        return events;
+      }
       const key = writeKey(streamId);
       for (const event of events) {
         event.storedDataJson = sealData(key, { streamId, eventId: event.eventId, type: event.type, schemaVersion: event.schemaVersion }, event.dataJson, event.data);
@@ -164,8 +253,7 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): 
     prepareRead(records) {
       const missing = new Set<string>();
       for (const record of records) {
-        if (!isSealedData(record.dataJson)) continue;
-        const keyId = keyIdOfStream(record.streamId);
+        const keyId = isSealedData(record.dataJson) ? keyIdOfStream(record.streamId) : sealedPromptOf(record)?.sessionId;
         if (keyId !== undefined && !keys.cached(keyId)) missing.add(keyId);
       }
       const pending: Promise<unknown>[] = [];
@@ -181,7 +269,7 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): 
       if (pending.length > 0) return Promise.all(pending).then(() => undefined);
     },
     open(record) {
-      if (!isSealedData(record.dataJson)) return record;
+      if (!isSealedData(record.dataJson)) return openPrompt(record);
       const key = readKey(record.streamId);
       return { ...record, dataJson: openData(key, record, record.dataJson) };
     },
@@ -201,8 +289,10 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows): 
     digest: (streamId, purpose, text) => (keyIdOfStream(streamId) === undefined ? text : digestText(writeKey(streamId), streamId, purpose, text)),
     openText: (streamId, purpose, text) => (isSealedText(text) ? openText(readKey(streamId), streamId, purpose, text) : text),
     destroy(streamId) {
-      if (!streamId.startsWith("session-")) return;
-      const done = keys.destroy(keyIdOfStream(streamId)!);
+      const keyId = keyIdOfStream(streamId);
+      // No session takes a reserved key id (a tenant's workspace key, the key check): a delete of such a stream destroys no key.
+      if (!streamId.startsWith("session-") || keyId === undefined || keyId.startsWith(RESERVED_KEY_ID_PREFIX)) return;
+      const done = keys.destroy(keyId);
       if (done instanceof Promise) return done.then(() => undefined);
     },
     close: () => rows.close(),

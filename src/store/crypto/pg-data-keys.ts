@@ -86,6 +86,7 @@ export function createPgDataKeys(pool: pg.Pool, keySchema: string, options: { re
   };
   const SELECT = `SELECT key_id AS "keyId", master_key_id AS "masterKeyId", wrapped FROM ${table} WHERE key_id = $1`;
   return {
+    name: table,
     async get(keyId) {
       return (await query<DataKeyRow>(SELECT, [keyId]))[0];
     },

@@ -4,9 +4,14 @@
  * workspace blobs use {@link tenantBlobKeyId}, a key id no session may take. `load(id, true)` creates a missing key (the first stored row wins),
  * `load(id, false)` gives undefined for a destroyed one; an unknown or wrong master key is `EncryptionKeyError`. `destroy` makes every copy of the
  * session unreadable; `rotate()` re-wraps every row under the current master key.
+ *
+ * The key check: the row {@link KEY_CHECK_ID} holds a constant wrapped by the master key, written with the store's first key (or, in a store written
+ * before the check existed, at its first writable open whose keys unwrap one of its data keys, under that data key's master key). `verify()` (run before any key is loaded, created or destroyed)
+ * unwraps it: another master key is `EncryptionKeyMismatchError`, and then nothing is read or written, so a store never holds keys wrapped by two
+ * master keys (other than during a rotation, whose old key comes in `previous`). A rotation re-wraps it like any row.
  */
-import { randomBytes } from "node:crypto";
-import { EncryptionKeyError } from "../../core/errors.ts";
+import { createHash, randomBytes } from "node:crypto";
+import { EncryptionKeyError, EncryptionKeyMismatchError } from "../../core/errors.ts";
 import { chain, type DataKeyRow, type DataKeyRows } from "./data-key-rows.ts";
 import type { KeyProvider, MaybePromise } from "./master-key.ts";
 
@@ -15,6 +20,11 @@ const CACHE_LIMIT = 10_000;
 
 /** Key ids that are not a session's start with this character (a session id starting with it is refused on encrypted logs). */
 export const RESERVED_KEY_ID_PREFIX = "\u0001";
+
+/** The key id of the key check row (see the module contract). */
+export const KEY_CHECK_ID = `${RESERVED_KEY_ID_PREFIX}key check`;
+/** The constant the key check row wraps. */
+const KEY_CHECK_VALUE = createHash("sha256").update("arbor master key check").digest();
 
 /** The key id of a tenant's workspace blobs (`sealed-blob-rows.ts`). */
 export function tenantBlobKeyId(tenant: string): string {
@@ -31,7 +41,7 @@ export function keyIdOfStream(streamId: string): string | undefined {
 export interface RotationResult {
   /** Data keys re-wrapped with the current master key. */
   rewrapped: number;
-  /** Data keys in the store. */
+  /** Data keys in the store (the key check row is not one). */
   total: number;
   /** The current master key's id. */
   masterKeyId: string;
@@ -44,11 +54,16 @@ export interface SessionKeys {
   load(keyId: string, create: boolean): MaybePromise<Buffer | undefined>;
   destroy(keyId: string): MaybePromise<boolean>;
   rotate(): Promise<RotationResult>;
+  /** Checks, once, that the store's key check opens with the given keys (writing it when missing and writable); `EncryptionKeyMismatchError` else. */
+  verify(): MaybePromise<void>;
   readonly masterKeyId: string;
 }
 
+/** An unwrap of a stored row, as the key check sees it. */
+type Unwrapped = { ok: true } | { ok: false; error?: unknown };
+
 /** The key ring over a key store. */
-export function createSessionKeys(options: { provider: KeyProvider; previous: readonly KeyProvider[]; rows: DataKeyRows }): SessionKeys {
+export function createSessionKeys(options: { provider: KeyProvider; previous: readonly KeyProvider[]; rows: DataKeyRows; readOnly: boolean; log: string }): SessionKeys {
   const { provider, rows } = options;
   const providers = new Map<string, KeyProvider>([[provider.id, provider]]);
   for (const old of options.previous) if (!providers.has(old.id)) providers.set(old.id, old);
@@ -92,35 +107,117 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
     );
   };
 
+  /** Unwraps `row` with the key that wrapped it, when given: the check constant (`constant`) or any 32-byte key. */
+  const tryUnwrap = (row: DataKeyRow, constant: boolean): MaybePromise<Unwrapped> => {
+    const owner = providers.get(row.masterKeyId);
+    if (!owner) return { ok: false };
+    const judge = (bytes: Buffer): Unwrapped => ({ ok: Buffer.isBuffer(bytes) && (constant ? bytes.equals(KEY_CHECK_VALUE) : bytes.length === 32) });
+    const failed = (error: unknown): Unwrapped => ({ ok: false, error });
+    try {
+      const value = owner.unwrap(Buffer.from(row.wrapped), row.keyId);
+      return value instanceof Promise ? value.then(judge, failed) : judge(value);
+    } catch (error) {
+      return failed(error);
+    }
+  };
+  const given = [...providers.keys()].join(", ");
+  const mismatch = (row: DataKeyRow | { masterKeyId: string }, error?: unknown): Error => {
+    const why =
+      row.masterKeyId === provider.id || providers.has(row.masterKeyId)
+        ? `the key given as ${row.masterKeyId} does not unwrap its key store's rows${error instanceof Error ? ` (${error.message})` : ""}`
+        : `its key store ${rows.name} is under master key ${row.masterKeyId}, and this log was given ${given}`;
+    return new EncryptionKeyMismatchError(
+      `The encrypted log ${options.log} was written with another master key: ${why}. Open it with the key it was written with (to rotate, give the new key as the key and the old one in encryption.previousKeys; CLI: ARBOR_ENCRYPTION_KEY and ARBOR_ENCRYPTION_PREVIOUS_KEYS). Nothing was read or written.`,
+      { ...(error !== undefined ? { cause: error } : {}), details: { log: options.log, keyStore: rows.name, masterKeyId: provider.id, storedMasterKeyId: row.masterKeyId } },
+    );
+  };
+  const expectOpens = (row: DataKeyRow, constant: boolean): MaybePromise<void> =>
+    chain(tryUnwrap(row, constant), (result) => {
+      if (!result.ok) throw mismatch(row, result.error);
+    });
+  /** Writes the key check under `owner` (the key the store's data keys are under); another process's check, stored first, must open too. */
+  const writeCheck = (owner: KeyProvider): MaybePromise<void> =>
+    chain(owner.wrap(KEY_CHECK_VALUE, KEY_CHECK_ID), (wrapped) =>
+      chain(rows.insert({ keyId: KEY_CHECK_ID, masterKeyId: owner.id, wrapped: Buffer.from(wrapped) }), (stored) =>
+        Buffer.from(stored.wrapped).equals(Buffer.from(wrapped)) ? undefined : expectOpens(stored, true),
+      ),
+    );
+  const check = (): MaybePromise<void> =>
+    chain(rows.get(KEY_CHECK_ID), (row) => {
+      if (row) return expectOpens(row, true);
+      // A new store, or one written before the key check: one of its data keys must open with the keys given.
+      return chain(rows.list(), (all) => {
+        const stored = all.filter((entry) => entry.keyId !== KEY_CHECK_ID);
+        const witness = stored.find((entry) => providers.has(entry.masterKeyId));
+        if (stored.length > 0 && !witness) throw mismatch(stored[0]);
+        const proven = witness ? chain(rows.get(witness.keyId), (found) => (found ? expectOpens(found, false) : undefined)) : undefined;
+        // Under the key of the data key that proved it (a store opened mid-rotation stays under its old key until `rotate()` re-wraps the check).
+        return chain(proven, () => (options.readOnly ? undefined : writeCheck(witness ? providers.get(witness.masterKeyId)! : provider)));
+      });
+    });
+  let verified = false;
+  let refused: unknown;
+  let checking: Promise<void> | undefined;
+  const verify = (): MaybePromise<void> => {
+    if (verified) return;
+    if (refused !== undefined) throw refused;
+    if (checking) return checking;
+    // A mismatch is final; another failure (the database unreachable) is tried again by the next call.
+    const settle = (error: unknown): never => {
+      if (EncryptionKeyMismatchError.isInstance(error)) refused = error;
+      checking = undefined;
+      throw error;
+    };
+    let result: MaybePromise<void>;
+    try {
+      result = check();
+    } catch (error) {
+      return settle(error);
+    }
+    if (!(result instanceof Promise)) {
+      verified = true;
+      return;
+    }
+    checking = result.then(() => void (verified = true), settle);
+    return checking;
+  };
+
   return {
     masterKeyId: provider.id,
+    verify,
     cached: (keyId) => cache.get(keyId),
     load(keyId, createMissing) {
       const hit = cache.get(keyId);
       if (hit) return hit;
-      return chain(rows.get(keyId), (row): MaybePromise<Buffer | undefined> => {
-        if (row) return chain(unwrapRow(row), (key) => remember(keyId, key));
-        if (!createMissing) return undefined;
-        return chain(create(keyId), (key) => remember(keyId, key));
-      });
+      return chain(verify(), () =>
+        chain(rows.get(keyId), (row): MaybePromise<Buffer | undefined> => {
+          if (row) return chain(unwrapRow(row), (key) => remember(keyId, key));
+          if (!createMissing) return undefined;
+          return chain(create(keyId), (key) => remember(keyId, key));
+        }),
+      );
     },
     destroy(keyId) {
       cache.delete(keyId);
-      return rows.destroy(keyId);
+      return chain(verify(), () => rows.destroy(keyId));
     },
     async rotate() {
+      await verify();
       const all = await rows.list();
       let rewrapped = 0;
+      let rewritten = 0;
       for (const entry of all) {
         if (entry.masterKeyId === provider.id) continue;
         const row = await rows.get(entry.keyId);
         if (!row || row.masterKeyId === provider.id) continue;
         const key = await unwrapRow(row);
         const wrapped = Buffer.from(await provider.wrap(key, row.keyId));
-        if (await rows.rewrap({ keyId: row.keyId, masterKeyId: provider.id, wrapped }, row.masterKeyId)) rewrapped += 1;
+        if (!(await rows.rewrap({ keyId: row.keyId, masterKeyId: provider.id, wrapped }, row.masterKeyId))) continue;
+        rewritten += 1;
+        if (row.keyId !== KEY_CHECK_ID) rewrapped += 1;
       }
-      if (rewrapped > 0) await rows.compact();
-      return { rewrapped, total: all.length, masterKeyId: provider.id };
+      if (rewritten > 0) await rows.compact();
+      return { rewrapped, total: all.filter((entry) => entry.keyId !== KEY_CHECK_ID).length, masterKeyId: provider.id };
     },
   };
 }

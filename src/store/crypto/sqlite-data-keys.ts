@@ -38,7 +38,8 @@ export function openSqliteDataKeys(path: string, options: { readOnly: boolean; b
       db.pragma("synchronous = FULL");
       db.pragma("secure_delete = ON");
       db.exec(`CREATE TABLE IF NOT EXISTS arbor_data_keys (key_id TEXT PRIMARY KEY, master_key_id TEXT NOT NULL, wrapped BLOB NOT NULL, created_at TEXT NOT NULL)`);
-      db.pragma(`application_id = ${APPLICATION_ID}`);
+      // Set once: setting it is a write, and an open with the wrong master key must leave the file as it was.
+      if (appId !== APPLICATION_ID) db.pragma(`application_id = ${APPLICATION_ID}`);
     }
   } catch (error) {
     db.close();
@@ -62,6 +63,7 @@ export function openSqliteDataKeys(path: string, options: { readOnly: boolean; b
   const update = db.prepare("UPDATE arbor_data_keys SET master_key_id = ?, wrapped = ? WHERE key_id = ? AND master_key_id = ?");
   const list = db.prepare("SELECT key_id AS keyId, master_key_id AS masterKeyId FROM arbor_data_keys ORDER BY key_id");
   return {
+    name: `"${path}"`,
     get: (keyId) => select.get(keyId) as DataKeyRow | undefined,
     insert(row) {
       insert.run(row.keyId, row.masterKeyId, row.wrapped, new Date().toISOString());

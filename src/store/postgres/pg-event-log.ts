@@ -70,7 +70,7 @@ export interface PostgresEventLogOptions {
    * Encryption at rest (opt-in; `crypto/log-cipher.ts`, `docs/privacy.md`): each session's event data and memory values sealed with its own data key
    * (AES-256-GCM), the keys wrapped by the master key in `<keySchema>.data_keys` (default schema `<schema>_keys`), a schema of its own so that
    * backups of the log's schema hold no key. Deleting a session destroys its key. The log then keeps no session summary rows; its workspace blobs are
-   * sealed with a key per tenant. A wrong key is `EncryptionKeyError`. Without it, a schema whose `<schema>_keys.data_keys` table exists refuses
+   * sealed with a key per tenant. Another master key than the log was written with is `EncryptionKeyMismatchError` at open (the key check). Without it, a schema whose `<schema>_keys.data_keys` table exists refuses
    * appends to and deletes of session streams (`DataKeyUnavailableError`, `reason: "no_encryption"`).
    */
   encryption?: EncryptionOptions;
@@ -97,8 +97,9 @@ const toEvent = (row: EventRow): StoredEvent =>
   toStoredEvent({ ...row, globalPosition: Number(row.globalPosition), version: Number(row.version) });
 
 /**
- * Opens a PostgreSQL event log. Returns at once; the schema is created or checked on the first call (use {@link openPostgresEventLog} to wait for
- * it). Throws `InvalidArgumentError` for bad options.
+ * Opens a PostgreSQL event log. Returns at once; the schema is created or checked (and, with `encryption`, the master key checked against the key
+ * store's key check) on the first call (use {@link openPostgresEventLog} to wait for it): every operation rejects with that failure, e.g.
+ * `EncryptionKeyMismatchError`. Throws `InvalidArgumentError` for bad options.
  *
  * @example
  * ```ts
@@ -138,7 +139,12 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
   // An idle client's error (server restart, terminated backend) must not crash the process; the next query reconnects.
   if (ownPool) pool.on("error", ignoreError("an idle pooled PostgreSQL client failed; the next query reconnects"));
   const where = describeTarget(options);
-  const cipher = options.encryption && createLogCipher(options.encryption, createPgDataKeys(pool, options.encryption.keySchema ?? `${schema}_keys`, { readOnly: options.readOnly === true }));
+  const cipher =
+    options.encryption &&
+    createLogCipher(options.encryption, createPgDataKeys(pool, options.encryption.keySchema ?? `${schema}_keys`, { readOnly: options.readOnly === true }), {
+      log: `schema "${schema}" at ${where}`,
+      readOnly: options.readOnly === true,
+    });
   /** Stored rows to public events, each encrypted session's key loaded first. */
   const decodeAll = async (rows: EventRow[]): Promise<StoredEvent[]> => {
     if (!cipher) return rows.map(toEvent);
@@ -159,6 +165,13 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       client = await pool.connect();
     } catch (error) {
       throw new InvalidArgumentError(`Could not connect to PostgreSQL at ${where}: ${(error as Error).message}.`, { cause: error });
+    }
+    if (cipher) {
+      // The key check before the log's schema is migrated, on the pool's other connections; every operation waits for ready, so with another
+      // master key (EncryptionKeyMismatchError) none reads or writes anything.
+      client.release();
+      await cipher.verify();
+      client = await pool.connect();
     }
     try {
       if (options.readOnly === true) await checkPostgresLog(client, schema, where);
@@ -348,8 +361,9 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
 }
 
 /**
- * {@link createPostgresEventLog}, then waits until the schema is created or checked. Rejects with `LogSchemaError` (newer or foreign schema) or
- * `InvalidArgumentError` (unreachable database); the pool it created is ended then.
+ * {@link createPostgresEventLog}, then waits until the schema is created or checked. Rejects with `LogSchemaError` (newer or foreign schema),
+ * `InvalidArgumentError` (unreachable database) or, with `encryption`, `EncryptionKeyMismatchError` (another master key than the log was written with;
+ * nothing read or written); the pool it created is ended then.
  *
  * @example
  * ```ts

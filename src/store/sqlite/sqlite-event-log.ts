@@ -10,7 +10,7 @@
  * - `deleteStream` removes the events physically (`secure_delete`, then a non-waiting WAL checkpoint); each session append merges its summary row in
  *   the same transaction (`sqlite-summaries.ts`).
  */
-import { mkdirSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, statSync } from "node:fs";
 import { dirname } from "node:path";
 import Database from "better-sqlite3";
 import { ArborError, InvalidArgumentError, InvalidStateError, LogClosedError, LogFileReplacedError, LogSchemaError } from "../../core/errors.ts";
@@ -36,7 +36,7 @@ import { createSummaryStatements, hasSummaryTable, readSummaryRows, type Summary
 import { createLogCipher, encryptionProvider, type EncryptionOptions, type LogCipher } from "../crypto/log-cipher.ts";
 import { keyFileBeside, openSqliteDataKeys } from "../crypto/sqlite-data-keys.ts";
 import { encryptedLogParts, sealedAppend } from "../crypto/encrypted-log-parts.ts";
-import { ignored } from "../../core/ignored.ts";
+import { ignored, ignoreError } from "../../core/ignored.ts";
 
 /**
  * SQLite's `synchronous` level, in WAL mode (sqlite.org pragma.html#pragma_synchronous):
@@ -80,7 +80,7 @@ export interface SqliteEventLogOptions {
    * Encryption at rest (opt-in; `crypto/log-cipher.ts`, `docs/privacy.md`): each session's event data, stored head and memory values sealed with its
    * own data key (AES-256-GCM), the keys wrapped by the master key in a key file beside the log (`keyFile`, default `arbor.keys.db` for `arbor.db`).
    * Deleting a session destroys its key. The log then keeps no session summary rows (they would hold plaintext), seals its context chunks, and seals
-   * its workspace blobs with a key per tenant. A wrong key is `EncryptionKeyError`.
+   * its workspace blobs with a key per tenant. Another master key than the log was written with is `EncryptionKeyMismatchError` at open (the key check).
    */
   encryption?: EncryptionOptions;
 }
@@ -92,7 +92,8 @@ const SYNCHRONOUS_LEVELS: readonly SqliteSynchronous[] = ["OFF", "NORMAL", "FULL
  * Opens (creating and migrating if needed) a SQLite event log.
  *
  * Throws `InvalidArgumentError` for bad options and `LogSchemaError` for a file that is not an Arbor log or is from a newer schema version (left
- * untouched). Its methods reject as documented on {@link EventLog}, plus `LogCommitError`.
+ * untouched); with `encryption`, `EncryptionKeyMismatchError` for another master key than the log was written with (nothing read or written). Its
+ * methods reject as documented on {@link EventLog}, plus `LogCommitError`.
  *
  * @example
  * ```ts
@@ -112,23 +113,42 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   const deltaRetention = resolveDeltaRetention(options.retention);
   const encryption = options.encryption;
   if (encryption !== undefined) encryptionProvider(encryption);
-  const openCipher = (): LogCipher | undefined =>
-    encryption && createLogCipher(encryption, openSqliteDataKeys(encryption.keyFile ?? keyFileBeside(path), { readOnly: options.readOnly === true, busyTimeoutMs }));
+  /** The cipher over the key file, its key check done (`EncryptionKeyMismatchError` for another master key; an asynchronous provider's check is awaited by every key operation and write). */
+  const openCipher = (): LogCipher | undefined => {
+    if (!encryption) return undefined;
+    const readOnly = options.readOnly === true;
+    const cipher = createLogCipher(encryption, openSqliteDataKeys(encryption.keyFile ?? keyFileBeside(path), { readOnly, busyTimeoutMs }), { log: `"${path}"`, readOnly });
+    try {
+      const checked = cipher.verify();
+      if (checked instanceof Promise) checked.catch(ignoreError("every key operation and write of the log waits for the key check and rejects with its error"));
+    } catch (error) {
+      closeAfterFailure(cipher, error);
+      throw error;
+    }
+    return cipher;
+  };
 
   if (options.readOnly === true) {
-    const opened = openReadOnlyDatabase(path, busyTimeoutMs);
-    let cipher: LogCipher | undefined;
+    // The key check first: with another master key the log's file is not opened.
+    const cipher = openCipher();
+    let opened: ReturnType<typeof openReadOnlyDatabase>;
     try {
-      cipher = openCipher();
+      opened = openReadOnlyDatabase(path, busyTimeoutMs);
     } catch (error) {
-      opened.release();
+      if (cipher) closeAfterFailure(cipher, error);
       throw error;
     }
     return openLog(opened.db, registry, pollIntervalMs, busyTimeoutMs, undefined, opened.release, undefined, cipher);
   }
   let db: Database.Database | undefined;
+  let cipher: LogCipher | undefined;
   try {
+    // The key check of an existing key store first: with another master key nothing of the log is opened, not even to read. A new key store is only
+    // created beside a file that is a log.
+    const keyStoreExists = encryption !== undefined && path !== ":memory:" && existsSync(encryption.keyFile ?? keyFileBeside(path));
+    if (keyStoreExists) cipher = openCipher();
     inspectLogFile(path);
+    if (!keyStoreExists) cipher = openCipher();
     db = new Database(path, { timeout: busyTimeoutMs });
     if (path !== ":memory:") db.pragma("journal_mode = WAL");
     db.pragma(`synchronous = ${synchronous}`);
@@ -138,6 +158,7 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     migrate(db, path);
   } catch (error) {
     db?.close();
+    if (cipher) closeAfterFailure(cipher, error);
     if (ArborError.isInstance(error)) throw error;
     const code = (error as { code?: unknown }).code;
     const message = `Could not open "${path}" as an Arbor event log: ${(error as Error).message}.`;
@@ -145,16 +166,19 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     if (typeof code === "string" && code.startsWith("SQLITE_")) throw new LogSchemaError(message, { cause: error, details: { path } });
     throw new InvalidArgumentError(message, { cause: error, details: { path } });
   }
-  let cipher: LogCipher | undefined;
-  try {
-    cipher = openCipher();
-  } catch (error) {
-    db.close();
-    throw error;
-  }
   // A level that syncs every commit lets commits of process-crash-safe events only skip the sync.
   const relaxedSync = path !== ":memory:" && (synchronous === "FULL" || synchronous === "EXTRA") ? synchronous : undefined;
   return openLog(db, registry, pollIntervalMs, busyTimeoutMs, fileGuard(path), undefined, deltaRetention, cipher, relaxedSync);
+}
+
+/** Closes the key store of a log whose open failed with `cause` (a SQLite key store closes synchronously). */
+function closeAfterFailure(cipher: LogCipher, cause: unknown): void {
+  try {
+    const closing = cipher.close();
+    if (closing instanceof Promise) closing.catch(ignoreError("the open already failed with its own error; the key store is being closed"));
+  } catch (error) {
+    throw new AggregateError([cause, error], "the log's open failed, and so did closing its key store");
+  }
 }
 
 /**
