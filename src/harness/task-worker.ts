@@ -1,7 +1,7 @@
 /**
  * The worker loop of a fleet: follows the task events of the log, claims due tasks (no live claim, no earlier due task of the same session) and
  * runs at most `concurrency` at once through sessions it opens. A re-claimed task first looks for the run an earlier claim started. A busy session
- * or refused append releases the claim and retries after `retryDelayMs`; other errors end the task `failed`. A task's ending is appended at the
+ * or refused append, or a lost connection to the log, releases the claim and retries after `retryDelayMs`; other errors end the task `failed`. A task's ending is appended at the
  * version of the claim that ran it, so a worker whose claim another worker took over never ends the task. With durability `continue` it also
  * continues orphaned and decided-approval runs (`open-runs.ts`), a decided one only after `DECIDED_GRACE_MS`. A task whose prompt was shredded with
  * its deleted session (`SHREDDED_PROMPT`) ends `failed` (`DATA_KEY_UNAVAILABLE`) without a run. `close()` never closes the log.
@@ -78,6 +78,19 @@ const DECIDED_GRACE_MS = 2000;
 const RELEASE_CODES = new Set(["SESSION_BUSY", "EXPECTED_VERSION_CONFLICT", "LOG_COMMIT_FAILED", "LOG_CLOSED", "RUN_OWNED", "LEASE_LOST"]);
 /** Codes of a continuation that is not (or no longer) this worker's to make. */
 const NOT_OURS = new Set(["SESSION_BUSY", "RUN_OWNED", "NOTHING_TO_RESUME", "APPROVAL_PENDING", "EXPECTED_VERSION_CONFLICT", "SESSION_NOT_FOUND"]);
+
+/**
+ * Node's socket error codes and PostgreSQL's connection-exception (class 08) and shutdown (57P01–57P03) SQLSTATEs: the log's connection was lost
+ * (on PostgreSQL a taker of a lapsed lease ends the connection that held it), not the task's fault.
+ */
+const CONNECTION_LOSS = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "57P01", "57P02", "57P03"]);
+
+/** True for an error that says the connection to the log was lost: the task is given back and tried again. */
+function isConnectionLoss(error: unknown): boolean {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (typeof code === "string" && (CONNECTION_LOSS.has(code) || /^08[0-9A-Z]{3}$/.test(code))) return true;
+  return error instanceof Error && /^Connection terminated/.test(error.message);
+}
 
 function codeOf(error: unknown): string | undefined {
   return ArborError.isInstance(error) ? error.code : undefined;
@@ -235,7 +248,9 @@ export function startTaskWorker(options: TaskWorkerOptions): TaskWorker {
     busySessions.add(task.sessionId);
     const work = (async () => {
       const ending = await runClaimed(claimed).catch((error: unknown): Ending | "release" =>
-        RELEASE_CODES.has(codeOf(error) ?? "") ? "release" : { status: "failed", code: codeOf(error) ?? "WORKER_ERROR", error: error instanceof Error ? error.message : String(error) },
+        RELEASE_CODES.has(codeOf(error) ?? "") || isConnectionLoss(error)
+          ? "release"
+          : { status: "failed", code: codeOf(error) ?? "WORKER_ERROR", error: error instanceof Error ? error.message : String(error) },
       );
       const event: NewEvent =
         ending === "release"

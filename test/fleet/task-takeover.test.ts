@@ -4,7 +4,8 @@
  * takes the run over and ends the task as the run ended. The first worker's run comes back
  * `failed` (`LEASE_LOST`), and its ending must not be written over the new claim: it is appended
  * at the version of its own claim, so the log refuses it. Found by the fleet's chaos test on
- * PostgreSQL: a run ended `done`, and its task `failed`.
+ * PostgreSQL: a run ended `done`, and its task `failed`. Likewise a run that comes back
+ * `LEASE_LOST`, or a connection to the log that is lost mid-task, gives the task back.
  */
 import { describe, expect, it } from "vitest";
 import type { RunOutcome } from "../../src/machines/agent-types.ts";
@@ -71,6 +72,33 @@ describe("a task whose claim another worker took over", () => {
           return attempts === 1
             ? { runId: "run-1", status: "failed", code: "LEASE_LOST", error: "The lease of session s-lapsed expired", messages: [] }
             : { runId: "run-1", status: "done", messages: [] };
+        },
+        close: async () => {},
+      }),
+    });
+    for (let wait = 0; wait < 200 && !(await readTask(log, queued.taskId))!.ended; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
+    await worker.close();
+    const events = await log.readStream(queued.streamId);
+    expect(events.map((event) => event.type)).toEqual(["task.queued", "task.claimed", "task.released", "task.claimed", "task.ended"]);
+    expect((await readTask(log, queued.taskId))!.ended).toMatchObject({ status: "done", attempt: 2 });
+    await log.close();
+  });
+
+  it("is given back, not failed, when the connection to the log is lost mid-task (read ECONNRESET)", async () => {
+    const log = createMemoryEventLog();
+    const queued = await queueTask(log, { sessionId: "s-reset", input: "go" });
+    let attempts = 0;
+    const worker = startTaskWorker({
+      log,
+      id: "worker-1",
+      sweepIntervalMs: 20,
+      retryDelayMs: 20,
+      open: async () => ({
+        prompt: async (): Promise<RunOutcome> => {
+          attempts += 1;
+          // PostgreSQL's taker of a lapsed lease ends the connection this process's locks were on.
+          if (attempts === 1) throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
+          return { runId: "run-1", status: "done", messages: [] };
         },
         close: async () => {},
       }),
