@@ -56,9 +56,10 @@ describe("a task whose claim another worker took over", () => {
     await log.close();
   });
 
-  it("is given back, not failed, when the run comes back LEASE_LOST with no other claim yet", async () => {
+  /** Runs one task whose first attempt goes as `first` says and whose second ends done; returns the task stream's types and its ending. */
+  async function firstAttemptThen(sessionId: string, first: () => Promise<RunOutcome>) {
     const log = createMemoryEventLog();
-    const queued = await queueTask(log, { sessionId: "s-lapsed", input: "go" });
+    const queued = await queueTask(log, { sessionId, input: "go" });
     let attempts = 0;
     const worker = startTaskWorker({
       log,
@@ -66,48 +67,31 @@ describe("a task whose claim another worker took over", () => {
       sweepIntervalMs: 20,
       retryDelayMs: 20,
       open: async () => ({
-        prompt: async (): Promise<RunOutcome> => {
-          attempts += 1;
-          // The first attempt's writer lost its lease; the second runs to the end.
-          return attempts === 1
-            ? { runId: "run-1", status: "failed", code: "LEASE_LOST", error: "The lease of session s-lapsed expired", messages: [] }
-            : { runId: "run-1", status: "done", messages: [] };
-        },
+        prompt: async (): Promise<RunOutcome> => (++attempts === 1 ? first() : { runId: "run-1", status: "done", messages: [] }),
         close: async () => {},
       }),
     });
     for (let wait = 0; wait < 200 && !(await readTask(log, queued.taskId))!.ended; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
     await worker.close();
-    const events = await log.readStream(queued.streamId);
-    expect(events.map((event) => event.type)).toEqual(["task.queued", "task.claimed", "task.released", "task.claimed", "task.ended"]);
-    expect((await readTask(log, queued.taskId))!.ended).toMatchObject({ status: "done", attempt: 2 });
+    const types = (await log.readStream(queued.streamId)).map((event) => event.type);
+    const ended = (await readTask(log, queued.taskId))!.ended;
     await log.close();
+    return { types, ended };
+  }
+
+  it("is given back, not failed, when the run comes back LEASE_LOST with no other claim yet", async () => {
+    // The first attempt's writer lost its lease; the second runs to the end.
+    const { types, ended } = await firstAttemptThen("s-lapsed", async () => ({ runId: "run-1", status: "failed", code: "LEASE_LOST", error: "The lease of session s-lapsed expired", messages: [] }));
+    expect(types).toEqual(["task.queued", "task.claimed", "task.released", "task.claimed", "task.ended"]);
+    expect(ended).toMatchObject({ status: "done", attempt: 2 });
   });
 
   it("is given back, not failed, when the connection to the log is lost mid-task (read ECONNRESET)", async () => {
-    const log = createMemoryEventLog();
-    const queued = await queueTask(log, { sessionId: "s-reset", input: "go" });
-    let attempts = 0;
-    const worker = startTaskWorker({
-      log,
-      id: "worker-1",
-      sweepIntervalMs: 20,
-      retryDelayMs: 20,
-      open: async () => ({
-        prompt: async (): Promise<RunOutcome> => {
-          attempts += 1;
-          // PostgreSQL's taker of a lapsed lease ends the connection this process's locks were on.
-          if (attempts === 1) throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
-          return { runId: "run-1", status: "done", messages: [] };
-        },
-        close: async () => {},
-      }),
+    // PostgreSQL's taker of a lapsed lease ends the connection this process's locks were on.
+    const { types, ended } = await firstAttemptThen("s-reset", async () => {
+      throw Object.assign(new Error("read ECONNRESET"), { code: "ECONNRESET" });
     });
-    for (let wait = 0; wait < 200 && !(await readTask(log, queued.taskId))!.ended; wait++) await new Promise((resolve) => setTimeout(resolve, 10));
-    await worker.close();
-    const events = await log.readStream(queued.streamId);
-    expect(events.map((event) => event.type)).toEqual(["task.queued", "task.claimed", "task.released", "task.claimed", "task.ended"]);
-    expect((await readTask(log, queued.taskId))!.ended).toMatchObject({ status: "done", attempt: 2 });
-    await log.close();
+    expect(types).toEqual(["task.queued", "task.claimed", "task.released", "task.claimed", "task.ended"]);
+    expect(ended).toMatchObject({ status: "done", attempt: 2 });
   });
 });
