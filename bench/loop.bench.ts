@@ -238,7 +238,8 @@ async function overhead(turns: number, rounds: number): Promise<void> {
     baseline: median(baseline.map((s) => s.wall)),
     unit: `ms/turn wall, arbor (persisted, FULL, file in ${DISK}) / streamText loop (persists nothing)`,
     ratio: median(disk.map((s, index) => s.wall / baseline[index].wall)),
-    goal: "<= 1.1",
+    // The log on disk, the defaults users get: ≤ 1.3× (on tmpfs, the row above, ≤ 1.1×).
+    goal: "<= 1.3",
   });
 }
 
