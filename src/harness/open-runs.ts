@@ -1,8 +1,8 @@
 /**
  * The runs a fleet's workers continue with no request: {@link foldOpenRun} keeps each session's last run while open or `suspended`;
- * {@link isRunOrphaned} says its owner is gone (no lease, or a dead pid; never this process); a suspended run is ready once no gated call waits.
+ * {@link isRunOrphaned} says its owner is gone (no lease, or a dead pid; never this process, which is its pid, host and start time); a suspended run is ready once no gated call waits.
  */
-import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
+import { isCurrentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
 import { sessionIdOfStream } from "../store/events/session-events.ts";
@@ -47,9 +47,8 @@ export function foldOpenRun(runs: Map<string, OpenRun>, event: StoredEvent): Map
 /** True when `run` is open and its owner is gone (see the module contract). */
 export async function isRunOrphaned(log: EventLog, run: OpenRun): Promise<boolean> {
   if (run.status !== "open") return false;
-  const owner = run.owner as { pid?: number; host?: string } | undefined;
-  const self = currentRunOwner();
-  if (owner?.pid === self.pid && owner.host === self.host) return false;
+  // This process is pid, host AND start time: a restarted container reuses the pid and host of the process that died.
+  if (isCurrentRunOwner(run.owner)) return false;
   if (log.ownership) return !(await log.ownership.isOwnedElsewhere(run.streamId));
   return !isRunOwnerAlive(run.owner);
 }

@@ -5,7 +5,7 @@
 import type { StoredEvent } from "../store/event-log.ts";
 import { isEventOfType, type ArborEventData } from "../store/events/catalogue.ts";
 import type { StepShape } from "./definition-digest.ts";
-import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
+import { isCurrentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
 import type { ApprovalEndStatus } from "../core/vocabulary.ts";
 
 /**
@@ -20,13 +20,6 @@ export function workflowStreamId(id: string): string {
 /** The workflow id of a workflow stream id, or undefined. */
 export function workflowIdOfStream(streamId: string): string | undefined {
   return streamId.startsWith("workflow-") ? streamId.slice("workflow-".length) : undefined;
-}
-
-/** True when `owner` is this process (`isRunOwnerAlive` answers for other processes only). */
-function isSelf(owner: unknown): boolean {
-  const self = currentRunOwner();
-  const { pid, host, processStart } = (owner ?? {}) as Partial<typeof self>;
-  return pid === self.pid && host === self.host && processStart === self.processStart;
 }
 
 /** One step as the log tells it. */
@@ -121,6 +114,6 @@ export function foldWorkflow(events: readonly StoredEvent[]): WorkflowRunState |
   state.pendingApprovals = [...state.gates.values()].filter((gate) => gate.status === "pending").map((gate) => gate.stepId);
   if (state.ended) state.status = state.ended.status;
   else if (state.pendingApprovals.length) state.status = "awaiting-approval";
-  else state.status = isRunOwnerAlive(owner) || isSelf(owner) ? "running" : "interrupted";
+  else state.status = isRunOwnerAlive(owner) || isCurrentRunOwner(owner) ? "running" : "interrupted";
   return state;
 }
