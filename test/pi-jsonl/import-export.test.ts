@@ -84,6 +84,21 @@ describe("pi JSONL import: bad input", () => {
     expectUntouched(source);
   });
 
+  it("links the children of a skipped entry to its parent, so the conversation after it stays on the path", async () => {
+    // A user message without content in the middle of the conversation: what follows it was its child.
+    const bad = '{"type":"message","id":"b1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user"}}';
+    const bad2 = '{"type":"message","id":"b2","parentId":"b1","timestamp":"2026-01-01T00:00:04.000Z","message":{"role":"user"}}';
+    const u2 = U1.replace('"id":"u1","parentId":null', '"id":"u2","parentId":"b2"').replace('"content":"hi"', '"content":"again"');
+    const a2 = A1.replace('"id":"a1","parentId":"u1"', '"id":"a2","parentId":"u2"');
+    const source = file([HEADER, U1, A1, bad, bad2, u2, a2].join("\n"));
+    const { session, diagnostics } = await importPiSession(repo(), source.path, { invalidEntries: "skip" });
+    expect(session.view.getEntries().map((entry) => [entry.id, entry.parentId])).toEqual([["u1", null], ["a1", "u1"], ["u2", "a1"], ["a2", "u2"]]);
+    expect(session.view.buildContext().messages.map((message) => message.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(diagnostics.map((diagnostic) => [diagnostic.kind, diagnostic.line])).toEqual([["invalid_entry", 4], ["invalid_entry", 5], ["relinked_entry", 6]]);
+    expect(diagnostics[2].message).toMatch(/Line 6: entry u2's parent b2 was skipped \(invalid\); it now follows a1/);
+    expectUntouched(source);
+  });
+
   it("keeps unknown entry types verbatim, out of the context, and round-trips them through export", async () => {
     const odd = '{"type":"future_kind","id":"f1","parentId":"u1","timestamp":"2026-01-01T00:00:03.000Z","payload":{"deep":[1,{"x":null}]}}';
     const a2 = A1.replace('"id":"a1","parentId":"u1"', '"id":"a2","parentId":"f1"');

@@ -48,6 +48,8 @@ export function piEntriesFromText(
   const problems: string[] = [];
   const entries: SessionEntry[] = [];
   const seen = new Set<string>();
+  // Skipped entries' ids → their parents: what followed a skipped entry is linked to its nearest kept ancestor.
+  const skippedParents = new Map<string, string | null>();
   for (const { line, entry } of migrated.lines) {
     const result = sessionEntrySchema.safeParse(entry);
     if (!result.success) {
@@ -56,6 +58,7 @@ export function piEntriesFromText(
       const message = `Line ${line} (type ${JSON.stringify(entry.type)}): ${where}: ${issue?.message ?? "invalid"}`;
       problems.push(message);
       diagnostics.push({ kind: "invalid_entry", line, message: `${message}; skipped.` });
+      if (typeof entry.id === "string" && !seen.has(entry.id)) skippedParents.set(entry.id, typeof entry.parentId === "string" ? entry.parentId : null);
       continue;
     }
     const valid = entry as unknown as SessionEntry;
@@ -66,6 +69,16 @@ export function piEntriesFromText(
       valid.id = id;
     }
     seen.add(valid.id);
+    skippedParents.delete(valid.id);
+    const parent = keptAncestor(valid.parentId, skippedParents);
+    if (parent !== valid.parentId) {
+      diagnostics.push({
+        kind: "relinked_entry",
+        line,
+        message: `Line ${line}: entry ${valid.id}'s parent ${valid.parentId} was skipped (invalid); it now follows ${parent ?? "nothing (a new root)"}.`,
+      });
+      valid.parentId = parent;
+    }
     entries.push(valid);
   }
   diagnostics.push(...unmodeledDiagnostics(migrated.lines, entries), ...unknownKindDiagnostics(migrated.lines, entries));
@@ -78,6 +91,17 @@ export function piEntriesFromText(
     );
   }
   return { header: parsed.header, entries, diagnostics, fromVersion: migrated.fromVersion };
+}
+
+/** `parentId`, or the nearest ancestor of it that was not skipped (`null`: a skipped root). Stops on a cycle of skipped ids. */
+function keptAncestor(parentId: string | null, skippedParents: ReadonlyMap<string, string | null>): string | null {
+  let current = parentId;
+  const visited = new Set<string>();
+  while (current !== null && skippedParents.has(current) && !visited.has(current)) {
+    visited.add(current);
+    current = skippedParents.get(current)!;
+  }
+  return current;
 }
 
 /** What Arbor keeps but does not apply, per pi 1.x feature (pi 1.6's `docs/session-format.md`). */

@@ -14,6 +14,7 @@ export interface ImportDiagnostic {
     | "extra_header"
     | "invalid_entry"
     | "duplicate_id"
+    | "relinked_entry"
     | "dangling_first_kept"
     | "migrated"
     | "unmodeled"
