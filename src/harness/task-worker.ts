@@ -81,7 +81,7 @@ const NOT_OURS = new Set(["SESSION_BUSY", "RUN_OWNED", "NOTHING_TO_RESUME", "APP
 
 /**
  * Node's socket error codes and PostgreSQL's connection-exception (class 08) and shutdown (57P01–57P03) SQLSTATEs: the log's connection was lost
- * (on PostgreSQL a taker of a lapsed lease ends the connection that held it), not the task's fault.
+ * (a server restart, a network cut), not the task's fault.
  */
 const CONNECTION_LOSS = new Set(["ECONNRESET", "ECONNREFUSED", "EPIPE", "ETIMEDOUT", "57P01", "57P02", "57P03"]);
 

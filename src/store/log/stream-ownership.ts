@@ -1,6 +1,6 @@
 /**
  * The stream-ownership port (ours): one writer per stream across the processes that share a log, set as `EventLog.ownership` by PostgreSQL
- * (advisory locks, any host) and SQLite (an owner row, one host); the in-memory log has none.
+ * (an owner row naming its owner's live connection, plus advisory locks; any host) and SQLite (an owner row, one host); the in-memory log has none.
  * - `acquire(streamId)` makes this log the one owner until `release()`, `close()` or its death; another live owner, or this log owning it already,
  *   is `SessionBusyError`;
  * - each acquisition increments the stream's fencing token, sent with every append: a fenced-out writer's append is `SessionBusyError` and writes
