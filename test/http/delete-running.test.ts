@@ -1,7 +1,7 @@
 /**
  * A session deleted through the library (`harness.repository.delete`) by the program that serves it over HTTP, while a chat `POST` of that
  * session streams: the response body ends, bounded, with an `error` chunk naming the deletion (`SESSION_DELETED`), `finish` and `[DONE]`; the
- * run stops and nothing of the session is written after the delete (only the tombstone stays). A
+ * run stops (also with its model reply still held back) and nothing of the session is written after the delete (only the tombstone stays). A
  * prompt to the same id afterwards starts a new chat. Real SQLite file, real handler on a loopback port, a gated loopback model.
  */
 import type { UIMessageChunk } from "ai";
@@ -118,5 +118,15 @@ describe("a session deleted in-process while its chat streams", () => {
     const events = await sessionEvents(service!.log, "doomed");
     expect(events[0].type).toBe("session.created");
     expect(events.filter((event) => event.type === "run.ended").map((event) => (event.data as { status: string }).status)).toEqual(["done"]);
+  }, 60_000);
+
+  it("ends the body and the run at the delete, while the model still holds its reply back", async () => {
+    const { body, live } = await streaming();
+
+    await service!.harness.repository!.delete("doomed");
+    expectEndedByDelete(await body.rest());
+    await within(10_000, "the run's end at the delete (the model holds its reply back)", live.waitForIdle());
+    expect(live.getState().operation).toBe("idle");
+    expect(await sessionEvents(service!.log, "doomed")).toEqual([]);
   }, 60_000);
 });
