@@ -121,6 +121,8 @@ export function sessionDeleted$(log: EventLog, sessionId: string, seenVersion: n
         },
         error: (error: unknown) => subscriber.error(error),
       });
+      // A tombstone of the catch-up read inside subscribe() ended this before `tombstones` was set.
+      if (closed) tombstones.unsubscribe();
       const version = await log.streamVersion(sessionStreamId(sessionId));
       if (!closed && (version === 0 || version < seenVersion)) deleted();
     };

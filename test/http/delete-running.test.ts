@@ -2,7 +2,8 @@
  * A session deleted through the library (`harness.repository.delete`) by the program that serves it over HTTP, while a chat `POST` of that
  * session streams: the response body ends, bounded, with an `error` chunk naming the deletion (`SESSION_DELETED`), `finish` and `[DONE]`; the
  * run stops (also with its model reply still held back) and nothing of the session is written after the delete (only the tombstone stays). A
- * prompt to the same id afterwards starts a new chat. Real SQLite file, real handler on a loopback port, a gated loopback model.
+ * prompt to the same id afterwards starts a new chat, also after a delete of a session the service held open and idle. Real SQLite file, real
+ * handler on a loopback port, a gated loopback model.
  */
 import type { UIMessageChunk } from "ai";
 import { afterEach, describe, expect, it } from "vitest";
@@ -128,5 +129,27 @@ describe("a session deleted in-process while its chat streams", () => {
     await within(10_000, "the run's end at the delete (the model holds its reply back)", live.waitForIdle());
     expect(live.getState().operation).toBe("idle");
     expect(await sessionEvents(service!.log, "doomed")).toEqual([]);
+  }, 60_000);
+
+  it("a prompt to a session deleted just before, while the service held it open and idle, starts a new chat", async () => {
+    gated = await startGatedModelServer();
+    gated.script({ text: "First answer." }, { text: "Second answer, in a new chat." });
+    service = await startService({ modelUrl: gated.url });
+    const answer = async (text: string, index: number) => {
+      const response = postChat(service!, "doomed", text, 20_000);
+      await gated!.waitForRequests(index + 1);
+      gated!.release(index);
+      const settled = await response;
+      return { status: settled.status, chunks: chunksOf(await frames(settled).rest()) };
+    };
+    expect((await answer("first question", 0)).chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "stop" });
+
+    await service.harness.repository!.delete("doomed");
+    const again = await answer("second question", 1);
+    expect(again.status).toBe(200);
+    expect(again.chunks.at(-1)).toMatchObject({ type: "finish", finishReason: "stop" });
+    const events = await sessionEvents(service.log, "doomed");
+    const prompts = events.filter((event) => event.type === "entry.appended" && (event.data as { entry: { message?: { role: string } } }).entry.message?.role === "user");
+    expect(prompts.map((event) => (event.data as { entry: { message: { content: unknown } } }).entry.message.content)).toEqual(["second question"]);
   }, 60_000);
 });
