@@ -1,7 +1,9 @@
 /**
  * The control follower, one per harness: subscribes to `control.requested` from the log's head and applies each to the session open here, only
  * when this process is working it (stop the matching run and drop its queued steers and follow-ups, queue steer/follow-up, record approve/deny); otherwise nothing is written. Each applied
- * request gets one `control.ended` with a deterministic id; subscription errors go to `onError`, never thrown.
+ * request gets one `control.ended` with a deterministic id; subscription errors go to `onError`, never thrown. A `session.deleted` tombstone (a
+ * delete by this process or another) stops the work of that session here the same way, and answers nothing: the deleted session's run can write
+ * nothing more (its stream is gone, so its next append is refused).
  */
 import { ArborError } from "../core/errors.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
@@ -74,6 +76,11 @@ export function followControl(log: EventLog, sessionOf: (sessionId: string) => C
   };
 
   const handle = async (event: StoredEvent) => {
+    if (isArborEvent(event) && event.type === "session.deleted") {
+      const target = sessionOf(event.data.sessionId);
+      if (target) await apply(target, { action: "stop", sessionId: event.data.sessionId, reason: `the session "${event.data.sessionId}" was deleted` });
+      return;
+    }
     if (!isArborEvent(event) || event.type !== "control.requested") return;
     const request = event.data;
     const target = sessionOf(request.sessionId);
@@ -92,7 +99,7 @@ export function followControl(log: EventLog, sessionOf: (sessionId: string) => C
     if (stopped) return;
     // One request at a time, in log order.
     let queue = Promise.resolve();
-    const subscription = log.subscribe({ fromPosition: head, types: ["control.requested"] }).subscribe({
+    const subscription = log.subscribe({ fromPosition: head, types: ["control.requested", "session.deleted"] }).subscribe({
       next: (event) => {
         queue = queue.then(() => handle(event)).catch(onError);
       },

@@ -1,15 +1,17 @@
 /**
  * A run's UI chunks from the log: {@link lastRunStart} and {@link lastInterruptedRunStart} find where the current run starts; {@link runChunks$}
- * subscribes after a version (catch-up then live, no gap) and projects that run until its `run.ended`, so replay and live are the same code.
+ * subscribes after a version (catch-up then live, no gap) and projects that run until its `run.ended`, so replay and live are the same code. A
+ * delete of the session (its `session.deleted` tombstone, by this process or another) ends the chunks too: a deleted run never logs its end.
  */
 import type { UIMessageChunk } from "ai";
+import type { Subscription } from "rxjs";
 import { concatMap, from, Observable, scan, skipWhile, takeWhile } from "../core/rx.ts";
 import { isCurrentRunOwner } from "../machines/run-lease.ts";
 import type { EventLog } from "../store/event-log.ts";
-import { arborEvents, isEventOfType } from "../store/events/catalogue.ts";
-import { sessionStreamId } from "../store/events/session-events.ts";
+import { arborEvents, isEventOfType, type ArborEvent } from "../store/events/catalogue.ts";
+import { sessionIdOfStream, sessionStreamId, tombstoneStreamId } from "../store/events/session-events.ts";
 import { DEFAULT_TENANT } from "./auth.ts";
-import { initialRunProjection, projectRunEvent, type RunProjectionStep } from "./ui-projection.ts";
+import { initialRunProjection, projectRunEvent, projectSessionDeleted, type RunProjectionStep } from "./ui-projection.ts";
 
 /** The tenant of a session, or undefined when the session does not exist. */
 export async function sessionTenant(log: EventLog, sessionId: string): Promise<string | undefined> {
@@ -92,22 +94,81 @@ export interface RunChunksOptions {
   ownRunOnly?: boolean;
 }
 
-/** The UI chunks of the message whose first run starts after `afterVersion`, live until it ends (see {@link RunChunksOptions}). */
+/** The `errorText` of the `error` chunk that ends a run whose session was deleted before the run ended. */
+export function sessionDeletedText(sessionId: string): string {
+  return `SESSION_DELETED: Session "${sessionId}" was deleted while this run was going; nothing more of it is kept. A new prompt with this id starts a new chat.`;
+}
+
+/**
+ * Emits once (then completes) when session `sessionId` is deleted after the caller read its stream at `seenVersion`: a `session.deleted` tombstone
+ * written from now on, or a stream already gone or shorter than `seenVersion` (a delete that came first). Read failures error it.
+ */
+export function sessionDeleted$(log: EventLog, sessionId: string, seenVersion: number): Observable<void> {
+  return new Observable<void>((subscriber) => {
+    let tombstones: Subscription | undefined;
+    let closed = false;
+    const deleted = () => {
+      subscriber.next();
+      subscriber.complete();
+    };
+    const watch = async () => {
+      const tombstoneStream = tombstoneStreamId(sessionId);
+      const before = await log.streamVersion(tombstoneStream);
+      if (closed) return;
+      tombstones = log.subscribe({ streamId: tombstoneStream, fromVersion: before }).subscribe({
+        next: (event) => {
+          if (event.type === "session.deleted") deleted();
+        },
+        error: (error: unknown) => subscriber.error(error),
+      });
+      // A tombstone of the catch-up read inside subscribe() ended this before `tombstones` was set.
+      if (closed) tombstones.unsubscribe();
+      const version = await log.streamVersion(sessionStreamId(sessionId));
+      if (!closed && (version === 0 || version < seenVersion)) deleted();
+    };
+    watch().catch((error: unknown) => subscriber.error(error));
+    return () => {
+      closed = true;
+      tombstones?.unsubscribe();
+    };
+  });
+}
+
+/** The session's events after `afterVersion` (catch-up then live), then `"deleted"` once the session is deleted (see {@link sessionDeleted$}). */
+function eventsUntilDeleted(log: EventLog, streamId: string, afterVersion: number): Observable<ArborEvent | "deleted"> {
+  const sessionId = sessionIdOfStream(streamId);
+  const events = log.subscribe({ streamId, fromVersion: afterVersion }).pipe(arborEvents());
+  if (sessionId === undefined) return events;
+  return new Observable<ArborEvent | "deleted">((subscriber) => {
+    const subscriptions = [events.subscribe(subscriber), sessionDeleted$(log, sessionId, afterVersion).subscribe({ next: () => subscriber.next("deleted"), error: (error: unknown) => subscriber.error(error) })];
+    return () => {
+      for (const subscription of subscriptions) subscription.unsubscribe();
+    };
+  });
+}
+
+/**
+ * The UI chunks of the message whose first run starts after `afterVersion`, live until it ends (see {@link RunChunksOptions}), or until its session
+ * is deleted: then its open parts close and an `error` chunk ({@link sessionDeletedText}, code `SESSION_DELETED`) and `finish` end it.
+ */
 export function runChunks$(log: EventLog, streamId: string, afterVersion: number, options: RunChunksOptions = {}): Observable<UIMessageChunk> {
   const emitAfter = options.emitAfterVersion ?? -1;
   const endAfter = options.endAfterVersion ?? -1;
   let startSent = emitAfter < 0;
-  return log.subscribe({ streamId, fromVersion: afterVersion }).pipe(
-    arborEvents(),
-    skipWhile((event) => options.ownRunOnly === true && !(isEventOfType(event, "run.started") && isCurrentRunOwner(event.metadata.owner))),
+  const sessionId = sessionIdOfStream(streamId) ?? streamId;
+  return eventsUntilDeleted(log, streamId, afterVersion).pipe(
+    skipWhile((event) => options.ownRunOnly === true && event !== "deleted" && !(isEventOfType(event, "run.started") && isCurrentRunOwner(event.metadata.owner))),
     scan((step: RunProjectionStep & { version: number }, event) => {
-      const next = projectRunEvent(step.state, event);
-      if (event.version <= emitAfter) return { ...next, chunks: [], version: event.version };
+      // The deleted run never logs its end: it ends here, past any `endAfterVersion`.
+      const deleted = event === "deleted";
+      const next = deleted ? projectSessionDeleted(step.state, sessionDeletedText(sessionId)) : projectRunEvent(step.state, event);
+      const version = deleted ? Number.POSITIVE_INFINITY : event.version;
+      if (version <= emitAfter) return { ...next, chunks: [], version };
       if (!startSent && next.state.messageId !== undefined) {
         startSent = true;
-        return { ...next, chunks: [{ type: "start", messageId: next.state.messageId } as UIMessageChunk, ...next.chunks], version: event.version };
+        return { ...next, chunks: [{ type: "start", messageId: next.state.messageId } as UIMessageChunk, ...next.chunks], version };
       }
-      return { ...next, version: event.version };
+      return { ...next, version };
     }, { state: initialRunProjection(), chunks: [], version: 0 }),
     takeWhile((step) => !(step.state.ended && step.version > endAfter), true),
     concatMap((step) => from(step.chunks)),

@@ -2,7 +2,8 @@
  * The log-to-UI projection: {@link projectRunEvent} is a pure reducer folding one run's logged events into AI SDK UI message stream chunks, so a live
  * stream and a replay from the log are the same chunks. One run is one UI message (id = run id), each turn a step, every id from the log; committed
  * entries close what deltas opened (and complete deleted deltas); run endings map to `finish`/`error`/`abort`; approvals, steering messages and
- * retried attempts (`reset-step`) have their own parts; a `resume` run, or a run another process continued, goes on in the same message.
+ * retried attempts (`reset-step`) have their own parts; a `resume` run, or a run another process continued, goes on in the same message. A run whose
+ * session was deleted before it ended closes with `error` and `finish` ({@link projectSessionDeleted}).
  */
 import type { UIMessageChunk } from "ai";
 import type { AssistantMessage, ToolResultMessage, UserMessage } from "../core/messages.ts";
@@ -311,6 +312,20 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       ignoreUnknown(event);
   }
   return { state: next, chunks };
+}
+
+/**
+ * The end of a run whose session was deleted before its `run.ended` (nothing more of the run is logged): its open text and reasoning parts and its
+ * step close, then `error` (`errorText`) and `finish` (`error`), as a failed run ends. Pure; no chunk when the run already ended.
+ * @example
+ * const { chunks } = projectSessionDeleted(state, `SESSION_DELETED: Session "s1" was deleted.`);
+ */
+export function projectSessionDeleted(state: RunProjectionState, errorText: string): RunProjectionStep {
+  if (state.ended) return { state, chunks: [] };
+  const chunks: UIMessageChunk[] = Object.entries(state.openParts).map(([id, kind]): UIMessageChunk => (kind === "text" ? { type: "text-end", id } : { type: "reasoning-end", id }));
+  if (state.stepOpen) chunks.push({ type: "finish-step" });
+  chunks.push({ type: "error", errorText }, { type: "finish", finishReason: "error" });
+  return { state: { ...state, openParts: {}, streamedText: {}, stepOpen: false, ended: true }, chunks };
 }
 
 /**
