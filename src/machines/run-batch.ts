@@ -19,7 +19,7 @@ import {
 } from "./loop-messages.ts";
 import type { ApprovalEndStatus, ToolOutcome } from "../core/vocabulary.ts";
 import { createEntryId, createMessageId, messageEntryEvent, runEvent, type RecordScope } from "./run-records.ts";
-import type { ToolSettled } from "./tool-execution.machine.ts";
+import type { ToolSettled } from "./tool-execution-types.ts";
 
 /** Where one call of a batch is. */
 export type CallState = "spawned" | "prepared" | "running" | "settled" | "gated";

@@ -13,7 +13,7 @@ import { retryDecision } from "./loop-retry.ts";
 import { batchRecords, gatedCalls, initialBatch, refuseLengthBatch, type ResumeDecision, type ToolBatch } from "./run-batch.ts";
 import { currentRunOwner } from "./run-lease.ts";
 import { assistantEnded, createEntryId, messageEntryEvent, messageRecords, runEvent, type RecordScope } from "./run-records.ts";
-import type { ToolParentEvent, ToolSettled } from "./tool-execution.machine.ts";
+import type { ToolParentEvent, ToolSettled } from "./tool-execution-types.ts";
 import type { RunStatus, RunKind } from "../core/vocabulary.ts";
 import { assertNever } from "../core/exhaustive.ts";
 

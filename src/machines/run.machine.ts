@@ -48,7 +48,8 @@ import {
   type RunOutput,
   type RunParentEvent,
 } from "./run-steps.ts";
-import { toolExecutionMachine, type ToolSettled } from "./tool-execution.machine.ts";
+import { toolExecutionMachine } from "./tool-execution.machine.ts";
+import type { ToolSettled } from "./tool-execution-types.ts";
 
 export type { ModelCallInput, RunContext, RunEvent, RunInput, RunOutput, RunParentEvent } from "./run-steps.ts";
 

@@ -5,8 +5,6 @@
  * {@link provideToolRuntime}.
  */
 import { assign, fromCallback, fromPromise, sendParent, setup } from "xstate";
-import type { ToolProcess } from "../core/process-group.ts";
-import type { AssistantMessage, ToolCall, ToolResultMessage } from "../core/messages.ts";
 import type { ToolResult } from "../core/tools.ts";
 import { WORKSPACE_CHECKPOINT, type PendingWorkspaceCheckpoint } from "../core/workspace-manifest.ts";
 import {
@@ -17,83 +15,16 @@ import {
   timedOutText,
   toolResultMessage,
 } from "./loop-messages.ts";
-import type { ApprovalSource, ToolOutcome } from "../core/vocabulary.ts";
-import {
-  finalizeToolResult,
-  prepareToolCall,
-  type FinalizeInput,
-  type FinalizeOutput,
-  type PrepareInput,
-  type PrepareOutcome,
-  type ToolRuntime,
-} from "./loop-tools.ts";
-import { ignoreError } from "../core/ignored.ts";
-
-/** Input of the tool-execution actor. */
-export interface ToolExecutionInput {
-  toolCall: ToolCall;
-  assistantMessage: AssistantMessage;
-  /** A call approved by the user (a `resume` run): run it without asking again, if its arguments still match. */
-  approved?: { inputDigest: string };
-}
-
-/** How a tool call ended: its outcome, result message and execution wall time (ms). */
-export interface ToolSettled {
-  toolCallId: string;
-  toolName: string;
-  outcome: ToolOutcome;
-  message: ToolResultMessage;
-  terminate: boolean;
-  durationMs: number;
-  /** Fields a hook changed, and a hook's error message, for `hook.applied` / `hook.failed`. */
-  hooks: { hook: "beforeToolCall" | "afterToolCall"; changes: string[]; error?: string }[];
-  /** Set when the call needs approval (final state `gated`): it did not run and `message` is not a result. */
-  gate?: { inputDigest: string; source: ApprovalSource };
-  /** The checkpoint of the files the call changed (the harness's workspace recorder), logged before the result. */
-  workspace?: PendingWorkspaceCheckpoint;
-}
-
-/** Events the tool-execution actor accepts. */
-export type ToolExecutionEvent =
-  | { type: "EXECUTE" }
-  | { type: "ABORT"; reason?: string }
-  | { type: "TOOL.RUNNING" }
-  | { type: "TOOL.PROGRESS"; partial: ToolResult }
-  | { type: "TOOL.PROCESS"; process: ToolProcess }
-  | { type: "TOOL.RETURNED"; result: ToolResult }
-  | { type: "TOOL.THREW"; message: string }
-  | { type: "TOOL.TIMED_OUT"; timeoutMs: number };
-
-/** Events the tool-execution actor sends to its parent. */
-export type ToolParentEvent =
-  | { type: "TOOL.PREPARED"; toolCallId: string }
-  | { type: "TOOL.UPDATED"; toolCallId: string; toolName: string; partial?: ToolResult; process?: ToolProcess };
-
-export interface ToolExecutionContext {
-  toolCall: ToolCall;
-  assistantMessage: AssistantMessage;
-  approved?: { inputDigest: string };
-  gate?: { inputDigest: string; source: ApprovalSource };
-  args: Record<string, unknown>;
-  timeoutMs?: number;
-  startedAt?: number;
-  /** Set when the tool's `execute` was called: an abort before it (commit, budget) skips the call. */
-  running?: boolean;
-  durationMs: number;
-  outcome?: ToolOutcome;
-  message?: ToolResultMessage;
-  raw?: { result: ToolResult; isError: boolean };
-  terminate: boolean;
-  hooks: ToolSettled["hooks"];
-  abortReason?: string;
-}
-
-/** Input of the `executeTool` actor. */
-export interface ExecuteInput {
-  toolCall: ToolCall;
-  args: Record<string, unknown>;
-  timeoutMs?: number;
-}
+import type { FinalizeInput, FinalizeOutput, PrepareInput, PrepareOutcome, ToolRuntime } from "./loop-tools.ts";
+import { toolRuntimeActors } from "./tool-execution-runtime.ts";
+import type {
+  ExecuteInput,
+  ToolExecutionContext,
+  ToolExecutionEvent,
+  ToolExecutionInput,
+  ToolParentEvent,
+  ToolSettled,
+} from "./tool-execution-types.ts";
 
 const elapsed = (context: ToolExecutionContext) => (context.startedAt === undefined ? 0 : Date.now() - context.startedAt);
 
@@ -381,87 +312,5 @@ export const toolExecutionMachine = setup({
 
 /** Binds the machine's side-effect actors to a {@link ToolRuntime}; execution aborts when the actor stops or the tool's `timeoutMs` passes. */
 export function provideToolRuntime(machine: typeof toolExecutionMachine, runtime: ToolRuntime): typeof toolExecutionMachine {
-  return machine.provide({
-    actors: {
-      prepareToolCall: fromPromise<PrepareOutcome, PrepareInput>(({ input, signal }) => prepareToolCall(runtime, input, signal)),
-      finalizeToolCall: fromPromise<FinalizeOutput, FinalizeInput>(({ input, signal }) =>
-        finalizeToolResult(runtime, input, signal),
-      ),
-      executeTool: fromCallback<ToolExecutionEvent, ExecuteInput>(({ input, sendBack }) => {
-        const controller = new AbortController();
-        let live = true;
-        const send = (event: ToolExecutionEvent) => {
-          if (live) sendBack(event);
-        };
-        const timer =
-          input.timeoutMs === undefined
-            ? undefined
-            : setTimeout(() => {
-                send({ type: "TOOL.TIMED_OUT", timeoutMs: input.timeoutMs! });
-              }, input.timeoutMs);
-        const tool = runtime.getTool(input.toolCall.name);
-        const run = async () => {
-          if (!tool) throw new Error(`Tool ${input.toolCall.name} not found`);
-          if (runtime.commit) {
-            try {
-              await runtime.commit();
-            } catch (error) {
-              throw new Error(`The tool did not run: its call could not be logged first (${errorMessageOf(error)}).`);
-            }
-            // Stopped (abort, run end) while the call was being committed: never start it.
-            if (!live) return new Promise<ToolResult>(() => undefined);
-          }
-          // Budgets: a refused call never starts; the run was told and aborts every call with the reason.
-          const admitted = await runtime.budget?.beforeToolCall({ toolCallId: input.toolCall.id, toolName: input.toolCall.name });
-          if (admitted === "refused" || !live) {
-            if (admitted !== "refused") void admitted?.settle();
-            return new Promise<ToolResult>(() => undefined);
-          }
-          // A settlement the log refuses (closed at dispose) leaves the reservation counting: the safe side.
-          if (admitted) settleBudget = () => void admitted.settle().catch(ignoreError("a budget settlement the log refuses (closed at dispose) leaves the reservation counting: the safe side"));
-          send({ type: "TOOL.RUNNING" });
-          return tool.execute(input.args, {
-            toolCallId: input.toolCall.id,
-            idempotencyKey: input.toolCall.id,
-            signal: controller.signal,
-            onUpdate: (partial) => send({ type: "TOOL.PROGRESS", partial }),
-            onProcess: (started) => {
-              if (live) send({ type: "TOOL.PROCESS", process: started });
-            },
-            context: runtime.toolContext({ toolCallId: input.toolCall.id, toolName: input.toolCall.name }),
-            ...(runtime.secrets?.length ? { secrets: runtime.secrets } : {}),
-          });
-        };
-        // Settles the call's budget reservation once (set when the budget admitted the call).
-        let settleBudget: (() => void) | undefined;
-        const settle = () => {
-          settleBudget?.();
-          settleBudget = undefined;
-        };
-        run().then(
-          (result) => {
-            settle();
-            send({ type: "TOOL.RETURNED", result: normalizeResult(result) });
-          },
-          (error: unknown) => {
-            settle();
-            send({ type: "TOOL.THREW", message: errorMessageOf(error) });
-          },
-        );
-        return () => {
-          live = false;
-          settle();
-          if (timer) clearTimeout(timer);
-          controller.abort(new Error("Tool execution stopped"));
-        };
-      }),
-    },
-  });
-}
-
-function normalizeResult(result: ToolResult | undefined): ToolResult {
-  if (!result || !Array.isArray(result.content)) {
-    return { content: [{ type: "text", text: "" }], ...(result ?? {}) } as ToolResult;
-  }
-  return result;
+  return machine.provide({ actors: toolRuntimeActors(runtime) });
 }

@@ -29,6 +29,19 @@ async function navigatorClosed(term: PtyArbor): Promise<void> {
   }
 }
 
+/** A chat in `dir` that asked "first" and "second", saw "first answer" and "second answer", then typed /tree; the model answers `later` next. */
+async function twoTurnsThenTree(dir: string, ...later: ReturnType<typeof textResponse>[]): Promise<PtyArbor> {
+  each.server.script(textResponse("first answer"), textResponse("second answer"), ...later);
+  const term = chat(dir);
+  await term.waitFor("/help lists the commands");
+  term.write("first\r");
+  await term.waitFor("first answer");
+  term.write("second\r");
+  await term.waitFor("second answer");
+  term.write("/tree\r");
+  return term;
+}
+
 function userTexts(index: number): string[] {
   return (each.server.requests[index].body.messages as { role: string; content: unknown }[]).filter((message) => message.role === "user").map((message) => JSON.stringify(message.content));
 }
@@ -116,14 +129,7 @@ describe("arbor chat on a terminal", { timeout: 240_000 }, () => {
 
   it("checks out a label, and /checkout --summarize names the summary as the leaf", async () => {
     const dir = tempDir();
-    each.server.script(textResponse("first answer"), textResponse("second answer"), textResponse("the summary of the branch"));
-    const term = chat(dir);
-    await term.waitFor("/help lists the commands");
-    term.write("first\r");
-    await term.waitFor("first answer");
-    term.write("second\r");
-    await term.waitFor("second answer");
-    term.write("/tree\r");
+    const term = await twoTurnsThenTree(dir, textResponse("the summary of the branch"));
     const tree = await term.waitFor(/(\S+) assistant "second answer"/);
     const secondAnswer = /(\S+) assistant "second answer"/.exec(tree)![1];
     const firstAnswer = /(\S+) assistant "first answer"/.exec(tree)![1];
@@ -149,14 +155,7 @@ describe("arbor chat on a terminal", { timeout: 240_000 }, () => {
 describe("the /tree navigator", { timeout: 240_000 }, () => {
   it("labels an entry, jumps to the label with Tab and checks it out with Enter", async () => {
     const dir = tempDir();
-    each.server.script(textResponse("first answer"), textResponse("second answer"), textResponse("third answer"), textResponse("branched answer"));
-    const term = chat(dir);
-    await term.waitFor("/help lists the commands");
-    term.write("first\r");
-    await term.waitFor("first answer");
-    term.write("second\r");
-    await term.waitFor("second answer");
-    term.write("/tree\r");
+    const term = await twoTurnsThenTree(dir, textResponse("third answer"), textResponse("branched answer"));
     await term.waitFor(/^›.*assistant "second answer"/m);
     // Up twice: from the leaf (the second answer) past "user: second" to the first answer.
     term.write("\x1b[A");

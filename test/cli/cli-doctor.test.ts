@@ -2,12 +2,18 @@
  * `arbor doctor`: the real CLI process checks a real SQLite log file. An intact file is `ok`
  * (exit 0); garbage written into its data pages, whether it breaks an event's JSON or the
  * b-tree itself, is reported naming the file (exit 1), never answered as if nothing were wrong.
+ * So is a lost event: a stored stream missing a version that the delete retention of deltas
+ * cannot have removed, while the deltas it did remove are no damage.
  */
 import { readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
+import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
+import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
+import { createHarness } from "../../src/harness/create-harness.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
+import { startOpenAIServer, textResponse, toolCallResponse } from "../../src/testing/index.ts";
 import { runArbor, tempDir } from "./cli-helpers.ts";
 
 const MARKER = "doctor-marker-text-9f2c";
@@ -59,5 +65,52 @@ describe("arbor doctor", () => {
     expect(broken.code).toBe(1);
     expect(broken.stderr).toContain(`damaged: ${pagesDamaged}`);
     expect(broken.stderr).toContain(`${pagesDamaged}: `);
+  }, 120_000);
+
+  it("names the stream and version of a lost event, and passes the deltas the delete retention removed", async () => {
+    const dir = tempDir();
+    const path = join(dir, "retained.db");
+    const server = await startOpenAIServer();
+    try {
+      server.script(
+        toolCallResponse([{ id: "call_read", name: "read", arguments: { path: "missing.txt" } }], { text: "Reading it first.", delayMs: 1 }),
+        textResponse("the answer, word by word", { delayMs: 1 }),
+      );
+      const model = createOpenAIModel({ modelId: "gpt-test", baseURL: server.url, apiKey: "test", api: "chat" });
+      const log = createSqliteEventLog({ path, retention: { endedMessageDeltas: "delete" } });
+      const harness = await createHarness({ eventLog: log, models: { main: model }, cwd: dir });
+      expect((await harness.prompt("read it, then answer")).status).toBe("done");
+      await harness.close();
+      await log.close();
+    } finally {
+      await server.close();
+    }
+    const rows = (sql: string, file = path) => {
+      const db = new Database(file, { readonly: true });
+      try {
+        return db.prepare(sql).all() as { streamId: string; version: number; type: string; role: string | null }[];
+      } finally {
+        db.close();
+      }
+    };
+    const stream = rows(`SELECT stream_id AS streamId, version, type, json_extract(data, '$.entry.message.role') AS role FROM events ORDER BY global_position`);
+    expect(stream.filter((row) => row.type === "message.delta")).toEqual([]);
+    const ok = await runArbor(["--db", path, "doctor"]);
+    expect(ok.code, ok.stderr).toBe(0);
+
+    // Each lost entry: one outside any message, one inside the user message's span, the assistant's own inside its span of deleted deltas.
+    const entries = stream.filter((row) => row.type === "entry.appended");
+    const lost = [entries.find((row) => row.role === null)!, entries.find((row) => row.role === "user")!, entries.find((row) => row.role === "assistant")!];
+    for (const [index, row] of lost.entries()) {
+      const damaged = join(dir, `lost-${index}.db`);
+      copyFileSync(path, damaged);
+      const db = new Database(damaged);
+      expect(db.prepare("DELETE FROM events WHERE stream_id = ? AND version = ?").run(row.streamId, row.version).changes).toBe(1);
+      db.close();
+      const doctor = await runArbor(["--db", damaged, "doctor"]);
+      expect(doctor.code, doctor.stdout).toBe(1);
+      expect(doctor.stderr).toMatch(new RegExp(`${damaged.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: stream "${row.streamId}" is missing versions? (\\d+-)?${row.version}\\b`));
+      expect(doctor.stderr).toContain(`damaged: ${damaged}`);
+    }
   }, 120_000);
 });

@@ -19,6 +19,7 @@ import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { hangResponse, startOpenAIServer, textResponse, toolCallResponse } from "../../src/testing/openai-server.ts";
 import { tempDbPath } from "./helpers.ts";
+import { checkResultsPaired } from "./run-checks.ts";
 
 const CHILD = fileURLToPath(new URL("./fixtures/crash-child.ts", import.meta.url));
 const closers: (() => Promise<unknown>)[] = [];
@@ -77,20 +78,6 @@ async function pollUntil(condition: () => boolean): Promise<void> {
   while (!condition()) await new Promise((resolve) => setTimeout(resolve, 5));
 }
 
-function checkPairing(messages: { role: string }[]) {
-  const calls: string[] = [];
-  const results: string[] = [];
-  for (const message of messages) {
-    if (message.role === "assistant") {
-      const assistant = message as AssistantMessage;
-      if (assistant.stopReason === "aborted" || assistant.stopReason === "error") continue;
-      for (const block of assistant.content) if (block.type === "toolCall") calls.push(block.id);
-    }
-    if (message.role === "toolResult") results.push((message as ToolResultMessage).toolCallId);
-  }
-  expect(results.sort()).toEqual(calls.sort());
-}
-
 describe("crash recovery (SIGKILL of a real run)", () => {
   it("mid-stream: the partial message is closed as aborted and continue() works", async () => {
     const { server, session } = await crashAt("mid-stream");
@@ -117,7 +104,7 @@ describe("crash recovery (SIGKILL of a real run)", () => {
     expect(outcome.status).toBe("done");
     const context = session.view.buildContext();
     expect(context.diagnostics).toEqual([]);
-    checkPairing(context.messages);
+    checkResultsPaired(context.messages);
     const result = context.messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
     expect(result).toMatchObject({ toolCallId: "call_stuck", isError: true });
     expect((result.content[0] as { text: string }).text).toMatch(/interrupted.*may not have finished.*not re-run.*may need to be run again/);
@@ -141,7 +128,7 @@ describe("crash recovery (SIGKILL of a real run)", () => {
     const context = session.view.buildContext();
     // Results are committed in completion order; the context puts them back in call order, which is no repair.
     expect(context.diagnostics).toEqual([]);
-    checkPairing(context.messages);
+    checkResultsPaired(context.messages);
     const results = context.messages.filter((m): m is ToolResultMessage => m.role === "toolResult");
     expect(results.map((m) => [m.toolCallId, m.isError])).toEqual([
       ["call_stuck", true],
@@ -165,7 +152,7 @@ describe("crash recovery (SIGKILL of a real run)", () => {
     expect(await recoverSession(session)).toMatchObject({ recovered: true, interruptedToolCallIds: ["call_marker"] });
     const context = session.view.buildContext();
     expect(context.diagnostics).toEqual([]);
-    checkPairing(context.messages);
+    checkResultsPaired(context.messages);
     const result = context.messages.find((m): m is ToolResultMessage => m.role === "toolResult")!;
     expect(result).toMatchObject({ toolCallId: "call_marker", isError: true });
     expect((result.content[0] as { text: string }).text).toMatch(/interrupted/);

@@ -1,7 +1,7 @@
 /**
  * Checks shared by the process tests of durable execution (`continuation-processes.test.ts`,
- * the "owner dies here" paths of `model-based.test.ts`): every call paired with exactly one
- * result, each call started and ended once, the run's final answer last.
+ * the "owner dies here" paths of `model-based.test.ts`, `crash.test.ts`): every call paired with
+ * exactly one result, each call started and ended once, the run's final answer last.
  */
 import { expect } from "vitest";
 import type { AssistantMessage, ToolResultMessage } from "../../src/core/messages.ts";
@@ -27,8 +27,8 @@ export function checkCallsOnce(events: readonly StoredEvent[]): void {
   expect([...ended.keys()].sort()).toEqual([...started.keys()].sort());
 }
 
-/** Every call of the context (of a completed assistant message) has exactly one result, and the last message is the final answer `text`. */
-export function checkPairing(messages: { role: string }[], text = "all done"): void {
+/** Every call of the context (of a completed assistant message) has exactly one result. */
+export function checkResultsPaired(messages: { role: string }[]): void {
   const calls: string[] = [];
   const results: string[] = [];
   for (const message of messages) {
@@ -40,6 +40,11 @@ export function checkPairing(messages: { role: string }[], text = "all done"): v
     if (message.role === "toolResult") results.push((message as ToolResultMessage).toolCallId);
   }
   expect(results.sort()).toEqual(calls.sort());
+}
+
+/** {@link checkResultsPaired}, and the last message is the final answer `text`. */
+export function checkPairing(messages: { role: string }[], text = "all done"): void {
+  checkResultsPaired(messages);
   const last = messages.at(-1) as AssistantMessage;
   expect(last.role).toBe("assistant");
   expect(last.content).toEqual([expect.objectContaining({ type: "text", text })]);

@@ -65,7 +65,7 @@ describe("arbor workflow", () => {
     expect(readFileSync(join(dir, "counter"), "utf8").trim().split("\n").sort()).toEqual(["safety", "style", "triage"]);
   }, 120_000);
 
-  it("refuses bad input and a module without a workflow, and aborts a waiting run", async () => {
+  it("refuses bad input and a module without a workflow, aborts a waiting run, and refuses to abort an unknown one", async () => {
     const db = join(dir, "other.db");
     const env = { OPENAI_API_KEY: "test", WORKFLOW_COUNTER: join(dir, "counter2") };
     const model = ["--db", db, "--model", "openai:gpt-test", "--base-url", server.url];
@@ -83,5 +83,9 @@ describe("arbor workflow", () => {
     const aborted = await runArbor(["workflow", "abort", "wf-2", "--reason", "superseded", "--db", db], { env });
     expect(aborted.stdout.trim()).toBe("wf-2 aborted");
     expect((await runArbor(["workflows", "--db", db], { env })).stdout).toMatch(/^wf-2 review aborted 4\/6 /m);
+    // Refused like every other refusing write of the CLI: exit 1, and it says nothing was written.
+    const unknown = await runArbor(["workflow", "abort", "wf-none", "--db", db], { env });
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe('arbor: No workflow run "wf-none" in this log. Nothing was written.');
   }, 120_000);
 });

@@ -1,6 +1,7 @@
 /**
- * `arbor doctor`: checks the event log file for damage (`src/store/sqlite/sqlite-integrity.ts`): SQLite's integrity check plus a decode of every stored
- * event. Prints `ok <file> (<n> events)` and exits 0, or prints each problem naming the file and exits 1. SQLite files only.
+ * `arbor doctor`: checks the event log file for damage (`src/store/sqlite/sqlite-integrity.ts`): SQLite's integrity check, a decode of every stored
+ * event, and an audit of each stream's versions for lost events. Prints `ok <file> (<n> events)` and exits 0, or prints each problem naming the file
+ * and exits 1. SQLite files only.
  */
 import type { Command } from "commander";
 import { CliError } from "../cli-error.ts";
@@ -9,7 +10,7 @@ import { CliError } from "../cli-error.ts";
 export function registerDoctorCommand(program: Command, globals: () => { db?: string }, exit: { code: number }): void {
   program
     .command("doctor")
-    .description("Check the event log file for damage (SQLite integrity check and a decode of every event); exits 1 naming the file when damaged")
+    .description("Check the event log file for damage (SQLite integrity check, a decode of every event, lost events in a stream); exits 1 naming the file when damaged")
     .action(async () => {
       const { resolveDbPath, isPostgresUrl } = await import("../config.ts");
       const { checkSqliteLogFile } = await import("../../store/sqlite/sqlite-integrity.ts");

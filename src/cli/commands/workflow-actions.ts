@@ -138,8 +138,7 @@ export async function workflowAbortAction(id: string, reason: string | undefined
       const run = await abortWorkflowRun(store.repo.log, id, reason);
       process.stdout.write(`${id} ${run.status}\n`);
     } catch (error) {
-      if (ApprovalNotFoundError.isInstance(error)) throw new CliError(error.message, 1);
-      throw error;
+      rethrowRefusal(error, [ApprovalNotFoundError]);
     }
   });
 }

@@ -4,8 +4,8 @@
  * - the appends and deletes of one tick go to the server as ONE `append_batch` call (`pg-writer.ts`), each append with its own version check and
  *   outcome; idempotency rests on `UNIQUE(event_id)`;
  * - every append locks the one `log_head` row, so positions commit in order without gaps (one commit at a time per schema);
- * - subscriptions catch up then go live: own commits wake them at once, other processes' by `LISTEN/NOTIFY`, with a head poll every `pollIntervalMs`
- *   as a fallback;
+ * - the read queries are `pg-reads.ts`; subscriptions catch up then go live: own commits wake them at once, other processes' by `LISTEN/NOTIFY`,
+ *   with a head poll every `pollIntervalMs` as a fallback (`pg-tail.ts`);
  * - the schema is created or upgraded on first use (`pg-schema.ts`), a newer or foreign one is `LogSchemaError`; `ownership` (`pg-ownership.ts`)
  *   fences appends; each session append merges its summary row (`pg-summaries.ts`);
  * - errors beyond the contract: `LogCommitError` (`cause` is the pg error), `InvalidArgumentError` (bad options, unreachable database at open),
@@ -18,12 +18,13 @@ import { lazyRequire } from "../../core/lazy-require.ts";
 import type { AppendResult, EventLog, ListStreamsOptions, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo, SubscribeOptions } from "../event-log.ts";
 import { createDefaultEventRegistry } from "../events/index.ts";
 import type { EventRegistry } from "../events/registry.ts";
-import { checkReadAllOptions, checkStreamId, type EventRecord, toStoredEvent } from "../log/log-prepare.ts";
-import { prepareAppend, rejectOnThrow, streamRange } from "../log/log-requests.ts";
-import { closeListeners, type CommitListener, createAsyncCatchUpObservable, type SubscriptionFilter } from "../log/log-subscription.ts";
-import { storedTypeNames } from "../events/upcast.ts";
+import { checkStreamId } from "../log/log-prepare.ts";
+import { prepareAppend, rejectOnThrow } from "../log/log-requests.ts";
+import { closeListeners, type CommitListener, createAsyncCatchUpObservable } from "../log/log-subscription.ts";
 import { createPgOwnership } from "./pg-ownership.ts";
-import { checkPostgresLog, migratePostgresLog, notifyChannel, quoteSchema } from "./pg-schema.ts";
+import { checkPostgresLog, migratePostgresLog, quoteSchema } from "./pg-schema.ts";
+import { createPgReads } from "./pg-reads.ts";
+import { createTail } from "./pg-tail.ts";
 import { createBlobStore } from "../workspace/blob-store.ts";
 import { createPostgresBlobRows } from "../workspace/pg-blob-rows.ts";
 import { createPostgresMemoryIndex } from "../memory/pg-memory-index.ts";
@@ -37,7 +38,7 @@ import { createLogCipher, encryptionProvider, type EncryptionOptions } from "../
 import { createPgDataKeys } from "../crypto/pg-data-keys.ts";
 import { encryptedLogParts, sealedAppend } from "../crypto/encrypted-log-parts.ts";
 import { createPlainWriteGuard } from "../crypto/plain-write-guard.ts";
-import { ignoreError, ignored } from "../../core/ignored.ts";
+import { ignoreError } from "../../core/ignored.ts";
 
 /**
  * Options of {@link createPostgresEventLog}. Give `connectionString` (the log owns and ends its pool) or `pool` (yours; the log never ends it). Times
@@ -84,17 +85,6 @@ export interface PostgresEventLog extends EventLog {
 }
 
 const loadPg = lazyRequire<typeof pg>("pg");
-
-const COLUMNS = `global_position AS "globalPosition", event_id AS "eventId", stream_id AS "streamId", version, type,
-  schema_version AS "schemaVersion", time, data::text AS "dataJson", metadata::text AS "metadataJson"`;
-
-interface EventRow extends Omit<EventRecord, "globalPosition" | "version"> {
-  globalPosition: string;
-  version: string;
-}
-
-const toEvent = (row: EventRow): StoredEvent =>
-  toStoredEvent({ ...row, globalPosition: Number(row.globalPosition), version: Number(row.version) });
 
 /**
  * Opens a PostgreSQL event log. Returns at once; the schema is created or checked (and, with `encryption`, the master key checked against the key
@@ -145,13 +135,6 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
       log: `schema "${schema}" at ${where}`,
       readOnly: options.readOnly === true,
     });
-  /** Stored rows to public events, each encrypted session's key loaded first. */
-  const decodeAll = async (rows: EventRow[]): Promise<StoredEvent[]> => {
-    if (!cipher) return rows.map(toEvent);
-    const records = rows.map((row) => ({ ...row, globalPosition: Number(row.globalPosition), version: Number(row.version) }));
-    await cipher.prepareRead(records);
-    return records.map((record) => toStoredEvent(cipher.open(record)));
-  };
 
   let closed = false;
   const listeners = new Set<CommitListener>();
@@ -229,19 +212,7 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     }
   };
 
-  const readPage = async (after: number, limit: number, filter: SubscriptionFilter): Promise<{ head: number; events: StoredEvent[] }> => {
-    const rows = await query<EventRow & { head: string }>(
-      `SELECT h.position AS head, e.* FROM ${s}.log_head h LEFT JOIN LATERAL (
-         SELECT ${COLUMNS} FROM ${s}.events
-         WHERE global_position > $1 AND global_position <= h.position AND ($2::text IS NULL OR stream_id = $2)
-           AND ($3::text[] IS NULL OR type = ANY($3)) AND version > $4 AND ($6::text IS NULL OR tenant = $6)
-         ORDER BY global_position LIMIT $5) e ON true`,
-      [after, filter.streamId ?? null, filter.types ? storedTypeNames(filter.types) : null, filter.afterVersion ?? 0, limit, filter.tenant ?? null],
-    );
-    const head = rows.length === 0 ? 0 : Number(rows[0].head);
-    return { head, events: rows[0]?.eventId === null ? [] : await decodeAll(rows) };
-  };
-
+  const reads = createPgReads(query, s, cipher);
   const tail = createTail({ pool, connect: dedicatedClient, ready, schema, pollIntervalMs, wake: wakeAll, listeners });
 
   return {
@@ -282,42 +253,22 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
 
     async readStream(streamId: string, readOptions: ReadStreamOptions = {}): Promise<StoredEvent[]> {
       ensureOpen("readStream");
-      const range = streamRange(streamId, readOptions);
-      const rows = await query<EventRow>(
-        range.backwards
-          ? `SELECT ${COLUMNS} FROM ${s}.events WHERE stream_id = $1 AND version <= $2 ORDER BY version DESC LIMIT $3`
-          : `SELECT ${COLUMNS} FROM ${s}.events WHERE stream_id = $1 AND version >= $2 ORDER BY version LIMIT $3`,
-        [streamId, range.fromVersion, range.limit ?? null],
-      );
-      return decodeAll(rows);
+      return reads.readStream(streamId, readOptions);
     },
 
     async readAll(readOptions: ReadAllOptions = {}): Promise<StoredEvent[]> {
       ensureOpen("readAll");
-      checkReadAllOptions(readOptions);
-      const rows = await query<EventRow>(
-        `SELECT ${COLUMNS} FROM ${s}.events WHERE global_position > $1 AND ($2::text[] IS NULL OR type = ANY($2)) AND ($4::text IS NULL OR tenant = $4)
-         ORDER BY global_position LIMIT $3`,
-        [readOptions.fromPosition ?? 0, readOptions.types ? storedTypeNames(readOptions.types) : null, readOptions.limit ?? null, readOptions.tenant ?? null],
-      );
-      return decodeAll(rows);
+      return reads.readAll(readOptions);
     },
 
     async streamVersion(streamId: string): Promise<number> {
       ensureOpen("streamVersion");
-      checkStreamId(streamId);
-      const rows = await query<{ version: string }>(`SELECT version FROM ${s}.streams WHERE stream_id = $1`, [streamId]);
-      return rows.length === 0 ? 0 : Number(rows[0].version);
+      return reads.streamVersion(streamId);
     },
 
     async listStreams(listOptions: ListStreamsOptions = {}): Promise<StreamInfo[]> {
       ensureOpen("listStreams");
-      const rows = await query<{ streamId: string; version: string; createdAt: string; updatedAt: string }>(
-        `SELECT stream_id AS "streamId", version, created_at AS "createdAt", updated_at AS "updatedAt" FROM ${s}.streams
-         WHERE ($1::text IS NULL OR tenant = $1) ORDER BY first_position`,
-        [listOptions.tenant ?? null],
-      );
-      return rows.map((row) => ({ ...row, version: Number(row.version) }));
+      return reads.listStreams(listOptions);
     },
 
     deleteStream(streamId: string): Promise<number> {
@@ -338,13 +289,12 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
 
     subscribe(subscribeOptions?: SubscribeOptions): Observable<StoredEvent> {
       ensureOpen("subscribe");
-      return createAsyncCatchUpObservable({ readPage, listen: tail.listen }, subscribeOptions);
+      return createAsyncCatchUpObservable({ readPage: reads.readPage, listen: tail.listen }, subscribeOptions);
     },
 
     async headPosition(): Promise<number> {
       ensureOpen("headPosition");
-      const rows = await query<{ head: string | null }>(`SELECT max(global_position) AS head FROM ${s}.events`, []);
-      return Number(rows[0]?.head ?? 0);
+      return reads.headPosition();
     },
 
     async close(): Promise<void> {
@@ -390,90 +340,4 @@ function describeTarget(options: PostgresEventLogOptions): string {
   } catch {
     return "the given connection string";
   }
-}
-
-interface TailOptions {
-  pool: pg.Pool;
-  connect(): Promise<pg.Client>;
-  ready: Promise<void>;
-  schema: string;
-  pollIntervalMs: number;
-  wake(): void;
-  listeners: Set<CommitListener>;
-}
-
-/**
- * The live half of subscriptions: while any listener exists, one dedicated client LISTENs on the schema's channel and a timer polls the head as a
- * fallback.
- */
-function createTail(options: TailOptions) {
-  const { pool, listeners } = options;
-  const channel = notifyChannel(options.schema);
-  let client: pg.Client | undefined;
-  let connecting: Promise<void> | undefined;
-  let timer: NodeJS.Timeout | undefined;
-  let lastHead = -1;
-
-  const connect = (): void => {
-    if (client || connecting || listeners.size === 0) return;
-    connecting = (async () => {
-      const next = await options.connect();
-      next.on("error", () => {
-        if (client === next) client = undefined;
-        void next.end().catch(ignoreError("ending a failed LISTEN client; the poll goes on"));
-      });
-      next.on("notification", () => options.wake());
-      await next.query(`LISTEN "${channel}"`);
-      if (listeners.size === 0) {
-        await next.end();
-        return;
-      }
-      client = next;
-      // Commits between the subscription's first read and LISTEN are caught by this wake-up.
-      options.wake();
-    })()
-      .catch(ignoreError("a failed LISTEN connection; the poll timer wakes the subscriptions and the next subscribe tries again"))
-      .finally(() => (connecting = undefined));
-  };
-  const poll = async (): Promise<void> => {
-    connect();
-    try {
-      await options.ready;
-      const rows = await pool.query<{ position: string }>(`SELECT position FROM ${quoteSchema(options.schema)}.log_head`);
-      const head = Number(rows.rows[0]?.position ?? 0);
-      if (head !== lastHead) {
-        lastHead = head;
-        options.wake();
-      }
-    } catch (error) {
-      ignored("a failed head poll: the next tick retries; a persistent failure surfaces in the subscriptions' own reads", error);
-    }
-  };
-  const update = (): void => {
-    if (listeners.size > 0 && timer === undefined) {
-      timer = setInterval(() => void poll(), options.pollIntervalMs);
-      connect();
-    } else if (listeners.size === 0 && timer !== undefined) {
-      clearInterval(timer);
-      timer = undefined;
-      const idle = client;
-      client = undefined;
-      if (idle) void idle.end().catch(ignoreError("ending the idle LISTEN client, best effort"));
-    }
-  };
-  return {
-    listen(listener: CommitListener): () => void {
-      listeners.add(listener);
-      update();
-      return () => {
-        listeners.delete(listener);
-        update();
-      };
-    },
-    async stop(): Promise<void> {
-      update();
-      await connecting;
-      update();
-    },
-  };
 }

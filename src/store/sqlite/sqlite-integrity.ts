@@ -1,12 +1,15 @@
 /**
  * `checkSqliteLogFile`, for `arbor doctor` (ours): opens the file read-only, runs `PRAGMA integrity_check`, then decodes every stored event as a
- * read would (sealed data checked as JSON only). It returns every problem (at most `maxProblems`, default 50) naming the file and the event's position; a
- * changed letter inside a valid JSON string is not found (SQLite keeps no row checksum).
+ * read would (sealed data checked as JSON only) and audits each stream's versions for lost events (`version-gaps.ts`: a missing version the delete
+ * retention of deltas cannot have removed, or versions missing after the last stored event). It returns every problem (at most `maxProblems`,
+ * default 50) naming the file and the event's position, or the stream and versions; a changed letter inside a valid JSON string is not found (SQLite
+ * keeps no row checksum).
  */
 import Database from "better-sqlite3";
 import type { EventRecord } from "../log/log-prepare.ts";
 import { toStoredEvent } from "../log/log-prepare.ts";
 import { isSealedData } from "../crypto/sealed-record.ts";
+import { createStreamGapAudit, type LostVersions } from "../session/version-gaps.ts";
 
 /** The outcome of {@link checkSqliteLogFile}. */
 export interface LogFileCheck {
@@ -32,19 +35,35 @@ export function checkSqliteLogFile(path: string, options: { maxProblems?: number
     const rows = db.prepare(
       `SELECT global_position AS globalPosition, event_id AS eventId, stream_id AS streamId, version, type, schema_version AS schemaVersion, time, data AS dataJson, metadata AS metadataJson FROM events ORDER BY global_position`,
     );
+    const audit = createStreamGapAudit();
+    const report = (found: LostVersions[]) => {
+      for (const gap of found) if (problems.length < max) problems.push(`${path}: ${describeLost(gap)}`);
+    };
     for (const row of rows.iterate() as Iterable<EventRecord>) {
       events += 1;
+      const sealed = isSealedData(row.dataJson);
+      let data: unknown;
       try {
         // Sealed data (an encrypted log) cannot be opened without its key here: its envelope is checked as JSON, the rest of the row as usual.
-        toStoredEvent(isSealedData(row.dataJson) ? { ...row, dataJson: row.dataJson.replace('{"$enc":', '{"sealed":') } : row);
+        const event = toStoredEvent(sealed ? { ...row, dataJson: row.dataJson.replace('{"$enc":', '{"sealed":') } : row);
+        if (!sealed) data = event.data;
       } catch (error) {
         if (problems.length < max) problems.push(`${path}: ${(error as Error).message}`);
       }
+      report(audit.next({ streamId: row.streamId, version: row.version, type: row.type, data }));
     }
+    const recorded = db.prepare("SELECT stream_id AS streamId, version FROM streams").all() as { streamId: string; version: number }[];
+    report(audit.end(new Map(recorded.map((stream) => [stream.streamId, stream.version]))));
   } catch (error) {
     if (problems.length < max) problems.push(`${path}: cannot be read as an Arbor event log: ${(error as Error).message}`);
   } finally {
     db?.close();
   }
   return { path, ok: problems.length === 0, events, problems };
+}
+
+/** One line naming a lost event's stream and versions. */
+function describeLost(gap: LostVersions): string {
+  const versions = gap.from === gap.to ? `version ${gap.from}` : `versions ${gap.from}-${gap.to}`;
+  return `stream "${gap.streamId}" is missing ${versions} (${gap.reason}): an event was lost; the delete retention removes only the deltas of kept messages.`;
 }
