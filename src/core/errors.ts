@@ -50,7 +50,8 @@ function defineError<C extends string>(code: C, name: string) {
 }
 
 /**
- * An append's `expectedVersion` did not match the stream's version (code `EXPECTED_VERSION_CONFLICT`). Nothing was written.
+ * An append's `expectedVersion` did not match the stream's version (code `EXPECTED_VERSION_CONFLICT`). Nothing was written. The message says when the
+ * stream no longer exists (`actualVersion` 0 against an expected version): it was deleted after the writer read it.
  * @example
  * await log.append("session-abc", events, { expectedVersion: 3 }).catch((error) => {
  *   if (ExpectedVersionConflictError.isInstance(error)) console.log(error.actualVersion); // another writer was first
@@ -65,7 +66,9 @@ export class ExpectedVersionConflictError extends ArborError {
   ) {
     super(
       ExpectedVersionConflictError.code,
-      `Stream "${streamId}" is at version ${actualVersion}, but the append expected ${String(expectedVersion)}. Another writer appended first; reload and retry.`,
+      actualVersion === 0 && typeof expectedVersion === "number" && expectedVersion > 0
+        ? `Stream "${streamId}" does not exist, but the append expected it at version ${expectedVersion}: it was deleted after it was read. Nothing was written.`
+        : `Stream "${streamId}" is at version ${actualVersion}, but the append expected ${String(expectedVersion)}. Another writer appended first; reload and retry.`,
       { details: { streamId, expectedVersion, actualVersion } },
     );
   }
