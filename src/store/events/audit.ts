@@ -283,11 +283,11 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
 
 /**
  * RxJS operator: a session's logged events (in log order) to its audit events. Each subscription gets its own projector (durations and counts start
- * from what it sees).
+ * from what it sees). Over `session.events$()` it has no elicitation records; over `sessionAuditSource(log, id)` (both streams in log order) it has.
  *
  * @example
  * ```ts
- * session.events$().pipe(toAuditEvents()).subscribe((event) => console.log(event.type));
+ * sessionAuditSource(log, session.id).pipe(toAuditEvents()).subscribe((event) => console.log(event.type));
  * ```
  */
 export function toAuditEvents(): OperatorFunction<StoredEvent, AuditEvent> {
