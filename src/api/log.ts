@@ -77,7 +77,9 @@ export {
   type AuditEvent,
   type AuditBase,
   type AuditUsage,
+  type AuditElicitation,
 } from "../store/events/audit.ts";
+export { sessionAuditSource } from "../store/session/session-audit.ts";
 export {
   sessionStreamId,
   sessionIdOfStream,

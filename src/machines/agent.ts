@@ -10,7 +10,6 @@ import { createActor, waitFor } from "xstate";
 import { ArborError, InvalidStateError, NothingToResumeError, SessionBusyError } from "../core/errors.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import type { NewEvent } from "../store/event-log.ts";
-import { toAuditEvents } from "../store/events/audit.ts";
 import type { Agent, AgentOptions, PromptOptions, ResumeRunOptions, RunOutcome } from "./agent-types.ts";
 import { agentSettings } from "./agent-settings.ts";
 import { AgentApprovals } from "./agent-approvals.ts";
@@ -316,7 +315,7 @@ function createEagerAgent(options: AgentOptions): Agent {
     state$: streams.state$,
     events$: defer(() => session.events$()),
     runEvents$: streams.runEvents$,
-    auditEvents$: defer(() => session.events$().pipe(toAuditEvents())),
+    auditEvents$: defer(() => session.auditEvents$()),
     async setModel(next, modelOptions = {}) {
       actor.send({ type: "SETTINGS.SET", change: { model: next, ...(modelOptions.name !== undefined ? { modelName: modelOptions.name } : {}) } });
       await persistSetting({ type: "model_change", provider: next.provider, modelId: next.modelId });

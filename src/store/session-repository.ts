@@ -6,7 +6,8 @@
  *   latest valid checkpoint, folds only what follows and checkpoints every `checkpointEvery` events;
  * - `list` is newest first by the latest user/assistant message time, from the log's summary rows (`session-summary-index.ts`), folding only what a
  *   row lacks; sessions whose data key is destroyed are skipped;
- * - `delete` removes the stream physically and appends a content-free `session.deleted` tombstone in `tombstone-<id>`;
+ * - `delete` removes the stream (with its control and elicitation streams) physically and appends a content-free `session.deleted` tombstone in
+ *   `tombstone-<id>`, its audit records included;
  * - `fork` copies the path root→entry and re-creates its labels (pi's `createBranchedSession`); at one result of a tool batch it forks at the
  *   batch's last result (`batch-end.ts`); `importEntries` is one atomic append;
  * - with `tenant`, only that tenant's sessions exist (another's is indistinguishable from a missing one); forks keep the source's tenant.
@@ -17,6 +18,7 @@ import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { DataKeyUnavailableError, EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
 import type { EventLog, NewEvent } from "./event-log.ts";
 import { controlStreamId } from "./events/control-events.ts";
+import { elicitationStreamId } from "./events/elicitation-events.ts";
 import { sessionIdOfStream, sessionStreamId, tombstoneStreamId, type SessionCreatedData, type SessionDeletedData } from "./events/session-events.ts";
 import { isEventOfType } from "./events/catalogue.ts";
 import { createAuditProjector } from "./events/audit.ts";
@@ -290,14 +292,16 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
         firstGlobalPosition: events[0].globalPosition,
         lastGlobalPosition: events[events.length - 1].globalPosition,
       };
-      // The content-free audit stream outlives the session: kept in its tombstone.
-      const audit = events.flatMap(createAuditProjector());
+      // The content-free audit stream (its elicitations' records included, in log order) outlives the session: kept in its tombstone.
+      const elicitations = await log.readStream(elicitationStreamId(id));
+      const audit = [...events, ...elicitations].sort((a, b) => a.globalPosition - b.globalPosition).flatMap(createAuditProjector());
       if (audit.length > 0) tombstone.audit = audit;
       // Issued in the same tick: the SQLite and PostgreSQL logs commit them in one group.
       const [removed] = await Promise.all([
         log.deleteStream(streamId),
-        // Its control requests (steer texts are content) go with it.
+        // Its control requests (steer texts are content) and its elicitations (messages and answers are content) go with it.
         log.deleteStream(controlStreamId(id)),
+        log.deleteStream(elicitationStreamId(id)),
         log.append(tombstoneStreamId(id), [{ type: "session.deleted", data: tombstone, metadata: { sessionId: id } }]),
       ]);
       summaries.delete(streamId);

@@ -9,6 +9,7 @@ import type { EventLog, EventMetadata, NewEvent, StoredEvent } from "./event-log
 import type { LeaseOptions, StreamLease } from "./log/stream-ownership.ts";
 import type { SessionCreatedData } from "./events/session-events.ts";
 import type { ArborEvent } from "./events/catalogue.ts";
+import type { AuditEvent } from "./events/audit.ts";
 import type { SessionActivity } from "./session/session-activity.ts";
 
 /** A problem found while building a context, repaired rather than thrown. */
@@ -111,6 +112,11 @@ export interface SessionHandle {
    * `log.subscribe`).
    */
   events$(options?: { fromVersion?: number }): Observable<ArborEvent>;
+  /**
+   * Catch-up then live content-free audit events of this session (`toAuditEvents`), its elicitations included: the session's events and those of
+   * `elicitation-<id>`, in log order (`sessionAuditSource`).
+   */
+  auditEvents$(): Observable<AuditEvent>;
   /** Applies events others appended since the view's version (another handle, another process); returns how many. */
   refresh(): Promise<number>;
   /** One writer per session across processes, when the log offers it (`EventLog.ownership`: PostgreSQL, SQLite); absent on memory logs. */

@@ -4,11 +4,13 @@
  * handler over another connection to the same SQLite file (another process would do the same)
  * list it and answer it; the waiting run gets the answer through the log and ends done. The
  * call's 1 s timeout is paused while the answer is awaited. Real SQLite, the real MCP server,
- * the real @ai-sdk/openai client against the loopback server.
+ * the real @ai-sdk/openai client against the loopback server. The session's audit stream then
+ * has the request and the answer inside the tool call, without the answer's content.
  */
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness, type AgentHarness } from "../../src/harness/create-harness.ts";
@@ -92,6 +94,15 @@ describe("MCP elicitation answered over HTTP while the run waits", { timeout: 12
     const tools = (server.requests[1].body as { messages: { role: string; content?: unknown }[] }).messages.filter((message) => message.role === "tool");
     expect(JSON.stringify(tools)).toContain("Name: Grace Hopper");
     expect(JSON.stringify(tools)).not.toContain("did not answer within");
+
+    // The session's audit stream has the request and the answer, in log order inside the tool call, without the answer's content.
+    const audit = await firstValueFrom(harness.auditEvents$.pipe(takeWhile((event) => event.type !== "run.ended", true), toArray()));
+    expect(audit.map((event) => event.type)).toEqual(["run.started", "model.ended", "tool.started", "elicitation.requested", "elicitation.answered", "tool.ended", "model.ended", "run.ended"]);
+    expect(audit[3]).toMatchObject({ stream: "elicitation", elicitationId: pending!.elicitationId, server: "everything", toolCallId: "call_ask", runId: result.runId });
+    expect(audit[4]).toMatchObject({ stream: "elicitation", elicitationId: pending!.elicitationId, action: "accept", via: "http", waitedMs: expect.any(Number) });
+    expect((audit[4] as { waitedMs: number }).waitedMs).toBeGreaterThanOrEqual(1500);
+    expect(JSON.stringify(audit)).not.toContain("Grace Hopper");
+    expect(JSON.stringify(audit)).not.toContain("Please provide inputs");
   });
 
   it("an aborted run closes its unanswered request in the log as a cancel, so nothing stays pending", async () => {

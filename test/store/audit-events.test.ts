@@ -1,18 +1,27 @@
 /**
- * The audit stream (issue 13 item 4): run events without content. A real session runs a
+ * The audit stream: run events without content. A real session runs a
  * prompt with a gated tool call (approved, with a reason), a sibling tool, a final answer and
  * a defineAgent-style agent.started / agent.ended record; a secret is planted in the prompt, the
  * model's text, each tool input, the tool result, the decision's reason and the agent's input and
  * output. The log holds every secret (so the check can fail); the audit stream holds none, and
  * carries the ids, names, counts, durations, statuses and usage instead.
+ *
+ * Elicitations (`elicitation-<sessionId>`, not the session stream) are audited too: on a SQLite
+ * file a tool asks twice through the durable elicitation waiter (answered from the log, once
+ * accepted, once declined), with a secret in the message, the requested schema and the accepted
+ * content; a subscriber from before the run (live) and one after it (catch-up) both get the
+ * requests and answers between the tool's start and end, ids and action and wait, no secret.
  */
 import { firstValueFrom, takeWhile, toArray } from "rxjs";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
 import { defineTool } from "../../src/core/tools.ts";
+import { answerElicitation, createElicitationWaiter, type ElicitationAnswer } from "../../src/harness/elicitations.ts";
 import { createAgent } from "../../src/machines/agent.ts";
 import { AUDIT_EVENT_TYPES, type AuditEvent } from "../../src/store/events/audit.ts";
-import { fakeModel, memorySession, sessionEvents } from "../machines/helpers.ts";
+import { elicitationStreamId } from "../../src/store/events/elicitation-events.ts";
+import { tombstoneStreamId, type SessionDeletedData } from "../../src/store/events/session-events.ts";
+import { fakeModel, memorySession, sessionEvents, sqliteSession } from "../machines/helpers.ts";
 
 const SECRETS = {
   prompt: "SECRET-PROMPT-4711",
@@ -98,5 +107,85 @@ describe("auditEvents$: run events without content", () => {
     expect(byType("agent.ended")).toMatchObject({ agent: "reviewer", invocationId: "inv-1", status: "done", repairs: 0, usage: { total: 30 } });
     for (const event of audit) expect(event.sessionId).toBe(session.id);
     await agent.dispose();
+  });
+});
+
+const ELICITATION_SECRETS = {
+  message: "SECRET-ELICIT-MESSAGE-4711",
+  schema: "SECRET-ELICIT-SCHEMA-4711",
+  content: "SECRET-ELICIT-CONTENT-4711",
+};
+
+describe("auditEvents$: elicitations without content", () => {
+  it("has each request and answer, in log order between the tool's start and end, live and on catch-up, with none of the content", async () => {
+    const { log, repo, session } = await sqliteSession();
+    // The answers, given from the log by "another party" once each request is logged.
+    const answers: ElicitationAnswer[] = [{ action: "accept", content: { name: ELICITATION_SECRETS.content } }, { action: "decline" }];
+    const answering: Promise<unknown>[] = [];
+    const waiter = createElicitationWaiter({
+      log,
+      locate: () => ({ sessionId: session.id }),
+      onRequested: (record) => answering.push(answerElicitation(log, session.id, record.elicitationId, answers.shift()!, "api")),
+    });
+    const requestedSchema = { type: "object", properties: { name: { type: "string", description: ELICITATION_SECRETS.schema } }, required: ["name"] };
+    const ask = defineTool({
+      name: "ask",
+      description: "asks the user twice",
+      parameters: z.object({}),
+      async execute(_input, { toolCallId, signal }) {
+        const first = await waiter({ server: "people", tool: "whoami", toolCallId, message: `Your name? ${ELICITATION_SECRETS.message}`, requestedSchema, signal });
+        const second = await waiter({ server: "people", tool: "whoami", toolCallId, message: `Sure? ${ELICITATION_SECRETS.message}`, requestedSchema, signal });
+        return { content: [{ type: "text", text: `${first.action} then ${second.action}` }] };
+      },
+    });
+    const agent = createAgent({ session, model: fakeModel([{ text: "asking", toolCalls: [{ id: "call_ask", name: "ask", arguments: {} }] }, { text: "done" }]), tools: [ask] });
+    const untilRunEnd = () => firstValueFrom(agent.auditEvents$.pipe(takeWhile((event) => event.type !== "run.ended", true), toArray()));
+    const live = untilRunEnd();
+    const outcome = await agent.prompt("ask me");
+    expect(outcome.status).toBe("done");
+    await Promise.all(answering);
+    await agent.waitForIdle();
+
+    const logged = JSON.stringify([...(await sessionEvents(log, session.id)), ...(await log.readStream(elicitationStreamId(session.id)))]);
+    for (const secret of Object.values(ELICITATION_SECRETS)) expect(logged).toContain(secret);
+
+    const seenLive = await live;
+    const caughtUp = await untilRunEnd();
+    expect(caughtUp).toEqual(seenLive);
+    for (const [what, secret] of Object.entries(ELICITATION_SECRETS)) expect(JSON.stringify(caughtUp), `the ${what} reached the audit stream`).not.toContain(secret);
+    for (const event of caughtUp) expect(AUDIT_EVENT_TYPES).toContain(event.type);
+    expect(caughtUp.map((event) => event.type)).toEqual([
+      "run.started",
+      "model.ended",
+      "tool.started",
+      "elicitation.requested",
+      "elicitation.answered",
+      "elicitation.requested",
+      "elicitation.answered",
+      "tool.ended",
+      "model.ended",
+      "run.ended",
+    ]);
+    type Elicited = Extract<AuditEvent, { type: `elicitation.${string}` }>;
+    const [firstAsked, firstAnswered, secondAsked, secondAnswered] = caughtUp.filter((event): event is Elicited => event.type.startsWith("elicitation."));
+    const requestFields = { sessionId: session.id, stream: "elicitation", elicitationId: expect.stringMatching(/^el_/), server: "people", toolCallId: "call_ask", toolName: "whoami" };
+    expect(firstAsked).toEqual({ ...requestFields, type: "elicitation.requested", version: 1, at: expect.any(String), requestDigest: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(firstAnswered).toEqual({ ...requestFields, elicitationId: firstAsked.elicitationId, type: "elicitation.answered", version: 2, at: expect.any(String), action: "accept", via: "api", waitedMs: expect.any(Number) });
+    expect(secondAsked).toMatchObject({ type: "elicitation.requested", version: 3 });
+    expect(secondAnswered).toMatchObject({ type: "elicitation.answered", elicitationId: secondAsked.elicitationId, action: "decline", via: "api" });
+    // The wait is measured between the logged times, so a replay gives the same number.
+    const answeredEvent = (await log.readStream(elicitationStreamId(session.id)))[1];
+    expect((firstAnswered as Extract<Elicited, { type: "elicitation.answered" }>).waitedMs).toBe(Date.parse(answeredEvent.time) - Date.parse(firstAsked.at));
+    // Session events keep naming the session stream.
+    for (const event of caughtUp.filter((item) => !item.type.startsWith("elicitation."))) expect(event.stream).toBeUndefined();
+    await agent.dispose();
+
+    // A delete keeps the same records in the tombstone and removes the elicitations with their content.
+    await repo.delete(session.id);
+    const [tombstone] = await log.readStream(tombstoneStreamId(session.id));
+    expect((tombstone.data as SessionDeletedData).audit).toEqual(caughtUp);
+    expect(await log.readStream(elicitationStreamId(session.id))).toEqual([]);
+    for (const secret of Object.values(ELICITATION_SECRETS)) expect(JSON.stringify(tombstone)).not.toContain(secret);
+    await log.close();
   });
 });

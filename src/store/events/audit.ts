@@ -1,8 +1,10 @@
 /**
  * The audit stream: run events without content, derived from the log (purista's run events and privacy rule; names per `docs/events.md`). An
  * {@link AuditEvent} holds ids, names, counts, durations (ms, between logged times, so a replay gives the same numbers), statuses, usage and run
- * errors, never a prompt, output, tool input or result, reason text or agent input (`test/store/audit-events.test.ts` plants secrets in each).
- * {@link toAuditEvents} maps a session's logged events in log order; each names the event it comes from (`version`) and its time (`at`).
+ * errors, never a prompt, output, tool input or result, reason text, agent input, elicitation message, requested schema or answer content
+ * (`test/store/audit-events.test.ts` plants secrets in each). {@link toAuditEvents} maps a session's logged events in log order, its elicitation
+ * stream's events included when they are fed in (`sessionAuditSource`); each names the event it comes from (`version`, and `stream` outside the
+ * session stream) and its time (`at`).
  */
 import type { Observable, OperatorFunction } from "rxjs";
 import { defer, mergeMap } from "../../core/rx.ts";
@@ -13,7 +15,7 @@ import { skipsEvents } from "./event-families.ts";
 import { ignoreUnknown } from "../../core/exhaustive.ts";
 
 /** Events that make no audit record. */
-const auditSkips = skipsEvents(["session", "entry", "leaf", "turn", "queue", "retry", "hook", "summary", "workflow", "step", "workspace", "memory", "task", "control", "elicitation", "budget"], ["run.resumed", "message.delta", "tool.updated"]);
+const auditSkips = skipsEvents(["session", "entry", "leaf", "turn", "queue", "retry", "hook", "summary", "workflow", "step", "workspace", "memory", "task", "control", "budget"], ["run.resumed", "message.delta", "tool.updated"]);
 
 /** Token totals (tokens; `null` when no model call reported that figure). */
 export interface AuditUsage {
@@ -30,8 +32,10 @@ export interface AuditBase {
   runId?: string;
   /** The source event's time (ISO 8601). */
   at: string;
-  /** The source event's version in the session stream. */
+  /** The source event's version in its stream: the session stream, or the one `stream` names. */
   version: number;
+  /** The source event's stream when it is not the session stream: `elicitation` (`elicitation-<sessionId>`). */
+  stream?: "elicitation";
 }
 
 /** One content-free audit event (see the module contract). */
@@ -60,7 +64,30 @@ export type AuditEvent = AuditBase &
     | { type: "tool.ended"; toolCallId: string; toolName: string; outcome: string; isError: boolean; durationMs: number }
     | { type: "approval.requested"; toolCallId: string; toolName: string; source: string; inputDigest: string }
     | { type: "approval.ended"; toolCallId: string; toolName: string; status: string; waitedMs?: number; hasReason: boolean }
+    | ({ type: "elicitation.requested"; server: string; requestDigest: string } & AuditElicitation)
+    | ({
+        type: "elicitation.answered";
+        /** MCP's answer: `accept` (with values, never carried here), `decline` or `cancel`. */
+        action: "accept" | "decline" | "cancel";
+        /** Who answered: `cli`, `http`, `inspector`, `api`, `terminal`, or `ended` (nobody did before the request or call ended). */
+        via: string;
+        /** From `elicitation.requested` to `elicitation.answered`, ms; absent when the request was not seen. */
+        waitedMs?: number;
+      } & AuditElicitation)
   );
+
+/**
+ * What an elicitation's audit events name (never its message, schema or answer): its id and where the request came from (on `elicitation.answered`
+ * taken from the request, when the projector saw it).
+ */
+export interface AuditElicitation {
+  elicitationId: string;
+  /** The MCP server that asked. */
+  server?: string;
+  /** The tool call that got the request, and the server's name of its tool, when the request recorded them. */
+  toolCallId?: string;
+  toolName?: string;
+}
 
 /**
  * The audit event types, in the order of the module contract.
@@ -80,6 +107,8 @@ export const AUDIT_EVENT_TYPES = [
   "tool.ended",
   "approval.requested",
   "approval.ended",
+  "elicitation.requested",
+  "elicitation.answered",
 ] as const satisfies readonly AuditEvent["type"][];
 
 const emptyUsage = (): AuditUsage => ({ input: null, output: null, cacheRead: null, cacheWrite: null, total: null });
@@ -117,11 +146,19 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
   const messages = new Map<string, string>();
   const agents = new Map<string, string>();
   const approvals = new Map<string, string>();
+  const elicitations = new Map<string, { at: string; runId?: string; named: AuditElicitation }>();
   return (stored) => {
     if (!isArborEvent(stored)) return [];
     const event: ArborEvent = stored;
     const runId = typeof event.metadata?.runId === "string" ? event.metadata.runId : undefined;
-    const base: AuditBase = { sessionId: event.streamId.replace(/^session-/, ""), at: event.time, version: event.version, ...(runId ? { runId } : {}) };
+    const elicitation = event.streamId.startsWith("elicitation-");
+    const base: AuditBase = {
+      sessionId: event.streamId.replace(/^(session|elicitation)-/, ""),
+      at: event.time,
+      version: event.version,
+      ...(runId ? { runId } : {}),
+      ...(elicitation ? { stream: "elicitation" as const } : {}),
+    };
     const run = runId ? runs.get(runId) : undefined;
     if (auditSkips(event)) return [];
     switch (event.type) {
@@ -193,6 +230,28 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
           },
         ];
       }
+      case "elicitation.requested": {
+        const { elicitationId, server, toolCallId, toolName } = event.data;
+        const named: AuditElicitation = { elicitationId, server, ...(toolCallId !== undefined ? { toolCallId } : {}), ...(toolName !== undefined ? { toolName } : {}) };
+        const requestRunId = event.data.runId ?? runId;
+        elicitations.set(elicitationId, { at: event.time, named, ...(requestRunId ? { runId: requestRunId } : {}) });
+        return [{ ...base, ...(requestRunId ? { runId: requestRunId } : {}), type: "elicitation.requested", ...named, server, requestDigest: event.data.requestDigest }];
+      }
+      case "elicitation.answered": {
+        const request = take(elicitations, event.data.elicitationId);
+        const named = request?.named ?? { elicitationId: event.data.elicitationId };
+        return [
+          {
+            ...base,
+            ...(request?.runId && !base.runId ? { runId: request.runId } : {}),
+            type: "elicitation.answered",
+            ...named,
+            action: event.data.action,
+            via: event.data.via,
+            ...(request ? { waitedMs: since(request.at, event.time) } : {}),
+          },
+        ];
+      }
       case "agent.started":
         agents.set(event.data.invocationId, event.time);
         return [{ ...base, type: "agent.started", agent: event.data.agent, invocationId: event.data.invocationId, mode: event.data.mode }];
@@ -224,11 +283,11 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
 
 /**
  * RxJS operator: a session's logged events (in log order) to its audit events. Each subscription gets its own projector (durations and counts start
- * from what it sees).
+ * from what it sees). Over `session.events$()` it has no elicitation records; over `sessionAuditSource(log, id)` (both streams in log order) it has.
  *
  * @example
  * ```ts
- * session.events$().pipe(toAuditEvents()).subscribe((event) => console.log(event.type));
+ * sessionAuditSource(log, session.id).pipe(toAuditEvents()).subscribe((event) => console.log(event.type));
  * ```
  */
 export function toAuditEvents(): OperatorFunction<StoredEvent, AuditEvent> {

@@ -2,7 +2,8 @@
  * A live session (entry ids pi's): its {@link SessionView} plus writes through the event log. Each write is ONE append with the view's version as
  * the expected version (a stale handle gets `ExpectedVersionConflictError`: `refresh()`, then retry); a handle's writes are serialized, and the view
  * applies the stored events the log returned. `parentId` defaults to the leaf and must exist (`EntryNotFoundError`); a given `id` must be unique
- * (`InvalidArgumentError`); a schema failure writes nothing. `events$` replays from `fromVersion` (exclusive) then tails.
+ * (`InvalidArgumentError`); a schema failure writes nothing. `events$` replays from `fromVersion` (exclusive) then tails; `auditEvents$` projects
+ * the session's and its elicitations' events in log order (`session-audit.ts`).
  */
 import { randomUUID } from "node:crypto";
 import type { Observable } from "rxjs";
@@ -11,6 +12,8 @@ import { EntryNotFoundError, InvalidArgumentError } from "../../core/errors.ts";
 import type { EventLog, EventMetadata, NewEvent, StoredEvent } from "../event-log.ts";
 import { arborEvents, isEventOfType, type ArborEvent } from "../events/catalogue.ts";
 import { sessionStreamId } from "../events/session-events.ts";
+import { toAuditEvents, type AuditEvent } from "../events/audit.ts";
+import { sessionAuditSource } from "./session-audit.ts";
 import type { SessionViewInternals } from "./session-view.ts";
 import type { NewEntry, SessionHandle } from "../session-types.ts";
 import { ignoreError } from "../../core/ignored.ts";
@@ -119,6 +122,9 @@ export function createSessionHandle(log: EventLog, view: SessionViewInternals, a
     },
     events$(options = {}): Observable<ArborEvent> {
       return log.subscribe({ streamId, fromVersion: options.fromVersion ?? 0 }).pipe(arborEvents());
+    },
+    auditEvents$(): Observable<AuditEvent> {
+      return sessionAuditSource(log, view.sessionId).pipe(toAuditEvents());
     },
     refresh() {
       return serialized(async () => {
