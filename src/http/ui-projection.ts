@@ -317,8 +317,6 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
 /**
  * The end of a run whose session was deleted before its `run.ended` (nothing more of the run is logged): its open text and reasoning parts and its
  * step close, then `error` (`errorText`) and `finish` (`error`), as a failed run ends. Pure; no chunk when the run already ended.
- * @example
- * const { chunks } = projectSessionDeleted(state, `SESSION_DELETED: Session "s1" was deleted.`);
  */
 export function projectSessionDeleted(state: RunProjectionState, errorText: string): RunProjectionStep {
   if (state.ended) return { state, chunks: [] };
