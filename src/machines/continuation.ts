@@ -13,7 +13,7 @@ import type { SessionHandle } from "../store/session-types.ts";
 import { approvalsOf } from "./approval-fold.ts";
 import { processNote, toolCallsOf } from "./loop-messages.ts";
 import { closeOpenMessages } from "./recovery.ts";
-import type { ResumeDecision } from "./run-batch.ts";
+import type { ResumeDecision } from "./run-batch-settle.ts";
 import { currentRunOwner } from "./run-lease.ts";
 import { runEvent } from "./run-records.ts";
 import type { RunContinuation } from "./run-steps.ts";

@@ -8,18 +8,8 @@ import { assign, enqueueActions, fromCallback, fromPromise, sendParent, setup } 
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import { toolCallsOf } from "./loop-messages.ts";
-import {
-  closeGated,
-  isBatchSettled,
-  isUnsettled,
-  markExecuting,
-  markGated,
-  markPrepared,
-  markSpawned,
-  readyToExecute,
-  settleInBatch,
-  skipUnspawned,
-} from "./run-batch.ts";
+import { isBatchSettled, isUnsettled, markExecuting, markPrepared, markSpawned, readyToExecute } from "./run-batch.ts";
+import { closeGated, markGated, settleInBatch, skipUnspawned } from "./run-batch-settle.ts";
 import { runEvent } from "./run-records.ts";
 import { BATCH_MODES } from "./batch-modes.ts";
 import {
