@@ -16,7 +16,7 @@ import { closeOpenMessages } from "./recovery.ts";
 import type { ResumeDecision } from "./run-batch-settle.ts";
 import { currentRunOwner } from "./run-lease.ts";
 import { runEvent } from "./run-records.ts";
-import type { RunContinuation } from "./run-steps.ts";
+import type { RunContinuation } from "./run-types.ts";
 
 /** The default `reason` of `run.resumed`. */
 export const OWNER_STOPPED_REASON = "The process running this run stopped before it ended; continued from the log.";

@@ -12,19 +12,8 @@ import { isBatchSettled, isUnsettled, markExecuting, markPrepared, markSpawned, 
 import { closeGated, markGated, settleInBatch, skipUnspawned } from "./run-batch-settle.ts";
 import { runEvent } from "./run-records.ts";
 import { BATCH_MODES } from "./batch-modes.ts";
-import {
-  onLengthStop,
-  onOverflowGiveUp,
-  stepOnEntry,
-  type EntryState,
-  scope,
-  type ModelCallInput,
-  type RunContext,
-  type RunEvent,
-  type RunInput,
-  type RunOutput,
-  type RunParentEvent,
-} from "./run-steps.ts";
+import { onLengthStop, onOverflowGiveUp, stepOnEntry, type EntryState, scope } from "./run-steps.ts";
+import type { ModelCallInput, RunContext, RunEvent, RunInput, RunOutput, RunParentEvent } from "./run-types.ts";
 import { toolExecutionMachine } from "./tool-execution.machine.ts";
 import type { ToolSettled } from "./tool-execution-types.ts";
 

@@ -13,10 +13,11 @@ import { toolCallsOf } from "./loop-messages.ts";
 import { canSpawnNext, initialBatch, unsettledCalls } from "./run-batch.ts";
 import { refuseOverCap, settleDecided } from "./run-batch-settle.ts";
 import { createMessageId, runEvent } from "./run-records.ts";
-import { injectMessages, onModelDone, onModelError, onStreamAbort, onStreamEvent, scope, type RunOutput } from "./run-steps.ts";
+import { injectMessages, onModelDone, onModelError, onStreamAbort, onStreamEvent, scope } from "./run-steps.ts";
+import type { RunOutput } from "./run-types.ts";
 import { recordAction, runSetup } from "./run-setup.ts";
 
-export type { ModelCallInput, RunContext, RunEvent, RunInput, RunOutput, RunParentEvent } from "./run-steps.ts";
+export type { ModelCallInput, RunContext, RunEvent, RunInput, RunOutput, RunParentEvent } from "./run-types.ts";
 
 /** True when `assistant` is the message a resume run's decisions were made on (same object, or the same calls). */
 function isResumedMessage(assistant: AssistantMessage, resumed: AssistantMessage): boolean {
