@@ -4,20 +4,18 @@
  * from the log, stop and steer wherever they run; every `{base}` route checks auth, then the tenant. With only a `repository` it is read-only
  * (`POST` answers 501). Errors are JSON `{ error: { code, message } }`; dropping a connection never stops a run.
  */
-import { ApprovalConflictError, ApprovalNotFoundError, InvalidArgumentError, SessionBusyError, SessionNotFoundError } from "../core/errors.ts";
+import { InvalidArgumentError, SessionBusyError, SessionNotFoundError } from "../core/errors.ts";
 import type { AgentHarness } from "../harness/create-harness.ts";
-import type { HarnessSession, PromptOptions } from "../harness/harness-session-types.ts";
+import type { HarnessSession } from "../harness/harness-session-types.ts";
 import { checkHarnessBudget, type HarnessBudget } from "../harness/budget-options.ts";
 import { findLiveStreamRun } from "../machines/run-lease.ts";
 import { foldActivityAll } from "../store/session/session-activity.ts";
 import type { EventLog } from "../store/event-log.ts";
 import type { SessionRepository } from "../store/session-types.ts";
-import { parseTraceContext } from "../telemetry/trace-context.ts";
 import { resolveTenant, type ChatAuthOptions } from "./auth.ts";
-import { parseChatRequest } from "./chat-request.ts";
+import { createChatPost } from "./chat-post.ts";
 import { inspectorResponse } from "./inspector-assets.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
-import { regenerateTarget } from "./regenerate.ts";
 import { lastInterruptedRunStart, lastRunStart, messageStart, runChunks$, sessionTenant } from "./run-stream.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
 import type { MachineStates } from "../machines/machine-states.ts";
@@ -25,17 +23,12 @@ import { sessionDetail, sessionEvents, sessionList, sessionMachines } from "./se
 import { createSessionPool, type SessionPool } from "./session-pool.ts";
 import { deleteSession, forkSession } from "./session-edit-routes.ts";
 import { DEFAULT_MAX_BODY_BYTES, readLimitedJson } from "./body-limit.ts";
-import { createRunSlots, type RunSlots, type RunSlotsOptions } from "./run-slots.ts";
-import { AsyncLocalStorage } from "node:async_hooks";
+import { createRunSlots, type RunSlotsOptions, type RunSlots } from "./run-slots.ts";
 import { uiMessageStreamResponse } from "./sse.ts";
-import { awaitRunStart } from "./run-start.ts";
 import { stopRun } from "./stop-run.ts";
 import { answerElicitationRoute, elicitationList } from "./elicitation-routes.ts";
 import { requestControl } from "../harness/control-requests.ts";
-import { clientError, clientSafeError, stderrServerLog, type ServerLog } from "./client-errors.ts";
-import type { Observable } from "rxjs";
-import { throwError } from "../core/rx.ts";
-import type { UIMessageChunk } from "ai";
+import { clientError, stderrServerLog, type ServerLog } from "./client-errors.ts";
 
 /** Options of {@link createChatHandler}. One of `harness` or `repository` is required (`repository` with `openHarness`). */
 export interface ChatHandlerOptions extends ChatAuthOptions {
@@ -91,20 +84,6 @@ export interface ChatHandlerOptions extends ChatAuthOptions {
 /** A Fetch-style request handler. */
 export type ChatHandler = (request: Request) => Promise<Response>;
 
-/** The W3C trace context of a request, for the run it starts, and the response header reporting an invalid one. */
-interface RequestTrace {
-  options: PromptOptions;
-  headers: Record<string, string>;
-}
-
-function traceOf(request: Request): RequestTrace {
-  const traceparent = request.headers.get("traceparent");
-  const tracestate = request.headers.get("tracestate");
-  const options: PromptOptions = { ...(traceparent !== null ? { traceparent } : {}), ...(traceparent !== null && tracestate !== null ? { tracestate } : {}) };
-  const { invalid } = parseTraceContext(options);
-  return { options, headers: invalid === undefined ? {} : { "arbor-trace-context-invalid": invalid.replace(/[^\x20-\x7e]/g, "?") } };
-}
-
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,127}$/;
 
 function repositoryOf(options: ChatHandlerOptions): { repository: SessionRepository; log: EventLog } {
@@ -145,17 +124,8 @@ export function createChatService(options: ChatHandlerOptions): { handler: ChatH
   if (!Number.isSafeInteger(maxBodyBytes) || maxBodyBytes <= 0) throw new InvalidArgumentError(`createChatHandler(): maxBodyBytes must be a positive whole number of bytes; got ${String(options.maxBodyBytes)}.`);
   const edits = { repository, pool, writable, maxBodyBytes };
   const slots = options.concurrency === undefined ? undefined : "acquire" in options.concurrency ? options.concurrency : createRunSlots(options.concurrency);
-  /** The run slot of the chat POST being answered, taken over by the run it starts. */
-  const heldSlot = new AsyncLocalStorage<{ release?: () => void }>();
   const keepAlive = options.keepAliveMs === undefined ? {} : { keepAliveMs: options.keepAliveMs };
   if (options.budget !== undefined) checkHarnessBudget(options.budget, "createChatHandler(): budget");
-  /** The request's trace options plus the service's budget, resolved for the request's tenant. */
-  const withBudget = (trace: RequestTrace, tenant: string): RequestTrace => {
-    const budget = options.budget;
-    if (!budget) return trace;
-    const tenantBudget = typeof budget.tenant === "function" ? budget.tenant(tenant) : budget.tenant;
-    return { ...trace, options: { ...trace.options, budget: { ...(budget.run ? { run: budget.run } : {}), ...(budget.session ? { session: budget.session } : {}), ...(tenantBudget ? { tenant: tenantBudget } : {}) } } };
-  };
   const serverLog = options.serverLog ?? stderrServerLog;
   /** A JSON error a client may see (no owner or connection detail: that goes to the server log). */
   const errorResponse = (error: unknown, sessionId?: string): Response => {
@@ -201,132 +171,20 @@ export function createChatService(options: ChatHandlerOptions): { handler: ChatH
     return live ? start : undefined;
   };
 
-  const postChat = async (request: Request, tenant: string): Promise<Response> => {
-    if (!writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot run prompts.");
-    const parsed = await parseChatRequest(request, maxBodyBytes);
-    if ("error" in parsed) return parsed.error;
-    const { id } = parsed;
-    if (!SESSION_ID.test(id)) return jsonError(400, "INVALID_ARGUMENT", `"id" must be 1 to 128 letters, digits, ".", "_", ":" or "-" (starting with a letter or digit); got ${JSON.stringify(id).slice(0, 80)}.`);
-    const owner = await sessionTenant(log, id);
-    if (owner !== undefined && owner !== tenant) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
-    if ((parsed.kind === "approvals" || parsed.kind === "regenerate") && owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
-    const release = slots ? await slots.acquire(tenant) : () => undefined;
-    if (!release) {
-      return jsonError(429, "TOO_MANY_RUNS", `Tenant "${tenant}" has as many runs going as it may (maxConcurrentRuns) and its queue is full; retry later.`, { "retry-after": String(slots!.retryAfterSeconds) });
-    }
-    const holder: { release?: () => void } = { release };
-    try {
-      return await heldSlot.run(holder, () => startChat(request, parsed, owner, tenant));
-    } finally {
-      // Released here unless the run took the slot over (released when its outcome settles).
-      holder.release?.();
-    }
-  };
-
-  const startChat = async (request: Request, parsed: Exclude<Awaited<ReturnType<typeof parseChatRequest>>, { error: Response }>, owner: string | undefined, tenant: string): Promise<Response> => {
-    const { id } = parsed;
-    if (parsed.kind === "approvals") {
-      if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
-      return answerApprovals(id, parsed.decisions, withBudget(traceOf(request), tenant));
-    }
-    if (parsed.kind === "regenerate") {
-      if (owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
-      return regenerate(id, parsed.messageId, withBudget(traceOf(request), tenant));
-    }
-    const { prompt } = parsed;
-    const trace = withBudget(traceOf(request), tenant);
-    if (owner === undefined) {
-      // Another process may have deleted it while it was open here: drop the stale copy first.
-      try {
-        await pool.release(id);
-      } catch (error) {
-        if (!SessionBusyError.isInstance(error)) throw error;
-        return jsonError(404, "SESSION_NOT_FOUND", `Session "${id}" was deleted while this replica used it; retry in a moment or start a new chat with another id.`);
-      }
-      try {
-        await repository.create({ id, cwd, tenant });
-      } catch (error) {
-        // A concurrent first POST created it: use it if it is this tenant's.
-        if ((await sessionTenant(log, id)) !== tenant) throw error;
-      }
-    }
-    const session = await openOrBusy(id);
-    if (session instanceof Response) return session;
-    return promptAndStream(id, () => session.prompt(prompt.text, prompt.images.length ? prompt.images : undefined, trace.options), trace);
-  };
-
-  /**
-   * Starts `run` (a prompt or continue of the session) and streams the chunks of `chunks` once the run started (`run-start.ts`): `409 SESSION_BUSY`
-   * as JSON, before any `200`, when the session is busy here or in another process; a run that fails before it starts is an `error` chunk
-   * (client-safe, `client-errors.ts`).
-   */
-  const streamRun = async (id: string, run: () => Promise<unknown>, chunks: Observable<UIMessageChunk>, trace: RequestTrace): Promise<Response> => {
-    let outcome: Promise<unknown>;
-    const holder = heldSlot.getStore();
-    const slot = holder?.release;
-    if (holder) holder.release = undefined;
-    try {
-      outcome = run();
-      if (slot) void outcome.then(slot, slot);
-    } catch (error) {
-      slot?.();
-      outcome = Promise.reject(error);
-    }
-    const start = await awaitRunStart(chunks, outcome);
-    if (start.kind === "started") return uiMessageStreamResponse(start.stream, { ...keepAlive, headers: trace.headers });
-    if (SessionBusyError.isInstance(start.error)) return errorResponse(start.error, id);
-    return uiMessageStreamResponse(throwError(() => clientSafeError(start.error, { sessionId: id, log: serverLog })), { ...keepAlive, headers: trace.headers });
-  };
-
-  /**
-   * Prompts (`prompt` calls the session's `prompt`) and streams this process's run that starts after the stream's current version: a run another
-   * replica starts meanwhile is not this prompt's (its `SessionBusyError` still becomes the `409`).
-   */
-  const promptAndStream = async (id: string, prompt: () => Promise<unknown>, trace: RequestTrace): Promise<Response> => {
-    const before = await log.streamVersion(sessionStreamId(id));
-    return streamRun(id, prompt, runChunks$(log, sessionStreamId(id), before, { ownRunOnly: true }), trace);
-  };
-
-  /** Records the decisions, continues the run and streams the continuation of its message. */
-  const answerApprovals = async (id: string, decisions: { toolCallId: string; approved: boolean; reason?: string }[], trace: RequestTrace): Promise<Response> => {
-    const session = await pool.open(id);
-    try {
-      for (const decision of decisions) {
-        const options = decision.reason === undefined ? undefined : { reason: decision.reason };
-        if (decision.approved) await session.approve(decision.toolCallId, options);
-        else await session.deny(decision.toolCallId, options);
-      }
-    } catch (error) {
-      if (ApprovalNotFoundError.isInstance(error)) return jsonError(404, error.code, error.message);
-      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
-      if (ApprovalConflictError.isInstance(error)) return jsonError(409, error.code, error.message);
-      throw error;
-    }
-    const streamId = sessionStreamId(id);
-    const before = await log.streamVersion(streamId);
-    const [lastStart] = (await log.readStream(streamId, { fromVersion: before, direction: "backwards" })).filter((event) => event.type === "run.started").map((event) => event.version);
-    const first = lastStart === undefined ? before + 1 : await messageStart(log, streamId, lastStart);
-    // A call still without a decision rejects continue() (ApprovalPendingError): the stream ends with that error.
-    return streamRun(id, () => session.continue(trace.options), runChunks$(log, streamId, first - 1, { emitAfterVersion: before, endAfterVersion: before }), trace);
-  };
-
-  /**
-   * `regenerate-message`: the leaf moves to before the user message that started run `messageId`
-   * and that message is prompted again (a sibling branch; the old reply stays in the tree).
-   */
-  const regenerate = async (id: string, messageId: string | undefined, trace: RequestTrace): Promise<Response> => {
-    const target = await regenerateTarget(log, sessionStreamId(id), messageId);
-    if ("error" in target) return jsonError(target.status, target.code, target.error);
-    let session: HarnessSession;
-    try {
-      session = await pool.open(id);
-      await session.moveTo(target.entryId);
-    } catch (error) {
-      if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
-      throw error;
-    }
-    return promptAndStream(id, () => session.prompt({ ...target.message, timestamp: Date.now() }, undefined, trace.options), trace);
-  };
+  const postChat = createChatPost({
+    log,
+    repository,
+    pool,
+    writable,
+    maxBodyBytes,
+    cwd,
+    keepAlive,
+    serverLog,
+    slots,
+    budget: options.budget,
+    errorResponse,
+    openOrBusy,
+  });
 
   const resume = async (id: string, tenant: string): Promise<Response> => {
     // A new chat (no session yet) has no run to resume; another tenant's session looks the same.

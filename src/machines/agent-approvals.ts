@@ -12,7 +12,7 @@ import { operationOf, type agentMachine } from "./agent.machine.ts";
 import { approvalsOf, openApprovals, type ApprovalRecord } from "./approval-fold.ts";
 import { listPendingApprovals, recordApprovalDecision } from "./approvals.ts";
 import { toolCallsOf } from "./loop-messages.ts";
-import type { ResumeDecision } from "./run-batch.ts";
+import type { ResumeDecision } from "./run-batch-settle.ts";
 import type { ApprovalDecision } from "../core/vocabulary.ts";
 import { ignoreError } from "../core/ignored.ts";
 

@@ -12,7 +12,7 @@ import type { AgentStateSnapshot } from "./agent-types.ts";
 import type { AgentSettings } from "./agent-settings.ts";
 import { operationOf, type AgentMachineSnapshot } from "./agent.machine.ts";
 import { runningCalls } from "./run-batch.ts";
-import type { RunContext } from "./run-steps.ts";
+import type { RunContext } from "./run-types.ts";
 
 /** What the agent reports before its machine exists: its starting settings and the log's queues. */
 export interface AgentStateStart {

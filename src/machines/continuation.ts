@@ -13,10 +13,10 @@ import type { SessionHandle } from "../store/session-types.ts";
 import { approvalsOf } from "./approval-fold.ts";
 import { processNote, toolCallsOf } from "./loop-messages.ts";
 import { closeOpenMessages } from "./recovery.ts";
-import type { ResumeDecision } from "./run-batch.ts";
+import type { ResumeDecision } from "./run-batch-settle.ts";
 import { currentRunOwner } from "./run-lease.ts";
 import { runEvent } from "./run-records.ts";
-import type { RunContinuation } from "./run-steps.ts";
+import type { RunContinuation } from "./run-types.ts";
 
 /** The default `reason` of `run.resumed`. */
 export const OWNER_STOPPED_REASON = "The process running this run stopped before it ended; continued from the log.";

@@ -5,53 +5,19 @@
  * data (the output is a {@link RunOutput}); queues live in the parent (`QUEUE.DRAIN`). Side effects are provided by `agent.ts`.
  */
 import { hostname } from "node:os";
-import { assign, enqueueActions, fromCallback, fromPromise, raise, sendParent, setup } from "xstate";
+import { assign, enqueueActions, raise } from "xstate";
 import { budgetExceededMessage } from "../core/budget.ts";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
-import type { NewEvent } from "../store/event-log.ts";
 import { toolCallsOf } from "./loop-messages.ts";
-import {
-  canSpawnNext,
-  closeGated,
-  initialBatch,
-  isBatchSettled,
-  isUnsettled,
-  markExecuting,
-  markGated,
-  markPrepared,
-  markSpawned,
-  readyToExecute,
-  refuseOverCap,
-  settleDecided,
-  settleInBatch,
-  skipUnspawned,
-  unsettledCalls,
-} from "./run-batch.ts";
+import { canSpawnNext, initialBatch, unsettledCalls } from "./run-batch.ts";
+import { refuseOverCap, settleDecided } from "./run-batch-settle.ts";
 import { createMessageId, runEvent } from "./run-records.ts";
-import { BATCH_MODES } from "./batch-modes.ts";
-import {
-  injectMessages,
-  onLengthStop,
-  onModelDone,
-  onOverflowGiveUp,
-  stepOnEntry,
-  type EntryState,
-  onModelError,
-  onStreamAbort,
-  onStreamEvent,
-  scope,
-  type ModelCallInput,
-  type RunContext,
-  type RunEvent,
-  type RunInput,
-  type RunOutput,
-  type RunParentEvent,
-} from "./run-steps.ts";
-import { toolExecutionMachine } from "./tool-execution.machine.ts";
-import type { ToolSettled } from "./tool-execution-types.ts";
+import { injectMessages, onModelDone, onModelError, onStreamAbort, onStreamEvent, scope } from "./run-steps.ts";
+import type { RunOutput } from "./run-types.ts";
+import { recordAction, runSetup } from "./run-setup.ts";
 
-export type { ModelCallInput, RunContext, RunEvent, RunInput, RunOutput, RunParentEvent } from "./run-steps.ts";
+export type { ModelCallInput, RunContext, RunEvent, RunInput, RunOutput, RunParentEvent } from "./run-types.ts";
 
 /** True when `assistant` is the message a resume run's decisions were made on (same object, or the same calls). */
 function isResumedMessage(assistant: AssistantMessage, resumed: AssistantMessage): boolean {
@@ -61,121 +27,8 @@ function isResumedMessage(assistant: AssistantMessage, resumed: AssistantMessage
   return ids.length === resumedIds.length && ids.every((id, at) => id === resumedIds[at]);
 }
 
-/** The `record` action by name (resolved against the provided implementation at run time). */
-const recordAction = (events: NewEvent[]) => ({ type: "record", params: { events } }) as never;
-
-const unprovidedCallback = fromCallback<RunEvent, ModelCallInput>(() => {
-  throw new Error('Actor "modelCall" is not provided.');
-});
-
-/** The run machine (see the module contract). */
-export const runMachine = setup({
-  types: {
-    context: {} as RunContext,
-    events: {} as RunEvent,
-    input: {} as RunInput,
-    output: {} as RunOutput,
-  },
-  actors: {
-    modelCall: unprovidedCallback,
-    tool: toolExecutionMachine,
-    betweenTurns: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[]; lastAssistant: AssistantMessage }>(
-      async () => undefined,
-    ),
-    contextOverflow: fromPromise<AgentMessage[] | undefined, { messages: AgentMessage[] }>(async () => undefined),
-  },
-  actions: {
-    /** The writer's inlet: records events in order. Provided by the agent. */
-    record: (_, _params: { events: NewEvent[] }) => {},
-    settleTool: enqueueActions(({ context, event, enqueue }) => {
-      if (!event.type.startsWith("xstate.done.actor.tool:") || !context.batch) return;
-      const settled = (event as { output: ToolSettled }).output;
-      if (!isUnsettled(context.batch, settled.toolCallId)) return;
-      const folded = settled.gate ? markGated(context.batch, settled, scope(context)) : settleInBatch(context.batch, settled, scope(context));
-      enqueue.assign({ batch: folded.batch });
-      if (folded.events.length) enqueue(recordAction(folded.events));
-    }),
-    notePrepared: enqueueActions(({ context, event, enqueue }) => {
-      if (event.type !== "TOOL.PREPARED" || !context.batch || context.stopping) return;
-      const batch = context.batch;
-      const next = markPrepared(batch, event.toolCallId);
-      if (next === batch) return;
-      if (BATCH_MODES[batch.mode].executeOnPrepared) enqueue.sendTo(`tool:${event.toolCallId}`, { type: "EXECUTE" });
-      enqueue.assign({ batch: next });
-    }),
-    spawnNextTool: enqueueActions(({ context, enqueue }) => {
-      const batch = context.batch!;
-      const call = batch.calls[batch.spawnedCount];
-      // An approved call of a resume run: its tool.started was logged by the run that asked;
-      // a replayed call of a continued run: by the run's previous owner.
-      const decision = context.input.resume?.decisions[call.id];
-      const approved = (decision?.status === "approved" || decision?.status === "replay") && decision.inputDigest ? { inputDigest: decision.inputDigest } : undefined;
-      const logged = decision?.status === "approved" || decision?.status === "replay";
-      enqueue.assign({ batch: markSpawned(batch) });
-      if (!logged) enqueue(recordAction([runEvent(scope(context), "tool.started", { toolCallId: call.id, toolName: call.name })]));
-      enqueue.spawnChild("tool", { id: `tool:${call.id}`, input: { toolCall: call, assistantMessage: batch.assistant, ...(approved ? { approved } : {}) } });
-    }),
-    executePrepared: enqueueActions(({ context, enqueue }) => {
-      const batch = context.batch!;
-      const ids = readyToExecute(batch);
-      if (!ids.length || context.stopping) return;
-      for (const id of ids) enqueue.sendTo(`tool:${id}`, { type: "EXECUTE" });
-      enqueue.assign({ batch: markExecuting(batch, ids) });
-    }),
-    skipUnspawned: enqueueActions(({ context, enqueue }) => {
-      const skipped = skipUnspawned(context.batch!, scope(context), context.stopping?.reason);
-      // An aborted run closes every call that waits for approval with a result.
-      const closed = closeGated(skipped.batch, scope(context), context.stopping?.reason);
-      const events = [...skipped.events, ...closed.events];
-      if (!events.length) return;
-      enqueue.assign({ batch: closed.batch });
-      enqueue(recordAction(events));
-    }),
-    refuseLengthToolCalls: enqueueActions(({ context, enqueue }) => {
-      const step = onLengthStop(context);
-      enqueue.assign(step.update);
-      enqueue(recordAction(step.events));
-    }),
-    persistLastError: enqueueActions(({ context, enqueue }) => {
-      const step = onOverflowGiveUp(context);
-      enqueue.assign(step.update);
-      if (step.events.length) enqueue(recordAction(step.events));
-    }),
-    /** Applies the pure step of the state being entered (`stepOnEntry` in run-steps.ts). */
-    applyStep: enqueueActions(({ context, enqueue }, params: { state: EntryState }) => {
-      const step = stepOnEntry(context, params.state);
-      if (!step) return;
-      enqueue.assign(step.update);
-      if (step.events.length) enqueue(recordAction(step.events));
-    }),
-    /** Marks the run aborted, unless it is already stopping (an interrupt keeps its status). */
-    markAborted: assign({
-      stopping: ({ context }, params: { reason?: string }) => context.stopping ?? { status: "aborted" as const, reason: params.reason },
-    }),
-    drain: sendParent(({ context }, params: { queue: "steering" | "followUp"; initial?: boolean }): RunParentEvent => ({
-      type: "QUEUE.DRAIN",
-      queue: params.queue,
-      runId: context.input.runId,
-      // Before the first model call, or after a turn whose tool calls need another one.
-      continuing: params.initial === true || (params.queue === "steering" && context.hasMoreToolCalls),
-    })),
-  },
-  guards: {
-    isAborting: ({ context }) => context.stopping !== undefined,
-    isInterrupting: ({ context }) => context.stopping?.status === "interrupted",
-    isOverBudget: ({ context }) => context.stopping?.status === "budget_exceeded",
-    hasToolCalls: ({ context }) => toolCallsOf(context.assistant).length > 0,
-    isLengthStop: ({ context }) => context.assistant?.stopReason === "length",
-    shouldContinueTurns: ({ context }) => context.hasMoreToolCalls || context.pending.length > 0,
-    hasPending: ({ context }) => context.pending.length > 0,
-    hasBetweenTurns: ({ context }) => context.input.hasBetweenTurns === true,
-    batchSettled: ({ context }) => context.batch !== undefined && isBatchSettled(context.batch),
-    hasGated: ({ context }) => context.batch !== undefined && context.batch.gatedCount > 0,
-  },
-  delays: {
-    retryDelay: ({ context }) => context.retryDelayMs,
-  },
-}).createMachine({
+/** The run machine (see the module contract); its named actions, guards and default actors are `runSetup`'s (`run-setup.ts`). */
+export const runMachine = runSetup.createMachine({
   id: "run",
   context: ({ input }) => ({
     input,

@@ -4,19 +4,19 @@
  * `INVALID_TRACE_CONTEXT`), else the active context. Status messages hold codes, never content, unless `captureContent`; approvals are not errors and
  * resumed runs link to the requesting runs. Telemetry never changes a run: exporter errors are swallowed.
  */
-import type { Context, Histogram, Link, Span, SpanContext } from "@opentelemetry/api";
+import type { Context, Link, Span, SpanContext } from "@opentelemetry/api";
 import type { Observable, Subscription } from "rxjs";
-import type { AgentMessage, AssistantMessage, ToolResultMessage } from "../core/messages.ts";
-import type { ModelClient, ModelErrorInfo, ModelRequest, ModelStreamEvent } from "../core/model-stream.ts";
+import type { AgentMessage, ToolResultMessage } from "../core/messages.ts";
+import type { ModelClient } from "../core/model-stream.ts";
 import type { ArborEvent } from "../store/events/catalogue.ts";
-import { finishReasonOf, outputMessageOf, textOf, toGenAiMessages } from "./content.ts";
+import { createChatSpans } from "./chat-spans.ts";
+import { textOf } from "./content.ts";
 import type { ResolvedTelemetry, TraceContextInput } from "./options.ts";
-import { genAiProviderName, redact, spanAttributes, spanKind, spanName, type RecordUsage, type SpanOperation, type SpanRecord } from "./span-record.ts";
+import { redact, spanAttributes, spanKind, spanName, type RecordUsage, type SpanOperation, type SpanRecord } from "./span-record.ts";
 import { parseTraceContext } from "./trace-context.ts";
-import { otelApi } from "./otel-api.ts";
+import { otelApi, safely } from "./otel-api.ts";
 import { skipsEvents } from "../store/events/event-families.ts";
 import { ignoreUnknown } from "../core/exhaustive.ts";
-import { ignored } from "../core/ignored.ts";
 
 /** Events no span or attribute comes from. */
 const telemetrySkips = skipsEvents(["session", "leaf", "message", "queue", "hook", "agent", "summary", "workflow", "step", "workspace", "memory", "task", "control", "elicitation", "budget"], ["run.resumed", "turn.started", "tool.updated", "retry.scheduled", "retry.ended"]);
@@ -56,54 +56,13 @@ interface OperationState {
   context?: Context;
 }
 
-function safely(work: () => void): void {
-  try {
-    work();
-  } catch (error) {
-    ignored("a telemetry exporter threw; telemetry never changes a run", error);
-  }
-}
-
-function errorTypeOf(message: AssistantMessage, error: ModelErrorInfo | undefined): string {
-  if (message.stopReason === "aborted") return "aborted";
-  if (error?.contextOverflow) return "context_overflow";
-  if (error?.status !== undefined) return String(error.status);
-  return /time(d)? ?out/i.test(message.errorMessage ?? "") ? "timeout" : "model_error";
-}
-
-function usageOf(message: AssistantMessage): RecordUsage {
-  const usage: RecordUsage = {};
-  const { input, output, cacheRead, cacheWrite } = message.usage ?? {};
-  // Arbor's (pi's) `input` excludes cached tokens; GenAI's and OpenInference's prompt counts include them.
-  if (typeof input === "number") usage.input = input + (cacheRead ?? 0) + (cacheWrite ?? 0);
-  if (typeof output === "number") usage.output = output;
-  if (typeof cacheRead === "number") usage.cacheRead = cacheRead;
-  if (typeof cacheWrite === "number") usage.cacheWrite = cacheWrite;
-  return usage;
-}
-
-/** Bucket advice of the GenAI metrics (semantic conventions). */
-const DURATION_BUCKETS = [0.01, 0.02, 0.04, 0.08, 0.16, 0.32, 0.64, 1.28, 2.56, 5.12, 10.24, 20.48, 40.96, 81.92];
-const TOKEN_BUCKETS = [1, 4, 16, 64, 256, 1024, 4096, 16384, 65536, 262144, 1048576, 4194304, 16777216, 67108864];
-
 /** Creates the telemetry of one session (see the module contract). */
 export function createSessionTelemetry(settings: ResolvedTelemetry, session: { sessionId: string; agentName: () => string }): SessionTelemetry {
   const { context: otelContext, ROOT_CONTEXT, SpanStatusCode, trace, metrics } = otelApi();
   const tracer = (settings.tracerProvider ?? trace.getTracerProvider()).getTracer(SCOPE);
   const meter = (settings.meterProvider ?? metrics.getMeterProvider()).getMeter(SCOPE);
-  const duration: Histogram = meter.createHistogram("gen_ai.client.operation.duration", {
-    description: "GenAI operation duration",
-    unit: "s",
-    advice: { explicitBucketBoundaries: DURATION_BUCKETS },
-  });
-  const tokens: Histogram = meter.createHistogram("gen_ai.client.token.usage", {
-    description: "Measures number of input and output tokens used",
-    unit: "{token}",
-    advice: { explicitBucketBoundaries: TOKEN_BUCKETS },
-  });
   const { sessionId } = session;
   const attributes = (record: SpanRecord) => spanAttributes(record, settings);
-  const wrapped = new WeakMap<ModelClient, ModelClient>();
   let pending: { parent: Context; invalid?: string } | undefined;
   let run: RunState | undefined;
   let operation: OperationState | undefined;
@@ -133,6 +92,23 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
     }
     return run?.context ?? pending?.parent ?? otelContext.active();
   };
+
+  const instrument = createChatSpans({
+    settings,
+    sessionId,
+    meter,
+    start,
+    fail,
+    attributes,
+    parentNow,
+    run: () => run,
+    takeAttempt: () => {
+      if (operation || nextAttempt === undefined) return undefined;
+      const attempt = nextAttempt;
+      nextAttempt = undefined;
+      return attempt;
+    },
+  });
 
   const onRunStarted = (event: ArborEvent & { type: "run.started" }) => {
     const parent = pending?.parent ?? otelContext.active();
@@ -288,94 +264,6 @@ export function createSessionTelemetry(settings: ResolvedTelemetry, session: { s
           return ignoreUnknown(event);
       }
     });
-
-  const chatRecord = (client: ModelClient, request: ModelRequest): SpanRecord => {
-    const record: SpanRecord = {
-      operation: "chat",
-      sessionId,
-      provider: client.provider,
-      requestModel: client.modelId,
-      ...(run?.record.runId ? { runId: run.record.runId } : {}),
-      ...(request.maxTokens !== undefined ? { maxTokens: request.maxTokens } : {}),
-      ...(request.temperature !== undefined ? { temperature: request.temperature } : {}),
-    };
-    if (!operation && nextAttempt !== undefined) {
-      record.attempt = nextAttempt;
-      nextAttempt = undefined;
-    }
-    if (settings.captureContent) {
-      record.content = { inputMessages: toGenAiMessages(request.messages), ...(request.systemPrompt ? { systemInstructions: request.systemPrompt } : {}) };
-    }
-    return record;
-  };
-
-  const finishChat = (span: Span, record: SpanRecord, startedAt: number, message: AssistantMessage | undefined, error: ModelErrorInfo | undefined, abandoned = false) => {
-    const done: SpanRecord = { ...record };
-    if (message) {
-      if (message.responseId) done.responseId = message.responseId;
-      done.responseModel = message.responseModel ?? message.model ?? record.requestModel;
-      done.finishReasons = [finishReasonOf(message.stopReason)];
-      done.usage = usageOf(message);
-      if (settings.captureContent && message.stopReason !== "error") done.content = { ...record.content, outputMessages: [outputMessageOf(message)] };
-      if (message.stopReason === "error" || message.stopReason === "aborted") done.errorType = errorTypeOf(message, error);
-    } else if (abandoned) {
-      done.errorType = "abandoned";
-    }
-    span.setAttributes(attributes(done));
-    if (done.errorType) fail(span, done.errorType, message?.errorMessage);
-    span.end();
-    if (run && done.usage && record.runId === run.record.runId) {
-      run.usage.input += done.usage.input ?? 0;
-      run.usage.output += done.usage.output ?? 0;
-      run.usage.cacheRead += done.usage.cacheRead ?? 0;
-      run.usage.cacheWrite += done.usage.cacheWrite ?? 0;
-    }
-    const metricAttributes = {
-      "gen_ai.operation.name": "chat",
-      "gen_ai.provider.name": genAiProviderName(record.provider ?? "unknown"),
-      "gen_ai.request.model": record.requestModel ?? "unknown",
-      ...(done.responseModel ? { "gen_ai.response.model": done.responseModel } : {}),
-      ...(done.errorType ? { "error.type": done.errorType } : {}),
-    };
-    duration.record((performance.now() - startedAt) / 1000, metricAttributes);
-    if (done.usage?.input !== undefined) tokens.record(done.usage.input, { ...metricAttributes, "gen_ai.token.type": "input" });
-    if (done.usage?.output !== undefined) tokens.record(done.usage.output, { ...metricAttributes, "gen_ai.token.type": "output" });
-  };
-
-  const instrument = (client: ModelClient): ModelClient => {
-    const known = wrapped.get(client);
-    if (known) return known;
-    async function* stream(request: ModelRequest, options: { signal?: AbortSignal }): AsyncGenerator<ModelStreamEvent> {
-      let span: Span | undefined;
-      let record: SpanRecord | undefined;
-      const startedAt = performance.now();
-      safely(() => {
-        record = chatRecord(client, request);
-        span = start(record, parentNow());
-      });
-      let finished = false;
-      const finish = (message: AssistantMessage | undefined, error: ModelErrorInfo | undefined, abandoned = false) => {
-        if (finished || !span || !record) return;
-        finished = true;
-        const [openSpan, openRecord] = [span, record];
-        safely(() => finishChat(openSpan, openRecord, startedAt, message, error, abandoned));
-      };
-      try {
-        for await (const event of client.stream(request, options)) {
-          if (event.type === "done") finish(event.message, undefined);
-          else if (event.type === "error") finish(event.message, event.error);
-          yield event;
-        }
-      } finally {
-        finish(undefined, undefined, true);
-      }
-    }
-    // Own copies of the client's fields (so a spread keeps them), the client itself as prototype for the rest.
-    const instrumented: ModelClient = Object.assign(Object.create(client) as ModelClient, { ...client }, { stream });
-    wrapped.set(client, instrumented);
-    wrapped.set(instrumented, instrumented);
-    return instrumented;
-  };
 
   return {
     instrument,

@@ -1,6 +1,6 @@
 /**
  * Upcasting: old event names and shapes become the catalogue's current ones on read; stored rows are never rewritten.
- * `upcastStoredEvent` runs in the log's one row decoder (`toStoredEvent`, `../log/log-prepare.ts`), so everything above sees current names; a new
+ * `upcastStoredEvent` runs in the log's one row decoder (`toStoredEvent`, `../log/log-decode.ts`), so everything above sees current names; a new
  * `EventLog` must call it on every event it reads. Type filters are widened with `storedTypeNames`; positions, ids, time and metadata are kept, and
  * a current event is returned as is.
  *

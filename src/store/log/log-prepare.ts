@@ -2,14 +2,14 @@
  * Shared append-side rules of the event logs (ours). {@link prepareEvents} runs before anything is written: `InvalidArgumentError` for a bad stream
  * id or envelope, `EventSchemaError` for data failing its zod schema or not being plain JSON (refused, never dropped); it keeps the schema's parsed
  * output and serializes `data` and `metadata` exactly once. {@link checkExpectedVersion} throws `ExpectedVersionConflictError`; {@link samePayload}
- * decides idempotency on stream, type, schema version, data and metadata (key order and `time` ignored).
+ * decides idempotency on stream, type, schema version, data and metadata (key order and `time` ignored). Data as JSON text is `log-json.ts`, the
+ * row decoder `log-decode.ts`.
  */
 import { uuidv7 } from "../../core/uuid-v7.ts";
-import { DataKeyUnavailableError, EventCorruptError, EventSchemaError, ExpectedVersionConflictError, InvalidArgumentError, LogSchemaError } from "../../core/errors.ts";
-import { EVENT_CATALOGUE } from "../events/catalogue.ts";
-import type { EventMetadata, ExpectedVersion, NewEvent, ReadAllOptions, ReadStreamOptions, StoredEvent } from "../event-log.ts";
+import { EventSchemaError, ExpectedVersionConflictError, InvalidArgumentError } from "../../core/errors.ts";
+import type { EventMetadata, ExpectedVersion, NewEvent, ReadAllOptions, ReadStreamOptions } from "../event-log.ts";
 import type { EventRegistry } from "../events/registry.ts";
-import { upcastStoredEvent } from "../events/upcast.ts";
+import { assertJson, describe, stringify, toJson } from "./log-json.ts";
 
 /** An event checked and serialized for writing. */
 export interface PreparedEvent {
@@ -144,106 +144,6 @@ export function prepareEvents(registry: EventRegistry, streamId: string, events:
   return prepared;
 }
 
-/**
- * The first place in `value` that `JSON.stringify` would drop or change silently (a function, a symbol, a non-finite number, `undefined` in an array,
- * an object that is not plain such as a Date, Map or class instance), with what it is; undefined when `value` is JSON. An `undefined` object property
- * is allowed (it is an absent optional field). Cycles are left to `JSON.stringify`.
- */
-function nonJsonAt(value: unknown, path: string, depth = 0): { path: string; what: string } | undefined {
-  if (value === null || typeof value === "string" || typeof value === "boolean") return undefined;
-  if (typeof value === "number") return Number.isFinite(value) ? undefined : { path, what: `the number ${value}` };
-  if (typeof value === "function") return { path, what: "a function" };
-  if (typeof value === "symbol") return { path, what: "a symbol" };
-  if (typeof value === "bigint") return { path, what: "a bigint" };
-  if (value === undefined) return { path, what: "undefined" };
-  if (depth > 200) return undefined;
-  if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) {
-      const found = nonJsonAt(value[index], `${path}[${index}]`, depth + 1);
-      if (found) return found;
-    }
-    return undefined;
-  }
-  const prototype = Object.getPrototypeOf(value) as object | null;
-  if (prototype !== Object.prototype && prototype !== null) {
-    return { path, what: `a ${(value as object).constructor?.name ?? "non-plain object"} (not a plain object)` };
-  }
-  for (const [key, item] of Object.entries(value as Record<string, unknown>)) {
-    if (item === undefined) continue;
-    const found = nonJsonAt(item, /^[A-Za-z_$][\w$]*$/.test(key) ? `${path}.${key}` : `${path}[${JSON.stringify(key)}]`, depth + 1);
-    if (found) return found;
-  }
-  return undefined;
-}
-
-/**
- * True when `value` holds nothing {@link nonJsonAt} would report: the same walk without building a path per key, so that the common case (JSON data)
- * costs one pass and no strings.
- */
-function isPlainJson(value: unknown, depth = 0): boolean {
-  if (value === null) return true;
-  switch (typeof value) {
-    case "string":
-    case "boolean":
-      return true;
-    case "number":
-      return Number.isFinite(value);
-    case "object":
-      break;
-    default:
-      return false;
-  }
-  if (depth > 200) return true;
-  if (Array.isArray(value)) {
-    for (let index = 0; index < value.length; index++) if (!isPlainJson(value[index], depth + 1)) return false;
-    return true;
-  }
-  const prototype = Object.getPrototypeOf(value) as object | null;
-  if (prototype !== Object.prototype && prototype !== null) return false;
-  for (const key in value as Record<string, unknown>) {
-    if (!Object.prototype.hasOwnProperty.call(value, key)) continue;
-    const item = (value as Record<string, unknown>)[key];
-    if (item !== undefined && !isPlainJson(item, depth + 1)) return false;
-  }
-  return true;
-}
-
-/** Refuses what JSON.stringify (or a schema stripping unknown keys) would drop or rewrite without a word. */
-function assertJson(value: unknown, index: number, type: string, field: string): void {
-  if (isPlainJson(value)) return;
-  const bad = nonJsonAt(value, field);
-  if (bad) {
-    throw new EventSchemaError(
-      `events[${index}] ("${type}"): ${bad.path} is ${bad.what}, which is not JSON; nothing was appended. Pass JSON values only (strings, finite numbers, booleans, null, arrays, plain objects).`,
-      { details: { index, type, field, path: bad.path } },
-    );
-  }
-}
-
-function toJson(value: unknown, index: number, type: string, field: string): string {
-  assertJson(value, index, type, field);
-  return stringify(value, index, type, field);
-}
-
-/** `JSON.stringify` of a value already checked to be JSON; a cycle or a bigint is an `EventSchemaError`. */
-function stringify(value: unknown, index: number, type: string, field: string): string {
-  let json: string | undefined;
-  try {
-    json = JSON.stringify(value);
-  } catch (error) {
-    throw new EventSchemaError(`events[${index}] ("${type}"): ${field} is not JSON-serializable: ${(error as Error).message}.`, {
-      cause: error,
-      details: { index, type, field },
-    });
-  }
-  if (json === undefined) {
-    throw new EventSchemaError(`events[${index}] ("${type}"): ${field} is not JSON (got ${describe(value)}).`, {
-      details: { index, type, field },
-    });
-  }
-  return json;
-}
-
 /** Throws `ExpectedVersionConflictError` when `actual` does not satisfy `expected`. */
 export function checkExpectedVersion(streamId: string, expected: ExpectedVersion, actual: number): void {
   const ok =
@@ -318,63 +218,6 @@ export function resolveDuplicates(
     found.push(record);
   }
   return found;
-}
-
-function describe(value: unknown): string {
-  if (value === undefined) return "undefined";
-  if (typeof value === "string") return JSON.stringify(value.length > 60 ? `${value.slice(0, 60)}…` : value);
-  if (typeof value === "object") return value === null ? "null" : Array.isArray(value) ? "an array" : "an object";
-  return `${typeof value} ${String(value)}`;
-}
-
-/**
- * Turns a stored record into the public event (fresh objects on every call), upcast to the current catalogue. A built-in event type stored with a
- * schema version newer than this code knows (written by a newer Arbor) is refused with `LogSchemaError` naming where it is: its data may mean
- * something this code would misread.
- */
-export function toStoredEvent(record: EventRecord): StoredEvent {
-  if (record.dataJson.startsWith(SEALED_PREFIX)) refuseSealed(record);
-  const known = (EVENT_CATALOGUE as Record<string, { version: number } | undefined>)[record.type]?.version;
-  if (known !== undefined && record.schemaVersion > known) {
-    throw new LogSchemaError(
-      `The stored event at stream "${record.streamId}" version ${record.version} (global position ${record.globalPosition}) is "${record.type}" schema version ${record.schemaVersion}, newer than this arbor-agent knows (${known}): it was written by a newer Arbor. Upgrade arbor-agent to read this log; nothing was changed.`,
-      { details: { streamId: record.streamId, version: record.version, globalPosition: record.globalPosition, eventType: record.type, schemaVersion: record.schemaVersion, knownVersion: known } },
-    );
-  }
-  return upcastStoredEvent({
-    eventId: record.eventId,
-    streamId: record.streamId,
-    version: record.version,
-    globalPosition: record.globalPosition,
-    type: record.type,
-    schemaVersion: record.schemaVersion,
-    time: record.time,
-    data: parseStored(record, "data", record.dataJson),
-    metadata: parseStored(record, "metadata", record.metadataJson) as EventMetadata,
-  });
-}
-
-/** How encrypted data starts (`crypto/sealed-record.ts`); a log with the key opens it before this point. */
-const SEALED_PREFIX = '{"$enc":"';
-
-function refuseSealed(record: EventRecord): never {
-  throw new DataKeyUnavailableError(
-    `The stored event at stream "${record.streamId}" version ${record.version} is encrypted, and this log was opened without encryption: open it with its master key (encryption: { key }) to read it.`,
-    { details: { streamId: record.streamId, version: record.version, keyId: record.streamId, reason: "no_encryption" } },
-  );
-}
-
-/** Parses one stored JSON column; corrupt JSON is an `EventCorruptError` naming where it is. */
-function parseStored(record: EventRecord, field: "data" | "metadata", json: string): unknown {
-  try {
-    return JSON.parse(json) as unknown;
-  } catch (cause) {
-    const where = `stream "${record.streamId}" version ${record.version} (global position ${record.globalPosition}, ${record.type})`;
-    throw new EventCorruptError(`The stored event at ${where} has corrupt ${field} JSON: ${(cause as Error).message}.`, {
-      cause,
-      details: { streamId: record.streamId, version: record.version, globalPosition: record.globalPosition, eventType: record.type, field },
-    });
-  }
 }
 
 /** Checks {@link ReadStreamOptions}; throws `InvalidArgumentError` naming the bad field. */

@@ -9,7 +9,8 @@ import { Observable } from "../../core/rx.ts";
 import type { Subscriber } from "rxjs";
 import { InvalidArgumentError } from "../../core/errors.ts";
 import type { EventLog, StoredEvent, SubscribeOptions } from "../event-log.ts";
-import { checkOptionalInteger, type EventRecord, refuseTenantFilter, toStoredEvent } from "./log-prepare.ts";
+import { checkOptionalInteger, type EventRecord, refuseTenantFilter } from "./log-prepare.ts";
+import { toStoredEvent } from "./log-decode.ts";
 import { storedTypeNames } from "../events/upcast.ts";
 
 /** What a subscription reads: a filter applied by the log's reader. */

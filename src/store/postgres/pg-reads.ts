@@ -5,7 +5,8 @@
  */
 import type pg from "pg";
 import type { ListStreamsOptions, ReadAllOptions, ReadStreamOptions, StoredEvent, StreamInfo } from "../event-log.ts";
-import { checkReadAllOptions, checkStreamId, type EventRecord, toStoredEvent } from "../log/log-prepare.ts";
+import { checkReadAllOptions, checkStreamId, type EventRecord } from "../log/log-prepare.ts";
+import { toStoredEvent } from "../log/log-decode.ts";
 import { streamRange } from "../log/log-requests.ts";
 import type { SubscriptionFilter } from "../log/log-subscription.ts";
 import { storedTypeNames } from "../events/upcast.ts";

@@ -5,7 +5,8 @@
 import type { ClientBase, Pool } from "pg";
 import { SESSION_STREAM_PREFIX, sessionIdOfStream } from "../events/session-events.ts";
 import { storedTypeNames } from "../events/upcast.ts";
-import { type EventRecord, type PreparedEvent, toStoredEvent } from "../log/log-prepare.ts";
+import type { EventRecord, PreparedEvent } from "../log/log-prepare.ts";
+import { toStoredEvent } from "../log/log-decode.ts";
 import { summarizeEvents, summaryColumns, summaryOfColumns, type SessionSummaryRecord, type SummaryColumns } from "../session/session-summary-index.ts";
 
 /** `columns` with the booleans PostgreSQL's columns take. */

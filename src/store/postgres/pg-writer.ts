@@ -6,7 +6,8 @@
  */
 import { ArborError, EventIdReusedError, ExpectedVersionConflictError, LogCommitError, SessionBusyError } from "../../core/errors.ts";
 import type { AppendResult, ExpectedVersion } from "../event-log.ts";
-import { type EventRecord, type PreparedEvent, resolveDuplicates, toStoredEvent } from "../log/log-prepare.ts";
+import { type EventRecord, type PreparedEvent, resolveDuplicates } from "../log/log-prepare.ts";
+import { toStoredEvent } from "../log/log-decode.ts";
 import { summaryJson } from "./pg-summaries.ts";
 
 /** A queued append: events already validated and serialized. */

@@ -9,7 +9,8 @@
 import type Database from "better-sqlite3";
 import { ArborError, EventIdReusedError, LogCommitError } from "../../core/errors.ts";
 import type { AppendResult, ExpectedVersion, StoredEvent } from "../event-log.ts";
-import { checkExpectedVersion, type EventRecord, type PreparedEvent, resolveDuplicates, toStoredEvent } from "../log/log-prepare.ts";
+import { checkExpectedVersion, type EventRecord, type PreparedEvent, resolveDuplicates } from "../log/log-prepare.ts";
+import { toStoredEvent } from "../log/log-decode.ts";
 import type { LogStatements } from "./log-statements.ts";
 import type { CommittedBatch } from "../log/log-subscription.ts";
 import type { ActiveDeltaRetention, DroppedDeltas } from "../log/delta-retention.ts";

@@ -7,7 +7,7 @@
  */
 import Database from "better-sqlite3";
 import type { EventRecord } from "../log/log-prepare.ts";
-import { toStoredEvent } from "../log/log-prepare.ts";
+import { toStoredEvent } from "../log/log-decode.ts";
 import { isSealedData } from "../crypto/sealed-record.ts";
 import { createStreamGapAudit, type LostVersions } from "../session/version-gaps.ts";
 

@@ -6,7 +6,8 @@
 import type Database from "better-sqlite3";
 import { SESSION_STREAM_PREFIX, sessionIdOfStream } from "../events/session-events.ts";
 import { storedTypeNames } from "../events/upcast.ts";
-import { type EventRecord, toStoredEvent } from "../log/log-prepare.ts";
+import type { EventRecord } from "../log/log-prepare.ts";
+import { toStoredEvent } from "../log/log-decode.ts";
 import {
   SUMMARY_COLUMN_NAMES,
   summarizeEvents,
