@@ -17,7 +17,7 @@ import { injectMessages, onModelDone, onModelError, onStreamAbort, onStreamEvent
 import type { RunOutput } from "./run-types.ts";
 import { recordAction, runSetup } from "./run-setup.ts";
 
-export type { ModelCallInput, RunContext, RunEvent, RunInput, RunOutput, RunParentEvent } from "./run-types.ts";
+export type { ModelCallInput, RunEvent, RunInput, RunOutput } from "./run-types.ts";
 
 /** True when `assistant` is the message a resume run's decisions were made on (same object, or the same calls). */
 function isResumedMessage(assistant: AssistantMessage, resumed: AssistantMessage): boolean {

@@ -18,7 +18,7 @@ import { planFull, type ContextPlan, type EntrySource } from "./context-plan.ts"
 import { applySettings, emit, executePlan, toContext, type LeafState } from "./context-state.ts";
 import type { SessionContext } from "../session-types.ts";
 
-export { pathToRoot, type ContextPlan, type EmittingPlan, type EntrySource, type PathResult } from "./context-plan.ts";
+export { pathToRoot, type ContextPlan, type EmittingPlan, type EntrySource } from "./context-plan.ts";
 export { entryToMessage } from "./context-state.ts";
 
 /** How many entries back a build looks for a cached leaf to extend (an ordinary turn appends a few). */
