@@ -1,6 +1,6 @@
 /**
  * The event logs' encryption (ours; crypto-shredding): what `encryption` turns on, and the one object the logs call to seal and open.
- * - a session's streams (`session-<id>`, `control-<id>`) are sealed with its data key (`session-keys.ts`, `sealed-record.ts`), others written in
+ * - a session's streams (`session-<id>`, `control-<id>`, `elicitation-<id>`) are sealed with its data key (`session-keys.ts`, `sealed-record.ts`), others written in
  *   clear; ids, positions, type, time, metadata, the tenant and a few `PLAIN_FIELDS` stay in clear;
  * - the prompt of a queued task (`task.queued.input` on its task stream) is sealed with the data key of the task's session, so a session's delete
  *   shreds its background and scheduled prompts too; once that key is destroyed, the task reads with {@link SHREDDED_PROMPT} as its input;

@@ -15,7 +15,7 @@ import { EncryptionKeyError, EncryptionKeyMismatchError } from "../../core/error
 import { chain, type DataKeyRow, type DataKeyRows } from "./data-key-rows.ts";
 import type { KeyProvider, MaybePromise } from "./master-key.ts";
 
-const STREAM_PREFIXES = ["session-", "control-"] as const;
+const STREAM_PREFIXES = ["session-", "control-", "elicitation-"] as const;
 const CACHE_LIMIT = 10_000;
 
 /** Key ids that are not a session's start with this character (a session id starting with it is refused on encrypted logs). */
