@@ -13,15 +13,20 @@ import { gatedCalls, markSpawned, pastSettled, resultOf, setAt, stateOf, type To
 import { createEntryId, createMessageId, messageEntryEvent, runEvent, type RecordScope } from "./run-records.ts";
 import type { ToolSettled } from "./tool-execution-types.ts";
 
+/** `hook.failed` or `hook.applied` for each of the call's hooks that failed or changed something, in hook order. */
+function hookEvents(settled: ToolSettled, scope: RecordScope): NewEvent[] {
+  return settled.hooks.flatMap((hook): NewEvent[] => {
+    if (hook.error) return [runEvent(scope, "hook.failed", { hook: hook.hook, error: hook.error })];
+    return hook.changes.length ? [runEvent(scope, "hook.applied", { hook: hook.hook, changes: hook.changes })] : [];
+  });
+}
+
 /** Folds a call that needs approval: gated, no result, `approval.requested` recorded. Ignored unless the call is unsettled. */
 export function markGated(batch: ToolBatch, settled: ToolSettled, scope: RecordScope): { batch: ToolBatch; events: NewEvent[] } {
   const state = stateOf(batch, settled.toolCallId);
   if (!settled.gate || state === undefined || state === null || state === "settled" || state === "gated") return { batch, events: [] };
   const events: NewEvent[] = [];
-  for (const hook of settled.hooks) {
-    if (hook.error) events.push(runEvent(scope, "hook.failed", { hook: hook.hook, error: hook.error }));
-    else if (hook.changes.length) events.push(runEvent(scope, "hook.applied", { hook: hook.hook, changes: hook.changes }));
-  }
+  events.push(...hookEvents(settled, scope));
   events.push(
     runEvent(scope, "approval.requested", {
       runId: scope.runId,
@@ -148,10 +153,7 @@ export function settleInBatch(batch: ToolBatch, settled: ToolSettled, scope: Rec
     const { checkpointId, changes, storedBytes } = settled.workspace;
     events.push(runEvent(scope, "workspace.checkpointed", { checkpointId, entryId, reason: "tool", toolCallId: settled.toolCallId, changes, storedBytes }));
   }
-  for (const hook of settled.hooks) {
-    if (hook.error) events.push(runEvent(scope, "hook.failed", { hook: hook.hook, error: hook.error }));
-    else if (hook.changes.length) events.push(runEvent(scope, "hook.applied", { hook: hook.hook, changes: hook.changes }));
-  }
+  events.push(...hookEvents(settled, scope));
   events.push(
     runEvent(scope, "tool.ended", {
       toolCallId: settled.toolCallId,
