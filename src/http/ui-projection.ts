@@ -136,7 +136,7 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
   const closePart = (id: string) => {
     const kind = openParts[id];
     if (kind === undefined) return;
-    chunks.push(kind === "text" ? { type: "text-end", id } : { type: "reasoning-end", id });
+    chunks.push(partEnd(id, kind));
     delete openParts[id];
     delete streamedText[id];
   };
@@ -283,8 +283,8 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       next = { ...state, stepOpen: false };
       break;
     case "run.ended": {
-      closeAll("");
-      if (state.stepOpen) chunks.push({ type: "finish-step" });
+      const closed = closeRun(state);
+      chunks.push(...closed.chunks);
       const ended = event.data;
       if (ended.status === "done") {
         const reason = FINISH_REASONS[state.lastStopReason ?? "stop"] ?? "other";
@@ -300,12 +300,12 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
       } else if (ended.status === "suspended") {
         // Waiting for approval decisions: the message ends here with its approval requests shown.
         chunks.push({ type: "finish", finishReason: "tool-calls" });
-        next = { ...state, openParts, streamedText, stepOpen: false, ended: true, suspended: true };
+        next = { ...closed.state, suspended: true };
         break;
       } else {
         chunks.push({ type: "abort", ...(ended.reason !== undefined ? { reason: ended.reason } : {}) });
       }
-      next = { ...state, openParts, streamedText, stepOpen: false, ended: true };
+      next = closed.state;
       break;
     }
     default:
@@ -320,9 +320,19 @@ export function projectRunEvent(state: RunProjectionState, event: ArborEvent): R
  */
 export function projectSessionDeleted(state: RunProjectionState, errorText: string): RunProjectionStep {
   if (state.ended) return { state, chunks: [] };
-  const chunks: UIMessageChunk[] = Object.entries(state.openParts).map(([id, kind]): UIMessageChunk => (kind === "text" ? { type: "text-end", id } : { type: "reasoning-end", id }));
+  const closed = closeRun(state);
+  return { state: closed.state, chunks: [...closed.chunks, { type: "error", errorText }, { type: "finish", finishReason: "error" }] };
+}
+
+/** The chunk that ends an open text or reasoning part. */
+function partEnd(id: string, kind: "text" | "reasoning"): UIMessageChunk {
+  return kind === "text" ? { type: "text-end", id } : { type: "reasoning-end", id };
+}
+
+/** How every run's message ends, whatever its status: its open parts end, then its step; the state is an ended run's. */
+function closeRun(state: RunProjectionState): RunProjectionStep {
+  const chunks = Object.entries(state.openParts).map(([id, kind]) => partEnd(id, kind));
   if (state.stepOpen) chunks.push({ type: "finish-step" });
-  chunks.push({ type: "error", errorText }, { type: "finish", finishReason: "error" });
   return { state: { ...state, openParts: {}, streamedText: {}, stepOpen: false, ended: true }, chunks };
 }
 
