@@ -12,6 +12,8 @@ import type { StoredEvent } from "../event-log.ts";
 import type { ArborEvent } from "./catalogue.ts";
 import { isArborEvent } from "./catalogue.ts";
 import { skipsEvents } from "./event-families.ts";
+import { sessionIdOfElicitationStream } from "./elicitation-events.ts";
+import { sessionIdOfStream } from "./session-events.ts";
 import { ignoreUnknown } from "../../core/exhaustive.ts";
 
 /** Events that make no audit record. */
@@ -151,9 +153,10 @@ export function createAuditProjector(): (event: StoredEvent) => AuditEvent[] {
     if (!isArborEvent(stored)) return [];
     const event: ArborEvent = stored;
     const runId = typeof event.metadata?.runId === "string" ? event.metadata.runId : undefined;
-    const elicitation = event.streamId.startsWith("elicitation-");
+    const elicitationOf = sessionIdOfElicitationStream(event.streamId);
+    const elicitation = elicitationOf !== undefined;
     const base: AuditBase = {
-      sessionId: event.streamId.replace(/^(session|elicitation)-/, ""),
+      sessionId: elicitationOf ?? sessionIdOfStream(event.streamId) ?? event.streamId,
       at: event.time,
       version: event.version,
       ...(runId ? { runId } : {}),

@@ -6,9 +6,16 @@
  */
 import { z } from "zod";
 
+const ELICITATION_STREAM_PREFIX = "elicitation-";
+
 /** The stream id of a session's elicitations. */
 export function elicitationStreamId(sessionId: string): string {
-  return `elicitation-${sessionId}`;
+  return `${ELICITATION_STREAM_PREFIX}${sessionId}`;
+}
+
+/** The session id of an elicitation stream id (the inverse of {@link elicitationStreamId}), or undefined if it is not one. */
+export function sessionIdOfElicitationStream(streamId: string): string | undefined {
+  return streamId.startsWith(ELICITATION_STREAM_PREFIX) ? streamId.slice(ELICITATION_STREAM_PREFIX.length) : undefined;
 }
 
 /** A value of an accepted answer: MCP allows strings, numbers, booleans and lists of strings. */
