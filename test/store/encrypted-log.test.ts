@@ -163,7 +163,9 @@ for (const make of [sqliteBackend, pgBackend]) {
         expect(stored.join("")).not.toContain("SECRET-ALPHA");
         expect(stored.join("")).not.toContain("/secret/cwd");
         expect(JSON.parse(stored[0])).toMatchObject({ tenant: "acme" });
+        // SQLite seals the durable events of an append in one batch: the first holds the ciphertext, the others refer to it (sealed-batch.ts).
         expect(Object.keys(JSON.parse(stored[1]))).toEqual(["$enc"]);
+        expect((JSON.parse(stored[1]) as { $enc: string }).$enc).toMatch(backend.name === "SQLite" ? /^~1$/ : /^A/);
         // Streams that are not a session's stay in clear.
         expect((await backend.stored(log, "tombstone-x"))[0]).toBe('{"leafId":null,"fromLeafId":null}');
         const events = await log.readStream("session-s1");
@@ -220,7 +222,10 @@ for (const make of [sqliteBackend, pgBackend]) {
       const reopened = backend.open({ key });
       try {
         await expect(reopened.readStream("session-s3")).rejects.toMatchObject({ code: "EVENT_CORRUPT" });
-        await backend.tamper(log, "session-s3", 2, stored[1].replace(/"\$enc":"(.)/, (_all, first: string) => `"$enc":"${first === "A" ? "B" : "A"}`));
+        // Altered ciphertext: a single record's, or (SQLite) the batch head's, which every member of the batch opens through.
+        const sealedAt = backend.name === "SQLite" ? 1 : 2;
+        await backend.tamper(log, "session-s3", 2, stored[1]);
+        await backend.tamper(log, "session-s3", sealedAt, stored[sealedAt - 1].replace(/"\$enc":"\*?(.)/, (all, first: string) => all.slice(0, -1) + (first === "A" ? "B" : "A")));
         await expect(reopened.readStream("session-s3")).rejects.toMatchObject({ code: "EVENT_CORRUPT" });
       } finally {
         await reopened.close();

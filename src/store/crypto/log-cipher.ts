@@ -16,7 +16,8 @@ import type { EventRecord, PreparedEvent } from "../log/log-prepare.ts";
 import type { DataKeyRows } from "./data-key-rows.ts";
 import { createLocalKeyProvider, type KeyProvider, type MaybePromise } from "./master-key.ts";
 import { chain } from "./data-key-rows.ts";
-import { digestText, isSealedBytes, isSealedData, isSealedText, openBytes, openData, openText, sealBytes, sealData, sealText } from "./sealed-record.ts";
+import { digestText, isSealedBytes, isSealedData, isSealedRecord, isSealedText, openBytes, openData, openText, sealBytes, sealData, sealText } from "./sealed-record.ts";
+import { createBatchOpener, isBatchSealed, sealEvents, type BatchHeadReader } from "./sealed-batch.ts";
 import { createSessionKeys, keyIdOfStream, RESERVED_KEY_ID_PREFIX, tenantBlobKeyId, type RotationResult } from "./session-keys.ts";
 import { ignoreError } from "../../core/ignored.ts";
 
@@ -64,6 +65,11 @@ export interface LogCipher extends LogEncryption {
   seal(streamId: string, events: PreparedEvent[]): PreparedEvent[];
   prepareRead(records: readonly EventRecord[]): MaybePromise<void>;
   open(record: EventRecord): EventRecord;
+  /**
+   * Seals the durable events of each append in batches (`sealed-batch.ts`) from now on, and opens batch members by reading their head's row with
+   * `headAt` (synchronously). Without it every event is sealed alone and a batch member does not open.
+   */
+  sealInBatches(headAt: BatchHeadReader): void;
   sealText(streamId: string, purpose: string, text: string): string;
   openText(streamId: string, purpose: string, text: string): string;
   /** Seals a workspace blob's stored bytes with its tenant's workspace key (created on first use). */
@@ -143,6 +149,9 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
   let waiting = 0;
   /** Key ids `prepareRead` found no key for (destroyed), so that the synchronous `open` says so. */
   const absent = new Set<string>();
+  /** Set by `sealInBatches`: reads a batch head's row. */
+  let batchHeadAt: BatchHeadReader | undefined;
+  const batches = createBatchOpener();
 
   /** A stored record's key (`keyId`), loading it synchronously when the key store allows. */
   const readKeyOf = (keyId: string): Buffer => {
@@ -245,6 +254,11 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
         return events;
       }
       const key = writeKey(streamId);
+      if (batchHeadAt && events.length > 1) {
+        const stored = sealEvents(key, streamId, events);
+        for (let index = 0; index < events.length; index++) events[index].storedDataJson = stored[index];
+        return events;
+      }
       for (const event of events) {
         event.storedDataJson = sealData(key, { streamId, eventId: event.eventId, type: event.type, schemaVersion: event.schemaVersion }, event.dataJson, event.data);
       }
@@ -269,9 +283,18 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
       if (pending.length > 0) return Promise.all(pending).then(() => undefined);
     },
     open(record) {
-      if (!isSealedData(record.dataJson)) return openPrompt(record);
+      if (isSealedRecord(record.dataJson)) return { ...record, dataJson: openData(readKey(record.streamId), record, record.dataJson) };
+      if (!isBatchSealed(record.dataJson)) return openPrompt(record);
       const key = readKey(record.streamId);
-      return { ...record, dataJson: openData(key, record, record.dataJson) };
+      if (!batchHeadAt) {
+        throw new EventCorruptError(`The event "${record.eventId}" (stream "${record.streamId}") is sealed in a batch, which this log cannot read (PostgreSQL logs seal each event alone).`, {
+          details: { streamId: record.streamId, eventId: record.eventId, eventType: record.type, field: "data" },
+        });
+      }
+      return { ...record, dataJson: batches.open(key, record, record.dataJson, batchHeadAt) };
+    },
+    sealInBatches(headAt) {
+      batchHeadAt = headAt;
     },
     sealText: (streamId, purpose, text) => (keyIdOfStream(streamId) === undefined ? text : sealText(writeKey(streamId), streamId, purpose, text)),
     sealBlob: (tenant, hash, data) => chain(keys.load(tenantBlobKeyId(tenant), true), (key) => sealBytes(key!, `blob\0${tenant}\0${hash}`, data)),
@@ -292,6 +315,8 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
       const keyId = keyIdOfStream(streamId);
       // No session takes a reserved key id (a tenant's workspace key, the key check): a delete of such a stream destroys no key.
       if (!streamId.startsWith("session-") || keyId === undefined || keyId.startsWith(RESERVED_KEY_ID_PREFIX)) return;
+      // No opened batch outlives a destroyed key.
+      batches.clear();
       const done = keys.destroy(keyId);
       if (done instanceof Promise) return done.then(() => undefined);
     },

@@ -33,9 +33,23 @@ export interface SealedEventIdentity {
   schemaVersion: number;
 }
 
-/** True when a stored `data` JSON text is an envelope written by {@link sealData}. */
+/**
+ * How a batch's head (`sealed-batch.ts`) and its other members start: the envelope's prefix and a character no base64 text holds, so that a reader
+ * that knows only single records refuses them as corrupt instead of reading them as data.
+ */
+export const BATCH_HEAD_PREFIX = `${PREFIX}*`;
+export const BATCH_MEMBER_PREFIX = `${PREFIX}~`;
+
+/** True when a stored `data` JSON text is an envelope: a single record's ({@link sealData}) or a sealed batch's (`sealed-batch.ts`). */
 export function isSealedData(json: string): boolean {
   return json.startsWith(PREFIX);
+}
+
+/** True when a stored `data` JSON text is an envelope written by {@link sealData} (one record, one AEAD operation). */
+export function isSealedRecord(json: string): boolean {
+  if (!json.startsWith(PREFIX)) return false;
+  const mark = json[PREFIX.length];
+  return mark !== "*" && mark !== "~";
 }
 
 /** True when a stored string was written by {@link sealText}. */
@@ -60,19 +74,20 @@ function nextIv(): Buffer {
   return iv;
 }
 
-function encrypt(key: Buffer, aad: Buffer, plaintext: string): string {
+/** AES-256-GCM over `plaintext` as base64 of: the format byte (1 for one record or string, 2 for a batch), the IV, the ciphertext, the tag. */
+export function encrypt(key: Buffer, aad: Buffer, plaintext: string, format: number = FORMAT): string {
   const iv = nextIv();
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(aad);
   const head = cipher.update(plaintext, "utf8");
   const tail = cipher.final();
-  return Buffer.concat([Buffer.of(FORMAT), iv, head, tail, cipher.getAuthTag()]).toString("base64");
+  return Buffer.concat([Buffer.of(format), iv, head, tail, cipher.getAuthTag()]).toString("base64");
 }
 
-/** Decrypts; undefined when the bytes are malformed or fail authentication. */
-function decrypt(key: Buffer, aad: Buffer, base64: string): string | undefined {
+/** Decrypts what {@link encrypt} wrote with `format`; undefined when the bytes are malformed or fail authentication. */
+export function decrypt(key: Buffer, aad: Buffer, base64: string, format: number = FORMAT): string | undefined {
   const bytes = Buffer.from(base64, "base64");
-  if (bytes.length < 1 + IV_BYTES + TAG_BYTES || bytes[0] !== FORMAT) return undefined;
+  if (bytes.length < 1 + IV_BYTES + TAG_BYTES || bytes[0] !== format) return undefined;
   try {
     const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(1, 1 + IV_BYTES));
     decipher.setAAD(aad);
@@ -87,10 +102,10 @@ function decrypt(key: Buffer, aad: Buffer, base64: string): string | undefined {
   }
 }
 
-/** Seals an event's data JSON (`dataJson`, the serialized `data`) into its envelope. */
-export function sealData(key: Buffer, identity: SealedEventIdentity, dataJson: string, data: unknown): string {
+/** The clear part of an event's envelope: `,"field":value` for each of its type's {@link PLAIN_FIELDS} present in `data`, or "". */
+export function clearFieldsOf(type: string, data: unknown): string {
   let clear = "";
-  const fields = PLAIN_FIELDS[identity.type];
+  const fields = PLAIN_FIELDS[type];
   if (fields && typeof data === "object" && data !== null) {
     const record: Record<string, unknown> = { ...data };
     for (const field of fields) {
@@ -98,6 +113,12 @@ export function sealData(key: Buffer, identity: SealedEventIdentity, dataJson: s
       if (value !== undefined) clear += `,${JSON.stringify(field)}:${JSON.stringify(value)}`;
     }
   }
+  return clear;
+}
+
+/** Seals an event's data JSON (`dataJson`, the serialized `data`) into its envelope. */
+export function sealData(key: Buffer, identity: SealedEventIdentity, dataJson: string, data: unknown): string {
+  const clear = clearFieldsOf(identity.type, data);
   return `${PREFIX}${encrypt(key, aadOf(identity, clear), dataJson)}"${clear}}`;
 }
 

@@ -51,13 +51,13 @@ export function createSqliteContextChunks(
 
   const cipher = options.cipher;
   const selectEntryData = db
-    .prepare(`SELECT e.data${cipher ? ", e.event_id, e.type, e.schema_version" : ""} FROM arbor_entry_index i JOIN events e ON e.stream_id = i.stream_id AND e.version = i.version WHERE i.stream_id = ? AND i.seq BETWEEN ? AND ? ORDER BY i.seq`)
+    .prepare(`SELECT e.data${cipher ? ", e.event_id, e.type, e.schema_version, e.version" : ""} FROM arbor_entry_index i JOIN events e ON e.stream_id = i.stream_id AND e.version = i.version WHERE i.stream_id = ? AND i.seq BETWEEN ? AND ? ORDER BY i.seq`)
     .raw();
   /** The stored data JSON of `selectEntryData`'s rows (opened on an encrypted log). */
   const entryTexts = (streamId: string, from: number, to: number): string[] =>
     (selectEntryData.all(streamId, from, to) as unknown[][]).map((row) =>
       cipher
-        ? cipher.open({ streamId, globalPosition: 0, version: 0, time: "", metadataJson: "{}", dataJson: row[0] as string, eventId: row[1] as string, type: row[2] as string, schemaVersion: row[3] as number }).dataJson
+        ? cipher.open({ streamId, globalPosition: 0, version: row[4] as number, time: "", metadataJson: "{}", dataJson: row[0] as string, eventId: row[1] as string, type: row[2] as string, schemaVersion: row[3] as number }).dataJson
         : (row[0] as string),
     );
   const purpose = (from: number, to: number, field: string) => `chunk ${from}-${to} ${field}`;

@@ -43,6 +43,11 @@ export function openLog(
   relaxedSync?: "FULL" | "EXTRA",
 ): EventLog {
   const statements = createLogStatements(db);
+  if (cipher) {
+    // A file reads its batch heads synchronously: an encrypted SQLite log seals the durable events of an append in one operation (`sealed-batch.ts`).
+    const headRow = db.prepare("SELECT event_id AS eventId, data FROM events WHERE stream_id = ? AND version = ?");
+    cipher.sealInBatches((streamId, version) => headRow.get(streamId, version) as { eventId: string; data: string } | undefined);
+  }
   const sessionIndex = createSqliteSessionIndex(db, { writable: !readOnlyRelease, ...(cipher ? { cipher } : {}) });
   // Summary rows hold titles and first messages: an encrypted log keeps none (the list folds).
   const summaryTable = hasSummaryTable(db);

@@ -119,12 +119,12 @@ export function createSqliteSessionIndex(db: Database.Database, options: SqliteS
   );
   // `entry.appended` has no upcaster (events/upcast.ts), so its stored data is read as it is.
   const selectEntryData = db
-    .prepare(`SELECT i.seq, e.data${cipher ? ", e.event_id, e.type, e.schema_version" : ""} FROM arbor_entry_index i JOIN events e ON e.stream_id = i.stream_id AND e.version = i.version WHERE i.stream_id = ? AND i.seq BETWEEN ? AND ? ORDER BY i.seq`)
+    .prepare(`SELECT i.seq, e.data${cipher ? ", e.event_id, e.type, e.schema_version, e.version" : ""} FROM arbor_entry_index i JOIN events e ON e.stream_id = i.stream_id AND e.version = i.version WHERE i.stream_id = ? AND i.seq BETWEEN ? AND ? ORDER BY i.seq`)
     .raw();
   /** The data JSON of a row of `selectEntryData` (opened on an encrypted log). */
   const entryText = cipher
     ? (streamId: string, row: unknown[]): string =>
-        cipher.open({ streamId, globalPosition: 0, version: 0, time: "", metadataJson: "{}", dataJson: row[1] as string, eventId: row[2] as string, type: row[3] as string, schemaVersion: row[4] as number }).dataJson
+        cipher.open({ streamId, globalPosition: 0, version: row[5] as number, time: "", metadataJson: "{}", dataJson: row[1] as string, eventId: row[2] as string, type: row[3] as string, schemaVersion: row[4] as number }).dataJson
     : (_streamId: string, row: unknown[]): string => row[1] as string;
   /** The entry of one stored `entry.appended`; corrupt JSON is read through the log's own path, which names where it is. */
   const parseEntry = (streamId: string, seq: number, text: string): SessionEntry => {
