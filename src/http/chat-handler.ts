@@ -263,7 +263,7 @@ export function createChatService(options: ChatHandlerOptions): { handler: ChatH
       const denied = parts.length >= 2 ? await ownSession(parts[1], tenant) : undefined;
       if (denied) return denied;
       if (parts.length === 2) return sessionDetail(repository, log, parts[1]);
-      if (parts.length === 3 && parts[2] === "events") return sessionEvents(log, parts[1], request, keepAlive);
+      if (parts.length === 3 && parts[2] === "events") return sessionEvents(log, parts[1], tenant, request, keepAlive);
       if (parts.length === 3 && parts[2] === "machines") return sessionMachines(options.machineStates, parts[1], keepAlive);
       if (parts.length === 3 && parts[2] === "elicitations") return elicitationList(log, parts[1]);
     }
