@@ -8,7 +8,7 @@ import { randomUUID } from "node:crypto";
 import { createActor, fromPromise, waitFor } from "xstate";
 import type { z } from "zod";
 import type { AgentHarness } from "../harness/create-harness.ts";
-import { currentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
+import { currentRunOwner, isCurrentRunOwner, isRunOwnerAlive } from "../machines/run-lease.ts";
 import type { EventLog, NewEvent } from "../store/event-log.ts";
 import { definitionChanges, definitionDigest, definitionShape, digestMatches } from "./definition-digest.ts";
 import { WorkflowDefinitionChangedError, WorkflowError, WorkflowRunError } from "./errors.ts";
@@ -122,7 +122,8 @@ export async function resumeWorkflow<Output>(definition: RunnableWorkflow, workf
   if (ended) return ended;
   const owners = [...state.steps.values()].map((record) => record.owner as { pid?: number } | undefined);
   const last = owners[owners.length - 1];
-  if (last && last.pid !== process.pid && isRunOwnerAlive(last)) {
+  // Another process is one that is not this one by pid, host and start time: replicas in containers often share a pid.
+  if (last && !isCurrentRunOwner(last) && isRunOwnerAlive(last)) {
     throw new WorkflowRunError(`Workflow run "${workflowId}" is being driven by process ${String(last.pid)}; resume it once that process ended.`, { workflowId, owner: last });
   }
   return drive<Output>(definition, log, state, options);
