@@ -145,11 +145,31 @@ describe("pi JSONL import: bad input", () => {
     expect(session.view.buildContext().messages).toEqual(pi.messages);
   });
 
-  it("gives a repeated entry id a fresh id with a diagnostic", async () => {
-    const source = file([HEADER, U1, U1.replace('"content":"hi"', '"content":"again"')].join("\n"));
+  it("gives the earlier entries of a repeated id fresh ids with a diagnostic; the last keeps it and its children follow it, as in pi", async () => {
+    const second = A1.replace('"id":"a1"', '"id":"a1"').replace(/"text":"[^"]*"/, '"text":"second"');
+    const child = U1.replace('"id":"u1","parentId":null', '"id":"c1","parentId":"a1"').replace('"content":"hi"', '"content":"child"');
+    const text = [HEADER, U1, A1, second, child].join("\n") + "\n";
+    const source = file(text);
     const { session, diagnostics } = await importPiSession(repo(), source.path);
-    expect(diagnostics).toEqual([expect.objectContaining({ kind: "duplicate_id", line: 3 })]);
-    expect(new Set(session.view.getEntries().map((entry) => entry.id)).size).toBe(2);
+    expect(diagnostics).toEqual([expect.objectContaining({ kind: "duplicate_id", line: 3, message: expect.stringContaining("is used again on line 4") })]);
+    expect(new Set(session.view.getEntries().map((entry) => entry.id)).size).toBe(4);
+    const piEntries = parseSessionEntries(text);
+    migrateSessionEntries(piEntries);
+    const pi = buildSessionContext(piEntries.filter((entry) => entry.type !== "session") as never);
+    expect(session.view.buildContext().messages).toEqual(pi.messages);
+    expect(JSON.stringify(session.view.buildContext().messages)).toContain("second");
+  });
+
+  it("relinks past a cycle of skipped entries, and past a skipped parent later in the file, with a diagnostic each", async () => {
+    const skipped = (id: string, parentId: string) => `{"type":"message","id":"${id}","parentId":"${parentId}","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user"}}`;
+    const kept = (id: string, parentId: string) => U1.replace('"id":"u1","parentId":null', `"id":"${id}","parentId":"${parentId}"`);
+    // c1 follows x1, which follows x2, which follows x1 (a cycle of skipped entries); c2 follows x3, a skipped entry after it whose parent is u1;
+    // x4 names itself as parent.
+    const source = file([HEADER, U1, skipped("x1", "x2"), skipped("x2", "x1"), kept("c1", "x1"), kept("c2", "x3"), skipped("x3", "u1"), skipped("x4", "x4"), kept("c3", "x4")].join("\n"));
+    const { session, diagnostics } = await importPiSession(repo(), source.path, { invalidEntries: "skip" });
+    expect(session.view.getEntries().map((entry) => [entry.id, entry.parentId])).toEqual([["u1", null], ["c1", null], ["c2", "u1"], ["c3", null]]);
+    expect(diagnostics.filter((diagnostic) => diagnostic.kind === "relinked_entry").map((diagnostic) => diagnostic.line)).toEqual([5, 6, 9]);
+    expect(session.view.getEntries().every((entry) => entry.parentId === null || session.view.getEntry(entry.parentId) !== undefined)).toBe(true);
   });
 
   it("reports an unreadable file as SessionImportError", async () => {

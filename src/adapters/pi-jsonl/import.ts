@@ -46,9 +46,8 @@ export function piEntriesFromText(
   const migrated = migratePiEntries(parsed);
   const diagnostics = [...parsed.diagnostics, ...migrated.diagnostics];
   const problems: string[] = [];
-  const entries: SessionEntry[] = [];
-  const seen = new Set<string>();
-  // Skipped entries' ids → their parents: what followed a skipped entry is linked to its nearest kept ancestor.
+  const valid: { line: number; entry: SessionEntry }[] = [];
+  // Skipped entries' ids → their parents: what followed a skipped entry is linked to its nearest kept ancestor (also one later in the file).
   const skippedParents = new Map<string, string | null>();
   for (const { line, entry } of migrated.lines) {
     const result = sessionEntrySchema.safeParse(entry);
@@ -58,28 +57,37 @@ export function piEntriesFromText(
       const message = `Line ${line} (type ${JSON.stringify(entry.type)}): ${where}: ${issue?.message ?? "invalid"}`;
       problems.push(message);
       diagnostics.push({ kind: "invalid_entry", line, message: `${message}; skipped.` });
-      if (typeof entry.id === "string" && !seen.has(entry.id)) skippedParents.set(entry.id, typeof entry.parentId === "string" ? entry.parentId : null);
+      if (typeof entry.id === "string") skippedParents.set(entry.id, typeof entry.parentId === "string" ? entry.parentId : null);
       continue;
     }
-    const valid = entry as unknown as SessionEntry;
-    if (seen.has(valid.id)) {
-      let id = randomUUID().slice(0, 8);
-      while (seen.has(id)) id = randomUUID().slice(0, 8);
-      diagnostics.push({ kind: "duplicate_id", line, message: `Line ${line}: entry id ${valid.id} was already used; this entry got id ${id}.` });
-      valid.id = id;
-    }
-    seen.add(valid.id);
-    skippedParents.delete(valid.id);
-    const parent = keptAncestor(valid.parentId, skippedParents);
-    if (parent !== valid.parentId) {
+    valid.push({ line, entry: entry as unknown as SessionEntry });
+  }
+  // A repeated id: as in pi (its id map keeps the last entry), the last entry with it keeps it, so every entry naming it as parent follows that one;
+  // the earlier ones get fresh ids.
+  const lastLine = new Map<string, number>();
+  for (const { line, entry } of valid) lastLine.set(entry.id, line);
+  const kept = new Set(lastLine.keys());
+  for (const { line, entry } of valid) {
+    const last = lastLine.get(entry.id)!;
+    if (last === line) continue;
+    let id = randomUUID().slice(0, 8);
+    while (kept.has(id)) id = randomUUID().slice(0, 8);
+    kept.add(id);
+    diagnostics.push({ kind: "duplicate_id", line, message: `Line ${line}: entry id ${entry.id} is used again on line ${last}; as in pi, the last entry keeps it (children follow that one), and this one got id ${id}.` });
+    entry.id = id;
+  }
+  const entries: SessionEntry[] = [];
+  for (const { line, entry } of valid) {
+    const parent = keptAncestor(entry.parentId, skippedParents, kept);
+    if (parent !== entry.parentId) {
       diagnostics.push({
         kind: "relinked_entry",
         line,
-        message: `Line ${line}: entry ${valid.id}'s parent ${valid.parentId} was skipped (invalid); it now follows ${parent ?? "nothing (a new root)"}.`,
+        message: `Line ${line}: entry ${entry.id}'s parent ${entry.parentId} was skipped (invalid); it now follows ${parent ?? "nothing (a new root)"}.`,
       });
-      valid.parentId = parent;
+      entry.parentId = parent;
     }
-    entries.push(valid);
+    entries.push(entry);
   }
   diagnostics.push(...unmodeledDiagnostics(migrated.lines, entries), ...unknownKindDiagnostics(migrated.lines, entries));
   if (problems.length > 0 && (options.invalidEntries ?? "reject") === "reject") {
@@ -93,11 +101,15 @@ export function piEntriesFromText(
   return { header: parsed.header, entries, diagnostics, fromVersion: migrated.fromVersion };
 }
 
-/** `parentId`, or the nearest ancestor of it that was not skipped (`null`: a skipped root). Stops on a cycle of skipped ids. */
-function keptAncestor(parentId: string | null, skippedParents: ReadonlyMap<string, string | null>): string | null {
+/**
+ * `parentId`, or the nearest ancestor of it that was not skipped, following skipped entries' parents (`null`: a skipped root, or a cycle of skipped
+ * entries). A parent that is kept, or that is in no line of the file, is returned as it is.
+ */
+function keptAncestor(parentId: string | null, skippedParents: ReadonlyMap<string, string | null>, kept: ReadonlySet<string>): string | null {
   let current = parentId;
   const visited = new Set<string>();
-  while (current !== null && skippedParents.has(current) && !visited.has(current)) {
+  while (current !== null && !kept.has(current) && skippedParents.has(current)) {
+    if (visited.has(current)) return null;
     visited.add(current);
     current = skippedParents.get(current)!;
   }
