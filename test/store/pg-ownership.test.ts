@@ -193,4 +193,31 @@ describe("PostgreSQL stream ownership", () => {
     expect((await acquireWhenFree(c, "s1", 5_000)).token).toBe(3);
     await expect(s1.renew()).rejects.toSatisfy((error: unknown) => LeaseLostError.isInstance(error));
   });
+
+  it("a probe from another process never makes a free stream's first acquire refuse (isOwnedElsewhere takes no lock)", async () => {
+    const schema = newSchema();
+    const prober = openLog(schema);
+    const taker = openLog(schema);
+    let refused = 0;
+    for (let index = 0; index < 150; index++) {
+      const streamId = `probed-${index}`;
+      let probing = true;
+      const probes = (async () => {
+        while (probing) await prober.ownership.isOwnedElsewhere(streamId);
+      })();
+      const lease = await taker.ownership.acquire(streamId, { index }).catch((error: unknown) => {
+        if (!SessionBusyError.isInstance(error)) throw error;
+        refused += 1;
+        return undefined;
+      });
+      probing = false;
+      await probes;
+      if (lease) {
+        expect(await prober.ownership.isOwnedElsewhere(streamId)).toBe(true);
+        await lease.release();
+        expect(await prober.ownership.isOwnedElsewhere(streamId)).toBe(false);
+      }
+    }
+    expect(refused).toBe(0);
+  }, 120_000);
 });

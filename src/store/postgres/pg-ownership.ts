@@ -152,14 +152,19 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
     async isOwnedElsewhere(streamId) {
       if (held.has(streamId)) return false;
       await options.ready;
-      // The same rule as acquire: a row naming a live owner (not this process), or a lock held elsewhere on a stream without a row.
-      const probe = await pool.query<{ free: boolean; live: boolean | null }>(
-        `SELECT pg_try_advisory_xact_lock(${key}) AS free,
+      // The same rule as acquire: a row naming a live owner (not this process), or a lock held elsewhere on a stream without a row. The lock is
+      // looked up in pg_locks, not tried: a probe that took it, even for a statement, made a first acquire elsewhere find it held and refuse.
+      const probe = await pool.query<{ held: boolean; live: boolean | null }>(
+        `SELECT EXISTS (
+                  SELECT 1 FROM pg_locks l, (SELECT ${key} AS k) AS h
+                  WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1 AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                    AND l.classid::bigint = ((h.k >> 32) & 4294967295) AND l.objid::bigint = (h.k & 4294967295)
+                ) AS held,
                 (SELECT ${liveOwner("$3::integer")} FROM ${s}.stream_owners o WHERE o.stream_id = $2) AS live`,
         [schema, streamId, lockClient?.pid ?? null],
       );
-      const { free, live } = probe.rows[0];
-      return live === true || (live === null && !free);
+      const { held: locked, live } = probe.rows[0];
+      return live === true || (live === null && locked);
     },
     tokenOf(streamId) {
       return held.get(streamId)?.token;
