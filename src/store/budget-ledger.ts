@@ -5,7 +5,9 @@
  *   a process that appended first makes it conflict, catch up and decide again, so two processes never both take the last room of a limit;
  * - calls on one ledger are serialised in a process ({@link budgetLedgerOf}); {@link BudgetLedger.settle} appends `budget.settled`, after which the
  *   settled amounts count; a reservation never settled keeps counting;
- * - a run's wall time runs from its first ledger event to its latest; a session's and the tenant's are the sums of their runs'.
+ * - a run's wall time runs from its first ledger event to its latest; a session's and the tenant's are the sums of their runs';
+ * - `budget.reset` (a session's delete) starts the session's use again from zero, so a new session with the id does not inherit it; what the
+ *   deleted session used still counts for the tenant, and its calls still in flight settle into the tenant's use and their runs' only.
  */
 import { ExpectedVersionConflictError } from "../core/errors.ts";
 import type { Budget } from "../core/budget.ts";
@@ -79,6 +81,8 @@ const amountsOf = (data: BudgetAmounts): BudgetAmounts => ({ costUsd: data.costU
 
 interface RunFold extends ScopeUse {
   sessionId: string;
+  /** The session's resets before this run: a run of a reset session no longer counts for it. */
+  epoch: number;
   firstAt: number;
   lastAt: number;
   budget?: Budget;
@@ -104,7 +108,10 @@ function createLedger(log: EventLog, tenant: string): BudgetLedger {
   const tenantUse = emptyUse();
   const sessions = new Map<string, ScopeUse>();
   const runs = new Map<string, RunFold>();
-  const open = new Map<string, { sessionId: string; runId: string; amounts: BudgetAmounts }>();
+  const open = new Map<string, { sessionId: string; runId: string; amounts: BudgetAmounts; epoch: number }>();
+  /** Resets (`budget.reset`) per session so far. */
+  const epochs = new Map<string, number>();
+  const epochOf = (sessionId: string) => epochs.get(sessionId) ?? 0;
   let chain: Promise<unknown> = Promise.resolve();
 
   const sessionOf = (id: string) => {
@@ -115,7 +122,7 @@ function createLedger(log: EventLog, tenant: string): BudgetLedger {
   const touch = (runId: string, sessionId: string, at: number): RunFold => {
     let run = runs.get(runId);
     if (!run) {
-      run = { ...emptyUse(), sessionId, firstAt: at, lastAt: at };
+      run = { ...emptyUse(), sessionId, epoch: epochOf(sessionId), firstAt: at, lastAt: at };
       runs.set(runId, run);
       return run;
     }
@@ -123,11 +130,13 @@ function createLedger(log: EventLog, tenant: string): BudgetLedger {
     if (delta > 0) {
       run.lastAt = at;
       run.durationMs += delta;
-      sessionOf(run.sessionId).durationMs += delta;
+      if (run.epoch === epochOf(run.sessionId)) sessionOf(run.sessionId).durationMs += delta;
       tenantUse.durationMs += delta;
     }
     return run;
   };
+  /** The scopes a run's calls count in: the tenant, its session (unless the session was reset since the run began), the run. */
+  const scopes = (run: RunFold): ScopeUse[] => (run.epoch === epochOf(run.sessionId) ? [tenantUse, sessionOf(run.sessionId), run] : [tenantUse, run]);
   const apply = (event: StoredEvent) => {
     version = event.version;
     const at = Date.parse(event.time);
@@ -136,17 +145,20 @@ function createLedger(log: EventLog, tenant: string): BudgetLedger {
       const amounts = amountsOf(data);
       const run = touch(data.runId, data.sessionId, at);
       if (data.runBudget && !run.budget) run.budget = data.runBudget;
-      open.set(data.reservationId, { sessionId: data.sessionId, runId: data.runId, amounts });
-      for (const use of [tenantUse, sessionOf(data.sessionId), run]) add(use.reserved, amounts, 1);
+      open.set(data.reservationId, { sessionId: data.sessionId, runId: data.runId, amounts, epoch: run.epoch });
+      for (const use of scopes(run)) add(use.reserved, amounts, 1);
     } else if (isEventOfType(event, "budget.settled")) {
       const { data } = event;
       const run = touch(data.runId, data.sessionId, at);
       const reserved = open.get(data.reservationId);
       open.delete(data.reservationId);
-      for (const use of [tenantUse, sessionOf(data.sessionId), run]) {
+      for (const use of scopes(run)) {
         if (reserved) add(use.reserved, reserved.amounts, -1);
         add(use.used, amountsOf(data), 1);
       }
+    } else if (isEventOfType(event, "budget.reset")) {
+      sessions.delete(event.data.sessionId);
+      epochs.set(event.data.sessionId, epochOf(event.data.sessionId) + 1);
     }
   };
   const catchUp = async () => {

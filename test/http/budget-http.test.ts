@@ -1,13 +1,14 @@
 /**
  * Budgets over HTTP (`docs/budgets.md`, `docs/http.md`): a per-tenant budget of
  * `createChatHandler({ budget })` stops a run; the stream ends with an `error` chunk naming the
- * limit and `finish { finishReason: "error" }`; the tenant's next run is refused too; a bad budget
- * is refused when the handler is made.
+ * limit and `finish { finishReason: "error" }`; the tenant's next run is refused too; a new chat
+ * with a deleted session's id starts its session budget from zero while the tenant's use stays;
+ * a bad budget is refused when the handler is made.
  */
 import { afterEach, describe, expect, it } from "vitest";
 import { createChatHandler } from "../../src/http/chat-handler.ts";
-import { startOpenAIServer, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
-import { readChunks, sessionEvents, startService, userMessage, type Service } from "./service.ts";
+import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/openai-server.ts";
+import { readChunks, sessionEvents, startService, TOKEN, userMessage, type Service } from "./service.ts";
 
 let model: OpenAIServer | undefined;
 let service: Service | undefined;
@@ -45,6 +46,23 @@ describe("budgets over HTTP", () => {
     const again = await readChunks(await service.transport().sendMessages({ chatId: "budget-2", messages: [userMessage("read c")], trigger: "submit-message", messageId: undefined, abortSignal: undefined }));
     expect(again.find((chunk) => chunk.type === "error")).toMatchObject({ errorText: expect.stringMatching(/^Budget exceeded: the tenant's maxToolCalls is 1/) });
     expect(again.some((chunk) => chunk.type === "tool-output-available")).toBe(false);
+  });
+
+  it("a new chat with a deleted session's id starts with an empty session budget; the tenant's use still counts", async () => {
+    model = await startOpenAIServer({ respond: () => textResponse("fine") });
+    service = await startService({ modelUrl: model.url, handler: { budget: { session: { maxTurns: 1 }, tenant: { maxTurns: 3 } } } });
+    const chat = async (text: string) => readChunks(await service!.transport().sendMessages({ chatId: "reused", messages: [userMessage(text)], trigger: "submit-message", messageId: undefined, abortSignal: undefined }));
+    expect((await chat("one")).find((chunk) => chunk.type === "error")).toBeUndefined();
+    expect((await chat("two")).find((chunk) => chunk.type === "error")).toMatchObject({ errorText: expect.stringMatching(/^Budget exceeded: the session's maxTurns is 1/) });
+    const deleted = await fetch(`${service.url}/api/sessions/reused`, { method: "DELETE", headers: { authorization: `Bearer ${TOKEN}` } });
+    expect(deleted.status).toBe(200);
+    // The new chat of the id runs: the deleted session's turn is not its own.
+    const third = await chat("three");
+    expect(third.find((chunk) => chunk.type === "error")).toBeUndefined();
+    expect(third.at(-1)).toMatchObject({ type: "finish" });
+    // The tenant has used 2 of its 3 turns (the deleted session's included): one more chat elsewhere runs, the next is refused for the tenant.
+    expect((await readChunks(await service.transport().sendMessages({ chatId: "other", messages: [userMessage("four")], trigger: "submit-message", messageId: undefined, abortSignal: undefined }))).find((chunk) => chunk.type === "error")).toBeUndefined();
+    expect((await readChunks(await service.transport().sendMessages({ chatId: "other-2", messages: [userMessage("five")], trigger: "submit-message", messageId: undefined, abortSignal: undefined }))).find((chunk) => chunk.type === "error")).toMatchObject({ errorText: expect.stringMatching(/^Budget exceeded: the tenant's maxTurns is 3/) });
   });
 
   it("a bad budget is refused when the handler is made, naming the field", async () => {

@@ -1,7 +1,8 @@
 /**
  * Budget events (ours; `docs/budgets.md`): `budget.reserved` before a model or tool call and `budget.settled` after it, in the tenant's ledger
  * stream `budget-<tenant>`, in dollars, tokens, calls and turns (`estimated` when the provider reported none); `budget.exceeded` is a run event in
- * the session's stream, right before the run ends `budget_exceeded`. No event holds content.
+ * the session's stream, right before the run ends `budget_exceeded`; `budget.reset` (in the ledger) starts a deleted session's use again from zero.
+ * No event holds content.
  */
 import { z } from "zod";
 
@@ -52,6 +53,12 @@ export const budgetExceededSchema = z.object({
   call: z.enum(["model", "tool", "deadline"]),
 });
 
+export const budgetResetSchema = z.object({
+  sessionId: z.string().min(1),
+  /** Why: the session was deleted (a new session with its id starts with nothing used). */
+  reason: z.enum(["session.deleted"]),
+});
+
 /**
  * The budget event types with their schema versions and schemas.
  *
@@ -64,4 +71,5 @@ export const BUDGET_EVENT_SCHEMAS = {
   "budget.reserved": { version: 1, schema: budgetReservedSchema },
   "budget.settled": { version: 1, schema: budgetSettledSchema },
   "budget.exceeded": { version: 1, schema: budgetExceededSchema },
+  "budget.reset": { version: 1, schema: budgetResetSchema },
 } as const;

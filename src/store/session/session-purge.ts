@@ -1,10 +1,12 @@
 /**
- * What a session delete removes beside its events (ours; `docs/privacy.md`): the session's memory rows (a principal's memory stays) and the
- * workspace blobs no kept checkpoint of the same tenant references or bases a delta on. Runs after the events are gone; O(log), a delete is rare.
+ * What a session delete removes beside its events (ours; `docs/privacy.md`): the session's memory rows (a principal's memory stays), the
+ * workspace blobs no kept checkpoint of the same tenant references or bases a delta on, and its use in the tenant's budget ledger (a
+ * `budget.reset`, when the tenant has a ledger: the tenant's own use stays). Runs after the events are gone; O(log), a delete is rare.
  */
 import type { EventLog, StoredEvent } from "../event-log.ts";
 import { isEventOfType } from "../events/catalogue.ts";
 import { sessionStreamId } from "../events/session-events.ts";
+import { budgetStreamId } from "../budget-ledger.ts";
 
 /** What {@link purgeSessionState} removed. */
 export interface PurgeResult {
@@ -17,6 +19,10 @@ export async function purgeSessionState(log: EventLog, deleted: { sessionId: str
   const { tenant } = deleted;
   const streamId = sessionStreamId(deleted.sessionId);
   await log.memoryIndex?.drop(tenant, streamId);
+  const ledger = budgetStreamId(tenant);
+  if ((await log.streamVersion(ledger)) > 0) {
+    await log.append(ledger, [{ type: "budget.reset", data: { sessionId: deleted.sessionId, reason: "session.deleted" } }], { expectedVersion: "any" });
+  }
   const blobs = log.workspaceBlobs;
   if (!blobs) return { blobs: 0 };
   const candidates = new Set<string>();
