@@ -35,6 +35,25 @@ function storedRows(path: string, streamId: string): { version: number; data: st
   }
 }
 
+function sealedRows(path: string, streamId: string): { version: number; sealed: Buffer }[] {
+  const db = new Database(path, { readonly: true });
+  try {
+    return db.prepare("SELECT version, sealed FROM arbor_sealed_batches WHERE stream_id = ? ORDER BY version").all(streamId) as { version: number; sealed: Buffer }[];
+  } finally {
+    db.close();
+  }
+}
+
+function tamperSealed(path: string, streamId: string, version: number, sealed: Buffer | undefined): void {
+  const db = new Database(path);
+  try {
+    if (sealed === undefined) db.prepare("DELETE FROM arbor_sealed_batches WHERE stream_id = ? AND version = ?").run(streamId, version);
+    else db.prepare("INSERT OR REPLACE INTO arbor_sealed_batches (stream_id, version, sealed) VALUES (?, ?, ?)").run(streamId, version, sealed);
+  } finally {
+    db.close();
+  }
+}
+
 function tamper(path: string, streamId: string, version: number, data: string | undefined): void {
   const db = new Database(path);
   try {
@@ -63,8 +82,9 @@ describe("sealed batches (encrypted SQLite log)", () => {
       });
       await log.append("session-b1", big);
       const rows = storedRows(path, "session-b1");
-      // A batch's head starts with "*", its members with "~"; single records are base64.
+      // A batch's head is "*" (its ciphertext is in arbor_sealed_batches), its members "~<offset>"; single records are base64.
       const kinds = rows.map((row) => ({ "*": "head", "~": "member" })[(JSON.parse(row.data) as { $enc: string }).$enc[0]] ?? "alone");
+      expect(sealedRows(path, "session-b1").map((row) => row.version)).toEqual(rows.filter((_row, index) => kinds[index] === "head").map((row) => row.version));
       expect(kinds.slice(0, 3)).toEqual(["head", "member", "alone"]);
       expect(kinds.filter((kind) => kind === "head")).toHaveLength(3);
       const deltaRows = rows.filter((_row, index) => kinds[index] === "alone").length;
@@ -105,7 +125,12 @@ describe("sealed batches (encrypted SQLite log)", () => {
     await log.append("session-t1", [entry("d", "FOUR", "c"), entry("e", "FIVE", "d")]);
     await log.close();
     const rows = storedRows(path, "session-t1");
-    const restore = () => rows.forEach((row) => tamper(path, "session-t1", row.version, row.data));
+    const sealed = sealedRows(path, "session-t1");
+    expect(sealed.map((row) => row.version)).toEqual([1, 5]);
+    const restore = () => {
+      rows.forEach((row) => tamper(path, "session-t1", row.version, row.data));
+      sealed.forEach((row) => tamperSealed(path, "session-t1", row.version, row.sealed));
+    };
     const corrupt = async (version: number) => {
       const reopened = createSqliteEventLog({ path, encryption: { key } });
       try {
@@ -114,10 +139,10 @@ describe("sealed batches (encrypted SQLite log)", () => {
         await reopened.close();
       }
     };
-    // One ciphertext byte of the head flipped: the head and every member refuse.
-    const head = rows[0].data;
-    const at = head.indexOf('"', 10) - 20;
-    tamper(path, "session-t1", 1, head.slice(0, at) + (head[at] === "A" ? "B" : "A") + head.slice(at + 1));
+    // One ciphertext byte of the first batch flipped: its head and every member refuse.
+    const flipped = Buffer.from(sealed[0].sealed);
+    flipped[flipped.length - 20] ^= 1;
+    tamperSealed(path, "session-t1", 1, flipped);
     await corrupt(1);
     await corrupt(3);
     restore();
@@ -127,9 +152,14 @@ describe("sealed batches (encrypted SQLite log)", () => {
     tamper(path, "session-t1", 3, rows[5].data);
     await corrupt(3);
     restore();
-    // The second batch's head moved onto the first's row.
-    tamper(path, "session-t1", 1, rows[4].data);
+    // The second batch's ciphertext moved to the first's head: it is bound to its own head's event id.
+    tamperSealed(path, "session-t1", 1, sealed[1].sealed);
     await corrupt(1);
+    await corrupt(2);
+    restore();
+    // A batch's ciphertext gone: its events refuse, naming it.
+    tamperSealed(path, "session-t1", 1, undefined);
+    await corrupt(2);
     restore();
     // A member's clear part edited (it has none to have: any addition is refused).
     tamper(path, "session-t1", 2, rows[1].data.replace(/}$/, ',"tenant":"evil"}'));
@@ -181,8 +211,10 @@ describe("sealed batches (encrypted SQLite log)", () => {
       const after = storedRows(path, "session-r1");
       expect(after.length).toBe(before + 2 - 2);
       expect((await log.readStream("session-r1")).map((event) => event.type)).toEqual(["session.created", "message.started", "entry.appended", "message.ended"]);
+      expect(sealedRows(path, "session-r1")).toHaveLength(1);
       await log.deleteStream("session-r1");
       expect(storedRows(path, "session-r1")).toEqual([]);
+      expect(sealedRows(path, "session-r1")).toEqual([]);
       await expect(log.readStream("session-r1")).resolves.toEqual([]);
     } finally {
       await log.close();

@@ -256,7 +256,10 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
       const key = writeKey(streamId);
       if (batchHeadAt && events.length > 1) {
         const stored = sealEvents(key, streamId, events);
-        for (let index = 0; index < events.length; index++) events[index].storedDataJson = stored[index];
+        for (let index = 0; index < events.length; index++) {
+          events[index].storedDataJson = stored[index].data;
+          if (stored[index].blob) events[index].sealedBlob = stored[index].blob;
+        }
         return events;
       }
       for (const event of events) {

@@ -74,19 +74,28 @@ function nextIv(): Buffer {
   return iv;
 }
 
-/** AES-256-GCM over `plaintext` as base64 of: the format byte (1 for one record or string, 2 for a batch), the IV, the ciphertext, the tag. */
-export function encrypt(key: Buffer, aad: Buffer, plaintext: string, format: number = FORMAT): string {
+/** AES-256-GCM over `plaintext`: the format byte (1 for one record or string, 2 for a batch), the IV, the ciphertext, the tag. */
+export function encryptBytes(key: Buffer, aad: Buffer, plaintext: string, format: number): Buffer {
   const iv = nextIv();
   const cipher = createCipheriv("aes-256-gcm", key, iv);
   cipher.setAAD(aad);
   const head = cipher.update(plaintext, "utf8");
   const tail = cipher.final();
-  return Buffer.concat([Buffer.of(format), iv, head, tail, cipher.getAuthTag()]).toString("base64");
+  return Buffer.concat([Buffer.of(format), iv, head, tail, cipher.getAuthTag()]);
 }
 
-/** Decrypts what {@link encrypt} wrote with `format`; undefined when the bytes are malformed or fail authentication. */
-export function decrypt(key: Buffer, aad: Buffer, base64: string, format: number = FORMAT): string | undefined {
-  const bytes = Buffer.from(base64, "base64");
+/** {@link encryptBytes} as base64. */
+function encrypt(key: Buffer, aad: Buffer, plaintext: string): string {
+  return encryptBytes(key, aad, plaintext, FORMAT).toString("base64");
+}
+
+/** Decrypts what {@link encrypt} wrote. */
+function decrypt(key: Buffer, aad: Buffer, base64: string): string | undefined {
+  return decryptBytes(key, aad, Buffer.from(base64, "base64"), FORMAT);
+}
+
+/** Decrypts what {@link encryptBytes} wrote with `format`; undefined when the bytes are malformed or fail authentication. */
+export function decryptBytes(key: Buffer, aad: Buffer, bytes: Buffer, format: number): string | undefined {
   if (bytes.length < 1 + IV_BYTES + TAG_BYTES || bytes[0] !== format) return undefined;
   try {
     const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(1, 1 + IV_BYTES));

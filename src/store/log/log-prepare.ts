@@ -23,6 +23,8 @@ export interface PreparedEvent {
   dataJson: string;
   /** What the log writes instead of `dataJson` when it encrypts the stream (`crypto/log-cipher.ts`); `dataJson` stays the plaintext. */
   storedDataJson?: string;
+  /** The ciphertext of a sealed batch whose head this event is (`crypto/sealed-batch.ts`): the SQLite log stores it beside the event row. */
+  sealedBlob?: Buffer;
   metadataJson: string;
   /** The validated data (returned in the append result; the log keeps only `dataJson`). */
   data: unknown;

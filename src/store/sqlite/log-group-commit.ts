@@ -19,6 +19,7 @@ import type { SqliteSessionIndex } from "./sqlite-session-index.ts";
 import { sessionIdOfStream } from "../events/session-events.ts";
 import { summarizeEvents } from "../session/session-summary-index.ts";
 import type { SummaryStatements } from "./sqlite-summaries.ts";
+import type { SqliteSealedBatches } from "./sqlite-sealed-batches.ts";
 import { ignored } from "../../core/ignored.ts";
 
 /** A queued append: events already validated and serialized. */
@@ -75,6 +76,8 @@ export interface GroupCommitOptions {
   summaries?: SummaryStatements;
   /** Decrypts a stored record (an encrypted log, `crypto/log-cipher.ts`) before an idempotency check compares it. */
   openRecord?(record: EventRecord): EventRecord;
+  /** An encrypted log's sealed batches (`sqlite-sealed-batches.ts`): a batch head's ciphertext is stored, and a delete removes a stream's. */
+  sealedBatches?: Pick<SqliteSealedBatches, "insert" | "deleted">;
   /**
    * The connection's own `synchronous` level when it syncs every commit (`FULL`, `EXTRA`): groups of `process-crash-safe` events only then commit at
    * `NORMAL`. Absent: every group at the connection's level.
@@ -90,7 +93,7 @@ export interface GroupCommitWriter {
 }
 
 /** Creates the group-commit writer of one SQLite connection. */
-export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, deltaRetention, summaries, sessionIndex, openRecord, relaxedSync }: GroupCommitOptions): GroupCommitWriter {
+export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommitted, beforeCommit, deltaRetention, summaries, sessionIndex, openRecord, sealedBatches, relaxedSync }: GroupCommitOptions): GroupCommitWriter {
   let pending: WriteOperation[] = [];
   const syncLevels = relaxedSync && { relaxed: db.prepare("PRAGMA synchronous = NORMAL"), durable: db.prepare(`PRAGMA synchronous = ${relaxedSync}`) };
   const dropped: DroppedDeltas[] = [];
@@ -129,6 +132,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       const time = event.time ?? now;
       const info = statements.insertEvent.run(event.eventId, streamId, version, event.type, event.schemaVersion, time, event.storedDataJson ?? event.dataJson, event.metadataJson);
       position = Number(info.lastInsertRowid);
+      if (event.sealedBlob) sealedBatches!.insert(streamId, version, event.sealedBlob);
       const saved = retain?.(streamId, event, version);
       if (saved) savedHere.push(saved);
       records[index] = {
@@ -166,6 +170,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
   const deleteOne = (streamId: string): number => {
     const removed = statements.deleteEvents.run(streamId).changes;
     statements.deleteStream.run(streamId);
+    sealedBatches?.deleted(streamId);
     sessionIndex?.deleted(streamId);
     summaries?.remove(streamId);
     return removed;

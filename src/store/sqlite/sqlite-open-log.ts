@@ -17,6 +17,7 @@ import { prepareAppend, rejectOnThrow, streamRange } from "../log/log-requests.t
 import { closeListeners, type CommitListener, syncSubscriptionMethods } from "../log/log-subscription.ts";
 import { createSqliteOwnership } from "./sqlite-ownership.ts";
 import { createSqliteSessionIndex } from "./sqlite-session-index.ts";
+import { createSqliteSealedBatches } from "./sqlite-sealed-batches.ts";
 import type { SessionIndex } from "../session/session-index.ts";
 import { createBlobStore } from "../workspace/blob-store.ts";
 import { createSqliteBlobRows } from "../workspace/sqlite-blob-rows.ts";
@@ -43,11 +44,9 @@ export function openLog(
   relaxedSync?: "FULL" | "EXTRA",
 ): EventLog {
   const statements = createLogStatements(db);
-  if (cipher) {
-    // A file reads its batch heads synchronously: an encrypted SQLite log seals the durable events of an append in one operation (`sealed-batch.ts`).
-    const headRow = db.prepare("SELECT event_id AS eventId, data FROM events WHERE stream_id = ? AND version = ?");
-    cipher.sealInBatches((streamId, version) => headRow.get(streamId, version) as { eventId: string; data: string } | undefined);
-  }
+  // A file reads its batch heads synchronously: an encrypted SQLite log seals the durable events of an append in one operation (`sealed-batch.ts`).
+  const sealedBatches = cipher ? createSqliteSealedBatches(db, { writable: !readOnlyRelease }) : undefined;
+  if (cipher && sealedBatches) cipher.sealInBatches(sealedBatches.headAt);
   const sessionIndex = createSqliteSessionIndex(db, { writable: !readOnlyRelease, ...(cipher ? { cipher } : {}) });
   // Summary rows hold titles and first messages: an encrypted log keeps none (the list folds).
   const summaryTable = hasSummaryTable(db);
@@ -73,6 +72,7 @@ export function openLog(
     ...(sessionIndex ? { sessionIndex } : {}),
     ...(summaryTable && !readOnlyRelease ? { summaries: cipher ? removeOnly(createSummaryStatements(db)) : createSummaryStatements(db) } : {}),
     ...(cipher ? { openRecord: cipher.open } : {}),
+    ...(sealedBatches ? { sealedBatches } : {}),
     ...(relaxedSync ? { relaxedSync } : {}),
     onCommitted: (batch) => {
       for (const listener of listeners) {
