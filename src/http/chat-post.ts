@@ -7,7 +7,7 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 import type { UIMessageChunk } from "ai";
 import type { Observable } from "rxjs";
-import { ApprovalConflictError, ApprovalNotFoundError, SessionBusyError } from "../core/errors.ts";
+import { ApprovalConflictError, ApprovalNotFoundError, ArborError, SessionBusyError } from "../core/errors.ts";
 import { throwError } from "../core/rx.ts";
 import type { HarnessBudget } from "../harness/budget-options.ts";
 import type { HarnessSession, PromptOptions } from "../harness/harness-session-types.ts";
@@ -127,6 +127,7 @@ export function createChatPost(context: ChatPostContext): (request: Request, ten
     }
     const session = await openOrBusy(id);
     if (session instanceof Response) return session;
+    await catchUp(id, session);
     return promptAndStream(id, () => session.prompt(prompt.text, prompt.images.length ? prompt.images : undefined, trace.options), trace);
   };
 
@@ -135,7 +136,7 @@ export function createChatPost(context: ChatPostContext): (request: Request, ten
    * as JSON, before any `200`, when the session is busy here or in another process; a run that fails before it starts is an `error` chunk
    * (client-safe, `client-errors.ts`).
    */
-  const streamRun = async (id: string, run: () => Promise<unknown>, chunks: Observable<UIMessageChunk>, trace: RequestTrace): Promise<Response> => {
+  const streamRun = async (id: string, run: () => Promise<unknown>, chunks: Observable<UIMessageChunk>, trace: RequestTrace, after?: number): Promise<Response> => {
     let outcome: Promise<unknown>;
     const holder = heldSlot.getStore();
     const slot = holder?.release;
@@ -147,7 +148,7 @@ export function createChatPost(context: ChatPostContext): (request: Request, ten
       slot?.();
       outcome = Promise.reject(error);
     }
-    const start = await awaitRunStart(chunks, outcome);
+    const start = await awaitRunStart(chunks, outcome, after === undefined ? undefined : (value) => neverLogged(id, after, value));
     if (start.kind === "started") return uiMessageStreamResponse(start.stream, { ...keepAlive, headers: trace.headers });
     if (SessionBusyError.isInstance(start.error)) return errorResponse(start.error, id);
     return uiMessageStreamResponse(throwError(() => clientSafeError(start.error, { sessionId: id, log: serverLog })), { ...keepAlive, headers: trace.headers });
@@ -159,13 +160,41 @@ export function createChatPost(context: ChatPostContext): (request: Request, ten
    */
   const promptAndStream = async (id: string, prompt: () => Promise<unknown>, trace: RequestTrace): Promise<Response> => {
     const before = await log.streamVersion(sessionStreamId(id));
-    return streamRun(id, prompt, runChunks$(log, sessionStreamId(id), before, { ownRunOnly: true }), trace);
+    return streamRun(id, prompt, runChunks$(log, sessionStreamId(id), before, { ownRunOnly: true }), trace, before);
+  };
+
+  /**
+   * Catches a pooled session up with the log when another process of the host wrote to it since (a label, a run, a decision): a stale handle's
+   * first write is refused by design, which would cost the request. A session busy here is left as it is (the request then answers `409`).
+   */
+  const catchUp = async (id: string, session: HarnessSession): Promise<void> => {
+    if (session.getState().operation !== "idle") return;
+    if ((await log.streamVersion(sessionStreamId(id))) <= session.session.view.version) return;
+    try {
+      await session.reload();
+    } catch (error) {
+      if (!SessionBusyError.isInstance(error)) throw error;
+    }
+  };
+
+  /**
+   * The error of a run that ended without its `run.started` in the log after version `after` (its first write was refused, e.g. another process
+   * wrote to the session first): no chunk of it will come, so the response says so instead of waiting. Undefined for a run that is in the log.
+   */
+  const neverLogged = async (id: string, after: number, outcome: unknown): Promise<Error | undefined> => {
+    const { runId, status, error, code } = (outcome ?? {}) as { runId?: unknown; status?: unknown; error?: unknown; code?: unknown };
+    if (typeof runId !== "string" || status !== "failed") return undefined;
+    const events = await log.readStream(sessionStreamId(id), { fromVersion: after + 1 });
+    if (events.some((event) => event.type === "run.started" && (event.data as { runId?: unknown }).runId === runId)) return undefined;
+    const message = typeof error === "string" ? error : "The run failed before it started.";
+    return new ArborError(typeof code === "string" ? code : "RUN_FAILED", `${message} The prompt was not recorded; send it again.`);
   };
 
   /** Records the decisions, continues the run and streams the continuation of its message. */
   const answerApprovals = async (id: string, decisions: { toolCallId: string; approved: boolean; reason?: string }[], trace: RequestTrace): Promise<Response> => {
     const session = await pool.open(id);
     try {
+      await catchUp(id, session);
       for (const decision of decisions) {
         const options = decision.reason === undefined ? undefined : { reason: decision.reason };
         if (decision.approved) await session.approve(decision.toolCallId, options);
@@ -195,6 +224,7 @@ export function createChatPost(context: ChatPostContext): (request: Request, ten
     let session: HarnessSession;
     try {
       session = await pool.open(id);
+      await catchUp(id, session);
       await session.moveTo(target.entryId);
     } catch (error) {
       if (SessionBusyError.isInstance(error)) return errorResponse(error, id);
