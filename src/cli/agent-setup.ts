@@ -64,6 +64,23 @@ export function resolveSessionCwd(flag: string | undefined, recorded: string | u
   return recorded;
 }
 
+/**
+ * A `cost=` budget (`--budget`, `--session-budget`, `--tenant-budget`) of a model whose prices are unknown can never be checked: refused before
+ * anything is written, naming `--price`.
+ */
+function refuseUnpricedCostBudget(budget: HarnessBudget | undefined, settings: ResolvedModelSettings, known: unknown): void {
+  if (!budget || settings.cost || known) return;
+  const scopes = (["run", "session", "tenant"] as const).filter((scope) => {
+    const limits = budget[scope];
+    return typeof limits === "object" && limits !== null && limits.maxCostUsd !== undefined;
+  });
+  if (scopes.length === 0) return;
+  const flags = { run: "--budget", session: "--session-budget", tenant: "--tenant-budget" };
+  throw new CliError(
+    `${scopes.map((scope) => flags[scope]).join(" and ")} limit${scopes.length === 1 ? "s" : ""} cost, but the prices of ${settings.spec.provider}:${settings.spec.modelId} are not known: give them with --price input=<$ per million input tokens>,output=<$ per million output tokens> (or ARBOR_MODEL_PRICE), or drop cost= from the budget.`,
+  );
+}
+
 /** Creates the harness over the CLI's store for an existing or new session. */
 export async function createCliHarness(input: {
   store: CliStore;
@@ -94,6 +111,7 @@ export async function createCliHarness(input: {
   const cwd = resolve(input.cwd);
   if (!existsSync(cwd)) throw new CliError(`--cwd "${input.cwd}" does not exist.`);
   const model = createCliModel(input.settings);
+  refuseUnpricedCostBudget(input.budget, input.settings, model.cost);
   const secrets = [input.settings, ...(input.extraModels ?? [])].flatMap((settings) => settingsSecrets(settings));
   const extraModels = Object.fromEntries(
     (input.extraModels ?? []).map((settings) => [`${settings.spec.provider}:${settings.spec.modelId}`, { model: createCliModel(settings), ...(settings.contextWindow ? { contextWindow: settings.contextWindow } : {}) }]),
@@ -112,7 +130,7 @@ export async function createCliHarness(input: {
     repository: input.store.repo,
     sessionId: input.sessionId,
     cwd,
-    models: { ...extraModels, [name]: { model, ...(input.settings.contextWindow ? { contextWindow: input.settings.contextWindow } : {}) } },
+    models: { ...extraModels, [name]: { model, ...(input.settings.contextWindow ? { contextWindow: input.settings.contextWindow } : {}), ...(input.settings.cost ? { cost: input.settings.cost } : {}) } },
     model: name,
     tools: createCodingTools(env),
     resources: { skills: resources.skills, promptTemplates: resources.promptTemplates },

@@ -8,6 +8,7 @@ import { dirname, resolve } from "node:path";
 import { defaultOpenAIWire } from "../adapters/model/openai.ts";
 import { PROVIDER_BASE_URL_VARIABLES, PROVIDER_KEY_VARIABLES, type ModelProvider } from "../adapters/model/providers.ts";
 import type { ThinkingLevel } from "../core/messages.ts";
+import type { ModelCost } from "../adapters/model/usage.ts";
 import { CliError } from "./cli-error.ts";
 
 /** `provider:model` (or pi's `provider/model`), with pi's optional `:thinking` suffix. */
@@ -37,6 +38,8 @@ export interface ModelFlags {
   apiKeyEnv?: string;
   /** Seconds, `0` for off. */
   idleTimeout?: string;
+  /** The model's prices in $ per million tokens, `input=…,output=…[,cache-read=…,cache-write=…]` (default: $ARBOR_MODEL_PRICE). */
+  price?: string;
 }
 
 /** True for `postgres://...` and `postgresql://...` connection strings. */
@@ -121,6 +124,8 @@ export interface ResolvedModelSettings {
   contextWindow?: number;
   /** From `--idle-timeout` (seconds), in ms; undefined keeps the adapter's default (120 s). */
   idleTimeoutMs?: number;
+  /** From `--price` or `ARBOR_MODEL_PRICE`: what the model costs, $ per million tokens (usage is priced with it; a `cost=` budget needs it). */
+  cost?: ModelCost;
 }
 
 /** Endpoint settings a session recorded on an earlier run (never a key). */
@@ -170,7 +175,34 @@ export function resolveModelSettings(flags: ModelFlags, env: NodeJS.ProcessEnv =
   }
   const variables = flags.apiKeyEnv !== undefined ? [flags.apiKeyEnv] : PROVIDER_KEY_VARIABLES[spec.provider];
   const apiKey = variables.map((name) => env[name]).find((value) => value !== undefined && value.length > 0);
-  return { spec, baseURL, ...(api ? { api } : {}), apiKey, apiKeyEnv: variables[0], contextWindow, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}) };
+  const priceText = flags.price ?? (env.ARBOR_MODEL_PRICE || undefined);
+  const cost = priceText === undefined ? undefined : parsePrice(priceText, flags.price !== undefined ? "--price" : "ARBOR_MODEL_PRICE");
+  return { spec, baseURL, ...(api ? { api } : {}), apiKey, apiKeyEnv: variables[0], contextWindow, ...(idleTimeoutMs !== undefined ? { idleTimeoutMs } : {}), ...(cost ? { cost } : {}) };
+}
+
+const PRICE_KEYS = { input: "input", output: "output", "cache-read": "cacheRead", "cache-write": "cacheWrite" } as const;
+
+/**
+ * Parses a model price, `input=2.5,output=10[,cache-read=1.25,cache-write=3]`, in $ per million tokens; `input` and `output` are required.
+ *
+ * @throws CliError naming `source` and what is wrong.
+ * @example
+ * parsePrice("input=0.15,output=0.6", "--price"); // { input: 0.15, output: 0.6 }
+ */
+export function parsePrice(text: string, source: string): ModelCost {
+  const cost: Partial<Record<(typeof PRICE_KEYS)[keyof typeof PRICE_KEYS], number>> = {};
+  for (const part of text.split(",")) {
+    const [name, value, extra] = part.split("=").map((piece) => piece.trim());
+    const key = PRICE_KEYS[name as keyof typeof PRICE_KEYS];
+    const amount = value === undefined || value === "" ? Number.NaN : Number(value);
+    if (key === undefined || extra !== undefined || !Number.isFinite(amount) || amount < 0) {
+      throw new CliError(`Bad ${source} "${text}": expected input=<$ per million input tokens>,output=<$ per million output tokens>, optionally cache-read=… and cache-write=…, each a number ≥ 0 (the part "${part}" is not one).`);
+    }
+    if (cost[key] !== undefined) throw new CliError(`Bad ${source} "${text}": ${name} is given twice.`);
+    cost[key] = amount;
+  }
+  if (cost.input === undefined || cost.output === undefined) throw new CliError(`Bad ${source} "${text}": input= and output= are both required ($ per million tokens).`);
+  return cost as ModelCost;
 }
 
 function isProvider(name: string): name is ModelProvider {

@@ -102,4 +102,28 @@ describe("arbor run --budget", () => {
     expect(bad.stderr).toContain('--budget: unknown key "tokns"');
     expect(model.requests.length).toBe(1);
   }, 120_000);
+
+  it("a cost budget needs the model's prices: without --price it exits 2 naming it and writes nothing; with --price the run is priced and runs", async () => {
+    const dir = tempDir();
+    model = await startOpenAIServer();
+    model.script(textResponse("priced answer"));
+    const env = { OPENAI_API_KEY: "sk-test" };
+    const db = join(dir, "arbor.db");
+    const args = ["--db", db, "run", "--model", "openai:gpt-test", "--base-url", model.url, "--cwd", dir];
+    const unpriced = await runArbor([...args, "--budget", "cost=0.50", "hello"], { env, cwd: dir });
+    expect(unpriced.code).toBe(2);
+    expect(unpriced.stderr).toContain("--budget limits cost, but the prices of openai:gpt-test are not known: give them with --price input=");
+    expect(model.requests.length).toBe(0);
+    expect(JSON.parse((await runArbor(["--db", db, "sessions", "--json"], { cwd: dir })).stdout)).toEqual([]);
+
+    const badPrice = await runArbor([...args, "--price", "input=1", "--budget", "cost=0.50", "hello"], { env, cwd: dir });
+    expect(badPrice.code).toBe(2);
+    expect(badPrice.stderr).toContain('Bad --price "input=1": input= and output= are both required');
+
+    const priced = await runArbor([...args, "--price", "input=0.15,output=0.6", "--budget", "cost=0.50", "hello"], { env, cwd: dir });
+    expect(priced.stderr).not.toContain("--price");
+    expect(priced.code).toBe(0);
+    expect(priced.stdout).toContain("priced answer");
+    expect(model.requests.length).toBe(1);
+  }, 120_000);
 });

@@ -21,7 +21,8 @@ export function withModelFlags(command: Command): Command {
     .option("--api <api>", "openai only: chat or responses (default: chat when a base URL is given)")
     .option("--context-window <tokens>", "context window of a model Arbor does not know")
     .option("--api-key-env <name>", "read the API key from this variable (default: OPENAI_API_KEY, ANTHROPIC_API_KEY or GOOGLE_GENERATIVE_AI_API_KEY)")
-    .option("--idle-timeout <seconds>", "cancel (and retry) a model call that sends nothing for this long; 0 turns it off (default 120)");
+    .option("--idle-timeout <seconds>", "cancel (and retry) a model call that sends nothing for this long; 0 turns it off (default 120)")
+    .option("--price <prices>", "the model's prices in $ per million tokens, input=2.5,output=10[,cache-read=1.25,cache-write=3]: usage is priced with them, and a cost= budget needs them (default: $ARBOR_MODEL_PRICE)");
 }
 
 /** Registers run, checkout, compact and chat on `program`. */
