@@ -7,6 +7,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
+import { startGatedModelServer } from "../http/gated-model-server.ts";
 import { runArbor, tempDir } from "./cli-helpers.ts";
 
 let server: OpenAIServer;
@@ -104,5 +105,50 @@ describe("arbor chat", { timeout: 180_000 }, () => {
     expect(result.stdout).toContain("Review src/a.ts"); // /checkout of a user message prints its text for re-editing
     const after = await runArbor(["--db", db, "tree", sessions[0].id]);
     expect(after.stdout).toContain("[first ask]");
+  });
+
+  it("runs commands typed during a run once it ends, in order, also when stdin ends first (a piped script)", async () => {
+    const gated = await startGatedModelServer();
+    try {
+      gated.script({ text: "a held answer" });
+      const dir = tempDir();
+      const db = join(dir, "arbor.db");
+      let stdin: NodeJS.WritableStream | undefined;
+      let stdout = "";
+      let queued: () => void = () => undefined;
+      const allQueued = new Promise<void>((resolve) => (queued = resolve));
+      const done = runArbor(["--db", db, "chat", "--base-url", gated.url, "--model", "openai:gpt-test", "--cwd", dir], {
+        env: { OPENAI_API_KEY: "test-key" },
+        keepStdinOpen: true,
+        onSpawn: (child) => {
+          stdin = child.stdin!;
+          child.stdout!.on("data", (chunk: Buffer) => {
+            stdout += chunk.toString("utf8");
+            if ((stdout.match(/runs when the agent is idle/g) ?? []).length === 3) queued();
+          });
+        },
+      });
+      stdin!.write("hello there\n");
+      await gated.waitForRequests(1);
+      // The model holds its answer: these are typed during the run, then stdin ends.
+      stdin!.write("/name scripted session\n!echo from-the-shell\n/thinking high\n");
+      await allQueued;
+      stdin!.end();
+      gated.release(0);
+      const result = await done;
+      expect(result.code, result.stderr).toBe(0);
+      expect(result.stdout).toContain("a held answer");
+      // In order, after the answer.
+      const order = ["a held answer", "> /name scripted session", "named", "from-the-shell", "thinking high"].map((text) => result.stdout.indexOf(text));
+      expect(order.every((at) => at >= 0)).toBe(true);
+      expect([...order].sort((a, b) => a - b)).toEqual(order);
+      const sessions = JSON.parse((await runArbor(["--db", db, "sessions", "--json"])).stdout) as { id: string; name?: string }[];
+      expect(sessions[0].name).toBe("scripted session");
+      const context = JSON.parse((await runArbor(["--db", db, "context", sessions[0].id, "--json"])).stdout) as { thinkingLevel: string; messages: unknown[] };
+      expect(context.thinkingLevel).toBe("high");
+      expect(JSON.stringify(context.messages)).toContain("from-the-shell");
+    } finally {
+      await gated.close();
+    }
   });
 });

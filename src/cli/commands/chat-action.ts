@@ -125,6 +125,26 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
       };
       let running: Promise<RunOutcome> | undefined;
       const say = (text: string) => process.stdout.write(`${text}\n`);
+      // Commands typed during a run (they change the session or the context): queued, run in order once the run ends.
+      const deferred: string[] = [];
+      let draining: Promise<void> = Promise.resolve();
+      const defer = (text: string, what: string) => {
+        deferred.push(text);
+        say(`${what} runs when the agent is idle (after this run; Ctrl-C aborts it).`);
+      };
+      /** Runs the queued commands, then the next command-line message or the prompt; false when nothing was queued. */
+      const drain = (): boolean => {
+        if (deferred.length === 0) return false;
+        draining = (async () => {
+          while (deferred.length > 0 && !running) {
+            const next = deferred.shift()!;
+            say(`> ${next}`);
+            await handle(next).catch((error: unknown) => say(describeCliError(error)));
+          }
+          if (!running && !sendInitial()) showPrompt();
+        })();
+        return true;
+      };
       // Calls of a run that stopped for approval, asked one per line (`--approve`).
       let asking: PendingApproval[] = [];
       const ask = () => say(`approve ${asking[0].toolName} ${JSON.stringify(asking[0].input)} (${asking[0].toolCallId})? [y = yes, anything else = no, with the reason]`);
@@ -153,7 +173,7 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
           running = undefined;
           // pi's footer, as one line after each run (a terminal only: piped output stays answers).
           if (terminal) process.stderr.write(`${status()}\n`);
-          if (!sendInitial()) showPrompt();
+          if (!drain() && !sendInitial()) showPrompt();
         });
         running = current;
         current.catch((error: unknown) => say(describeCliError(error)));
@@ -183,7 +203,7 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
         if (!text) return;
         // pi's `!cmd` (output joins the context) and `!!cmd` (it does not), run by the user.
         if (text.startsWith("!")) {
-          if (running) return say("!commands wait until the agent is idle: let the run finish, or press Esc to abort it.");
+          if (running) return defer(text, "This !command");
           const quiet = text.startsWith("!!");
           const shell = text.slice(quiet ? 2 : 1).trim();
           if (!shell) return say("Usage: !command (its output joins the context) or !!command (it does not)");
@@ -209,7 +229,7 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
         }
         if (command === "/tree") return say(renderTree(harness.session.view.getTree(), { leafId: harness.session.view.leafId }));
         if (running) {
-          if (CHAT_COMMANDS.some((entry) => entry.name === command)) return say(`${command} waits until the agent is idle: let the run finish, or press Ctrl-C to abort it.`);
+          if (CHAT_COMMANDS.some((entry) => entry.name === command)) return defer(text, command);
           // A skill or template typed during a run is steering with its expansion, never the raw command.
           return harness.steer(isCommand ? expandSlashCommand(text, { skills: resources.skills, templates: resources.promptTemplates }).text : text);
         }
@@ -290,6 +310,8 @@ export async function chatAction(flags: ChatFlags, globals: { db?: string }, mes
       // After /exit the pipe may still be open; let go of it so the process can end.
       process.stdin.destroy();
       if (running) await running.catch(ignoreError("the chat ended; the run's error is said by its own handler"));
+      // Commands typed during the last run still run (a piped script's /name after a message, then EOF).
+      await draining;
       await harness.waitForIdle();
       await printer.caughtUp(harness.session.view.version);
       printer.stop();
