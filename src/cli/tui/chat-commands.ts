@@ -76,7 +76,7 @@ export async function handleChatLine(app: ChatTui, line: string): Promise<"steer
   }
   if (app.running()) {
     if (command === "/tree") return say(renderTree(harness.session.view.getTree(), { leafId: harness.session.view.leafId })), undefined;
-    if (builtIn && !WHILE_RUNNING.has(command)) return say(`${command} waits until the agent is idle: let the run finish, or press Esc to abort it.`, "warn"), undefined;
+    if (builtIn && !WHILE_RUNNING.has(command)) return say(`${command} does not run during a run: type it again once the agent is idle (Esc aborts the run).`, "warn"), undefined;
     harness.steer(isCommand ? expandSlashCommand(text, { skills: chat.resources.skills, templates: chat.resources.promptTemplates }).text : text);
     return "steered";
   }
