@@ -2,7 +2,7 @@
 // harness runs until the call waits for approval and closes (as a process that exits would); a
 // second harness, opened later on the same SQLite log, sees the waiting call, approves it and
 // continues: `deploy` runs exactly once. The audit stream (no content) is printed at the end.
-// `node approval.mjs` needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server); with
+// `node approval.mjs` needs OPENAI_API_KEY (for a local server, also OPENAI_BASE_URL); with
 // ARBOR_EXAMPLE_SELF_TEST=1 it runs against Arbor's loopback test server.
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";

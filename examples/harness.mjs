@@ -1,6 +1,6 @@
 // The README's harness: a coding agent with pi's tools confined to a folder, a custom tool and a
-// blocking hook, on a SQLite log. `node harness.mjs` needs OPENAI_API_KEY (or OPENAI_BASE_URL for a
-// local server); with ARBOR_EXAMPLE_SELF_TEST=1 it runs against Arbor's loopback test server.
+// blocking hook, on a SQLite log. `node harness.mjs` needs OPENAI_API_KEY (for a local server, also
+// OPENAI_BASE_URL; most accept any key); with ARBOR_EXAMPLE_SELF_TEST=1 it runs against Arbor's loopback test server.
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -45,7 +45,8 @@ harness.events$.subscribe((event) => {
 const outcome = await harness.prompt("list the TODOs in this folder");
 await harness.close();
 await server?.close();
-console.log(`run ${outcome.status}; tools: ${toolOutcomes.join(", ")}`);
+console.log(`run ${outcome.status}${outcome.error ? ` (${outcome.error})` : ""}; tools: ${toolOutcomes.join(", ") || "none"}`);
+if (outcome.status !== "done") process.exitCode = 1;
 if (selfTest) {
   if (outcome.status !== "done" || !toolOutcomes.includes("read:succeeded") || !toolOutcomes.includes("bash:blocked")) process.exit(1);
   console.log("example ok");

@@ -1,7 +1,7 @@
 // A typed agent: zod input and output, a tool, and structured output with a repair round. The
 // model answers in OpenAI's structured-output mode (Chat Completions `response_format`
 // json_schema); an answer that fails the schema goes back to the model with the failing fields.
-// `node typed-agent.mjs` needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server); with
+// `node typed-agent.mjs` needs OPENAI_API_KEY (for a local server, also OPENAI_BASE_URL); with
 // ARBOR_EXAMPLE_SELF_TEST=1 it runs against Arbor's loopback test server, whose scripted model
 // gets the schema wrong once.
 import { mkdtempSync } from "node:fs";

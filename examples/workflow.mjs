@@ -2,7 +2,7 @@
 // a human approves, and the report is written as an artifact. The run stops at the approval step
 // (`suspended`); the decision is recorded in the log, and `resume` goes on without running any
 // finished step again (a crash in between would resume the same way).
-// `node workflow.mjs` needs OPENAI_API_KEY (or OPENAI_BASE_URL for a local server); with
+// `node workflow.mjs` needs OPENAI_API_KEY (for a local server, also OPENAI_BASE_URL); with
 // ARBOR_EXAMPLE_SELF_TEST=1 it runs against Arbor's loopback test server.
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -63,6 +63,13 @@ const harness = await createHarness({
 });
 const first = await review.run({ title: "App crashes on start" }, { harness, cwd: root });
 console.log(`run ${first.workflowId}: ${first.status}${first.status === "suspended" ? ` (waiting: ${first.pendingApprovals.join(", ")})` : ""}`);
+if (first.status !== "suspended") {
+  // It did not reach the approval (no model key, a model error): say why and stop.
+  console.log(`workflow ${first.status}${first.status === "failed" ? `: ${first.error.message}` : ""}`);
+  await harness.close();
+  await server?.close();
+  process.exit(1);
+}
 // Any process could decide: the decision is an event in the workflow's stream.
 await decideWorkflowApproval(harness, first.workflowId, "publish", { status: "approved", reason: "looks right" });
 const outcome = await review.resume(first.workflowId, { harness, cwd: root });
