@@ -46,7 +46,8 @@ export interface ClientError {
 /** The message a client gets for a session busy elsewhere (no owner detail). */
 export function busyMessage(sessionId: string | undefined): string {
   const which = sessionId === undefined ? "The session" : `Session "${sessionId}"`;
-  return `${which} has a run in progress; retry once it has ended, or stop it (POST /chat/:id/stop on any replica).`;
+  const stop = `/api/chat/${sessionId === undefined ? ":id" : encodeURIComponent(sessionId)}/stop`;
+  return `${which} has a run in progress; retry once it has ended, or stop it (POST ${stop} on any replica; /api is the default base path).`;
 }
 
 /** What a client sees of `error` (see the module contract); hidden detail goes to `log`. */
