@@ -100,7 +100,8 @@ export function openStore(flags: StoreFlags, options: OpenStoreOptions = {}): Cl
   const postgres = isPostgresUrl(target);
   const dbPath = postgres ? displayUrl(target) : target;
   if (mustExist && !postgres && !existsSync(dbPath)) {
-    throw new CliError(`No Arbor database at ${dbPath} yet (the default is .arbor/arbor.db in the current directory). Pass --db PATH or set ARBOR_DB to use another, or start a session with: arbor run --model openai:<model> "your prompt".`, 1);
+    const chosen = flags.db !== undefined ? "given with --db" : process.env.ARBOR_DB ? "given by ARBOR_DB" : "the default, .arbor/arbor.db in the current directory";
+    throw new CliError(`No Arbor database at ${dbPath} yet (${chosen}). Pass --db PATH or set ARBOR_DB to use another, or start a session with: arbor run --model openai:<model> "your prompt".`, 1);
   }
   // ARBOR_ENCRYPTION_KEY: every session sealed with its own data key (docs/privacy.md).
   const encryption = encryptionFromEnv(process.env);

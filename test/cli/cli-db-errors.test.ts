@@ -15,6 +15,16 @@ import { sharedPath } from "../shared-dir.ts";
 const SAMPLE = sharedPath("oracle/sample-session.jsonl");
 
 describe("--db errors", { timeout: 120_000 }, () => {
+  it("a missing log names where it was looked for: the --db path, not the default", async () => {
+    const dir = tempDir();
+    const sessions = await runArbor(["--db", join(dir, "new.db"), "sessions"], { cwd: dir });
+    expect(sessions.code).toBe(0);
+    expect(sessions.stdout).toContain("No sessions yet (no Arbor log at the --db path)");
+    expect(sessions.stdout).not.toContain("the default is");
+    const tree = await runArbor(["--db", join(dir, "new.db"), "tree", "latest"], { cwd: dir });
+    expect(tree.stderr).toContain(`No Arbor database at ${join(dir, "new.db")} yet (given with --db)`);
+  });
+
   it("sessions on a folder or a non-Arbor file exits 2 and says what is wrong", async () => {
     const dir = tempDir();
     for (const json of [[], ["--json"]]) {

@@ -46,7 +46,8 @@ export function registerInspectCommands(program: Command, globals: () => StoreFl
       // No log yet is the one case of "no sessions"; a folder, a foreign file or a bad path is an error (exit 2).
       if (!storeExists(globals())) {
         if (flags.json) return print("[]");
-        return print("No sessions yet (no Arbor log here; the default is .arbor/arbor.db in the current directory). Start one with: arbor run \"your prompt\"");
+        const where = globals().db !== undefined ? "no Arbor log at the --db path" : process.env.ARBOR_DB ? "no Arbor log at ARBOR_DB" : "no Arbor log here; the default is .arbor/arbor.db in the current directory";
+        return print(`No sessions yet (${where}). Start one with: arbor run "your prompt"`);
       }
       await withStore(globals(), { readOnly: true }, async (store) => {
         const sessions = await withSpend(store, await store.listNewestFirst());
