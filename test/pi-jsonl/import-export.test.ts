@@ -84,6 +84,14 @@ describe("pi JSONL import: bad input", () => {
     expectUntouched(source);
   });
 
+  it("counts the lines that are not JSON in the refusal, beside the invalid entries", async () => {
+    const bad = '{"type":"message","id":"b1","parentId":"u1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user"}}';
+    const source = file([HEADER, U1, bad, "{not json", A1].join("\n"));
+    await expect(importPiSession(repo(), source.path)).rejects.toThrow(/has 1 invalid entry \(and 1 line that is not JSON, which an import skips as pi does\); nothing was imported/);
+    const { diagnostics } = await importPiSession(repo(), source.path, { invalidEntries: "skip" });
+    expect(diagnostics.map((diagnostic) => diagnostic.kind).sort()).toEqual(["invalid_entry", "unparseable_line"]);
+  });
+
   it("links the children of a skipped entry to its parent, so the conversation after it stays on the path", async () => {
     // A user message without content in the middle of the conversation: what follows it was its child.
     const bad = '{"type":"message","id":"b1","parentId":"a1","timestamp":"2026-01-01T00:00:03.000Z","message":{"role":"user"}}';

@@ -91,8 +91,10 @@ export function piEntriesFromText(
   }
   diagnostics.push(...unmodeledDiagnostics(migrated.lines, entries), ...unknownKindDiagnostics(migrated.lines, entries));
   if (problems.length > 0 && (options.invalidEntries ?? "reject") === "reject") {
+    const unparseable = diagnostics.filter((diagnostic) => diagnostic.kind === "unparseable_line").length;
+    const also = unparseable === 0 ? "" : ` (and ${unparseable} line${unparseable === 1 ? "" : "s"} that ${unparseable === 1 ? "is" : "are"} not JSON, which an import skips as pi does)`;
     throw new SessionImportError(
-      `${source} has ${problems.length} invalid entr${problems.length === 1 ? "y" : "ies"}; nothing was imported (pass invalidEntries: "skip" to import the rest). ` +
+      `${source} has ${problems.length} invalid entr${problems.length === 1 ? "y" : "ies"}${also}; nothing was imported (pass invalidEntries: "skip" to import the rest). ` +
         problems.slice(0, 5).join("; ") +
         (problems.length > 5 ? `; … ${problems.length - 5} more` : ""),
       { details: { problems } },
