@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { MAX_BATCH_EVENTS } from "../../src/store/crypto/sealed-batch.ts";
 import { openData } from "../../src/store/crypto/sealed-record.ts";
 import { toStoredEvent } from "../../src/store/log/log-decode.ts";
+import { checkSqliteLogFile } from "../../src/store/sqlite/sqlite-integrity.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { tempDir } from "../cli/cli-helpers.ts";
@@ -157,10 +158,12 @@ describe("sealed batches (encrypted SQLite log)", () => {
     await corrupt(1);
     await corrupt(2);
     restore();
-    // A batch's ciphertext gone: its events refuse, naming it.
+    // A batch's ciphertext gone: its events refuse, naming it, and arbor doctor's check reports the head.
     tamperSealed(path, "session-t1", 1, undefined);
     await corrupt(2);
+    expect(checkSqliteLogFile(path).problems).toEqual([`${path}: stream "session-t1" version 1 heads a sealed batch whose ciphertext is missing: the events of that batch cannot be read.`]);
     restore();
+    expect(checkSqliteLogFile(path)).toMatchObject({ ok: true, problems: [] });
     // A member's clear part edited (it has none to have: any addition is refused).
     tamper(path, "session-t1", 2, rows[1].data.replace(/}$/, ',"tenant":"evil"}'));
     await corrupt(2);

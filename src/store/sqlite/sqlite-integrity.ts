@@ -1,6 +1,6 @@
 /**
  * `checkSqliteLogFile`, for `arbor doctor` (ours): opens the file read-only, runs `PRAGMA integrity_check`, then decodes every stored event as a
- * read would (sealed data checked as JSON only) and audits each stream's versions for lost events (`version-gaps.ts`: a missing version the delete
+ * read would (sealed data checked as JSON only; a sealed batch's head must have its ciphertext row) and audits each stream's versions for lost events (`version-gaps.ts`: a missing version the delete
  * retention of deltas cannot have removed, or versions missing after the last stored event). It returns every problem (at most `maxProblems`,
  * default 50) naming the file and the event's position, or the stream and versions; a changed letter inside a valid JSON string is not found (SQLite
  * keeps no row checksum).
@@ -54,6 +54,18 @@ export function checkSqliteLogFile(path: string, options: { maxProblems?: number
     }
     const recorded = db.prepare("SELECT stream_id AS streamId, version FROM streams").all() as { streamId: string; version: number }[];
     report(audit.end(new Map(recorded.map((stream) => [stream.streamId, stream.version]))));
+    // An encrypted log's sealed batches: a head whose ciphertext row is gone leaves every event of its batch unreadable.
+    const batches = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'arbor_sealed_batches'").pluck().get() === 1;
+    const orphans = db
+      .prepare(
+        batches
+          ? `SELECT e.stream_id AS streamId, e.version FROM events e LEFT JOIN arbor_sealed_batches b ON b.stream_id = e.stream_id AND b.version = e.version WHERE substr(e.data, 1, 10) = '{"$enc":"*' AND b.sealed IS NULL`
+          : `SELECT stream_id AS streamId, version FROM events WHERE substr(data, 1, 10) = '{"$enc":"*'`,
+      )
+      .all() as { streamId: string; version: number }[];
+    for (const orphan of orphans) {
+      if (problems.length < max) problems.push(`${path}: stream "${orphan.streamId}" version ${orphan.version} heads a sealed batch whose ciphertext is missing: the events of that batch cannot be read.`);
+    }
   } catch (error) {
     if (problems.length < max) problems.push(`${path}: cannot be read as an Arbor event log: ${(error as Error).message}`);
   } finally {
