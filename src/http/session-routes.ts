@@ -11,7 +11,7 @@ import { sessionStreamId, tombstoneStreamId } from "../store/events/session-even
 import { Observable } from "../core/rx.ts";
 import type { Subscription } from "rxjs";
 import type { StoredEvent } from "../store/event-log.ts";
-import { streamsInLogOrder } from "../store/log/streams-in-log-order.ts";
+import { streamsInLogOrder } from "../store/session/streams-in-log-order.ts";
 import { sessionTenant } from "./run-stream.ts";
 import { SessionNotFoundError } from "../core/errors.ts";
 import type { MachineStateRecord, MachineStates } from "../machines/machine-states.ts";

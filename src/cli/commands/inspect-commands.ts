@@ -31,8 +31,8 @@ async function withSpend<T extends SessionSummary>(store: CliStore, sessions: T[
 /** `12,345 tokens (10,000 cached) $0.0123`; unknown figures are left out, never shown as 0. */
 function spendText(session: SummaryWithSpend): string {
   const { total, cacheRead } = session.tokens;
-  const tokens = total === null ? "? tokens" : `${total.toLocaleString("en-US")} tokens${cacheRead ? ` (${cacheRead.toLocaleString("en-US")} cached)` : ""}`;
-  return session.cost === null ? tokens : `${tokens} $${session.cost.toFixed(4)}`;
+  const parts = [total === null ? undefined : `${total.toLocaleString("en-US")} tokens${cacheRead ? ` (${cacheRead.toLocaleString("en-US")} cached)` : ""}`, session.cost === null ? undefined : `$${session.cost.toFixed(4)}`];
+  return parts.filter((part) => part !== undefined).join(" ");
 }
 
 /** Registers the read-only commands on `program`. */
@@ -56,7 +56,8 @@ export function registerInspectCommands(program: Command, globals: () => StoreFl
         for (const session of sessions) {
           const name = session.name ? ` "${session.name}"` : "";
           const first = session.firstMessage.replace(/\s+/g, " ").slice(0, 60);
-          print(`${shortSessionId(session.id)}  ${session.id}${name}  changed ${session.updatedAt}  ${session.messageCount} messages  ${spendText(session)}  ${first}`);
+          const spend = spendText(session);
+          print(`${shortSessionId(session.id)}  ${session.id}${name}  changed ${session.updatedAt}  ${session.messageCount} messages  ${spend ? `${spend}  ` : ""}${first}`);
         }
       });
     });

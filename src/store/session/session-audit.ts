@@ -6,7 +6,7 @@ import type { Observable } from "../../core/rx.ts";
 import type { EventLog, StoredEvent } from "../event-log.ts";
 import { elicitationStreamId } from "../events/elicitation-events.ts";
 import { sessionStreamId } from "../events/session-events.ts";
-import { streamsInLogOrder } from "../log/streams-in-log-order.ts";
+import { streamsInLogOrder } from "./streams-in-log-order.ts";
 
 /**
  * The stored events of a session and of its elicitations, catch-up then live, in log order (see the module contract). Pipe it through
