@@ -2,17 +2,21 @@
  * The harnesses `arbor serve` and `arbor worker` run existing sessions with. Each session runs in the folder it recorded when it was created
  * (`session.created`), as `arbor resume` does, with that folder's tools, context files, skills and MCP servers; their `--cwd` is the folder of the
  * sessions `arbor serve` creates, and of any session that recorded none. A recorded folder that is gone is a {@link SessionFolderMissingError}:
- * the session is not run in another folder.
+ * the session is not run in another folder. A session they open while it is idle records the endpoint they run it against (`arbor.endpoint`,
+ * `recordEndpoint`), as `arbor run` does, so `arbor run --session` goes on with it without model flags.
  */
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { ArborError } from "../core/errors.ts";
 import type { AgentHarness } from "../harness/create-harness.ts";
+import type { HarnessSession } from "../harness/harness-session-types.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { isEventOfType } from "../store/events/catalogue.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
 import { ignoreError } from "../core/ignored.ts";
 import { createCliHarness, type CliHarness } from "./agent-setup.ts";
+import type { ResolvedModelSettings } from "./config.ts";
+import { recordEndpoint } from "./store-context.ts";
 
 /**
  * A session's recorded folder no longer exists (code `SESSION_FOLDER_MISSING`): `arbor serve` and `arbor worker` run nothing in it and nowhere
@@ -53,14 +57,27 @@ export type SessionHarnessOptions = Omit<Parameters<typeof createCliHarness>[0],
   fallbackCwd: string;
 };
 
-/** A CLI harness whose own session is `sessionId`, in that session's folder ({@link sessionFolder}). */
+/**
+ * Records the endpoint on `session` when nothing runs there (an entry appended mid-run would land inside the run). Best effort: the run does not
+ * depend on it, and the next open records it again.
+ */
+async function recordEndpointWhenIdle(session: HarnessSession, settings: ResolvedModelSettings): Promise<void> {
+  if (session.getState().operation !== "idle" || session.session.view.activity.openRun) return;
+  await recordEndpoint(session.session, settings).catch(ignoreError("the endpoint is recorded again at the session's next open"));
+}
+
+/** A CLI harness whose own session is `sessionId`, in that session's folder ({@link sessionFolder}), with the endpoint recorded. */
 async function openInFolder(options: SessionHarnessOptions, sessionId: string): Promise<CliHarness> {
   const { fallbackCwd, ...rest } = options;
-  return createCliHarness({ ...rest, sessionId, cwd: await sessionFolder(options.store.log, sessionId, fallbackCwd) });
+  const cwd = await sessionFolder(options.store.log, sessionId, fallbackCwd);
+  const made = await createCliHarness({ ...rest, sessionId, cwd });
+  await recordEndpointWhenIdle(made.harness, options.settings);
+  return made;
 }
 
 /**
- * A CLI harness whose own session is `sessionId`, in that session's folder ({@link sessionFolder}) (`arbor worker`: one per task).
+ * A CLI harness whose own session is `sessionId`, in that session's folder ({@link sessionFolder}), with the endpoint recorded (`arbor worker`:
+ * one per task).
  * @throws (rejects) SessionFolderMissingError, and what `createCliHarness` throws.
  */
 export async function openSessionHarness(options: SessionHarnessOptions, sessionId: string): Promise<AgentHarness> {
@@ -76,6 +93,7 @@ export async function openSessionHarness(options: SessionHarnessOptions, session
 export async function openServeHarness(options: SessionHarnessOptions, sessionId: string): Promise<AgentHarness> {
   const { harness: main, cwd: mainFolder } = await openInFolder(options, sessionId);
   const elsewhere = new Map<string, Promise<AgentHarness>>();
+  const recorded = new WeakSet<HarnessSession>();
   const openSession = main.openSession.bind(main);
   const resume = main.resume.bind(main);
   const close = main.close.bind(main);
@@ -103,7 +121,12 @@ export async function openServeHarness(options: SessionHarnessOptions, sessionId
 
   main.openSession = async (id, overrides) => {
     if (await isElsewhere(id)) return openElsewhere(id);
-    return openSession(id, overrides);
+    const session = await openSession(id, overrides);
+    if (!recorded.has(session)) {
+      recorded.add(session);
+      await recordEndpointWhenIdle(session, options.settings);
+    }
+    return session;
   };
   main.resume = async (id, resumeOptions) => ((await isElsewhere(id)) ? (await openElsewhere(id)).resume(id, resumeOptions) : resume(id, resumeOptions));
   main.close = async () => {

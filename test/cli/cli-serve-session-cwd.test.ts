@@ -1,7 +1,8 @@
 /**
  * `arbor serve` runs each session in the folder the session recorded (its `session.created` cwd), as `arbor resume` does; its `--cwd` is the
- * folder of the sessions it creates. A session whose folder is gone is refused, naming the folder, and nothing runs. Real `arbor run` /
- * `arbor serve` child processes on one SQLite file, the loopback OpenAI-wire server, and bash `pwd` calls whose output the model receives.
+ * folder of the sessions it creates. A session whose folder is gone is refused, naming the folder, and nothing runs. A session serve creates
+ * records the endpoint it runs against, so `arbor run --session` goes on with it without model flags. Real `arbor run` / `arbor serve` child
+ * processes on one SQLite file, the loopback OpenAI-wire server, and bash `pwd` calls whose output the model receives.
  */
 import type { ChildProcess } from "node:child_process";
 import { mkdirSync, realpathSync, rmSync } from "node:fs";
@@ -104,6 +105,21 @@ describe("arbor serve works in each session's recorded folder", { timeout: 120_0
     expect(await (await postPrompt(serve.url, sessionId, "and again?")).text()).toContain("back in the project");
     expect(toolOutputs(model.requests[7]).call_again).toBe(realpathSync(project));
     expect((await serve.stop()).code).toBe(0);
+  });
+
+  it("a chat serve created resumes from the CLI without model flags (its endpoint is recorded)", async () => {
+    const serve = await startServe();
+    model.script(textResponse("made over HTTP"));
+    const created = await postPrompt(serve.url, "chat-1", "hello");
+    expect(await created.text()).toContain("made over HTTP");
+    expect((await serve.stop()).code).toBe(0);
+
+    model.script(textResponse("answered from the CLI"));
+    const resumed = await runArbor(["--db", db, "run", "--session", "chat-1", "cli msg"], { cwd: dir, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stdout).toContain("answered from the CLI");
+    expect(model.requests).toHaveLength(2);
+    expect(model.requests[1].body.model).toBe("gpt-test");
   });
 
   it("continues a run whose `arbor run --cwd proj` process was killed in proj, not in serve's --cwd", async () => {

@@ -1,7 +1,8 @@
 /**
  * `arbor worker` runs a queued prompt (`harness.start`) in the folder its session recorded, not in the worker's own: the demo's file lands in the
  * session's folder. A session whose folder is gone ends its task `failed`, naming the folder, with no model call and nothing written elsewhere.
- * A real `arbor worker` child process started from another folder, a real SQLite file and the loopback OpenAI-wire server.
+ * The worker records the endpoint it ran the session against, as `arbor run` does. A real `arbor worker` child process started from another
+ * folder, a real SQLite file and the loopback OpenAI-wire server.
  */
 import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
@@ -10,6 +11,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
 import type { EventLog } from "../../src/store/event-log.ts";
+import { sessionStreamId } from "../../src/store/events/session-events.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { readTask, type TaskState } from "../../src/store/task-queue.ts";
 import { startOpenAIServer, textResponse, toolCallResponse } from "../../src/testing/openai-server.ts";
@@ -64,6 +66,9 @@ describe("arbor worker works in each session's recorded folder", () => {
     expect((await ended(log, first.taskId)).ended).toMatchObject({ status: "done" });
     expect(readFileSync(join(fleet, "demo.txt"), "utf8")).toBe("demo\n");
     expect(existsSync(join(workerDir, "demo.txt"))).toBe(false);
+    // The endpoint the worker ran it against, as `arbor run` records it.
+    const entries = (await log.readStream(sessionStreamId(session.id))).filter((event) => event.type === "entry.appended").map((event) => (event.data as { entry: { type: string; customType?: string; data?: unknown } }).entry);
+    expect(entries.find((entry) => entry.customType === "arbor.endpoint")?.data).toMatchObject({ model: "openai:gpt-test", baseURL: server.url });
 
     const second = await harness.start(orphan.id, "write demo.txt");
     const failed = (await ended(log, second.taskId)).ended!;
