@@ -2,15 +2,17 @@
  * The body of `arbor serve`: the token (`--token`, `ARBOR_TOKEN`) maps requests to the `--tenant`; a non-loopback host without a token is refused
  * (exit 2). With a model, prompts run with the CLI's harness (made on first need, idle sessions closed after 10 minutes), machine states are
  * recorded and a fleet worker runs in the sessions the service opens (`--durability continue`, the default, continues dead processes' runs);
- * without one the service is read-only (`POST` answers 501). SIGINT/SIGTERM close everything cleanly.
+ * without one the service is read-only (`POST` answers 501). Each session works in the folder it recorded (`session-folders.ts`): `--cwd` is the
+ * folder of the sessions the service creates. SIGINT/SIGTERM close everything cleanly.
  */
 import { existsSync } from "node:fs";
+import { resolve } from "node:path";
 import { isIP } from "node:net";
 import { createChatHandler, createChatService, type ChatHandler } from "../../http/chat-handler.ts";
 import { startChatServer } from "../../http/node-adapter.ts";
 import { createMachineStates } from "../../machines/machine-states.ts";
 import type { AgentHarness } from "../../harness/create-harness.ts";
-import { createCliHarness } from "../agent-setup.ts";
+import { openServeHarness } from "../session-folders.ts";
 import { approvalFlag } from "./model-actions.ts";
 import { startCliWorker, untilStopSignal } from "./worker-action.ts";
 import { CliError } from "../cli-error.ts";
@@ -63,7 +65,8 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
   const concurrency = maxConcurrentRuns === undefined ? {} : { concurrency: { maxConcurrentRuns, ...(maxQueuedRuns !== undefined ? { maxQueuedRuns } : {}), ...(slotStore ? { store: slotStore } : {}) } };
   let close: (() => Promise<void>) | undefined;
   try {
-    const cwd = flags.cwd ?? process.cwd();
+    // The folder of the sessions this service creates (recorded absolute); a session it opens works in its own recorded folder (session-folders.ts).
+    const cwd = resolve(flags.cwd ?? process.cwd());
     let handler: ChatHandler;
     let mode: string;
     if (flags.model ?? process.env.ARBOR_MODEL) {
@@ -71,7 +74,7 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
       if (!settings.apiKey) throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env).`);
       store.addSecrets(settingsSecrets(settings));
       // Checked now, not at the first request (createCliHarness checks it too).
-      if (!existsSync(cwd)) throw new CliError(`--cwd "${cwd}" does not exist.`);
+      if (!existsSync(cwd)) throw new CliError(`--cwd "${flags.cwd ?? cwd}" does not exist.`);
       // The live machine states of the inspector: recorded from the agents' inspection events.
       const machineStates = createMachineStates();
       const requireApproval = approvalFlag(flags.approve);
@@ -80,7 +83,7 @@ export async function serveAction(flags: ServeFlags, globals: { db?: string; ten
       // (session-pool.ts): only the latest can be open at shutdown.
       let latest: Promise<AgentHarness> | undefined;
       const openHarness = (sessionId: string) =>
-        (latest = createCliHarness({ store, sessionId, cwd, settings, tools: flags, inspect: machineStates, durability, ...(requireApproval ? { requireApproval } : {}), ...(budget ? { budget } : {}) }).then((made) => made.harness));
+        (latest = openServeHarness({ store, fallbackCwd: cwd, settings, tools: flags, inspect: machineStates, durability, ...(requireApproval ? { requireApproval } : {}), ...(budget ? { budget } : {}) }, sessionId));
       const service = createChatService({ repository: store.repo, openHarness, token, tenant, cwd, machineStates, ...concurrency });
       handler = service.handler;
       mode = `model ${settings.spec.provider}:${settings.spec.modelId}; durability ${durability}`;

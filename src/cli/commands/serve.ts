@@ -29,7 +29,7 @@ export function registerServeCommand(program: Command, globals: () => { db?: str
       .option("--port <port>", "TCP port (0 = any free port)", "3000")
       .option("--host <host>", "interface to bind; anything but loopback needs a token", "127.0.0.1")
       .option("--token <token>", "bearer token every request must carry (default: $ARBOR_TOKEN)")
-      .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)")
+      .option("--cwd <dir>", "directory of the sessions the service creates (default: the current directory); a session it continues or prompts works in the folder it recorded")
       .option("--approve <tool>", "every call of this tool waits for a decision (repeatable; all = every tool): the stream shows a tool-approval-request part and the client's approval-responded part, or arbor approve/deny, decides", (value: string, previous: string[] = []) => [...previous, value])
       .option("--budget <limits>", "limits of each run, e.g. cost=0.50,tokens=20000,tool-calls=50,turns=10,duration=10m (docs/budgets.md)")
       .option("--session-budget <limits>", "limits of each session (all its runs), same syntax")

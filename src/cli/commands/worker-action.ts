@@ -1,12 +1,14 @@
 /**
  * The body of `arbor worker`, also run beside every `arbor serve` with a model: claims tasks from the log and runs each with the CLI's harness on its
- * session and tenant (`--concurrency`, default 4), continuing orphaned and decided runs (`docs/durability.md`). SIGINT/SIGTERM let running tasks end.
+ * session and tenant (`--concurrency`, default 4), in the folder the session recorded (`session-folders.ts`; `--cwd` only for a session that
+ * recorded none), continuing orphaned and decided runs (`docs/durability.md`). A task whose session's folder is gone ends `failed`
+ * (`SESSION_FOLDER_MISSING`); such a run is left for a process that has the folder, said once on stderr. SIGINT/SIGTERM let running tasks end.
  */
 import { existsSync } from "node:fs";
 import { harnessWorkerSession, sharedWorkerSession } from "../../harness/worker.ts";
 import type { HarnessSession } from "../../harness/harness-session-types.ts";
 import { startTaskWorker, type TaskWorker } from "../../harness/task-worker.ts";
-import { createCliHarness } from "../agent-setup.ts";
+import { openSessionHarness, SessionFolderMissingError } from "../session-folders.ts";
 import { CliError } from "../cli-error.ts";
 import { resolveModelSettings, settingsSecrets, type ResolvedModelSettings } from "../config.ts";
 import { openStore, type CliStore } from "../store-context.ts";
@@ -19,6 +21,7 @@ import type { HarnessBudget } from "../../harness/budget-options.ts";
 export function startCliWorker(input: {
   store: CliStore;
   settings: ResolvedModelSettings;
+  /** The folder of a session that recorded none (`--cwd`); every other session works in its recorded folder. */
   cwd: string;
   tools: ToolFlags;
   concurrency?: number;
@@ -35,15 +38,24 @@ export function startCliWorker(input: {
 }): TaskWorker {
   const { store, settings, cwd, tools, requireApproval, budget, sessions } = input;
   const continueRuns = input.continueRuns ?? true;
+  /** Sessions whose missing folder was reported: a run left open there is looked at again every sweep, and said once. */
+  const reported = new Set<string>();
   return startTaskWorker({
     log: store.repo.log,
     open: sessions
       ? async (sessionId) => sharedWorkerSession(await sessions.open(sessionId), { resume: continueRuns })
       : async (sessionId) =>
-          harnessWorkerSession((await createCliHarness({ store, sessionId, cwd, settings, tools, durability: "continue", ...(requireApproval ? { requireApproval } : {}), ...(budget ? { budget } : {}) })).harness),
+          harnessWorkerSession(await openSessionHarness({ store, fallbackCwd: cwd, settings, tools, durability: "continue", ...(requireApproval ? { requireApproval } : {}), ...(budget ? { budget } : {}) }, sessionId)),
     continueRuns,
     ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
-    onError: (error) => process.stderr.write(`arbor worker: ${error instanceof Error ? error.message : String(error)}\n`),
+    onError: (error) => {
+      if (SessionFolderMissingError.isInstance(error)) {
+        const sessionId = String(error.details.sessionId);
+        if (reported.has(sessionId)) return;
+        reported.add(sessionId);
+      }
+      process.stderr.write(`arbor worker: ${error instanceof Error ? error.message : String(error)}\n`);
+    },
   });
 }
 

@@ -18,7 +18,7 @@ export function registerWorkerCommand(program: Command, globals: () => { db?: st
     program
       .command("worker")
       .description("Run the fleet's work with no request: background and scheduled prompts (harness.start) claimed from the log that every worker and `arbor serve` shares")
-      .option("--cwd <dir>", "directory the coding tools work in (default: the current directory)")
+      .option("--cwd <dir>", "directory of a session that recorded none (default: the current directory); every other session works in the folder it recorded")
       .option("--concurrency <n>", "tasks run at once", "4")
       .option("--approve <tool>", "every call of this tool waits for a decision (repeatable; all = every tool), as in arbor run", (value: string, previous: string[] = []) => [...previous, value]),
   )).action(async (flags: WorkerFlags) => {
