@@ -1,7 +1,8 @@
 /**
  * `ARBOR_ENCRYPTION_KEY` on a log that holds nothing sealed yet (a clear log, no key store): reads
  * read it, a run that cannot start writes nothing (no key file, no key table), and the key store
- * is created by the first sealed write, which binds the log to that key.
+ * is created by the first sealed write, which binds the log to that key. A log whose key file
+ * holds no data key (every sealed session deleted) is still refused without the key, saying so.
  * The real CLI process, real SQLite files, the real PostgreSQL, a loopback model server.
  */
 import { randomBytes } from "node:crypto";
@@ -102,6 +103,25 @@ describe("ARBOR_ENCRYPTION_KEY on a log with nothing sealed yet", { timeout: 120
     const wrong = await runArbor(["--db", db, "sessions"], { env: { ARBOR_ENCRYPTION_KEY: key() } });
     expect(wrong.code).not.toBe(0);
     expect(wrong.stderr).toContain("was written with another master key");
+  });
+
+  it("SQLite: a key file that holds no data key (its sealed sessions deleted) is still refused without the key, and the message says nothing in it is sealed", async () => {
+    const db = join(dir, "emptied.db");
+    const keys = join(dir, "emptied.keys.db");
+    const env = { ARBOR_ENCRYPTION_KEY: key(), OPENAI_API_KEY: "test-key" };
+    server.script(textResponse("to be deleted"));
+    const run = await runArbor(["--db", db, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "a session to delete"], { env });
+    expect(run.code, run.stderr).toBe(0);
+    const sealed = /session (\S+)/.exec(run.stderr)![1];
+    const rm = await runArbor(["--db", db, "rm", "--yes", sealed], { env });
+    expect(rm.code, rm.stderr).toBe(0);
+    const before = readFileSync(keys);
+    const keyless = await runArbor(["--db", db, "sessions"], { env: { ARBOR_ENCRYPTION_KEY: "" } });
+    expect(keyless.code).toBe(2);
+    expect(keyless.stderr).toContain(keys);
+    expect(keyless.stderr).toContain("holds no data key");
+    expect(keyless.stderr).toContain("ARBOR_ENCRYPTION_KEY");
+    expect(readFileSync(keys).equals(before)).toBe(true);
   });
 
   it("PostgreSQL: sessions and tree read the clear log with a key and create no key table; a run refused for its API key creates none either", async () => {

@@ -9,6 +9,7 @@ import Database from "better-sqlite3";
 import { LogSchemaError } from "../../core/errors.ts";
 import type { DataKeyRow, DataKeyRows } from "./data-key-rows.ts";
 import { ignored } from "../../core/ignored.ts";
+import { KEY_CHECK_ID } from "./session-keys.ts";
 
 const APPLICATION_ID = 0x41524b59; // "ARKY"
 
@@ -16,6 +17,23 @@ const APPLICATION_ID = 0x41524b59; // "ARKY"
 export function keyFileBeside(path: string): string {
   if (path === ":memory:") return path;
   return path.endsWith(".db") ? `${path.slice(0, -3)}.keys.db` : `${path}.keys`;
+}
+
+/**
+ * How many keys the key file at `path` holds besides the key check (a session's or a tenant's workspace key each; none when every sealed session
+ * was deleted), read without writing it; undefined when it cannot be read as a key file.
+ */
+export function countStoredKeys(path: string): number | undefined {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    return db.prepare("SELECT count(*) FROM arbor_data_keys WHERE key_id <> ?").pluck().get(KEY_CHECK_ID) as number;
+  } catch (error) {
+    ignored("a key file that cannot be read is described without its count", error);
+    return undefined;
+  } finally {
+    db?.close();
+  }
 }
 
 /**
