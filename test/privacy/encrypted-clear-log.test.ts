@@ -82,6 +82,23 @@ describe("ARBOR_ENCRYPTION_KEY on a log with nothing sealed yet", { timeout: 120
     expect(existsSync(keys)).toBe(false);
   });
 
+  it("a new session's run that cannot start (no API key, a bad --model, no prompt) writes nothing: no folder, no log file, no key file", async () => {
+    const folder = join(dir, "fresh");
+    const db = join(folder, "arbor.db");
+    for (const encryption of [{ ARBOR_ENCRYPTION_KEY: key() }, { ARBOR_ENCRYPTION_KEY: "" }]) {
+      const noKey = await runArbor(["--db", db, "run", "--model", "openai:demo", "--cwd", dir, "enc run"], { env: { ...encryption, OPENAI_API_KEY: "" } });
+      expect(noKey.code).toBe(2);
+      expect(noKey.stderr).toContain("no session was created");
+      const badModel = await runArbor(["--db", db, "run", "--model", "nope:demo", "--cwd", dir, "enc run"], { env: { ...encryption, OPENAI_API_KEY: "test-key" } });
+      expect(badModel.code).toBe(2);
+      expect(badModel.stderr).toContain('Unknown provider "nope"');
+      const noPrompt = await runArbor(["--db", db, "run", "--model", "openai:demo", "--cwd", dir], { env: { ...encryption, OPENAI_API_KEY: "test-key" } });
+      expect(noPrompt.code).toBe(2);
+      expect(noPrompt.stderr).toContain("No prompt");
+      expect(existsSync(folder)).toBe(false);
+    }
+  });
+
   it("SQLite: the first sealed write creates the key file; then the old clear session and the sealed one read with that key, and without it the log is refused", async () => {
     const db = join(dir, "first-write.db");
     const keys = join(dir, "first-write.keys.db");
