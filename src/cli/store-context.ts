@@ -16,7 +16,7 @@ import { createPostgresEventLog } from "../store/postgres/pg-event-log.ts";
 import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import { openSnapshotsBeside } from "../store/session/session-snapshots.ts";
-import { keyFileBeside } from "../store/crypto/sqlite-data-keys.ts";
+import { countStoredKeys, keyFileBeside } from "../store/crypto/sqlite-data-keys.ts";
 import { encryptionFromEnv } from "./encryption-env.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { SessionNotFoundError } from "../core/errors.ts";
@@ -107,9 +107,7 @@ export function openStore(flags: StoreFlags, options: OpenStoreOptions = {}): Cl
   const encryption = encryptionFromEnv(process.env);
   // A store created encrypted is only ever opened with its key: without it a run would write its
   // session (and a snapshot file) in clear beside the sealed ones.
-  if (!encryption && !postgres && existsSync(keyFileBeside(dbPath))) {
-    throw new CliError(`${dbPath} is an encrypted store (its key file ${keyFileBeside(dbPath)} is beside it), and ARBOR_ENCRYPTION_KEY is not set: set it to the store's master key. Nothing was read or written.`, 2);
-  }
+  if (!encryption && !postgres && existsSync(keyFileBeside(dbPath))) throw keylessRefusal(dbPath, keyFileBeside(dbPath));
   const sealed = encryption ? { encryption } : {};
   const schema = process.env.ARBOR_DB_SCHEMA ?? "arbor";
   const log = createRedactingEventLog(postgres ? createPostgresEventLog({ connectionString: target, schema, ...retention, ...sealed, ...(options.readOnly === true ? { readOnly: true } : {}) }) : createSqliteEventLog({ path: dbPath, readOnly: options.readOnly === true, ...retention, ...sealed }));
@@ -184,6 +182,20 @@ export function openStore(flags: StoreFlags, options: OpenStoreOptions = {}): Cl
       snapshots?.close();
     },
   };
+}
+
+/**
+ * The refusal of a keyless command on a SQLite store with a key file: the file binds the log to one master key even when it holds no data key
+ * (nothing in the log is sealed: every sealed session was deleted, or an earlier Arbor created it at a keyed open that sealed nothing).
+ */
+function keylessRefusal(dbPath: string, keyFile: string): CliError {
+  if (countStoredKeys(keyFile) === 0) {
+    return new CliError(
+      `${dbPath} has a key file beside it (${keyFile}) that holds no data key: nothing in the log is sealed, but the key file binds it to the master key it was created with, and ARBOR_ENCRYPTION_KEY is not set. Set it to that key; or, if the key file is a leftover (its sealed sessions were all deleted, or an earlier Arbor created it for a command that sealed nothing), move it away to use the log without encryption. Nothing in the log was read or written.`,
+      2,
+    );
+  }
+  return new CliError(`${dbPath} is an encrypted store (its key file ${keyFile} is beside it), and ARBOR_ENCRYPTION_KEY is not set: set it to the store's master key. Nothing was read or written.`, 2);
 }
 
 /** Opens the store as {@link openStore} does, runs `use` with it and closes it, whether `use` returns or throws: the body of most commands. */

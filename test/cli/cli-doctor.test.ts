@@ -3,9 +3,11 @@
  * (exit 0); garbage written into its data pages, whether it breaks an event's JSON or the
  * b-tree itself, is reported naming the file (exit 1), never answered as if nothing were wrong.
  * So is a lost event: a stored stream missing a version that the delete retention of deltas
- * cannot have removed, while the deltas it did remove are no damage.
+ * cannot have removed, while the deltas it did remove are no damage. A path that is not an Arbor
+ * log (missing, a folder, an empty file, another file or SQLite database, a newer log) is not
+ * damage: it is named as what it is, exit 2, and left untouched.
  */
-import { readFileSync, writeFileSync, copyFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync, copyFileSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { describe, expect, it } from "vitest";
@@ -111,6 +113,48 @@ describe("arbor doctor", () => {
       expect(doctor.code, doctor.stdout).toBe(1);
       expect(doctor.stderr).toMatch(new RegExp(`${damaged.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")}: stream "${row.streamId}" is missing versions? (\\d+-)?${row.version}\\b`));
       expect(doctor.stderr).toContain(`damaged: ${damaged}`);
+    }
+  }, 120_000);
+
+  it("names a path that is not an Arbor log as what it is, exit 2, never as damage, and leaves it untouched", async () => {
+    const dir = tempDir();
+    const other = join(dir, "other.db");
+    const db = new Database(other);
+    db.exec("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('mine')");
+    db.close();
+    const text = join(dir, "notes.txt");
+    writeFileSync(text, "not a database at all\n");
+    const empty = join(dir, "empty.db");
+    writeFileSync(empty, "");
+    const emptySqlite = join(dir, "empty-sqlite.db");
+    const blank = new Database(emptySqlite);
+    blank.exec("CREATE TABLE t (x); DROP TABLE t");
+    blank.close();
+    const newer = join(dir, "newer.db");
+    await makeLog(newer);
+    const raw = new Database(newer);
+    raw.pragma("user_version = 99");
+    raw.close();
+    const folder = join(dir, "folder");
+    mkdirSync(folder);
+    const cases: Array<[string, RegExp]> = [
+      [other, /is a SQLite database but not an Arbor event log/],
+      [text, /is not a SQLite database, so it is not an Arbor event log/],
+      [empty, /is an empty file, not an Arbor event log/],
+      [emptySqlite, /is an empty SQLite database, not yet an Arbor event log/],
+      [newer, /schema version 99, newer than this Arbor's/],
+      [folder, /is a folder, not a log file/],
+      [join(dir, "missing.db"), /No Arbor database at .*missing\.db: there is nothing to check/],
+    ];
+    for (const [path, message] of cases) {
+      const before = path === folder || path.endsWith("missing.db") ? undefined : readFileSync(path);
+      const doctor = await runArbor(["--db", path, "doctor"]);
+      expect(doctor.code, `${path}: ${doctor.stderr}`).toBe(2);
+      expect(doctor.stderr).toMatch(message);
+      expect(doctor.stderr).not.toContain("damaged");
+      expect(doctor.stderr).not.toContain("Restore it from a backup");
+      expect(doctor.stdout).toBe("");
+      if (before) expect(readFileSync(path).equals(before), path).toBe(true);
     }
   }, 120_000);
 });

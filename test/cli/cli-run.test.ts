@@ -283,6 +283,8 @@ describe("arbor run on the real wire", { timeout: 180_000 }, () => {
     const lines = result.stderr.trim().split("\n");
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(/OPENAI_API_KEY.*no session was created.*Your prompt was: "remember me"/);
+    // Refused before the store is opened: not even the log file is created.
+    expect(existsSync(db)).toBe(false);
     const none = await runArbor(["--db", db, "sessions", "--json"]);
     expect(JSON.parse(none.stdout)).toEqual([]);
     expect(server.requests).toHaveLength(0);

@@ -1,7 +1,8 @@
 /**
  * `arbor doctor`: checks the event log file for damage (`src/store/sqlite/sqlite-integrity.ts`): SQLite's integrity check, a decode of every stored
  * event, and an audit of each stream's versions for lost events. Prints `ok <file> (<n> events)` and exits 0, or prints each problem naming the file
- * and exits 1. SQLite files only.
+ * and exits 1. A path that is not an Arbor log (missing, a folder, an empty file, another file or SQLite database, a log of a newer schema) is no
+ * damage: one line naming what it is, exit 2 (as every usage or input error), nothing checked or written. SQLite files only.
  */
 import type { Command } from "commander";
 import { CliError } from "../cli-error.ts";
@@ -10,15 +11,26 @@ import { CliError } from "../cli-error.ts";
 export function registerDoctorCommand(program: Command, globals: () => { db?: string }, exit: { code: number }): void {
   program
     .command("doctor")
-    .description("Check the event log file for damage (SQLite integrity check, a decode of every event, lost events in a stream); exits 1 naming the file when damaged")
+    .description("Check the event log file for damage (SQLite integrity check, a decode of every event, lost events in a stream); exits 1 naming the file when damaged, 2 when the path is not an Arbor log")
     .action(async () => {
       const { resolveDbPath, isPostgresUrl } = await import("../config.ts");
       const { checkSqliteLogFile } = await import("../../store/sqlite/sqlite-integrity.ts");
+      const { InvalidArgumentError, LogSchemaError } = await import("../../core/errors.ts");
       const { existsSync } = await import("node:fs");
       const target = resolveDbPath(globals().db, process.env, process.cwd(), { create: false });
       if (isPostgresUrl(target)) throw new CliError("arbor doctor checks SQLite log files; for PostgreSQL use its own tools (amcheck, pg_dump).", 2);
-      if (!existsSync(target)) throw new CliError(`No Arbor database at ${target}.`, 1);
-      const report = checkSqliteLogFile(target);
+      if (!existsSync(target)) {
+        throw new CliError(`No Arbor database at ${target}: there is nothing to check (the default is .arbor/arbor.db in the current directory; pass --db PATH or set ARBOR_DB to name another).`, 2);
+      }
+      let report;
+      try {
+        report = checkSqliteLogFile(target);
+      } catch (error) {
+        if (InvalidArgumentError.isInstance(error) || LogSchemaError.isInstance(error)) {
+          throw new CliError(`${error.message} Nothing was checked: arbor doctor checks Arbor event logs for damage, and this is not one.`, 2);
+        }
+        throw error;
+      }
       if (report.ok) {
         process.stdout.write(`ok ${report.path} (${report.events} events)\n`);
         return;

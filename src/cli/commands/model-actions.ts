@@ -11,7 +11,7 @@ import { messageText } from "../../core/messages.ts";
 import { moveTo } from "../../compaction/branch-summary.ts";
 import { createCliHarness, resolveSessionCwd } from "../agent-setup.ts";
 import { CliError } from "../cli-error.ts";
-import { parseThinkingLevel, resolveModelSettings, settingsSecrets, type ModelFlags } from "../config.ts";
+import { parseThinkingLevel, resolveModelSettings, settingsSecrets, type ModelFlags, type ResolvedModelSettings } from "../config.ts";
 import { promptFromArgs } from "../prompt-args.ts";
 import { pickSession } from "../session-picker.ts";
 import type { RunFlags } from "./model-commands.ts";
@@ -72,6 +72,12 @@ export async function runAction(words: string[], flags: RunFlags, globals: Store
     const thinkingFlag = flags.thinking !== undefined ? parseThinkingLevel(flags.thinking) : undefined;
     const budget = budgetFlags({ ...(flags.budget !== undefined ? { budget: flags.budget } : {}) });
     if (flags.resume && process.stdin.isTTY !== true) throw new CliError("-r/--resume asks on a terminal; without one, name the session with --session ID (arbor sessions lists them) or --continue.");
+    // A new session's run that cannot start (no prompt, a bad --model, no key) is refused before the store is opened: it writes nothing, not even a
+    // new log file. (A resumed session's settings depend on the endpoint it recorded, so its run is checked once the session is read.)
+    if (!flags.session && !flags.continue && !flags.resume && !flags.continueRun) {
+      if (!prompt) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
+      requireApiKey(resolveModelSettings(flags, process.env, {}), undefined, prompt);
+    }
     await withStore(globals, {}, async (store) => {
       const sessionId = flags.session ? await store.resolveSessionId(flags.session) : flags.continue ? await store.resolveSessionId("latest") : flags.resume ? await pickSession(store) : undefined;
       if (!prompt && !sessionId) throw new CliError('No prompt: pass it as arguments (arbor run "…") or on stdin.');
@@ -81,13 +87,7 @@ export async function runAction(words: string[], flags: RunFlags, globals: Store
       const cwd = resolveSessionCwd(flags.cwd, existing?.view.info.cwd, sessionId);
       const settings = resolveModelSettings(flags, process.env, recorded);
       store.addSecrets(settingsSecrets(settings));
-      // A run that cannot start changes nothing (no new session, no appended prompt); the prompt is quoted in the error so nothing typed is lost.
-      if (!settings.apiKey) {
-        const where = sessionId ? `session ${sessionId} is unchanged` : "no session was created";
-        throw new CliError(
-          `No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); ${where}.${prompt ? ` Your prompt was: ${JSON.stringify(prompt)}` : ""}`,
-        );
-      }
+      requireApiKey(settings, sessionId, prompt);
       const resources = loadCliResources(resolve(cwd), { contextFiles: flags.contextFiles !== false });
       // `/skill:x` whose file did not load is refused, not sent to the model as text.
       const typed = /^\/([A-Za-z][\w:.-]*)(\s|$)/.exec(prompt)?.[1];
@@ -166,6 +166,13 @@ export async function runAction(words: string[], flags: RunFlags, globals: Store
       }
     });
   }
+
+/** A run without an API key cannot start and changes nothing (no new session, no appended prompt); the prompt is quoted so nothing typed is lost. */
+function requireApiKey(settings: ResolvedModelSettings, sessionId: string | undefined, prompt: string): void {
+  if (settings.apiKey) return;
+  const where = sessionId ? `session ${sessionId} is unchanged` : "no session was created";
+  throw new CliError(`No API key: set ${settings.apiKeyEnv} (or name another variable with --api-key-env); ${where}.${prompt ? ` Your prompt was: ${JSON.stringify(prompt)}` : ""}`);
+}
 
 /** `--approve` values: tool names, or `all`. */
 export function approvalFlag(values: string[] | undefined): string[] | "all" | undefined {

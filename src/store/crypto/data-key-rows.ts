@@ -1,6 +1,6 @@
 /**
  * Where wrapped data keys are kept (ours): rows `(keyId, masterKeyId, wrapped)`, one per session, beside (never inside) the content they unlock.
- * `insert` keeps the first row stored for a key id (the race's winner); `destroy` leaves no copy in the store's files (SQLite: `secure_delete` and a
+ * The store (a file, a table) is created by the first `insert`, never by an open or a read: until then it reads as empty. `insert` keeps the first row stored for a key id (the race's winner); `destroy` leaves no copy in the store's files (SQLite: `secure_delete` and a
  * WAL truncate; PostgreSQL: `VACUUM FULL`); `rewrap` applies only while the row is wrapped by `fromMasterKeyId`. SQLite rows answer synchronously,
  * PostgreSQL rows asynchronously ({@link MaybePromise}).
  */
@@ -19,7 +19,10 @@ export interface DataKeyRow {
 export interface DataKeyRows {
   /** Where the rows are, for messages: the key file's path, or `<key schema>.data_keys`. */
   readonly name: string;
+  /** True once the store exists (another process may have created it since the open). */
+  exists(): MaybePromise<boolean>;
   get(keyId: string): MaybePromise<DataKeyRow | undefined>;
+  /** Stores the row unless one of its key id is stored, creating the store when it does not exist yet; returns the stored row. */
   insert(row: DataKeyRow): MaybePromise<DataKeyRow>;
   /** Deletes the row; true when there was one. */
   destroy(keyId: string): MaybePromise<boolean>;

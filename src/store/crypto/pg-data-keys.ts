@@ -1,11 +1,12 @@
 /**
  * The PostgreSQL key store (ours; `data-key-rows.ts`): `<key schema>.data_keys` in a schema of its own (default `<log schema>_keys`), so a dump of
- * the log's schema holds no key; created on first use unless read-only (then a missing table is `LogSchemaError`). `destroy` deletes the row, waits
+ * the log's schema holds no key; created by the first `insert` (the first sealed write), never by an open or a read (until then the store reads as
+ * empty); a read-only store creates nothing (its `insert` is `InvalidStateError`). `destroy` deletes the row, waits
  * (at most 30 s) until no snapshot can still see it, then rewrites the table (`VACUUM FULL` copies row versions open snapshots can see); on a time
  * out the table is still rewritten and `LogCommitError` (`details.keyDeleted: true`) names the holders. WAL records stay until recycled.
  */
 import type pg from "pg";
-import { LogCommitError, LogSchemaError } from "../../core/errors.ts";
+import { InvalidStateError, LogCommitError } from "../../core/errors.ts";
 import { quoteSchema } from "../postgres/pg-schema.ts";
 import type { DataKeyRow, DataKeyRows } from "./data-key-rows.ts";
 
@@ -19,17 +20,17 @@ const HORIZON_WAIT_MS = 30_000;
  */
 export function createPgDataKeys(pool: pg.Pool, keySchema: string, options: { readOnly: boolean }): DataKeyRows {
   const table = `${quoteSchema(keySchema)}.data_keys`;
-  let ready: Promise<void> | undefined;
-  const ensure = (): Promise<void> =>
-    (ready ??= (async () => {
+  /** Set once the table is seen or created (it is never dropped by Arbor). */
+  let present = false;
+  const exists = async (): Promise<boolean> => {
+    if (!present) present = (await pool.query<{ found: string | null }>("SELECT to_regclass($1) AS found", [table])).rows[0]?.found != null;
+    return present;
+  };
+  let creating: Promise<void> | undefined;
+  const create = (): Promise<void> =>
+    (creating ??= (async () => {
       if (options.readOnly) {
-        const found = await pool.query<{ found: string | null }>("SELECT to_regclass($1) AS found", [`${keySchema}.data_keys`]);
-        if (found.rows[0]?.found == null) {
-          throw new LogSchemaError(`The key table "${keySchema}.data_keys" of this encrypted log does not exist: without it no encrypted session can be read.`, {
-            details: { schema: keySchema },
-          });
-        }
-        return;
+        throw new InvalidStateError(`The key table ${table} was opened read-only: no data key is created.`, { details: { schema: keySchema } });
       }
       const client = await pool.connect();
       try {
@@ -46,14 +47,15 @@ export function createPgDataKeys(pool: pg.Pool, keySchema: string, options: { re
       } finally {
         client.release();
       }
-    })());
-  const query = async <Row extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<Row[]> => {
-    await ensure();
-    return (await pool.query<Row>(text, values)).rows;
-  };
+      present = true;
+    })().finally(() => {
+      if (!present) creating = undefined;
+    }));
+  /** The rows `text` selects; none while the table does not exist. */
+  const query = async <Row extends pg.QueryResultRow>(text: string, values: unknown[]): Promise<Row[]> => ((await exists()) ? (await pool.query<Row>(text, values)).rows : []);
   /** Rewrites the table so that no dead row version (a destroyed or re-wrapped key) stays in its pages. */
   const compact = async (): Promise<void> => {
-    await ensure();
+    if (!(await exists())) return;
     const client = await pool.connect();
     let failure: Error | undefined;
     try {
@@ -90,12 +92,14 @@ export function createPgDataKeys(pool: pg.Pool, keySchema: string, options: { re
     async get(keyId) {
       return (await query<DataKeyRow>(SELECT, [keyId]))[0];
     },
+    exists,
     async insert(row) {
+      if (!(await exists())) await create();
       await query(`INSERT INTO ${table} (key_id, master_key_id, wrapped) VALUES ($1, $2, $3) ON CONFLICT (key_id) DO NOTHING`, [row.keyId, row.masterKeyId, row.wrapped]);
       return (await query<DataKeyRow>(SELECT, [row.keyId]))[0];
     },
     async destroy(keyId) {
-      await ensure();
+      if (!(await exists())) return false;
       const client = await pool.connect();
       let xid: string | undefined;
       let failure: Error | undefined;

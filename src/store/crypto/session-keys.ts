@@ -5,10 +5,13 @@
  * `load(id, false)` gives undefined for a destroyed one; an unknown or wrong master key is `EncryptionKeyError`. `destroy` makes every copy of the
  * session unreadable; `rotate()` re-wraps every row under the current master key.
  *
- * The key check: the row {@link KEY_CHECK_ID} holds a constant wrapped by the master key, written with the store's first key (or, in a store written
- * before the check existed, at its first writable open whose keys unwrap one of its data keys, under that data key's master key). `verify()` (run before any key is loaded, created or destroyed)
- * unwraps it: another master key is `EncryptionKeyMismatchError`, and then nothing is read or written, so a store never holds keys wrapped by two
- * master keys (other than during a rotation, whose old key comes in `previous`). A rotation re-wraps it like any row.
+ * The key check: the row {@link KEY_CHECK_ID} holds a constant wrapped by the master key, written just before the store's first key, which creates
+ * the store (or, in a store written before the check existed, at its first writable open whose keys unwrap one of its data keys, under that data
+ * key's master key). `verify()` (run before any key is loaded, created or destroyed) unwraps it: another master key is `EncryptionKeyMismatchError`,
+ * and then nothing is read or written, so a store never holds keys wrapped by two master keys (other than during a rotation, whose old key comes in
+ * `previous`). A rotation re-wraps it like any row. While the key store does not exist, `verify()` passes and writes nothing (nothing is sealed, so
+ * any key reads the log; a log is bound to a master key by its first sealed write, not by an open), and a sealed record's key is
+ * `EncryptionKeyError` naming the missing key store.
  */
 import { createHash, randomBytes } from "node:crypto";
 import { EncryptionKeyError, EncryptionKeyMismatchError } from "../../core/errors.ts";
@@ -100,9 +103,11 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
 
   const create = (keyId: string): MaybePromise<Buffer> => {
     const fresh = randomBytes(32);
-    return chain(provider.wrap(fresh, keyId), (wrapped) =>
-      chain(rows.insert({ keyId, masterKeyId: provider.id, wrapped: Buffer.from(wrapped) }), (stored) =>
-        Buffer.from(stored.wrapped).equals(Buffer.from(wrapped)) ? fresh : unwrapRow(stored),
+    return chain(bind(), () =>
+      chain(provider.wrap(fresh, keyId), (wrapped) =>
+        chain(rows.insert({ keyId, masterKeyId: provider.id, wrapped: Buffer.from(wrapped) }), (stored) =>
+          Buffer.from(stored.wrapped).equals(Buffer.from(wrapped)) ? fresh : unwrapRow(stored),
+        ),
       ),
     );
   };
@@ -142,7 +147,17 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
         Buffer.from(stored.wrapped).equals(Buffer.from(wrapped)) ? undefined : expectOpens(stored, true),
       ),
     );
+  /** True while `verify()` found no key store: the first key created writes the key check first (and so creates the store). */
+  let unbound = false;
   const check = (): MaybePromise<void> =>
+    chain(rows.exists(), (exists) => {
+      if (!exists) {
+        unbound = true;
+        return;
+      }
+      return checkStore();
+    });
+  const checkStore = (): MaybePromise<void> =>
     chain(rows.get(KEY_CHECK_ID), (row) => {
       if (row) return expectOpens(row, true);
       // A new store, or one written before the key check: one of its data keys must open with the keys given.
@@ -181,6 +196,40 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
     checking = result.then(() => void (verified = true), settle);
     return checking;
   };
+  /**
+   * Writes the key check of a store `verify()` found missing, before its first key: the store is created under this master key, or, when another
+   * process created it meanwhile, its check must open with this one (else `EncryptionKeyMismatchError`, final, and nothing is written).
+   */
+  const bind = (): MaybePromise<void> => {
+    if (!unbound) return;
+    const settle = (error: unknown): never => {
+      if (EncryptionKeyMismatchError.isInstance(error)) {
+        refused = error;
+        verified = false;
+      }
+      throw error;
+    };
+    try {
+      const written = writeCheck(provider);
+      if (!(written instanceof Promise)) {
+        unbound = false;
+        return;
+      }
+      return written.then(() => void (unbound = false), settle);
+    } catch (error) {
+      return settle(error);
+    }
+  };
+  /** No row for `keyId`: a destroyed key (undefined), or, while the key store does not exist, `EncryptionKeyError` naming it. */
+  const missing = (keyId: string): MaybePromise<undefined> =>
+    chain(rows.exists(), (exists) => {
+      if (exists) return undefined;
+      const whose = keyId.startsWith(RESERVED_KEY_ID_PREFIX) ? "a key that is not a session's" : `the key of session "${keyId}"`;
+      throw new EncryptionKeyError(
+        `The key store ${rows.name} of the encrypted log ${options.log} does not exist, and the log holds data sealed with ${whose}: without its key store nothing sealed can be read. Restore the key store from where it was kept (SQLite: the key file beside the log, e.g. arbor.keys.db for arbor.db).`,
+        { details: { keyId, keyStore: rows.name, log: options.log } },
+      );
+    });
 
   return {
     masterKeyId: provider.id,
@@ -192,7 +241,7 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
       return chain(verify(), () =>
         chain(rows.get(keyId), (row): MaybePromise<Buffer | undefined> => {
           if (row) return chain(unwrapRow(row), (key) => remember(keyId, key));
-          if (!createMissing) return undefined;
+          if (!createMissing) return missing(keyId);
           return chain(create(keyId), (key) => remember(keyId, key));
         }),
       );

@@ -1,13 +1,15 @@
 /**
  * The SQLite key store (ours; `data-key-rows.ts`): wrapped data keys in their own file beside the log (`arbor.db` → `arbor.keys.db`), WAL,
- * `synchronous = FULL`, `secure_delete = ON`, and a non-waiting `wal_checkpoint(TRUNCATE)` after a destroy. Another SQLite database is
- * `LogSchemaError`; a missing key file opened read-only is `EncryptionKeyError`. Synchronous.
+ * `synchronous = FULL`, `secure_delete = ON`, and a non-waiting `wal_checkpoint(TRUNCATE)` after a destroy. The file is created by the first
+ * `insert` (the first sealed write), never by an open or a read: until then `exists()` is false and the store reads as empty. Another SQLite
+ * database is `LogSchemaError`. Synchronous.
  */
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
-import { EncryptionKeyError, LogSchemaError } from "../../core/errors.ts";
+import { LogSchemaError } from "../../core/errors.ts";
 import type { DataKeyRow, DataKeyRows } from "./data-key-rows.ts";
 import { ignored } from "../../core/ignored.ts";
+import { KEY_CHECK_ID } from "./session-keys.ts";
 
 const APPLICATION_ID = 0x41524b59; // "ARKY"
 
@@ -18,14 +20,51 @@ export function keyFileBeside(path: string): string {
 }
 
 /**
- * Opens (creating when writable) the key store at `path`.
+ * How many keys the key file at `path` holds besides the key check (a session's or a tenant's workspace key each; none when every sealed session
+ * was deleted), read without writing it; undefined when it cannot be read as a key file.
+ */
+export function countStoredKeys(path: string): number | undefined {
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+    return db.prepare("SELECT count(*) FROM arbor_data_keys WHERE key_id <> ?").pluck().get(KEY_CHECK_ID) as number;
+  } catch (error) {
+    ignored("a key file that cannot be read is described without its count", error);
+    return undefined;
+  } finally {
+    db?.close();
+  }
+}
+
+/**
+ * The key store at `path`: opened at once when the file exists (or is `:memory:`), else when it appears or at the first `insert`, which creates it
+ * (a read-only store creates nothing: its `insert` fails).
  *
- * @throws LogSchemaError for a SQLite file that is not a key store; EncryptionKeyError for a read-only open of a missing file.
+ * @throws LogSchemaError for a SQLite file that is not a key store.
  */
 export function openSqliteDataKeys(path: string, options: { readOnly: boolean; busyTimeoutMs?: number }): DataKeyRows {
-  if (options.readOnly && path !== ":memory:" && !existsSync(path)) {
-    throw new EncryptionKeyError(`The key file "${path}" of this encrypted log does not exist: without it no encrypted session can be read.`, { details: { path } });
-  }
+  let opened = path === ":memory:" || existsSync(path) ? openKeyFile(path, options) : undefined;
+  let closed = false;
+  /** The open store, opening the file when it has appeared since (never after `close`). */
+  const present = (): DataKeyRows | undefined => (opened ??= !closed && existsSync(path) ? openKeyFile(path, options) : undefined);
+  return {
+    name: `"${path}"`,
+    exists: () => present() !== undefined,
+    get: (keyId) => present()?.get(keyId),
+    insert: (row) => (opened ??= openKeyFile(path, options)).insert(row),
+    destroy: (keyId) => present()?.destroy(keyId) ?? false,
+    compact: () => present()?.compact(),
+    rewrap: (row, from) => present()?.rewrap(row, from) ?? false,
+    list: () => present()?.list() ?? [],
+    close: () => {
+      closed = true;
+      return opened?.close();
+    },
+  };
+}
+
+/** Opens (creating when writable) the key file. */
+function openKeyFile(path: string, options: { readOnly: boolean; busyTimeoutMs?: number }): DataKeyRows {
   const db = new Database(path, { timeout: options.busyTimeoutMs ?? 5000, readonly: options.readOnly && path !== ":memory:", fileMustExist: options.readOnly && path !== ":memory:" });
   try {
     const appId = db.pragma("application_id", { simple: true }) as number;
@@ -64,6 +103,7 @@ export function openSqliteDataKeys(path: string, options: { readOnly: boolean; b
   const list = db.prepare("SELECT key_id AS keyId, master_key_id AS masterKeyId FROM arbor_data_keys ORDER BY key_id");
   return {
     name: `"${path}"`,
+    exists: () => true,
     get: (keyId) => select.get(keyId) as DataKeyRow | undefined,
     insert(row) {
       insert.run(row.keyId, row.masterKeyId, row.wrapped, new Date().toISOString());

@@ -71,7 +71,9 @@ export interface PostgresEventLogOptions {
    * Encryption at rest (opt-in; `crypto/log-cipher.ts`, `docs/privacy.md`): each session's event data and memory values sealed with its own data key
    * (AES-256-GCM), the keys wrapped by the master key in `<keySchema>.data_keys` (default schema `<schema>_keys`), a schema of its own so that
    * backups of the log's schema hold no key. Deleting a session destroys its key. The log then keeps no session summary rows; its workspace blobs are
-   * sealed with a key per tenant. Another master key than the log was written with is `EncryptionKeyMismatchError` at open (the key check). Without it, a schema whose `<schema>_keys.data_keys` table exists refuses
+   * sealed with a key per tenant. Another master key than the log was written with is `EncryptionKeyMismatchError` at open (the key check). The key
+   * table is created by the first sealed write, never by an open or a read: a log with none yet opens and reads with any key, read-only too, and is
+   * bound to a master key by its first sealed write. Without it, a schema whose `<schema>_keys.data_keys` table exists refuses
    * appends to and deletes of session streams (`DataKeyUnavailableError`, `reason: "no_encryption"`).
    */
   encryption?: EncryptionOptions;

@@ -68,6 +68,8 @@ export interface SqliteEventLogOptions {
    * own data key (AES-256-GCM), the keys wrapped by the master key in a key file beside the log (`keyFile`, default `arbor.keys.db` for `arbor.db`).
    * Deleting a session destroys its key. The log then keeps no session summary rows (they would hold plaintext), seals its context chunks, and seals
    * its workspace blobs with a key per tenant. Another master key than the log was written with is `EncryptionKeyMismatchError` at open (the key check).
+   * The key file is created by the first sealed write, never by an open or a read: a log with no key file yet (nothing in it is sealed) opens and
+   * reads with any key, read-only too, and is bound to a master key by its first sealed write.
    */
   encryption?: EncryptionOptions;
 }
@@ -129,8 +131,8 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   let db: Database.Database | undefined;
   let cipher: LogCipher | undefined;
   try {
-    // The key check of an existing key store first: with another master key nothing of the log is opened, not even to read. A new key store is only
-    // created beside a file that is a log.
+    // The key check of an existing key store first: with another master key nothing of the log is opened, not even to read. A key store is only
+    // created by a sealed write, so beside a file that is a log.
     const keyStoreExists = encryption !== undefined && path !== ":memory:" && existsSync(encryption.keyFile ?? keyFileBeside(path));
     if (keyStoreExists) cipher = openCipher();
     inspectLogFile(path);

@@ -1,6 +1,7 @@
 /**
  * The SQLite event log's file format and its migrations (ours): `PRAGMA application_id` and `user_version` in the header, one `arbor_migrations`
- * row per migration. {@link inspectLogFile} refuses a non-SQLite file, a foreign database or a newer schema with `LogSchemaError`, without writing;
+ * row per migration. {@link inspectLogFile} refuses a non-SQLite file, a foreign database or a newer schema with `LogSchemaError` (`details.reason`
+ * `"not_sqlite"`, `"foreign"`, `"newer"`; a header that cannot be read has none), without writing;
  * {@link migrate} re-checks the version under the write lock and applies the missing migrations in one transaction.
  * Version 1: `events` (AUTOINCREMENT positions, never reused) and `streams`; version 2: `session_summaries` (`sqlite-summaries.ts`), backfilled.
  */
@@ -100,7 +101,7 @@ export function checkSqliteMagic(path: string): void {
   }
   if (header.toString("latin1") !== SQLITE_MAGIC) {
     throw new LogSchemaError(`"${path}" is not a SQLite database, so it is not an Arbor event log. The file was left untouched.`, {
-      details: { path },
+      details: { path, reason: "not_sqlite" },
     });
   }
 }
@@ -142,7 +143,7 @@ function classify(path: string, state: HeaderState, supportedVersion: number): L
     if (state.userVersion > supportedVersion) {
       throw new LogSchemaError(
         `"${path}" is an Arbor event log of schema version ${state.userVersion}, newer than this Arbor's ${supportedVersion}. Upgrade Arbor to open it; the file was left untouched.`,
-        { details: { path, fileVersion: state.userVersion, supportedVersion } },
+        { details: { path, reason: "newer", fileVersion: state.userVersion, supportedVersion } },
       );
     }
     return state.userVersion === 0 && state.objects === 0 ? { kind: "new" } : { kind: "arbor", version: state.userVersion };
@@ -150,7 +151,7 @@ function classify(path: string, state: HeaderState, supportedVersion: number): L
   if (state.applicationId === 0 && state.objects === 0) return { kind: "new" };
   throw new LogSchemaError(
     `"${path}" is a SQLite database but not an Arbor event log (application_id ${state.applicationId}, ${state.objects} schema objects). Refusing to open it; the file was left untouched.`,
-    { details: { path, applicationId: state.applicationId } },
+    { details: { path, reason: "foreign", applicationId: state.applicationId } },
   );
 }
 
