@@ -13,6 +13,7 @@ import type { HarnessBudget } from "../harness/budget-options.ts";
 import type { HarnessSession, PromptOptions } from "../harness/harness-session-types.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
+import { isEventOfType } from "../store/events/catalogue.ts";
 import type { SessionRepository } from "../store/session-types.ts";
 import { parseTraceContext } from "../telemetry/trace-context.ts";
 import { parseChatRequest } from "./chat-request.ts";
@@ -185,7 +186,7 @@ export function createChatPost(context: ChatPostContext): (request: Request, ten
     const { runId, status, error, code } = (outcome ?? {}) as { runId?: unknown; status?: unknown; error?: unknown; code?: unknown };
     if (typeof runId !== "string" || status !== "failed") return undefined;
     const events = await log.readStream(sessionStreamId(id), { fromVersion: after + 1 });
-    if (events.some((event) => event.type === "run.started" && (event.data as { runId?: unknown }).runId === runId)) return undefined;
+    if (events.some((event) => isEventOfType(event, "run.started") && event.data.runId === runId)) return undefined;
     const message = typeof error === "string" ? error : "The run failed before it started.";
     return new ArborError(typeof code === "string" ? code : "RUN_FAILED", `${message} The prompt was not recorded; send it again.`);
   };
