@@ -39,7 +39,9 @@ function storedRows(path: string, streamId: string): { version: number; data: st
 function sealedRows(path: string, streamId: string): { version: number; sealed: Buffer }[] {
   const db = new Database(path, { readonly: true });
   try {
-    return db.prepare("SELECT version, sealed FROM arbor_sealed_batches WHERE stream_id = ? ORDER BY version").all(streamId) as { version: number; sealed: Buffer }[];
+    return db
+      .prepare("SELECT e.version AS version, b.sealed AS sealed FROM arbor_sealed_batches b JOIN events e ON e.global_position = b.position WHERE e.stream_id = ? ORDER BY e.version")
+      .all(streamId) as { version: number; sealed: Buffer }[];
   } finally {
     db.close();
   }
@@ -48,8 +50,9 @@ function sealedRows(path: string, streamId: string): { version: number; sealed: 
 function tamperSealed(path: string, streamId: string, version: number, sealed: Buffer | undefined): void {
   const db = new Database(path);
   try {
-    if (sealed === undefined) db.prepare("DELETE FROM arbor_sealed_batches WHERE stream_id = ? AND version = ?").run(streamId, version);
-    else db.prepare("INSERT OR REPLACE INTO arbor_sealed_batches (stream_id, version, sealed) VALUES (?, ?, ?)").run(streamId, version, sealed);
+    const position = db.prepare("SELECT global_position FROM events WHERE stream_id = ? AND version = ?").pluck().get(streamId, version);
+    if (sealed === undefined) db.prepare("DELETE FROM arbor_sealed_batches WHERE position = ?").run(position);
+    else db.prepare("INSERT OR REPLACE INTO arbor_sealed_batches (position, sealed) VALUES (?, ?)").run(position, sealed);
   } finally {
     db.close();
   }

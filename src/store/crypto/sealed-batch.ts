@@ -5,7 +5,7 @@
  *
  * Stored `data` of each event (the clear fields, `PLAIN_FIELDS`, follow the first value as in a single record's envelope):
  * - the batch's head (its first event): `{"$enc":"*"<clear>}`, its ciphertext (format byte 2, IV, ciphertext, tag: raw bytes, no base64) in a row
- *   of its own beside the event (`arbor_sealed_batches`, by stream and version; `sqlite-sealed-batches.ts`);
+ *   of its own beside the event (`arbor_sealed_batches`, by the head's global position; `sqlite-sealed-batches.ts`);
  * - every other member: `{"$enc":"~<how many versions after its head it is>"<clear>}` (the events of an append have consecutive versions).
  * A reader that knows only single records refuses both as corrupt: neither is a single record's base64.
  *

@@ -132,7 +132,7 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
       const time = event.time ?? now;
       const info = statements.insertEvent.run(event.eventId, streamId, version, event.type, event.schemaVersion, time, event.storedDataJson ?? event.dataJson, event.metadataJson);
       position = Number(info.lastInsertRowid);
-      if (event.sealedBlob) sealedBatches!.insert(streamId, version, event.sealedBlob);
+      if (event.sealedBlob) sealedBatches!.insert(position, event.sealedBlob);
       const saved = retain?.(streamId, event, version);
       if (saved) savedHere.push(saved);
       records[index] = {
@@ -168,9 +168,10 @@ export function createGroupCommitWriter({ db, statements, busyTimeoutMs, onCommi
   };
 
   const deleteOne = (streamId: string): number => {
+    // The batches first: they are found by their heads' positions.
+    sealedBatches?.deleted(streamId);
     const removed = statements.deleteEvents.run(streamId).changes;
     statements.deleteStream.run(streamId);
-    sealedBatches?.deleted(streamId);
     sessionIndex?.deleted(streamId);
     summaries?.remove(streamId);
     return removed;

@@ -70,7 +70,7 @@ export function checkSqliteLogFile(path: string, options: { maxProblems?: number
     const orphans = db
       .prepare(
         batches
-          ? `SELECT e.stream_id AS streamId, e.version FROM events e LEFT JOIN arbor_sealed_batches b ON b.stream_id = e.stream_id AND b.version = e.version WHERE substr(e.data, 1, 10) = '{"$enc":"*' AND b.sealed IS NULL`
+          ? `SELECT e.stream_id AS streamId, e.version FROM events e LEFT JOIN arbor_sealed_batches b ON b.position = e.global_position WHERE substr(e.data, 1, 10) = '{"$enc":"*' AND b.sealed IS NULL`
           : `SELECT stream_id AS streamId, version FROM events WHERE substr(data, 1, 10) = '{"$enc":"*'`,
       )
       .all() as { streamId: string; version: number }[];

@@ -1,23 +1,22 @@
 /**
- * The ciphertext of an encrypted SQLite log's sealed batches (ours; the format is `crypto/sealed-batch.ts`): one row per batch, by its head's stream
- * and version, raw bytes (no base64), written in the head's append's transaction and deleted with its stream. `arbor_sealed_batches` is created
- * when an encrypted log is opened for writing (no schema version change: a log without encryption never has one).
+ * The ciphertext of an encrypted SQLite log's sealed batches (ours; the format is `crypto/sealed-batch.ts`): one row per batch, keyed by its head's
+ * global position (a rowid table: no index beside it), raw bytes (no base64), written in the head's append's transaction and deleted with its
+ * stream. `arbor_sealed_batches` is created when an encrypted log is opened for writing (no schema version change: a log without encryption never
+ * has one).
  */
 import type Database from "better-sqlite3";
 import type { BatchHeadReader } from "../crypto/sealed-batch.ts";
 
 const TABLE = `CREATE TABLE IF NOT EXISTS arbor_sealed_batches (
-  stream_id TEXT NOT NULL,
-  version INTEGER NOT NULL,
-  sealed BLOB NOT NULL,
-  PRIMARY KEY (stream_id, version)
-) WITHOUT ROWID`;
+  position INTEGER PRIMARY KEY,
+  sealed BLOB NOT NULL
+)`;
 
 /** The writer's hooks (inside each append's and delete's transaction) and the reader of batch heads. */
 export interface SqliteSealedBatches {
-  /** Stores the ciphertext of the batch whose head is `streamId`@`version`. */
-  insert(streamId: string, version: number, sealed: Buffer): void;
-  /** Deletes every batch of a stream. */
+  /** Stores the ciphertext of the batch whose head is the event at global position `position`. */
+  insert(position: number, sealed: Buffer): void;
+  /** Deletes every batch of a stream (before its events are deleted). */
   deleted(streamId: string): void;
   /** A head row with its batch's ciphertext. */
   headAt: BatchHeadReader;
@@ -28,13 +27,13 @@ export function createSqliteSealedBatches(db: Database.Database, options: { writ
   if (options.writable) db.exec(TABLE);
   const exists = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'arbor_sealed_batches'").pluck().get() === 1;
   const selectHead = exists
-    ? db.prepare("SELECT e.event_id AS eventId, e.data AS data, b.sealed AS sealed FROM events e LEFT JOIN arbor_sealed_batches b ON b.stream_id = e.stream_id AND b.version = e.version WHERE e.stream_id = ? AND e.version = ?")
+    ? db.prepare("SELECT e.event_id AS eventId, e.data AS data, b.sealed AS sealed FROM events e LEFT JOIN arbor_sealed_batches b ON b.position = e.global_position WHERE e.stream_id = ? AND e.version = ?")
     : db.prepare("SELECT event_id AS eventId, data, NULL AS sealed FROM events WHERE stream_id = ? AND version = ?");
-  const insert = exists ? db.prepare("INSERT INTO arbor_sealed_batches (stream_id, version, sealed) VALUES (?, ?, ?)") : undefined;
-  const remove = exists ? db.prepare("DELETE FROM arbor_sealed_batches WHERE stream_id = ?") : undefined;
+  const insert = exists ? db.prepare("INSERT INTO arbor_sealed_batches (position, sealed) VALUES (?, ?)") : undefined;
+  const remove = exists ? db.prepare("DELETE FROM arbor_sealed_batches WHERE position IN (SELECT global_position FROM events WHERE stream_id = ?)") : undefined;
   return {
-    insert(streamId, version, sealed) {
-      insert!.run(streamId, version, sealed);
+    insert(position, sealed) {
+      insert!.run(position, sealed);
     },
     deleted(streamId) {
       remove?.run(streamId);
