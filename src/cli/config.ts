@@ -186,8 +186,6 @@ const PRICE_KEYS = { input: "input", output: "output", "cache-read": "cacheRead"
  * Parses a model price, `input=2.5,output=10[,cache-read=1.25,cache-write=3]`, in $ per million tokens; `input` and `output` are required.
  *
  * @throws CliError naming `source` and what is wrong.
- * @example
- * parsePrice("input=0.15,output=0.6", "--price"); // { input: 0.15, output: 0.6 }
  */
 export function parsePrice(text: string, source: string): ModelCost {
   const cost: Partial<Record<(typeof PRICE_KEYS)[keyof typeof PRICE_KEYS], number>> = {};

@@ -41,7 +41,7 @@ describe("a new union member fails to compile where it must be handled", () => {
         case "workspace.checkpointed": case "workspace.restored": case "memory.written": case "memory.deleted":
         case "task.queued": case "task.claimed": case "task.released": case "task.ended":
         case "control.requested": case "control.ended": case "elicitation.requested": case "elicitation.answered":
-        case "budget.reserved": case "budget.settled": case "budget.exceeded":
+        case "budget.reserved": case "budget.settled": case "budget.exceeded": case "budget.reset":
           return event.type;
         default:
           // @ts-expect-error "note.pinned" has no case: the switch no longer type-checks.
@@ -59,7 +59,7 @@ describe("a new union member fails to compile where it must be handled", () => {
     const withNew = (event: ArborEvent | NewEvent): string | undefined => {
       if (quiet(event)) return "skipped";
       switch (event.type) {
-        case "budget.settled": case "budget.exceeded":
+        case "budget.settled": case "budget.exceeded": case "budget.reset":
           return event.type;
         default:
           // @ts-expect-error "note.pinned" is neither handled nor in a family left out.

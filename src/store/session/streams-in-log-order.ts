@@ -19,11 +19,6 @@ const PAGE_SIZE = 512;
 /**
  * The events of `from`'s streams after each one's `afterVersion`, catch-up then live, in log order (see the module contract). Completes when the log
  * closes; errors with a read's failure.
- *
- * @example
- * ```ts
- * streamsInLogOrder(log, [{ streamId: "session-a", afterVersion: 0 }, { streamId: "tombstone-a", afterVersion: 0 }]).subscribe((event) => console.log(event.globalPosition));
- * ```
  */
 export function streamsInLogOrder(log: EventLog, from: readonly { streamId: string; afterVersion: number }[]): Observable<StoredEvent> {
   const streams = from.map((start) => start.streamId);
