@@ -6,7 +6,7 @@
  * - append (P1's shape): events/s through the SQLite log at its default `synchronous = FULL`, batches
  *   of 1, 10 and 100 `note.added` events (the P1 payload) to a session stream, one awaited append per
  *   batch, after one untimed append to another session (the log's first write: an encrypted log creates
- *   its key store then); medians of 5 paired rounds, wall time and CPU time;
+ *   its key store then); 1,000 / 20,000 / 60,000 events per round; medians of 11 paired rounds, wall time and CPU time;
  * - open (P2b's shape): a linear session of 100,000 entries (`ARBOR_BENCH_ENTRIES`), opened through
  *   the CLI's `openStore` (with `ARBOR_ENCRYPTION_KEY` set for the encrypted side) on a fresh copy of
  *   the log, 5 opens plus the leaf's context, the mean of the 5 (an encrypted store keeps no snapshot
@@ -31,7 +31,7 @@ import { median, printGoal } from "./goal.ts";
 import { sessionEntries } from "./load.bench.ts";
 
 const TEXT = "The quick brown fox jumps over the lazy dog. ".repeat(7);
-const APPEND_ROUNDS = 5;
+const APPEND_ROUNDS = 11;
 const OPEN_ROUNDS = 3;
 const OPENS = 5;
 const SIZE = Number(process.env.ARBOR_BENCH_ENTRIES ?? 100_000);
@@ -43,7 +43,8 @@ const batchOf = (size: number, offset: number): NewEvent[] =>
 /** Events/s of wall and CPU time appending `total` events in batches of `size`. */
 async function appendRate(path: string, size: number, encryption: EncryptionOptions | undefined): Promise<{ wall: number; cpu: number }> {
   const log = createSqliteEventLog({ path, registry: registry(), ...(encryption ? { encryption } : {}) });
-  const total = size === 1 ? 400 : size === 10 ? 2000 : 6000;
+  // Long enough (100-400 ms a side) that a WAL checkpoint or a GC pause does not decide a round.
+  const total = size === 1 ? 1000 : size === 10 ? 20000 : 60000;
   const batches = Array.from({ length: total / size }, (_, index) => batchOf(size, index * size));
   // Set-up, not timed, on both sides: the log's first write (an encrypted log creates its key store then, once per log). The timed appends go to a
   // new session, whose own data key is created by its first append, as for every session.

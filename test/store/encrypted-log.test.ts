@@ -409,6 +409,10 @@ describe("encrypted SQLite file", () => {
     await log.close();
     const bytes = fileBytes(path);
     for (const text of ["TITLE-PLAIN-0d1f", "TEXT-PLAIN-77ab", "MEMORY-PLAIN-5e5e"]) expect(bytes).not.toContain(text);
+    // The sealed chunk texts are raw bytes (BLOB values), not base64 text.
+    const raw = new Database(path, { readonly: true });
+    expect(raw.prepare("SELECT DISTINCT typeof(ids) || ',' || typeof(items) FROM arbor_context_chunks").pluck().all()).toEqual(["blob,blob"]);
+    raw.close();
     expect(() => createSqliteEventLog({ path, encryption: { key: randomBytes(32) } })).toThrow(expect.objectContaining({ code: "ENCRYPTION_KEY_MISMATCH" }));
   });
 });

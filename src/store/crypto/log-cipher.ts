@@ -16,7 +16,7 @@ import type { EventRecord, PreparedEvent } from "../log/log-prepare.ts";
 import type { DataKeyRows } from "./data-key-rows.ts";
 import { createLocalKeyProvider, type KeyProvider, type MaybePromise } from "./master-key.ts";
 import { chain } from "./data-key-rows.ts";
-import { digestText, isSealedBytes, isSealedData, isSealedRecord, isSealedText, openBytes, openData, openText, sealBytes, sealData, sealText } from "./sealed-record.ts";
+import { digestText, isSealedBytes, isSealedData, isSealedRecord, isSealedText, openBytes, openData, openText, openTextBytes, sealBytes, sealData, sealText, sealTextBytes } from "./sealed-record.ts";
 import { createBatchOpener, isBatchSealed, sealEvents, type BatchHeadReader } from "./sealed-batch.ts";
 import { createSessionKeys, keyIdOfStream, RESERVED_KEY_ID_PREFIX, tenantBlobKeyId, type RotationResult } from "./session-keys.ts";
 import { ignoreError } from "../../core/ignored.ts";
@@ -71,7 +71,10 @@ export interface LogCipher extends LogEncryption {
    */
   sealInBatches(headAt: BatchHeadReader): void;
   sealText(streamId: string, purpose: string, text: string): string;
-  openText(streamId: string, purpose: string, text: string): string;
+  /** {@link LogCipher.sealText} as raw bytes, for a BLOB column (the text itself for a stream that is not sealed). */
+  sealTextBytes(streamId: string, purpose: string, text: string): string | Buffer;
+  /** Opens what `sealText` or `sealTextBytes` wrote (text in clear as it is). */
+  openText(streamId: string, purpose: string, text: string | Buffer): string;
   /** Seals a workspace blob's stored bytes with its tenant's workspace key (created on first use). */
   sealBlob(tenant: string, hash: string, data: Buffer): MaybePromise<Buffer>;
   /** Opens bytes {@link sealBlob} wrote (others, stored before encryption was on, as they are); `WorkspaceBlobError` when they do not authenticate. */
@@ -313,7 +316,11 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
       });
     },
     digest: (streamId, purpose, text) => (keyIdOfStream(streamId) === undefined ? text : digestText(writeKey(streamId), streamId, purpose, text)),
-    openText: (streamId, purpose, text) => (isSealedText(text) ? openText(readKey(streamId), streamId, purpose, text) : text),
+    sealTextBytes: (streamId, purpose, text) => (keyIdOfStream(streamId) === undefined ? text : sealTextBytes(writeKey(streamId), streamId, purpose, text)),
+    openText(streamId, purpose, text) {
+      if (typeof text !== "string") return openTextBytes(readKey(streamId), streamId, purpose, text);
+      return isSealedText(text) ? openText(readKey(streamId), streamId, purpose, text) : text;
+    },
     destroy(streamId) {
       const keyId = keyIdOfStream(streamId);
       // No session takes a reserved key id (a tenant's workspace key, the key check): a delete of such a stream destroys no key.

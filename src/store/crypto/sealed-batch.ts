@@ -9,12 +9,13 @@
  * - every other member: `{"$enc":"~<how many versions after its head it is>"<clear>}` (the events of an append have consecutive versions).
  * A reader that knows only single records refuses both as corrupt: neither is a single record's base64.
  *
- * The plaintext is a header line, the JSON `[types, [[eventId, type index, schemaVersion, clear], …]]` of the members (the head first), then each
- * member's data JSON on its own line (serialized JSON holds no raw line break; an event whose does is sealed alone). The AAD is `arbor batch\0<streamId>\0<head
- * event id>`, so a head moved to another stream or row does not authenticate. Opening a member decrypts its whole batch (at most
- * {@link MAX_BATCH_BYTES} of plaintext, {@link MAX_BATCH_EVENTS} events) and checks the row's event id, type, schema version and clear fields
- * against the header: a moved, swapped or edited row is `EventCorruptError`, as is a member whose head (or its ciphertext) is gone. Opened batches
- * are kept in a small cache, so a range read decrypts each batch once.
+ * The plaintext is a header line, the JSON `[types, [[offset, type index, schemaVersion, clear], …]]` of the members (the head first, offset 0),
+ * then each member's data JSON on its own line (serialized JSON holds no raw line break; an event whose does is sealed alone). The AAD is `arbor
+ * batch\0<streamId>\0<head event id>`, so a batch's ciphertext moved to another stream or head does not authenticate; a member is bound to its
+ * version by its offset from its head (a row moved to another version finds no head there, or a batch without it). Opening a member decrypts its
+ * whole batch (at most {@link MAX_BATCH_BYTES} of plaintext, {@link MAX_BATCH_EVENTS} events) and checks the row's type, schema version and clear
+ * fields against its entry: a moved, swapped or edited row is `EventCorruptError`, as is a member whose head (or its ciphertext) is gone. Opened
+ * batches are kept in a small cache, so a range read decrypts each batch once.
  *
  * Only durable events are batched. `process-crash-safe` ones (`message.started`, `message.delta`) are sealed alone, because the delta retention
  * deletes or empties their rows, which must then take their ciphertext with them; no other write deletes or rewrites a single event row (a
@@ -49,11 +50,12 @@ export interface SealedEvent {
   blob?: Buffer;
 }
 
-/** One header entry: event id, index into the header's types, schema version, clear fields. */
-type HeaderEntry = [string, number, number, string];
+/** One header entry: versions after the head, index into the header's types, schema version, clear fields. */
+type HeaderEntry = [number, number, number, string];
 
 interface OpenedBatch {
-  index: Map<string, number>;
+  /** Offset → position in `entries` and `lines`. */
+  index: Map<number, number>;
   types: string[];
   entries: HeaderEntry[];
   lines: string[];
@@ -101,7 +103,7 @@ function sealBatch(key: Buffer, streamId: string, events: readonly BatchEvent[],
     const event = events[index];
     let type = typeIndex.get(event.type);
     if (type === undefined) typeIndex.set(event.type, (type = types.push(event.type) - 1));
-    entries.push([event.eventId, type, event.schemaVersion, clearFieldsOf(event.type, event.data)]);
+    entries.push([index - members[0], type, event.schemaVersion, clearFieldsOf(event.type, event.data)]);
     lines.push(event.dataJson);
   }
   const head = events[members[0]];
@@ -165,7 +167,7 @@ export function createBatchOpener(): BatchOpener {
     } catch {
       throw corrupt(identity, "has a malformed batch");
     }
-    if (!Array.isArray(types) || !Array.isArray(entries) || entries.length !== lines.length || entries[0]?.[0] !== head.eventId) throw corrupt(identity, "has a malformed batch");
+    if (!Array.isArray(types) || !Array.isArray(entries) || entries.length !== lines.length || entries[0]?.[0] !== 0) throw corrupt(identity, "has a malformed batch");
     const opened: OpenedBatch = { index: new Map(entries.map((entry, position) => [entry[0], position])), types, entries, lines };
     cache.set(cacheKey, opened);
     if (cache.size > CACHED_BATCHES) cache.delete(cache.keys().next().value!);
@@ -174,24 +176,25 @@ export function createBatchOpener(): BatchOpener {
 
   return {
     open(key, identity, stored, headAt) {
-      let headVersion = identity.version;
+      let offset = 0;
       let prefix = BATCH_HEAD_PREFIX.length + 1;
       if (stored.startsWith(BATCH_MEMBER_PREFIX)) {
         const digits = /^([1-9][0-9]{0,8})"/.exec(stored.slice(BATCH_MEMBER_PREFIX.length));
         if (!digits) throw corrupt(identity, "has a malformed batch reference");
-        headVersion -= Number(digits[1]);
+        offset = Number(digits[1]);
         prefix = BATCH_MEMBER_PREFIX.length + digits[0].length;
       } else if (stored[BATCH_HEAD_PREFIX.length] !== '"') {
         throw corrupt(identity, "has a malformed batch head");
       }
       if (!stored.endsWith("}")) throw corrupt(identity, "has a malformed batch reference");
       const clear = stored.slice(prefix, -1);
+      const headVersion = identity.version - offset;
       const head = headVersion >= 1 ? headAt(identity.streamId, headVersion) : undefined;
       if (head === undefined || !head.data.startsWith(BATCH_HEAD_PREFIX)) throw corrupt(identity, `refers to the head of its sealed batch at version ${headVersion}, which is not in the log`);
       const batch = openBatch(key, identity, head);
-      const position = batch.index.get(identity.eventId);
+      const position = batch.index.get(offset);
       const entry = position === undefined ? undefined : batch.entries[position];
-      if (position === undefined || !entry || batch.types[entry[1]] !== identity.type || entry[2] !== identity.schemaVersion || entry[3] !== clear) {
+      if (position === undefined || !entry || (offset === 0 && head.eventId !== identity.eventId) || batch.types[entry[1]] !== identity.type || entry[2] !== identity.schemaVersion || entry[3] !== clear) {
         throw corrupt(identity, "does not match its entry in its sealed batch");
       }
       return batch.lines[position];

@@ -154,6 +154,26 @@ export function sealText(key: Buffer, streamId: string, purpose: string, text: s
   return TEXT_PREFIX + encrypt(key, Buffer.from(`arbor ${purpose}\0${streamId}`, "utf8"), text);
 }
 
+/** Seals a string of a session as raw bytes (format byte 1, IV, ciphertext, tag) for a BLOB column; {@link openTextBytes} opens it. */
+export function sealTextBytes(key: Buffer, streamId: string, purpose: string, text: string): Buffer {
+  return encryptBytes(key, Buffer.from(`arbor ${purpose}\0${streamId}`, "utf8"), text, FORMAT);
+}
+
+/**
+ * Opens bytes written by {@link sealTextBytes}.
+ *
+ * @throws EventCorruptError when they do not authenticate.
+ */
+export function openTextBytes(key: Buffer, streamId: string, purpose: string, sealed: Buffer): string {
+  const plain = decryptBytes(key, Buffer.from(`arbor ${purpose}\0${streamId}`, "utf8"), sealed, FORMAT);
+  if (plain === undefined) {
+    throw new EventCorruptError(`The encrypted ${purpose} of stream "${streamId}" does not authenticate with its session's data key: it was altered or moved. Nothing of it was read.`, {
+      details: { streamId, field: purpose },
+    });
+  }
+  return plain;
+}
+
 /**
  * Opens a string written by {@link sealText}.
  *

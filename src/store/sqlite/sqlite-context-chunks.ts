@@ -2,7 +2,8 @@
  * The SQLite log's stored context text (ours; the format is `context-chunks.ts`), in `arbor_context_chunks` beside the session index. Chunks are
  * written only by the index's writer hooks inside the append's transaction: every {@link CHUNK_ENTRIES} entries a chunk, every
  * {@link BLOCK_ENTRIES} the block's chunks merged into one; the last incomplete chunk is not covered, and an unparsable entry leaves its chunk out.
- * Only chunks of the stream's current first event are read; on an encrypted log `ids` and `items` are sealed with the session's data key.
+ * Only chunks of the stream's current first event are read; on an encrypted log `ids` and `items` are sealed with the session's data key, as raw
+ * bytes (BLOB values in those columns; rows written before as sealed base64 text read as they are).
  */
 import type Database from "better-sqlite3";
 import type { SessionEntry } from "../../core/entries.ts";
@@ -44,7 +45,7 @@ export interface SqliteContextChunks {
 /** The chunks of one SQLite connection, or undefined when the file has no chunk table and cannot get it (read-only). */
 export function createSqliteContextChunks(
   db: Database.Database,
-  options: { writable: boolean; cipher?: Pick<LogCipher, "open" | "sealText" | "openText"> },
+  options: { writable: boolean; cipher?: Pick<LogCipher, "open" | "sealTextBytes" | "openText"> },
 ): SqliteContextChunks | undefined {
   if (options.writable) db.exec(TABLE);
   else if (db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'arbor_context_chunks'").pluck().get() !== 1) return undefined;
@@ -63,7 +64,7 @@ export function createSqliteContextChunks(
   const purpose = (from: number, to: number, field: string) => `chunk ${from}-${to} ${field}`;
   /** A stored chunk's text in clear. */
   const openRow = <T extends ContextChunkText>(streamId: string, from: number, to: number, row: T): T =>
-    cipher ? { ...row, ids: cipher.openText(streamId, purpose(from, to, "ids"), row.ids), items: cipher.openText(streamId, purpose(from, to, "items"), row.items) } : row;
+    cipher ? { ...row, ids: cipher.openText(streamId, purpose(from, to, "ids"), row.ids as string | Buffer), items: cipher.openText(streamId, purpose(from, to, "items"), row.items as string | Buffer) } : row;
   const insert = db.prepare("INSERT OR REPLACE INTO arbor_context_chunks (stream_id, first_event_id, from_seq, to_seq, kinds, ids, items) VALUES (?, ?, ?, ?, ?, ?, ?)");
   // A chunk is never longer than BLOCK_ENTRIES, so the chunks that reach `from` start at most that far before it.
   const selectCovering = db.prepare(
@@ -90,7 +91,7 @@ export function createSqliteContextChunks(
   };
   const write = (streamId: string, firstEventId: string, from: number, to: number, text: ChunkText | undefined) => {
     if (!text) return;
-    if (cipher) insert.run(streamId, firstEventId, from, to, text.kinds, cipher.sealText(streamId, purpose(from, to, "ids"), text.ids), cipher.sealText(streamId, purpose(from, to, "items"), text.items));
+    if (cipher) insert.run(streamId, firstEventId, from, to, text.kinds, cipher.sealTextBytes(streamId, purpose(from, to, "ids"), text.ids), cipher.sealTextBytes(streamId, purpose(from, to, "items"), text.items));
     else insert.run(streamId, firstEventId, from, to, text.kinds, text.ids, text.items);
   };
 

@@ -67,7 +67,7 @@ export interface SqliteSessionIndexOptions {
    * An encrypted log's cipher (`crypto/log-cipher.ts`): stored records are opened with it, heads and context chunks are sealed with the session's
    * key.
    */
-  cipher?: Pick<LogCipher, "open" | "sealText" | "openText">;
+  cipher?: Pick<LogCipher, "open" | "sealText" | "sealTextBytes" | "openText">;
 }
 
 interface StatusRow {
