@@ -151,7 +151,7 @@ export function openData(key: Buffer, identity: SealedEventIdentity, stored: str
 
 /** Seals a string of a session (`purpose` names what it is, e.g. `"head"`), as `$enc:<base64>`. */
 export function sealText(key: Buffer, streamId: string, purpose: string, text: string): string {
-  return TEXT_PREFIX + encrypt(key, Buffer.from(`arbor ${purpose}\0${streamId}`, "utf8"), text);
+  return TEXT_PREFIX + sealTextBytes(key, streamId, purpose, text).toString("base64");
 }
 
 /** Seals a string of a session as raw bytes (format byte 1, IV, ciphertext, tag) for a BLOB column; {@link openTextBytes} opens it. */
@@ -180,13 +180,7 @@ export function openTextBytes(key: Buffer, streamId: string, purpose: string, se
  * @throws EventCorruptError when it does not authenticate.
  */
 export function openText(key: Buffer, streamId: string, purpose: string, stored: string): string {
-  const plain = decrypt(key, Buffer.from(`arbor ${purpose}\0${streamId}`, "utf8"), stored.slice(TEXT_PREFIX.length));
-  if (plain === undefined) {
-    throw new EventCorruptError(`The encrypted ${purpose} of stream "${streamId}" does not authenticate with its session's data key: it was altered or moved. Nothing of it was read.`, {
-      details: { streamId, field: purpose },
-    });
-  }
-  return plain;
+  return openTextBytes(key, streamId, purpose, Buffer.from(stored.slice(TEXT_PREFIX.length), "base64"));
 }
 
 /** HMAC subkeys, one per data key (derived, never the AES key itself). */
