@@ -108,7 +108,7 @@ function createLedger(log: EventLog, tenant: string): BudgetLedger {
   const tenantUse = emptyUse();
   const sessions = new Map<string, ScopeUse>();
   const runs = new Map<string, RunFold>();
-  const open = new Map<string, { sessionId: string; runId: string; amounts: BudgetAmounts; epoch: number }>();
+  const open = new Map<string, { sessionId: string; runId: string; amounts: BudgetAmounts }>();
   /** Resets (`budget.reset`) per session so far. */
   const epochs = new Map<string, number>();
   const epochOf = (sessionId: string) => epochs.get(sessionId) ?? 0;
@@ -145,7 +145,7 @@ function createLedger(log: EventLog, tenant: string): BudgetLedger {
       const amounts = amountsOf(data);
       const run = touch(data.runId, data.sessionId, at);
       if (data.runBudget && !run.budget) run.budget = data.runBudget;
-      open.set(data.reservationId, { sessionId: data.sessionId, runId: data.runId, amounts, epoch: run.epoch });
+      open.set(data.reservationId, { sessionId: data.sessionId, runId: data.runId, amounts });
       for (const use of scopes(run)) add(use.reserved, amounts, 1);
     } else if (isEventOfType(event, "budget.settled")) {
       const { data } = event;

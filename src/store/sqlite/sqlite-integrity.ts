@@ -9,6 +9,7 @@ import { statSync } from "node:fs";
 import Database from "better-sqlite3";
 import { InvalidArgumentError, LogSchemaError } from "../../core/errors.ts";
 import { checkSqliteMagic, classifyConnection } from "./sqlite-schema.ts";
+import { createSqliteSealedBatches } from "./sqlite-sealed-batches.ts";
 import type { EventRecord } from "../log/log-prepare.ts";
 import { toStoredEvent } from "../log/log-decode.ts";
 import { isSealedData } from "../crypto/sealed-record.ts";
@@ -66,15 +67,7 @@ export function checkSqliteLogFile(path: string, options: { maxProblems?: number
     const recorded = db.prepare("SELECT stream_id AS streamId, version FROM streams").all() as { streamId: string; version: number }[];
     report(audit.end(new Map(recorded.map((stream) => [stream.streamId, stream.version]))));
     // An encrypted log's sealed batches: a head whose ciphertext row is gone leaves every event of its batch unreadable.
-    const batches = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'arbor_sealed_batches'").pluck().get() === 1;
-    const orphans = db
-      .prepare(
-        batches
-          ? `SELECT e.stream_id AS streamId, e.version FROM events e LEFT JOIN arbor_sealed_batches b ON b.position = e.global_position WHERE substr(e.data, 1, 10) = '{"$enc":"*' AND b.sealed IS NULL`
-          : `SELECT stream_id AS streamId, version FROM events WHERE substr(data, 1, 10) = '{"$enc":"*'`,
-      )
-      .all() as { streamId: string; version: number }[];
-    for (const orphan of orphans) {
+    for (const orphan of createSqliteSealedBatches(db, { writable: false }).headsWithoutCiphertext()) {
       if (problems.length < max) problems.push(`${path}: stream "${orphan.streamId}" version ${orphan.version} heads a sealed batch whose ciphertext is missing: the events of that batch cannot be read.`);
     }
   } catch (error) {

@@ -6,6 +6,7 @@
  */
 import type Database from "better-sqlite3";
 import type { BatchHeadReader } from "../crypto/sealed-batch.ts";
+import { BATCH_HEAD_PREFIX } from "../crypto/sealed-record.ts";
 
 const TABLE = `CREATE TABLE IF NOT EXISTS arbor_sealed_batches (
   position INTEGER PRIMARY KEY,
@@ -20,6 +21,8 @@ export interface SqliteSealedBatches {
   deleted(streamId: string): void;
   /** A head row with its batch's ciphertext. */
   headAt: BatchHeadReader;
+  /** The batch heads whose ciphertext row is missing (`arbor doctor`): the events of their batches cannot be read. */
+  headsWithoutCiphertext(): { streamId: string; version: number }[];
 }
 
 /** The sealed batches of one connection; `writable: false` creates no table (a read-only open reads what is there). */
@@ -31,6 +34,10 @@ export function createSqliteSealedBatches(db: Database.Database, options: { writ
     : db.prepare("SELECT event_id AS eventId, data, NULL AS sealed FROM events WHERE stream_id = ? AND version = ?");
   const insert = exists ? db.prepare("INSERT INTO arbor_sealed_batches (position, sealed) VALUES (?, ?)") : undefined;
   const remove = exists ? db.prepare("DELETE FROM arbor_sealed_batches WHERE position IN (SELECT global_position FROM events WHERE stream_id = ?)") : undefined;
+  const isHead = `substr(e.data, 1, ${BATCH_HEAD_PREFIX.length}) = ?`;
+  const selectOrphans = exists
+    ? db.prepare(`SELECT e.stream_id AS streamId, e.version FROM events e LEFT JOIN arbor_sealed_batches b ON b.position = e.global_position WHERE ${isHead} AND b.sealed IS NULL`)
+    : db.prepare(`SELECT e.stream_id AS streamId, e.version FROM events e WHERE ${isHead}`);
   return {
     insert(position, sealed) {
       insert!.run(position, sealed);
@@ -42,5 +49,6 @@ export function createSqliteSealedBatches(db: Database.Database, options: { writ
       const row = selectHead.get(streamId, version) as { eventId: string; data: string; sealed: Buffer | null } | undefined;
       return row && { eventId: row.eventId, data: row.data, sealed: row.sealed ?? undefined };
     },
+    headsWithoutCiphertext: () => selectOrphans.all(BATCH_HEAD_PREFIX) as { streamId: string; version: number }[],
   };
 }
