@@ -22,7 +22,8 @@
  * session's delete removes every row of its stream and its batches' ciphertext).
  */
 import { EventCorruptError } from "../../core/errors.ts";
-import { BATCH_HEAD_PREFIX, BATCH_MEMBER_PREFIX, clearFieldsOf, decryptBytes, encryptBytes, sealData, type SealedEventIdentity } from "./sealed-record.ts";
+import { seal } from "./aes-gcm.ts";
+import { BATCH_HEAD_PREFIX, BATCH_MEMBER_PREFIX, clearFieldsOf, decryptBytes, sealData, type SealedEventIdentity } from "./sealed-record.ts";
 
 /** The format byte of a batch's ciphertext (a single record's is 1). */
 const BATCH_FORMAT = 2;
@@ -107,7 +108,7 @@ function sealBatch(key: Buffer, streamId: string, events: readonly BatchEvent[],
     lines.push(event.dataJson);
   }
   const head = events[members[0]];
-  const blob = encryptBytes(key, aadOf(streamId, head.eventId), `${JSON.stringify([types, entries])}\n${lines.join("\n")}`, BATCH_FORMAT);
+  const blob = seal(key, aadOf(streamId, head.eventId), `${JSON.stringify([types, entries])}\n${lines.join("\n")}`, BATCH_FORMAT);
   stored[members[0]] = { data: `${BATCH_HEAD_PREFIX}"${entries[0][3]}}`, blob };
   for (let position = 1; position < members.length; position++) stored[members[position]] = { data: `${BATCH_MEMBER_PREFIX}${members[position] - members[0]}"${entries[position][3]}}` };
 }

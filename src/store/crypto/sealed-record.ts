@@ -6,12 +6,11 @@
  * workspace blob's bytes (format byte 0x07, which no raw deflate stream starts with); {@link digestText} names a string without showing it (`$h:`,
  * HMAC-SHA256 under an HKDF subkey of the data key).
  */
-import { createCipheriv, createDecipheriv, createHmac, hkdfSync, randomBytes } from "node:crypto";
+import { createHmac, hkdfSync } from "node:crypto";
 import { EventCorruptError } from "../../core/errors.ts";
+import { open, seal } from "./aes-gcm.ts";
 
 const FORMAT = 1;
-const IV_BYTES = 12;
-const TAG_BYTES = 16;
 const PREFIX = '{"$enc":"';
 const TEXT_PREFIX = "$enc:";
 
@@ -61,27 +60,9 @@ function aadOf(identity: SealedEventIdentity, clear: string): Buffer {
   return Buffer.from(`arbor event\0${identity.streamId}\0${identity.eventId}\0${identity.type}\0${identity.schemaVersion}\0${clear}`, "utf8");
 }
 
-/** Random IVs drawn from one CSPRNG read per 1,024 records (a `randomBytes` call per record costs more than the cipher); never reused. */
-let ivPool = Buffer.alloc(0);
-let ivOffset = 0;
-function nextIv(): Buffer {
-  if (ivOffset + IV_BYTES > ivPool.length) {
-    ivPool = randomBytes(IV_BYTES * 1024);
-    ivOffset = 0;
-  }
-  const iv = ivPool.subarray(ivOffset, ivOffset + IV_BYTES);
-  ivOffset += IV_BYTES;
-  return iv;
-}
-
 /** AES-256-GCM over `plaintext`: the format byte (1 for one record or string, 2 for a batch), the IV, the ciphertext, the tag. */
 export function encryptBytes(key: Buffer, aad: Buffer, plaintext: string, format: number): Buffer {
-  const iv = nextIv();
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
-  cipher.setAAD(aad);
-  const head = cipher.update(plaintext, "utf8");
-  const tail = cipher.final();
-  return Buffer.concat([Buffer.of(format), iv, head, tail, cipher.getAuthTag()]);
+  return seal(key, aad, plaintext, format);
 }
 
 /** {@link encryptBytes} as base64. */
@@ -96,19 +77,8 @@ function decrypt(key: Buffer, aad: Buffer, base64: string): string | undefined {
 
 /** Decrypts what {@link encryptBytes} wrote with `format`; undefined when the bytes are malformed or fail authentication. */
 export function decryptBytes(key: Buffer, aad: Buffer, bytes: Buffer, format: number): string | undefined {
-  if (bytes.length < 1 + IV_BYTES + TAG_BYTES || bytes[0] !== format) return undefined;
-  try {
-    const decipher = createDecipheriv("aes-256-gcm", key, bytes.subarray(1, 1 + IV_BYTES));
-    decipher.setAAD(aad);
-    decipher.setAuthTag(bytes.subarray(bytes.length - TAG_BYTES));
-    // One UTF-8 decode of the whole output: update's "utf8" output goes through a StringDecoder, twice as slow on a context chunk.
-    const plain = decipher.update(bytes.subarray(1 + IV_BYTES, bytes.length - TAG_BYTES));
-    decipher.final();
-    return plain.toString("utf8");
-  } catch {
-    // Authentication failed: the caller names the record.
-    return undefined;
-  }
+  // One UTF-8 decode of the whole output: update's "utf8" output goes through a StringDecoder, twice as slow on a context chunk.
+  return open(key, aad, bytes, format)?.toString("utf8");
 }
 
 /** The clear part of an event's envelope: `,"field":value` for each of its type's {@link PLAIN_FIELDS} present in `data`, or "". */
@@ -203,23 +173,10 @@ export function isSealedBytes(bytes: Buffer): boolean {
 
 /** Seals bytes (`purpose` is the AAD, e.g. the blob's tenant and name). */
 export function sealBytes(key: Buffer, purpose: string, bytes: Buffer): Buffer {
-  const iv = nextIv();
-  const cipher = createCipheriv("aes-256-gcm", key, iv);
-  cipher.setAAD(Buffer.from(`arbor ${purpose}`, "utf8"));
-  const head = cipher.update(bytes);
-  return Buffer.concat([Buffer.of(BYTES_FORMAT), iv, head, cipher.final(), cipher.getAuthTag()]);
+  return seal(key, Buffer.from(`arbor ${purpose}`, "utf8"), bytes, BYTES_FORMAT);
 }
 
 /** Opens bytes written by {@link sealBytes}; undefined when they do not authenticate. */
 export function openBytes(key: Buffer, purpose: string, sealed: Buffer): Buffer | undefined {
-  if (sealed.length < 1 + IV_BYTES + TAG_BYTES || sealed[0] !== BYTES_FORMAT) return undefined;
-  try {
-    const decipher = createDecipheriv("aes-256-gcm", key, sealed.subarray(1, 1 + IV_BYTES));
-    decipher.setAAD(Buffer.from(`arbor ${purpose}`, "utf8"));
-    decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
-    return Buffer.concat([decipher.update(sealed.subarray(1 + IV_BYTES, sealed.length - TAG_BYTES)), decipher.final()]);
-  } catch {
-    // Authentication failed: the caller names the blob.
-    return undefined;
-  }
+  return open(key, Buffer.from(`arbor ${purpose}`, "utf8"), sealed, BYTES_FORMAT);
 }
