@@ -12,7 +12,8 @@ const partSchema = z.looseObject({ type: z.string() });
 const bodySchema = z.looseObject({
   id: z.string(),
   messages: z.array(z.looseObject({ id: z.string().optional(), role: z.string(), parts: z.array(partSchema) })).min(1),
-  trigger: z.string().optional(),
+  // The two triggers `ai`'s chat transport sends; anything else is refused rather than read as a new prompt.
+  trigger: z.enum(["submit-message", "regenerate-message"]).optional(),
   messageId: z.string().optional(),
 });
 

@@ -38,6 +38,22 @@ describe("HTTP service edges", () => {
     }
   });
 
+  it("refuses an unknown trigger with 400 naming the field, and writes nothing", async () => {
+    model = await startOpenAIServer();
+    service = await startService({ modelUrl: model.url });
+    const head = await service.log.headPosition();
+    const response = await fetch(`${service.url}/api/chat`, {
+      method: "POST",
+      headers: { ...auth, "content-type": "application/json" },
+      body: JSON.stringify({ id: "bogus-trigger", messages: [userMessage("hello")], trigger: "bogus" }),
+    });
+    const body = (await response.json()) as { error: { code: string; message: string } };
+    expect({ status: response.status, code: body.error.code }).toEqual({ status: 400, code: "INVALID_ARGUMENT" });
+    expect(body.error.message).toContain('"trigger"');
+    expect(await service.log.headPosition()).toBe(head);
+    expect(model.requests).toHaveLength(0);
+  });
+
   it("GET /api/chat/<new id>/stream answers 204, as the ai client's resume expects, for a new chat and another tenant's", async () => {
     model = await startOpenAIServer();
     service = await startService({ modelUrl: model.url });
