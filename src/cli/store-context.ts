@@ -16,6 +16,7 @@ import { createPostgresEventLog } from "../store/postgres/pg-event-log.ts";
 import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import { openSnapshotsBeside } from "../store/session/session-snapshots.ts";
+import { KEY_CHECK_ID } from "../store/crypto/session-keys.ts";
 import { countStoredKeys, keyFileBeside } from "../store/crypto/sqlite-data-keys.ts";
 import { encryptionFromEnv } from "./encryption-env.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
@@ -72,14 +73,16 @@ interface OpenStoreOptions {
 
 const loadPg = lazyRequire<typeof pg>("pg");
 
-/** The key table of an encrypted PostgreSQL log (`schema` + `_keys`), when it exists. */
-async function pgKeyTable(connectionString: string, schema: string): Promise<string | undefined> {
+/** The key table of an encrypted PostgreSQL log (`schema` + `_keys`) and how many data keys it holds (the key check row aside), when it exists. */
+async function pgKeyTable(connectionString: string, schema: string): Promise<{ table: string; dataKeys: number } | undefined> {
   const client = new (loadPg().Client)({ connectionString });
   await client.connect();
   try {
     const table = `"${schema}_keys".data_keys`;
     const { rows } = await client.query<{ found: string | null }>("SELECT to_regclass($1) AS found", [table]);
-    return rows[0]?.found == null ? undefined : table;
+    if (rows[0]?.found == null) return undefined;
+    const counted = await client.query<{ keys: number }>(`SELECT count(*)::int AS keys FROM ${table} WHERE key_id <> $1`, [KEY_CHECK_ID]);
+    return { table, dataKeys: counted.rows[0]?.keys ?? 0 };
   } finally {
     await client.end();
   }
@@ -173,8 +176,14 @@ export function openStore(flags: StoreFlags, options: OpenStoreOptions = {}): Cl
       await log.headPosition();
       if (!postgres || encryption) return;
       const keyTable = await pgKeyTable(target, schema);
+      if (keyTable?.dataKeys === 0) {
+        throw new CliError(
+          `${dbPath} (schema "${schema}") has a key table (${keyTable.table}) that holds no data key: nothing in the log is sealed, but the table binds it to the master key it was created with, and ARBOR_ENCRYPTION_KEY is not set. Set it to that key; or, if the table is a leftover (its sealed sessions were all deleted, or an earlier Arbor created it for a command that sealed nothing), drop the schema "${schema}_keys" to use the log without encryption. Nothing in the log was read or written.`,
+          2,
+        );
+      }
       if (keyTable !== undefined) {
-        throw new CliError(`${dbPath} (schema "${schema}") is an encrypted store (its key table ${keyTable} exists), and ARBOR_ENCRYPTION_KEY is not set: set it to the store's master key. Nothing was read or written.`, 2);
+        throw new CliError(`${dbPath} (schema "${schema}") is an encrypted store (its key table ${keyTable.table} exists), and ARBOR_ENCRYPTION_KEY is not set: set it to the store's master key. Nothing was read or written.`, 2);
       }
     },
     close: async () => {

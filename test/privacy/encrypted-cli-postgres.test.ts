@@ -84,6 +84,30 @@ describe("the CLI on an encrypted PostgreSQL log without its key", { timeout: 12
     return outcome;
   }
 
+  it("arbor serve without the key on a store whose key table holds no data key says so, and how to use the log without encryption", async () => {
+    const schema = newSchema();
+    const dir = tempDir("arbor-enccli-empty-");
+    const keyed = { OPENAI_API_KEY: "test-key", ARBOR_DB_SCHEMA: schema, ARBOR_ENCRYPTION_KEY: randomBytes(32).toString("base64") };
+    server.script(textResponse("SEALED-REPLY"));
+    const sealed = await runArbor(["--db", PG_URL, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, "a sealed session"], { env: keyed });
+    expect(sealed.code, sealed.stderr).toBe(0);
+    const sessionId = /session (\S+)/.exec(sealed.stderr)![1];
+    const removed = await runArbor(["--db", PG_URL, "rm", "--yes", sessionId], { env: keyed });
+    expect(removed.code, removed.stderr).toBe(0);
+    const client = await testClient();
+    try {
+      const flags = ["--db", PG_URL, "--cwd", dir, "--model", "openai:gpt-test", "--base-url", server.url, "--port", "0"];
+      const serve = (await startOrExit(serveArbor(flags, { ...keyed, ARBOR_ENCRYPTION_KEY: "" }))) as CliResult;
+      expect(serve.code, serve.stderr).toBe(2);
+      expect(serve.stderr).toContain(`has a key table ("${schema}_keys".data_keys) that holds no data key`);
+      expect(serve.stderr).toContain(`drop the schema "${schema}_keys"`);
+      expect(serve.stderr).not.toContain("is an encrypted store");
+    } finally {
+      await client.query(`DROP SCHEMA IF EXISTS "${schema}_keys" CASCADE`);
+      await client.end();
+    }
+  });
+
   it("arbor serve and arbor worker refuse at start without the key, or with another key, naming ARBOR_ENCRYPTION_KEY", async () => {
     const schema = newSchema();
     const dir = tempDir("arbor-enccli-serve-");
