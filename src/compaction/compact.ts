@@ -48,6 +48,11 @@ export interface CompactOptions {
   onEvent?: (event: { type: string; [key: string]: unknown }) => void;
 }
 
+/** The newest tokens a compaction keeps as they are: the option, else the settings' value capped at half the model's window. */
+function keepRecentTokensOf(options: CompactOptions, settings: CompactionSettings): number {
+  return options.keepRecentTokens ?? effectiveKeepRecentTokens(settings, resolveContextWindow(settings, options.model));
+}
+
 /**
  * Runs one compaction of the session's current leaf, for a caller that holds the session's
  * operation slot (a run's hooks, {@link compact}). Only invalid `settings` throw (`HarnessConfigError`).
@@ -57,8 +62,7 @@ export interface CompactOptions {
  */
 export async function runCompaction(session: SessionHandle, options: CompactOptions): Promise<CompactionOutcome> {
   const settings: CompactionSettings = resolveCompactionSettings(options.settings);
-  const window = resolveContextWindow(settings, options.model);
-  const keepRecentTokens = options.keepRecentTokens ?? effectiveKeepRecentTokens(settings, window);
+  const keepRecentTokens = keepRecentTokensOf(options, settings);
   const actor = createActor(compactionMachine, {
     input: {
       session,
@@ -111,7 +115,8 @@ export async function compact(session: SessionHandle, options: CompactOptions): 
       });
     case "failed":
       if (outcome.reason === "empty" || outcome.reason === "already_compacted" || outcome.reason === "nothing_to_compact" || outcome.reason === "tool_batch_in_flight") {
-        throw new CompactionError(outcome.message, { details: { reason: outcome.reason } });
+        // The tokens kept as they are, as this compaction used them (a larger setting is capped at half the window).
+        throw new CompactionError(outcome.message, { details: { reason: outcome.reason, keepRecentTokens: keepRecentTokensOf(options, resolveCompactionSettings(options.settings)) } });
       }
       throw new CompactionFailedError(outcome.message, { details: { reason: outcome.reason } });
   }

@@ -87,6 +87,11 @@ describe("CLI friction", { timeout: 180_000 }, () => {
     const refused = await runArbor(["--db", db, "compact", "latest", ...model()], { env });
     expect(refused.code).toBe(1);
     expect(refused.stderr).toMatch(/Nothing to compact.*--keep-recent/);
+    // A --keep-recent over half the window is capped there, and the refusal names the value used: (100,000 - 16,384 reserved) / 2.
+    const capped = await runArbor(["--db", db, "compact", "latest", ...model(), "--context-window", "100000", "--keep-recent", "999999999"], { env });
+    expect(capped.code).toBe(1);
+    expect(capped.stderr).toContain("The newest 41,808 tokens are kept as they are");
+    expect(capped.stderr).not.toContain("999,999,999");
     const bad = await runArbor(["--db", db, "compact", "latest", ...model(), "--keep-recent", "lots"], { env });
     expect(bad.code).toBe(2);
     expect(bad.stderr).toMatch(/Bad --keep-recent "lots"/);

@@ -260,7 +260,9 @@ export async function compactAction(reference: string, flags: ModelFlags & { ins
         process.stdout.write(`compaction ${entry.id}: ${entry.tokensBefore} tokens before; keeps from ${entry.firstKeptEntryId}\n`);
       } catch (error) {
         if (CompactionError.isInstance(error)) {
-          const hint = /nothing to compact/i.test(error.message) ? ` The newest ${(keepRecentTokens ?? DEFAULT_COMPACTION_SETTINGS.keepRecentTokens).toLocaleString("en-US")} tokens are kept as they are; pass --keep-recent N (tokens) to keep less.` : "";
+          // The value the compaction used: a --keep-recent over half the model's window is capped there.
+          const kept = typeof error.details.keepRecentTokens === "number" ? error.details.keepRecentTokens : (keepRecentTokens ?? DEFAULT_COMPACTION_SETTINGS.keepRecentTokens);
+          const hint = /nothing to compact/i.test(error.message) ? ` The newest ${kept.toLocaleString("en-US")} tokens are kept as they are; pass --keep-recent N (tokens) to keep less.` : "";
           throw new CliError(`${error.message} Nothing was changed.${hint}`, 1);
         }
         throw error;
