@@ -11,6 +11,7 @@ import { BLOCK_ENTRIES, CHUNK_ENTRIES, encodeChunk, mergeChunks, type ChunkText 
 import type { ContextChunkText, StoredContextChunk } from "../session/session-index.ts";
 import type { LogCipher } from "../crypto/log-cipher.ts";
 import { ignored } from "../../core/ignored.ts";
+import { hasTables } from "./sqlite-tables.ts";
 
 const TABLE = `
   CREATE TABLE IF NOT EXISTS arbor_context_chunks (
@@ -48,7 +49,7 @@ export function createSqliteContextChunks(
   options: { writable: boolean; cipher?: Pick<LogCipher, "open" | "sealTextBytes" | "openText"> },
 ): SqliteContextChunks | undefined {
   if (options.writable) db.exec(TABLE);
-  else if (db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'arbor_context_chunks'").pluck().get() !== 1) return undefined;
+  else if (!hasTables(db, "arbor_context_chunks")) return undefined;
 
   const cipher = options.cipher;
   const selectEntryData = db

@@ -9,6 +9,7 @@ import { LeaseLostError, SessionBusyError } from "../../core/errors.ts";
 import { isOtherLiveProcess } from "../../core/process-group.ts";
 import { DEFAULT_LEASE_TTL_MS, type StreamLease, type StreamOwnership } from "../log/stream-ownership.ts";
 import { ignored } from "../../core/ignored.ts";
+import { hasTables } from "./sqlite-tables.ts";
 
 interface LeaseRow {
   token: number;
@@ -38,10 +39,8 @@ export function createSqliteOwnership(db: Database.Database): SqliteOwnership {
     db.exec("CREATE TABLE IF NOT EXISTS stream_leases (stream_id TEXT PRIMARY KEY, token INTEGER NOT NULL, owner TEXT NOT NULL, expires_at INTEGER NOT NULL)");
     created = true;
   };
-  let probe: Database.Statement | undefined;
   const hasTable = () => {
-    probe ??= db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'stream_leases'");
-    if (!created && probe.get() !== undefined) created = true;
+    if (!created && hasTables(db, "stream_leases")) created = true;
     return created;
   };
   // Prepared once the table exists (a statement cannot be prepared on a missing table).

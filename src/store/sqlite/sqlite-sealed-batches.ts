@@ -7,6 +7,7 @@
 import type Database from "better-sqlite3";
 import type { BatchHeadReader } from "../crypto/sealed-batch.ts";
 import { BATCH_HEAD_PREFIX } from "../crypto/sealed-record.ts";
+import { hasTables } from "./sqlite-tables.ts";
 
 const TABLE = `CREATE TABLE IF NOT EXISTS arbor_sealed_batches (
   position INTEGER PRIMARY KEY,
@@ -28,7 +29,7 @@ export interface SqliteSealedBatches {
 /** The sealed batches of one connection; `writable: false` creates no table (a read-only open reads what is there). */
 export function createSqliteSealedBatches(db: Database.Database, options: { writable: boolean }): SqliteSealedBatches {
   if (options.writable) db.exec(TABLE);
-  const exists = db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'arbor_sealed_batches'").pluck().get() === 1;
+  const exists = hasTables(db, "arbor_sealed_batches");
   const selectHead = exists
     ? db.prepare("SELECT e.event_id AS eventId, e.data AS data, b.sealed AS sealed FROM events e LEFT JOIN arbor_sealed_batches b ON b.position = e.global_position WHERE e.stream_id = ? AND e.version = ?")
     : db.prepare("SELECT event_id AS eventId, data, NULL AS sealed FROM events WHERE stream_id = ? AND version = ?");

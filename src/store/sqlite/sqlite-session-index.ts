@@ -13,6 +13,7 @@ import { toStoredEvent } from "../log/log-decode.ts";
 import type { IndexedEntry, SessionIndex, SessionIndexStatus } from "../session/session-index.ts";
 import { createSqliteContextChunks } from "./sqlite-context-chunks.ts";
 import type { LogCipher } from "../crypto/log-cipher.ts";
+import { hasTables } from "./sqlite-tables.ts";
 
 const KNOWN = JSON.stringify(KNOWN_ENTRY_TYPES);
 
@@ -81,7 +82,7 @@ interface StatusRow {
 /** The session index of one SQLite connection, or undefined when the file has no index tables and cannot get them (read-only). */
 export function createSqliteSessionIndex(db: Database.Database, options: SqliteSessionIndexOptions): SqliteSessionIndex | undefined {
   if (options.writable) db.exec(TABLES);
-  else if (db.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('arbor_entry_index', 'arbor_entry_streams', 'arbor_session_heads')").pluck().get() !== 3) return undefined;
+  else if (!hasTables(db, "arbor_entry_index", "arbor_entry_streams", "arbor_session_heads")) return undefined;
   const writable = options.writable;
   const cipher = options.cipher;
   const decode = cipher ? (record: EventRecord) => toStoredEvent(cipher.open(record)) : toStoredEvent;
