@@ -7,7 +7,7 @@
 import { randomUUID } from "node:crypto";
 import type { McpElicitationAnswer, McpElicitationHandler, McpElicitationRequest } from "../adapters/mcp/elicitation.ts";
 import { defineJsonSchemaTool } from "../adapters/tools/tool-schema.ts";
-import { ArborError, EventIdReusedError, type ArborErrorOptions } from "../core/errors.ts";
+import { ArborError, EventIdReusedError, ExpectedVersionConflictError, type ArborErrorOptions } from "../core/errors.ts";
 import { inputDigest } from "../machines/approval-fold.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { isArborEvent, type ArborEventData } from "../store/events/catalogue.ts";
@@ -106,8 +106,9 @@ const answerOf = (record: ElicitationRecord): ElicitationAnswer => {
 };
 
 /**
- * Records an answer (see the module contract).
- * @throws ElicitationNotFoundError, ElicitationAnswerInvalidError, ElicitationConflictError; the log's errors.
+ * Records an answer (see the module contract), appended at the version of the elicitation stream it was checked against: an answer that races
+ * the session's delete does not recreate the deleted stream.
+ * @throws ElicitationNotFoundError (also when the session was deleted meanwhile), ElicitationAnswerInvalidError, ElicitationConflictError; the log's errors.
  * @example
  * const { changed } = await answerElicitation(log, "chat-1", "el_1", { action: "decline" }, "cli");
  */
@@ -118,7 +119,25 @@ export async function answerElicitation(
   answer: ElicitationAnswer,
   via: ElicitationVia,
 ): Promise<{ changed: boolean; record: ElicitationRecord }> {
-  const records = await listElicitations(log, sessionId);
+  // The answer is appended at the version it was checked against: an answer racing the session's delete fails its append instead of recreating the
+  // deleted elicitation stream (then the elicitation is not found), and one racing another answer or request reads the stream again.
+  for (let attempt = 1; ; attempt++) {
+    const events = await log.readStream(elicitationStreamId(sessionId));
+    const outcome = await answerAt(log, sessionId, elicitationId, answer, via, foldElicitations(events), events.at(-1)?.version ?? 0);
+    if (outcome !== "moved") return outcome;
+    if (attempt >= 8) throw new ElicitationConflictError(`Elicitation "${elicitationId}": its stream kept changing while the answer was written; try again.`, { details: { sessionId, elicitationId } });
+  }
+}
+
+async function answerAt(
+  log: EventLog,
+  sessionId: string,
+  elicitationId: string,
+  answer: ElicitationAnswer,
+  via: ElicitationVia,
+  records: ElicitationRecord[],
+  version: number,
+): Promise<{ changed: boolean; record: ElicitationRecord } | "moved"> {
   const record = records.find((item) => item.elicitationId === elicitationId);
   if (!record) {
     const pending = records.filter((item) => item.status === "pending").map((item) => item.elicitationId);
@@ -133,25 +152,23 @@ export async function answerElicitation(
       throw new ElicitationAnswerInvalidError(validation.message.replace(/^Invalid arguments for tool "[^"]*"/, `Invalid answer to elicitation "${elicitationId}"`), { details: { sessionId, elicitationId } });
     }
   }
-  const conflict = (existing: ElicitationRecord) =>
-    new ElicitationConflictError(`Elicitation "${elicitationId}" was already answered (${existing.answer!.action}, via ${existing.answer!.via}); an elicitation is answered once.`, {
-      details: { sessionId, elicitationId, answer: existing.answer },
-    });
   if (record.answer) {
     if (sameAnswer(answerOf(record), answer)) return { changed: false, record };
-    throw conflict(record);
+    throw new ElicitationConflictError(`Elicitation "${elicitationId}" was already answered (${record.answer.action}, via ${record.answer.via}); an elicitation is answered once.`, {
+      details: { sessionId, elicitationId, answer: record.answer },
+    });
   }
   const data = { elicitationId, sessionId, action: answer.action, ...(answer.action === "accept" ? { content: answer.content } : {}), via };
   try {
-    await log.append(elicitationStreamId(sessionId), [{ eventId: `${elicitationId}:answered`, type: "elicitation.answered", data, metadata: { sessionId } }], { expectedVersion: "any" });
+    await log.append(elicitationStreamId(sessionId), [{ eventId: `${elicitationId}:answered`, type: "elicitation.answered", data, metadata: { sessionId } }], { expectedVersion: version });
   } catch (error) {
-    if (!EventIdReusedError.isInstance(error)) throw error;
-    const now = (await listElicitations(log, sessionId)).find((item) => item.elicitationId === elicitationId)!;
-    if (now.answer && sameAnswer(answerOf(now), answer)) return { changed: false, record: now };
-    throw conflict(now);
+    // Another answer (this one, or a different one), a new request, or the session's delete came first: read the stream again.
+    if (ExpectedVersionConflictError.isInstance(error) || EventIdReusedError.isInstance(error)) return "moved";
+    throw error;
   }
-  const answered = (await listElicitations(log, sessionId)).find((item) => item.elicitationId === elicitationId)!;
-  // Another process's identical append may have won: the answer recorded is what counts.
+  const answered = (await listElicitations(log, sessionId)).find((item) => item.elicitationId === elicitationId);
+  // Deleted right after the answer: what was recorded is gone with it.
+  if (!answered) throw new ElicitationNotFoundError(`No elicitation "${elicitationId}" in session ${sessionId}: the session was deleted.`, { details: { sessionId, elicitationId } });
   return { changed: true, record: answered };
 }
 
