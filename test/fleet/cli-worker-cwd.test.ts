@@ -4,37 +4,18 @@
  * The worker records the endpoint it ran the session against, as `arbor run` does. A real `arbor worker` child process started from another
  * folder, a real SQLite file and the loopback OpenAI-wire server.
  */
-import type { ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
-import type { EventLog } from "../../src/store/event-log.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
-import { readTask, type TaskState } from "../../src/store/task-queue.ts";
 import { startOpenAIServer, textResponse, toolCallResponse } from "../../src/testing/openai-server.ts";
-import { startArbor, tempDir, type CliResult } from "../cli/cli-helpers.ts";
+import { tempDir } from "../cli/cli-helpers.ts";
+import { ended, useClosers, workerArbor } from "./fixtures/cli-worker.ts";
 
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
-
-function workerArbor(args: string[], env: NodeJS.ProcessEnv): { ready: Promise<string>; exited: Promise<CliResult>; child: () => ChildProcess } {
-  return startArbor(["worker", ...args], env, /arbor worker: .*\n/);
-}
-
-async function ended(log: EventLog, taskId: string, timeoutMs = 60_000): Promise<TaskState> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await readTask(log, taskId);
-    if (state?.ended) return state;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} did not end`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const closers = useClosers();
 
 describe("arbor worker works in each session's recorded folder", () => {
   it("writes a queued prompt's file into the session's folder; a session whose folder is gone fails its task naming it", async () => {

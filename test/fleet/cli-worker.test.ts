@@ -3,37 +3,17 @@
  * another process (`harness.start`) with no request, on the CLI's log; SIGTERM lets the worker
  * stop cleanly (exit 0).
  */
-import type { ChildProcess } from "node:child_process";
 import { join } from "node:path";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createOpenAIModel } from "../../src/adapters/model/openai.ts";
 import { createHarness } from "../../src/harness/create-harness.ts";
-import type { EventLog } from "../../src/store/event-log.ts";
 import { sessionStreamId } from "../../src/store/events/session-events.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
-import { readTask, type TaskState } from "../../src/store/task-queue.ts";
 import { startOpenAIServer, textResponse } from "../../src/testing/openai-server.ts";
-import { runArbor, serveArbor, startArbor, tempDir, type CliResult } from "../cli/cli-helpers.ts";
+import { runArbor, serveArbor, tempDir } from "../cli/cli-helpers.ts";
+import { ended, useClosers, workerArbor } from "./fixtures/cli-worker.ts";
 
-const closers: (() => Promise<unknown>)[] = [];
-afterEach(async () => {
-  for (const close of closers.splice(0).reverse()) await close();
-});
-
-/** Starts `arbor worker ...args`; `ready` resolves with its start-up line. */
-function workerArbor(args: string[], env: NodeJS.ProcessEnv): { ready: Promise<string>; exited: Promise<CliResult>; child: () => ChildProcess } {
-  return startArbor(["worker", ...args], env, /arbor worker: .*\n/);
-}
-
-async function ended(log: EventLog, taskId: string, timeoutMs = 60_000): Promise<TaskState> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = await readTask(log, taskId);
-    if (state?.ended) return state;
-    if (Date.now() > deadline) throw new Error(`task ${taskId} did not end`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
+const closers = useClosers();
 
 describe("arbor worker and arbor serve run the fleet's tasks", () => {
   it("a background prompt queued by another process runs in `arbor worker`, then in `arbor serve`; SIGTERM stops the worker cleanly", async () => {
