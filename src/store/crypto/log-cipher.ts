@@ -19,7 +19,7 @@ import { chain } from "./data-key-rows.ts";
 import { digestText, isSealedBytes, isSealedData, isSealedRecord, isSealedText, openBytes, openData, openText, openTextBytes, sealBytes, sealData, sealText, sealTextBytes } from "./sealed-record.ts";
 import { createBatchOpener, isBatchSealed, sealEvents, type BatchHeadReader } from "./sealed-batch.ts";
 import { createSessionKeys, keyIdOfStream, RESERVED_KEY_ID_PREFIX, tenantBlobKeyId, type RotationResult } from "./session-keys.ts";
-import { ignoreError } from "../../core/ignored.ts";
+import { ignored, ignoreError } from "../../core/ignored.ts";
 
 /**
  * Encryption at rest of a log (opt-in): each session's content sealed with its own data key, AES-256-GCM; the data keys wrapped by the master key
@@ -205,6 +205,13 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
     // Writes to streams without a key wait for the key check too.
     const checked = keys.verify();
     if (checked instanceof Promise) pending.push(checked);
+    // A session's first event: its key comes from the store, never from this process's cache. Another process may have deleted an earlier session
+    // of this id (destroying its key) since this process cached it; sealing the new session with that key would make it unreadable everywhere.
+    const ownKeyId = keyIdOfStream(streamId);
+    if (ownKeyId !== undefined && events.some((event) => event.type === "session.created")) {
+      keys.forget(ownKeyId);
+      absent.delete(ownKeyId);
+    }
     const own = ready(streamId);
     if (own instanceof Promise) pending.push(own);
     for (const event of events) {
@@ -229,6 +236,42 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
     }
     const input = JSON.parse(openText(key, record.streamId, promptPurpose(record.eventId, sessionId), data.input.$enc)) as unknown;
     return { ...record, dataJson: JSON.stringify({ ...data, input }) };
+  };
+
+  /**
+   * Runs `read` (which opens something of `streamId` with its key); when it fails to authenticate with a cached key, reads the key from the store
+   * again and retries once: another process may have deleted the session (destroying the cached key) and a new session of the same id got a new one.
+   */
+  const withFreshKey = <T>(streamId: string, read: () => T): T => {
+    try {
+      return read();
+    } catch (error) {
+      const keyId = keyIdOfStream(streamId);
+      const stale = keyId === undefined ? undefined : keys.cached(keyId);
+      if (!EventCorruptError.isInstance(error) || keyId === undefined || stale === undefined) throw error;
+      keys.forget(keyId);
+      let fresh: Buffer;
+      try {
+        fresh = readKeyOf(keyId);
+      } catch (reloading) {
+        ignored("the key could not be read again; the first error says what is wrong", reloading);
+        throw error;
+      }
+      if (fresh.equals(stale)) throw error;
+      return read();
+    }
+  };
+  /** A stored record with its data opened (a single record, a batch member, or a task's sealed prompt). */
+  const openRecord = (record: EventRecord): EventRecord => {
+    if (isSealedRecord(record.dataJson)) return { ...record, dataJson: openData(readKey(record.streamId), record, record.dataJson) };
+    if (!isBatchSealed(record.dataJson)) return openPrompt(record);
+    const key = readKey(record.streamId);
+    if (!batchHeadAt) {
+      throw new EventCorruptError(`The event "${record.eventId}" (stream "${record.streamId}") is sealed in a batch, which this log cannot read (PostgreSQL logs seal each event alone).`, {
+        details: { streamId: record.streamId, eventId: record.eventId, eventType: record.type, field: "data" },
+      });
+    }
+    return { ...record, dataJson: batches.open(key, record, record.dataJson, batchHeadAt) };
   };
 
   return {
@@ -288,17 +331,7 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
       }
       if (pending.length > 0) return Promise.all(pending).then(() => undefined);
     },
-    open(record) {
-      if (isSealedRecord(record.dataJson)) return { ...record, dataJson: openData(readKey(record.streamId), record, record.dataJson) };
-      if (!isBatchSealed(record.dataJson)) return openPrompt(record);
-      const key = readKey(record.streamId);
-      if (!batchHeadAt) {
-        throw new EventCorruptError(`The event "${record.eventId}" (stream "${record.streamId}") is sealed in a batch, which this log cannot read (PostgreSQL logs seal each event alone).`, {
-          details: { streamId: record.streamId, eventId: record.eventId, eventType: record.type, field: "data" },
-        });
-      }
-      return { ...record, dataJson: batches.open(key, record, record.dataJson, batchHeadAt) };
-    },
+    open: (record) => withFreshKey(record.streamId, () => openRecord(record)),
     sealInBatches(headAt) {
       batchHeadAt = headAt;
     },
@@ -318,8 +351,8 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
     digest: (streamId, purpose, text) => (keyIdOfStream(streamId) === undefined ? text : digestText(writeKey(streamId), streamId, purpose, text)),
     sealTextBytes: (streamId, purpose, text) => (keyIdOfStream(streamId) === undefined ? text : sealTextBytes(writeKey(streamId), streamId, purpose, text)),
     openText(streamId, purpose, text) {
-      if (typeof text !== "string") return openTextBytes(readKey(streamId), streamId, purpose, text);
-      return isSealedText(text) ? openText(readKey(streamId), streamId, purpose, text) : text;
+      if (typeof text !== "string") return withFreshKey(streamId, () => openTextBytes(readKey(streamId), streamId, purpose, text));
+      return isSealedText(text) ? withFreshKey(streamId, () => openText(readKey(streamId), streamId, purpose, text)) : text;
     },
     destroy(streamId) {
       const keyId = keyIdOfStream(streamId);

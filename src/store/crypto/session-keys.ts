@@ -54,6 +54,8 @@ export interface RotationResult {
 export interface SessionKeys {
   /** The cached key, if loaded. */
   cached(keyId: string): Buffer | undefined;
+  /** Drops a cached key, so the next `load` reads the store again (another process may have destroyed it, and a new session made a new one). */
+  forget(keyId: string): void;
   load(keyId: string, create: boolean): MaybePromise<Buffer | undefined>;
   destroy(keyId: string): MaybePromise<boolean>;
   rotate(): Promise<RotationResult>;
@@ -235,6 +237,7 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
     masterKeyId: provider.id,
     verify,
     cached: (keyId) => cache.get(keyId),
+    forget: (keyId) => void cache.delete(keyId),
     load(keyId, createMissing) {
       const hit = cache.get(keyId);
       if (hit) return hit;
