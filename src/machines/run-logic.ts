@@ -85,12 +85,16 @@ export function provideRunLogic(deps: RunDependencies): typeof runMachine {
           // Set before the machine sees the terminal event: it stops this actor inside `send`, and the
           // cleanup must not abort a stream that ended (the aborted signal's Error, with its stack, would
           // outlive the call wherever the client keeps the signal).
-          if (event.type === "done" || event.type === "error") ended = true;
+          if (event.type === "done" || event.type === "error") {
+            ended = true;
+            // Settled with the final message (its reported usage) before the machine sees it: the machine stops this actor inside `send`, and the
+            // cleanup would settle with the held partial, which carries no usage (an estimate where the provider reported the real figure).
+            settleBudget?.(event.message);
+            settleBudget = undefined;
+          }
           send(event);
           if (event.type === "done" || event.type === "error") {
             terminal = true;
-            settleBudget?.(event.message);
-            settleBudget = undefined;
             break;
           }
         }

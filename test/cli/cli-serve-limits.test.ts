@@ -13,6 +13,8 @@ import { startGatedModelServer, type GatedModelServer } from "../http/gated-mode
 import { postPrompt, sseChunks, startFleet, type Fleet } from "../http/replicas.ts";
 import { useTestSchemas } from "../store/pg-test-db.ts";
 import { runArbor, tempDir } from "./cli-helpers.ts";
+import { budgetStreamId } from "../../src/store/budget-ledger.ts";
+import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 
 const schema = useTestSchemas("serve_limits");
 
@@ -101,6 +103,21 @@ describe("arbor run --budget", () => {
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('--budget: unknown key "tokns"');
     expect(model.requests.length).toBe(1);
+  }, 120_000);
+
+  it("settles each model call at the usage the provider reported (not an estimate), so a token budget counts what was used", async () => {
+    const dir = tempDir();
+    model = await startOpenAIServer({ respond: () => textResponse("an answer", { usage: { input: 100_000, output: 5 } }) });
+    const db = join(dir, "arbor.db");
+    const result = await runArbor(["--db", db, "run", "--model", "openai:gpt-test", "--base-url", model.url, "--cwd", dir, "--budget", "tokens=150000", "hello"], { env: { OPENAI_API_KEY: "sk-test" }, cwd: dir });
+    expect(result.code, result.stderr).toBe(0);
+    const log = createSqliteEventLog({ path: db });
+    try {
+      const settled = (await log.readStream(budgetStreamId("default"))).filter((event) => event.type === "budget.settled");
+      expect(settled.map((event) => event.data)).toEqual([expect.objectContaining({ tokens: 100_005, estimated: false })]);
+    } finally {
+      await log.close();
+    }
   }, 120_000);
 
   it("a cost budget needs the model's prices: without --price it exits 2 naming it and writes nothing; with --price the run is priced and runs", async () => {
