@@ -258,7 +258,10 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
       const all = await rows.list();
       let rewrapped = 0;
       let rewritten = 0;
-      for (const entry of all) {
+      // The key check last: a rotation stopped midway (a crash) leaves it under the old key, so the new key alone stays refused at open (some
+      // data keys are still under the old one) until a rotation with both keys finishes.
+      const ordered = [...all.filter((entry) => entry.keyId !== KEY_CHECK_ID), ...all.filter((entry) => entry.keyId === KEY_CHECK_ID)];
+      for (const entry of ordered) {
         if (entry.masterKeyId === provider.id) continue;
         const row = await rows.get(entry.keyId);
         if (!row || row.masterKeyId === provider.id) continue;
