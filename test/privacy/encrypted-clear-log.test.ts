@@ -6,7 +6,7 @@
  * The real CLI process, real SQLite files, the real PostgreSQL, a loopback model server.
  */
 import { randomBytes } from "node:crypto";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, readFileSync, rmSync, symlinkSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
@@ -117,6 +117,14 @@ describe("ARBOR_ENCRYPTION_KEY on a log with nothing sealed yet", { timeout: 120
     const keyless = await runArbor(["--db", db, "sessions"], { env: { ARBOR_ENCRYPTION_KEY: "" } });
     expect(keyless.code).toBe(2);
     expect(keyless.stderr).toContain("ARBOR_ENCRYPTION_KEY");
+    // The same log through a symbolic link: its key file is found beside the real file, so a keyless run is refused and writes nothing in clear.
+    const link = join(tempDir("arbor-clear-enc-link-"), "link.db");
+    symlinkSync(db, link);
+    const leak = `LINKED-${randomBytes(4).toString("hex")}`;
+    const linked = await runArbor(["--db", link, "run", "--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir, leak], { env: { ARBOR_ENCRYPTION_KEY: "", OPENAI_API_KEY: "test-key" } });
+    expect(linked.code).toBe(2);
+    expect(linked.stderr).toContain("ARBOR_ENCRYPTION_KEY");
+    for (const file of [db, `${db}-wal`]) if (existsSync(file)) expect(readFileSync(file).includes(leak)).toBe(false);
     const wrong = await runArbor(["--db", db, "sessions"], { env: { ARBOR_ENCRYPTION_KEY: key() } });
     expect(wrong.code).not.toBe(0);
     expect(wrong.stderr).toContain("was written with another master key");

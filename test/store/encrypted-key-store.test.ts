@@ -161,3 +161,23 @@ for (const make of [sqliteBackend, pgBackend]) {
     });
   });
 }
+
+describe("SQLite: a key file that is gone", () => {
+  it("is never created anew by a write while the log holds sealed data (EncryptionKeyError naming it, nothing written)", async () => {
+    const backend = sqliteBackend();
+    const key = randomBytes(32);
+    const writer = backend.open({ encryption: { key } });
+    await writer.append("session-s1", [created("s1")]);
+    await writer.close();
+    await backend.removeKeyStore();
+    const again = backend.open({ encryption: { key } });
+    try {
+      const head = await again.headPosition();
+      await expect(again.append("session-s2", [created("s2")])).rejects.toThrow(/The key store .* does not exist, but the log holds sealed data: its key store was lost or moved/);
+      expect(await again.headPosition()).toBe(head);
+    } finally {
+      await again.close();
+    }
+    expect(await backend.keyStoreExists()).toBe(false);
+  });
+});

@@ -68,7 +68,15 @@ export interface SessionKeys {
 type Unwrapped = { ok: true } | { ok: false; error?: unknown };
 
 /** The key ring over a key store. */
-export function createSessionKeys(options: { provider: KeyProvider; previous: readonly KeyProvider[]; rows: DataKeyRows; readOnly: boolean; log: string }): SessionKeys {
+export function createSessionKeys(options: {
+  provider: KeyProvider;
+  previous: readonly KeyProvider[];
+  rows: DataKeyRows;
+  readOnly: boolean;
+  log: string;
+  /** True when the log already holds sealed data: then a missing key store was lost (moved away, not restored), and is never created anew. */
+  holdsSealedData?: () => MaybePromise<boolean>;
+}): SessionKeys {
   const { provider, rows } = options;
   const providers = new Map<string, KeyProvider>([[provider.id, provider]]);
   for (const old of options.previous) if (!providers.has(old.id)) providers.set(old.id, old);
@@ -204,6 +212,19 @@ export function createSessionKeys(options: { provider: KeyProvider; previous: re
    */
   const bind = (): MaybePromise<void> => {
     if (!unbound) return;
+    // Another process may have created the store since (then its key check decides); while it is still missing, sealed data means it was lost.
+    const lost = chain(rows.exists(), (exists) => (exists ? false : (options.holdsSealedData?.() ?? false)));
+    return chain(lost, (sealed) => {
+      if (sealed) {
+        throw new EncryptionKeyError(
+          `The key store ${rows.name} of the encrypted log ${options.log} does not exist, but the log holds sealed data: its key store was lost or moved, and a new one would make that data unreadable. Restore the key store from where it was kept (SQLite: the key file beside the log, e.g. arbor.keys.db for arbor.db). Nothing was written.`,
+          { details: { keyStore: rows.name, log: options.log } },
+        );
+      }
+      return bindStore();
+    });
+  };
+  const bindStore = (): MaybePromise<void> => {
     const settle = (error: unknown): never => {
       if (EncryptionKeyMismatchError.isInstance(error)) {
         refused = error;

@@ -4,7 +4,7 @@
  * `insert` (the first sealed write), never by an open or a read: until then `exists()` is false and the store reads as empty. Another SQLite
  * database is `LogSchemaError`. Synchronous.
  */
-import { existsSync } from "node:fs";
+import { existsSync, realpathSync } from "node:fs";
 import Database from "better-sqlite3";
 import { LogSchemaError } from "../../core/errors.ts";
 import type { DataKeyRow, DataKeyRows } from "./data-key-rows.ts";
@@ -13,10 +13,14 @@ import { KEY_CHECK_ID } from "./session-keys.ts";
 
 const APPLICATION_ID = 0x41524b59; // "ARKY"
 
-/** The default key file of a log file: `x.db` → `x.keys.db`, any other name → `<name>.keys`; `:memory:` stays in memory. */
+/**
+ * The default key file of a log file: `x.db` → `x.keys.db`, any other name → `<name>.keys`; `:memory:` stays in memory. A log reached through a
+ * symbolic link has its key file beside the file the link points to (the same log has one key file, whichever path opens it).
+ */
 export function keyFileBeside(path: string): string {
   if (path === ":memory:") return path;
-  return path.endsWith(".db") ? `${path.slice(0, -3)}.keys.db` : `${path}.keys`;
+  const real = existsSync(path) ? realpathSync(path) : path;
+  return real.endsWith(".db") ? `${real.slice(0, -3)}.keys.db` : `${real}.keys`;
 }
 
 /**

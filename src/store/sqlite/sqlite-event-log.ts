@@ -105,7 +105,9 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
   const openCipher = (): LogCipher | undefined => {
     if (!encryption) return undefined;
     const readOnly = options.readOnly === true;
-    const cipher = createLogCipher(encryption, openSqliteDataKeys(encryption.keyFile ?? keyFileBeside(path), { readOnly, busyTimeoutMs }), { log: `"${path}"`, readOnly });
+    // A key store is created by the first sealed write; never for a log that already holds sealed data (its store was lost or moved away).
+    const holdsSealedData = () => db !== undefined && db.prepare("SELECT 1 FROM events WHERE substr(data, 1, 8) = '{\"$enc\":' LIMIT 1").get() !== undefined;
+    const cipher = createLogCipher(encryption, openSqliteDataKeys(encryption.keyFile ?? keyFileBeside(path), { readOnly, busyTimeoutMs }), { log: `"${path}"`, readOnly, holdsSealedData });
     try {
       const checked = cipher.verify();
       if (checked instanceof Promise) checked.catch(ignoreError("every key operation and write of the log waits for the key check and rejects with its error"));
