@@ -6,9 +6,9 @@
 // Usage: node --expose-gc bench/idle-child.mjs <dist dir> <log path> <count> <prepare|none|views|agents>
 const [dist, path, countText, what] = process.argv.slice(2);
 const count = Number(countText);
-const { createSqliteEventLog } = await import(`${dist}/store/sqlite-event-log.js`);
-const { createSessionRepository } = await import(`${dist}/store/session-repository.js`);
-const { createAgent } = await import(`${dist}/machines/agent.js`);
+const { createSqliteEventLog } = await import(`${dist}/api/log.js`);
+const { createSessionRepository } = await import(`${dist}/api/session.js`);
+const { createAgent } = await import(`${dist}/api/agent.js`);
 const settle = async () => {
   for (let round = 0; round < 3; round++) {
     await new Promise((resolve) => setImmediate(resolve));

@@ -1,6 +1,7 @@
 /**
  * The offline inspector's built files (`web/inspector/` built by vite into `dist/inspector/`), served at `/`, `/inspector` and
- * `/inspector/assets/<file>`, found relative to this module. The page holds no data; unbuilt files answer `503` naming the build command; only files
+ * `/inspector/assets/<file>`, found relative to this module (two folders below the package root in `src/http/` and in the bundled `dist/` alike,
+ * `scripts/package-build.config.ts`). The page holds no data; unbuilt files answer `503` naming the build command; only files
  * the build wrote are served (no URL path reaches the file system).
  */
 import { existsSync, readdirSync, readFileSync } from "node:fs";

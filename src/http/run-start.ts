@@ -4,14 +4,14 @@
  * that fulfils before any chunk is checked with `neverStarted`: a run that ended without ever being in the log (its first write was refused)
  * is `refused` with that error, since no chunk of it will ever come. Unsubscribing from the stream never stops the run.
  */
-import { Observable, ReplaySubject } from "../core/rx.ts";
+import { observable, replaySubject, type Observable } from "../core/rx.ts";
 
 /** How a requested run began. */
 export type RunStart<T> = { kind: "started"; stream: Observable<T> } | { kind: "refused"; error: unknown };
 
 /** Waits for the run to start or be refused (see the module contract). */
 export function awaitRunStart<T>(chunks: Observable<T>, outcome: Promise<unknown>, neverStarted?: (outcome: unknown) => Promise<Error | undefined>): Promise<RunStart<T>> {
-  const buffer = new ReplaySubject<T>();
+  const buffer = replaySubject<T>();
   let first = false;
   return new Promise<RunStart<T>>((resolve) => {
     let settled = false;
@@ -20,7 +20,7 @@ export function awaitRunStart<T>(chunks: Observable<T>, outcome: Promise<unknown
       settled = true;
       resolve({
         kind: "started",
-        stream: new Observable<T>((subscriber) => {
+        stream: observable<T>((subscriber) => {
           const inner = buffer.subscribe(subscriber);
           return () => {
             inner.unsubscribe();

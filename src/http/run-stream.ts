@@ -5,7 +5,7 @@
  */
 import type { UIMessageChunk } from "ai";
 import type { Subscription } from "rxjs";
-import { concatMap, from, Observable, scan, skipWhile, takeWhile } from "../core/rx.ts";
+import { concatMap, from, observable, scan, skipWhile, takeWhile, type Observable } from "../core/rx.ts";
 import { isCurrentRunOwner } from "../machines/run-lease.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { arborEvents, isEventOfType, type ArborEvent } from "../store/events/catalogue.ts";
@@ -104,7 +104,7 @@ export function sessionDeletedText(sessionId: string): string {
  * written from now on, or a stream already gone or shorter than `seenVersion` (a delete that came first). Read failures error it.
  */
 export function sessionDeleted$(log: EventLog, sessionId: string, seenVersion: number): Observable<void> {
-  return new Observable<void>((subscriber) => {
+  return observable<void>((subscriber) => {
     let tombstones: Subscription | undefined;
     let closed = false;
     const deleted = () => {
@@ -139,7 +139,7 @@ function eventsUntilDeleted(log: EventLog, streamId: string, afterVersion: numbe
   const sessionId = sessionIdOfStream(streamId);
   const events = log.subscribe({ streamId, fromVersion: afterVersion }).pipe(arborEvents());
   if (sessionId === undefined) return events;
-  return new Observable<ArborEvent | "deleted">((subscriber) => {
+  return observable<ArborEvent | "deleted">((subscriber) => {
     const subscriptions = [events.subscribe(subscriber), sessionDeleted$(log, sessionId, afterVersion).subscribe({ next: () => subscriber.next("deleted"), error: (error: unknown) => subscriber.error(error) })];
     return () => {
       for (const subscription of subscriptions) subscription.unsubscribe();

@@ -8,7 +8,7 @@ import type { EventLog } from "../store/event-log.ts";
 import type { SessionRepository } from "../store/session-types.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
 import { sessionStreamId, tombstoneStreamId } from "../store/events/session-events.ts";
-import { Observable } from "../core/rx.ts";
+import { observable, type Observable } from "../core/rx.ts";
 import type { Subscription } from "rxjs";
 import type { StoredEvent } from "../store/event-log.ts";
 import { streamsInLogOrder } from "../store/session/streams-in-log-order.ts";
@@ -65,7 +65,7 @@ function sessionDeletedError(id: string): Error {
  * tenant check, any later one by its tombstone, which comes in log order before any event of a session created after it.
  */
 function eventsUntilDeleted(log: EventLog, id: string, tenant: string, from: number): Observable<StoredEvent> {
-  return new Observable<StoredEvent>((subscriber) => {
+  return observable<StoredEvent>((subscriber) => {
     let closed = false;
     let events: Subscription | undefined;
     const start = async () => {
@@ -98,7 +98,7 @@ export function sessionMachines(machines: MachineStates | undefined, id: string,
   if (!machines) {
     return jsonError(404, "NOT_ENABLED", "No machine states here: create the harness with `inspect: createMachineStates()` and pass the same recorder as `machineStates` to createChatHandler (arbor serve does).");
   }
-  const records$ = new Observable<MachineStateRecord>((subscriber) => {
+  const records$ = observable<MachineStateRecord>((subscriber) => {
     let last = 0;
     const send = (record: MachineStateRecord) => {
       if (record.seq <= last) return;

@@ -2,7 +2,7 @@
  * `POST {base}/chat/:id/stop` from any replica: a `control.requested { action: "stop", runId }` applied by the process running the session.
  * `stopRun` resolves `true` once that run ended (any status), `false` after `timeoutMs` (15 s); it never stops a later run.
  */
-import { filter, firstValueFrom, map, Observable } from "../core/rx.ts";
+import { filter, firstValueFrom, map, observable } from "../core/rx.ts";
 import { requestControl } from "../harness/control-requests.ts";
 import type { EventLog } from "../store/event-log.ts";
 import { isArborEvent } from "../store/events/catalogue.ts";
@@ -18,7 +18,7 @@ export async function stopRun(log: EventLog, sessionId: string, start: number, o
   if (!started || !isArborEvent(started) || started.type !== "run.started") return false;
   const runId = started.data.runId;
   const ended = firstValueFrom(
-    new Observable<boolean>((subscriber) => {
+    observable<boolean>((subscriber) => {
       const timer = setTimeout(() => subscriber.next(false), options.timeoutMs ?? STOP_TIMEOUT_MS);
       const end = log.subscribe({ streamId, fromVersion: start }).pipe(
         filter((event) => isArborEvent(event) && event.type === "run.ended" && event.data.runId === runId),

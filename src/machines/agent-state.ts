@@ -4,7 +4,7 @@
  * subjects only once someone subscribed.
  */
 import type { Observable } from "rxjs";
-import { BehaviorSubject, defer, Subject } from "../core/rx.ts";
+import { behaviorSubject, defer, subject, type BehaviorSubject, type Subject } from "../core/rx.ts";
 import type { AgentMessage } from "../core/messages.ts";
 import type { StoredEvent } from "../store/event-log.ts";
 import { isArborEvent, type ArborEvent } from "../store/events/catalogue.ts";
@@ -60,8 +60,8 @@ export class AgentStreams {
 
   constructor(read: () => AgentStateSnapshot) {
     this.#read = read;
-    this.state$ = defer(() => (this.#state ??= this.#subject(new BehaviorSubject(this.#read()))));
-    this.runEvents$ = defer(() => (this.#committed ??= this.#subject(new Subject<ArborEvent>())));
+    this.state$ = defer(() => (this.#state ??= this.#subject(behaviorSubject(this.#read()))));
+    this.runEvents$ = defer(() => (this.#committed ??= this.#subject(subject<ArborEvent>())));
   }
 
   /** Publishes the state to `state$` at the end of this microtask (once, however often called). */

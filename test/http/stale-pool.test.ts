@@ -13,7 +13,7 @@ import { createHarness } from "../../src/harness/create-harness.ts";
 import { createChatHandler } from "../../src/http/chat-handler.ts";
 import { awaitRunStart } from "../../src/http/run-start.ts";
 import { startChatServer } from "../../src/http/node-adapter.ts";
-import { Observable } from "../../src/core/rx.ts";
+import { Observable } from "rxjs";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { startOpenAIServer, textResponse } from "../../src/testing/index.ts";

@@ -2,9 +2,8 @@
  * `createOpenAIModel`: `@ai-sdk/openai` (Chat Completions or Responses) behind {@link createAiSdkModelClient}, plus the wire hooks. The key is read at
  * call time (a missing one fails the call, not construction); Responses calls are stateless (`store: false`); `onPayload` may replace the request
  * body and `onResponse` sees every response, a throwing hook fails the call; SSE passes through the id and index normalisers. Headers never
- * appear in events, messages or errors.
+ * appear in events, messages or errors. `@ai-sdk/openai` loads on a model's first call (as the Anthropic and Google providers do), not with the root entry.
  */
-import { createOpenAI } from "@ai-sdk/openai";
 import { ModelConfigError } from "../../core/errors.ts";
 import type { ModelClient, ModelRequest, ProviderHooks } from "../../core/model-stream.ts";
 import type { AiSdkModelInfo } from "./ai-sdk-client.ts";
@@ -217,7 +216,8 @@ export function createOpenAIModel(options: OpenAIModelOptions): ModelClient {
   const api = wire === "chat" ? "openai-chat" : "openai-responses";
   const info: AiSdkModelInfo = modelInfo(options, provider, api);
 
-  const clientFor = (request: ModelRequest, apiKey: string): ModelClient => {
+  const clientFor = async (request: ModelRequest, apiKey: string): Promise<ModelClient> => {
+    const { createOpenAI } = await import("@ai-sdk/openai");
     // fetch refuses a URL with credentials: they travel as `Authorization: Basic` instead
     // (replacing the key's Bearer header, which such a proxy does not expect).
     const { url: baseURL, authorization } = splitUrlCredentials(options.baseURL ?? process.env.OPENAI_BASE_URL ?? "https://api.openai.com/v1");

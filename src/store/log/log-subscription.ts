@@ -5,7 +5,7 @@
  * anything else reads (cursor, head] from the log. The first page is read inside `subscribe()`, later ones in microtasks (`setImmediate` between
  * catch-up pages); a read failure errors the Observable, closing the log completes it.
  */
-import { Observable } from "../../core/rx.ts";
+import { observable, type Observable } from "../../core/rx.ts";
 import type { Subscriber } from "rxjs";
 import { InvalidArgumentError } from "../../core/errors.ts";
 import type { EventLog, StoredEvent, SubscribeOptions } from "../event-log.ts";
@@ -268,7 +268,7 @@ function catchUpObservable(
   startLoop: (loop: SubscriptionLoop, subscriber: Subscriber<StoredEvent>) => LoopHandlers,
 ): Observable<StoredEvent> {
   checkSubscribeOptions(options);
-  return new Observable<StoredEvent>((subscriber) => {
+  return observable<StoredEvent>((subscriber) => {
     const loop: SubscriptionLoop = {
       cursor: options.fromPosition ?? 0,
       filter: { streamId: options.streamId, types: options.types, afterVersion: options.fromVersion, tenant: options.tenant },

@@ -5,7 +5,7 @@
  * and delegate to it.
  */
 import type { Observable } from "rxjs";
-import { Subject } from "../../core/rx.ts";
+import { subject } from "../../core/rx.ts";
 import type { SessionEntry } from "../../core/entries.ts";
 import { InvalidStateError } from "../../core/errors.ts";
 import type { StoredEvent } from "../event-log.ts";
@@ -75,7 +75,7 @@ export function createLazySessionView(options: LazySessionViewOptions): LazySess
   const folded: SessionEntry[] = [];
   const foldedIds = new Set<string>();
   let inflatedView: SessionViewInternals | undefined;
-  const changes = new Subject<SessionViewInternals>();
+  const changes = subject<SessionViewInternals>();
 
   /** The index status when it covers this view's version and the stream is clean, else undefined. */
   const covered = () => {

@@ -5,7 +5,7 @@
  * first use (`lazy-entries.ts`).
  */
 import type { Observable } from "rxjs";
-import { Subject } from "../../core/rx.ts";
+import { subject, type Subject } from "../../core/rx.ts";
 import type { SessionEntry } from "../../core/entries.ts";
 import { InvalidStateError } from "../../core/errors.ts";
 import type { StoredEvent } from "../event-log.ts";
@@ -66,7 +66,7 @@ export function createSessionView(sessionId: string): SessionViewInternals {
   let disposed = false;
   const changesNow = (): Subject<SessionView> => {
     if (changes) return changes;
-    changes = new Subject<SessionView>();
+    changes = subject<SessionView>();
     if (disposed) changes.complete();
     return changes;
   };

@@ -10,7 +10,7 @@
  */
 import type { Subscription } from "rxjs";
 import { LogClosedError } from "../../core/errors.ts";
-import { Observable } from "../../core/rx.ts";
+import { observable, type Observable } from "../../core/rx.ts";
 import type { EventLog, StoredEvent } from "../event-log.ts";
 
 /** Events read per stream and pass. */
@@ -22,7 +22,7 @@ const PAGE_SIZE = 512;
  */
 export function streamsInLogOrder(log: EventLog, from: readonly { streamId: string; afterVersion: number }[]): Observable<StoredEvent> {
   const streams = from.map((start) => start.streamId);
-  return new Observable<StoredEvent>((subscriber) => {
+  return observable<StoredEvent>((subscriber) => {
     const delivered = new Map(from.map((start) => [start.streamId, start.afterVersion]));
     const wakes: Subscription[] = [];
     let closed = false;
