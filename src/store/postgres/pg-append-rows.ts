@@ -1,12 +1,13 @@
 /**
  * The PostgreSQL log's write function since migration 5, `append_rows` (ours): the writes of one group commit as typed arrays, one array per column
  * (the writes' kinds, streams, expected versions, fencing tokens, event counts and summaries; the events of every write, concatenated in write
- * order: ids, caller-given flags, types, schema versions, times, data, metadata), and the commit time. One call, one round trip, one transaction,
- * sent as a named prepared statement ({@link appendRowsQuery}) with the arrays in binary form (`pg-binary-arrays.ts`): each `data`/`metadata` text
- * is checked once, by `json`'s receive function, where the JSON batch of `append_batch` (migrations 1–3, kept for processes of the previous build)
- * went through the JSON parser once for the argument, once for the batch's records and once for each write's events. Same rules as `append_batch`:
- * the `log_head` row lock, the fencing token, the expected version, one outcome per write;
- * a caller-given eventId already stored is looked up before the insert (none of a write's rows is written then), a generated one is a fresh UUIDv7.
+ * order: ids, caller-given flags, types, schema versions, times, data, metadata; the flags and the times NULL when no event has one), and the
+ * commit time. One call, one round trip, one transaction, sent as a named prepared statement ({@link appendRowsQuery}) with the arrays in binary
+ * form (`pg-binary-arrays.ts`): each `data`/`metadata` text is checked once, by `json`'s receive function, where the JSON batch of `append_batch`
+ * (migrations 1–3, kept for processes of the previous build) went through the JSON parser once for the argument, once for the batch's records and
+ * once for each write's events. Same rules as `append_batch`: the `log_head` row lock, the fencing token, the expected version, one outcome per
+ * write; a caller-given eventId already stored is looked up before the insert (none of a write's rows is written then), a generated one is a fresh
+ * UUIDv7.
  */
 import type { QueryConfig } from "pg";
 import { SUMMARY_COLUMN_NAMES, summaryMergeSet } from "../session/session-summary-index.ts";

@@ -79,7 +79,7 @@ export interface PgGroupWriter {
 
 /**
  * The 14 arguments of `append_rows` (`pg-append-rows.ts`) for `writes`, the arrays in binary form (`pg-binary-arrays.ts`): an encrypted log's
- * sealed data where it has some, the summaries when `summaries`.
+ * sealed data where it has some, the summaries when `summaries`; the caller-given flags and the times are NULL when no event has one.
  */
 function appendRowsValues(writes: readonly PgWrite[], commitTime: string, summaries: boolean): unknown[] {
   const kinds: string[] = [];
@@ -93,6 +93,8 @@ function appendRowsValues(writes: readonly PgWrite[], commitTime: string, summar
   const types: string[] = [];
   const versions: number[] = [];
   const times: (string | null)[] = [];
+  let anyCaller = false;
+  let anyTime = false;
   const data: string[] = [];
   const metadata: string[] = [];
   for (const write of writes) {
@@ -113,9 +115,11 @@ function appendRowsValues(writes: readonly PgWrite[], commitTime: string, summar
     for (const event of events) {
       ids.push(event.eventId);
       caller.push(event.callerEventId);
+      anyCaller ||= event.callerEventId;
       types.push(event.type);
       versions.push(event.schemaVersion);
       times.push(event.time ?? null);
+      anyTime ||= event.time !== undefined;
       data.push(event.storedDataJson ?? event.dataJson);
       metadata.push(event.metadataJson);
     }
@@ -128,10 +132,10 @@ function appendRowsValues(writes: readonly PgWrite[], commitTime: string, summar
     int4Array(counts),
     textArray(sums, true),
     textArray(ids),
-    boolArray(caller),
+    anyCaller ? boolArray(caller) : null,
     textArray(types),
     int4Array(versions),
-    textArray(times),
+    anyTime ? textArray(times) : null,
     textArray(data, true),
     textArray(metadata, true),
     commitTime,
