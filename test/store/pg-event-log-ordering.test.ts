@@ -7,6 +7,7 @@ import type pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { StoredEvent } from "../../src/store/event-log.ts";
 import { createPostgresEventLog, type PostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { appendRowsQuery } from "../../src/store/postgres/pg-append-rows.ts";
 import { spawnTsx } from "./child-process.ts";
 import { collect, notes, testRegistry } from "./event-log.contract.ts";
 import { PG_URL, testClient, useTestSchemas } from "./pg-test-db.ts";
@@ -61,7 +62,11 @@ function naiveReader(client: pg.Client, table: string) {
   };
 }
 
-/** The append_batch call of one event, as the log sends it. */
+/** The append_rows call of one event, as the log sends it (`pg-append-rows.ts`). */
+const appendRowsOf = (schema: string, stream: string, text: string) =>
+  appendRowsQuery(schema, [["append"], [stream], ["any"], [null], [1], [null], [`${stream}-${text}`], [true], ["note.added"], [1], [null], [JSON.stringify({ text })], ["{}"], new Date().toISOString()]);
+
+/** The append_batch call of one event, as a process of the build before migration 5 sends it. */
 const batchOf = (stream: string, text: string) =>
   JSON.stringify([{ k: "append", s: stream, e: "any", n: 1, ev: [{ id: `${stream}-${text}`, c: true, t: "note.added", v: 1, d: { text }, m: {} }] }]);
 
@@ -91,9 +96,9 @@ describe("PostgreSQL log: global order without gaps", () => {
     const seen: number[] = [];
     const live = log.subscribe().subscribe((event) => seen.push(event.globalPosition));
     await slow.query("BEGIN");
-    await slow.query(`SELECT "${schema}".append_batch($1::json, $2)`, [batchOf("slow", "s"), new Date().toISOString()]);
+    await slow.query(appendRowsOf(schema, "slow", "s"));
     const fast = log.append("fast", [{ type: "note.added", data: { text: "f" } }]);
-    await untilWaitingOnLock(`"${schema}".append_batch`);
+    await untilWaitingOnLock(`"${schema}".append_rows`);
     // The newer append waits for the older transaction: nothing is visible yet.
     expect(await log.readAll()).toEqual([]);
     expect(await log.headPosition()).toBe(0);
@@ -106,14 +111,14 @@ describe("PostgreSQL log: global order without gaps", () => {
     live.unsubscribe();
   });
 
-  it("a rolled-back older append leaves no gap: the waiting newer append takes its position", async () => {
+  it("a rolled-back older append leaves no gap: the waiting newer append takes its position (the older one by the previous build's append_batch)", async () => {
     const schema = newSchema();
     const log = openLog(schema);
     await log.append("first", notes(1));
     await slow.query("BEGIN");
     await slow.query(`SELECT "${schema}".append_batch($1::json, $2)`, [batchOf("slow", "s"), new Date().toISOString()]);
     const fast = log.append("fast", notes(1));
-    await untilWaitingOnLock(`"${schema}".append_batch`);
+    await untilWaitingOnLock(`"${schema}".append_rows`);
     await slow.query("ROLLBACK");
     expect((await fast).events[0].globalPosition).toBe(2);
     expect((await log.readAll()).map((event) => [event.streamId, event.globalPosition])).toEqual([["first", 1], ["fast", 2]]);

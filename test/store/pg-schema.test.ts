@@ -41,12 +41,12 @@ describe("PostgreSQL log schema", () => {
     await client.query(`INSERT INTO "${schema}".arbor_migrations (version, name) VALUES (99, 'from the future')`);
     const error = await open(schema).catch((caught: unknown) => caught);
     expect(LogSchemaError.isInstance(error)).toBe(true);
-    expect((error as Error).message).toMatch(/schema version 99, newer than this build knows \(4\)/);
+    expect((error as Error).message).toMatch(/schema version 99, newer than this build knows \(5\)/);
     // The lazily opened form rejects every call the same way.
     const lazy = createPostgresEventLog({ connectionString: PG_URL, schema, registry: testRegistry(), poolSize: 1 });
     await expect(lazy.append("a", notes(1))).rejects.toThrow(LogSchemaError);
     await lazy.close();
-    expect(await versions(schema)).toEqual([1, 2, 3, 4, 99]);
+    expect(await versions(schema)).toEqual([1, 2, 3, 4, 5, 99]);
     expect((await client.query(`SELECT count(*)::int AS n FROM "${schema}".events`)).rows[0].n).toBe(3);
   });
 
@@ -62,13 +62,13 @@ describe("PostgreSQL log schema", () => {
     const log = await open(schema);
     await log.append("a", notes(1));
     await log.close();
-    const failing: PostgresMigration = { version: 5, name: "broken", sql: (s) => `ALTER TABLE ${s}.events ADD COLUMN extra text; SELECT 1/0;` };
+    const failing: PostgresMigration = { version: 6, name: "broken", sql: (s) => `ALTER TABLE ${s}.events ADD COLUMN extra text; SELECT 1/0;` };
     await expect(migratePostgresLog(client, schema, [...POSTGRES_LOG_MIGRATIONS, failing])).rejects.toThrow(/division by zero/);
-    expect(await versions(schema)).toEqual([1, 2, 3, 4]);
-    const working: PostgresMigration = { version: 5, name: "extra column", sql: (s) => `ALTER TABLE ${s}.events ADD COLUMN extra text` };
-    expect(await migratePostgresLog(client, schema, [...POSTGRES_LOG_MIGRATIONS, working])).toBe(5);
     expect(await versions(schema)).toEqual([1, 2, 3, 4, 5]);
-    // Nothing was dropped by the upgrade; this build (version 4) now refuses the upgraded schema.
+    const working: PostgresMigration = { version: 6, name: "extra column", sql: (s) => `ALTER TABLE ${s}.events ADD COLUMN extra text` };
+    expect(await migratePostgresLog(client, schema, [...POSTGRES_LOG_MIGRATIONS, working])).toBe(6);
+    expect(await versions(schema)).toEqual([1, 2, 3, 4, 5, 6]);
+    // Nothing was dropped by the upgrade; this build (version 5) now refuses the upgraded schema.
     expect((await client.query(`SELECT count(*)::int AS n FROM "${schema}".events`)).rows[0].n).toBe(1);
     await expect(open(schema)).rejects.toThrow(LogSchemaError);
   });

@@ -251,7 +251,7 @@ describe("session summary rows on PostgreSQL", () => {
     const client = await testClient();
     // A schema-2 log: without migration 3's summary table and every later migration's columns.
     await client.query(
-      `DROP TABLE "${schema}".session_summaries CASCADE; ALTER TABLE "${schema}".stream_owners DROP COLUMN expires_at, DROP COLUMN backend_pid; DELETE FROM "${schema}".arbor_migrations WHERE version >= 3`,
+      `DROP TABLE "${schema}".session_summaries CASCADE; ALTER TABLE "${schema}".stream_owners DROP COLUMN expires_at, DROP COLUMN backend_pid; DROP FUNCTION "${schema}".append_rows; DELETE FROM "${schema}".arbor_migrations WHERE version >= 3`,
     );
     await client.end();
     const upgraded = createPostgresEventLog({ connectionString: PG_URL, schema });

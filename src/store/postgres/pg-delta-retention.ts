@@ -1,9 +1,10 @@
 /**
  * The PostgreSQL log's `endedMessageDeltas: "delete"` retention (ours; the contract is `delta-retention.ts`): {@link deletionsOf} lists the
- * messages each append ends and keeps, and {@link appendAndDeleteDeltas} runs `append_batch` and their delta deletes in ONE transaction (any error
+ * messages each append ends and keeps, and {@link appendAndDeleteDeltas} runs `append_rows` and their delta deletes in ONE transaction (any error
  * rolls the flush back); savings are reported after the commit.
  */
 import type pg from "pg";
+import type { QueryConfig } from "pg";
 import type { DroppedDeltas } from "../log/delta-retention.ts";
 import { isEventOfType } from "../events/catalogue.ts";
 import type { PgWrite } from "./pg-writer.ts";
@@ -32,15 +33,14 @@ export function deletionsOf(writes: readonly PgWrite[]): DeltaDeletion[] {
 }
 
 /**
- * `append_batch` and the deletes of `deleting` in one transaction; returns the outcomes.
+ * The `append_rows` call `append` and the deletes of `deleting` in one transaction; returns the outcomes.
  *
  * @throws the pg error of any statement (after a `ROLLBACK`: nothing of the flush is written).
  */
 export async function appendAndDeleteDeltas(
   pool: pg.Pool,
   schema: string,
-  batchJson: string,
-  commitTime: string,
+  append: QueryConfig,
   deleting: readonly DeltaDeletion[],
   report: (saved: DroppedDeltas) => void,
 ): Promise<unknown[]> {
@@ -49,7 +49,7 @@ export async function appendAndDeleteDeltas(
   let outcomes: { ok?: boolean; version?: number | string }[];
   try {
     await client.query("BEGIN");
-    outcomes = (await client.query<{ outcomes: typeof outcomes }>(`SELECT ${schema}.append_batch($1::json, $2) AS outcomes`, [batchJson, commitTime])).rows[0].outcomes;
+    outcomes = (await client.query<{ outcomes: typeof outcomes }>(append)).rows[0].outcomes;
     for (const item of deleting) {
       const outcome = outcomes[item.write];
       if (outcome?.ok !== true || outcome.version === undefined) continue;

@@ -1,8 +1,8 @@
 /**
  * The PostgreSQL event log (ours), on the `pg` package: one database shared by many processes and hosts, with the shared guarantees of
  * `event-log.ts`.
- * - the appends and deletes of one tick go to the server as ONE `append_batch` call (`pg-writer.ts`), each append with its own version check and
- *   outcome; idempotency rests on `UNIQUE(event_id)`;
+ * - the appends and deletes of one tick go to the server as ONE `append_rows` call (`pg-writer.ts`, `pg-append-rows.ts`; a named prepared
+ *   statement), each append with its own version check and outcome; idempotency rests on `UNIQUE(event_id)`;
  * - every append locks the one `log_head` row, so positions commit in order without gaps (one commit at a time per schema);
  * - the read queries are `pg-reads.ts`; subscriptions catch up then go live: own commits wake them at once, other processes' by `LISTEN/NOTIFY`,
  *   with a head poll every `pollIntervalMs` as a fallback (`pg-tail.ts`);
@@ -33,6 +33,7 @@ import { endedKeptMessages, resolveDeltaRetention, type ActiveDeltaRetention, ty
 import type { DroppedDeltas } from "../log/delta-retention.ts";
 import { appendAndDeleteDeltas, deletionsOf } from "./pg-delta-retention.ts";
 import { createPgGroupWriter } from "./pg-writer.ts";
+import { appendRowsQuery } from "./pg-append-rows.ts";
 import type { StreamOwnership } from "../log/stream-ownership.ts";
 import { createLogCipher, encryptionProvider, type EncryptionOptions } from "../crypto/log-cipher.ts";
 import { createPgDataKeys } from "../crypto/pg-data-keys.ts";
@@ -57,7 +58,7 @@ export interface PostgresEventLogOptions {
   registry?: EventRegistry;
   /**
    * Retention of the stored deltas of ended, kept messages (`delta-retention.ts`); default keep. `"delete"` deletes them in the transaction of the
-   * `append_batch` that commits the message's `message.ended` (`pg-delta-retention.ts`). `"drop"` empties them by one `UPDATE` right after that
+   * `append_rows` call that commits the message's `message.ended` (`pg-delta-retention.ts`). `"drop"` empties them by one `UPDATE` right after that
    * commit (before its promise resolves): a crash in between keeps them, never loses text. The old row versions go at `VACUUM`, as with any
    * PostgreSQL update or delete.
    */
@@ -184,14 +185,11 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
   };
 
   const writer = createPgGroupWriter({
-    async call(batchJson, commitTime, writes) {
+    async call(values, writes) {
       const deleting = retention?.mode === "delete" ? deletionsOf(writes) : [];
-      if (deleting.length === 0) {
-        const rows = await query<{ outcomes: unknown[] }>(`SELECT ${s}.append_batch($1::json, $2) AS outcomes`, [batchJson, commitTime]);
-        return rows[0].outcomes;
-      }
       await ready;
-      return appendAndDeleteDeltas(pool, s, batchJson, commitTime, deleting, (retention as ActiveDeltaRetention).report);
+      if (deleting.length === 0) return (await pool.query<{ outcomes: unknown[] }>(appendRowsQuery(schema, values))).rows[0].outcomes;
+      return appendAndDeleteDeltas(pool, s, appendRowsQuery(schema, values), deleting, (retention as ActiveDeltaRetention).report);
     },
     onCommitted: wakeAll,
     ...(cipher ? { summaries: false, openRecord: cipher.open } : {}),

@@ -1,6 +1,6 @@
 /**
  * {@link StreamOwnership} over PostgreSQL (ours; Emmett's advisory lock plus fencing token). The lease is the stream's `stream_owners` row: its
- * token, which `append_batch` checks on every append, the owner, `expires_at` and the backend pid of the owning process's one dedicated lock
+ * token, which `append_rows` checks on every append, the owner, `expires_at` and the backend pid of the owning process's one dedicated lock
  * connection (it dies with the process or, for a vanished host, at the TCP keepalive timeout). The row names a live owner while it is unexpired
  * and its backend is alive (`pg_stat_activity`). Each owner also holds a session-level `pg_try_advisory_lock` on the stream when it can, so two
  * acquirers of a free stream do not race, and so an older process (which trusts the lock alone) sees the stream owned.

@@ -2,12 +2,14 @@
  * The PostgreSQL event log's schema and its migrations (ours; tables after Emmett's PostgreSQL event store), all in one PostgreSQL schema (default
  * `arbor`). {@link migratePostgresLog} applies the missing migrations in ONE transaction under an advisory lock on the schema name;
  * {@link checkPostgresLog} (read-only) creates nothing. A newer version, or tables without `arbor_migrations`, is `LogSchemaError`, nothing written
- * or dropped. Writes go through `append_batch(batch json, commit_time text)`: one call, one round trip, one transaction.
+ * or dropped. Writes go through `append_rows` (migration 5, `pg-append-rows.ts`; `append_batch(batch json, commit_time text)` before): one call,
+ * one round trip, one transaction.
  */
 import type { ClientBase } from "pg";
 import { InvalidArgumentError, LogSchemaError } from "../../core/errors.ts";
 import { backfillPgSessionSummaries } from "./pg-summaries.ts";
-import { SUMMARY_COLUMN_NAMES, summaryMergeSet, summaryTableColumns } from "../session/session-summary-index.ts";
+import { summaryTableColumns } from "../session/session-summary-index.ts";
+import { APPEND_ROWS, deleteOfWrite, emptyAppend, endOfCall, streamRowOfAppend, summaryOfAppend } from "./pg-append-rows.ts";
 import { ignoreError } from "../../core/ignored.ts";
 
 /** One versioned migration: `sql(schema)` returns the DDL for the quoted schema name. */
@@ -90,20 +92,6 @@ const TENANT_OF_APPEND = (s: string): string => `    IF current > 0 THEN
 `;
 
 /**
- * The session summary merge of an append (migration 3; `session-summary-index.ts`): the append's summary (`op.sm`, computed by the writer) becomes
- * the row, or extends it when the row ends right before the append; a row left behind by an older writer stays behind.
- */
-const SUMMARY_OF_APPEND = (s: string): string => `    IF op.sm IS NOT NULL THEN
-      INSERT INTO ${s}.session_summaries AS r (${SUMMARY_COLUMN_NAMES.join(", ")})
-        SELECT stream, current + 1, current + wanted, (current = 0 AND x.starts)${SUMMARY_COLUMN_NAMES.slice(4).map((column) => `, x.${column}`).join("")}
-        FROM json_populate_record(NULL::${s}.session_summaries, op.sm) AS x
-      ON CONFLICT (stream_id) DO UPDATE SET
-    ${summaryMergeSet("r", "greatest")}
-      WHERE r.version = excluded.from_version - 1;
-    END IF;
-`;
-
-/**
  * The `append_batch` function; with `tenant` (migration 2 on) it also writes the tenant column, with `summaries` (migration 3 on) the session summary
  * rows.
  */
@@ -129,13 +117,7 @@ BEGIN
   FOR op IN SELECT * FROM json_to_recordset(batch) AS b(k text, s text, e text, f bigint, n integer, ev json${summaries ? ", sm json" : ""}) LOOP
     stream := op.s;
     IF op.k = 'delete' THEN
-      DELETE FROM ${s}.events WHERE stream_id = stream;
-      GET DIAGNOSTICS removed = ROW_COUNT;
-      DELETE FROM ${s}.streams WHERE stream_id = stream;${summaries ? `
-      DELETE FROM ${s}.session_summaries WHERE stream_id = stream;` : ""}
-      outcomes := outcomes || json_build_object('ok', true, 'removed', removed);
-      CONTINUE;
-    END IF;
+${deleteOfWrite(s, summaries)}    END IF;
     IF op.f IS NOT NULL AND NOT EXISTS (
       SELECT 1 FROM ${s}.stream_owners WHERE stream_id = stream AND token = op.f
     ) THEN
@@ -152,12 +134,7 @@ BEGIN
       outcomes := outcomes || json_build_object('ok', false, 'actual', current, 'known', ${knownEvents(s)});
       CONTINUE;
     END IF;
-    IF wanted = 0 THEN
-      outcomes := outcomes || json_build_object('ok', true, 'version', current,
-        'last', coalesce((SELECT global_position FROM ${s}.events WHERE stream_id = stream AND version = current), 0));
-      CONTINUE;
-    END IF;
-${tenant ? TENANT_OF_APPEND(s) : ""}    -- Idempotency rests on the UNIQUE(event_id) constraint, not on a lookup first.
+${emptyAppend(s)}${tenant ? TENANT_OF_APPEND(s) : ""}    -- Idempotency rests on the UNIQUE(event_id) constraint, not on a lookup first.
     INSERT INTO ${s}.events (global_position, event_id, stream_id, version, type, schema_version, time, data, metadata${tenant ? ", tenant" : ""})
       SELECT head + x.ord, x.id, stream, current + x.ord, x.t, x.v, coalesce(x.tm, commit_time), x.d, x.m${tenant ? ", owner" : ""}
       FROM ROWS FROM (json_to_recordset(op.ev) AS (id text, c boolean, t text, v integer, tm text, d json, m json))
@@ -170,23 +147,10 @@ ${tenant ? TENANT_OF_APPEND(s) : ""}    -- Idempotency rests on the UNIQUE(event
       outcomes := outcomes || json_build_object('ok', false, 'actual', current, 'known', ${knownEvents(s)});
       CONTINUE;
     END IF;
-    IF current = 0 THEN
-      INSERT INTO ${s}.streams (stream_id, version, first_position, created_at, updated_at${tenant ? ", tenant" : ""})
-        VALUES (stream, wanted, head + 1, commit_time, commit_time${tenant ? ", owner" : ""});
-    ELSE
-      UPDATE ${s}.streams SET version = current + wanted, updated_at = commit_time WHERE stream_id = stream;
-    END IF;
-${summaries ? SUMMARY_OF_APPEND(s) : ""}    outcomes := outcomes || json_build_object('ok', true, 'version', current + wanted, 'first', head + 1);
+${streamRowOfAppend(s, tenant)}${summaries ? summaryOfAppend(s, "op.sm") : ""}    outcomes := outcomes || json_build_object('ok', true, 'version', current + wanted, 'first', head + 1);
     head := head + wanted;
   END LOOP;
-  IF head <> start_head THEN
-    UPDATE ${s}.log_head SET position = head WHERE id;
-    PERFORM pg_notify('${channel}', head::text);
-  END IF;
-  RETURN array_to_json(outcomes);
-END
-$fn$;
-`;
+${endOfCall(s, channel)}`;
 
 const VERSION_1 = (s: string, channel: string): string => `${VERSION_1_TABLES(s)}${APPEND_BATCH(s, channel, false)}`;
 
@@ -219,12 +183,19 @@ const VERSION_4 = (s: string): string => `
 ALTER TABLE ${s}.stream_owners ADD COLUMN expires_at timestamptz;
 ALTER TABLE ${s}.stream_owners ADD COLUMN backend_pid integer;`;
 
+/**
+ * Migration 5: `append_rows`, the writes of a group commit as typed arrays (`pg-append-rows.ts`). `append_batch` stays for processes of the
+ * previous build still running: both take the `log_head` lock, so their appends serialise.
+ */
+const VERSION_5 = (s: string, channel: string): string => APPEND_ROWS(s, channel);
+
 /** Every migration this build knows, ascending. The last one's version is the current schema version. */
 export const POSTGRES_LOG_MIGRATIONS: readonly PostgresMigration[] = [
   { version: 1, name: "events, streams, head, owners, append_batch", sql: (schema) => VERSION_1(schema, notifyChannel(schema.slice(1, -1))) },
   { version: 2, name: "tenant column and indexes on streams and events", sql: (schema) => VERSION_2(schema, notifyChannel(schema.slice(1, -1))) },
   { version: 3, name: "session summary rows", sql: (schema) => VERSION_3(schema, notifyChannel(schema.slice(1, -1))), run: backfillPgSessionSummaries },
   { version: 4, name: "lease expiry and lock backend on stream owners", sql: (schema) => VERSION_4(schema) },
+  { version: 5, name: "append_rows: a group commit's writes as typed arrays", sql: (schema) => VERSION_5(schema, notifyChannel(schema.slice(1, -1))) },
 ];
 
 /**

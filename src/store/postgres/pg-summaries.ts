@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL log's session summary rows (ours; semantics in `session-summary-index.ts`, merged by `append_batch`): {@link summaryJson} is an
+ * The PostgreSQL log's session summary rows (ours; semantics in `session-summary-index.ts`, merged by `append_rows`): {@link summaryJson} is an
  * append's `sm` field, {@link backfillPgSessionSummaries} builds every row inside the migration, {@link readPgSummaries} reads them.
  */
 import type { ClientBase, Pool } from "pg";
@@ -14,7 +14,7 @@ function pgValues(columns: SummaryColumns): Record<string, unknown> {
   return { ...columns, starts: columns.starts === 1, name_set: columns.name_set === 1 };
 }
 
-/** The JSON text of an append's summary for `append_batch`, or undefined when `streamId` is not a session's. */
+/** The JSON text of an append's summary for `append_rows`, or undefined when `streamId` is not a session's. */
 export function summaryJson(streamId: string, events: readonly PreparedEvent[]): string | undefined {
   if (sessionIdOfStream(streamId) === undefined || events.length === 0) return undefined;
   return JSON.stringify(pgValues(summaryColumns(summarizeEvents(streamId, events, 1))));

@@ -1,6 +1,6 @@
 /**
- * Group commit for the PostgreSQL event log (ours; `log-group-commit.ts` over one `append_batch` call): the writes queued in one tick go as ONE
- * `SELECT append_batch($1, $2)`, one flush in flight at a time. Each write has its own outcome (conflict, reused eventId, fenced-out owner); a failed
+ * Group commit for the PostgreSQL event log (ours; `log-group-commit.ts` over one `append_rows` call, `pg-append-rows.ts`): the writes queued in one
+ * tick go as ONE call, their columns as typed arrays, one flush in flight at a time. Each write has its own outcome (conflict, reused eventId, fenced-out owner); a failed
  * call rejects the flush with one `LogCommitError` (after a lost connection the commit may have happened: a retry with the same eventIds is a no-op).
  * Session appends carry their summary (`pg-summaries.ts`); `onCommitted` runs after the promises settled.
  */
@@ -8,7 +8,9 @@ import { ArborError, EventIdReusedError, ExpectedVersionConflictError, LogCommit
 import type { AppendResult, ExpectedVersion } from "../event-log.ts";
 import { type EventRecord, type PreparedEvent, resolveDuplicates } from "../log/log-prepare.ts";
 import { toStoredEvent } from "../log/log-decode.ts";
+import { upcastStoredEvent } from "../events/upcast.ts";
 import { summaryJson } from "./pg-summaries.ts";
+import { boolArray, int4Array, int8Array, textArray } from "./pg-binary-arrays.ts";
 
 /** A queued append: events already validated and serialized. */
 export interface PgAppendWrite {
@@ -33,7 +35,7 @@ export interface PgDeleteWrite {
 /** Any queued write. */
 export type PgWrite = PgAppendWrite | PgDeleteWrite;
 
-/** One write's outcome as `append_batch` reports it. */
+/** One write's outcome as `append_rows` reports it. */
 interface Outcome {
   ok: boolean;
   removed?: number;
@@ -59,8 +61,8 @@ interface KnownRecord {
 
 /** Options of {@link createPgGroupWriter}. */
 export interface PgGroupWriterOptions {
-  /** Runs `append_batch(batch, commitTime)` and returns its JSON outcomes, one per write (`writes`: the writes of `batchJson`, in order). */
-  call(batchJson: string, commitTime: string, writes: readonly PgWrite[]): Promise<unknown[]>;
+  /** Runs `append_rows` with `values` (its arguments, the last one `commitTime`) and returns its JSON outcomes, one per write of `writes`, in order. */
+  call(values: unknown[], writes: readonly PgWrite[]): Promise<unknown[]>;
   /** Called after a flush that wrote something. */
   onCommitted(): void;
   /** False: appends carry no session summary (an encrypted log keeps none: they hold titles). Default true. */
@@ -75,19 +77,69 @@ export interface PgGroupWriter {
   drain(): Promise<void>;
 }
 
-/** The JSON text of one write, as `append_batch` reads it (`data`/`metadata` embedded verbatim; an encrypted log's sealed data). */
-function writeJson(write: PgWrite, summaries: boolean): string {
-  const stream = JSON.stringify(write.streamId);
-  if (write.kind === "delete") return `{"k":"delete","s":${stream}}`;
-  const events = write.events.map(
-    (event) =>
-      `{"id":${JSON.stringify(event.eventId)},"c":${event.callerEventId},"t":${JSON.stringify(event.type)},"v":${event.schemaVersion},` +
-      `${event.time === undefined ? "" : `"tm":${JSON.stringify(event.time)},`}"d":${event.storedDataJson ?? event.dataJson},"m":${event.metadataJson}}`,
-  );
-  const fence = write.fence === undefined ? "" : `,"f":${write.fence}`;
-  const summary = summaries ? summaryJson(write.streamId, write.events) : undefined;
-  const sm = summary === undefined ? "" : `,"sm":${summary}`;
-  return `{"k":"append","s":${stream},"e":${JSON.stringify(String(write.expected))}${fence}${sm},"n":${events.length},"ev":[${events.join(",")}]}`;
+/**
+ * The 14 arguments of `append_rows` (`pg-append-rows.ts`) for `writes`, the arrays in binary form (`pg-binary-arrays.ts`): an encrypted log's
+ * sealed data where it has some, the summaries when `summaries`; the caller-given flags and the times are NULL when no event has one.
+ */
+function appendRowsValues(writes: readonly PgWrite[], commitTime: string, summaries: boolean): unknown[] {
+  const kinds: string[] = [];
+  const streams: string[] = [];
+  const expected: (string | null)[] = [];
+  const fences: (number | null)[] = [];
+  const counts: number[] = [];
+  const sums: (string | null)[] = [];
+  const ids: string[] = [];
+  const caller: boolean[] = [];
+  const types: string[] = [];
+  const versions: number[] = [];
+  const times: (string | null)[] = [];
+  let anyCaller = false;
+  let anyTime = false;
+  const data: string[] = [];
+  const metadata: string[] = [];
+  for (const write of writes) {
+    kinds.push(write.kind);
+    streams.push(write.streamId);
+    if (write.kind === "delete") {
+      expected.push(null);
+      fences.push(null);
+      counts.push(0);
+      sums.push(null);
+      continue;
+    }
+    const { events } = write;
+    expected.push(String(write.expected));
+    fences.push(write.fence ?? null);
+    counts.push(events.length);
+    sums.push((summaries ? summaryJson(write.streamId, events) : undefined) ?? null);
+    for (const event of events) {
+      ids.push(event.eventId);
+      caller.push(event.callerEventId);
+      anyCaller ||= event.callerEventId;
+      types.push(event.type);
+      versions.push(event.schemaVersion);
+      times.push(event.time ?? null);
+      anyTime ||= event.time !== undefined;
+      data.push(event.storedDataJson ?? event.dataJson);
+      metadata.push(event.metadataJson);
+    }
+  }
+  return [
+    textArray(kinds),
+    textArray(streams),
+    textArray(expected),
+    int8Array(fences),
+    int4Array(counts),
+    textArray(sums, true),
+    textArray(ids),
+    anyCaller ? boolArray(caller) : null,
+    textArray(types),
+    int4Array(versions),
+    anyTime ? textArray(times) : null,
+    textArray(data, true),
+    textArray(metadata, true),
+    commitTime,
+  ];
 }
 
 function settleAppend(write: PgAppendWrite, outcome: Outcome, commitTime: string, openRecord: (record: EventRecord) => EventRecord): boolean {
@@ -100,8 +152,9 @@ function settleAppend(write: PgAppendWrite, outcome: Outcome, commitTime: string
     }
     const first = Number(outcome.first);
     const base = version - events.length;
+    // The validated data and metadata as the SQLite log returns them (its text was written from them: no JSON.parse back).
     const stored = events.map((event, index) =>
-      toStoredEvent({
+      upcastStoredEvent({
         globalPosition: first + index,
         eventId: event.eventId,
         streamId,
@@ -109,8 +162,8 @@ function settleAppend(write: PgAppendWrite, outcome: Outcome, commitTime: string
         type: event.type,
         schemaVersion: event.schemaVersion,
         time: event.time ?? commitTime,
-        dataJson: event.dataJson,
-        metadataJson: event.metadataJson,
+        data: event.data,
+        metadata: event.metadata,
       }),
     );
     write.resolve({ streamId, nextExpectedVersion: version, events: stored, lastGlobalPosition: first + events.length - 1, duplicate: false });
@@ -162,8 +215,8 @@ export function createPgGroupWriter(options: PgGroupWriterOptions): PgGroupWrite
     const commitTime = new Date().toISOString();
     let outcomes: Outcome[];
     try {
-      outcomes = (await options.call(`[${writes.map((write) => writeJson(write, summaries)).join(",")}]`, commitTime, writes)) as Outcome[];
-      if (!Array.isArray(outcomes) || outcomes.length !== writes.length) throw new Error("append_batch returned a malformed outcome list");
+      outcomes = (await options.call(appendRowsValues(writes, commitTime, summaries), writes)) as Outcome[];
+      if (!Array.isArray(outcomes) || outcomes.length !== writes.length) throw new Error("append_rows returned a malformed outcome list");
     } catch (error) {
       // An open failure (newer schema, unreachable database) is already an ArborError: pass it on.
       const failure = ArborError.isInstance(error) ? error : new LogCommitError(`The PostgreSQL event log could not commit ${writes.length} write(s): ${(error as Error).message}.`, {
