@@ -2,11 +2,12 @@
  * ASCII rendering of a session tree for `arbor tree`.
  *
  * Contract (ours): one line per entry, children indented under their parent in time order; the current leaf is marked `*`; labels are shown as
- * `[label]`; compactions and branch summaries are named. Pure: no I/O.
+ * `[label]`; compactions and branch summaries are named; control characters are shown as `\xNN` (`printable.ts`). Pure: no I/O.
  */
 import type { SessionEntry } from "../core/entries.ts";
 import { messageText } from "../core/messages.ts";
 import type { SessionTreeNode } from "../store/session-types.ts";
+import { printable } from "./printable.ts";
 
 const PREVIEW = 60;
 
@@ -63,7 +64,7 @@ export function renderTree(roots: SessionTreeNode[], options: { leafId: string |
     const marker = node.entry.id === options.leafId ? "* " : "  ";
     const branch = top ? "" : last ? "└─ " : "├─ ";
     const label = node.label ? ` [${node.label}]` : "";
-    lines.push(`${marker}${prefix}${branch}${node.entry.id} ${describeEntry(node.entry)}${label}`);
+    lines.push(printable(`${marker}${prefix}${branch}${node.entry.id} ${describeEntry(node.entry)}${label}`));
     const childPrefix = top ? prefix : prefix + (last ? "   " : "│  ");
     // A chain of single children is printed flat: most sessions are long chains.
     const single = node.children.length === 1;

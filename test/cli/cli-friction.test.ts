@@ -101,6 +101,19 @@ describe("CLI friction", { timeout: 180_000 }, () => {
     expect(compacted.stdout).toMatch(/^compaction \S+: \d+ tokens before; keeps from \S+/);
   });
 
+  it("sessions and tree show control characters of stored text as \\xNN, never raw (no terminal retitle, no cleared line)", async () => {
+    server.script(textResponse("reply \u001b[2K\rhidden"));
+    const prompt = "title \u001b]0;PWNED\u0007 \u001b[31mRED\u001b[0m";
+    expect((await runArbor(["--db", db, "run", ...model(), "--cwd", dir, prompt], { env })).code).toBe(0);
+    const listed = await runArbor(["--db", db, "sessions"], { env });
+    const tree = await runArbor(["--db", db, "tree", "latest"], { env });
+    for (const output of [listed.stdout, tree.stdout]) {
+      expect(output).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/);
+      expect(output).toContain("\\x1b]0;PWNED\\x07");
+    }
+    expect(tree.stdout).toContain("\\x1b[2K hidden");
+  });
+
   it("rm asks on a terminal (no keeps the session), and --yes deletes without asking", async () => {
     const id = await importSample();
     const kept = await runArbor(["--db", db, "rm", id], { terminal: true, input: "n\n" });

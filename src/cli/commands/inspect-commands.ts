@@ -5,6 +5,7 @@
 import type { Command } from "commander";
 import type { SessionStats, SessionSummary } from "../../store/session-types.ts";
 import { print } from "../print-line.ts";
+import { printable } from "../printable.ts";
 import type { CliStore, StoreFlags } from "../store-context.ts";
 import { sessionStreamId } from "../../store/events/session-events.ts";
 
@@ -57,7 +58,7 @@ export function registerInspectCommands(program: Command, globals: () => StoreFl
           const name = session.name ? ` "${session.name}"` : "";
           const first = session.firstMessage.replace(/\s+/g, " ").slice(0, 60);
           const spend = spendText(session);
-          print(`${shortSessionId(session.id)}  ${session.id}${name}  changed ${session.updatedAt}  ${session.messageCount} messages  ${spend ? `${spend}  ` : ""}${first}`);
+          print(printable(`${shortSessionId(session.id)}  ${session.id}${name}  changed ${session.updatedAt}  ${session.messageCount} messages  ${spend ? `${spend}  ` : ""}${first}`));
         }
       });
     });
