@@ -86,7 +86,9 @@ export function createChatPost(context: ChatPostContext): (request: Request, ten
     const owner = await sessionTenant(log, id);
     if (owner !== undefined && owner !== tenant) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
     if ((parsed.kind === "approvals" || parsed.kind === "regenerate") && owner === undefined) return jsonError(404, "SESSION_NOT_FOUND", `No session "${id}".`);
-    const release = slots ? await slots.acquire(tenant) : () => undefined;
+    const release = slots ? await slots.acquire(tenant, request.signal) : () => undefined;
+    // The client went away while its request waited in the queue: nothing runs (no response reaches anyone).
+    if (!release && request.signal.aborted) return jsonError(499, "CLIENT_CLOSED", "The client closed the request while it waited for a run slot; nothing was run.");
     if (!release) {
       return jsonError(429, "TOO_MANY_RUNS", `Tenant "${tenant}" has as many runs going as it may (maxConcurrentRuns) and its queue is full; retry later.`, { "retry-after": String(slots!.retryAfterSeconds) });
     }

@@ -29,7 +29,11 @@ export interface RunSlotsOptions {
 
 /** The concurrency gate (see the module contract). */
 export interface RunSlots {
-  acquire(tenant: string): Promise<(() => void) | undefined>;
+  /**
+   * A slot of `tenant`'s, waiting in its queue when none is free; undefined when the queue is full, or when `signal` aborts while it waits (the
+   * client went away: it leaves the queue and its prompt never runs).
+   */
+  acquire(tenant: string, signal?: AbortSignal): Promise<(() => void) | undefined>;
   readonly retryAfterSeconds: number;
 }
 
@@ -87,7 +91,8 @@ export function createRunSlots(options: RunSlotsOptions): RunSlots {
 
   return {
     retryAfterSeconds,
-    async acquire(tenant) {
+    async acquire(tenant, signal) {
+      if (signal?.aborted) return undefined;
       if (!queues.get(tenant)?.length) {
         const release = await store.tryAcquire(tenant, limit(tenant));
         if (release) return wrap(release, tenant);
@@ -96,19 +101,39 @@ export function createRunSlots(options: RunSlotsOptions): RunSlots {
       const queue = queues.get(tenant) ?? [];
       if (queue.length >= maxQueued) return undefined;
       queues.set(tenant, queue);
-      // Wait in line: woken by a local release or by the poll, first in line first.
+      // Wait in line: woken by a local release or by the poll, first in line first; an abort leaves the line.
       return new Promise<(() => void) | undefined>((resolve) => {
         let busy = false;
+        let left = false;
+        const leave = () => {
+          left = true;
+          clearInterval(timer);
+          signal?.removeEventListener("abort", onAbort);
+          const at = queue.indexOf(attempt);
+          if (at >= 0) queue.splice(at, 1);
+          if (queue.length === 0 && queues.get(tenant) === queue) queues.delete(tenant);
+        };
+        const onAbort = () => {
+          if (left) return;
+          const wasFirst = queue[0] === attempt;
+          leave();
+          resolve(undefined);
+          // The next in line may take a slot that is free now.
+          if (wasFirst) queue[0]?.();
+        };
         const attempt = () => {
-          if (busy || queue[0] !== attempt) return;
+          if (busy || left || queue[0] !== attempt) return;
           busy = true;
           void store.tryAcquire(tenant, limit(tenant)).then(
             (release) => {
               busy = false;
               if (!release) return;
-              clearInterval(timer);
-              queue.shift();
-              if (queue.length === 0) queues.delete(tenant);
+              if (left) {
+                // Aborted while this try was in flight: the slot goes back at once.
+                void release().catch(ignoreError("a slot taken for a client that went away could not be given back; the slot store frees it with its connection"));
+                return;
+              }
+              leave();
               resolve(wrap(release, tenant));
               queue[0]?.();
             },
@@ -120,6 +145,9 @@ export function createRunSlots(options: RunSlotsOptions): RunSlots {
         queue.push(attempt);
         const timer = setInterval(attempt, pollMs);
         timer.unref?.();
+        signal?.addEventListener("abort", onAbort, { once: true });
+        // Aborted while the first try was in flight: it never joins the line.
+        if (signal?.aborted) return onAbort();
         attempt();
       });
     },

@@ -30,6 +30,22 @@ describe("createRunSlots in one process", () => {
   });
 });
 
+describe("a queued request whose client goes away", () => {
+  it("leaves the queue (its place goes to the next request) and never gets a slot", async () => {
+    const slots = createRunSlots({ maxConcurrentRuns: 1, maxQueuedRuns: 1, pollMs: 10 });
+    const running = await slots.acquire("a");
+    expect(running).toBeTruthy();
+    const gone = new AbortController();
+    const abandoned = slots.acquire("a", gone.signal);
+    gone.abort();
+    expect(await abandoned).toBeUndefined();
+    // Its place in the queue is free again: the next request waits instead of being refused.
+    const next = slots.acquire("a");
+    running!();
+    expect(await next).toBeTruthy();
+  });
+});
+
 describe("per-tenant concurrency across two replicas on PostgreSQL", () => {
   let model: GatedModelServer | undefined;
   const children: LineChild[] = [];
