@@ -208,10 +208,7 @@ export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, w
     // A session's first event: its key comes from the store, never from this process's cache. Another process may have deleted an earlier session
     // of this id (destroying its key) since this process cached it; sealing the new session with that key would make it unreadable everywhere.
     const ownKeyId = keyIdOfStream(streamId);
-    if (ownKeyId !== undefined && events.some((event) => event.type === "session.created")) {
-      keys.forget(ownKeyId);
-      absent.delete(ownKeyId);
-    }
+    if (ownKeyId !== undefined && events.some((event) => event.type === "session.created")) keys.forget(ownKeyId);
     const own = ready(streamId);
     if (own instanceof Promise) pending.push(own);
     for (const event of events) {

@@ -60,14 +60,9 @@ function aadOf(identity: SealedEventIdentity, clear: string): Buffer {
   return Buffer.from(`arbor event\0${identity.streamId}\0${identity.eventId}\0${identity.type}\0${identity.schemaVersion}\0${clear}`, "utf8");
 }
 
-/** AES-256-GCM over `plaintext`: the format byte (1 for one record or string, 2 for a batch), the IV, the ciphertext, the tag. */
-export function encryptBytes(key: Buffer, aad: Buffer, plaintext: string, format: number): Buffer {
-  return seal(key, aad, plaintext, format);
-}
-
-/** {@link encryptBytes} as base64. */
+/** AES-256-GCM over `plaintext` (`aes-gcm.ts` `seal`: format byte 1, IV, ciphertext, tag) as base64. */
 function encrypt(key: Buffer, aad: Buffer, plaintext: string): string {
-  return encryptBytes(key, aad, plaintext, FORMAT).toString("base64");
+  return seal(key, aad, plaintext, FORMAT).toString("base64");
 }
 
 /** Decrypts what {@link encrypt} wrote. */
@@ -75,7 +70,7 @@ function decrypt(key: Buffer, aad: Buffer, base64: string): string | undefined {
   return decryptBytes(key, aad, Buffer.from(base64, "base64"), FORMAT);
 }
 
-/** Decrypts what {@link encryptBytes} wrote with `format`; undefined when the bytes are malformed or fail authentication. */
+/** Decrypts what `aes-gcm.ts` `seal` wrote with `format` (as UTF-8 text); undefined when the bytes are malformed or fail authentication. */
 export function decryptBytes(key: Buffer, aad: Buffer, bytes: Buffer, format: number): string | undefined {
   // One UTF-8 decode of the whole output: update's "utf8" output goes through a StringDecoder, twice as slow on a context chunk.
   return open(key, aad, bytes, format)?.toString("utf8");
@@ -126,7 +121,7 @@ export function sealText(key: Buffer, streamId: string, purpose: string, text: s
 
 /** Seals a string of a session as raw bytes (format byte 1, IV, ciphertext, tag) for a BLOB column; {@link openTextBytes} opens it. */
 export function sealTextBytes(key: Buffer, streamId: string, purpose: string, text: string): Buffer {
-  return encryptBytes(key, Buffer.from(`arbor ${purpose}\0${streamId}`, "utf8"), text, FORMAT);
+  return seal(key, Buffer.from(`arbor ${purpose}\0${streamId}`, "utf8"), text, FORMAT);
 }
 
 /**
