@@ -31,8 +31,13 @@ export function registerDoctorCommand(program: Command, globals: () => { db?: st
         }
         throw error;
       }
+      // An encrypted log's sealed data, opened with ARBOR_ENCRYPTION_KEY (`sqlite-sealed-check.ts`).
+      const sealed = await (await import("../../store/sqlite/sqlite-sealed-check.ts")).checkSealedLogData(target, (await import("../encryption-env.ts")).encryptionFromEnv(process.env));
+      report = { ...report, ok: report.ok && sealed.problems.length === 0, problems: [...report.problems, ...sealed.problems] };
+      if (sealed.unverified && report.ok) throw new CliError(`not verified: ${sealed.unverified}`, 2);
+      if (sealed.unverified) process.stderr.write(`not verified: ${sealed.unverified}\n`);
       if (report.ok) {
-        process.stdout.write(`ok ${report.path} (${report.events} events)\n`);
+        process.stdout.write(`ok ${report.path} (${report.events} events${sealed.note})\n`);
         return;
       }
       for (const problem of report.problems) process.stderr.write(`${problem}\n`);
