@@ -3,6 +3,7 @@
  * event, and an audit of each stream's versions for lost events. Prints `ok <file> (<n> events)` and exits 0, or prints each problem naming the file
  * and exits 1. A path that is not an Arbor log (missing, a folder, an empty file, another file or SQLite database, a log of a newer schema) is no
  * damage: one line naming what it is, exit 2 (as every usage or input error), nothing checked or written. SQLite files only.
+ * An encrypted log's sealed data is opened with ARBOR_ENCRYPTION_KEY (`sqlite-sealed-check.ts`); without the key it is "not verified", exit 2.
  */
 import type { Command } from "commander";
 import { CliError } from "../cli-error.ts";
