@@ -3,11 +3,13 @@
  * sessions get one bit flipped: in a sealed batch's ciphertext, in a single sealed record, and in the sealed `session.created` of a third (whose
  * tenant then cannot be trusted). Tenant A's list (the library, scoped or filtered, and `GET /api/sessions` over real HTTP) is exactly as before
  * and mentions none of B's ids; B's own list is 200 with its intact session as ever and the two damaged ones marked `damaged` (`EVENT_CORRUPT`);
- * the session whose tenant cannot be verified is in no tenant's list, only in the unfiltered (admin) one.
+ * the session whose tenant cannot be verified is in no tenant's list, only in the unfiltered (admin) one. On real PostgreSQL (sealed per record,
+ * listed by its tenant column) a flipped bit in one record is the same marked row for its owner and nothing for the other tenant.
  */
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { createChatHandler } from "../../src/http/chat-handler.ts";
 import { startChatServer } from "../../src/http/node-adapter.ts";
@@ -15,11 +17,14 @@ import type { EventLog } from "../../src/store/event-log.ts";
 import type { NewEntry } from "../../src/store/session-types.ts";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
+import { createPostgresEventLog } from "../../src/store/postgres/pg-event-log.ts";
+import { PG_URL, useTestSchemas } from "../store/pg-test-db.ts";
 import { tempDir } from "../cli/cli-helpers.ts";
 import { flipBitInSealedBatch, flipBitInSealedRecord, sealedLayout } from "./sealed-damage.ts";
 
 const dir = tempDir("arbor-damaged-list-");
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const nextSchema = useTestSchemas("damaged");
 const TOKENS: Record<string, string> = { "token-a": "a", "token-b": "b" };
 const BATCH = "b-batch-5d1e9a";
 const RECORD = "b-record-77c0f2";
@@ -99,6 +104,37 @@ describe("a damaged encrypted session in session lists", () => {
       }
     } finally {
       await opened.close();
+    }
+  }, 60_000);
+
+  it("on PostgreSQL (sealed per record): the owner's list marks it, another tenant's list is as before", async () => {
+    const schema = nextSchema();
+    const encryption = { key: randomBytes(32) };
+    const log = createPostgresEventLog({ connectionString: PG_URL, schema, encryption });
+    const client = new pg.Client({ connectionString: PG_URL });
+    await client.connect();
+    try {
+      const repository = createSessionRepository({ log });
+      for (const [id, tenant] of [["a-one", "a"], ["b-intact", "b"], [RECORD, "b"]] as const) {
+        const session = await repository.create({ id, cwd: dir, tenant });
+        await session.appendEntries([message(`${id} first`, 1_000), message(`${id} second`, 1_001)]);
+      }
+      const { rows } = await client.query<{ data: string }>(`SELECT data::text AS data FROM "${schema}".events WHERE stream_id = $1 AND version = 2`, [`session-${RECORD}`]);
+      const sealed = /^\{"\$enc":"([A-Za-z0-9+/=]+)"/.exec(rows[0]!.data)![1];
+      const bytes = Buffer.from(sealed, "base64");
+      bytes[20] ^= 0x04;
+      await client.query(`UPDATE "${schema}".events SET data = $1::json WHERE stream_id = $2 AND version = 2`, [rows[0]!.data.replace(sealed, bytes.toString("base64")), `session-${RECORD}`]);
+
+      const a = await createSessionRepository({ log, tenant: "a" }).list();
+      expect(a.map((row) => row.id)).toEqual(["a-one"]);
+      expect(JSON.stringify(a)).not.toContain(RECORD);
+      const b = await createSessionRepository({ log, tenant: "b" }).list();
+      expect(b.map((row) => row.id).sort()).toEqual([RECORD, "b-intact"].sort());
+      expect(b.find((row) => row.id === RECORD)).toMatchObject({ tenant: "b", damaged: { code: "EVENT_CORRUPT" } });
+      expect(b.find((row) => row.id === "b-intact")?.damaged).toBeUndefined();
+    } finally {
+      await client.end();
+      await log.close();
     }
   }, 60_000);
 });
