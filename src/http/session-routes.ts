@@ -18,7 +18,7 @@ import type { MachineStateRecord, MachineStates } from "../machines/machine-stat
 import { jsonEventStreamResponse, logEventStreamResponse } from "./sse.ts";
 import { uiMessagesOf } from "./ui-messages.ts";
 
-/** `GET /api/sessions`. */
+/** `GET /api/sessions`: 200 with the tenant's sessions, a damaged one as a row marked `damaged` (`SessionRepository.list`), never another tenant's. */
 export async function sessionList(repository: SessionRepository, tenant: string): Promise<Response> {
   // Already in the one order of session lists (`SessionRepository.list`).
   return jsonResponse(200, { sessions: await repository.list({ tenant }) });

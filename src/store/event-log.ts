@@ -122,6 +122,13 @@ export interface StreamInfo {
   /** ISO 8601 time of the first and last events. */
   createdAt: string;
   updatedAt: string;
+  /**
+   * The stream's tenant as the log stores it in clear, read without opening any sealed data: `data.tenant` of its first event when that is
+   * `session.created` or `session.deleted`, else `default` (PostgreSQL's tenant column; SQLite reads the first event's clear field). Absent when the
+   * log does not know it (in-memory logs; a first event whose stored JSON is damaged). On an encrypted log the clear tenant is bound to the
+   * ciphertext, so it is trusted for filtering only: a changed one makes the session's data fail to open.
+   */
+  tenant?: string;
 }
 
 /** The append-only event log. */

@@ -5,7 +5,7 @@
  * - `open` folds the stream into a fresh, independent handle (a missing session is `SessionNotFoundError`); with a snapshot store it restores the
  *   latest valid checkpoint, folds only what follows and checkpoints every `checkpointEvery` events;
  * - `list` is newest first by the latest user/assistant message time, from the log's summary rows (`session-summary-index.ts`), folding only what a
- *   row lacks; sessions whose data key is destroyed are skipped;
+ *   row lacks; sessions whose data key is destroyed are skipped; a damaged session is a row marked `damaged` in its own tenant's list only;
  * - `delete` removes the stream (with its control and elicitation streams) physically and appends a content-free `session.deleted` tombstone in
  *   `tombstone-<id>`, its audit records included;
  * - `fork` copies the path root→entry and re-creates its labels (pi's `createBranchedSession`); at one result of a tool batch it forks at the
@@ -27,6 +27,7 @@ import { createSessionHandle, generateEntryId } from "./session/session-handle.t
 import type { SessionHandle, SessionRepository, SessionSummary } from "./session-types.ts";
 import { snapshotOf } from "./session/session-tree.ts";
 import { mergeSummaries, summarizeEvents, type SessionSummaryRecord } from "./session/session-summary-index.ts";
+import { damagedSessionRow } from "./session/damaged-session.ts";
 import type { SessionSnapshotStore } from "./session/session-snapshots.ts";
 import { createSessionView, type SessionViewInternals } from "./session/session-view.ts";
 import { createLazySessionView, headOfTree, type LazySessionView, type SessionHeadState } from "./session/lazy-session-view.ts";
@@ -246,11 +247,19 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
       for (const stream of streams) {
         const id = sessionIdOfStream(stream.streamId);
         if (id === undefined) continue;
-        const summary = await summaryOf(stream.streamId, stream.version, stored.get(stream.streamId)).catch((error: unknown) => {
+        // Another tenant's session is passed over by the tenant stored in clear, before any of its data is read (or decrypted).
+        if (only !== undefined && stream.tenant !== undefined && stream.tenant !== only) continue;
+        let summary: SessionSummaryRecord | undefined;
+        try {
+          summary = await summaryOf(stream.streamId, stream.version, stored.get(stream.streamId));
+        } catch (error) {
           // A session whose data key is destroyed (a backup restored beside a newer key store) is deleted: not listed.
-          if (DataKeyUnavailableError.isInstance(error) && error.details.reason === "destroyed") return undefined;
-          throw error;
-        });
+          if (DataKeyUnavailableError.isInstance(error) && error.details.reason === "destroyed") continue;
+          // A damaged one is a marked row of its own tenant's list, never the list's error (`damaged-session.ts`).
+          const damaged = await damagedSessionRow(log, stream, id, error, only, DEFAULT_TENANT);
+          if (damaged) rows.push(damaged);
+          continue;
+        }
         const info = summary?.info;
         const owner = info?.tenant ?? DEFAULT_TENANT;
         if (!summary?.starts || !info || (only !== undefined && owner !== only)) continue;

@@ -156,6 +156,13 @@ export interface SessionSummary {
   updatedAt: string;
   /** With `list({ stats: true })`: the session's `getStats()` (every branch; tokens and cost). */
   stats?: SessionStats;
+  /**
+   * Set when the session's stored data does not read (`EVENT_CORRUPT`: an altered or lost event, or sealed data that does not authenticate): the
+   * session cannot be opened, and every field but `id`, `tenant`, `created` (its first event's time in the log), `updatedAt` and `modified` (its last
+   * event's) is a placeholder (`cwd` "", `messageCount` 0, `firstMessage` "(damaged)", no `stats`). Listed to its own tenant only. `arbor doctor` names
+   * the damage.
+   */
+  damaged?: { code: string; message: string };
 }
 
 /** Creates, opens, lists, forks and deletes sessions in one event log. */
@@ -167,7 +174,10 @@ export interface SessionRepository {
    * Newest first: by `updatedAt` (the last event appended to the stream), compared as times; on the same millisecond the stream that started later
    * first. The one order of `arbor sessions`, `GET /api/sessions` and the CLI's `latest`. With `stats: true` each row carries the session's
    * statistics; with `tenant`, only that tenant's sessions (on a repository scoped to another tenant: none). Reads the log's summary rows, not each
-   * session's events, where the log keeps them (SQLite, PostgreSQL).
+   * session's events, where the log keeps them (SQLite, PostgreSQL). A session whose stored data does not read is a row with `damaged` set, never an
+   * error of the whole list, and only in its own tenant's list: another tenant's session is passed over by the tenant the log stores in clear
+   * (`StreamInfo.tenant`) before any of its data is read, and a damaged session whose own first event does not read (so whose tenant cannot be
+   * trusted) is listed only without a tenant filter.
    */
   list(options?: { stats?: boolean; tenant?: string }): Promise<SessionSummary[]>;
   /** Physically removes the session's events. Throws SessionNotFoundError. */

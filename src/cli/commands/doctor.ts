@@ -3,6 +3,7 @@
  * event, and an audit of each stream's versions for lost events. Prints `ok <file> (<n> events)` and exits 0, or prints each problem naming the file
  * and exits 1. A path that is not an Arbor log (missing, a folder, an empty file, another file or SQLite database, a log of a newer schema) is no
  * damage: one line naming what it is, exit 2 (as every usage or input error), nothing checked or written. SQLite files only.
+ * An encrypted log's sealed data is opened with ARBOR_ENCRYPTION_KEY (`sqlite-sealed-check.ts`); without the key it is "not verified", exit 2.
  */
 import type { Command } from "commander";
 import { CliError } from "../cli-error.ts";
@@ -31,8 +32,13 @@ export function registerDoctorCommand(program: Command, globals: () => { db?: st
         }
         throw error;
       }
+      // An encrypted log's sealed data, opened with ARBOR_ENCRYPTION_KEY (`sqlite-sealed-check.ts`).
+      const sealed = await (await import("../../store/sqlite/sqlite-sealed-check.ts")).checkSealedLogData(target, (await import("../encryption-env.ts")).encryptionFromEnv(process.env));
+      report = { ...report, ok: report.ok && sealed.problems.length === 0, problems: [...report.problems, ...sealed.problems] };
+      if (sealed.unverified && report.ok) throw new CliError(`not verified: ${sealed.unverified}`, 2);
+      if (sealed.unverified) process.stderr.write(`not verified: ${sealed.unverified}\n`);
       if (report.ok) {
-        process.stdout.write(`ok ${report.path} (${report.events} events)\n`);
+        process.stdout.write(`ok ${report.path} (${report.events} events${sealed.note})\n`);
         return;
       }
       for (const problem of report.problems) process.stderr.write(`${problem}\n`);

@@ -22,8 +22,8 @@ type SummaryWithSpend = SessionSummary & { tokens: SessionStats["tokens"]; cost:
 async function withSpend<T extends SessionSummary>(store: CliStore, sessions: T[]): Promise<(T & SummaryWithSpend)[]> {
   const result: (T & SummaryWithSpend)[] = [];
   for (const { stats, ...session } of sessions) {
-    // The list's rows carry the statistics (kept by the log's writer); a row without them is opened.
-    const spend = stats ?? (await store.repo.open(session.id)).view.getStats();
+    // The list's rows carry the statistics (kept by the log's writer); a row without them is opened. A damaged one does not open: nothing known.
+    const spend = session.damaged ? { tokens: { input: null, output: null, cacheRead: null, cacheWrite: null, total: null }, cost: null } : (stats ?? (await store.repo.open(session.id)).view.getStats());
     result.push({ ...(session as T), tokens: spend.tokens, cost: spend.cost });
   }
   return result;
@@ -52,9 +52,17 @@ export function registerInspectCommands(program: Command, globals: () => StoreFl
       }
       await withStore(globals(), { readOnly: true }, async (store) => {
         const sessions = await withSpend(store, await store.listNewestFirst());
+        // A damaged session is listed, marked, and warned about (a warning: the exit code stays 0); the other sessions list as ever.
+        for (const session of sessions) {
+          if (session.damaged) process.stderr.write(printable(`warning: session ${session.id} is damaged and cannot be opened: ${session.damaged.message} Run arbor doctor to check the log.`) + "\n");
+        }
         if (flags.json) return print(JSON.stringify(sessions, null, 2));
         if (sessions.length === 0) return print(`No sessions in ${store.dbPath}.`);
         for (const session of sessions) {
+          if (session.damaged) {
+            print(printable(`${shortSessionId(session.id)}  ${session.id}  changed ${session.updatedAt}  DAMAGED (${session.damaged.code}): its stored data does not read; see arbor doctor`));
+            continue;
+          }
           const name = session.name ? ` "${session.name}"` : "";
           const first = session.firstMessage.replace(/\s+/g, " ").slice(0, 60);
           const spend = spendText(session);

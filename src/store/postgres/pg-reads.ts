@@ -79,8 +79,8 @@ export function createPgReads(query: PgQuery, s: string, cipher: LogCipher | und
     },
 
     async listStreams(listOptions: ListStreamsOptions): Promise<StreamInfo[]> {
-      const rows = await query<{ streamId: string; version: string; createdAt: string; updatedAt: string }>(
-        `SELECT stream_id AS "streamId", version, created_at AS "createdAt", updated_at AS "updatedAt" FROM ${s}.streams
+      const rows = await query<{ streamId: string; version: string; createdAt: string; updatedAt: string; tenant: string }>(
+        `SELECT stream_id AS "streamId", version, created_at AS "createdAt", updated_at AS "updatedAt", tenant FROM ${s}.streams
          WHERE ($1::text IS NULL OR tenant = $1) ORDER BY first_position`,
         [listOptions.tenant ?? null],
       );

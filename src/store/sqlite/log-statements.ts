@@ -63,8 +63,13 @@ export function createLogStatements(db: Database.Database) {
     selectByEventId: prepare(`SELECT ${COLUMNS} FROM events WHERE event_id = ?`),
     readStreamForwards: prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version >= ? ORDER BY version LIMIT ?`),
     readStreamBackwards: prepare(`SELECT ${COLUMNS} FROM events WHERE stream_id = ? AND version <= ? ORDER BY version DESC LIMIT ?`),
+    // The tenant as `StreamInfo.tenant` states it, from the first event's clear JSON (NULL when that JSON is damaged or its tenant not a string).
     listStreams: prepare(
-      "SELECT stream_id AS streamId, version, created_at AS createdAt, updated_at AS updatedAt FROM streams ORDER BY first_position",
+      `SELECT s.stream_id AS streamId, s.version, s.created_at AS createdAt, s.updated_at AS updatedAt, (
+        SELECT CASE WHEN e.type NOT IN ('session.created', 'session.deleted') THEN 'default' WHEN NOT json_valid(e.data) THEN NULL
+          WHEN json_type(e.data, '$.tenant') IS NULL THEN 'default' WHEN json_type(e.data, '$.tenant') = 'text' THEN json_extract(e.data, '$.tenant') END
+        FROM events e WHERE e.stream_id = s.stream_id AND e.version = 1) AS tenant
+      FROM streams s ORDER BY s.first_position`,
     ),
     deleteEvents: prepare("DELETE FROM events WHERE stream_id = ?"),
     deleteStream: prepare("DELETE FROM streams WHERE stream_id = ?"),

@@ -164,7 +164,7 @@ export function openLog(
     async listStreams(listOptions?: ListStreamsOptions): Promise<StreamInfo[]> {
       ensureOpen("listStreams");
       refuseTenantFilter("listStreams", listOptions);
-      return statements.listStreams.all() as StreamInfo[];
+      return (statements.listStreams.all() as (StreamInfo & { tenant: string | null })[]).map(({ tenant, ...stream }) => (tenant === null ? stream : { ...stream, tenant }));
     },
 
     deleteStream(streamId: string): Promise<number> {
