@@ -61,7 +61,8 @@ export function createRunOwnership(session: SessionHandle, options: RunOwnership
     const sentAt = Date.now();
     current.lease.renew().then(
       () => {
-        if (held === current && !current.lost) current.renewedAt = sentAt;
+        // The lease reports when its renewal was sent (after any queueing); else the time the beat asked for it.
+        if (held === current && !current.lost) current.renewedAt = current.lease.renewedAt ?? sentAt;
       },
       (error: unknown) => {
         if (held !== current) return;
@@ -81,7 +82,9 @@ export function createRunOwnership(session: SessionHandle, options: RunOwnership
       });
       const timer = setInterval(beat, Math.max(50, Math.floor(ttlMs / 3)));
       timer.unref();
-      held = { lease, renewedAt: sentAt, timer };
+      // Timed from when the log's taking statement was sent, where the lease reports it: an acquire queued behind this process's other lock calls
+      // (many runs starting at once) is not counted against its own TTL.
+      held = { lease, renewedAt: lease.renewedAt ?? sentAt, timer };
       // With token-checked appends (PostgreSQL) the owner catches up with what others wrote; where
       // the version check is the fence (SQLite), a stale view stays stale and its append is refused.
       const refresh = (session as { refresh?: () => Promise<number> }).refresh;

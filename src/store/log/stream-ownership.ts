@@ -35,6 +35,13 @@ export interface StreamLease {
   /** The lease's TTL, in ms. */
   readonly ttlMs: number;
   /**
+   * This process's clock (`Date.now()`, ms) when the statement that took the lease, or last extended it, was sent: the log starts the TTL no
+   * earlier, so the lease holds at least until `renewedAt + ttlMs` unless another owner takes the stream over. Time spent queued before that
+   * statement (behind this process's other lock calls) does not count against the lease. Optional for other implementations: a caller without it
+   * counts from when it called `acquire()` or `renew()`.
+   */
+  readonly renewedAt?: number;
+  /**
    * Extends the lease by its TTL from now (the owner's heartbeat). Rejects with `LeaseLostError` when the stream is no longer this lease's (taken
    * over, released).
    */

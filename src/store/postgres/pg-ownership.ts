@@ -123,6 +123,8 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
           // first owner between its lock and its row.
           if (row.live === true || (!current && !locked)) return await busy(client, streamId, current);
           const expires = "now() + make_interval(secs => $3::double precision / 1000)";
+          // The TTL runs from this statement: time queued behind this process's other lock calls is not the lease's.
+          const sentAt = Date.now();
           // Compared and set against the row read above, and only while it names no live owner: of two takers one wins.
           const taken = current
             ? await client.query<{ token: string }>(
@@ -139,7 +141,7 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
           const token = Number(taken.rows[0].token);
           held.set(streamId, { token, client, locked });
           kept = true;
-          return lease(streamId, token, ttlMs);
+          return lease(streamId, token, ttlMs, sentAt);
         } finally {
           if (locked && !kept) {
             await client
@@ -181,26 +183,32 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
     },
   };
 
-  function lease(streamId: string, token: number, ttlMs: number): StreamLease {
+  function lease(streamId: string, token: number, ttlMs: number, takenAt: number): StreamLease {
     let released = false;
+    let renewedAt = takenAt;
     const lost = (why: string) =>
       new LeaseLostError(`The lease of stream "${streamId}" (token ${token}) is lost: ${why}; another process may have taken its run over.`, { details: { streamId, token } });
     return {
       streamId,
       token,
       ttlMs,
+      get renewedAt() {
+        return renewedAt;
+      },
       renew() {
         return serialized(async () => {
           const mine = held.get(streamId);
           if (released || mine?.token !== token) throw lost("it was released");
           const { client } = mine;
           if (lockClient?.client !== client) throw lost("the connection its row names is gone");
+          const sentAt = Date.now();
           const renewed = await client
             .query(`UPDATE ${s}.stream_owners SET expires_at = now() + make_interval(secs => $3::double precision / 1000) WHERE stream_id = $1 AND token = $2`, [streamId, token, ttlMs])
             .catch((error: unknown) => {
               throw lost(`its renewal failed (${error instanceof Error ? error.message : String(error)})`);
             });
           if (renewed.rowCount !== 1) throw lost("the stream has a newer owner");
+          renewedAt = sentAt;
           if (!mine.locked) {
             // Taken over while the old owner held the lock: take it once that owner let it go.
             mine.locked = await client

@@ -74,6 +74,7 @@ export function createSqliteOwnership(db: Database.Database): SqliteOwnership {
           throw new SessionBusyError(`Stream "${streamId}" is already owned by this log (token ${held.get(streamId)}).`, { details: { streamId } });
         }
         ensureTable();
+        let takenAt = 0;
         const token = db
           .transaction(() => {
             const row = rowOf(streamId);
@@ -84,12 +85,13 @@ export function createSqliteOwnership(db: Database.Database): SqliteOwnership {
               );
             }
             const next = (row?.token ?? 0) + 1;
-            sql().upsert.run(streamId, next, JSON.stringify(owner), Date.now() + ttlMs);
+            takenAt = Date.now();
+            sql().upsert.run(streamId, next, JSON.stringify(owner), takenAt + ttlMs);
             return next;
           })
           .immediate();
         held.set(streamId, token);
-        return Promise.resolve(lease(streamId, token, ttlMs));
+        return Promise.resolve(lease(streamId, token, ttlMs, takenAt));
       } catch (error) {
         return Promise.reject(toError(error));
       }
@@ -129,20 +131,28 @@ export function createSqliteOwnership(db: Database.Database): SqliteOwnership {
     },
   };
 
-  function lease(streamId: string, token: number, ttlMs: number): StreamLease {
+  function lease(streamId: string, token: number, ttlMs: number, takenAt: number): StreamLease {
     let released = false;
+    let renewedAt = takenAt;
     return {
       streamId,
       token,
       ttlMs,
+      get renewedAt() {
+        return renewedAt;
+      },
       renew() {
         let changed: number;
+        const sentAt = Date.now();
         try {
-          changed = released ? 0 : sql().renew.run(Date.now() + ttlMs, streamId, token).changes;
+          changed = released ? 0 : sql().renew.run(sentAt + ttlMs, streamId, token).changes;
         } catch (error) {
           return Promise.reject(toError(error));
         }
-        if (changed === 1) return Promise.resolve();
+        if (changed === 1) {
+          renewedAt = sentAt;
+          return Promise.resolve();
+        }
         return Promise.reject(
           new LeaseLostError(`The lease of stream "${streamId}" (token ${token}) is lost: ${released ? "it was released" : "the stream has a newer owner"}; another process may have taken its run over.`, {
             details: { streamId, token },
