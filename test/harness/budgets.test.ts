@@ -76,7 +76,7 @@ describe("budgets: each limit", () => {
     const outcome = await h.prompt("go");
     expect(outcome.status).toBe("budget_exceeded");
     expect(outcome.budget).toMatchObject({ scope: "run", limit: "maxToolCalls", max: 2 });
-    expect(outcome.error).toMatch(/Budget exceeded: the run's maxToolCalls is 2/);
+    expect(outcome.error).toBe(`Budget exceeded: the run's maxToolCalls is 2 tool calls (used ${outcome.budget!.used}, reserved ${outcome.budget!.reserved}, requested 1).`);
     expect(calls.length).toBe(2);
     const events = await sessionEvents(h);
     const exceeded = events.filter((event) => event.type === "budget.exceeded");
