@@ -93,7 +93,8 @@ export function parseBudget(text: string, what = "--budget"): Budget {
 
 function checkLimit(limit: BudgetLimit, value: unknown, label: string): void {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw new InvalidArgumentError(`${label} must be a finite number ≥ 0.`);
-  if (WHOLE.has(limit) && !Number.isSafeInteger(value)) throw new InvalidArgumentError(`${label} must be a whole number.`);
+  if (WHOLE.has(limit) && !Number.isInteger(value)) throw new InvalidArgumentError(`${label} must be a whole number.`);
+  if (WHOLE.has(limit) && !Number.isSafeInteger(value)) throw new InvalidArgumentError(`${label} is above the largest supported value, ${Number.MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER).`);
 }
 
 /**
