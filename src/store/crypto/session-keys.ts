@@ -222,7 +222,7 @@ export function createSessionKeys(options: {
   /** The refusal of a key store that does not exist while the log holds sealed data (it was lost or moved away). */
   const lostStore = (): Error =>
     new EncryptionKeyError(
-      `The key store ${rows.name} of the encrypted log ${options.log} does not exist, but the log holds sealed data: its key store was lost or moved, and a new one would make that data unreadable. Restore the key store from where it was kept (SQLite: the key file beside the log, e.g. arbor.keys.db for arbor.db). Nothing was written.`,
+      `The key store ${rows.name} of the encrypted log ${options.log} does not exist, but the log holds sealed data: its key store was lost or moved, and a new one would make that data unreadable. Restore the key store from where it was kept (SQLite: the key file beside the log, e.g. arbor.keys.db for arbor.db; PostgreSQL: the key table's schema, by default the log's schema + _keys). Nothing was written.`,
       { details: { keyStore: rows.name, log: options.log } },
     );
   const bindStore = (): MaybePromise<void> => {
