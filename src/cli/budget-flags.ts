@@ -37,6 +37,7 @@ export function budgetFlags(flags: BudgetFlags): HarnessBudget | undefined {
 export function wholeFlag(value: string | undefined, flag: string, min: number): number | undefined {
   if (value === undefined) return undefined;
   const number = /^\d+$/.test(value.trim()) ? Number(value) : Number.NaN;
+  if (Number.isInteger(number) && !Number.isSafeInteger(number)) throw new CliError(`${flag}: "${value}" is above the largest supported value, ${Number.MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER).`);
   if (!Number.isSafeInteger(number) || number < min) throw new CliError(`${flag}: "${value}" must be a whole number ≥ ${min}.`);
   return number;
 }

@@ -4,8 +4,6 @@
  * `--retention` picks the delta retention; writable SQLite stores open the snapshot cache beside the log. `close()` must be called.
  */
 import { existsSync } from "node:fs";
-import type pg from "pg";
-import { lazyRequire } from "../core/lazy-require.ts";
 import type { CustomEntry } from "../core/entries.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
 import type { EventLog } from "../store/event-log.ts";
@@ -16,9 +14,9 @@ import { createPostgresEventLog } from "../store/postgres/pg-event-log.ts";
 import { createSqliteEventLog } from "../store/sqlite/sqlite-event-log.ts";
 import { createSessionRepository } from "../store/session-repository.ts";
 import { openSnapshotsBeside } from "../store/session/session-snapshots.ts";
-import { KEY_CHECK_ID } from "../store/crypto/session-keys.ts";
 import { countStoredKeys, keyFileBeside } from "../store/crypto/sqlite-data-keys.ts";
 import { encryptionFromEnv } from "./encryption-env.ts";
+import { pgKeyTable } from "./key-store.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { SessionNotFoundError } from "../core/errors.ts";
 import { CliError } from "./cli-error.ts";
@@ -69,23 +67,6 @@ interface OpenStoreOptions {
   mustExist?: boolean;
   readOnly?: boolean;
   allTenants?: boolean;
-}
-
-const loadPg = lazyRequire<typeof pg>("pg");
-
-/** The key table of an encrypted PostgreSQL log (`schema` + `_keys`) and how many data keys it holds (the key check row aside), when it exists. */
-async function pgKeyTable(connectionString: string, schema: string): Promise<{ table: string; dataKeys: number } | undefined> {
-  const client = new (loadPg().Client)({ connectionString });
-  await client.connect();
-  try {
-    const table = `"${schema}_keys".data_keys`;
-    const { rows } = await client.query<{ found: string | null }>("SELECT to_regclass($1) AS found", [table]);
-    if (rows[0]?.found == null) return undefined;
-    const counted = await client.query<{ keys: number }>(`SELECT count(*)::int AS keys FROM ${table} WHERE key_id <> $1`, [KEY_CHECK_ID]);
-    return { table, dataKeys: counted.rows[0]?.keys ?? 0 };
-  } finally {
-    await client.end();
-  }
 }
 
 const RETENTION_POLICIES: Record<string, DeltaRetentionMode | undefined> = { keep: "keep", "drop-deltas": "drop", "delete-deltas": "delete" };

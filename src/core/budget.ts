@@ -93,7 +93,8 @@ export function parseBudget(text: string, what = "--budget"): Budget {
 
 function checkLimit(limit: BudgetLimit, value: unknown, label: string): void {
   if (typeof value !== "number" || !Number.isFinite(value) || value < 0) throw new InvalidArgumentError(`${label} must be a finite number ≥ 0.`);
-  if (WHOLE.has(limit) && !Number.isSafeInteger(value)) throw new InvalidArgumentError(`${label} must be a whole number.`);
+  if (WHOLE.has(limit) && !Number.isInteger(value)) throw new InvalidArgumentError(`${label} must be a whole number.`);
+  if (WHOLE.has(limit) && !Number.isSafeInteger(value)) throw new InvalidArgumentError(`${label} is above the largest supported value, ${Number.MAX_SAFE_INTEGER} (Number.MAX_SAFE_INTEGER).`);
 }
 
 /**
@@ -147,13 +148,26 @@ export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+/** The unit each limit counts in (one, several), as the refusal's sentence writes it after the limit's value (dollars are written `$`). */
+const LIMIT_UNITS: Record<BudgetLimit, readonly [string, string]> = {
+  maxCostUsd: ["", ""],
+  maxTokens: [" token", " tokens"],
+  maxToolCalls: [" tool call", " tool calls"],
+  maxTurns: [" turn", " turns"],
+  maxDurationMs: [" ms", " ms"],
+};
+
 /**
- * The sentence a run's end and the HTTP error chunk carry for a refusal, e.g. `Budget exceeded: the run's maxToolCalls is 3 (used 3, reserved 0).`
+ * The sentence a run's end and the HTTP error chunk carry for a refusal: the limit with its unit, then what the scope used, what calls in flight
+ * reserved and what the refused call asked for, e.g. `Budget exceeded: the run's maxToolCalls is 3 tool calls (used 3, reserved 0, requested 1).`
+ * A wall-time limit names only the time used (nothing is reserved or asked for).
  * @example
  * budgetExceededMessage({ scope: "run", limit: "maxTurns", max: 2, used: 2, reserved: 0, requested: 1 });
  */
 export function budgetExceededMessage(exceeded: BudgetExceeded): string {
   const owner = exceeded.scope === "run" ? "the run's" : exceeded.scope === "session" ? "the session's" : "the tenant's";
-  const round = (value: number) => (exceeded.limit === "maxCostUsd" ? `$${value.toFixed(4)}` : String(Math.round(value)));
-  return `Budget exceeded: ${owner} ${exceeded.limit} is ${round(exceeded.max)} (used ${round(exceeded.used)}, reserved ${round(exceeded.reserved)}).`;
+  const amount = (value: number) => (exceeded.limit === "maxCostUsd" ? `$${value.toFixed(4)}` : String(Math.round(value)));
+  const head = `Budget exceeded: ${owner} ${exceeded.limit} is ${amount(exceeded.max)}${LIMIT_UNITS[exceeded.limit][exceeded.max === 1 ? 0 : 1]}`;
+  if (exceeded.limit === "maxDurationMs") return `${head} (used ${amount(exceeded.used)}).`;
+  return `${head} (used ${amount(exceeded.used)}, reserved ${amount(exceeded.reserved)}, requested ${amount(exceeded.requested)}).`;
 }

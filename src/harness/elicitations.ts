@@ -2,16 +2,18 @@
  * Durable elicitation: an MCP server's request for input becomes a wait in the log that any process can answer and that outlives the asker
  * (`docs/approval.md` durability). The waiter reuses an earlier request of the same call and question (so a continued run gets the recorded
  * answer); {@link answerElicitation} validates and appends once (same answer: no-op, another: `ElicitationConflictError`); an abandoned wait is
- * closed as `cancel`.
+ * closed as `cancel`. Neither a request nor an answer recreates the elicitation stream of a deleted session (`SessionNotFoundError`,
+ * `ElicitationNotFoundError`).
  */
 import { randomUUID } from "node:crypto";
 import type { McpElicitationAnswer, McpElicitationHandler, McpElicitationRequest } from "../adapters/mcp/elicitation.ts";
 import { defineJsonSchemaTool } from "../adapters/tools/tool-schema.ts";
-import { ArborError, EventIdReusedError, ExpectedVersionConflictError, type ArborErrorOptions } from "../core/errors.ts";
+import { ArborError, EventIdReusedError, ExpectedVersionConflictError, SessionNotFoundError, type ArborErrorOptions } from "../core/errors.ts";
 import { inputDigest } from "../machines/approval-fold.ts";
-import type { EventLog, StoredEvent } from "../store/event-log.ts";
+import type { EventLog, NewEvent, StoredEvent } from "../store/event-log.ts";
 import { isArborEvent, type ArborEventData } from "../store/events/catalogue.ts";
 import { elicitationStreamId } from "../store/events/elicitation-events.ts";
+import { sessionStreamId } from "../store/events/session-events.ts";
 import { ignored } from "../core/ignored.ts";
 
 /** One elicitation of a session, as the log tells it. */
@@ -172,6 +174,36 @@ async function answerAt(
   return { changed: true, record: answered };
 }
 
+/**
+ * Appends a request to the session's elicitation stream while the session exists, at the version read before the session was checked: a request
+ * racing the session's delete never recreates the deleted stream. A delete between the check and the append removes the stream read at version
+ * > 0 (the append then conflicts, and the next check refuses); a first request's stream did not exist yet, so the session is checked again after
+ * the append, and the stream it created is removed when the session is gone.
+ * @throws SessionNotFoundError when the session does not exist (deleted); the log's errors.
+ */
+async function appendRequest(log: EventLog, sessionId: string, event: NewEvent): Promise<StoredEvent> {
+  const stream = elicitationStreamId(sessionId);
+  const gone = () =>
+    new SessionNotFoundError(`Session "${sessionId}" does not exist (it was deleted): an MCP server's request for input in it is not recorded.`, { details: { sessionId } });
+  for (let attempt = 1; ; attempt++) {
+    const version = await log.streamVersion(stream);
+    if ((await log.streamVersion(sessionStreamId(sessionId))) === 0) throw gone();
+    let stored: StoredEvent;
+    try {
+      [stored] = (await log.append(stream, [event], { expectedVersion: version === 0 ? "no_stream" : version })).events;
+    } catch (error) {
+      // Another request, an answer, or the session's delete came first: check again.
+      if (ExpectedVersionConflictError.isInstance(error) && attempt < 8) continue;
+      throw error;
+    }
+    if (version === 0 && (await log.streamVersion(sessionStreamId(sessionId))) === 0) {
+      await log.deleteStream(stream);
+      throw gone();
+    }
+    return stored;
+  }
+}
+
 /** Options of {@link createElicitationWaiter}. */
 export interface ElicitationWaiterOptions {
   log: EventLog;
@@ -270,7 +302,7 @@ export function createElicitationWaiter(options: ElicitationWaiterOptions): McpE
       requestedSchema: request.requestedSchema,
       requestDigest,
     };
-    const [stored] = (await log.append(elicitationStreamId(where.sessionId), [{ type: "elicitation.requested", data, metadata: { sessionId: where.sessionId, ...(where.runId ? { runId: where.runId } : {}) } }], { expectedVersion: "any" })).events;
+    const stored = await appendRequest(log, where.sessionId, { type: "elicitation.requested", data, metadata: { sessionId: where.sessionId, ...(where.runId ? { runId: where.runId } : {}) } });
     const record: ElicitationRecord = { ...data, requestedAt: stored.time, status: "pending" };
     try {
       options.onRequested?.(record);

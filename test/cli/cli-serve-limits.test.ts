@@ -71,6 +71,12 @@ describe("arbor serve --max-concurrent-runs across two replicas on PostgreSQL", 
     const budget = await runArbor(["--db", db, "serve", "--port", "0", "--tenant-budget", "cost=lots"], { env: { ARBOR_TOKEN: "t" } });
     expect(budget.code).toBe(2);
     expect(budget.stderr).toContain('--tenant-budget: cost="lots" must be a finite number ≥ 0.');
+    const huge = await runArbor(["--db", db, "serve", "--port", "0", "--budget", "tokens=9007199254740993"], { env: { ARBOR_TOKEN: "t" } });
+    expect(huge.code).toBe(2);
+    expect(huge.stderr).toContain('--budget: tokens="9007199254740993" is above the largest supported value, 9007199254740991 (Number.MAX_SAFE_INTEGER).');
+    const runs = await runArbor(["--db", db, "serve", "--port", "0", "--max-concurrent-runs", "9007199254740993"], { env: { ARBOR_TOKEN: "t" } });
+    expect(runs.code).toBe(2);
+    expect(runs.stderr).toContain('--max-concurrent-runs: "9007199254740993" is above the largest supported value, 9007199254740991 (Number.MAX_SAFE_INTEGER).');
   }, 60_000);
 });
 

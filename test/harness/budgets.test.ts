@@ -76,7 +76,7 @@ describe("budgets: each limit", () => {
     const outcome = await h.prompt("go");
     expect(outcome.status).toBe("budget_exceeded");
     expect(outcome.budget).toMatchObject({ scope: "run", limit: "maxToolCalls", max: 2 });
-    expect(outcome.error).toMatch(/Budget exceeded: the run's maxToolCalls is 2/);
+    expect(outcome.error).toBe(`Budget exceeded: the run's maxToolCalls is 2 tool calls (used ${outcome.budget!.used}, reserved ${outcome.budget!.reserved}, requested 1).`);
     expect(calls.length).toBe(2);
     const events = await sessionEvents(h);
     const exceeded = events.filter((event) => event.type === "budget.exceeded");
@@ -241,6 +241,10 @@ describe("budgets: bad input", () => {
     for (const key of ["constructor", "__proto__", "toString", "hasOwnProperty"]) expect(() => parseBudget(`${key}=5`)).toThrow(new RegExp(`unknown key "${key}"`));
     expect(() => parseBudget("tokns=5")).toThrow(/unknown key "tokns"/);
     expect(() => parseBudget("turns=1.5")).toThrow(/turns="1.5" must be a whole number/);
+    // Over 2^53 the number is not exact: said as too large, not as not whole.
+    expect(() => parseBudget("tokens=9007199254740993")).toThrow('tokens="9007199254740993" is above the largest supported value, 9007199254740991 (Number.MAX_SAFE_INTEGER).');
+    expect(() => parseBudget("duration=9007199254740993ms")).toThrow(/is above the largest supported value, 9007199254740991/);
+    expect(parseBudget("tokens=9007199254740991")).toEqual({ maxTokens: Number.MAX_SAFE_INTEGER });
     expect(() => parseBudget("duration=10 minutes")).toThrow(/duration "10 minutes" is not a duration/);
     expect(() => parseBudget("turns=1,turns=2")).toThrow(/"turns" is given twice/);
     expect(() => parseBudget("")).toThrow(InvalidArgumentError);
@@ -252,6 +256,7 @@ describe("budgets: bad input", () => {
     await expect(createHarness({ ...base, budget: { run: { maxTurns: -1 } } })).rejects.toThrow(HarnessConfigError);
     await expect(createHarness({ ...base, budget: { run: { maxTurns: -1 } } })).rejects.toThrow(/budget\.run\.maxTurns must be a finite number ≥ 0/);
     await expect(createHarness({ ...base, budget: { run: { maxTurn: 3 } } as never })).rejects.toThrow(/unknown limit "maxTurn"/);
+    await expect(createHarness({ ...base, budget: { tenant: { maxTokens: 2 ** 60 } } })).rejects.toThrow(/budget\.tenant\.maxTokens is above the largest supported value/);
     await expect(createHarness({ ...base, budget: { everyone: {} } as never })).rejects.toThrow(/unknown scope "everyone"/);
   });
 });

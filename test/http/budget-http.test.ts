@@ -34,7 +34,7 @@ describe("budgets over HTTP", () => {
     expect(tenants).toContain("default");
     const error = chunks.find((chunk) => chunk.type === "error");
     // The two calls run in parallel: the refused one finds the other settled or still in flight.
-    expect(error).toEqual({ type: "error", errorText: expect.stringMatching(/^Budget exceeded: the tenant's maxToolCalls is 1 \(used [01], reserved [01]\)\.$/) });
+    expect(error).toEqual({ type: "error", errorText: expect.stringMatching(/^Budget exceeded: the tenant's maxToolCalls is 1 tool call \(used [01], reserved [01], requested 1\)\.$/) });
     expect(chunks.at(-1)).toEqual({ type: "finish", finishReason: "error" });
     expect(model.requests.length).toBe(1);
     const events = await sessionEvents(service.log, "budget-1");

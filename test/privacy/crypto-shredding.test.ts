@@ -230,6 +230,36 @@ describe("crypto-shredding", { timeout: 120_000 }, () => {
     }
   });
 
+  it("PostgreSQL: a delete waits for an older transaction in another database before it rewrites the key table (the rewrite's snapshot would keep the key)", async () => {
+    const own = await ownDatabase();
+    const log = createPostgresEventLog({ connectionString: own.url, schema: "shred_other", encryption: { key } });
+    // Another test file's transaction, in another database of the cluster: it cannot read the key table, but while it runs, every snapshot
+    // (the table rewrite's own included) starts at its transaction id.
+    const elsewhere = await testClient();
+    try {
+      const { deleted } = await twoSessions(log, "MARKER-PGOTHER-7d21", "KEPT-PGOTHER-93b4");
+      const wrapped = (await own.client.query(`SELECT wrapped FROM shred_other_keys.data_keys WHERE key_id = $1`, [deleted])).rows[0].wrapped as Buffer;
+      await elsewhere.query("BEGIN");
+      await elsewhere.query("SELECT txid_current()");
+      let settled = false;
+      const deleting = createSessionRepository({ log })
+        .delete(deleted)
+        .finally(() => (settled = true));
+      await expect
+        .poll(async () => (await own.client.query(`SELECT count(*)::int AS n FROM shred_other_keys.data_keys WHERE key_id = $1`, [deleted])).rows[0].n, { timeout: 15_000 })
+        .toBe(0);
+      expect(settled).toBe(false);
+      await elsewhere.query("COMMIT");
+      await deleting;
+      expect(await relationFiles(own.client, "shred_other_keys.data_keys")).not.toContain(wrapped.toString("latin1"));
+    } finally {
+      await elsewhere.query("ROLLBACK").catch(() => undefined);
+      await elsewhere.end();
+      await log.close();
+      await own.drop();
+    }
+  });
+
   it("createHarness({ eventLogPath, eventLogEncryption }) seals what its run writes, and keeps no snapshot file", async () => {
     const path = join(dir, "harness.db");
     const marker = "MARKER-HARNESS-ENC-5a0c";

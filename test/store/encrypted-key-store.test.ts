@@ -4,7 +4,8 @@
  * is bound to no key; a read-only open with a key reads a log that has none; two processes' logs
  * opened with different keys before the store exists are bound by the first sealed write, and the
  * other's sealed write is refused; sealed data whose key store is gone is an error naming it. Real
- * SQLite files and the real PostgreSQL.
+ * SQLite files and the real PostgreSQL; a write while the key store is gone and the log holds sealed data
+ * is refused on both.
  */
 import { randomBytes } from "node:crypto";
 import { existsSync, rmSync } from "node:fs";
@@ -162,22 +163,27 @@ for (const make of [sqliteBackend, pgBackend]) {
   });
 }
 
-describe("SQLite: a key file that is gone", () => {
-  it("is never created anew by a write while the log holds sealed data (EncryptionKeyError naming it, nothing written)", async () => {
-    const backend = sqliteBackend();
-    const key = randomBytes(32);
-    const writer = backend.open({ encryption: { key } });
-    await writer.append("session-s1", [created("s1")]);
-    await writer.close();
-    await backend.removeKeyStore();
-    const again = backend.open({ encryption: { key } });
-    try {
-      const head = await again.headPosition();
-      await expect(again.append("session-s2", [created("s2")])).rejects.toThrow(/The key store .* does not exist, but the log holds sealed data: its key store was lost or moved/);
-      expect(await again.headPosition()).toBe(head);
-    } finally {
-      await again.close();
-    }
-    expect(await backend.keyStoreExists()).toBe(false);
+for (const make of [sqliteBackend, pgBackend]) {
+  describe(`${make().name}: a key store that is gone`, { timeout: 60_000 }, () => {
+    it("is never created anew by a write while the log holds sealed data (EncryptionKeyError naming it, nothing written)", async () => {
+      const backend = make();
+      const key = randomBytes(32);
+      const writer = backend.open({ encryption: { key } });
+      await writer.append("session-s1", [created("s1")]);
+      await writer.close();
+      await backend.removeKeyStore();
+      const again = backend.open({ encryption: { key } });
+      try {
+        const head = await again.headPosition();
+        const refused = again.append("session-s2", [created("s2")]);
+        await expect(refused).rejects.toMatchObject({ code: "ENCRYPTION_KEY_INVALID", name: "EncryptionKeyError" });
+        await expect(refused).rejects.toThrow(/The key store .* does not exist, but the log holds sealed data: its key store was lost or moved/);
+        await expect(refused).rejects.toThrow(backend.name === "SQLite" ? ".keys.db" : "_keys\".data_keys");
+        expect(await again.headPosition()).toBe(head);
+      } finally {
+        await again.close();
+      }
+      expect(await backend.keyStoreExists()).toBe(false);
+    });
   });
-});
+}

@@ -24,15 +24,37 @@ const SECRET = "OUTSIDE-SECRET-7f3a";
 
 /**
  * The swapper: renames the real directory away, puts a symlink to `outside` in its place,
- * removes it and renames the directory back, forever. A directory a tool created in the gap
+ * removes it and renames the directory back, until killed. A directory a tool created in the gap
  * (write makes missing parents) is moved aside inside the root, so nothing written is lost.
+ * Its loop never yields to the event loop, so it watches for itself (every 100 ms): it exits
+ * once its parent is gone (its parent pid is no longer the test process's, given as the last
+ * argument: it was re-parented; or, off Linux, that pid no longer answers signal 0), and after
+ * SWAPPER_DEADLINE_MS in any case (longer than any test's timeout), so a test run killed from
+ * outside never leaves it spinning.
  */
+const SWAPPER_DEADLINE_MS = 150_000;
 const SWAPPER = `
 const fs = require("node:fs");
-const [racy, hold, outside, aside] = process.argv.slice(1);
+const [racy, hold, outside, aside, spawner] = process.argv.slice(1);
+// The test process's pid, given: a swapper started as its parent died is re-parented already.
+const parent = Number(spawner);
+const deadline = Date.now() + ${SWAPPER_DEADLINE_MS};
+const currentParent = () => {
+  try {
+    const stat = fs.readFileSync("/proc/self/stat", "utf8");
+    return Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+  } catch {
+    try { process.kill(parent, 0); return parent; } catch { return -1; }
+  }
+};
+let checked = 0;
 let n = 0;
 process.stdout.write("ready\\n");
 for (;;) {
+  if (Date.now() - checked >= 100) {
+    checked = Date.now();
+    if (checked > deadline || currentParent() !== parent) process.exit(3);
+  }
   try {
     fs.renameSync(racy, hold);
     try { fs.symlinkSync(outside, racy); } catch (e) { if (e.code !== "EEXIST") throw e; fs.renameSync(racy, aside + "/" + n++); continue; }
@@ -65,7 +87,7 @@ async function arena(files: Record<string, string>, outsideFiles: Record<string,
   mkdirSync(join(root, ".aside"));
   for (const [name, text] of Object.entries(files)) writeFileSync(join(root, "racydir", name), text);
   for (const [name, text] of Object.entries(outsideFiles)) writeFileSync(join(outside, name), text);
-  const swapper = spawn(process.execPath, ["-e", SWAPPER, join(root, "racydir"), join(root, ".hold"), outside, join(root, ".aside")], {
+  const swapper = spawn(process.execPath, ["-e", SWAPPER, join(root, "racydir"), join(root, ".hold"), outside, join(root, ".aside"), String(process.pid)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   swappers.push(swapper);

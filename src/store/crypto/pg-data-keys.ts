@@ -2,8 +2,9 @@
  * The PostgreSQL key store (ours; `data-key-rows.ts`): `<key schema>.data_keys` in a schema of its own (default `<log schema>_keys`), so a dump of
  * the log's schema holds no key; created by the first `insert` (the first sealed write), never by an open or a read (until then the store reads as
  * empty); a read-only store creates nothing (its `insert` is `InvalidStateError`). `destroy` deletes the row, waits
- * (at most 30 s) until no snapshot can still see it, then rewrites the table (`VACUUM FULL` copies row versions open snapshots can see); on a time
- * out the table is still rewritten and `LogCommitError` (`details.keyDeleted: true`) names the holders. WAL records stay until recycled.
+ * (at most 30 s) until no snapshot can still see it and no older transaction runs anywhere in the cluster, then rewrites the table (`VACUUM FULL`
+ * copies row versions open snapshots can see, and its own snapshot is held back by the cluster's oldest running transaction); on a time out the
+ * table is still rewritten and `LogCommitError` (`details.keyDeleted: true`) names the holders. WAL records stay until recycled.
  */
 import type pg from "pg";
 import { InvalidStateError, LogCommitError } from "../../core/errors.ts";
@@ -71,18 +72,26 @@ export function createPgDataKeys(pool: pg.Pool, keySchema: string, options: { re
     }
   };
   /**
-   * Waits until no other backend of this database holds a snapshot older than transaction `xid` (which VACUUM FULL would keep the deleted row for).
-   * Returns the pids still holding one at the deadline (empty when the horizon passed).
+   * Waits until VACUUM FULL would drop the row deleted by transaction `fullXid` (64-bit): no other backend of this database holds a snapshot older
+   * than it, and no transaction of the cluster as old as it still runs (in any database, or prepared): the rewrite's own snapshot starts at the
+   * oldest running transaction of the whole cluster, and keeps every row version that snapshot could see. Returns what still holds it at the
+   * deadline (pids, possibly none when only a prepared transaction or a backend this role may not see does), or undefined when the horizon passed.
    */
-  const waitForHorizon = async (xid: string): Promise<number[]> => {
+  const waitForHorizon = async (fullXid: bigint): Promise<number[] | undefined> => {
+    const xid = String(fullXid % 4294967296n);
     const deadline = Date.now() + HORIZON_WAIT_MS;
     for (;;) {
-      const { rows } = await pool.query<{ pid: number }>(
-        `SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()
-           AND backend_xmin IS NOT NULL AND age(backend_xmin) >= age($1::text::xid)`,
+      const { rows } = await pool.query<{ pid: number | null; oldest: string }>(
+        `SELECT held.pid, txid_snapshot_xmin(txid_current_snapshot())::text AS oldest
+           FROM (SELECT NULL::int) AS one
+           LEFT JOIN pg_stat_activity AS held ON held.pid <> pg_backend_pid() AND (
+             (held.datname = current_database() AND held.backend_xmin IS NOT NULL AND age(held.backend_xmin) >= age($1::text::xid))
+             OR (held.backend_xid IS NOT NULL AND age(held.backend_xid) >= age($1::text::xid)))`,
         [xid],
       );
-      if (rows.length === 0 || Date.now() >= deadline) return rows.map((row) => row.pid);
+      const pids = rows.flatMap((row) => (row.pid === null ? [] : [row.pid]));
+      if (pids.length === 0 && BigInt(rows[0].oldest) > fullXid) return undefined;
+      if (Date.now() >= deadline) return pids;
       await new Promise((resolveWait) => setTimeout(resolveWait, 50));
     }
   };
@@ -101,13 +110,13 @@ export function createPgDataKeys(pool: pg.Pool, keySchema: string, options: { re
     async destroy(keyId) {
       if (!(await exists())) return false;
       const client = await pool.connect();
-      let xid: string | undefined;
+      let xid: bigint | undefined;
       let failure: Error | undefined;
       try {
         await client.query("BEGIN");
         const removed = (await client.query(`DELETE FROM ${table} WHERE key_id = $1 RETURNING 1`, [keyId])).rowCount ?? 0;
-        // The 32-bit transaction id of the delete, as `backend_xmin` shows transaction ids.
-        if (removed > 0) xid = String(BigInt((await client.query<{ id: string }>("SELECT txid_current()::text AS id")).rows[0].id) % 4294967296n);
+        // The transaction id of the delete (64-bit, with its epoch).
+        if (removed > 0) xid = BigInt((await client.query<{ id: string }>("SELECT txid_current()::text AS id")).rows[0].id);
         await client.query("COMMIT");
       } catch (error) {
         failure = error as Error;
@@ -121,9 +130,13 @@ export function createPgDataKeys(pool: pg.Pool, keySchema: string, options: { re
       if (xid === undefined) return false;
       const holders = await waitForHorizon(xid);
       await compact();
-      if (holders.length > 0) {
+      if (holders !== undefined) {
+        const who =
+          holders.length > 0
+            ? `backends ${holders.join(", ")} still hold a snapshot of this database or run a transaction (in any database of the cluster) begun before the delete`
+            : "a transaction begun before the delete still runs (a prepared transaction, or a backend this role cannot see)";
         throw new LogCommitError(
-          `The data key "${keyId}" is deleted, but backends ${holders.join(", ")} of this database still hold a snapshot taken before the delete, so the table rewrite kept the deleted row's old version in ${table}'s file: run VACUUM FULL ${table} once they end.`,
+          `The data key "${keyId}" is deleted, but ${who}, so the table rewrite kept the deleted row's old version in ${table}'s file: run VACUUM FULL ${table} once they end.`,
           { details: { keyId, pids: holders, keyDeleted: true } },
         );
       }

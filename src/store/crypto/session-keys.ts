@@ -11,7 +11,7 @@
  * and then nothing is read or written, so a store never holds keys wrapped by two master keys (other than during a rotation, whose old key comes in
  * `previous`). A rotation re-wraps it like any row. While the key store does not exist, `verify()` passes and writes nothing (nothing is sealed, so
  * any key reads the log; a log is bound to a master key by its first sealed write, not by an open), and a sealed record's key is
- * `EncryptionKeyError` naming the missing key store.
+ * `EncryptionKeyError` naming the missing key store; so is a key created or a `rotate()` while the log holds sealed data (`holdsSealedData`).
  */
 import { createHash, randomBytes } from "node:crypto";
 import { EncryptionKeyError, EncryptionKeyMismatchError } from "../../core/errors.ts";
@@ -215,15 +215,16 @@ export function createSessionKeys(options: {
     // Another process may have created the store since (then its key check decides); while it is still missing, sealed data means it was lost.
     const lost = chain(rows.exists(), (exists) => (exists ? false : (options.holdsSealedData?.() ?? false)));
     return chain(lost, (sealed) => {
-      if (sealed) {
-        throw new EncryptionKeyError(
-          `The key store ${rows.name} of the encrypted log ${options.log} does not exist, but the log holds sealed data: its key store was lost or moved, and a new one would make that data unreadable. Restore the key store from where it was kept (SQLite: the key file beside the log, e.g. arbor.keys.db for arbor.db). Nothing was written.`,
-          { details: { keyStore: rows.name, log: options.log } },
-        );
-      }
+      if (sealed) throw lostStore();
       return bindStore();
     });
   };
+  /** The refusal of a key store that does not exist while the log holds sealed data (it was lost or moved away). */
+  const lostStore = (): Error =>
+    new EncryptionKeyError(
+      `The key store ${rows.name} of the encrypted log ${options.log} does not exist, but the log holds sealed data: its key store was lost or moved, and a new one would make that data unreadable. Restore the key store from where it was kept (SQLite: the key file beside the log, e.g. arbor.keys.db for arbor.db; PostgreSQL: the key table's schema, by default the log's schema + _keys). Nothing was written.`,
+      { details: { keyStore: rows.name, log: options.log } },
+    );
   const bindStore = (): MaybePromise<void> => {
     const settle = (error: unknown): never => {
       if (EncryptionKeyMismatchError.isInstance(error)) {
@@ -276,6 +277,8 @@ export function createSessionKeys(options: {
     },
     async rotate() {
       await verify();
+      // No key store: nothing to re-wrap, unless the log holds sealed data (then its key store was lost, and "0 of 0" would hide it).
+      if (unbound && !(await rows.exists()) && (await options.holdsSealedData?.()) === true) throw lostStore();
       const all = await rows.list();
       let rewrapped = 0;
       let rewritten = 0;

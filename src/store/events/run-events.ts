@@ -54,7 +54,7 @@ export const runEndedSchema = z.discriminatedUnion("status", [
     runId,
     /** A call was refused by a budget (`budget.exceeded` names the limit; `docs/budgets.md`). */
     status: z.literal("budget_exceeded"),
-    /** The refusal's sentence, e.g. "Budget exceeded: the run's maxToolCalls is 3 (used 3, reserved 0)." */
+    /** The refusal's sentence, e.g. "Budget exceeded: the run's maxToolCalls is 3 tool calls (used 3, reserved 0, requested 1)." */
     reason: z.string(),
     scope: z.enum(["run", "session", "tenant"]),
     limit: z.enum(["maxCostUsd", "maxTokens", "maxToolCalls", "maxTurns", "maxDurationMs"]),

@@ -132,11 +132,19 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
   // An idle client's error (server restart, terminated backend) must not crash the process; the next query reconnects.
   if (ownPool) pool.on("error", ignoreError("an idle pooled PostgreSQL client failed; the next query reconnects"));
   const where = describeTarget(options);
+  // A key table is created by the first sealed write; never for a log that already holds sealed data (its key table was lost or dropped). Asked
+  // only while the key table is missing.
+  const holdsSealedData = async (): Promise<boolean> => {
+    const found = await pool.query<{ present: boolean }>("SELECT to_regclass($1) IS NOT NULL AS present", [`${s}.events`]);
+    if (found.rows[0]?.present !== true) return false;
+    return ((await pool.query(`SELECT 1 FROM ${s}.events WHERE left(data::text, 8) = '{"$enc":' LIMIT 1`)).rowCount ?? 0) > 0;
+  };
   const cipher =
     options.encryption &&
     createLogCipher(options.encryption, createPgDataKeys(pool, options.encryption.keySchema ?? `${schema}_keys`, { readOnly: options.readOnly === true }), {
       log: `schema "${schema}" at ${where}`,
       readOnly: options.readOnly === true,
+      holdsSealedData,
     });
 
   let closed = false;
