@@ -2,7 +2,8 @@
  * `arbor doctor`: checks the event log file for damage (`src/store/sqlite/sqlite-integrity.ts`): SQLite's integrity check, a decode of every stored
  * event, and an audit of each stream's versions for lost events. Prints `ok <file> (<n> events)` and exits 0, or prints each problem naming the file
  * and exits 1. A path that is not an Arbor log (missing, a folder, an empty file, another file or SQLite database, a log of a newer schema) is no
- * damage: one line naming what it is, exit 2 (as every usage or input error), nothing checked or written. SQLite files only.
+ * damage: one line naming what it is, exit 2 (as every usage or input error), nothing checked or written. SQLite files only. A sound file with
+ * half-deleted sessions (`../half-deleted.ts`) prints a warning for each and `warnings <file> …` instead of `ok`, exit 0.
  */
 import type { Command } from "commander";
 import { CliError } from "../cli-error.ts";
@@ -32,7 +33,9 @@ export function registerDoctorCommand(program: Command, globals: () => { db?: st
         throw error;
       }
       if (report.ok) {
-        process.stdout.write(`ok ${report.path} (${report.events} events)\n`);
+        // Sessions an interrupted delete left without their data key: warnings (stderr), and no "ok".
+        const halfDeleted = (await import("../half-deleted.ts")).warnHalfDeleted(report.path);
+        process.stdout.write(halfDeleted === 0 ? `ok ${report.path} (${report.events} events)\n` : `warnings ${report.path} (${report.events} events): ${halfDeleted} warning(s) above, no damage\n`);
         return;
       }
       for (const problem of report.problems) process.stderr.write(`${problem}\n`);
