@@ -183,14 +183,12 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
   };
 
   /** Opens `id`; a half-deleted session (its key destroyed, `shredded-session.ts`) of another tenant is missing, as any other of its sessions. */
-  const load = async (id: string): Promise<SessionHandle> => {
-    try {
-      return await loadAny(id);
-    } catch (error) {
-      if (isKeyDestroyed(error) && !visible(await clearInfoOf(log, id))) throw notFound(id);
-      throw error;
-    }
-  };
+  const load = (id: string): Promise<SessionHandle> =>
+    loadAny(id).catch(async (error: unknown) => {
+      // As the fold: no session.created first, or another tenant's, is a missing session.
+      const info = isKeyDestroyed(error) ? await clearInfoOf(log, id) : undefined;
+      throw !isKeyDestroyed(error) || (info && visible(info)) ? error : notFound(id);
+    });
 
   const createWith = async (info: SessionCreatedData, entries: SessionEntry[], leafId?: string | null): Promise<SessionHandle> => {
     const metadata = { sessionId: info.sessionId };
@@ -286,16 +284,12 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     },
     async delete(id) {
       const streamId = sessionStreamId(id);
-      let events;
-      try {
-        events = await log.readStream(streamId);
-      } catch (error) {
-        if (!isKeyDestroyed(error) || !log.encryption) throw error;
+      const events = await log.readStream(streamId).catch((error: unknown) => (isKeyDestroyed(error) ? undefined : Promise.reject(error)));
+      if (events === undefined) {
         // Half-deleted (a delete stopped after destroying the key): finished from what is in clear, with the same tenant check.
         await deleteShreddedSession(log, id, visible);
         summaries.delete(streamId);
-        snapshots?.delete(id);
-        return;
+        return snapshots?.delete(id);
       }
       const first = events[0];
       const created = first !== undefined && isEventOfType(first, "session.created") ? first.data : undefined;
