@@ -8,6 +8,7 @@ export {
   type EventMetadata,
   type NewEvent,
   type StoredEvent,
+  type ClearEvent,
   type ExpectedVersion,
   type AppendOptions,
   type AppendResult,

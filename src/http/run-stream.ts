@@ -7,15 +7,26 @@ import type { UIMessageChunk } from "ai";
 import type { Subscription } from "rxjs";
 import { concatMap, from, observable, scan, skipWhile, takeWhile, type Observable } from "../core/rx.ts";
 import { isCurrentRunOwner } from "../machines/run-lease.ts";
-import type { EventLog } from "../store/event-log.ts";
+import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { arborEvents, isEventOfType, type ArborEvent } from "../store/events/catalogue.ts";
 import { sessionIdOfStream, sessionStreamId, tombstoneStreamId } from "../store/events/session-events.ts";
+import { clearInfoOf, isKeyDestroyed } from "../store/session/shredded-session.ts";
 import { DEFAULT_TENANT } from "./auth.ts";
 import { initialRunProjection, projectRunEvent, projectSessionDeleted, type RunProjectionStep } from "./ui-projection.ts";
 
-/** The tenant of a session, or undefined when the session does not exist. */
+/**
+ * The tenant of a session, or undefined when the session does not exist. A half-deleted session (its data key destroyed, its rows left) has the
+ * tenant its `session.created` keeps in clear, so that another tenant's routes answer it as a missing session.
+ */
 export async function sessionTenant(log: EventLog, sessionId: string): Promise<string | undefined> {
-  const [first] = await log.readStream(sessionStreamId(sessionId), { fromVersion: 1, limit: 1 });
+  let first: StoredEvent | undefined;
+  try {
+    [first] = await log.readStream(sessionStreamId(sessionId), { fromVersion: 1, limit: 1 });
+  } catch (error) {
+    if (!isKeyDestroyed(error)) throw error;
+    const info = await clearInfoOf(log, sessionId);
+    return info && (info.tenant ?? DEFAULT_TENANT);
+  }
   if (!first || !isEventOfType(first, "session.created")) return undefined;
   return first.data.tenant ?? DEFAULT_TENANT;
 }

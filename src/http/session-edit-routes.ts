@@ -9,6 +9,7 @@ import { busyMessage } from "./client-errors.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";
 import type { SessionRepository } from "../store/session-types.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
+import { isKeyDestroyed } from "../store/session/shredded-session.ts";
 import { readLimitedJson } from "./body-limit.ts";
 import { jsonError, jsonResponse } from "./responses.ts";
 import type { SessionPool } from "./session-pool.ts";
@@ -29,9 +30,17 @@ export async function deleteSession(context: SessionEditContext, id: string): Pr
   if (!context.writable) return jsonError(501, "NOT_SUPPORTED", "This service is read-only (created with a repository, no harness): it cannot delete sessions.");
   try {
     // Opening claims the session (a live owner elsewhere refuses) and recovers a dead run; closing
-    // it here leaves no live actor writing to the stream the delete removes.
-    await context.pool.open(id);
-    await context.pool.release(id);
+    // it here leaves no live actor writing to the stream the delete removes. A half-deleted session (its
+    // data key destroyed by a delete that stopped before removing its rows) cannot be opened: the
+    // lease check below reads its clear run events, and the delete finishes it.
+    const opened = await context.pool.open(id).then(
+      () => true,
+      (error: unknown) => {
+        if (isKeyDestroyed(error)) return false;
+        throw error;
+      },
+    );
+    if (opened) await context.pool.release(id);
     // Opening does not refuse a run live in another process (a `continue` durability opens it read-only): the run lease does, as for `arbor rm`.
     await assertNoLiveRun(context.repository.log, sessionStreamId(id));
   } catch (error) {

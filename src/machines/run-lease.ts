@@ -7,7 +7,9 @@ import { hostname } from "node:os";
 import { SessionBusyError } from "../core/errors.ts";
 import { isOtherLiveProcess, processStartOf } from "../core/process-group.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
-import { foldActivityAll, type SessionActivity } from "../store/session/session-activity.ts";
+import { foldActivityAll, type OpenRun, type SessionActivity } from "../store/session/session-activity.ts";
+import { sessionIdOfStream } from "../store/events/session-events.ts";
+import { clearEventsOf, isKeyDestroyed, openRunInClear } from "../store/session/shredded-session.ts";
 
 /** The process that owns a run. */
 export interface RunOwner {
@@ -46,8 +48,11 @@ export function isRunOwnerAlive(owner: unknown): boolean {
   return isOtherLiveProcess(owner);
 }
 
+/** What the liveness checks read of a session's activity projection: its open last run. */
+type LiveRunSource = { openRun?: Pick<OpenRun, "runId" | "owner"> };
+
 /** The last run, when it is unfinished and owned by a live other process, read from an activity projection (`view.activity`). */
-function liveRunOf(activity: SessionActivity): { runId: string; owner: RunOwner } | undefined {
+function liveRunOf(activity: LiveRunSource): { runId: string; owner: RunOwner } | undefined {
   const open = activity.openRun;
   return open && isRunOwnerAlive(open.owner) ? { runId: open.runId, owner: open.owner as RunOwner } : undefined;
 }
@@ -69,7 +74,7 @@ export function findLiveRun(events: readonly StoredEvent[]): { runId: string; ow
  */
 export async function findLiveStreamRun(
   ownership: { isOwnedElsewhere(): Promise<boolean> } | undefined,
-  activity: SessionActivity,
+  activity: LiveRunSource,
 ): Promise<{ runId: string; owner: RunOwner } | undefined> {
   if (!ownership) return liveRunOf(activity);
   const open = activity.openRun;
@@ -78,18 +83,31 @@ export async function findLiveStreamRun(
 
 /**
  * Throws `SessionBusyError` when another live process is running this stream's session.
- * Reads and folds the stream unless `activity` (the open session's `view.activity`) is given.
+ * Reads and folds the stream unless `activity` (the open session's `view.activity`) is given; a half-deleted session (its data key destroyed, its rows
+ * left) from the run events' clear types and metadata.
  * @example
  * await assertNoLiveRun(log, sessionStreamId(id)); // throws SessionBusyError while another process runs it
  */
 export async function assertNoLiveRun(log: EventLog, streamId: string, activity?: SessionActivity): Promise<void> {
   const ownership = log.ownership;
-  const folded = activity ?? foldActivityAll(await log.readStream(streamId));
+  const folded = activity ?? (await activityOf(log, streamId));
   const live = await findLiveStreamRun(ownership && { isOwnedElsewhere: () => ownership.isOwnedElsewhere(streamId) }, folded);
   if (live) {
     throw new SessionBusyError(
       `Session ${streamId.replace(/^session-/, "")} has a run in progress in process ${live.owner.pid} on ${live.owner.host}; wait for it to finish or stop that process, then retry.`,
       { details: { runId: live.runId, owner: live.owner } },
     );
+  }
+}
+
+/** The stream's open run: folded from its events, or, when its data key is destroyed (a half-deleted session), from what is in clear. */
+async function activityOf(log: EventLog, streamId: string): Promise<LiveRunSource> {
+  try {
+    return foldActivityAll(await log.readStream(streamId));
+  } catch (error) {
+    const id = sessionIdOfStream(streamId);
+    if (!isKeyDestroyed(error) || id === undefined) throw error;
+    const openRun = openRunInClear(await clearEventsOf(log, id));
+    return openRun ? { openRun } : {};
   }
 }

@@ -52,6 +52,17 @@ export interface StoredEvent<Type extends string = string, Data = unknown> {
 }
 
 /**
+ * A stored event read without its data key (`log.encryption.readClear`, `docs/privacy.md`): sealed data holds only its clear fields
+ * (`session.created.tenant`, the `messageId` of message events), data stored in clear is as stored (not upcast); the rest is as in
+ * {@link StoredEvent}.
+ */
+export interface ClearEvent extends Omit<StoredEvent, "data"> {
+  data: Record<string, unknown>;
+  /** True when the data was sealed (then `data` holds only its clear fields). */
+  sealed: boolean;
+}
+
+/**
  * What the writer expects the stream's version to be: `"any"` (no check), `"no_stream"` (must not exist), `"stream_exists"` (must exist), or an exact
  * version number (0 means no stream).
  */

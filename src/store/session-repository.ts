@@ -7,12 +7,13 @@
  * - `list` is newest first by the latest user/assistant message time, from the log's summary rows (`session-summary-index.ts`), folding only what a
  *   row lacks; sessions whose data key is destroyed are skipped; a damaged session is a row marked `damaged` in its own tenant's list only;
  * - `delete` removes the stream (with its control and elicitation streams) physically and appends a content-free `session.deleted` tombstone in
- *   `tombstone-<id>`, its audit records included;
+ *   `tombstone-<id>`, its audit records included; a half-deleted session (its data key destroyed, its rows left) is finished from what is in clear;
  * - `fork` copies the path root→entry and re-creates its labels (pi's `createBranchedSession`); at one result of a tool batch it forks at the
  *   batch's last result (`batch-end.ts`); `importEntries` is one atomic append;
  * - with `tenant`, only that tenant's sessions exist (another's is indistinguishable from a missing one); forks keep the source's tenant.
  */
 import { purgeSessionState } from "./session/session-purge.ts";
+import { clearInfoOf, deleteShreddedSession, isKeyDestroyed } from "./session/shredded-session.ts";
 import { uuidv7 } from "../core/uuid-v7.ts";
 import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { DataKeyUnavailableError, EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
@@ -91,7 +92,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
   const notFound = (id: string) => new SessionNotFoundError(`No session "${id}" in this event log.`, { details: { sessionId: id } });
   const scope = options.tenant;
   if (scope !== undefined && (typeof scope !== "string" || scope === "")) throw new InvalidArgumentError(`createSessionRepository(): tenant must be a non-empty string (got ${JSON.stringify(scope)}).`);
-  const visible = (info: SessionCreatedData | undefined) => scope === undefined || (info?.tenant ?? DEFAULT_TENANT) === scope;
+  const visible = (info: { tenant?: string } | undefined) => scope === undefined || (info?.tenant ?? DEFAULT_TENANT) === scope;
   /** The tenant a new session gets: the scope's; a different one asked for is refused. */
   const tenantFor = (asked: string | undefined, what: string) => {
     if (scope !== undefined && asked !== undefined && asked !== scope) {
@@ -168,7 +169,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     return handleOf(view, stored.firstEventId, view.version);
   };
 
-  const load = async (id: string): Promise<SessionHandle> => {
+  const loadAny = async (id: string): Promise<SessionHandle> => {
     const indexed = await loadIndexed(id);
     if (indexed) return indexed;
     const restored = await loadFromSnapshot(id);
@@ -181,6 +182,14 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     checkpoint(view, events[0].eventId, 0, events.length);
     return handleOf(view, events[0].eventId, view.version);
   };
+
+  /** Opens `id`; a half-deleted session (its key destroyed, `shredded-session.ts`) of another tenant is missing, as any other of its sessions. */
+  const load = (id: string): Promise<SessionHandle> =>
+    loadAny(id).catch(async (error: unknown) => {
+      // As the fold: no session.created first, or another tenant's, is a missing session.
+      const info = isKeyDestroyed(error) ? await clearInfoOf(log, id) : undefined;
+      throw !isKeyDestroyed(error) || (info && visible(info)) ? error : notFound(id);
+    });
 
   const createWith = async (info: SessionCreatedData, entries: SessionEntry[], leafId?: string | null): Promise<SessionHandle> => {
     const metadata = { sessionId: info.sessionId };
@@ -284,7 +293,13 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     },
     async delete(id) {
       const streamId = sessionStreamId(id);
-      const events = await log.readStream(streamId);
+      const events = await log.readStream(streamId).catch((error: unknown) => (isKeyDestroyed(error) ? undefined : Promise.reject(error)));
+      if (events === undefined) {
+        // Half-deleted (a delete stopped after destroying the key): finished from what is in clear, with the same tenant check.
+        await deleteShreddedSession(log, id, visible);
+        summaries.delete(streamId);
+        return snapshots?.delete(id);
+      }
       const first = events[0];
       const created = first !== undefined && isEventOfType(first, "session.created") ? first.data : undefined;
       if (events.length === 0 || (scope !== undefined && !visible(created))) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });

@@ -2,7 +2,8 @@
  * `arbor doctor`: checks the event log file for damage (`src/store/sqlite/sqlite-integrity.ts`): SQLite's integrity check, a decode of every stored
  * event, and an audit of each stream's versions for lost events. Prints `ok <file> (<n> events)` and exits 0, or prints each problem naming the file
  * and exits 1. A path that is not an Arbor log (missing, a folder, an empty file, another file or SQLite database, a log of a newer schema) is no
- * damage: one line naming what it is, exit 2 (as every usage or input error), nothing checked or written. SQLite files only.
+ * damage: one line naming what it is, exit 2 (as every usage or input error), nothing checked or written. SQLite files only. A sound file with
+ * half-deleted sessions (`../half-deleted.ts`) prints a warning for each and `warnings <file> …` instead of `ok`, exit 0.
  * An encrypted log's sealed data is opened with ARBOR_ENCRYPTION_KEY (`sqlite-sealed-check.ts`); without the key it is "not verified", exit 2.
  */
 import type { Command } from "commander";
@@ -35,10 +36,13 @@ export function registerDoctorCommand(program: Command, globals: () => { db?: st
       // An encrypted log's sealed data, opened with ARBOR_ENCRYPTION_KEY (`sqlite-sealed-check.ts`).
       const sealed = await (await import("../../store/sqlite/sqlite-sealed-check.ts")).checkSealedLogData(target, (await import("../encryption-env.ts")).encryptionFromEnv(process.env));
       report = { ...report, ok: report.ok && sealed.problems.length === 0, problems: [...report.problems, ...sealed.problems] };
+      // Sessions an interrupted delete left without their data key (no key needed to find them): warnings on stderr, and no "ok".
+      const halfDeleted = report.ok ? (await import("../half-deleted.ts")).warnHalfDeleted(report.path) : 0;
       if (sealed.unverified && report.ok) throw new CliError(`not verified: ${sealed.unverified}`, 2);
       if (sealed.unverified) process.stderr.write(`not verified: ${sealed.unverified}\n`);
       if (report.ok) {
-        process.stdout.write(`ok ${report.path} (${report.events} events${sealed.note})\n`);
+        const counted = `${report.events} events${sealed.note}`;
+        process.stdout.write(halfDeleted === 0 ? `ok ${report.path} (${counted})\n` : `warnings ${report.path} (${counted}): ${halfDeleted} warning(s) above, no damage\n`);
         return;
       }
       for (const problem of report.problems) process.stderr.write(`${problem}\n`);

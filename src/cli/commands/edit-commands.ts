@@ -16,6 +16,7 @@ const loadActions = async () => ({
   ...(await import("../store-context.ts")),
   ...(await import("../../adapters/tools/spill-files.ts")),
   ...(await import("../../machines/session-actor.ts")),
+  ...(await import("../half-deleted.ts")),
 });
 
 /** Asks a yes/no question on the terminal; true only for "y" or "yes". */
@@ -77,9 +78,11 @@ export function registerEditCommands(program: Command, globals: () => StoreFlags
     .argument("<session>", "session id, short id or unique prefix")
     .option("-y, --yes", "delete without asking")
     .action(async (reference: string, flags: { yes?: boolean }) => {
-      const { withStore, removeSpillFiles, spillFilesOf } = await loadActions();
+      const { withStore, removeSpillFiles, spillFilesOf, finishHalfDeleted, undefinedIfKeyDestroyed } = await loadActions();
       await withStore(globals(), { mustExist: true }, async (store) => {
-        const session = await store.openSessionForWrite(reference);
+        const session = await store.openSessionForWrite(reference).catch(undefinedIfKeyDestroyed);
+        // A half-deleted session (an earlier delete stopped after destroying its data key): opened only by its full id, finished from what is in clear.
+        if (session === undefined) return finishHalfDeleted(store, reference, { ask: !flags.yes && process.stdin.isTTY === true, confirm });
         const id = session.id;
         const spills = spillFilesOf(session.view.getEntries());
         if (!flags.yes && process.stdin.isTTY === true) {

@@ -4,21 +4,23 @@
  * {@link sealedAppend}, which seals prepared events once the stream's key exists and enqueues them in call order across streams.
  */
 import type { AppendResult } from "../event-log.ts";
-import type { PreparedEvent } from "../log/log-prepare.ts";
+import type { EventRecord, PreparedEvent } from "../log/log-prepare.ts";
 import type { MemoryIndex } from "../memory/memory-index.ts";
 import { createBlobStore, type BlobRows, type WorkspaceBlobStore } from "../workspace/blob-store.ts";
 import type { LogCipher, LogEncryption } from "./log-cipher.ts";
 import { createSealedBlobRows } from "./sealed-blob-rows.ts";
 import { createSealedMemoryIndex } from "./sealed-memory-index.ts";
+import { clearEventOf } from "./clear-read.ts";
 
-/** The encrypted log's `encryption`, `memoryIndex` and `workspaceBlobs`. */
+/** The encrypted log's `encryption`, `memoryIndex` and `workspaceBlobs`; `readRecords` reads a stream's stored rows, forwards, as they are. */
 export function encryptedLogParts(
   cipher: LogCipher,
   memoryIndex: MemoryIndex,
   blobRows: BlobRows,
+  readRecords: (streamId: string) => Promise<EventRecord[]>,
 ): { encryption: LogEncryption; memoryIndex: MemoryIndex; workspaceBlobs: WorkspaceBlobStore } {
   return {
-    encryption: { masterKeyId: cipher.masterKeyId, rotate: () => cipher.rotate() },
+    encryption: { masterKeyId: cipher.masterKeyId, rotate: () => cipher.rotate(), readClear: async (streamId) => (await readRecords(streamId)).map(clearEventOf) },
     memoryIndex: createSealedMemoryIndex(memoryIndex, cipher),
     workspaceBlobs: createBlobStore(createSealedBlobRows(blobRows, cipher)),
   };

@@ -12,6 +12,7 @@
  *   write waits for it, so a wrong key is `EncryptionKeyMismatchError` before anything is read or written.
  */
 import { DataKeyUnavailableError, EncryptionKeyError, EventCorruptError, InvalidArgumentError, WorkspaceBlobError } from "../../core/errors.ts";
+import type { ClearEvent } from "../event-log.ts";
 import type { EventRecord, PreparedEvent } from "../log/log-prepare.ts";
 import type { DataKeyRows } from "./data-key-rows.ts";
 import { createLocalKeyProvider, type KeyProvider, type MaybePromise } from "./master-key.ts";
@@ -56,10 +57,16 @@ export interface LogEncryption {
   readonly masterKeyId: string;
   /** Re-wraps every data key not wrapped by the current master key (see `session-keys.ts`). */
   rotate(): Promise<RotationResult>;
+  /**
+   * The events of `streamId` read WITHOUT its data key, forwards: sealed data holds only its clear fields (`session.created.tenant`, the
+   * `messageId` of message events; `clear-read.ts`), and nothing is decrypted or authenticated. For a session whose key is destroyed while its rows
+   * remain (a delete interrupted after destroying the key): `repository.delete` finishes such a delete with it.
+   */
+  readClear(streamId: string): Promise<ClearEvent[]>;
 }
 
 /** What the logs call (see the module contract). */
-export interface LogCipher extends LogEncryption {
+export interface LogCipher extends Omit<LogEncryption, "readClear"> {
   /** Runs `run` once the keys `events` of `streamId` are sealed with are loaded (created when missing), in call order. */
   inOrder(streamId: string, events: readonly PreparedEvent[], run: () => void): MaybePromise<void>;
   seal(streamId: string, events: PreparedEvent[]): PreparedEvent[];

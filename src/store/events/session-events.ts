@@ -94,6 +94,12 @@ export interface SessionDeletedData {
    * log order, so it survives the delete. Absent when the session had no audit event.
    */
   audit?: AuditEvent[];
+  /**
+   * Present when the delete was finished after the session's data key was already destroyed (an earlier delete interrupted between destroying the key
+   * and removing the rows, `docs/privacy.md`): only what was in clear went into this tombstone, so `createdAt` is the commit time of its
+   * `session.created`, `messageCount` is 0 and `audit` is absent.
+   */
+  keyDestroyed?: true;
 }
 
 /** Data of `entry.appended`. */
@@ -169,6 +175,7 @@ export const sessionDeletedSchema = z
     firstGlobalPosition: count,
     lastGlobalPosition: count,
     audit: z.array(z.looseObject({ type: z.string(), sessionId: z.string(), at: z.string(), version: z.number() })).optional(),
+    keyDestroyed: z.literal(true).optional(),
   })
   .strict();
 

@@ -47,7 +47,7 @@ function refuseSealed(record: EventRecord): never {
 }
 
 /** Parses one stored JSON column; corrupt JSON is an `EventCorruptError` naming where it is. */
-function parseStored(record: EventRecord, field: "data" | "metadata", json: string): unknown {
+export function parseStored(record: EventRecord, field: "data" | "metadata", json: string): unknown {
   try {
     return JSON.parse(json) as unknown;
   } catch (cause) {

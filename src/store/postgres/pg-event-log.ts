@@ -228,7 +228,10 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
     tenantIndex: true,
     schema,
     ...(cipher
-      ? encryptedLogParts(cipher, createPostgresMemoryIndex(pool, s, ready, refuseWrite), createPostgresBlobRows(pool, s, ready, refuseWrite))
+      ? encryptedLogParts(cipher, createPostgresMemoryIndex(pool, s, ready, refuseWrite), createPostgresBlobRows(pool, s, ready, refuseWrite), async (streamId) => {
+          ensureOpen("readClear");
+          return reads.readRecords(streamId);
+        })
       : {
           workspaceBlobs: createBlobStore(createPostgresBlobRows(pool, s, ready, refuseWrite)),
           memoryIndex: createPostgresMemoryIndex(pool, s, ready, refuseWrite),

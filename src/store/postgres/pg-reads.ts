@@ -51,6 +51,13 @@ export function createPgReads(query: PgQuery, s: string, cipher: LogCipher | und
       return { head, events: rows[0]?.eventId === null ? [] : await decodeAll(rows) };
     },
 
+    /** A stream's stored rows, forwards, unopened (`log.encryption.readClear`). */
+    async readRecords(streamId: string): Promise<EventRecord[]> {
+      checkStreamId(streamId);
+      const rows = await query<EventRow>(`SELECT ${COLUMNS} FROM ${s}.events WHERE stream_id = $1 ORDER BY version`, [streamId]);
+      return rows.map((row) => ({ ...row, globalPosition: Number(row.globalPosition), version: Number(row.version) }));
+    },
+
     async readStream(streamId: string, readOptions: ReadStreamOptions): Promise<StoredEvent[]> {
       const range = streamRange(streamId, readOptions);
       const rows = await query<EventRow>(

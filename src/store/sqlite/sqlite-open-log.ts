@@ -122,10 +122,16 @@ export function openLog(
   const memoryIndex = createSqliteMemoryIndex(db, { read: ensureOpen, write: ensureWritable });
   // One writer per stream among the processes sharing the file (`sqlite-ownership.ts`).
   const ownership = readOnlyRelease ? undefined : createSqliteOwnership(db);
+  /** A stream's stored rows, unopened (`log.encryption.readClear`). */
+  const readRecords = async (streamId: string): Promise<EventRecord[]> => {
+    ensureOpen("readClear");
+    checkStreamId(streamId);
+    return statements.readStreamForwards.all(streamId, 1, -1) as EventRecord[];
+  };
   return {
     ...(sessionSummaries ? { sessionSummaries } : {}),
     ...(ownership ? { ownership } : {}),
-    ...(cipher ? encryptedLogParts(cipher, memoryIndex, blobRows) : { workspaceBlobs, memoryIndex }),
+    ...(cipher ? encryptedLogParts(cipher, memoryIndex, blobRows, readRecords) : { workspaceBlobs, memoryIndex }),
     append(streamId: string, events: readonly NewEvent[], appendOptions: AppendOptions = {}): Promise<AppendResult> {
       return rejectOnThrow(() => {
         ensureOpen("append");
