@@ -61,7 +61,6 @@ export function createRunOwnership(session: SessionHandle, options: RunOwnership
     const sentAt = Date.now();
     current.lease.renew().then(
       () => {
-        // The lease reports when its renewal was sent (after any queueing); else the time the beat asked for it.
         if (held === current && !current.lost) current.renewedAt = current.lease.renewedAt ?? sentAt;
       },
       (error: unknown) => {
@@ -82,8 +81,7 @@ export function createRunOwnership(session: SessionHandle, options: RunOwnership
       });
       const timer = setInterval(beat, Math.max(50, Math.floor(ttlMs / 3)));
       timer.unref();
-      // Timed from when the log's taking statement was sent, where the lease reports it: an acquire queued behind this process's other lock calls
-      // (many runs starting at once) is not counted against its own TTL.
+      // Timed from when the taking statement was sent: time queued behind this process's other lock calls is not the lease's.
       held = { lease, renewedAt: lease.renewedAt ?? sentAt, timer };
       // With token-checked appends (PostgreSQL) the owner catches up with what others wrote; where
       // the version check is the fence (SQLite), a stale view stays stale and its append is refused.

@@ -35,10 +35,8 @@ export interface StreamLease {
   /** The lease's TTL, in ms. */
   readonly ttlMs: number;
   /**
-   * This process's clock (`Date.now()`, ms) when the statement that took the lease, or last extended it, was sent: the log starts the TTL no
-   * earlier, so the lease holds at least until `renewedAt + ttlMs` unless another owner takes the stream over. Time spent queued before that
-   * statement (behind this process's other lock calls) does not count against the lease. Optional for other implementations: a caller without it
-   * counts from when it called `acquire()` or `renew()`.
+   * `Date.now()` (ms) when the statement that took or last extended the lease was sent (not when it was queued): it holds at least until
+   * `renewedAt + ttlMs` unless taken over. Optional: without it a caller counts from its call of `acquire()` or `renew()`.
    */
   readonly renewedAt?: number;
   /**

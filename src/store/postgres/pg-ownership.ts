@@ -123,7 +123,6 @@ export function createPgOwnership(options: PgOwnershipOptions): PgOwnership {
           // first owner between its lock and its row.
           if (row.live === true || (!current && !locked)) return await busy(client, streamId, current);
           const expires = "now() + make_interval(secs => $3::double precision / 1000)";
-          // The TTL runs from this statement: time queued behind this process's other lock calls is not the lease's.
           const sentAt = Date.now();
           // Compared and set against the row read above, and only while it names no live owner: of two takers one wins.
           const taken = current

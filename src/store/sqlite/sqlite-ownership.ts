@@ -138,9 +138,6 @@ export function createSqliteOwnership(db: Database.Database): SqliteOwnership {
       streamId,
       token,
       ttlMs,
-      get renewedAt() {
-        return renewedAt;
-      },
       renew() {
         let changed: number;
         const sentAt = Date.now();
@@ -158,6 +155,9 @@ export function createSqliteOwnership(db: Database.Database): SqliteOwnership {
             details: { streamId, token },
           }),
         );
+      },
+      get renewedAt() {
+        return renewedAt;
       },
       release() {
         if (released) return Promise.resolve();
