@@ -107,7 +107,9 @@ export function registerInspectCommands(program: Command, globals: () => StoreFl
         }
         for (const message of context.messages) {
           const calls = message.role === "assistant" ? message.content.filter((block) => block.type === "toolCall") : [];
-          print(`[${message.role}] ${messageText(message)}`);
+          // An aborted or failed reply stays in the session's context but no model request carries it (the model adapters drop it).
+          const unsent = message.role === "assistant" && (message.stopReason === "aborted" || message.stopReason === "error") ? ` (${message.stopReason}: not sent to the model)` : "";
+          print(`[${message.role}${unsent}] ${messageText(message)}`);
           for (const call of calls) print(`  → ${call.name}(${JSON.stringify(call.arguments)})`);
         }
         for (const diagnostic of context.diagnostics) print(`! ${diagnostic.message}`);
