@@ -154,6 +154,8 @@ function createEagerAgent(options: AgentOptions): Agent {
   // with `durability: "continue"`); runs wait for it. A refused continuation is the state's error.
   const ready = (async () => {
     const report = await recoverSession(session, { record: recordNow }, { durability: options.durability ?? "interrupt" });
+    // A run closed `interrupted` takes its steering with it: those messages were to change that run, not to follow the next prompt (logged cleared).
+    if (report.recovered && report.pendingToolCallIds === undefined) actor.send({ type: "CLEAR", queue: "steering" });
     approvals.sync();
     if (report.resumable) startRun({ type: "TAKEOVER" }, report.resumable.runId).catch((error: unknown) => actor.send({ type: "ERROR.SET", error: errorMessageOf(error) }));
   })();
