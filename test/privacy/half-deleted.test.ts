@@ -153,4 +153,31 @@ describe.each([sqliteBackend, pgBackend])("a half-deleted session", (make) => {
       await log.close();
     }
   });
+
+  it(`${backend.name}: an append to it is refused, never sealed with a new key, and its delete still finishes`, { timeout: 60_000 }, async () => {
+    const id = `half-${randomBytes(4).toString("hex")}`;
+    const first = backend.open();
+    const session = await createSessionRepository({ log: first }).create({ id });
+    await session.appendEntries([{ type: "message", message: message("user", "sealed with the old key") }]);
+    const before = await first.streamVersion(`session-${id}`);
+    await first.close();
+    await backend.destroyKey(id);
+
+    const log = backend.open();
+    try {
+      await expect(log.append(`session-${id}`, [{ type: "leaf.moved", data: { leafId: null, fromLeafId: null } }])).rejects.toMatchObject({
+        code: "DATA_KEY_UNAVAILABLE",
+        details: { keyId: id, reason: "destroyed" },
+      });
+      expect(await log.streamVersion(`session-${id}`)).toBe(before);
+      await createSessionRepository({ log }).delete(id);
+      expect(await log.streamVersion(`session-${id}`)).toBe(0);
+      // A new session of the same id gets a new key, as after any finished delete.
+      const again = await createSessionRepository({ log }).create({ id });
+      await again.appendEntries([{ type: "message", message: message("user", "new") }]);
+      expect((await createSessionRepository({ log }).open(id)).view.getEntries()).toHaveLength(1);
+    } finally {
+      await log.close();
+    }
+  });
 });

@@ -151,7 +151,7 @@ function sealedPromptOf(record: EventRecord): { data: Record<string, unknown> & 
 const promptPurpose = (eventId: string, sessionId: string): string => `task prompt\0${eventId}\0${sessionId}`;
 
 /** The cipher of one log (`where.log` names it in errors) over its key store; `where.readOnly` writes no key check. */
-export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, where: { log: string; readOnly: boolean; holdsSealedData?: () => MaybePromise<boolean> }): LogCipher {
+export function createLogCipher(options: EncryptionOptions, rows: DataKeyRows, where: { log: string; readOnly: boolean; holdsSealedData?: (keyId?: string) => MaybePromise<boolean> }): LogCipher {
   const provider = encryptionProvider(options);
   const previous = (options.previousKeys ?? []).map((old) => (typeof old === "string" || old instanceof Uint8Array ? createLocalKeyProvider(old) : checkedProvider(old)));
   const keys = createSessionKeys({ provider, previous, rows, ...where });

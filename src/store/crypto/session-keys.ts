@@ -14,7 +14,7 @@
  * `EncryptionKeyError` naming the missing key store; so is a key created or a `rotate()` while the log holds sealed data (`holdsSealedData`).
  */
 import { createHash, randomBytes } from "node:crypto";
-import { EncryptionKeyError, EncryptionKeyMismatchError } from "../../core/errors.ts";
+import { DataKeyUnavailableError, EncryptionKeyError, EncryptionKeyMismatchError } from "../../core/errors.ts";
 import { chain, type DataKeyRow, type DataKeyRows } from "./data-key-rows.ts";
 import type { KeyProvider, MaybePromise } from "./master-key.ts";
 
@@ -32,6 +32,11 @@ const KEY_CHECK_VALUE = createHash("sha256").update("arbor master key check").di
 /** The key id of a tenant's workspace blobs (`sealed-blob-rows.ts`). */
 export function tenantBlobKeyId(tenant: string): string {
   return `${RESERVED_KEY_ID_PREFIX}workspace\u0001${tenant}`;
+}
+
+/** The streams whose data key is `keyId` (a session's own, control and elicitation streams). */
+export function streamsOfKey(keyId: string): string[] {
+  return STREAM_PREFIXES.map((prefix) => `${prefix}${keyId}`);
 }
 
 /** The key id (session id) of a stream, or undefined for a stream that is not encrypted. */
@@ -74,8 +79,11 @@ export function createSessionKeys(options: {
   rows: DataKeyRows;
   readOnly: boolean;
   log: string;
-  /** True when the log already holds sealed data: then a missing key store was lost (moved away, not restored), and is never created anew. */
-  holdsSealedData?: () => MaybePromise<boolean>;
+  /**
+   * True when the log already holds sealed data: then a missing key store was lost (moved away, not restored), and is never created anew. With a
+   * session's key id: when its streams ({@link streamsOfKey}) hold sealed data, so that its key, missing, was destroyed and is never made anew.
+   */
+  holdsSealedData?: (keyId?: string) => MaybePromise<boolean>;
 }): SessionKeys {
   const { provider, rows } = options;
   const providers = new Map<string, KeyProvider>([[provider.id, provider]]);
@@ -244,6 +252,11 @@ export function createSessionKeys(options: {
       return settle(error);
     }
   };
+  const destroyedInUse = (keyId: string) =>
+    new DataKeyUnavailableError(
+      `The data key of session "${keyId}" is destroyed, but its streams still hold data sealed with it (a delete that stopped midway): a new key would make that data unreadable. Nothing was written; finish the delete (arbor rm, repository.delete) first.`,
+      { details: { keyId, reason: "destroyed" } },
+    );
   /** No row for `keyId`: a destroyed key (undefined), or, while the key store does not exist, `EncryptionKeyError` naming it. */
   const missing = (keyId: string): MaybePromise<undefined> =>
     chain(rows.exists(), (exists) => {
@@ -267,7 +280,13 @@ export function createSessionKeys(options: {
         chain(rows.get(keyId), (row): MaybePromise<Buffer | undefined> => {
           if (row) return chain(unwrapRow(row), (key) => remember(keyId, key));
           if (!createMissing) return missing(keyId);
-          return chain(create(keyId), (key) => remember(keyId, key));
+          // A session whose streams still hold data sealed with its destroyed key (a delete stopped midway): a new key would make those rows
+          // unreadable, and the session undeletable.
+          const inUse = keyId.startsWith(RESERVED_KEY_ID_PREFIX) ? false : (options.holdsSealedData?.(keyId) ?? false);
+          return chain(inUse, (held) => {
+            if (held) throw destroyedInUse(keyId);
+            return chain(create(keyId), (key) => remember(keyId, key));
+          });
         }),
       );
     },

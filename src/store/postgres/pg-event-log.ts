@@ -36,6 +36,7 @@ import { createPgGroupWriter } from "./pg-writer.ts";
 import { appendRowsQuery } from "./pg-append-rows.ts";
 import type { StreamOwnership } from "../log/stream-ownership.ts";
 import { createLogCipher, encryptionProvider, type EncryptionOptions } from "../crypto/log-cipher.ts";
+import { streamsOfKey } from "../crypto/session-keys.ts";
 import { createPgDataKeys } from "../crypto/pg-data-keys.ts";
 import { encryptedLogParts, sealedAppend } from "../crypto/encrypted-log-parts.ts";
 import { createPlainWriteGuard } from "../crypto/plain-write-guard.ts";
@@ -134,10 +135,15 @@ export function createPostgresEventLog(options: PostgresEventLogOptions): Postgr
   const where = describeTarget(options);
   // A key table is created by the first sealed write; never for a log that already holds sealed data (its key table was lost or dropped). Asked
   // only while the key table is missing.
-  const holdsSealedData = async (): Promise<boolean> => {
+  const holdsSealedData = async (keyId?: string): Promise<boolean> => {
     const found = await pool.query<{ present: boolean }>("SELECT to_regclass($1) IS NOT NULL AS present", [`${s}.events`]);
     if (found.rows[0]?.present !== true) return false;
-    return ((await pool.query(`SELECT 1 FROM ${s}.events WHERE left(data::text, 8) = '{"$enc":' LIMIT 1`)).rowCount ?? 0) > 0;
+    // With a session's key id: its streams only (a destroyed key whose rows remain is never made anew).
+    const sealed =
+      keyId === undefined
+        ? await pool.query(`SELECT 1 FROM ${s}.events WHERE left(data::text, 8) = '{"$enc":' LIMIT 1`)
+        : await pool.query(`SELECT 1 FROM ${s}.events WHERE stream_id = ANY($1::text[]) AND left(data::text, 8) = '{"$enc":' LIMIT 1`, [streamsOfKey(keyId)]);
+    return (sealed.rowCount ?? 0) > 0;
   };
   const cipher =
     options.encryption &&

@@ -22,6 +22,7 @@ import { openReadOnlyDatabase } from "./sqlite-read-only.ts";
 import { openLog } from "./sqlite-open-log.ts";
 import { inspectLogFile, migrate } from "./sqlite-schema.ts";
 import { createLogCipher, encryptionProvider, type EncryptionOptions, type LogCipher } from "../crypto/log-cipher.ts";
+import { streamsOfKey } from "../crypto/session-keys.ts";
 import { keyFileBeside, openSqliteDataKeys } from "../crypto/sqlite-data-keys.ts";
 import { ignoreError } from "../../core/ignored.ts";
 
@@ -106,7 +107,12 @@ export function createSqliteEventLog(options: SqliteEventLogOptions): EventLog {
     if (!encryption) return undefined;
     const readOnly = options.readOnly === true;
     // A key store is created by the first sealed write; never for a log that already holds sealed data (its store was lost or moved away).
-    const holdsSealedData = () => db !== undefined && db.prepare("SELECT 1 FROM events WHERE substr(data, 1, 8) = '{\"$enc\":' LIMIT 1").get() !== undefined;
+    // With a session's key id: its streams only (a destroyed key whose rows remain is never made anew).
+    const holdsSealedData = (keyId?: string) =>
+      db !== undefined &&
+      (keyId === undefined
+        ? db.prepare("SELECT 1 FROM events WHERE substr(data, 1, 8) = '{\"$enc\":' LIMIT 1").get()
+        : db.prepare("SELECT 1 FROM events WHERE stream_id IN (?, ?, ?) AND substr(data, 1, 8) = '{\"$enc\":' LIMIT 1").get(...streamsOfKey(keyId))) !== undefined;
     const cipher = createLogCipher(encryption, openSqliteDataKeys(encryption.keyFile ?? keyFileBeside(path), { readOnly, busyTimeoutMs }), { log: `"${path}"`, readOnly, holdsSealedData });
     try {
       const checked = cipher.verify();
