@@ -33,8 +33,14 @@ export interface RestorePlan {
   leftAlone: LeftAlonePath[];
 }
 
-function existsOnDisk(absolute: string): boolean {
-  return fs.lstatSync(absolute, { throwIfNoEntry: false }) !== undefined;
+/** True when something is at `absolute` (false when a parent is not a folder). */
+export function existsOnDisk(absolute: string): boolean {
+  try {
+    return fs.lstatSync(absolute, { throwIfNoEntry: false }) !== undefined;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ENOTDIR") return false;
+    throw error;
+  }
 }
 
 /** Ignore rules of a recorded tree: its own `.gitignore` files, read from the blobs on first use per folder. */
