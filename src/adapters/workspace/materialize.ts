@@ -1,7 +1,8 @@
 /**
  * Writing a recorded tree to disk in {@link diffManifests} order: each file via a temporary name and rename (never half a file), symlinks as
- * recorded, folder modes after their contents; `skipped` nodes are left alone. A recorded path that could leave the root is refused before
- * anything is written.
+ * recorded, folder modes after their contents; `skipped` nodes are left alone. A folder is removed (or replaced) only once it is empty: one that
+ * still holds something the changes did not remove (files a restore leaves alone) stays, and is returned. A recorded path that could leave the root
+ * is refused before anything is written.
  */
 import fs from "node:fs";
 import { randomBytes } from "node:crypto";
@@ -17,9 +18,24 @@ export function checkRecordedPath(path: string): void {
   }
 }
 
-/** Removes whatever is at `absolute` (a folder with its contents). */
-function removeAt(absolute: string): void {
-  fs.rmSync(absolute, { recursive: true, force: true });
+/** Removes whatever is at `absolute`; a folder only when empty. False when a folder that still holds something was left. */
+function removeAt(absolute: string): boolean {
+  try {
+    if (fs.lstatSync(absolute).isDirectory()) fs.rmdirSync(absolute);
+    else fs.rmSync(absolute, { force: true });
+    return true;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return true;
+    if (code === "ENOTEMPTY" || code === "EEXIST") return false;
+    throw error;
+  }
+}
+
+/** What {@link applyToDisk} did: paths changed, and folders it left because they still held files it was not to touch. */
+export interface AppliedChanges {
+  changed: number;
+  notEmpty: string[];
 }
 
 function isRealDirectory(absolute: string): boolean {
@@ -30,8 +46,8 @@ function isRealDirectory(absolute: string): boolean {
   }
 }
 
-/** Applies `changes` under `root`, reading file bytes with `read` (see the module contract). Returns the number of paths changed. */
-export async function applyToDisk(root: string, changes: readonly WorkspaceChange[], read: (hash: string) => Promise<Buffer>): Promise<number> {
+/** Applies `changes` under `root`, reading file bytes with `read` (see the module contract). */
+export async function applyToDisk(root: string, changes: readonly WorkspaceChange[], read: (hash: string) => Promise<Buffer>): Promise<AppliedChanges> {
   for (const change of changes) checkRecordedPath(change.path);
   // Every blob first: a missing blob fails the restore before the tree is touched.
   const bytes = new Map<string, Buffer>();
@@ -46,12 +62,13 @@ export async function applyToDisk(root: string, changes: readonly WorkspaceChang
   };
   const folderModes: { absolute: string; mode: number }[] = [];
   let changed = 0;
+  const notEmpty: string[] = [];
   for (const change of changes) {
     const absolute = join(root, change.path);
     const node = change.node;
     if (node === null) {
-      removeAt(absolute);
-      changed++;
+      if (removeAt(absolute)) changed++;
+      else notEmpty.push(change.path);
       continue;
     }
     if (node.kind === "skipped") continue;
@@ -63,10 +80,16 @@ export async function applyToDisk(root: string, changes: readonly WorkspaceChang
       }
       folderModes.push({ absolute, mode: node.mode });
     } else if (node.kind === "symlink") {
-      removeAt(absolute);
+      if (!removeAt(absolute)) {
+        notEmpty.push(change.path);
+        continue;
+      }
       fs.symlinkSync(node.target, absolute);
     } else {
-      if (isRealDirectory(absolute)) removeAt(absolute);
+      if (isRealDirectory(absolute) && !removeAt(absolute)) {
+        notEmpty.push(change.path);
+        continue;
+      }
       const temporary = join(dirname(absolute), `.arbor-restore-${randomBytes(6).toString("hex")}`);
       try {
         fs.writeFileSync(temporary, bytes.get(node.blob)!, { mode: 0o600 });
@@ -81,5 +104,5 @@ export async function applyToDisk(root: string, changes: readonly WorkspaceChang
   }
   folderModes.sort((a, b) => b.absolute.length - a.absolute.length);
   for (const { absolute, mode } of folderModes) fs.chmodSync(absolute, mode);
-  return changed;
+  return { changed, notEmpty };
 }

@@ -2,7 +2,7 @@
  * The bodies of the model commands (`run`, `checkout`, `compact`), loaded lazily by `model-commands.ts` so that model-free commands start fast.
  * Contracts: see `model-commands.ts`.
  */
-import { restoreFilesForCheckout } from "../workspace-actions.ts";
+import { refuseForeignResumeFolder, restoreFilesForCheckout } from "../workspace-actions.ts";
 import { existsSync } from "node:fs";
 import { resolve } from "node:path";
 import { loadCliResources } from "../cli-resources.ts";
@@ -85,6 +85,7 @@ export async function runAction(words: string[], flags: RunFlags, globals: Store
       const recorded = existing ? recordedEndpoint(existing) : {};
       // A resumed session works where it was started (unless --cwd says otherwise).
       const cwd = resolveSessionCwd(flags.cwd, existing?.view.info.cwd, sessionId);
+      if (flags.continueRun && existing) await refuseForeignResumeFolder(store, existing, cwd);
       const settings = resolveModelSettings(flags, process.env, recorded);
       store.addSecrets(settingsSecrets(settings));
       requireApiKey(settings, sessionId, prompt);

@@ -18,6 +18,7 @@ import { blobHash, type BlobInput, type WorkspaceBlobStore } from "../../store/w
 import { checkpointsOf, treeAt } from "../../store/workspace/workspace-tree.ts";
 import { GitignoreFilter } from "../../adapters/tools/gitignore-filter.ts";
 import { applyToDisk } from "../../adapters/workspace/materialize.ts";
+import { planRestore, type LeftAlonePath } from "./restore-plan.ts";
 import { scanPath, StatCache, WorkspaceScanner, type ScanEntry } from "../../adapters/workspace/scan.ts";
 
 /** Workspace checkpoint options (the harness's `workspace`). */
@@ -51,6 +52,11 @@ export interface WorkspaceRestoreResult {
   savedCheckpointId?: string;
   /** The entry the saved checkpoint is anchored at: a new `arbor.workspace` custom entry under the leaf of the time (restore it to get the work back). */
   savedAt?: string | null;
+  /**
+   * Paths the restore did not touch although the recorded tree differs there (the log has not seen what is on disk): ignored by the `.gitignore`
+   * files on disk now, too large to record, ignored by the restored entry's own `.gitignore`, or a folder still holding such files. Empty when none.
+   */
+  leftAlone: LeftAlonePath[];
 }
 
 /** A session's workspace recorder (see the module contract). */
@@ -97,6 +103,7 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
   const tenant = session.view.info.tenant ?? "default";
   const streamId = sessionStreamId(session.id);
   const cache = new StatCache();
+  const readBlob = (hash: string): Promise<Buffer> => blobs.get(tenant, hash);
   const scanner = new WorkspaceScanner(root);
 
   // The session's checkpoints, read incrementally; calls checkpointed but not yet logged.
@@ -341,23 +348,26 @@ export function createWorkspaceRecorder(config: WorkspaceRecorderConfig): Worksp
     treeAt: async (entryId) => new Map(await recordedAt(entryId)),
     async diff(entryId) {
       const target = await recordedAt(entryId);
-      return diffManifests(diskTree().tree, target);
+      return (await planRestore(root, diskTree().tree, target, readBlob)).changes;
     },
     async restore(entryId, restoreOptions = {}) {
       const saved = restoreOptions.record === false ? { tree: diskTree().tree } : await recordDisk("user");
       const target = await recordedAt(entryId);
-      const changes = diffManifests(saved.tree, target);
-      const changed = await applyToDisk(root, changes, (hash) => blobs.get(tenant, hash));
-      for (const change of changes) cache.forget(change.path);
+      // Never a path the log has not seen on disk (ignored now, too large): those stay as they are, and are reported.
+      const plan = await planRestore(root, saved.tree, target, readBlob);
+      const applied = await applyToDisk(root, plan.changes, readBlob);
+      for (const change of plan.changes) cache.forget(change.path);
+      const leftAlone = [...plan.leftAlone, ...applied.notEmpty.map((path) => ({ path, reason: "not_empty" as const }))];
+      const changed = applied.changed;
       await config.append([
         { type: "workspace.restored", data: { entryId, changed, ...(saved.checkpointId ? { savedCheckpointId: saved.checkpointId } : {}) } },
       ]);
-      return { changed, ...(saved.checkpointId ? { savedCheckpointId: saved.checkpointId, savedAt: saved.entryId ?? null } : {}) };
+      return { changed, leftAlone, ...(saved.checkpointId ? { savedCheckpointId: saved.checkpointId, savedAt: saved.entryId ?? null } : {}) };
     },
     async exportTo(entryId, directory) {
       const target = await recordedAt(entryId);
       fs.mkdirSync(directory, { recursive: true });
-      return applyToDisk(resolve(directory), diffManifests(new Map(), target), (hash) => blobs.get(tenant, hash));
+      return (await applyToDisk(resolve(directory), diffManifests(new Map(), target), readBlob)).changed;
     },
   };
 }
