@@ -79,10 +79,7 @@ export function createSessionKeys(options: {
   rows: DataKeyRows;
   readOnly: boolean;
   log: string;
-  /**
-   * True when the log already holds sealed data: then a missing key store was lost (moved away, not restored), and is never created anew. With a
-   * session's key id: when its streams ({@link streamsOfKey}) hold sealed data, so that its key, missing, was destroyed and is never made anew.
-   */
+  /** True when the log (or, given a session's key id, its streams: {@link streamsOfKey}) holds sealed data: what is missing then was lost. */
   holdsSealedData?: (keyId?: string) => MaybePromise<boolean>;
 }): SessionKeys {
   const { provider, rows } = options;
@@ -280,8 +277,7 @@ export function createSessionKeys(options: {
         chain(rows.get(keyId), (row): MaybePromise<Buffer | undefined> => {
           if (row) return chain(unwrapRow(row), (key) => remember(keyId, key));
           if (!createMissing) return missing(keyId);
-          // A session whose streams still hold data sealed with its destroyed key (a delete stopped midway): a new key would make those rows
-          // unreadable, and the session undeletable.
+          // Streams still sealed with a destroyed key (a delete stopped midway): a new key would leave them neither readable nor deletable.
           const inUse = keyId.startsWith(RESERVED_KEY_ID_PREFIX) ? false : (options.holdsSealedData?.(keyId) ?? false);
           return chain(inUse, (held) => {
             if (held) throw destroyedInUse(keyId);
