@@ -20,6 +20,8 @@ import { findLiveStreamRun } from "./run-lease.ts";
 import type { RunOwnership } from "./run-ownership.ts";
 import { entryEvent } from "./run-records.ts";
 import type { RunKind } from "../core/vocabulary.ts";
+import { combineRunPolicies, isEmptyPolicy, type RunPolicy } from "../core/run-policy.ts";
+import type { BudgetGate } from "./run-budget.ts";
 
 /** What `prepareRun` needs from its agent. */
 export interface PrepareRunDeps {
@@ -35,6 +37,8 @@ export interface PrepareRunDeps {
   record: (events: NewEvent[]) => Promise<void>;
   runtime: ToolRuntime;
   approvals: AgentApprovals;
+  /** The agent's budget gate, when it has one: a run's limits are bound to it and recorded in its policy. */
+  budget?: BudgetGate;
 }
 
 /** The `RunOwnedError` of a takeover refused because a live process holds run `runId`. */
@@ -49,6 +53,19 @@ export function createPrepareRun(deps: PrepareRunDeps) {
   const { session, options, writer } = deps;
   const hooks = options.hooks ?? {};
   const retry = resolveRetrySettings(options.retry);
+
+  /**
+   * The run's policy (`core/run-policy.ts`): this agent's gated tools and the run's limits, combined with `recorded` (the policy the log holds for
+   * the run a continuation or a resume carries on; the stricter wins). Binds the limits to the run in the budget gate.
+   */
+  const runPolicy = (runId: string, recorded: RunPolicy | undefined): { policy?: RunPolicy } => {
+    const run = deps.budget?.nextRunBudget();
+    const gated = options.requireApproval;
+    const own: RunPolicy = { ...(gated === "all" || gated?.length ? { requireApproval: gated } : {}), ...(run ? { budget: run } : {}) };
+    const policy = combineRunPolicies(own, recorded);
+    deps.budget?.bindRun(runId, policy.budget);
+    return isEmptyPolicy(policy) ? {} : { policy };
+  };
 
   /** The run input every kind of run shares: the loop's settings now. */
   const runBase = (runId: string) => {
@@ -83,6 +100,7 @@ export function createPrepareRun(deps: PrepareRunDeps) {
       input: {
         ...runBase(input.runId),
         kind: "continue",
+        ...runPolicy(input.runId, session.view.activity.openRun?.policy),
         messages: plan.messages,
         prompts: [],
         continuation: plan.continuation,
@@ -122,7 +140,9 @@ export function createPrepareRun(deps: PrepareRunDeps) {
     const prepared = input.kind !== "prompt" ? input.prompts : input.prepare ? await input.prepare(input.nextTurn) : [...input.prompts, ...input.nextTurn];
     const { messages: prompts, systemPrompt } = Array.isArray(prepared) ? { messages: prepared, systemPrompt: undefined } : prepared;
     const context = session.view.buildContext();
-    const base = { ...runBase(input.runId), kind: input.kind as RunKind, messages: context.messages } as const;
+    // A resume run carries on the suspended run whose calls were decided: it keeps that run's policy.
+    const recorded = input.kind === "resume" ? session.view.activity.runs.at(-1)?.policy : undefined;
+    const base = { ...runBase(input.runId), kind: input.kind as RunKind, ...runPolicy(input.runId, recorded), messages: context.messages } as const;
     const settingsEvents: NewEvent[] = [];
     const scope = { runId: input.runId };
     const { model, thinkingLevel } = deps.settings();

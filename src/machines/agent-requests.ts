@@ -1,5 +1,6 @@
 /**
- * What a run asks of its tools and model, read from the agent machine's state at call time: the tool runtime (only active tools; approval policy;
+ * What a run asks of its tools and model, read from the agent machine's state at call time: the tool runtime (only active tools; approval policy,
+ * the agent's and the current run's;
  * commit before effect; the budget) and the model request (context through `transformContext`/`convertToLlm`, then `beforeModelCall`).
  */
 import { convertToLlm } from "../core/convert-to-llm.ts";
@@ -8,12 +9,16 @@ import type { ModelRequest } from "../core/model-stream.ts";
 import type { AgentOptions } from "./agent-types.ts";
 import type { AgentSettings } from "./agent-settings.ts";
 import type { ToolRuntime } from "./loop-tools.ts";
+import { policyGates, type RunPolicy } from "../core/run-policy.ts";
 
 const isActive = (settings: AgentSettings, name: string) => settings.activeToolNames === null || settings.activeToolNames.includes(name);
 
 /** The tool runtime of the agent's runs (see the module contract). */
-export function agentToolRuntime(options: AgentOptions, state: { settings: () => AgentSettings; commit: () => Promise<void>; budget?: ToolRuntime["budget"] }): ToolRuntime {
-  const requireApproval: readonly string[] | "all" = options.requireApproval ?? [];
+export function agentToolRuntime(
+  options: AgentOptions,
+  state: { settings: () => AgentSettings; commit: () => Promise<void>; runPolicy: () => RunPolicy | undefined; budget?: ToolRuntime["budget"] },
+): ToolRuntime {
+  const own: RunPolicy = options.requireApproval ? { requireApproval: options.requireApproval } : {};
   return {
     ...(state.budget ? { budget: state.budget } : {}),
     getTool: (name) => (isActive(state.settings(), name) ? state.settings().tools.get(name) : undefined),
@@ -22,7 +27,8 @@ export function agentToolRuntime(options: AgentOptions, state: { settings: () =>
       typeof options.toolContext === "function" ? (options.toolContext as (c: typeof call) => unknown)(call) : options.toolContext,
     commit: state.commit,
     ...(options.secrets?.length ? { secrets: options.secrets } : {}),
-    requiresApproval: (name) => requireApproval === "all" || requireApproval.includes(name),
+    // The agent's own policy, and the current run's (a continued run's holds what its first process recorded).
+    requiresApproval: (name) => policyGates(own, name) || policyGates(state.runPolicy(), name),
   };
 }
 

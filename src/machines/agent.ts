@@ -91,7 +91,12 @@ function createEagerAgent(options: AgentOptions): Agent {
     onExceeded: (exceeded, call) => actor.getSnapshot().children.run?.send({ type: "BUDGET.EXCEEDED", exceeded, call }),
     onFailed: (error, code) => actor.getSnapshot().children.run?.send({ type: "FAIL", error, code }),
   });
-  const runtime = agentToolRuntime(options, { settings: settingsNow, commit: () => writer.now.commit(), ...(budget ? { budget } : {}) });
+  const runtime = agentToolRuntime(options, {
+    settings: settingsNow,
+    commit: () => writer.now.commit(),
+    runPolicy: () => actor.getSnapshot().context.runInput?.policy,
+    ...(budget ? { budget } : {}),
+  });
   const buildRequest = agentRequestBuilder(options, { settings: settingsNow, runSystemPrompt: () => actor.getSnapshot().context.runInput?.systemPrompt });
 
   // After a lost write race: catch the view up with the log, start a fresh writer and close our own run the refusal left open. A run another live
@@ -113,7 +118,7 @@ function createEagerAgent(options: AgentOptions): Agent {
   /** Something runs in the slot (awaiting-approval is parked, not working). */
   const isWorking = () => isBusy() && operationOf(actor.getSnapshot()) !== "awaiting-approval";
   const approvals = new AgentApprovals({ session, actor: () => actor, writer, ready: () => ready, reload, isWorking });
-  const prepareRun = createPrepareRun({ session, options, settings: settingsNow, writer, ready: () => ready, ownership: runOwnership, reload, record: recordNow, runtime, approvals });
+  const prepareRun = createPrepareRun({ session, options, settings: settingsNow, writer, ready: () => ready, ownership: runOwnership, reload, record: recordNow, runtime, approvals, ...(budget ? { budget } : {}) });
   const runLogic = provideRunLogic({
     record: (events) => record(undefined, { events }),
     getModel: () => settingsNow().client,

@@ -24,6 +24,13 @@ export interface AdmittedCall<Result> {
 export interface BudgetGate {
   /** Binds per-prompt limits to the next run this gate sees. */
   nextRun(policy: BudgetPolicy | undefined): void;
+  /** The run limits the next run would have here (the harness's `run` with the next run's own), for its recorded policy. */
+  nextRunBudget(): Budget | undefined;
+  /**
+   * Binds run `runId` now, with `run` as its run limits (the next run's own combined with a recorded policy's, for a continued run): they hold
+   * even when this process has no budget of its own.
+   */
+  bindRun(runId: string, run: Budget | undefined): void;
   beforeModelCall(call: { runId: string; turnId: string; request: ModelRequest; model: ModelClient }): Promise<AdmittedCall<AssistantMessage | undefined> | "refused" | undefined>;
   beforeToolCall(call: { toolCallId: string; toolName: string }): Promise<AdmittedCall<void> | "refused" | undefined>;
 }
@@ -186,6 +193,16 @@ export function createBudgetGate(options: BudgetGateOptions): BudgetGate {
   return {
     nextRun(policy) {
       pending = policy;
+    },
+    nextRunBudget() {
+      const run = stricterBudget(options.policy().run, pending?.run);
+      return hasLimits(run) ? run : undefined;
+    },
+    bindRun(runId, run) {
+      const own: BudgetPolicy = { ...pending, ...(run ? { run } : {}) };
+      pending = undefined;
+      perRun.clear();
+      perRun.set(runId, own);
     },
     async beforeModelCall({ runId, turnId, request, model }) {
       const policy = policyOf(runId);

@@ -4,6 +4,7 @@
  * `run-types.ts`.
  */
 import { budgetExceededMessage } from "../core/budget.ts";
+import { policyRecord } from "../core/run-policy.ts";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
 import type { NewEvent } from "../store/event-log.ts";
@@ -214,11 +215,12 @@ export function stepOnEntry(context: RunContext, state: EntryState): RunStep | u
       }
       const injected = injectMessages(context, context.input.prompts);
       const resume = context.input.resume;
+      const policy = policyRecord(context.input.policy);
       return {
         update: resume ? { ...injected.update, assistant: resume.assistant } : injected.update,
         events: [
           // metadata.owner: the process running it, so another process leaves a live run alone (run-lease.ts).
-          { ...runEvent({ runId }, "run.started", { runId, kind: context.input.kind, model: context.input.model }), metadata: { runId, owner: currentRunOwner() } },
+          { ...runEvent({ runId }, "run.started", { runId, kind: context.input.kind, model: context.input.model, ...(policy ? { policy } : {}) }), metadata: { runId, owner: currentRunOwner() } },
           runEvent(scope(context), "turn.started", { runId, turnId: context.turnId, index: 0 }),
           ...injected.events,
         ],

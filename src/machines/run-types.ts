@@ -3,6 +3,7 @@
  * accepts and sends its parent, and the `modelCall` actor's input. Types only; the pure steps over them are `run-steps.ts`.
  */
 import type { BudgetExceeded } from "../core/budget.ts";
+import type { RunPolicy } from "../core/run-policy.ts";
 import type { AgentMessage, AssistantMessage } from "../core/messages.ts";
 import type { ModelStreamEvent } from "../core/model-stream.ts";
 import type { ToolExecutionMode } from "../core/tools.ts";
@@ -27,6 +28,11 @@ export interface RunInput {
    * the next one starts). At `tools` the batch is `resume`'s (in-flight calls decided `replay` or `interrupted`).
    */
   continuation?: RunContinuation;
+  /**
+   * The run's own policy (gated tools, run budget), written in its `run.started` so a continuation elsewhere applies it (`docs/durability.md`). For
+   * a continued run it is the recorded policy combined with the continuing process's.
+   */
+  policy?: RunPolicy;
   /** The context before this run (from the session). */
   messages: AgentMessage[];
   /** Messages this run appends first (the prompt, or drained queue messages on continue). */

@@ -152,8 +152,12 @@ export async function runAction(words: string[], flags: RunFlags, globals: Store
           if (outcome.status === "suspended") {
             const pending = await harness.pendingApprovals();
             for (const call of pending) process.stdout.write(`${pendingLine(harness.id, call)}\n`);
+            // Only the undecided calls wait for approval; once each is decided the run waits for a continue.
+            const undecided = pending.filter((call) => call.status === "pending").length;
             process.stderr.write(
-              `arbor: waiting for approval of ${pending.length} tool call(s); decide with: arbor approve ${harness.id} <callId> (or arbor deny ${harness.id} <callId> --reason "..."), then go on with: arbor run --session ${harness.id}\n`,
+              undecided > 0
+                ? `arbor: waiting for approval of ${undecided} tool call(s); decide with: arbor approve ${harness.id} <callId> (or arbor deny ${harness.id} <callId> --reason "..."), then go on with: arbor run --session ${harness.id}\n`
+                : `arbor: every waiting tool call is decided (${pending.length}); go on with: arbor run --session ${harness.id}\n`,
             );
           }
           if (!flags.json) process.stderr.write(`session ${harness.id} (short id ${shortSessionId(harness.id)})\n`);

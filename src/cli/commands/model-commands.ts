@@ -55,8 +55,10 @@ export function registerModelCommands(program: Command, globals: () => StoreFlag
       .description("Continue a session's run that its process left unfinished (killed, crashed), from the log (docs/durability.md)")
       .argument("<session>", "session id, unique prefix, or latest")
       .option("--cwd <dir>", "directory the coding tools work in (default: the session's own folder)")
-      .option("--json", "print the logged events as JSON lines"),
-  )).action(async (reference: string, flags: ModelFlags & ToolFlags & { cwd?: string; json?: boolean }) => {
+      .option("--json", "print the logged events as JSON lines")
+      .option("--approve <tool>", "also ask before every call of this tool (repeatable; all = every tool), besides the tools the run was started with (recorded in the log)", (value: string, previous: string[] = []) => [...previous, value])
+      .option("--budget <limits>", "run limits as for arbor run; combined with the limits the run was started with (the smaller of each holds)"),
+  )).action(async (reference: string, flags: ModelFlags & ToolFlags & { cwd?: string; json?: boolean; approve?: string[]; budget?: string }) => {
     const { runAction } = await import("./model-actions.ts");
     await runAction([], { ...flags, session: reference, continueRun: true }, globals(), exit);
   });

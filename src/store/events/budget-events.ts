@@ -7,7 +7,8 @@
 import { z } from "zod";
 
 const amount = z.number().nonnegative();
-const limits = z.object({
+/** A budget's limits (`Budget`): also the run policy's `budget` in `run.started`. */
+export const budgetLimitsSchema = z.object({
   maxCostUsd: amount.optional(),
   maxTokens: amount.optional(),
   maxToolCalls: amount.optional(),
@@ -29,7 +30,7 @@ export const budgetReservedSchema = z.object({
   kind: z.enum(["model", "tool"]),
   ...amounts,
   /** The run's own limits (per prompt or harness), so a continuation elsewhere keeps them. */
-  runBudget: limits.optional(),
+  runBudget: budgetLimitsSchema.optional(),
 });
 
 export const budgetSettledSchema = z.object({

@@ -5,6 +5,7 @@
  */
 import { z } from "zod";
 import { agentMessageSchema, usageSchema } from "./message-schemas.ts";
+import { budgetLimitsSchema } from "./budget-events.ts";
 import { DELTA_KINDS, RUN_KINDS, TOOL_OUTCOMES, APPROVAL_END_STATUSES } from "../../core/vocabulary.ts";
 
 const runId = z.string().min(1);
@@ -14,6 +15,13 @@ export const runStartedSchema = z.object({
   /** `resume`: the run that carries on after approval decisions (approval.md). */
   kind: z.enum(RUN_KINDS),
   model: z.object({ provider: z.string(), modelId: z.string(), api: z.string().optional() }).optional(),
+  /**
+   * The run's own policy (`docs/durability.md`): the tools whose calls need approval and the run's budget limits. A process that continues the
+   * run applies it combined with its own (the stricter wins). Optional and additive within v1: older runs have none, older readers drop it.
+   */
+  policy: z
+    .object({ requireApproval: z.union([z.literal("all"), z.array(z.string().min(1))]).optional(), budget: budgetLimitsSchema.optional() })
+    .optional(),
 });
 /**
  * `run.resumed` v1: another process continues an unfinished run from the log (durable execution, `docs/durability.md`). `metadata.owner` is the new

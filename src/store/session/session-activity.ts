@@ -6,6 +6,7 @@
  */
 import { addEntryToAnswerTotals, emptyAnswerTotals, type AnswerTotals } from "../../core/agent-answer.ts";
 import type { ToolProcess } from "../../core/process-group.ts";
+import type { RunPolicy } from "../../core/run-policy.ts";
 import type { AgentMessage, ToolCall } from "../../core/messages.ts";
 import { isKnownEntry, type SessionEntry } from "../../core/entries.ts";
 import type { StoredEvent } from "../event-log.ts";
@@ -21,6 +22,8 @@ export interface RunRecord {
   status: RunActivityStatus;
   startedVersion: number;
   endedVersion?: number;
+  /** The run's own policy, from its `run.started` (absent when it recorded none): a `resume` run after its approvals keeps it. */
+  policy?: RunPolicy;
 }
 
 /** A content block of a message being streamed, rebuilt from its `message.delta` events. */
@@ -48,6 +51,8 @@ export interface OpenRun {
   owner: unknown;
   /** The index of the run's last `turn.started` (absent before its first, or in a state stored before it was folded). */
   lastTurnIndex?: number;
+  /** The run's own policy, from its `run.started` (absent when it recorded none): a continuation applies it with its own (`docs/durability.md`). */
+  policy?: RunPolicy;
   /** The model of `run.started`. */
   model: { provider?: string; modelId?: string; api?: string };
   /** The turn without `turn.ended`; `replied` once its complete assistant message is logged (not an errored or aborted one). */
@@ -263,6 +268,7 @@ function foldEvent(state: SessionActivity, event: StoredEvent): SessionActivity 
       startedVersion: event.version,
       owner: event.metadata.owner,
       model: { ...event.data.model },
+      ...(event.data.policy ? { policy: event.data.policy } : {}),
       openMessages: [],
       calls: [],
       results: [],
@@ -270,7 +276,7 @@ function foldEvent(state: SessionActivity, event: StoredEvent): SessionActivity 
       processes: {},
     };
     const invocation = state.invocation && { ...state.invocation, lastRun: { runId, owner: event.metadata.owner } };
-    return { ...state, runs: [...state.runs, { runId, status: "open", startedVersion: event.version }], openRun, ...(invocation ? { invocation } : {}) };
+    return { ...state, runs: [...state.runs, { runId, status: "open", startedVersion: event.version, ...(event.data.policy ? { policy: event.data.policy } : {}) }], openRun, ...(invocation ? { invocation } : {}) };
   }
   if (isEventOfType(event, "run.resumed")) {
     // Another process continues the run (`docs/durability.md`): it is the owner from now on.
