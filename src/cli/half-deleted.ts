@@ -1,7 +1,6 @@
 /**
- * Half-deleted sessions in the CLI (ours; `docs/privacy.md`): a delete interrupted after destroying the session's data key leaves rows nothing can
- * open. `arbor rm <id>` finishes such a delete ({@link finishHalfDeleted}: the busy check from the clear run events, then `repository.delete`, which
- * checks the tenant as for any session), and `arbor doctor` names each one ({@link warnHalfDeleted}).
+ * Half-deleted sessions in the CLI (ours; `docs/privacy.md`): `arbor rm <id>` finishes such a delete ({@link finishHalfDeleted}: the busy check from
+ * the clear run events, then `repository.delete` with its tenant check); `arbor doctor` names each ({@link warnHalfDeleted}).
  */
 import { sessionStreamId } from "../store/events/session-events.ts";
 import { assertNoLiveRun } from "../machines/run-lease.ts";

@@ -1,7 +1,4 @@
-/**
- * The key store of the log the CLI's flags name, looked up without opening the log (ours; `docs/privacy.md`): the key file beside a SQLite log,
- * the key table `<schema>_keys.data_keys` of a PostgreSQL one. Its absence means nothing in the log was ever sealed (or its key store was lost).
- */
+/** The key store (key file, or `<schema>_keys` table) of the log the CLI's flags name, found without opening the log (ours; `docs/privacy.md`). */
 import { existsSync } from "node:fs";
 import type pg from "pg";
 import { lazyRequire } from "../core/lazy-require.ts";

@@ -134,10 +134,8 @@ export interface StreamInfo {
   createdAt: string;
   updatedAt: string;
   /**
-   * The stream's tenant as the log stores it in clear, read without opening any sealed data: `data.tenant` of its first event when that is
-   * `session.created` or `session.deleted`, else `default` (PostgreSQL's tenant column; SQLite reads the first event's clear field). Absent when the
-   * log does not know it (in-memory logs; a first event whose stored JSON is damaged). On an encrypted log the clear tenant is bound to the
-   * ciphertext, so it is trusted for filtering only: a changed one makes the session's data fail to open.
+   * The stream's tenant as stored in clear (`data.tenant` of a first `session.created`/`session.deleted`, else `default`), read without opening
+   * sealed data; absent where unknown (in-memory logs, a damaged first event). Trusted for filtering only: an altered one fails the data's opening.
    */
   tenant?: string;
 }

@@ -1,8 +1,6 @@
 /**
- * What a workspace restore may change on disk (`docs/workspace.md`): the difference between the folder as scanned now and the recorded tree, less
- * every path the restore must leave as it is because the log has not seen it. A path ignored under the `.gitignore` files on disk now (or present
- * but not recordable), a path whose current file is too large to record, and a tracked path that the target entry's own `.gitignore` files ignored
- * (its recording says nothing about it) are never written, overwritten or deleted; each is listed with why.
+ * What a workspace restore may change on disk (`docs/workspace.md`): the scan-to-recording difference, less every path the log has not seen, which
+ * is never written or deleted and is listed with why: ignored on disk now, too large to record, or ignored by the target entry's `.gitignore`.
  */
 import fs from "node:fs";
 import { join } from "node:path";
@@ -15,9 +13,8 @@ import { GitignoreFilter } from "../../adapters/tools/gitignore-filter.ts";
 const ignore = lazyRequire<typeof createIgnore>("ignore");
 
 /**
- * Why a restore left a path as it is on disk: `ignored` (ignored by the `.gitignore` files on disk now, or there but not recordable), `too_large`
- * (the file on disk now, or the recorded one, is over the recording caps), `ignored_at_entry` (tracked now, but ignored by the restored entry's
- * `.gitignore`, so its recording does not say it was absent), `not_empty` (a folder to remove or replace still holds files left alone).
+ * Why a restore left a path as it is: `ignored` (by the `.gitignore` files on disk now, or not recordable), `too_large` (on disk now or recorded),
+ * `ignored_at_entry` (by the restored entry's `.gitignore`), `not_empty` (a folder that still holds files left alone).
  */
 export type LeftAloneReason = "ignored" | "too_large" | "ignored_at_entry" | "not_empty";
 

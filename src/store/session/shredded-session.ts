@@ -1,9 +1,8 @@
 /**
- * A half-deleted session (ours; `docs/privacy.md`): on an encrypted log a delete destroys the session's data key before it removes its rows, so a
- * delete interrupted in between (a crash, a failed commit) leaves rows nothing can open. What is in clear still tells whose session it is
- * (`session.created.tenant`), and how many events, entries, times and positions it held: {@link deleteShreddedSession} finishes the delete from that
- * alone, with the tenant check of a normal delete; {@link clearInfoOf} gives that tenant to `open` and the HTTP routes, so another tenant sees a
- * missing session; {@link openRunInClear} tells whether its last run is open (from the clear types and metadata), for the busy checks.
+ * A half-deleted session (ours; `docs/privacy.md`): a delete destroys the data key before it removes the rows, so one interrupted in between leaves
+ * rows nothing can open. Their clear part still names the tenant (`session.created.tenant`) and the counts, times and positions:
+ * {@link deleteShreddedSession} finishes the delete from that with a normal delete's tenant check; {@link clearInfoOf} gives `open` and the HTTP
+ * routes that tenant; {@link openRunInClear} finds an open last run for the busy checks.
  */
 import { DataKeyUnavailableError, SessionNotFoundError } from "../../core/errors.ts";
 import type { ClearEvent, EventLog } from "../event-log.ts";
@@ -61,12 +60,9 @@ export async function clearEventsOf(log: EventLog, id: string): Promise<readonly
 }
 
 /**
- * Finishes the delete of session `id` whose data key is destroyed while its rows remain: the same tenant check as a normal delete (`visible` is the
- * repository's, given the clear `session.created`, or undefined when the stream does not start with one; refused with the same
- * `SessionNotFoundError`), then its streams go in one group commit with a tombstone, and its memory rows and ledger use as after a normal delete.
- * The tombstone has what is in clear: `createdAt` is the commit time of `session.created` (its own `createdAt` was sealed), `messageCount` 0 and
- * no `audit` (both needed the sealed data), and `keyDestroyed: true` says so. The workspace blobs only it referenced stay: which ones was sealed.
- *
+ * Finishes the delete of session `id` whose data key is destroyed while its rows remain: a normal delete's tenant check (`visible`, given the clear
+ * `session.created`), then its streams and a tombstone in one group commit, its memory rows and ledger use as usual. The tombstone holds what is
+ * in clear (`createdAt` is `session.created`'s commit time, `messageCount` 0, no `audit`, `keyDestroyed: true`); blobs only it referenced stay.
  * @returns the tombstone written.
  * @throws SessionNotFoundError for a missing session, or one `visible` refuses.
  */

@@ -1,8 +1,6 @@
 /**
- * `findHalfDeletedSessions`, for `arbor doctor` (ours): the sessions of an encrypted SQLite log whose data key is gone from the key file while their
- * rows remain, which is what a delete interrupted between destroying the key and removing the rows leaves (`docs/privacy.md`). Read-only, without
- * the master key: a session counts when its `session.created` is sealed and the key file (beside the log, `keyFileBeside`) exists and has no row of
- * its id. A log with no key file has nothing to say here (without one, sealed data is a lost key store, not a half-delete).
+ * `findHalfDeletedSessions`, for `arbor doctor` (ours; `docs/privacy.md`): sessions of an encrypted SQLite log whose sealed `session.created` has no
+ * row in the key file beside the log (an interrupted delete). Read-only, without the master key; a log without a key file has none.
  */
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";

@@ -1,12 +1,6 @@
 /**
- * `checkSealedLogData`, for `arbor doctor` (ours): the check of an encrypted SQLite log's sealed data, which its structural check
- * (`sqlite-integrity.ts`) cannot open. With the master key it opens the log read-only and reads, as a reader would, everything sealed it can reach:
- * every event of every stream holding sealed data (single records, sealed batches, queued tasks' prompts), each session's stored head and context
- * chunks (the session index), each session's memory rows, and each sealed workspace blob; a bit flipped anywhere in a ciphertext fails its
- * authentication (`EventCorruptError`, `WorkspaceBlobError`). Each damaged session is one problem naming the file, the session id and the damaged
- * versions or part; a workspace blob names its tenant and hash. Without a key, or with another master key, sealed data is reported as not verified
- * (never as ok). A session whose data key is destroyed (deleted, its rows left behind) is not this check's: it is counted as not checked. Writes
- * nothing: the log is opened read-only, and the enumerating connection too.
+ * `checkSealedLogData`, for `arbor doctor` (ours): opens an encrypted SQLite log read-only with the master key and reads every sealed event, head,
+ * context chunk, memory row and blob; each damaged session is a problem naming the file and the damaged part. Without the right key: "not verified".
  */
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
