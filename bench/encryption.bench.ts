@@ -10,9 +10,9 @@
  * - open (P2b's shape): a linear session of 100,000 entries (`ARBOR_BENCH_ENTRIES`), opened through
  *   the CLI's `openStore` (with `ARBOR_ENCRYPTION_KEY` set for the encrypted side) on a fresh copy of
  *   the log, 5 opens plus the leaf's context, the mean of the 5 (an encrypted store keeps no snapshot
- *   file: every open goes through the session index and decrypts each entry it reads); medians of 3
+ *   file: every open goes through the session index and decrypts each entry it reads); medians of 7
  *   rounds; and the same open through the session index on both sides (no snapshot file: the
- *   cost of encryption alone), medians of 6 alternating opens.
+ *   cost of encryption alone), medians of 14 alternating opens (`ARBOR_BENCH_OPEN_ROUNDS`, default 7).
  * Prints a table and one goal line per path: the encrypted/plain time ratio, goal <= 1.15.
  */
 import { randomBytes } from "node:crypto";
@@ -32,7 +32,7 @@ import { sessionEntries } from "./load.bench.ts";
 
 const TEXT = "The quick brown fox jumps over the lazy dog. ".repeat(7);
 const APPEND_ROUNDS = 11;
-const OPEN_ROUNDS = 3;
+const OPEN_ROUNDS = Number(process.env.ARBOR_BENCH_OPEN_ROUNDS ?? 7);
 const OPENS = 5;
 const SIZE = Number(process.env.ARBOR_BENCH_ENTRIES ?? 100_000);
 

@@ -2,8 +2,8 @@
  * The SQLite log's stored context text (ours; the format is `context-chunks.ts`), in `arbor_context_chunks` beside the session index. Chunks are
  * written only by the index's writer hooks inside the append's transaction: every {@link CHUNK_ENTRIES} entries a chunk, every
  * {@link BLOCK_ENTRIES} the block's chunks merged into one; the last incomplete chunk is not covered, and an unparsable entry leaves its chunk out.
- * Only chunks of the stream's current first event are read; on an encrypted log `ids` and `items` are sealed with the session's data key, as raw
- * bytes (BLOB values in those columns; rows written before as sealed base64 text read as they are).
+ * Only chunks of the stream's current first event are read. On an encrypted log a chunk's `ids` and `items` are sealed together, as raw bytes in
+ * `items` (one AEAD operation per chunk read), with `ids` an empty BLOB; rows sealed one column each, as bytes or as base64 text, read as they are.
  */
 import type Database from "better-sqlite3";
 import type { SessionEntry } from "../../core/entries.ts";
@@ -64,8 +64,18 @@ export function createSqliteContextChunks(
     );
   const purpose = (from: number, to: number, field: string) => `chunk ${from}-${to} ${field}`;
   /** A stored chunk's text in clear. */
-  const openRow = <T extends ContextChunkText>(streamId: string, from: number, to: number, row: T): T =>
-    cipher ? { ...row, ids: cipher.openText(streamId, purpose(from, to, "ids"), row.ids as string | Buffer), items: cipher.openText(streamId, purpose(from, to, "items"), row.items as string | Buffer) } : row;
+  const openRow = <T extends ContextChunkText>(streamId: string, from: number, to: number, row: T): T => {
+    if (!cipher) return row;
+    const ids = row.ids as string | Buffer;
+    if (typeof ids !== "string" && ids.length === 0) {
+      // Sealed together: ids, a line break (no JSON text holds one raw), items.
+      const both = cipher.openText(streamId, purpose(from, to, "text"), row.items as string | Buffer);
+      const cut = both.indexOf("\n");
+      return { ...row, ids: cut < 0 ? "" : both.slice(0, cut), items: cut < 0 ? "" : both.slice(cut + 1) };
+    }
+    return { ...row, ids: cipher.openText(streamId, purpose(from, to, "ids"), ids), items: cipher.openText(streamId, purpose(from, to, "items"), row.items as string | Buffer) };
+  };
+  const SEALED_TOGETHER = Buffer.alloc(0);
   const insert = db.prepare("INSERT OR REPLACE INTO arbor_context_chunks (stream_id, first_event_id, from_seq, to_seq, kinds, ids, items) VALUES (?, ?, ?, ?, ?, ?, ?)");
   // A chunk is never longer than BLOCK_ENTRIES, so the chunks that reach `from` start at most that far before it.
   const selectCovering = db.prepare(
@@ -92,7 +102,8 @@ export function createSqliteContextChunks(
   };
   const write = (streamId: string, firstEventId: string, from: number, to: number, text: ChunkText | undefined) => {
     if (!text) return;
-    if (cipher) insert.run(streamId, firstEventId, from, to, text.kinds, cipher.sealTextBytes(streamId, purpose(from, to, "ids"), text.ids), cipher.sealTextBytes(streamId, purpose(from, to, "items"), text.items));
+    const sealed = cipher?.sealTextBytes(streamId, purpose(from, to, "text"), `${text.ids}\n${text.items}`);
+    if (sealed !== undefined && typeof sealed !== "string") insert.run(streamId, firstEventId, from, to, text.kinds, SEALED_TOGETHER, sealed);
     else insert.run(streamId, firstEventId, from, to, text.kinds, text.ids, text.items);
   };
 
