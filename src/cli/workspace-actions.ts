@@ -113,7 +113,7 @@ export async function refuseForeignResumeFolder(store: CliStore, session: Sessio
   if (!recorded || real(cwd) === real(recorded) || !existsSync(cwd)) return;
   if (!(await hasWorkspaceCheckpoints(store.repo.log, session.id))) return;
   const recorder = cliWorkspace(store, session, cwd);
-  const clobbered = (await recorder.diff(session.view.leafId)).map((change) => change.path).filter((path) => existsOnDisk(resolve(recorder.root, path)));
+  const clobbered = (await recorder.diff(session.view.leafId)).map((change) => change.path).filter((path) => existsOnDisk(recorder.root, path));
   if (clobbered.length === 0) return;
   const named = clobbered.sort().slice(0, 5).join(", ") + (clobbered.length > 5 ? `, and ${clobbered.length - 5} more` : "");
   throw new CliError(

@@ -113,3 +113,21 @@ describe("workspace checkpoints (harness, SQLite file)", () => {
     rmSync(out, { recursive: true, force: true });
   });
 });
+
+describe("a recorded folder that became a symlink (harness, SQLite file)", () => {
+  it("restoring an entry puts the folder and its recorded files back, never taking a file behind the link for one already there", async () => {
+    const { root, db } = fixture();
+    const model = scriptedModel([
+      call("c1", "bash", { command: "mkdir -p d && printf 'recorded' > d/x.txt" }),
+      call("c2", "bash", { command: "mkdir -p other && printf 'elsewhere' > other/x.txt && rm -rf d && ln -s other d" }),
+      { text: "done" },
+    ]);
+    harness = await createHarness({ eventLog: createSqliteEventLog({ path: db }), cwd: root, models: { main: model }, tools: createCodingTools(createExecutionEnv({ root })), workspace: { root } });
+    expect((await harness.prompt("change things")).status).toBe("done");
+    const results = harness.session.view.getBranch().filter((entry) => entry.type === "message" && (entry as { message: { role: string } }).message.role === "toolResult");
+    const restored = await harness.workspace!.restore(results[0].id);
+    expect(restored.leftAlone).toEqual([]);
+    expect(statSync(join(root, "d")).isDirectory()).toBe(true);
+    expect(readFileSync(join(root, "d", "x.txt"), "utf8")).toBe("recorded");
+  });
+});

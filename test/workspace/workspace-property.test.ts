@@ -225,12 +225,20 @@ describe.each(backends)("workspace restores are byte-exact and lose no user edit
       {
         numRuns: 40,
         // Found by a CI run: the user redoes the work a restore saved, then restores that entry.
-        examples: [[[
-          { kind: "mkdir", path: "d/e", via: "user" },
-          { kind: "checkout", pick: 0, moveLeaf: false },
-          { kind: "mkdir", path: "d/e", via: "user" },
-          { kind: "checkout", pick: 0, moveLeaf: false },
-        ]]],
+        examples: [
+          [[
+            { kind: "mkdir", path: "d/e", via: "user" },
+            { kind: "checkout", pick: 0, moveLeaf: false },
+            { kind: "mkdir", path: "d/e", via: "user" },
+            { kind: "checkout", pick: 0, moveLeaf: false },
+          ]],
+          // Found by a CI run: a recorded folder replaced by a link into itself (a loop); restoring under it must not follow the link.
+          [[
+            { kind: "write", path: "d/e/f", data: Uint8Array.from([]), via: "write" },
+            { kind: "symlink", path: "d", target: "d/c", via: "bash" },
+            { kind: "fork", pick: 0 },
+          ]],
+        ],
       },
     );
   }, 600_000);

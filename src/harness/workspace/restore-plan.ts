@@ -30,12 +30,20 @@ export interface RestorePlan {
   leftAlone: LeftAlonePath[];
 }
 
-/** True when something is at `absolute` (false when a parent is not a folder). */
-export function existsOnDisk(absolute: string): boolean {
+/**
+ * True when something is at `path` under `root` itself: false when a parent is not a real folder (a file, a symlink, which the scan records as a
+ * link and never follows, or a symlink loop), so a recorded path under a folder that became a link is restored, not taken for one already there.
+ */
+export function existsOnDisk(root: string, path: string): boolean {
+  const parts = path.split("/");
   try {
-    return fs.lstatSync(absolute, { throwIfNoEntry: false }) !== undefined;
+    for (let depth = 1; depth < parts.length; depth++) {
+      if (fs.lstatSync(join(root, ...parts.slice(0, depth)), { throwIfNoEntry: false })?.isDirectory() !== true) return false;
+    }
+    return fs.lstatSync(join(root, path), { throwIfNoEntry: false }) !== undefined;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOTDIR") return false;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOTDIR" || code === "ELOOP") return false;
     throw error;
   }
 }
@@ -108,7 +116,7 @@ export async function planRestore(root: string, disk: WorkspaceManifest, target:
     }
     if (now === undefined) {
       const absolute = join(root, change.path);
-      if (existsOnDisk(absolute) || filter.isIgnoredDeep(absolute, change.node?.kind === "dir")) {
+      if (existsOnDisk(root, change.path) || filter.isIgnoredDeep(absolute, change.node?.kind === "dir")) {
         leftAlone.push({ path: change.path, reason: "ignored" });
         continue;
       }
