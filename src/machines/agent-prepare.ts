@@ -140,8 +140,9 @@ export function createPrepareRun(deps: PrepareRunDeps) {
     const prepared = input.kind !== "prompt" ? input.prompts : input.prepare ? await input.prepare(input.nextTurn) : [...input.prompts, ...input.nextTurn];
     const { messages: prompts, systemPrompt } = Array.isArray(prepared) ? { messages: prepared, systemPrompt: undefined } : prepared;
     const context = session.view.buildContext();
-    // A resume run carries on the suspended run whose calls were decided: it keeps that run's policy.
-    const recorded = input.kind === "resume" ? session.view.activity.runs.at(-1)?.policy : undefined;
+    // A resume run carries on the suspended run whose calls were decided, and a continue run the work of the last run (one a crash interrupted,
+    // one that failed): each keeps that run's policy, combined with this process's. Only a new prompt starts from this process's own.
+    const recorded = input.kind === "resume" || input.kind === "continue" ? session.view.activity.runs.at(-1)?.policy : undefined;
     const base = { ...runBase(input.runId), kind: input.kind as RunKind, ...runPolicy(input.runId, recorded), messages: context.messages } as const;
     const settingsEvents: NewEvent[] = [];
     const scope = { runId: input.runId };

@@ -98,6 +98,21 @@ describe("arbor resume keeps the policy the run was started with", () => {
     expect(readFileSync(join(dir, "c.txt"), "utf8")).toBe("ran\n");
   });
 
+  it("--approve bash: going on with arbor run --session (no prompt) after the crash keeps the gate too", { timeout: 180_000 }, async () => {
+    await runAndKillMidStream(["--approve", "bash"]);
+    server.script(toolCallResponse([{ id: "call_bash", name: "bash", arguments: { command: "echo ran >> c.txt" } }]), textResponse("cleaned"));
+    const continued = await runArbor(["--db", db, "run", "--session", "latest", ...modelArgs()], { env });
+    expect(existsSync(join(dir, "c.txt"))).toBe(false);
+    expect(continued.code, continued.stderr).toBe(3);
+    const events = await eventsOf();
+    // The killed run closed interrupted by recovery, then a continue run with the killed run's policy.
+    expect(events.filter((event) => event.type === "run.started").map((event) => [event.data.kind, event.data.policy])).toEqual([
+      ["prompt", { requireApproval: ["bash"] }],
+      ["continue", { requireApproval: ["bash"] }],
+    ]);
+    expect(events.filter((event) => event.type === "approval.requested").map((event) => event.data.toolName)).toEqual(["bash"]);
+  });
+
   it("--budget turns=1: after the crash the continued run ends budget_exceeded (exit 4), not done", { timeout: 180_000 }, async () => {
     await runAndKillMidStream(["--budget", "turns=1"]);
     const started = (await eventsOf()).find((event) => event.type === "run.started");
