@@ -22,9 +22,7 @@ function unionApproval(a: RunPolicy["requireApproval"], b: RunPolicy["requireApp
 
 /**
  * The stricter of two run policies: the union of the gated tools, the smaller of each budget limit. Empty parts are left out, so the answer is
- * `{}` when neither policy sets anything.
- * @example
- * combineRunPolicies({ requireApproval: ["bash"] }, { requireApproval: ["write"], budget: { maxTurns: 2 } }); // { requireApproval: ["bash", "write"], budget: { maxTurns: 2 } }
+ * `{}` when neither policy sets anything (`{ requireApproval: ["bash"] }` with `{ requireApproval: ["write"] }` gates both).
  */
 export function combineRunPolicies(a: RunPolicy | undefined, b: RunPolicy | undefined): RunPolicy {
   const requireApproval = unionApproval(a?.requireApproval, b?.requireApproval);
