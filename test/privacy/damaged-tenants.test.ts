@@ -1,7 +1,8 @@
 /**
  * A damaged session (one bit of a sealed event's ciphertext flipped) and the library's tenant scope, on a real encrypted SQLite file: another
  * tenant's `repository.open` and `delete` answer exactly as for a missing session (error, message and details, the id aside), whether the damage
- * is in `session.created` or a later event; its owner's open is `EventCorruptError`, and so is an open without a tenant scope.
+ * is in `session.created` or a later event; its owner's open is `EventCorruptError`, and so is an open without a tenant scope. The CLI (a child
+ * process) answers `arbor --tenant other tree <id>` as for a missing id.
  */
 import { randomBytes } from "node:crypto";
 import { rmSync } from "node:fs";
@@ -9,7 +10,7 @@ import { join } from "node:path";
 import { afterAll, expect, it } from "vitest";
 import { createSessionRepository } from "../../src/store/session-repository.ts";
 import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
-import { tempDir } from "../cli/cli-helpers.ts";
+import { runArbor, tempDir } from "../cli/cli-helpers.ts";
 import { flipBitInSealedRecord } from "./sealed-damage.ts";
 
 const dir = tempDir("arbor-damaged-tenants-");
@@ -47,5 +48,16 @@ it("another tenant's open and delete of a damaged session see a missing session;
     }
   } finally {
     await log.close();
+  }
+  const env = { ARBOR_ENCRYPTION_KEY: key.toString("hex") };
+  for (const id of ["dmg-first", "dmg-later"]) {
+    const run = async (tenant: string, sessionId: string) => {
+      const result = await runArbor(["--db", path, "--tenant", tenant, "tree", sessionId], { env });
+      return { code: result.code, stdout: result.stdout.split(sessionId).join("<id>"), stderr: result.stderr.split(sessionId).join("<id>") };
+    };
+    const theirs = await run("other", id);
+    expect(theirs).toEqual(await run("other", "no-such-session"));
+    expect(theirs.code).not.toBe(0);
+    expect((await run("acme", id)).stderr).toContain("does not authenticate");
   }
 });
