@@ -10,21 +10,22 @@ import { isCurrentRunOwner } from "../machines/run-lease.ts";
 import type { EventLog, StoredEvent } from "../store/event-log.ts";
 import { arborEvents, isEventOfType, type ArborEvent } from "../store/events/catalogue.ts";
 import { sessionIdOfStream, sessionStreamId, tombstoneStreamId } from "../store/events/session-events.ts";
-import { clearInfoOf, isKeyDestroyed } from "../store/session/shredded-session.ts";
+import { isUnreadableSession, ownerOfUnreadable } from "../store/session/shredded-session.ts";
 import { DEFAULT_TENANT } from "./auth.ts";
 import { initialRunProjection, projectRunEvent, projectSessionDeleted, type RunProjectionStep } from "./ui-projection.ts";
 
 /**
- * The tenant of a session, or undefined when the session does not exist. A half-deleted session (its data key destroyed, its rows left) has the
- * tenant its `session.created` keeps in clear, so that another tenant's routes answer it as a missing session.
+ * The tenant of a session, or undefined when the session does not exist. A half-deleted session (its data key destroyed, its rows left) or a
+ * damaged one (its `session.created` does not read) has the tenant its `session.created` keeps in clear, so that another tenant's routes answer it
+ * as a missing session; undefined (missing to every tenant) when not even that reads.
  */
 export async function sessionTenant(log: EventLog, sessionId: string): Promise<string | undefined> {
   let first: StoredEvent | undefined;
   try {
     [first] = await log.readStream(sessionStreamId(sessionId), { fromVersion: 1, limit: 1 });
   } catch (error) {
-    if (!isKeyDestroyed(error)) throw error;
-    const info = await clearInfoOf(log, sessionId);
+    if (!isUnreadableSession(error)) throw error;
+    const info = await ownerOfUnreadable(log, sessionId);
     return info && (info.tenant ?? DEFAULT_TENANT);
   }
   if (!first || !isEventOfType(first, "session.created")) return undefined;

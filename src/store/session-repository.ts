@@ -13,7 +13,7 @@
  * - with `tenant`, only that tenant's sessions exist (another's is indistinguishable from a missing one); forks keep the source's tenant.
  */
 import { purgeSessionState } from "./session/session-purge.ts";
-import { clearInfoOf, deleteShreddedSession, isKeyDestroyed } from "./session/shredded-session.ts";
+import { deleteShreddedSession, isKeyDestroyed, isUnreadableSession, ownerOfUnreadable } from "./session/shredded-session.ts";
 import { uuidv7 } from "../core/uuid-v7.ts";
 import type { LabelEntry, SessionEntry } from "../core/entries.ts";
 import { DataKeyUnavailableError, EntryNotFoundError, InvalidArgumentError, SessionNotFoundError } from "../core/errors.ts";
@@ -183,12 +183,16 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     return handleOf(view, events[0].eventId, view.version);
   };
 
-  /** Opens `id`; a half-deleted session (its key destroyed, `shredded-session.ts`) of another tenant is missing, as any other of its sessions. */
+  /**
+   * Opens `id`; a half-deleted (its key destroyed) or damaged session (`EventCorruptError`) of another tenant is missing, as any other of its
+   * sessions (`shredded-session.ts`). Without a tenant scope a damaged session's error is always shown.
+   */
   const load = (id: string): Promise<SessionHandle> =>
     loadAny(id).catch(async (error: unknown) => {
+      if (!isUnreadableSession(error) || (scope === undefined && !isKeyDestroyed(error))) throw error;
       // As the fold: no session.created first, or another tenant's, is a missing session.
-      const info = isKeyDestroyed(error) ? await clearInfoOf(log, id) : undefined;
-      throw !isKeyDestroyed(error) || (info && visible(info)) ? error : notFound(id);
+      const info = await ownerOfUnreadable(log, id);
+      throw info && visible(info) ? error : notFound(id);
     });
 
   const createWith = async (info: SessionCreatedData, entries: SessionEntry[], leafId?: string | null): Promise<SessionHandle> => {
@@ -293,7 +297,14 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     },
     async delete(id) {
       const streamId = sessionStreamId(id);
-      const events = await log.readStream(streamId).catch((error: unknown) => (isKeyDestroyed(error) ? undefined : Promise.reject(error)));
+      const notToDelete = () => new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
+      const events = await log.readStream(streamId).catch(async (error: unknown) => {
+        if (isKeyDestroyed(error)) return undefined;
+        // Damaged: another tenant's is missing, as when it reads; its owner (or a repository without a tenant scope) gets the error.
+        if (scope === undefined || !isUnreadableSession(error)) throw error;
+        const owner = await ownerOfUnreadable(log, id);
+        throw owner && visible(owner) ? error : notToDelete();
+      });
       if (events === undefined) {
         // Half-deleted (a delete stopped after destroying the key): finished from what is in clear, with the same tenant check.
         await deleteShreddedSession(log, id, visible);
@@ -302,7 +313,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
       }
       const first = events[0];
       const created = first !== undefined && isEventOfType(first, "session.created") ? first.data : undefined;
-      if (events.length === 0 || (scope !== undefined && !visible(created))) throw new SessionNotFoundError(`No session "${id}" to delete.`, { details: { sessionId: id } });
+      if (events.length === 0 || (scope !== undefined && !visible(created))) throw notToDelete();
       const entries = events.filter((event) => isEventOfType(event, "entry.appended"));
       const tombstone: SessionDeletedData = {
         sessionId: id,

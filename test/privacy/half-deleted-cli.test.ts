@@ -108,6 +108,33 @@ describe("a half-deleted session in the CLI", { timeout: 120_000 }, () => {
     expect(after.stderr).toBe("");
   });
 
+  it("SQLite: a session started before encryption was turned on (a clear session.created, later events sealed) is half-deleted too", async () => {
+    const db = join(dir, "mixed.db");
+    const id = "half-mixed";
+    const plain = createSqliteEventLog({ path: db });
+    await createSessionRepository({ log: plain, tenant: "acme" }).create({ id, cwd: dir });
+    await plain.close();
+    const sealed = createSqliteEventLog({ path: db, encryption: { key } });
+    const session = await createSessionRepository({ log: sealed, tenant: "acme" }).open(id);
+    await session.appendEntry({ type: "message", message: { role: "user", content: "sealed text", timestamp: 1 } });
+    await sealed.close();
+    const keys = new Database(join(dir, "mixed.keys.db"));
+    expect(keys.prepare("DELETE FROM arbor_data_keys WHERE key_id = ?").run(id).changes).toBe(1);
+    keys.close();
+
+    const doctor = await runArbor(["--db", db, "doctor"], { env });
+    expect(doctor.code, doctor.stderr).toBe(0);
+    expect(doctor.stdout).not.toMatch(/^ok /);
+    expect(doctor.stdout).toContain(`warnings ${db}`);
+    expect(doctor.stderr).toContain(`session ${id} is half-deleted`);
+    expect(doctor.stderr).toContain(`\`arbor --tenant acme rm ${id}\``);
+    const removed = await runArbor(["--db", db, "--tenant", "acme", "rm", "--yes", id], { env });
+    expect(removed.code, removed.stderr).toBe(0);
+    const after = await runArbor(["--db", db, "doctor"], { env });
+    expect(after.stdout).toMatch(/^ok /);
+    expect(after.stderr).toBe("");
+  });
+
   it("PostgreSQL: arbor rm finishes it for its tenant, and another tenant's rm is a missing id", async () => {
     const schema = newSchema();
     keySchemas.push(`${schema}_keys`);

@@ -11,7 +11,9 @@ import { EventCorruptError } from "../../core/errors.ts";
 import { open, seal } from "./aes-gcm.ts";
 
 const FORMAT = 1;
-const PREFIX = '{"$enc":"';
+/** How the stored `data` JSON of every sealed event starts ({@link isSealedData}). */
+export const SEALED_PREFIX = '{"$enc":"';
+const PREFIX = SEALED_PREFIX;
 const TEXT_PREFIX = "$enc:";
 
 /**

@@ -1,10 +1,12 @@
 /**
  * A half-deleted session (ours; `docs/privacy.md`): a delete destroys the data key before it removes the rows, so one interrupted in between leaves
  * rows nothing can open. Their clear part still names the tenant (`session.created.tenant`) and the counts, times and positions:
- * {@link deleteShreddedSession} finishes the delete from that with a normal delete's tenant check; {@link clearInfoOf} gives `open` and the HTTP
- * routes that tenant; {@link openRunInClear} finds an open last run for the busy checks.
+ * {@link deleteShreddedSession} finishes the delete from that with a normal delete's tenant check; {@link ownerOfUnreadable} gives `open` and the HTTP
+ * routes that tenant; {@link openRunInClear} finds an open last run for the busy checks. A damaged session (`EventCorruptError`) is told to
+ * another tenant the same way: {@link ownerOfUnreadable} reads its owner from what still reads.
  */
-import { DataKeyUnavailableError, SessionNotFoundError } from "../../core/errors.ts";
+import { DataKeyUnavailableError, EventCorruptError, SessionNotFoundError } from "../../core/errors.ts";
+import { ignored } from "../../core/ignored.ts";
 import type { ClearEvent, EventLog } from "../event-log.ts";
 import { controlStreamId } from "../events/control-events.ts";
 import { elicitationStreamId } from "../events/elicitation-events.ts";
@@ -15,6 +17,37 @@ import { purgeSessionState } from "./session-purge.ts";
 /** True for the error of a read whose data key is destroyed (the session was deleted, or half-deleted). */
 export function isKeyDestroyed(error: unknown): boolean {
   return DataKeyUnavailableError.isInstance(error) && error.details.reason === "destroyed";
+}
+
+/**
+ * True for a read error after which only the session's owner may see the error: its data key destroyed (half-deleted) or its stored data damaged
+ * (`EventCorruptError`: altered JSON, a ciphertext that does not authenticate). To any other tenant the session is missing.
+ */
+export function isUnreadableSession(error: unknown): boolean {
+  return isKeyDestroyed(error) || EventCorruptError.isInstance(error);
+}
+
+/**
+ * The owner of session `id` whose read failed with an {@link isUnreadableSession} error: `{ tenant }` (undefined for the default tenant) from its
+ * `session.created` when that still reads (the damage is later), else from the tenant it keeps in clear (an encrypted log); undefined when the
+ * stream is missing, starts otherwise, or not even its clear part reads (then no tenant can be named its owner).
+ */
+export async function ownerOfUnreadable(log: EventLog, id: string): Promise<{ tenant?: string } | undefined> {
+  try {
+    const [first] = await log.readStream(sessionStreamId(id), { fromVersion: 1, limit: 1 });
+    if (first?.version !== 1 || first.type !== "session.created") return undefined;
+    const { tenant } = first.data as { tenant?: unknown };
+    return typeof tenant === "string" ? { tenant } : {};
+  } catch (error) {
+    if (!isUnreadableSession(error)) throw error;
+  }
+  try {
+    return await clearInfoOf(log, id);
+  } catch (error) {
+    if (!EventCorruptError.isInstance(error)) throw error;
+    ignored("a session.created whose clear JSON is corrupt names no owner: the caller answers it as missing", error);
+    return undefined;
+  }
 }
 
 /** The stream of session `id` read without its key (an encrypted log), or undefined on a log without encryption. */
@@ -32,7 +65,7 @@ function tenantOf(created: ClearEvent): string | undefined {
  * What a session's first event says in clear: `{ tenant }` when it is `session.created` (`tenant` undefined for the default tenant), undefined when
  * the stream is missing, starts otherwise, or the log has no encryption (nothing to read without a key).
  */
-export async function clearInfoOf(log: EventLog, id: string): Promise<{ tenant?: string } | undefined> {
+async function clearInfoOf(log: EventLog, id: string): Promise<{ tenant?: string } | undefined> {
   const [first] = (await clearStream(log, id)) ?? [];
   if (first?.type !== "session.created") return undefined;
   const tenant = tenantOf(first);

@@ -1,11 +1,12 @@
 /**
- * `findHalfDeletedSessions`, for `arbor doctor` (ours; `docs/privacy.md`): sessions of an encrypted SQLite log whose sealed `session.created` has no
- * row in the key file beside the log (an interrupted delete). Read-only, without the master key; a log without a key file has none.
+ * `findHalfDeletedSessions`, for `arbor doctor` (ours; `docs/privacy.md`): sessions of an encrypted SQLite log whose stream holds sealed data
+ * while the key file beside the log has no row for it (an interrupted delete), whatever its first event (a session started before encryption was
+ * turned on keeps a clear `session.created`). Read-only, without the master key; a log without a key file has none.
  */
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
 import { keyFileBeside } from "../crypto/sqlite-data-keys.ts";
-import { isSealedData } from "../crypto/sealed-record.ts";
+import { SEALED_PREFIX } from "../crypto/sealed-record.ts";
 import { sessionIdOfStream } from "../events/session-events.ts";
 import { ignored } from "../../core/ignored.ts";
 
@@ -25,14 +26,19 @@ export function findHalfDeletedSessions(path: string, options: { keyFile?: strin
   const log = new Database(path, { readonly: true, fileMustExist: true });
   const keys = new Database(keyFile, { readonly: true, fileMustExist: true });
   try {
+    // Each session stream with its first event, when any of its events is sealed (its data starts as `isSealedData` checks).
     const firsts = log
-      .prepare(`SELECT e.stream_id AS streamId, e.type, e.data FROM streams s JOIN events e ON e.stream_id = s.stream_id AND e.version = 1 WHERE s.stream_id LIKE 'session-%' ORDER BY s.first_position`)
-      .all() as { streamId: string; type: string; data: string }[];
+      .prepare(
+        `SELECT e.stream_id AS streamId, e.type, e.data FROM streams s JOIN events e ON e.stream_id = s.stream_id AND e.version = 1
+         WHERE s.stream_id LIKE 'session-%' AND EXISTS (SELECT 1 FROM events x WHERE x.stream_id = s.stream_id AND substr(x.data, 1, ${SEALED_PREFIX.length}) = ?)
+         ORDER BY s.first_position`,
+      )
+      .all(SEALED_PREFIX) as { streamId: string; type: string; data: string }[];
     const hasKey = keys.prepare("SELECT 1 FROM arbor_data_keys WHERE key_id = ?").pluck();
     const found: HalfDeletedSession[] = [];
     for (const first of firsts) {
       const sessionId = sessionIdOfStream(first.streamId);
-      if (sessionId === undefined || first.type !== "session.created" || !isSealedData(first.data) || hasKey.get(sessionId) !== undefined) continue;
+      if (sessionId === undefined || first.type !== "session.created" || hasKey.get(sessionId) !== undefined) continue;
       found.push({ sessionId, tenant: clearTenant(first.data) });
     }
     return found;
@@ -42,7 +48,7 @@ export function findHalfDeletedSessions(path: string, options: { keyFile?: strin
   }
 }
 
-/** The clear `tenant` beside a sealed `session.created`'s ciphertext, `default` when it names none (or the envelope does not parse). */
+/** The clear `tenant` of a `session.created` (beside its ciphertext when sealed), `default` when it names none (or the envelope does not parse). */
 function clearTenant(data: string): string {
   try {
     const { tenant } = JSON.parse(data) as { tenant?: unknown };
