@@ -161,8 +161,14 @@ function createEagerAgent(options: AgentOptions): Agent {
     const report = await recoverSession(session, { record: recordNow }, { durability: options.durability ?? "interrupt" });
     // A run closed `interrupted` takes its steering with it: those messages were to change that run, not to follow the next prompt (logged cleared).
     if (report.recovered && report.pendingToolCallIds === undefined) actor.send({ type: "CLEAR", queue: "steering" });
-    approvals.sync();
-    if (report.resumable) startRun({ type: "TAKEOVER" }, report.resumable.runId).catch((error: unknown) => actor.send({ type: "ERROR.SET", error: errorMessageOf(error) }));
+    // A continued `resume` run carries approved calls still open: the takeover settles them (no wait for a decision).
+    if (!report.resumable) approvals.sync();
+    else {
+      startRun({ type: "TAKEOVER" }, report.resumable.runId).catch((error: unknown) => {
+        actor.send({ type: "ERROR.SET", error: errorMessageOf(error) });
+        approvals.sync();
+      });
+    }
   })();
   ready.catch(ignoreError("a failed recovery is thrown by whenReady"));
 

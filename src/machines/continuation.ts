@@ -10,6 +10,7 @@ import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/proces
 import type { AgentTool } from "../core/tools.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { SessionHandle } from "../store/session-types.ts";
+import { unansweredCalls } from "../store/session/session-activity.ts";
 import { approvalsOf } from "./approval-fold.ts";
 import { processNote, toolCallsOf } from "./loop-messages.ts";
 import { closeOpenMessages } from "./recovery.ts";
@@ -66,8 +67,8 @@ export function planContinuation(session: SessionHandle, input: ContinuationInpu
   const { runId, openTurn } = open;
   const closed = closeOpenMessages(open, { runId, ...(openTurn ? { turnId: openTurn.turnId } : {}) });
   const context = session.view.buildContext().messages;
-  const answered = new Set(open.results);
-  const pending = open.calls.filter((call) => !answered.has(call.id) && !open.gated.includes(call.id));
+  // The run's calls without a result, the approved calls a `resume` run carried over among them.
+  const pending = unansweredCalls(open).filter((call) => !open.gated.includes(call.id));
   const approvals = approvalsOf(session.view.activity);
 
   const replay: string[] = [];

@@ -10,7 +10,7 @@ import { unknownUsage } from "../core/messages.ts";
 import { emptyAnswerTotals } from "../core/agent-answer.ts";
 import type { NewEvent } from "../store/event-log.ts";
 import type { ArborEventData } from "../store/events/catalogue.ts";
-import type { OpenInvocation, OpenRun, SessionActivity, StreamedBlock } from "../store/session/session-activity.ts";
+import { unansweredCalls, type OpenInvocation, type OpenRun, type SessionActivity, type StreamedBlock } from "../store/session/session-activity.ts";
 import type { Durability } from "./agent-types.ts";
 import type { SessionHandle } from "../store/session-types.ts";
 import { endOrphanedGroup, orphanStatus, type ToolProcess } from "../core/process-group.ts";
@@ -132,7 +132,6 @@ async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "
   const { runId, openTurn } = open;
   // Durable execution: a run that waits for no approval is continued, not closed (`continuation.ts`).
   if (durability === "continue" && open.gated.length === 0) return { recovered: false, runId, resumable: { runId, owner: open.owner }, interruptedToolCallIds: [] };
-  const results = new Set(open.results);
   const gated = new Set(open.gated);
 
   const scope = { runId, turnId: openTurn?.turnId };
@@ -140,8 +139,8 @@ async function recoverRun(session: SessionHandle, through: Pick<SessionWrites, "
   const interruptedToolCallIds: string[] = [];
   const pendingToolCallIds: string[] = [];
   const orphans: ToolProcess[] = [];
-  for (const call of open.calls) {
-    if (results.has(call.id)) continue;
+  // The run's own calls and the approved calls a `resume` run carried over: each one without a result gets one.
+  for (const call of unansweredCalls(open)) {
     if (gated.has(call.id)) {
       pendingToolCallIds.push(call.id);
       continue;

@@ -64,6 +64,11 @@ export interface OpenRun {
   results: string[];
   /** Ids of calls this run gated for approval (`approval.requested`) without `tool.ended`. */
   gated: string[];
+  /**
+   * A `resume` run's carried calls: the approved calls of the suspended run before it, without `tool.ended` when it started (it executes them; their
+   * `tool.started` belongs to the run that asked). Absent in a state stored before it was folded.
+   */
+  carried?: { id: string; name: string }[];
   /** The process group each tool recorded, by tool call id. */
   processes: Record<string, ToolProcess>;
 }
@@ -125,6 +130,17 @@ export interface SessionActivity {
   invocation?: OpenInvocation;
   /** `metadata.workflowId` of `session.created`: the session is a workflow's agent step. */
   workflowId?: string;
+}
+
+/**
+ * The calls of the open run without a result, in order: its carried calls (approved calls it executes), then the calls of its own assistant
+ * messages. A carried call is rebuilt from its approval (id and name; the arguments stay in its assistant message).
+ */
+export function unansweredCalls(open: OpenRun): ToolCall[] {
+  const answered = new Set(open.results);
+  const own = new Set(open.calls.map((call) => call.id));
+  const carried = (open.carried ?? []).filter((call) => !own.has(call.id)).map((call): ToolCall => ({ type: "toolCall", id: call.id, name: call.name, arguments: {} }));
+  return [...carried, ...open.calls].filter((call) => !answered.has(call.id));
 }
 
 /** The activity of a stream with no event. */
@@ -263,6 +279,11 @@ function foldQueue(state: SessionActivity, data: ArborEventData<"queue.changed">
 function foldEvent(state: SessionActivity, event: StoredEvent): SessionActivity {
   if (isEventOfType(event, "run.started")) {
     const { runId } = event.data;
+    const asked = state.runs.at(-1);
+    const carried =
+      event.data.kind === "resume" && asked?.status === "suspended"
+        ? state.approvals.filter((item) => item.runId === asked.runId && item.status === "approved" && !item.settled).map((item) => ({ id: item.toolCallId, name: item.toolName }))
+        : [];
     const openRun: OpenRun = {
       runId,
       startedVersion: event.version,
@@ -274,6 +295,7 @@ function foldEvent(state: SessionActivity, event: StoredEvent): SessionActivity 
       results: [],
       gated: [],
       processes: {},
+      ...(carried.length > 0 ? { carried } : {}),
     };
     const invocation = state.invocation && { ...state.invocation, lastRun: { runId, owner: event.metadata.owner } };
     return { ...state, runs: [...state.runs, { runId, status: "open", startedVersion: event.version, ...(event.data.policy ? { policy: event.data.policy } : {}) }], openRun, ...(invocation ? { invocation } : {}) };
