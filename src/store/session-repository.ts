@@ -183,10 +183,7 @@ export function createSessionRepository(options: SessionRepositoryOptions): Sess
     return handleOf(view, events[0].eventId, view.version);
   };
 
-  /**
-   * Opens `id`; a half-deleted (its key destroyed) or damaged session (`EventCorruptError`) of another tenant is missing, as any other of its
-   * sessions (`shredded-session.ts`). Without a tenant scope a damaged session's error is always shown.
-   */
+  /** Opens `id`; another tenant's half-deleted or damaged session is missing (`shredded-session.ts`); without a tenant scope its error is shown. */
   const load = (id: string): Promise<SessionHandle> =>
     loadAny(id).catch(async (error: unknown) => {
       if (!isUnreadableSession(error) || (scope === undefined && !isKeyDestroyed(error))) throw error;

@@ -64,10 +64,7 @@ export interface OpenRun {
   results: string[];
   /** Ids of calls this run gated for approval (`approval.requested`) without `tool.ended`. */
   gated: string[];
-  /**
-   * A `resume` run's carried calls: the approved calls of the suspended run before it, without `tool.ended` when it started (it executes them; their
-   * `tool.started` belongs to the run that asked). Absent in a state stored before it was folded.
-   */
+  /** A `resume` run's carried calls: the suspended run's approved calls without `tool.ended` when it started (their `tool.started` is that run's). */
   carried?: { id: string; name: string }[];
   /** The process group each tool recorded, by tool call id. */
   processes: Record<string, ToolProcess>;
@@ -132,10 +129,7 @@ export interface SessionActivity {
   workflowId?: string;
 }
 
-/**
- * The calls of the open run without a result, in order: its carried calls (approved calls it executes), then the calls of its own assistant
- * messages. A carried call is rebuilt from its approval (id and name; the arguments stay in its assistant message).
- */
+/** The open run's calls without a result: its carried calls (rebuilt from their approvals: id and name), then those of its own messages. */
 export function unansweredCalls(open: OpenRun): ToolCall[] {
   const answered = new Set(open.results);
   const own = new Set(open.calls.map((call) => call.id));

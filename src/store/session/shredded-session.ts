@@ -1,9 +1,7 @@
 /**
- * A half-deleted session (ours; `docs/privacy.md`): a delete destroys the data key before it removes the rows, so one interrupted in between leaves
- * rows nothing can open. Their clear part still names the tenant (`session.created.tenant`) and the counts, times and positions:
- * {@link deleteShreddedSession} finishes the delete from that with a normal delete's tenant check; {@link ownerOfUnreadable} gives `open` and the HTTP
- * routes that tenant; {@link openRunInClear} finds an open last run for the busy checks. A damaged session (`EventCorruptError`) is told to
- * another tenant the same way: {@link ownerOfUnreadable} reads its owner from what still reads.
+ * Sessions that do not read (ours; `docs/privacy.md`): half-deleted (a delete stopped between destroying the key and removing the rows) or damaged.
+ * {@link deleteShreddedSession} finishes such a delete from the clear part with a normal delete's tenant check; {@link ownerOfUnreadable} names
+ * the owner for `open` and the HTTP routes (any other tenant sees a missing session); {@link openRunInClear} serves the busy checks.
  */
 import { DataKeyUnavailableError, EventCorruptError, SessionNotFoundError } from "../../core/errors.ts";
 import { ignored } from "../../core/ignored.ts";
@@ -19,18 +17,14 @@ export function isKeyDestroyed(error: unknown): boolean {
   return DataKeyUnavailableError.isInstance(error) && error.details.reason === "destroyed";
 }
 
-/**
- * True for a read error after which only the session's owner may see the error: its data key destroyed (half-deleted) or its stored data damaged
- * (`EventCorruptError`: altered JSON, a ciphertext that does not authenticate). To any other tenant the session is missing.
- */
+/** True for a destroyed key or `EventCorruptError`: only the session's owner may see such an error; to any other tenant it is missing. */
 export function isUnreadableSession(error: unknown): boolean {
   return isKeyDestroyed(error) || EventCorruptError.isInstance(error);
 }
 
 /**
- * The owner of session `id` whose read failed with an {@link isUnreadableSession} error: `{ tenant }` (undefined for the default tenant) from its
- * `session.created` when that still reads (the damage is later), else from the tenant it keeps in clear (an encrypted log); undefined when the
- * stream is missing, starts otherwise, or not even its clear part reads (then no tenant can be named its owner).
+ * The owner (`{ tenant }`, undefined tenant for the default) of session `id` that did not read: from its `session.created` when that reads, else
+ * from its clear tenant; undefined when the stream is missing, starts otherwise, or not even its clear part reads.
  */
 export async function ownerOfUnreadable(log: EventLog, id: string): Promise<{ tenant?: string } | undefined> {
   try {

@@ -1,7 +1,6 @@
 /**
- * `findHalfDeletedSessions`, for `arbor doctor` (ours; `docs/privacy.md`): sessions of an encrypted SQLite log whose stream holds sealed data
- * while the key file beside the log has no row for it (an interrupted delete), whatever its first event (a session started before encryption was
- * turned on keeps a clear `session.created`). Read-only, without the master key; a log without a key file has none.
+ * `findHalfDeletedSessions`, for `arbor doctor` (ours; `docs/privacy.md`): sessions of an encrypted SQLite log holding sealed data with no row in
+ * the key file beside the log (an interrupted delete), whatever their first event. Read-only, without the master key.
  */
 import { existsSync } from "node:fs";
 import Database from "better-sqlite3";
