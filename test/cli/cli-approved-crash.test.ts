@@ -8,9 +8,9 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { runArbor, tempDir } from "./cli-helpers.ts";
+import { loggedEvents, type LoggedEvent } from "./logged-events.ts";
 
 let server: OpenAIServer;
 let dir: string;
@@ -30,29 +30,8 @@ const modelArgs = () => ["--base-url", server.url, "--model", "openai:gpt-test",
 // Each execution logs a line to s.txt; the first one waits (killed with its CLI), a second one would finish at once and write c1.txt.
 const COMMAND = "echo started >> s.txt; [ $(wc -l < s.txt) -gt 1 ] || sleep 60; echo first >> c1.txt";
 
-interface LoggedEvent {
-  type: string;
-  data: Record<string, unknown>;
-}
-
-/** The events of the log (polled until `until` holds for one of them, when given). */
-async function eventsOf(until?: (event: LoggedEvent) => boolean): Promise<LoggedEvent[]> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    {
-      const log = createSqliteEventLog({ path: db });
-      try {
-        const events = (await log.readAll()) as unknown as LoggedEvent[];
-        if (!until || events.some(until)) return events;
-      } catch {
-        // The file may be mid-write; try again.
-      } finally {
-        await log.close();
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("the expected event never appeared in the log");
-}
+/** The events of this test's log (polled until `until` holds for one of them, when given). */
+const eventsOf = (until?: (event: LoggedEvent) => boolean): Promise<LoggedEvent[]> => loggedEvents(db, until);
 
 const isAlive = (pgid: number): boolean => {
   try {

@@ -9,9 +9,9 @@ import type { ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { createSqliteEventLog } from "../../src/store/sqlite/sqlite-event-log.ts";
 import { hangResponse, startOpenAIServer, textResponse, toolCallResponse, type OpenAIServer } from "../../src/testing/index.ts";
 import { runArbor, tempDir } from "./cli-helpers.ts";
+import { loggedEvents, type LoggedEvent } from "./logged-events.ts";
 
 let server: OpenAIServer;
 let dir: string;
@@ -29,29 +29,8 @@ afterEach(async () => {
 const env = { OPENAI_API_KEY: "test-key" };
 const modelArgs = () => ["--base-url", server.url, "--model", "openai:gpt-test", "--cwd", dir];
 
-interface LoggedEvent {
-  type: string;
-  data: Record<string, unknown>;
-}
-
-/** The events of the log (polled until `until` holds for one of them, when given). */
-async function eventsOf(until?: (event: LoggedEvent) => boolean): Promise<LoggedEvent[]> {
-  for (let attempt = 0; attempt < 600; attempt++) {
-    {
-      const log = createSqliteEventLog({ path: db });
-      try {
-        const events = (await log.readAll()) as unknown as LoggedEvent[];
-        if (!until || events.some(until)) return events;
-      } catch {
-        // The file may be mid-write; try again.
-      } finally {
-        await log.close();
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error("the expected event never appeared in the log");
-}
+/** The events of this test's log (polled until `until` holds for one of them, when given). */
+const eventsOf = (until?: (event: LoggedEvent) => boolean): Promise<LoggedEvent[]> => loggedEvents(db, until);
 
 /** `arbor run <flags> <prompt>` killed with SIGKILL once the model's reply streams (its partial text is logged). */
 async function runAndKillMidStream(flags: string[]): Promise<void> {
