@@ -20,6 +20,7 @@ import { pgKeyTable } from "./key-store.ts";
 import type { SessionHandle, SessionRepository } from "../store/session-types.ts";
 import { SessionNotFoundError } from "../core/errors.ts";
 import { CliError } from "./cli-error.ts";
+import { warnIfDamaged } from "./damaged-warning.ts";
 import { isPostgresUrl, resolveDbPath, type RecordedEndpoint, type ResolvedModelSettings } from "./config.ts";
 import { sessionStreamId } from "../store/events/session-events.ts";
 import type { DeltaRetentionMode } from "../core/vocabulary.ts";
@@ -39,6 +40,8 @@ export interface CliStore {
   readonly repo: SessionRepository;
   /** Sessions, the one appended to most recently first (the order `latest` uses), each with that time (`updatedAt`, ISO). */
   listNewestFirst(): Promise<SessionSummary[]>;
+  /** {@link listNewestFirst} without the damaged sessions (they cannot be opened), each passed over with a warning on stderr. */
+  listOpenable(): Promise<SessionSummary[]>;
   /** Registers secrets (an API key, a URL password) that must never be written to the log. */
   addSecrets(secrets: readonly string[]): void;
   /** Resolves a full id, a unique prefix or `latest`, and opens it. */
@@ -107,8 +110,10 @@ export function openStore(flags: StoreFlags, options: OpenStoreOptions = {}): Cl
     const sessions = await repo.list();
     if (reference === "latest") {
       if (sessions.length === 0) throw new CliError(`No sessions yet in ${dbPath}. Start one with: arbor run "your prompt"`);
-      // repo.list() is newest first (the one order of session lists).
-      return sessions[0].id;
+      // repo.list() is newest first (the one order of session lists); a damaged session cannot be opened, so `latest` is the newest that can.
+      const newest = sessions.find((session) => !session.damaged);
+      if (!newest) throw new CliError(`Every session in ${dbPath} is damaged and cannot be opened: run arbor doctor to check the log.`);
+      return newest.id;
     }
     const exact = sessions.find((session) => session.id === reference);
     if (exact) return exact.id;
@@ -138,6 +143,7 @@ export function openStore(flags: StoreFlags, options: OpenStoreOptions = {}): Cl
     repo,
     resolveSessionId,
     listNewestFirst: () => repo.list({ stats: true }),
+    listOpenable: async () => (await repo.list()).filter((session) => !warnIfDamaged(session)),
     addSecrets: (secrets) => {
       for (const secret of secrets) log.addSecret(secret);
     },

@@ -85,6 +85,15 @@ describe("arbor doctor on an encrypted log", () => {
     expect(other.code, other.stderr).toBe(0);
     expect(other.stdout).toContain("intact-other");
     expect(other.stdout + other.stderr).not.toContain(DAMAGED);
+    // Commands that open every listed session pass over the damaged one with the same warning, and `latest` is the newest that opens.
+    for (const command of [["approvals"], ["elicitations"]]) {
+      const listed = await runArbor(["--db", batch, ...command], { env: withKey });
+      expect(listed.code, listed.stderr).toBe(0);
+      expect(listed.stderr).toContain(`warning: session ${DAMAGED} is damaged`);
+    }
+    const latest = await runArbor(["--db", batch, "tree", "latest"], { env: withKey });
+    expect(latest.code, latest.stderr).toBe(0);
+    expect(latest.stdout).toContain("session intact-default");
     const json = await runArbor(["--db", record, "sessions", "--json"], { env: withKey });
     expect(json.code, json.stderr).toBe(0);
     const rows = JSON.parse(json.stdout) as { id: string; damaged?: { code: string } }[];

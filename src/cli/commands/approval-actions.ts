@@ -18,7 +18,7 @@ export function pendingLine(sessionId: string, call: PendingApproval): string {
 /** `arbor approvals [session]`. */
 export async function approvalsAction(reference: string | undefined, flags: { json?: boolean }, globals: StoreFlags): Promise<void> {
   await withStore(globals, { mustExist: true }, async (store) => {
-    const ids = reference ? [await store.resolveSessionId(reference)] : (await store.listNewestFirst()).map((session) => session.id);
+    const ids = reference ? [await store.resolveSessionId(reference)] : (await store.listOpenable()).map((session) => session.id);
     let printed = 0;
     for (const id of ids) {
       for (const call of await listPendingApprovals(await store.repo.open(id))) {

@@ -6,6 +6,7 @@ import type { Command } from "commander";
 import type { SessionStats, SessionSummary } from "../../store/session-types.ts";
 import { print } from "../print-line.ts";
 import { printable } from "../printable.ts";
+import { warnIfDamaged } from "../damaged-warning.ts";
 import type { CliStore, StoreFlags } from "../store-context.ts";
 import { sessionStreamId } from "../../store/events/session-events.ts";
 
@@ -54,7 +55,7 @@ export function registerInspectCommands(program: Command, globals: () => StoreFl
         const sessions = await withSpend(store, await store.listNewestFirst());
         // A damaged session is listed, marked, and warned about (a warning: the exit code stays 0); the other sessions list as ever.
         for (const session of sessions) {
-          if (session.damaged) process.stderr.write(printable(`warning: session ${session.id} is damaged and cannot be opened: ${session.damaged.message} Run arbor doctor to check the log.`) + "\n");
+          warnIfDamaged(session);
         }
         if (flags.json) return print(JSON.stringify(sessions, null, 2));
         if (sessions.length === 0) return print(`No sessions in ${store.dbPath}.`);

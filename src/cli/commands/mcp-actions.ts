@@ -11,7 +11,7 @@ import { withStore, type StoreFlags } from "../store-context.ts";
 /** `arbor elicitations [session]`. */
 export async function elicitationsAction(reference: string | undefined, flags: { json?: boolean; all?: boolean }, globals: StoreFlags): Promise<void> {
   await withStore(globals, { mustExist: true }, async (store) => {
-    const ids = reference ? [await store.resolveSessionId(reference)] : (await store.listNewestFirst()).map((session) => session.id);
+    const ids = reference ? [await store.resolveSessionId(reference)] : (await store.listOpenable()).map((session) => session.id);
     let printed = 0;
     for (const id of ids) {
       for (const record of await listElicitations(store.log, id)) {
