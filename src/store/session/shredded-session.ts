@@ -6,6 +6,7 @@
 import { DataKeyUnavailableError, EventCorruptError, SessionNotFoundError } from "../../core/errors.ts";
 import { ignored } from "../../core/ignored.ts";
 import type { ClearEvent, EventLog } from "../event-log.ts";
+import { isEventOfType } from "../events/catalogue.ts";
 import { controlStreamId } from "../events/control-events.ts";
 import { elicitationStreamId } from "../events/elicitation-events.ts";
 import { sessionStreamId, tombstoneStreamId, type SessionDeletedData } from "../events/session-events.ts";
@@ -29,8 +30,8 @@ export function isUnreadableSession(error: unknown): boolean {
 export async function ownerOfUnreadable(log: EventLog, id: string): Promise<{ tenant?: string } | undefined> {
   try {
     const [first] = await log.readStream(sessionStreamId(id), { fromVersion: 1, limit: 1 });
-    if (first?.version !== 1 || first.type !== "session.created") return undefined;
-    const { tenant } = first.data as { tenant?: unknown };
+    if (first?.version !== 1 || !isEventOfType(first, "session.created")) return undefined;
+    const { tenant } = first.data;
     return typeof tenant === "string" ? { tenant } : {};
   } catch (error) {
     if (!isUnreadableSession(error)) throw error;
