@@ -59,19 +59,23 @@ describe.each([["PostgreSQL"], ["SQLite"]])("a session another process deletes w
     }
 
     gated.release(0);
-    // Replica A stops the run at the tombstone; until its stale copy is idle a prompt there answers 404 (retry in a moment), then it starts the
-    // session of that id anew. Its log holding only the new prompt shows the stopped run wrote nothing after the delete.
+    // Replica A stops the run at the tombstone; until its stale copy is idle a prompt there answers 404, or 409 while the stopped run still holds
+    // the session (retry in a moment), then it starts the session of that id anew. Its log holding only the new prompt shows the stopped run
+    // wrote nothing after the delete.
     gated.script({ text: "A new chat of the same id." });
     const promptAgain = async (): Promise<Response> => {
       for (let attempt = 1; ; attempt++) {
         const response = await postPrompt(a.url, "doomed", "start again", AbortSignal.timeout(30_000));
-        if (response.status !== 404 || attempt === 100) return response;
-        expect(await response.json()).toMatchObject({ error: { code: "SESSION_NOT_FOUND" } });
+        if ((response.status !== 404 && response.status !== 409) || attempt === 100) return response;
+        expect(await response.json()).toMatchObject({ error: { code: response.status === 404 ? "SESSION_NOT_FOUND" : "SESSION_BUSY" } });
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     };
     const again = promptAgain();
-    await gated.waitForRequests(2);
+    // A prompt answered before it reached the model fails here with its answer, instead of waiting for a request that never comes.
+    const model = gated;
+    const early = await Promise.race([model.waitForRequests(2).then(() => undefined), again.then((response) => (response.status === 200 ? model.waitForRequests(2).then(() => undefined) : response))]);
+    if (early) throw new Error(`the new prompt was answered ${early.status} before it reached the model: ${await early.text()}`);
     gated.release(1);
     const fresh = await again;
     expect(fresh.status).toBe(200);
