@@ -7,7 +7,7 @@
  */
 import { EventCorruptError } from "../../core/errors.ts";
 import type { EventLog, StreamInfo } from "../event-log.ts";
-import { isEventOfType } from "../events/catalogue.ts";
+import { createdTenantOf } from "./shredded-session.ts";
 import type { SessionSummary } from "../session-types.ts";
 
 /** What a list does with a session whose fold failed with `error`: a damaged row, nothing (another tenant's, or unverifiable), or rethrow. */
@@ -22,8 +22,8 @@ export async function damagedSessionRow(
   if (!EventCorruptError.isInstance(error)) throw error;
   let owner: string | undefined;
   try {
-    const [first] = await log.readStream(stream.streamId, { fromVersion: 1, limit: 1 });
-    if (first !== undefined && first.version === 1 && isEventOfType(first, "session.created")) owner = first.data.tenant ?? defaultTenant;
+    const created = await createdTenantOf(log, id);
+    if (created !== undefined) owner = created.tenant ?? defaultTenant;
   } catch (firstError) {
     if (!EventCorruptError.isInstance(firstError)) throw firstError;
   }

@@ -23,16 +23,18 @@ export function isUnreadableSession(error: unknown): boolean {
   return isKeyDestroyed(error) || EventCorruptError.isInstance(error);
 }
 
-/**
- * The owner (`{ tenant }`, undefined tenant for the default) of session `id` that did not read: from its `session.created` when that reads, else
- * from its clear tenant; undefined when the stream is missing, starts otherwise, or not even its clear part reads.
- */
+/** The tenant of `id`'s `session.created`, read (authenticated): `{ tenant }`, undefined tenant for the default; undefined without one. */
+export async function createdTenantOf(log: EventLog, id: string): Promise<{ tenant?: string } | undefined> {
+  const [first] = await log.readStream(sessionStreamId(id), { fromVersion: 1, limit: 1 });
+  if (first?.version !== 1 || !isEventOfType(first, "session.created")) return undefined;
+  const { tenant } = first.data;
+  return typeof tenant === "string" ? { tenant } : {};
+}
+
+/** The owner of session `id` that did not read: {@link createdTenantOf} when that reads, else its clear tenant; undefined when neither names one. */
 export async function ownerOfUnreadable(log: EventLog, id: string): Promise<{ tenant?: string } | undefined> {
   try {
-    const [first] = await log.readStream(sessionStreamId(id), { fromVersion: 1, limit: 1 });
-    if (first?.version !== 1 || !isEventOfType(first, "session.created")) return undefined;
-    const { tenant } = first.data;
-    return typeof tenant === "string" ? { tenant } : {};
+    return await createdTenantOf(log, id);
   } catch (error) {
     if (!isUnreadableSession(error)) throw error;
   }
